@@ -1,0 +1,3 @@
+"""workbench: pooling, relevance judging and trec_eval-exact evaluation for IR campaigns."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,64 @@
+"""The `workbench` command: a click group whose subcommands load lazily.
+
+Lazy loading keeps `workbench trec-eval` free of Flask and SQLAlchemy imports, so its
+whole-process time is the evaluator's own. Each area owns one module of commands.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+from workbench import __version__
+
+# command name -> "module:attribute"
+COMMANDS: dict[str, str] = {
+    "trec-eval": "workbench.cli.trec_eval:trec_eval",
+    "db": "workbench.cli.store_commands:db",
+    "campaign": "workbench.cli.store_commands:campaign",
+    "import": "workbench.cli.store_commands:import_group",
+    "pool": "workbench.cli.store_commands:pool",
+    "export": "workbench.cli.store_commands:export",
+    "user": "workbench.cli.web_commands:user",
+    "assign": "workbench.cli.web_commands:assign",
+    "serve": "workbench.cli.web_commands:serve",
+    "demo": "workbench.cli.web_commands:demo",
+    "agreement": "workbench.cli.analysis_commands:agreement",
+    "adjudicate": "workbench.cli.analysis_commands:adjudicate",
+    "evaluate": "workbench.cli.analysis_commands:evaluate",
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module_name, attribute = target.split(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as error:
+            if error.name == module_name:
+                return None
+            raise
+        return getattr(module, attribute)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--db",
+    "database_url",
+    envvar="WORKBENCH_DATABASE_URL",
+    default=None,
+    help="SQLAlchemy URL of the store (default: SQLite in ./instance).",
+)
+@click.version_option(__version__, prog_name="workbench")
+@click.pass_context
+def main(ctx: click.Context, database_url: str | None) -> None:
+    """Pooling, relevance judging and trec_eval-exact evaluation for IR campaigns."""
+    ctx.ensure_object(dict)
+    ctx.obj["database_url"] = database_url

@@ -1,0 +1,290 @@
+"""The campaign store: SQLAlchemy 2 typed models.
+
+The schema is created and changed only by the Alembic migrations in `migrations/`.
+Identifiers that come from files (topic ids, document numbers, run tags) are strings and are
+kept exactly as given. A judgement is keyed by (campaign, topic, docno, assessor), never by a
+pool position; the judgement table is an append-only log and the current value of a key is its
+latest row (highest id).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any, ClassVar
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+
+def utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.UTC).replace(tzinfo=None)
+
+
+class Base(DeclarativeBase):
+    type_annotation_map: ClassVar[dict[Any, Any]] = {dict[str, Any]: JSON, list[Any]: JSON}
+
+
+class User(Base):
+    """A person who logs in. role is 'admin' (organiser, may adjudicate) or 'assessor'."""
+
+    __tablename__ = "users"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    username: Mapped[str] = mapped_column(String(80), unique=True)
+    password_hash: Mapped[str] = mapped_column(String(255))
+    role: Mapped[str] = mapped_column(String(16), default="assessor")
+    api_token_hash: Mapped[str | None] = mapped_column(String(128), unique=True, default=None)
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class Campaign(Base):
+    """A judging campaign: topics, documents, runs, pools, assignments, judgements and a scale.
+
+    A grade counts as relevant when grade >= relevance_level (trec_eval's -l).
+    """
+
+    __tablename__ = "campaigns"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(120), unique=True)
+    description: Mapped[str] = mapped_column(Text, default="")
+    relevance_level: Mapped[int] = mapped_column(Integer, default=1)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+
+    grades: Mapped[list[Grade]] = relationship(
+        back_populates="campaign", order_by="Grade.value", cascade="all, delete-orphan"
+    )
+
+
+class Grade(Base):
+    """One point of a campaign's relevance scale: value, label and the key that gives it."""
+
+    __tablename__ = "grades"
+    __table_args__ = (
+        UniqueConstraint("campaign_id", "value"),
+        UniqueConstraint("campaign_id", "key"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
+    value: Mapped[int] = mapped_column(Integer)
+    label: Mapped[str] = mapped_column(String(80))
+    key: Mapped[str] = mapped_column(String(8))
+
+    campaign: Mapped[Campaign] = relationship(back_populates="grades")
+
+
+class Topic(Base):
+    __tablename__ = "topics"
+    __table_args__ = (UniqueConstraint("campaign_id", "qid"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
+    qid: Mapped[str] = mapped_column(String(100))
+    title: Mapped[str] = mapped_column(Text, default="")
+    description: Mapped[str] = mapped_column(Text, default="")
+    narrative: Mapped[str] = mapped_column(Text, default="")
+    extra: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+
+class Document(Base):
+    __tablename__ = "documents"
+    __table_args__ = (UniqueConstraint("campaign_id", "docno"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
+    docno: Mapped[str] = mapped_column(String(200))
+    title: Mapped[str] = mapped_column(Text, default="")
+    text: Mapped[str] = mapped_column(Text, default="")
+    extra: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+
+class Run(Base):
+    """A submitted run, kept whole: its lines are stored per topic in RunTopic blobs."""
+
+    __tablename__ = "runs"
+    __table_args__ = (UniqueConstraint("campaign_id", "tag"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
+    tag: Mapped[str] = mapped_column(String(200))
+    file_name: Mapped[str] = mapped_column(String(500), default="")
+    checksum: Mapped[str] = mapped_column(String(64))
+    group: Mapped[str] = mapped_column(String(200), default="")
+    contributes: Mapped[bool] = mapped_column(Boolean, default=True)
+    line_count: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class RunTopic(Base):
+    """The lines of one run for one topic, in file order, as compact blobs.
+
+    docnos: UTF-8 docnos joined by '\\n'; scores: float64 little-endian; ranks: int64
+    little-endian (the rank column as given; trec_eval ignores it). All zlib-compressed.
+    """
+
+    __tablename__ = "run_topics"
+    __table_args__ = (UniqueConstraint("run_id", "qid"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    qid: Mapped[str] = mapped_column(String(100))
+    n_lines: Mapped[int] = mapped_column(Integer)
+    docnos: Mapped[bytes] = mapped_column(LargeBinary)
+    scores: Mapped[bytes] = mapped_column(LargeBinary)
+    ranks: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class Pool(Base):
+    """A pool with every choice recorded so it can be rebuilt bit for bit."""
+
+    __tablename__ = "pools"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(120), default="")
+    strategy: Mapped[str] = mapped_column(String(40))
+    params: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    seed: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class PoolRun(Base):
+    """A run that contributed to a pool, and in which build (0 = the first, 1.. = extensions)."""
+
+    __tablename__ = "pool_runs"
+    __table_args__ = (UniqueConstraint("pool_id", "run_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    pool_id: Mapped[int] = mapped_column(ForeignKey("pools.id", ondelete="CASCADE"))
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    build: Mapped[int] = mapped_column(Integer, default=0)
+    added_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class PoolEntry(Base):
+    """One pooled document of one topic.
+
+    best_rank and n_runs describe how the contributing runs ranked it (for priority ordering
+    and statistics; never shown to assessors). stratum, sampled and inclusion_prob serve
+    stratified pools: a pooled but unsampled document is exported as -1 in qrels.
+    """
+
+    __tablename__ = "pool_entries"
+    __table_args__ = (
+        UniqueConstraint("pool_id", "qid", "docno"),
+        Index("ix_pool_entries_pool_qid", "pool_id", "qid"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    pool_id: Mapped[int] = mapped_column(ForeignKey("pools.id", ondelete="CASCADE"))
+    qid: Mapped[str] = mapped_column(String(100))
+    docno: Mapped[str] = mapped_column(String(200))
+    build: Mapped[int] = mapped_column(Integer, default=0)
+    best_rank: Mapped[int] = mapped_column(Integer)
+    n_runs: Mapped[int] = mapped_column(Integer)
+    priority: Mapped[float] = mapped_column(Float, default=0.0)
+    stratum: Mapped[int | None] = mapped_column(Integer, default=None)
+    sampled: Mapped[bool] = mapped_column(Boolean, default=True)
+    inclusion_prob: Mapped[float] = mapped_column(Float, default=1.0)
+
+
+class Assignment(Base):
+    """An assessor is to judge the pool of one topic. order is 'random', 'docno' or 'priority'."""
+
+    __tablename__ = "assignments"
+    __table_args__ = (UniqueConstraint("pool_id", "qid", "user_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
+    pool_id: Mapped[int] = mapped_column(ForeignKey("pools.id", ondelete="CASCADE"))
+    qid: Mapped[str] = mapped_column(String(100))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    order: Mapped[str] = mapped_column(String(16), default="random")
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class Judgement(Base):
+    """One judgement event (append-only). The current judgement of a key is its latest row.
+
+    grade is None when the assessor could not judge (cannot_judge holds the reason).
+    client_id is the browser's idempotency key: a retried submission is stored once.
+    """
+
+    __tablename__ = "judgements"
+    __table_args__ = (
+        Index("ix_judgements_key", "campaign_id", "qid", "docno", "user_id"),
+        UniqueConstraint("user_id", "client_id"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
+    qid: Mapped[str] = mapped_column(String(100))
+    docno: Mapped[str] = mapped_column(String(200))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    grade: Mapped[int | None] = mapped_column(Integer, default=None)
+    cannot_judge: Mapped[str | None] = mapped_column(Text, default=None)
+    comment: Mapped[str] = mapped_column(Text, default="")
+    time_spent_ms: Mapped[int] = mapped_column(Integer, default=0)
+    position: Mapped[int | None] = mapped_column(Integer, default=None)
+    client_id: Mapped[str | None] = mapped_column(String(64), default=None)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class QrelsSet(Base):
+    """A named set of relevance labels: imported qrels, or qrels the campaign produced."""
+
+    __tablename__ = "qrels_sets"
+    __table_args__ = (UniqueConstraint("campaign_id", "name"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(120))
+    source: Mapped[str] = mapped_column(String(500), default="")
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class QrelsEntry(Base):
+    __tablename__ = "qrels_entries"
+    __table_args__ = (UniqueConstraint("qrels_set_id", "qid", "docno"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    qrels_set_id: Mapped[int] = mapped_column(
+        ForeignKey("qrels_sets.id", ondelete="CASCADE"), index=True
+    )
+    qid: Mapped[str] = mapped_column(String(100))
+    docno: Mapped[str] = mapped_column(String(200))
+    iteration: Mapped[str] = mapped_column(String(40), default="0")
+    rel: Mapped[int] = mapped_column(Integer)
+
+
+class FinalLabel(Base):
+    """The adjudicated label of a document, with how it was reached (provenance)."""
+
+    __tablename__ = "final_labels"
+    __table_args__ = (UniqueConstraint("campaign_id", "qid", "docno"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
+    qid: Mapped[str] = mapped_column(String(100))
+    docno: Mapped[str] = mapped_column(String(200))
+    grade: Mapped[int] = mapped_column(Integer)
+    rule: Mapped[str] = mapped_column(String(40))
+    judges: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    adjudicator_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"), default=None)
+    reason: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
