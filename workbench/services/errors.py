@@ -1,0 +1,15 @@
+"""The error every service raises for a refused request (bad input found after parsing)."""
+
+from __future__ import annotations
+
+
+class ServiceError(ValueError):
+    """A request the store refuses: unknown campaign, duplicate run tag, unknown topics...
+
+    The message is meant for the user as it is (CLI stderr, a flash message, a 4xx body).
+    Format errors in files are `workbench.trec.TrecFormatError`, not this.
+    """
+
+
+class NotFound(ServiceError):
+    """The named campaign, topic, document, run, pool or user does not exist."""

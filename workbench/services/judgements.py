@@ -1,0 +1,36 @@
+"""The current judgements: the latest row of each (campaign, topic, docno, assessor) key.
+
+The judgement table is an append-only log; this is the one place that derives current values.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import Select, func, select
+from sqlalchemy.orm import Session
+
+from workbench.store.models import Judgement
+
+
+def current_judgements_query(
+    campaign_id: int, *, qid: str | None = None, user_id: int | None = None
+) -> Select[tuple[Judgement]]:
+    """Select the latest Judgement per (qid, docno, user) of a campaign, optionally filtered."""
+    latest = select(func.max(Judgement.id)).where(Judgement.campaign_id == campaign_id)
+    if qid is not None:
+        latest = latest.where(Judgement.qid == qid)
+    if user_id is not None:
+        latest = latest.where(Judgement.user_id == user_id)
+    latest = latest.group_by(Judgement.qid, Judgement.docno, Judgement.user_id)
+    return (
+        select(Judgement)
+        .where(Judgement.id.in_(latest.scalar_subquery()))
+        .order_by(Judgement.qid, Judgement.docno, Judgement.user_id)
+    )
+
+
+def current_judgements(
+    session: Session, campaign_id: int, *, qid: str | None = None, user_id: int | None = None
+) -> list[Judgement]:
+    """The current judgement of every key (including 'cannot judge' rows, whose grade is None)."""
+    query = current_judgements_query(campaign_id, qid=qid, user_id=user_id)
+    return list(session.scalars(query))
