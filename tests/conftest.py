@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 
 from workbench.store import Store, open_store
 
@@ -24,9 +26,26 @@ def oracle_dir() -> Path:
 
 
 @pytest.fixture
-def database_url(tmp_path: Path) -> str:
-    """A fresh database per test: SQLite in tmp_path, or $WORKBENCH_TEST_DATABASE_URL."""
-    return os.environ.get("WORKBENCH_TEST_DATABASE_URL") or f"sqlite:///{tmp_path / 'test.sqlite'}"
+def database_url(tmp_path: Path) -> Iterator[str]:
+    """A fresh, empty database per test.
+
+    SQLite in tmp_path by default. When $WORKBENCH_TEST_DATABASE_URL names a PostgreSQL server
+    (the suite's second pass), a new database is created on it for the test and dropped after.
+    """
+    server = os.environ.get("WORKBENCH_TEST_DATABASE_URL")
+    if not server:
+        yield f"sqlite:///{tmp_path / 'test.sqlite'}"
+        return
+    admin = sa.create_engine(server, isolation_level="AUTOCOMMIT")
+    name = f"wb_test_{uuid.uuid4().hex[:12]}"
+    with admin.connect() as connection:
+        connection.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    try:
+        yield sa.engine.make_url(server).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as connection:
+            connection.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.dispose()
 
 
 @pytest.fixture
@@ -35,3 +54,14 @@ def store(database_url: str) -> Iterator[Store]:
     store = open_store(database_url, upgrade=True)
     yield store
     store.dispose()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """In the PostgreSQL pass ($WORKBENCH_TEST_STORE_ONLY=1) run only tests that use the store."""
+    if os.environ.get("WORKBENCH_TEST_STORE_ONLY") != "1":
+        return
+    selected = [item for item in items if "database_url" in getattr(item, "fixturenames", ())]
+    deselected = [item for item in items if item not in selected]
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = selected

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Start a throwaway PostgreSQL cluster on 127.0.0.1 for the test suite's second pass.
+# Installs Debian's postgresql when absent (needs root). Prints the SQLAlchemy URL of the
+# server's admin database on stdout; stop it with: scripts/postgres-test-server.sh stop
+set -euo pipefail
+PORT=${WORKBENCH_PG_PORT:-55432}
+DATA=${WORKBENCH_PG_DATA:-/tmp/workbench-pg-$PORT}
+
+pg_bin() {
+  local dir
+  dir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+  [ -n "$dir" ] && echo "$dir"
+}
+
+if [ "${1:-start}" = stop ]; then
+  bin=$(pg_bin) && su postgres -c "$bin/pg_ctl -D $DATA -m fast stop" >/dev/null 2>&1 || true
+  exit 0
+fi
+
+if [ -z "$(pg_bin)" ]; then
+  apt-get update -qq >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >&2
+fi
+bin=$(pg_bin)
+if [ ! -f "$DATA/PG_VERSION" ]; then
+  rm -rf "$DATA" && mkdir -p "$DATA" && chown postgres:postgres "$DATA"
+  su postgres -c "$bin/initdb -D $DATA -A trust -U postgres --no-sync" >/dev/null
+fi
+if ! su postgres -c "$bin/pg_ctl -D $DATA status" >/dev/null 2>&1; then
+  su postgres -c "$bin/pg_ctl -D $DATA -l $DATA/server.log -w start -o '-p $PORT -k /tmp -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200'" >/dev/null
+fi
+echo "postgresql+psycopg2://postgres@127.0.0.1:$PORT/postgres"
