@@ -1,0 +1,512 @@
+"""Significance tests, multiple-comparison corrections and ranking comparisons (pure).
+
+Paired tests compare two runs over the same topics: ``x[t]`` and ``y[t]`` are their
+scores on topic t, d_t = x_t - y_t (docs/methods.md section 4). Every result names its
+test so reports can say which one was used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Literal
+
+import numpy as np
+from scipy import stats
+
+Correction = Literal["holm", "bonferroni", "bh"]
+CORRECTIONS: dict[str, str] = {
+    "holm": "Holm",
+    "bonferroni": "Bonferroni",
+    "bh": "Benjamini-Hochberg",
+}
+_TIE_TOLERANCE = 1e-9  # relative: resampled statistics this close to the observed one count as ties
+
+
+@dataclass(frozen=True)
+class TestResult:
+    """One paired test between two runs.
+
+    ``statistic`` is the test's own statistic (t, Wilcoxon W, wins, mean difference, t*);
+    wins/losses/ties count topics where x > y, x < y, x = y. ``n_resamples`` is None for
+    analytic or exact tests.
+    """
+
+    __test__ = False  # not a pytest test class
+
+    test: str
+    statistic: float
+    p_value: float
+    n: int
+    mean_difference: float
+    wins: int
+    losses: int
+    ties: int
+    df: float | None = None
+    effect_size: float | None = None
+    ci: tuple[float, float] | None = None
+    confidence: float = 0.95
+    n_resamples: int | None = None
+
+
+@dataclass(frozen=True)
+class Anova:
+    """Two-way ANOVA without replication (systems x topics).
+
+    ``moe`` is the margin of error t_{alpha/2, df_e} sqrt(V_E/n) of a system mean.
+    """
+
+    s_a: float
+    s_b: float
+    s_e: float
+    df_a: int
+    df_b: int
+    df_e: int
+    v_e: float
+    f_a: float
+    p_a: float
+    moe: float
+
+
+@dataclass(frozen=True)
+class PairComparison:
+    """Systems i and j (row indices, with names) compared inside a multi-system test."""
+
+    i: int
+    j: int
+    name_i: str
+    name_j: str
+    mean_difference: float
+    statistic: float
+    p_value: float
+    effect_size: float | None = None
+    ci: tuple[float, float] | None = None
+
+
+@dataclass(frozen=True)
+class TukeyResult:
+    """All pairwise comparisons of m systems (paired or randomized Tukey HSD)."""
+
+    test: str
+    names: tuple[str, ...]
+    means: tuple[float, ...]
+    pairs: tuple[PairComparison, ...]
+    anova: Anova | None = None
+    confidence: float = 0.95
+    n_resamples: int | None = None
+
+    def pair(self, a: str, b: str) -> PairComparison:
+        """The comparison of the systems named ``a`` and ``b`` (either order)."""
+        for p in self.pairs:
+            if {p.name_i, p.name_j} == {a, b}:
+                return p
+        raise KeyError(f"no comparison between {a!r} and {b!r}")
+
+
+@dataclass(frozen=True)
+class RankChange:
+    """A run whose position differs between two rankings (1 = best)."""
+
+    run: str
+    reference_rank: int
+    other_rank: int
+    reference_score: float
+    other_score: float
+
+    @property
+    def shift(self) -> int:
+        """Positions gained (positive) or lost (negative) in the other ranking."""
+        return self.reference_rank - self.other_rank
+
+
+# --------------------------------------------------------------------------- paired tests
+
+
+def _differences(x, y) -> np.ndarray:
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if x.ndim != 1 or x.shape != y.shape:
+        raise ValueError(
+            f"paired scores must be two 1-d arrays of one length: {x.shape}, {y.shape}"
+        )
+    if len(x) < 2:
+        raise ValueError(f"a paired test needs at least two topics, got {len(x)}")
+    if np.isnan(x).any() or np.isnan(y).any():
+        raise ValueError("paired scores contain NaN: every topic needs a score from both runs")
+    return x - y
+
+
+def _counts(d: np.ndarray) -> dict[str, int]:
+    return {
+        "n": len(d),
+        "wins": int((d > 0).sum()),
+        "losses": int((d < 0).sum()),
+        "ties": int((d == 0).sum()),
+    }
+
+
+def _check_confidence(confidence: float) -> None:
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+
+
+def paired_t_test(x, y, *, confidence: float = 0.95) -> TestResult:
+    """Paired t-test: t = d_bar / (s_d / sqrt(n)), df = n - 1 (scipy ``ttest_rel``).
+
+    Effect size d_z = d_bar / s_d; interval d_bar -/+ t_{(1+confidence)/2, n-1} s_d/sqrt(n).
+    """
+    _check_confidence(confidence)
+    d = _differences(x, y)
+    n, mean, sd = len(d), float(d.mean()), float(d.std(ddof=1))
+    if sd == 0:
+        t, p, effect = (0.0, 1.0, 0.0) if mean == 0 else (np.copysign(np.inf, mean), 0.0, np.nan)
+    else:
+        t = mean / (sd / np.sqrt(n))
+        p = float(2 * stats.t.sf(abs(t), n - 1))
+        effect = mean / sd
+    margin = float(stats.t.ppf((1 + confidence) / 2, n - 1)) * sd / np.sqrt(n)
+    return TestResult(
+        "paired t-test", float(t), p, mean_difference=mean, df=n - 1, effect_size=effect,
+        ci=(mean - margin, mean + margin), confidence=confidence, **_counts(d),
+    )  # fmt: skip
+
+
+def wilcoxon_test(x, y) -> TestResult:
+    """Wilcoxon signed-rank test on d_t, zero differences dropped (scipy ``wilcoxon``,
+    zero_method='wilcox'); p = 1 when every difference is zero."""
+    d = _differences(x, y)
+    if not d.any():
+        statistic, p = 0.0, 1.0
+    else:
+        result = stats.wilcoxon(d, zero_method="wilcox")
+        statistic, p = float(result.statistic), float(result.pvalue)
+    return TestResult("Wilcoxon signed-rank test", statistic, p, mean_difference=float(d.mean()),
+                      **_counts(d))  # fmt: skip
+
+
+def sign_test(x, y) -> TestResult:
+    """Sign test: two-sided binomial test of wins among wins + losses at 0.5, ties dropped
+    (scipy ``binomtest``); p = 1 when every topic is a tie. Statistic = wins."""
+    d = _differences(x, y)
+    counts = _counts(d)
+    decided = counts["wins"] + counts["losses"]
+    p = float(stats.binomtest(counts["wins"], decided, 0.5).pvalue) if decided else 1.0
+    return TestResult("sign test", float(counts["wins"]), p, mean_difference=float(d.mean()),
+                      **counts)  # fmt: skip
+
+
+def _sign_flip_sums(d: np.ndarray) -> np.ndarray:
+    """sum_t s_t d_t for all 2^n sign vectors s (n = len(d))."""
+    bits = (np.arange(2 ** len(d))[:, None] >> np.arange(len(d))) & 1
+    return (1 - 2 * bits) @ d
+
+
+def randomization_test(
+    x, y, *, n_resamples: int = 10000, seed: int = 0, exact_max_n: int = 16
+) -> TestResult:
+    """Fisher's randomization (sign-flip permutation) test of the mean difference.
+
+    Under H0 each d_t is as likely to be -d_t. Statistic |d_bar|. Topics with d_t = 0 do
+    not change under a flip, so when at most ``exact_max_n`` differences are non-zero all
+    2^n flips are enumerated and p = #{|sum s d| >= |sum d|}/2^n exactly; otherwise B
+    random flips give p = (#{|d_bar*| >= |d_bar|} + 1)/(B + 1) (Phipson & Smyth 2010).
+    "Greater or equal" allows a relative tolerance of 1e-9, so ties are not lost to
+    floating-point rounding. ``n_resamples`` in the result is None when exact.
+    """
+    d = _differences(x, y)
+    nonzero = d[d != 0]
+    observed = abs(nonzero.sum())
+    tolerance = _TIE_TOLERANCE * max(np.abs(nonzero).sum(), 1e-300)
+    if len(nonzero) <= exact_max_n:
+        sums = _sign_flip_sums(nonzero)
+        p, resamples = float(np.mean(np.abs(sums) >= observed - tolerance)), None
+    else:
+        rng = np.random.default_rng(seed)
+        hits = 0
+        for start in range(0, n_resamples, 1000):
+            signs = rng.choice((-1.0, 1.0), size=(min(1000, n_resamples - start), len(nonzero)))
+            hits += int((np.abs(signs @ nonzero) >= observed - tolerance).sum())
+        p, resamples = (hits + 1) / (n_resamples + 1), n_resamples
+    return TestResult("randomization test", float(d.mean()), p, mean_difference=float(d.mean()),
+                      n_resamples=resamples, **_counts(d))  # fmt: skip
+
+
+def _t_statistics(samples: np.ndarray) -> np.ndarray:
+    """Row-wise t = mean/(sd/sqrt(n)), with 0/0 -> 0 and c/0 -> +-inf."""
+    n = samples.shape[-1]
+    mean = samples.mean(-1)
+    se = samples.std(-1, ddof=1) / np.sqrt(n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = mean / se
+    return np.where((se == 0) & (np.abs(mean) < 1e-15), 0.0, t)
+
+
+def bootstrap_test(
+    x, y, *, n_resamples: int = 10000, seed: int = 0, confidence: float = 0.95
+) -> TestResult:
+    """Studentised shift bootstrap test (Sakai, SIGIR 2006).
+
+    z_t = d_t - d_bar (H0 holds in z); B resamples z* of n topics with replacement;
+    p = (#{|t(z*)| >= |t(d)|} + 1)/(B + 1) with t(v) = v_bar/(s_v/sqrt(n)). The interval
+    is the percentile bootstrap interval of d_bar from the same resamples (d* = z* + d_bar).
+    """
+    _check_confidence(confidence)
+    d = _differences(x, y)
+    t_observed = float(_t_statistics(d[None, :])[0])
+    z = d - d.mean()
+    rng = np.random.default_rng(seed)
+    hits, means = 0, []
+    for start in range(0, n_resamples, 1000):
+        sample = z[rng.integers(0, len(d), size=(min(1000, n_resamples - start), len(d)))]
+        t_star = _t_statistics(sample)
+        hits += int((np.abs(t_star) >= abs(t_observed) * (1 - _TIE_TOLERANCE)).sum())
+        means.append(sample.mean(1) + d.mean())
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(np.concatenate(means), [tail, 100 - tail])
+    return TestResult("bootstrap test (studentised, shift)", t_observed,
+                      (hits + 1) / (n_resamples + 1), mean_difference=float(d.mean()),
+                      ci=(float(low), float(high)), confidence=confidence,
+                      n_resamples=n_resamples, **_counts(d))  # fmt: skip
+
+
+PAIRED_TESTS: dict[str, Callable[..., TestResult]] = {
+    "t": paired_t_test,
+    "wilcoxon": wilcoxon_test,
+    "sign": sign_test,
+    "randomization": randomization_test,
+    "bootstrap": bootstrap_test,
+}
+
+
+# --------------------------------------------------------------------------- corrections
+
+
+def adjust_p_values(p, *, method: Correction) -> np.ndarray:
+    """Adjusted p-values for a family of m tests, in the input order, capped at 1.
+
+    bonferroni: m p_i. holm (step-down): p_(i) -> max_{j<=i} (m - j + 1) p_(j).
+    bh (Benjamini-Hochberg FDR): p_(i) -> min_{j>=i} m p_(j) / j.
+    """
+    p = np.asarray(p, dtype=float)
+    if p.ndim != 1 or np.isnan(p).any() or ((p < 0) | (p > 1)).any():
+        raise ValueError("p-values must be a 1-d array of numbers in [0, 1]")
+    m = len(p)
+    order = np.argsort(p, kind="stable")
+    ranked = p[order]
+    if method == "bonferroni":
+        adjusted = ranked * m
+    elif method == "holm":
+        adjusted = np.maximum.accumulate(ranked * (m - np.arange(m)))
+    elif method == "bh":
+        adjusted = np.minimum.accumulate((ranked * m / np.arange(1, m + 1))[::-1])[::-1]
+    else:
+        raise ValueError(f"method must be one of {', '.join(CORRECTIONS)}, not {method!r}")
+    result = np.empty(m)
+    result[order] = np.minimum(adjusted, 1.0)
+    return result
+
+
+# --------------------------------------------------------------------------- many systems
+
+
+def _score_matrix(scores, names: Sequence[str] | None) -> tuple[np.ndarray, tuple[str, ...]]:
+    s = np.asarray(scores, dtype=float)
+    if s.ndim != 2 or s.shape[0] < 2 or s.shape[1] < 2:
+        raise ValueError(f"scores must be systems x topics with at least 2 of each: {s.shape}")
+    if np.isnan(s).any():
+        raise ValueError("scores contain NaN: every system needs a score on every topic")
+    labels = tuple(names) if names is not None else tuple(str(i) for i in range(len(s)))
+    if len(labels) != len(s):
+        raise ValueError(f"{len(labels)} names for {len(s)} systems")
+    return s, labels
+
+
+def two_way_anova(scores, *, confidence: float = 0.95) -> Anova:
+    """Two-way ANOVA without replication on an m systems x n topics score matrix.
+
+    S_A = n sum_i (x_i. - x..)^2, S_B = m sum_t (x_.t - x..)^2, S_E = S_T - S_A - S_B,
+    V_E = S_E/((m-1)(n-1)), F_A = (S_A/(m-1))/V_E.
+    """
+    _check_confidence(confidence)
+    s, _ = _score_matrix(scores, None)
+    m, n = s.shape
+    grand = s.mean()
+    s_a = n * float(((s.mean(1) - grand) ** 2).sum())
+    s_b = m * float(((s.mean(0) - grand) ** 2).sum())
+    s_e = float(((s - grand) ** 2).sum()) - s_a - s_b
+    df_e = (m - 1) * (n - 1)
+    v_e = s_e / df_e
+    f_a = (s_a / (m - 1)) / v_e if v_e > 0 else float("inf")
+    p_a = float(stats.f.sf(f_a, m - 1, df_e))
+    moe = float(stats.t.ppf((1 + confidence) / 2, df_e)) * np.sqrt(v_e / n)
+    return Anova(s_a, s_b, s_e, m - 1, n - 1, df_e, v_e, f_a, p_a, float(moe))
+
+
+def paired_tukey_hsd(
+    scores, *, names: Sequence[str] | None = None, confidence: float = 0.95
+) -> TukeyResult:
+    """Tukey HSD for a paired (systems x topics) design, on the two-way ANOVA residual.
+
+    q_ij = |x_i - x_j| / sqrt(V_E/n), p_ij = P(Q(m, (m-1)(n-1)) >= q_ij) (scipy
+    ``studentized_range``); effect size (x_i - x_j)/sqrt(V_E); simultaneous interval
+    (x_i - x_j) -/+ q_crit sqrt(V_E/n). Unlike scipy ``tukey_hsd`` it removes the topic effect.
+    """
+    s, labels = _score_matrix(scores, names)
+    anova = two_way_anova(s, confidence=confidence)
+    m, n = s.shape
+    means = s.mean(1)
+    se = np.sqrt(anova.v_e / n)
+    q_crit = float(stats.studentized_range.ppf(confidence, m, anova.df_e))
+    pairs = []
+    for i, j in combinations(range(m), 2):
+        diff = float(means[i] - means[j])
+        q = abs(diff) / se if se > 0 else (0.0 if diff == 0 else float("inf"))
+        p = float(stats.studentized_range.sf(q, m, anova.df_e)) if np.isfinite(q) else 0.0
+        effect = diff / np.sqrt(anova.v_e) if anova.v_e > 0 else float("nan")
+        pairs.append(PairComparison(i, j, labels[i], labels[j], diff, q, min(p, 1.0), effect,
+                                    (diff - q_crit * se, diff + q_crit * se)))  # fmt: skip
+    return TukeyResult("paired Tukey HSD", labels, tuple(means.tolist()), tuple(pairs), anova,
+                       confidence)  # fmt: skip
+
+
+def randomized_tukey_hsd(
+    scores, *, names: Sequence[str] | None = None, n_resamples: int = 10000, seed: int = 0
+) -> TukeyResult:
+    """Randomized Tukey HSD (Carterette 2012; Sakai 2018 ch. 4).
+
+    For b = 1..B permute the m scores within every topic and record the range
+    max_i x_i* - min_i x_i* of the system means; p_ij = (#{range* >= |x_i - x_j|} + 1)/(B + 1)
+    (ties within a relative 1e-9). With m = 2 this is the randomization test.
+    """
+    s, labels = _score_matrix(scores, names)
+    m, n = s.shape
+    means = s.mean(1)
+    rng = np.random.default_rng(seed)
+    ranges = []
+    for start in range(0, n_resamples, 500):
+        block = np.broadcast_to(s.T, (min(500, n_resamples - start), n, m))
+        shuffled_means = rng.permuted(block, axis=2).mean(1)
+        ranges.append(shuffled_means.max(1) - shuffled_means.min(1))
+    spread = np.concatenate(ranges)
+    tolerance = _TIE_TOLERANCE * max(float(np.abs(s).max()), 1e-300)
+    pairs = []
+    for i, j in combinations(range(m), 2):
+        diff = float(means[i] - means[j])
+        hits = int((spread >= abs(diff) - tolerance).sum())
+        pairs.append(PairComparison(i, j, labels[i], labels[j], diff, abs(diff),
+                                    (hits + 1) / (n_resamples + 1)))  # fmt: skip
+    return TukeyResult("randomized Tukey HSD", labels, tuple(means.tolist()), tuple(pairs),
+                       n_resamples=n_resamples)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class PairwiseResult:
+    """A paired test between two named runs, with its p-value corrected in the family."""
+
+    a: str
+    b: str
+    result: TestResult
+    adjusted_p_value: float
+    correction: str
+
+
+def pairwise_tests(
+    scores: Mapping[str, Sequence[float]],
+    *,
+    test: str = "t",
+    correction: Correction | None = "holm",
+    baseline: str | None = None,
+    **options,
+) -> list[PairwiseResult]:
+    """Run ``PAIRED_TESTS[test]`` on every pair of runs (or every run against ``baseline``)
+    and correct the family's p-values with ``correction`` (None = no correction).
+
+    ``scores`` maps run name -> per-topic scores, all aligned on the same topics;
+    ``options`` go to the test (e.g. n_resamples, seed).
+    """
+    if test not in PAIRED_TESTS:
+        raise ValueError(f"test must be one of {', '.join(PAIRED_TESTS)}, not {test!r}")
+    names = list(scores)
+    if baseline is not None and baseline not in scores:
+        raise ValueError(f"baseline {baseline!r} is not among the runs")
+    pairs = (
+        [(baseline, r) for r in names if r != baseline]
+        if baseline is not None
+        else list(combinations(names, 2))
+    )
+    results = [PAIRED_TESTS[test](scores[a], scores[b], **options) for a, b in pairs]
+    p = np.array([r.p_value for r in results])
+    adjusted = adjust_p_values(p, method=correction) if correction and len(p) else p
+    label = CORRECTIONS[correction] if correction else "none"
+    return [
+        PairwiseResult(a, b, r, float(q), label)
+        for (a, b), r, q in zip(pairs, results, adjusted, strict=True)
+    ]
+
+
+# --------------------------------------------------------------------------- rankings
+
+
+def ranking(scores: Mapping[str, float]) -> list[str]:
+    """Run names best first: score descending, ties by name ascending."""
+    return sorted(scores, key=lambda run: (-scores[run], run))
+
+
+def _aligned(a, b) -> tuple[np.ndarray, np.ndarray]:
+    if isinstance(a, Mapping) or isinstance(b, Mapping):
+        if not (isinstance(a, Mapping) and isinstance(b, Mapping)) or set(a) != set(b):
+            raise ValueError("both score mappings must hold the same runs")
+        keys = sorted(a)
+        return np.array([a[k] for k in keys], float), np.array([b[k] for k in keys], float)
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.ndim != 1 or a.shape != b.shape:
+        raise ValueError(f"scores must be two aligned 1-d arrays: {a.shape}, {b.shape}")
+    return a, b
+
+
+def kendall_tau(a_scores, b_scores) -> float:
+    """Kendall's tau-b between two rankings of the same systems given by their scores
+    (arrays aligned by system, or mappings run -> score); scipy ``kendalltau``."""
+    a, b = _aligned(a_scores, b_scores)
+    if len(a) < 2:
+        raise ValueError("Kendall's tau needs at least two systems")
+    return float(stats.kendalltau(a, b, variant="b").statistic)
+
+
+def tau_ap(reference_order: Sequence[str], other_order: Sequence[str]) -> float:
+    """AP rank correlation (Yilmaz, Aslam & Robertson 2008), reference = ground truth.
+
+    tau_AP = 2/(N-1) sum_{i=2..N} C(i)/(i-1) - 1, where C(i) counts the items above rank i
+    in ``other_order`` that the reference also ranks above ``other_order[i]``.
+    Top-weighted and asymmetric; see :func:`tau_ap_symmetric`.
+    """
+    reference, other = list(reference_order), list(other_order)
+    if len(set(reference)) != len(reference) or sorted(reference) != sorted(other):
+        raise ValueError("tau_AP needs two orders of the same distinct items")
+    if len(other) < 2:
+        raise ValueError("tau_AP needs at least two items")
+    position = {item: k for k, item in enumerate(reference)}
+    total = 0.0
+    for i in range(1, len(other)):
+        correct = sum(position[above] < position[other[i]] for above in other[:i])
+        total += correct / i
+    return 2 * total / (len(other) - 1) - 1
+
+
+def tau_ap_symmetric(a_order: Sequence[str], b_order: Sequence[str]) -> float:
+    """Symmetric tau_AP: the mean of tau_AP in both directions."""
+    return (tau_ap(a_order, b_order) + tau_ap(b_order, a_order)) / 2
+
+
+def rank_changes(reference: Mapping[str, float], other: Mapping[str, float]) -> list[RankChange]:
+    """Runs whose position differs between the rankings by ``reference`` and ``other``
+    scores (see :func:`ranking`), in reference order."""
+    if set(reference) != set(other):
+        raise ValueError("both score mappings must hold the same runs")
+    ref_rank = {run: k + 1 for k, run in enumerate(ranking(reference))}
+    other_rank = {run: k + 1 for k, run in enumerate(ranking(other))}
+    return [
+        RankChange(run, ref_rank[run], other_rank[run], reference[run], other[run])
+        for run in ranking(reference)
+        if ref_rank[run] != other_rank[run]
+    ]
