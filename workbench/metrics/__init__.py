@@ -1,0 +1,1 @@
+"""The metric module: trec_eval-exact measures (see :func:`evaluate`)."""

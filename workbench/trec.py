@@ -1,0 +1,740 @@
+"""TREC file formats: runs, qrels (and trec_eval's qrels_jg / prefs variants), topics.
+
+Parsing follows trec_eval 10: fields are separated by spaces, tabs or carriage returns; a line
+whose first field starts with ``#`` is a comment (a ``#`` inside a later field is data); blank
+lines are skipped in runs.  Ids are byte strings compared with ``strcmp``; they are never assumed
+to be numbers.  Every malformed line raises :class:`TrecFormatError` and nothing else.
+
+Runs are parsed with vectorised numpy over large chunks of the file (token boundaries from a
+whitespace mask), so a 7-million-line run reads in a few seconds and little memory.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import sys
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import BinaryIO, NamedTuple
+
+import numpy as np
+
+Source = str | os.PathLike | BinaryIO
+
+_CHUNK_BYTES = 1 << 23
+_WHITESPACE = np.zeros(256, dtype=bool)
+_WHITESPACE[[9, 10, 11, 12, 13, 32]] = True
+_HASH = ord("#")
+
+
+class TrecFormatError(ValueError):
+    """A malformed line (or file, ``line_number`` 0) in a TREC-format input."""
+
+    def __init__(self, path: str, line_number: int, line: str, expected: str) -> None:
+        self.path = path
+        self.line_number = line_number
+        self.line = line
+        self.expected = expected
+        super().__init__(f"{path}:{line_number}: expected {expected}; got {line!r}")
+
+
+# --------------------------------------------------------------------------- tokenising
+
+
+def _source_name(source: Source) -> str:
+    if isinstance(source, str | os.PathLike):
+        return os.fspath(source)
+    return str(getattr(source, "name", "<stream>"))
+
+
+def _open(source: Source) -> tuple[BinaryIO, bool]:
+    """(binary stream, whether we opened it); ``"-"`` is standard input."""
+    if isinstance(source, str | os.PathLike):
+        if os.fspath(source) == "-":
+            return sys.stdin.buffer, False
+        return open(source, "rb"), True
+    if isinstance(source, io.TextIOBase):
+        return io.BytesIO(source.read().encode()), False
+    return source, False
+
+
+def _chunks(source: Source) -> Iterator[bytes]:
+    """The file's bytes in large pieces, each ending with a newline."""
+    stream, owned = _open(source)
+    try:
+        rest = b""
+        while True:
+            block = stream.read(_CHUNK_BYTES)
+            if isinstance(block, str):
+                block = block.encode()
+            if not block:
+                break
+            data = rest + block
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:
+                rest = data
+                continue
+            rest = data[cut:]
+            yield data[:cut]
+        if rest:
+            yield rest + b"\n"
+    finally:
+        if owned:
+            stream.close()
+
+
+class _Lines(NamedTuple):
+    """The non-blank, non-comment lines of one chunk, tokenised."""
+
+    buf: np.ndarray  # uint8 view of the chunk
+    line_numbers: np.ndarray  # 1-based, per kept line
+    n_fields: np.ndarray  # per kept line
+    first: np.ndarray  # index of the line's first token in starts/ends
+    starts: np.ndarray
+    ends: np.ndarray
+    line_offsets: np.ndarray  # byte offset of each kept line's start
+    line_ends: np.ndarray  # byte offset of each kept line's newline
+
+
+def _tokenise(chunk: bytes, first_line_number: int) -> tuple[_Lines, int]:
+    """Token boundaries of a newline-terminated chunk; returns (lines, number of lines)."""
+    buf = np.frombuffer(chunk, dtype=np.uint8)
+    newlines = np.flatnonzero(buf == 10)
+    space = _WHITESPACE[buf].view(np.int8)
+    edges = np.diff(space, prepend=np.int8(1))
+    starts = np.flatnonzero(edges == -1)
+    ends = np.flatnonzero(edges == 1)
+    token_line = np.searchsorted(newlines, starts)
+    counts = np.bincount(token_line, minlength=len(newlines))
+    first = np.cumsum(counts) - counts
+    has_tokens = counts > 0
+    comment = np.zeros(len(newlines), dtype=bool)
+    comment[has_tokens] = buf[starts[first[has_tokens]]] == _HASH
+    keep = np.flatnonzero(has_tokens & ~comment)
+    line_offsets = np.concatenate(([0], newlines[:-1] + 1))
+    lines = _Lines(
+        buf,
+        keep + first_line_number,
+        counts[keep],
+        first[keep],
+        starts,
+        ends,
+        line_offsets[keep],
+        newlines[keep],
+    )
+    return lines, len(newlines)
+
+
+def _scan(source: Source) -> Iterator[_Lines]:
+    line_number = 1
+    for chunk in _chunks(source):
+        lines, n = _tokenise(chunk, line_number)
+        line_number += n
+        yield lines
+
+
+def _line_text(lines: _Lines, i: int) -> str:
+    raw = lines.buf[lines.line_offsets[i] : lines.line_ends[i]].tobytes()
+    return raw.decode("utf-8", "replace").rstrip("\r")
+
+
+def _fail(path: str, lines: _Lines, i: int, expected: str) -> TrecFormatError:
+    return TrecFormatError(path, int(lines.line_numbers[i]), _line_text(lines, i), expected)
+
+
+def _gather(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The tokens [starts, ends) of buf as a fixed-width bytes ('S') array."""
+    lengths = ends - starts
+    width = int(lengths.max()) if len(lengths) else 1
+    matrix = np.zeros((len(starts), width), dtype=np.uint8)
+    limit = len(buf) - 1
+    for j in range(width):
+        inside = lengths > j
+        matrix[:, j] = np.where(inside, buf[np.minimum(starts + j, limit)], 0)
+    return matrix.view(f"S{width}").ravel()
+
+
+def _field(lines: _Lines, k: int, rows: np.ndarray | None = None) -> np.ndarray:
+    tokens = lines.first + k if rows is None else lines.first[rows] + k
+    return _gather(lines.buf, lines.starts[tokens], lines.ends[tokens])
+
+
+def _concat(parts: list[np.ndarray], dtype: str = "S1") -> np.ndarray:
+    if not parts:
+        return np.zeros(0, dtype=dtype)
+    return np.concatenate(parts)
+
+
+def _to_float(tokens: np.ndarray, lines: _Lines, path: str, k: int, what: str) -> np.ndarray:
+    try:
+        return tokens.astype(np.float64)
+    except ValueError:
+        for i, token in enumerate(tokens):
+            try:
+                float(token)
+            except ValueError:
+                raise _fail(path, lines, i, f"a number as field {k + 1} ({what})") from None
+        raise
+
+
+def _to_int(tokens: np.ndarray, lines: _Lines, path: str, k: int, what: str) -> np.ndarray:
+    try:
+        return tokens.astype(np.int64)
+    except (ValueError, OverflowError):
+        for i, token in enumerate(tokens):
+            try:
+                int(token)
+            except ValueError:
+                raise _fail(path, lines, i, f"an integer as field {k + 1} ({what})") from None
+        raise
+
+
+def _check_fields(lines: _Lines, path: str, n: int, exact: bool, layout: str) -> None:
+    bad = lines.n_fields != n if exact else lines.n_fields < n
+    if bad.any():
+        i = int(np.argmax(bad))
+        count = "exactly" if exact else "at least"
+        raise _fail(path, lines, i, f"{count} {n} fields ({layout})")
+
+
+def docno_hash(docnos: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of each bytes string of an 'S' array (vectorised FNV-style mixing)."""
+    width = docnos.dtype.itemsize
+    padded_width = -(-width // 8) * 8
+    if padded_width != width:
+        docnos = docnos.astype(f"S{padded_width}")
+    words = docnos.view(np.uint64).reshape(len(docnos), padded_width // 8)
+    h = np.full(len(docnos), 0xCBF29CE484222325, dtype=np.uint64)
+    for j in range(words.shape[1]):
+        h ^= words[:, j]
+        h *= np.uint64(0x100000001B3)
+        h ^= h >> np.uint64(29)
+    return h
+
+
+def _first_duplicate(groups: np.ndarray, docnos: np.ndarray) -> int | None:
+    """Index of the first (in order) row whose (group, docno) appeared before, or None."""
+    if len(docnos) < 2:
+        return None
+    keys = docno_hash(docnos) ^ (groups.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
+    order = np.argsort(keys, kind="stable")
+    sorted_keys = keys[order]
+    candidates = np.flatnonzero(sorted_keys[1:] == sorted_keys[:-1])
+    found: list[int] = []
+    for c in candidates:
+        a, b = order[c], order[c + 1]
+        if groups[a] == groups[b] and docnos[a] == docnos[b]:
+            found.append(int(max(a, b)))
+    return min(found) if found else None
+
+
+def _decode(values: Iterable[bytes]) -> list[str]:
+    return [v.decode("utf-8", "surrogateescape") for v in values]
+
+
+def _encode(value: str) -> bytes:
+    return value.encode("utf-8", "surrogateescape")
+
+
+def _group(qids: np.ndarray) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """(distinct qids in first-appearance order, stable order grouping rows, CSR offsets)."""
+    n = len(qids)
+    if n == 0:
+        return [], np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64)
+    change = np.flatnonzero(qids[1:] != qids[:-1]) + 1
+    seg_starts = np.concatenate(([0], change))
+    seg_qids = qids[seg_starts]
+    codes: dict[bytes, int] = {}
+    seg_codes = np.array([codes.setdefault(q, len(codes)) for q in seg_qids], dtype=np.int64)
+    names = _decode(codes)
+    seg_lengths = np.diff(np.concatenate((seg_starts, [n])))
+    if len(codes) == len(seg_qids):
+        order = np.arange(n, dtype=np.int64)
+        counts = seg_lengths
+    else:
+        row_codes = np.repeat(seg_codes, seg_lengths)
+        order = np.argsort(row_codes, kind="stable")
+        counts = np.bincount(row_codes, minlength=len(codes))
+    offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    return names, order, offsets
+
+
+# --------------------------------------------------------------------------- runs
+
+
+class RunTopicLines(NamedTuple):
+    docnos: list[str]
+    scores: np.ndarray
+    ranks: np.ndarray
+
+
+class Run:
+    """A run: per topic, its lines (docno, score, rank) in file order; columnar inside.
+
+    ``docnos`` is an 'S' array, rows grouped by topic (``offsets`` is CSR over ``_topics``).
+    """
+
+    def __init__(
+        self,
+        topics: list[str],
+        offsets: np.ndarray,
+        docnos: np.ndarray,
+        scores: np.ndarray,
+        ranks: np.ndarray,
+        tag: str,
+        n_lines: int | None = None,
+    ) -> None:
+        self._topics = topics
+        self._index = {q: i for i, q in enumerate(topics)}
+        self.offsets = offsets
+        self.docnos = docnos
+        self.scores = scores
+        self.ranks = ranks
+        self.tag = tag
+        self.n_lines = len(docnos) if n_lines is None else n_lines
+
+    def topics(self) -> list[str]:
+        return list(self._topics)
+
+    def __contains__(self, qid: str) -> bool:
+        return qid in self._index
+
+    def topic_slice(self, qid: str) -> slice:
+        i = self._index[qid]
+        return slice(int(self.offsets[i]), int(self.offsets[i + 1]))
+
+    def topic_lines(self, qid: str) -> RunTopicLines:
+        s = self.topic_slice(qid)
+        return RunTopicLines(_decode(self.docnos[s]), self.scores[s], self.ranks[s])
+
+    def to_dict(self) -> dict[str, dict[str, float]]:
+        out: dict[str, dict[str, float]] = {}
+        for qid in self._topics:
+            lines = self.topic_lines(qid)
+            out[qid] = dict(zip(lines.docnos, lines.scores.tolist(), strict=True))
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Mapping[str, float]], tag: str = "run") -> Run:
+        topics = [str(q) for q in data]
+        docnos: list[bytes] = []
+        scores: list[float] = []
+        ranks: list[int] = []
+        offsets = [0]
+        for qid in data:
+            docs = data[qid]
+            docnos.extend(_encode(str(d)) for d in docs)
+            scores.extend(float(s) for s in docs.values())
+            ranks.extend(range(1, len(docs) + 1))
+            offsets.append(len(docnos))
+        return cls(
+            topics,
+            np.array(offsets, dtype=np.int64),
+            np.array(docnos, dtype=bytes) if docnos else np.zeros(0, dtype="S1"),
+            np.array(scores, dtype=np.float64),
+            np.array(ranks, dtype=np.int64),
+            tag,
+        )
+
+
+def read_run(source: Source, *, name: str | None = None) -> Run:
+    """Parse a run (``qid Q0 docno rank score tag``; extra fields ignored, as trec_eval).
+
+    The tag is that of the last line.  A docno twice in one topic is an error.
+    """
+    path = name or _source_name(source)
+    qid_parts: list[np.ndarray] = []
+    docno_parts: list[np.ndarray] = []
+    score_parts: list[np.ndarray] = []
+    rank_parts: list[np.ndarray] = []
+    line_parts: list[np.ndarray] = []
+    tag = ""
+    last: _Lines | None = None
+    for lines in _scan(source):
+        if not len(lines.n_fields):
+            continue
+        _check_fields(lines, path, 6, False, "qid Q0 docno rank score tag")
+        qid_parts.append(_field(lines, 0))
+        docno_parts.append(_field(lines, 2))
+        score_parts.append(_to_float(_field(lines, 4), lines, path, 4, "score"))
+        rank_parts.append(_ranks(_field(lines, 3)))
+        line_parts.append(lines.line_numbers)
+        last = lines
+    if last is not None:
+        tag = _decode(_field(last, 5, np.array([len(last.n_fields) - 1])))[0]
+    qids = _concat(qid_parts)
+    docnos = _concat(docno_parts)
+    scores = _concat(score_parts, "f8")
+    ranks = _concat(rank_parts, "i8")
+    topics, order, offsets = _group(qids)
+    if not _is_identity(order):
+        docnos, scores, ranks = docnos[order], scores[order], ranks[order]
+    groups = np.repeat(np.arange(len(topics)), np.diff(offsets))
+    dup = _first_duplicate(groups, docnos)
+    if dup is not None:
+        line_numbers = _concat(line_parts, "i8")
+        if not _is_identity(order):
+            line_numbers = line_numbers[order]
+        docno = docnos[dup].decode("utf-8", "surrogateescape")
+        raise _duplicate_error(
+            source, path, int(line_numbers[dup]), "run", topics[groups[dup]], docno
+        )
+    return Run(topics, offsets, docnos, scores, ranks, tag)
+
+
+def _is_identity(order: np.ndarray) -> bool:
+    return bool(len(order) == 0 or (order[-1] == len(order) - 1 and np.all(np.diff(order) == 1)))
+
+
+def _ranks(tokens: np.ndarray) -> np.ndarray:
+    """The rank column (ignored by evaluation): integers where they are, else 0."""
+    try:
+        return tokens.astype(np.int64)
+    except (ValueError, OverflowError):
+        out = np.zeros(len(tokens), dtype=np.int64)
+        for i, token in enumerate(tokens):
+            digits = re.match(rb"[+-]?\d+", token)
+            out[i] = int(digits.group()) if digits else 0
+        return out
+
+
+def _duplicate_error(
+    source: Source, path: str, line_number: int, kind: str, qid: str, docno: str
+) -> TrecFormatError:
+    text = _nth_line(source, line_number) or f"{qid} ... {docno} ..."
+    if kind == "run":
+        expected = f"each docno at most once per topic (docno {docno!r} repeats in topic {qid!r})"
+    else:
+        expected = f"one judgment per (qid, docno) (topic {qid!r}, docno {docno!r} repeats)"
+    return TrecFormatError(path, line_number, text, expected)
+
+
+def _nth_line(source: Source, line_number: int) -> str:
+    """Text of a line, re-reading a path (streams were consumed: the text is then unknown)."""
+    if isinstance(source, str | os.PathLike) and os.fspath(source) != "-":
+        with open(source, "rb") as f:
+            for i, raw in enumerate(f, 1):
+                if i == line_number:
+                    return raw.decode("utf-8", "replace").rstrip("\r\n")
+    return ""
+
+
+def write_run(
+    run: Run | Mapping[str, Mapping[str, float]], dest: Source, *, tag: str = "run"
+) -> None:
+    """Write ``qid Q0 docno rank score tag`` lines, ranked in trec_eval order per topic.
+
+    Scores are written with ``repr`` so they read back to the same float64.
+    """
+    from workbench.metrics.ranking import trec_order
+
+    if not isinstance(run, Run):
+        run = Run.from_dict(run, tag=tag)
+    out: list[str] = []
+    for qid in run.topics():
+        s = run.topic_slice(qid)
+        docnos = run.docnos[s]
+        scores = run.scores[s]
+        for rank, i in enumerate(trec_order(docnos, scores), 1):
+            docno = docnos[i].decode("utf-8", "surrogateescape")
+            out.append(f"{qid} Q0 {docno} {rank} {float(scores[i])!r} {tag}\n")
+    _write_text(dest, "".join(out))
+
+
+def _write_text(dest: Source, text: str) -> None:
+    data = text.encode("utf-8", "surrogateescape")
+    if isinstance(dest, str | os.PathLike):
+        with open(dest, "wb") as f:
+            f.write(data)
+    elif isinstance(dest, io.TextIOBase):
+        dest.write(text)
+    else:
+        dest.write(data)
+
+
+# --------------------------------------------------------------------------- qrels
+
+
+class Qrels:
+    """Relevance judgments: ``qid iteration docno rel`` entries in file order."""
+
+    def __init__(
+        self, qids: np.ndarray, iterations: np.ndarray, docnos: np.ndarray, rels: np.ndarray
+    ) -> None:
+        self.qids = qids
+        self.iterations = iterations
+        self.docnos = docnos
+        self.rels = rels
+        self._topics, order, self.offsets = _group(qids)
+        self._index = {q: i for i, q in enumerate(self._topics)}
+        self.grouped_docnos = docnos[order]
+        self.grouped_rels = rels[order]
+
+    def topics(self) -> list[str]:
+        return list(self._topics)
+
+    def __contains__(self, qid: str) -> bool:
+        return qid in self._index
+
+    def topic_slice(self, qid: str) -> slice:
+        i = self._index[qid]
+        return slice(int(self.offsets[i]), int(self.offsets[i + 1]))
+
+    def topic(self, qid: str) -> dict[str, int]:
+        if qid not in self._index:
+            return {}
+        s = self.topic_slice(qid)
+        return dict(
+            zip(_decode(self.grouped_docnos[s]), self.grouped_rels[s].tolist(), strict=True)
+        )
+
+    def to_dict(self) -> dict[str, dict[str, int]]:
+        return {qid: self.topic(qid) for qid in self._topics}
+
+    def entries(self) -> Iterator[tuple[str, str, str, int]]:
+        qids, iters, docnos = _decode(self.qids), _decode(self.iterations), _decode(self.docnos)
+        yield from zip(qids, iters, docnos, self.rels.tolist(), strict=True)
+
+    def __len__(self) -> int:
+        return len(self.rels)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Mapping[str, int]]) -> Qrels:
+        qids: list[bytes] = []
+        docnos: list[bytes] = []
+        rels: list[int] = []
+        for qid, docs in data.items():
+            for docno, rel in docs.items():
+                qids.append(_encode(str(qid)))
+                docnos.append(_encode(str(docno)))
+                rels.append(int(rel))
+        empty = np.zeros(0, dtype="S1")
+        return cls(
+            np.array(qids, dtype=bytes) if qids else empty,
+            np.full(len(qids), b"0", dtype="S1"),
+            np.array(docnos, dtype=bytes) if docnos else empty,
+            np.array(rels, dtype=np.int64),
+        )
+
+
+def read_qrels(source: Source) -> Qrels:
+    """Parse qrels (exactly 4 fields ``qid iteration docno rel``; rel an integer).
+
+    A (qid, docno) judged twice is an error, as in trec_eval.
+    """
+    path = _source_name(source)
+    parts: list[tuple[np.ndarray, ...]] = []
+    lines_seen: list[np.ndarray] = []
+    for lines in _scan(source):
+        if not len(lines.n_fields):
+            continue
+        _check_fields(lines, path, 4, True, "qid iteration docno rel")
+        rels = _to_int(_field(lines, 3), lines, path, 3, "relevance grade")
+        parts.append((_field(lines, 0), _field(lines, 1), _field(lines, 2), rels))
+        lines_seen.append(lines.line_numbers)
+    qids = _concat([p[0] for p in parts])
+    iterations = _concat([p[1] for p in parts])
+    docnos = _concat([p[2] for p in parts])
+    rels = _concat([p[3] for p in parts], "i8")
+    codes: dict[bytes, int] = {}
+    groups = np.array([codes.setdefault(q, len(codes)) for q in qids], dtype=np.int64)
+    dup = _first_duplicate(groups, docnos)
+    if dup is not None:
+        line_number = int(_concat(lines_seen, "i8")[dup])
+        qid = qids[dup].decode("utf-8", "surrogateescape")
+        docno = docnos[dup].decode("utf-8", "surrogateescape")
+        raise _duplicate_error(source, path, line_number, "qrels", qid, docno)
+    return Qrels(qids, iterations, docnos, rels)
+
+
+def write_qrels(qrels: Qrels | Mapping[str, Mapping[str, int]], dest: Source) -> None:
+    """Write ``qid iteration docno rel`` lines in entry order."""
+    if not isinstance(qrels, Qrels):
+        qrels = Qrels.from_dict(qrels)
+    text = "".join(f"{q} {it} {d} {r}\n" for q, it, d, r in qrels.entries())
+    _write_text(dest, text)
+
+
+# --------------------------------------------------------------------------- -R variants
+
+
+@dataclass(frozen=True)
+class JudgmentGroupLine:
+    """qrels_jg line: ``qid jg docno rel`` (field 2 is the judgment group)."""
+
+    qid: str
+    jg: str
+    docno: str
+    rel: int
+
+
+@dataclass(frozen=True)
+class PrefsLine:
+    """prefs line: ``qid jg jsg docno rel`` (rel is a float preference value)."""
+
+    qid: str
+    jg: str
+    jsg: str
+    docno: str
+    rel: float
+
+
+def _text_lines(source: Source) -> Iterator[tuple[int, str, list[str]]]:
+    """(line number, text, fields) of each non-blank, non-comment line."""
+    for lines in _scan(source):
+        for i in range(len(lines.n_fields)):
+            text = _line_text(lines, i)
+            yield int(lines.line_numbers[i]), text, text.split()
+
+
+def read_qrels_jg(source: Source) -> list[JudgmentGroupLine]:
+    path = _source_name(source)
+    out: list[JudgmentGroupLine] = []
+    for number, text, fields in _text_lines(source):
+        if len(fields) != 4:
+            raise TrecFormatError(path, number, text, "exactly 4 fields (qid jg docno rel)")
+        try:
+            rel = int(fields[3])
+        except ValueError:
+            raise TrecFormatError(path, number, text, "an integer as field 4 (rel)") from None
+        out.append(JudgmentGroupLine(fields[0], fields[1], fields[2], rel))
+    return out
+
+
+def read_prefs(source: Source) -> list[PrefsLine]:
+    path = _source_name(source)
+    out: list[PrefsLine] = []
+    for number, text, fields in _text_lines(source):
+        if len(fields) != 5:
+            raise TrecFormatError(path, number, text, "exactly 5 fields (qid jg jsg docno rel)")
+        try:
+            rel = float(fields[4])
+        except ValueError:
+            raise TrecFormatError(path, number, text, "a number as field 5 (rel)") from None
+        out.append(PrefsLine(fields[0], fields[1], fields[2], fields[3], rel))
+    return out
+
+
+# --------------------------------------------------------------------------- topics
+
+
+@dataclass(frozen=True)
+class TopicStatement:
+    qid: str
+    title: str
+    description: str = ""
+    narrative: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+_TOP = re.compile(rb"<top>(.*?)</top>", re.S | re.I)
+_TAG = re.compile(rb"<(num|title|desc|narr)>", re.I)
+_LABEL = re.compile(r"^\s*(Number:|Description:|Narrative:|Topic:)", re.I)
+
+
+def read_topics(source: Source, *, format: str | None = None) -> list[TopicStatement]:
+    """Parse topics: TREC ``<top>`` SGML, TSV ``qid<TAB>title`` or JSONL objects.
+
+    JSONL objects need ``qid`` (or ``id``/``query_id``) and ``title`` (or ``query``/``text``);
+    ``description``/``narrative`` are optional and other keys go to ``extra``.
+    """
+    path = _source_name(source)
+    stream, owned = _open(source)
+    try:
+        data = stream.read()
+    finally:
+        if owned:
+            stream.close()
+    if isinstance(data, str):
+        data = data.encode()
+    fmt = format or _guess_topic_format(data)
+    if fmt == "trec":
+        return _read_trec_topics(data, path)
+    if fmt == "tsv":
+        return _read_tsv_topics(data, path)
+    if fmt == "jsonl":
+        return _read_jsonl_topics(data, path)
+    raise ValueError(f"unknown topic format {fmt!r} (expected trec, tsv or jsonl)")
+
+
+def _guess_topic_format(data: bytes) -> str:
+    head = data.lstrip()[:1]
+    if head == b"<":
+        return "trec"
+    if head == b"{":
+        return "jsonl"
+    return "tsv"
+
+
+def _line_number_at(data: bytes, offset: int) -> int:
+    return data.count(b"\n", 0, offset) + 1
+
+
+def _read_trec_topics(data: bytes, path: str) -> list[TopicStatement]:
+    topics: list[TopicStatement] = []
+    for match in _TOP.finditer(data):
+        body = match.group(1)
+        parts: dict[str, str] = {}
+        tags = list(_TAG.finditer(body))
+        for k, tag in enumerate(tags):
+            end = tags[k + 1].start() if k + 1 < len(tags) else len(body)
+            text = body[tag.end() : end].decode("utf-8", "replace")
+            text = re.sub(r"</\w+>", "", text)
+            parts[tag.group(1).decode().lower()] = " ".join(_LABEL.sub("", text).split())
+        qid = parts.get("num", "")
+        if not qid:
+            line = _line_number_at(data, match.start())
+            raise TrecFormatError(path, line, "<top>", "a <num> Number: with a topic id")
+        topics.append(
+            TopicStatement(
+                qid, parts.get("title", ""), parts.get("desc", ""), parts.get("narr", "")
+            )
+        )
+    if not topics and data.strip():
+        first = data.strip().splitlines()[0].decode("utf-8", "replace")
+        raise TrecFormatError(path, 1, first, "TREC topics (<top> ... </top>)")
+    return topics
+
+
+def _read_tsv_topics(data: bytes, path: str) -> list[TopicStatement]:
+    topics: list[TopicStatement] = []
+    for number, raw in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+        line = raw.rstrip("\r")
+        if not line.strip() or line.startswith("#"):
+            continue
+        qid, sep, title = line.partition("\t")
+        if not sep or not qid.strip():
+            raise TrecFormatError(path, number, line, "qid<TAB>title")
+        topics.append(TopicStatement(qid.strip(), title.strip()))
+    return topics
+
+
+def _read_jsonl_topics(data: bytes, path: str) -> list[TopicStatement]:
+    topics: list[TopicStatement] = []
+    for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError:
+            raise TrecFormatError(path, number, line, "a JSON object") from None
+        if not isinstance(obj, dict):
+            raise TrecFormatError(path, number, line, "a JSON object")
+        qid = next((obj[k] for k in ("qid", "id", "query_id") if k in obj), None)
+        title = next((obj[k] for k in ("title", "query", "text") if k in obj), None)
+        if qid is None or str(qid) == "" or title is None:
+            raise TrecFormatError(path, number, line, 'an object with "qid" and "title"')
+        known = {"qid", "id", "query_id", "title", "query", "text", "description", "narrative"}
+        topics.append(
+            TopicStatement(
+                str(qid),
+                str(title),
+                str(obj.get("description", "")),
+                str(obj.get("narrative", "")),
+                {k: v for k, v in obj.items() if k not in known},
+            )
+        )
+    return topics
