@@ -1,0 +1,68 @@
+"""A small judged campaign: 3 assessors, 3 topics, 4 documents each, grades 0-2."""
+
+from __future__ import annotations
+
+import pytest
+
+from workbench.store.models import Campaign, Grade, Judgement, User
+
+# (qid, docno) -> grades of alice, bob, carol (None: not judged)
+GRADES: dict[tuple[str, str], tuple[int | None, int | None, int | None]] = {
+    ("q1", "d1"): (2, 2, 1),
+    ("q1", "d2"): (0, 1, 0),
+    ("q1", "d3"): (1, 1, 1),
+    ("q1", "d4"): (0, 0, None),
+    ("q2", "d1"): (1, 2, 2),
+    ("q2", "d5"): (0, 0, 0),
+    ("q2", "d6"): (2, 0, 1),
+    ("q2", "d7"): (1, 0, None),
+    ("q3", "d2"): (0, 2, 2),
+    ("q3", "d8"): (1, 1, 0),
+    ("q3", "d9"): (0, 0, 1),
+    ("q3", "d10"): (2, 2, 2),
+}
+ASSESSORS = ("alice", "bob", "carol")
+
+
+def build_campaign(session, grades=GRADES, name: str = "demo") -> Campaign:
+    """The campaign, its users, and the judgements (alice first judges q1/d1 as 0, then 2)."""
+    campaign = Campaign(name=name, relevance_level=1)
+    campaign.grades = [
+        Grade(value=0, label="Not relevant", key="0"),
+        Grade(value=1, label="Relevant", key="1"),
+        Grade(value=2, label="Highly relevant", key="2"),
+    ]
+    users = [User(username=u, password_hash="x") for u in ASSESSORS]
+    admin = User(username="boss", password_hash="x", role="admin")
+    session.add_all([campaign, *users, admin])
+    session.flush()
+    session.add(
+        Judgement(campaign_id=campaign.id, qid="q1", docno="d1", user_id=users[0].id, grade=0)
+    )
+    for (qid, docno), row in grades.items():
+        for user, grade in zip(users, row, strict=True):
+            if grade is not None:
+                session.add(
+                    Judgement(
+                        campaign_id=campaign.id, qid=qid, docno=docno, user_id=user.id, grade=grade
+                    )
+                )
+    session.add(
+        Judgement(
+            campaign_id=campaign.id,
+            qid="q1",
+            docno="d4",
+            user_id=users[2].id,
+            cannot_judge="foreign language",
+        )
+    )
+    session.flush()
+    return campaign
+
+
+@pytest.fixture
+def judged(store):
+    """The store with the judged campaign; yields the campaign name."""
+    with store.session() as session:
+        build_campaign(session)
+    return store

@@ -1,0 +1,118 @@
+"""Merge rules applied to the store, the disagreement queue, and adjudicators' decisions."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import select
+
+from tests.analysis.conftest import GRADES
+from workbench.services.adjudication import apply_rule, disagreement_queue, record_decision
+from workbench.services.campaigns import get_campaign
+from workbench.services.errors import ServiceError
+from workbench.store.models import FinalLabel, User
+
+
+def _labels(session) -> dict[tuple[str, str], FinalLabel]:
+    return {(f.qid, f.docno): f for f in session.scalars(select(FinalLabel))}
+
+
+def test_majority_labels_clear_cases_and_queues_ties(judged):
+    with judged.session() as s:
+        summary = apply_rule(s, get_campaign(s, "demo"), "majority")
+        labels = _labels(s)
+    # the only ties: q2/d6 (2, 0, 1) and q2/d7 (1, 0)
+    assert summary.queued == 2
+    assert set(labels) == set(GRADES) - {("q2", "d6"), ("q2", "d7")}
+    assert labels[("q1", "d1")].grade == 2  # alice's revised 2 counts, not her first 0
+    assert labels[("q3", "d2")].grade == 2
+    assert labels[("q1", "d1")].judges == {"Judge 1": 2, "Judge 2": 2, "Judge 3": 1}
+    assert labels[("q1", "d1")].rule == "majority/tie=adjudicate"
+    assert labels[("q1", "d1")].adjudicator_id is None
+
+
+@pytest.mark.parametrize(
+    ("rule", "tie", "key", "grade"),
+    [
+        ("majority", "higher", ("q2", "d6"), 2),
+        ("majority", "lower", ("q2", "d6"), 0),
+        ("mean", "adjudicate", ("q2", "d1"), 2),  # (1 + 2 + 2)/3 = 1.67 -> 2
+        ("mean", "adjudicate", ("q2", "d7"), 1),  # 0.5 rounds half up
+        ("any", "adjudicate", ("q3", "d9"), 1),
+        ("all", "adjudicate", ("q3", "d9"), 0),
+    ],
+)
+def test_rules_on_hand_made_cases(judged, rule, tie, key, grade):
+    with judged.session() as s:
+        apply_rule(s, get_campaign(s, "demo"), rule, tie=tie)
+        assert _labels(s)[key].grade == grade
+
+
+def test_primary_rule_takes_the_named_judge_and_queues_what_they_skipped(judged):
+    with judged.session() as s:
+        summary = apply_rule(s, get_campaign(s, "demo"), "primary", primary="carol")
+        labels = _labels(s)
+    assert summary.queued == 2  # carol did not judge q1/d4 nor q2/d7
+    assert labels[("q3", "d9")].grade == 1
+    assert labels[("q3", "d9")].rule == "primary:Judge 3"
+
+
+def test_queue_lists_disagreements_with_the_rule_proposal(judged):
+    with judged.session() as s:
+        campaign = get_campaign(s, "demo")
+        queue = disagreement_queue(s, campaign, "majority")
+        binary_queue = disagreement_queue(s, campaign, "any")
+    disagreeing = {k for k, row in GRADES.items() if len({g for g in row if g is not None}) > 1}
+    assert {(q.qid, q.docno) for q in queue} == disagreeing
+    proposals = {(q.qid, q.docno): q.proposal for q in queue}
+    assert proposals[("q2", "d6")] is None
+    assert proposals[("q3", "d2")] == 2
+    # under a binary rule q1/d1 (2, 2, 1) is agreement: all relevant
+    assert ("q1", "d1") not in {(q.qid, q.docno) for q in binary_queue}
+    assert all(set(q.grades) <= {"Judge 1", "Judge 2", "Judge 3"} for q in queue)
+
+
+def test_decision_records_provenance_and_survives_reapplying_a_rule(judged):
+    with judged.session() as s:
+        campaign = get_campaign(s, "demo")
+        boss = s.scalar(select(User).where(User.username == "boss"))
+        apply_rule(s, campaign, "majority")
+        record_decision(
+            s, campaign, qid="q2", docno="d6", grade=1, reason="partly on topic", adjudicator=boss
+        )
+        summary = apply_rule(s, campaign, "majority", tie="lower")
+        label = _labels(s)[("q2", "d6")]
+        queue = disagreement_queue(s, campaign, "majority")
+    assert (label.grade, label.rule, label.reason) == (1, "adjudicated", "partly on topic")
+    assert label.adjudicator_id == boss.id
+    assert label.judges == {"Judge 1": 2, "Judge 2": 0, "Judge 3": 1}
+    assert summary.kept == 1
+    assert ("q2", "d6") not in {(q.qid, q.docno) for q in queue}
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"reason": "  "}, "needs a reason"),
+        ({"grade": 7}, "not on the scale"),
+        ({"docno": "nope"}, "no judgement"),
+    ],
+)
+def test_bad_decisions_are_refused_and_change_nothing(judged, changes, message):
+    with judged.session() as s:
+        campaign = get_campaign(s, "demo")
+        boss = s.scalar(select(User).where(User.username == "boss"))
+        decision = {"qid": "q2", "docno": "d6", "grade": 1, "reason": "ok"} | changes
+        with pytest.raises(ServiceError, match=message):
+            record_decision(s, campaign, adjudicator=boss, **decision)
+        assert _labels(s) == {}
+
+
+def test_bad_rule_arguments_are_refused(judged):
+    with judged.session() as s:
+        campaign = get_campaign(s, "demo")
+        with pytest.raises(ServiceError, match="unknown merge rule"):
+            apply_rule(s, campaign, "vote")
+        with pytest.raises(ServiceError, match="needs the primary"):
+            apply_rule(s, campaign, "primary")
+        with pytest.raises(ServiceError, match="no judgements"):
+            apply_rule(s, campaign, "primary", primary="boss")

@@ -1,0 +1,95 @@
+"""The agreement service against scikit-learn, statsmodels and krippendorff on the fixture."""
+
+from __future__ import annotations
+
+import krippendorff
+import numpy as np
+import pytest
+from sklearn.metrics import cohen_kappa_score
+from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
+
+from tests.analysis.conftest import ASSESSORS, GRADES
+from workbench.services.agreement import agreement_report, load_ratings
+from workbench.services.campaigns import get_campaign
+
+
+def _pair(j: int, k: int, binary: bool):
+    a, b = [], []
+    for row in GRADES.values():
+        if row[j] is not None and row[k] is not None:
+            a.append(int(row[j] >= 1) if binary else row[j])
+            b.append(int(row[k] >= 1) if binary else row[k])
+    return a, b
+
+
+def test_ratings_are_the_current_grades_without_cannot_judge(judged):
+    with judged.session() as s:
+        ratings = load_ratings(s, get_campaign(s, "demo"))
+    assert ratings.assessors == list(ASSESSORS)
+    assert ratings.items == sorted(GRADES)
+    expected = np.array(
+        [[np.nan if g is None else g for g in GRADES[key]] for key in sorted(GRADES)]
+    )
+    np.testing.assert_array_equal(ratings.grades, expected)
+
+
+@pytest.mark.parametrize("graded", [False, True])
+def test_pairs_match_scikit_learn(judged, graded):
+    with judged.session() as s:
+        report = agreement_report(s, get_campaign(s, "demo"), graded=graded, n_bootstrap=200)
+    assert [(p.first, p.second) for p in report.per_pair] == [
+        ("alice", "bob"),
+        ("alice", "carol"),
+        ("bob", "carol"),
+    ]
+    for pair, (j, k) in zip(report.per_pair, [(0, 1), (0, 2), (1, 2)], strict=True):
+        a, b = _pair(j, k, binary=not graded)
+        assert pair.n_items == len(a)
+        assert pair.kappa == pytest.approx(cohen_kappa_score(a, b))
+        assert pair.percent_agreement == pytest.approx(np.mean(np.equal(a, b)))
+        assert pair.kappa_low < pair.kappa < pair.kappa_high
+        assert sum(map(sum, pair.confusion)) == len(a)
+        if graded:
+            assert pair.quadratic_kappa == pytest.approx(
+                cohen_kappa_score(a, b, weights="quadratic")
+            )
+        else:
+            both = sum(x == y == 1 for x, y in zip(a, b, strict=True))
+            disagree = sum(x != y for x, y in zip(a, b, strict=True))
+            assert pair.positive_agreement == pytest.approx(2 * both / (2 * both + disagree))
+
+
+def test_overall_matches_statsmodels_and_krippendorff(judged):
+    with judged.session() as s:
+        report = agreement_report(s, get_campaign(s, "demo"), graded=True, n_bootstrap=50)
+    # statsmodels needs every item judged by all: q3 is
+    q3 = next(t for t in report.per_topic if t.name == "q3")
+    q3_rows = np.array([row for key, row in GRADES.items() if key[0] == "q3"])
+    assert q3.fleiss_kappa == pytest.approx(fleiss_kappa(aggregate_raters(q3_rows, 3)[0]))
+    all_rows = np.array(
+        [[np.nan if g is None else g for g in row] for row in GRADES.values()], dtype=float
+    )
+    assert report.overall.krippendorff_alpha == pytest.approx(
+        krippendorff.alpha(reliability_data=all_rows.T, level_of_measurement="ordinal")
+    )
+    assert report.overall.n_items == len(GRADES)
+    assert report.overall.n_multiply_judged == len(GRADES)
+
+
+def test_assessor_against_the_others_pools_their_pairs(judged):
+    with judged.session() as s:
+        report = agreement_report(s, get_campaign(s, "demo"), n_bootstrap=50)
+    alice = report.per_assessor[0]
+    a1, b1 = _pair(0, 1, binary=True)
+    a2, b2 = _pair(0, 2, binary=True)
+    assert (alice.first, alice.second) == ("alice", "others")
+    assert alice.kappa == pytest.approx(cohen_kappa_score(a1 + a2, b1 + b2))
+    assert alice.reading in ("good", "fair", "not good")
+
+
+def test_bootstrap_interval_resamples_topics(judged):
+    with judged.session() as s:
+        report = agreement_report(s, get_campaign(s, "demo"), graded=True, n_bootstrap=300)
+    pair = report.per_pair[0]
+    assert pair.bootstrap_low <= pair.kappa <= pair.bootstrap_high
+    assert pair.bootstrap_low < pair.bootstrap_high

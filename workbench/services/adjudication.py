@@ -1,0 +1,237 @@
+"""Adjudication: merge the judges' current grades into final labels, with provenance.
+
+A merge rule (`workbench.agreement.merge_grades`: majority, mean, any, all, primary) is applied
+to every judged document. Where the rule decides, a FinalLabel row records the grade, the rule
+and the judges' grades keyed by anonymous judge ids ("Judge 1", ...: the campaign's assessors
+in user-id order). Where it cannot (a majority tie sent to adjudication), the document waits in
+the queue; an adjudicator's decision records the chosen grade, the adjudicator and a reason.
+A decision by an adjudicator is never overwritten by re-applying a rule.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from workbench.agreement import binarise, merge_grades
+from workbench.services.errors import ServiceError
+from workbench.services.judgements import current_judgements
+from workbench.store.models import Campaign, FinalLabel, User, utcnow
+
+RULES = ("majority", "mean", "any", "all", "primary")
+TIES = ("adjudicate", "higher", "lower")
+ADJUDICATED = "adjudicated"
+Key = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class JudgedDocument:
+    """A document of a topic with the current grades of its judges (judge id -> grade)."""
+
+    qid: str
+    docno: str
+    grades: dict[str, int]  # "Judge n" -> grade, in judge order
+
+
+@dataclass(frozen=True)
+class QueueItem:
+    """A document on which the judges disagree under a rule; proposal is None on a tie."""
+
+    qid: str
+    docno: str
+    grades: dict[str, int]
+    proposal: int | None
+    final: int | None  # the current final label, if any
+
+
+@dataclass(frozen=True)
+class AdjudicationSummary:
+    rule: str
+    labelled: int  # documents whose final label the rule set
+    kept: int  # documents kept as an adjudicator decided them
+    queued: int  # documents the rule could not decide
+
+
+def judge_ids(session: Session, campaign: Campaign) -> dict[int, str]:
+    """Anonymous, stable judge ids: the campaign's judging users in user-id order."""
+    users = sorted({j.user_id for j in current_judgements(session, campaign.id)})
+    return {uid: f"Judge {n}" for n, uid in enumerate(users, start=1)}
+
+
+def judged_documents(session: Session, campaign: Campaign) -> list[JudgedDocument]:
+    """Every (topic, document) with at least one current grade, judges anonymised."""
+    ids = judge_ids(session, campaign)
+    by_key: dict[Key, dict[int, int]] = defaultdict(dict)
+    for judgement in current_judgements(session, campaign.id):
+        if judgement.grade is not None:
+            by_key[(judgement.qid, judgement.docno)][judgement.user_id] = judgement.grade
+    return [
+        JudgedDocument(qid, docno, {ids[uid]: grades[uid] for uid in sorted(grades)})
+        for (qid, docno), grades in sorted(by_key.items())
+    ]
+
+
+def _primary_judge(session: Session, campaign: Campaign, primary: str | None) -> str | None:
+    if primary is None:
+        return None
+    user_id = session.scalar(select(User.id).where(User.username == primary))
+    ids = judge_ids(session, campaign)
+    if user_id not in ids:
+        raise ServiceError(f"primary assessor {primary!r} has no judgements in {campaign.name!r}")
+    return ids[user_id]
+
+
+def _check_rule(rule: str, tie: str, primary: str | None) -> None:
+    if rule not in RULES:
+        raise ServiceError(f"unknown merge rule {rule!r}; expected one of {', '.join(RULES)}")
+    if tie not in TIES:
+        raise ServiceError(f"unknown tie rule {tie!r}; expected one of {', '.join(TIES)}")
+    if rule == "primary" and primary is None:
+        raise ServiceError("the primary rule needs the primary assessor's username")
+
+
+def _propose(document: JudgedDocument, rule: str, level: int, tie: str, primary: str | None):
+    judges = list(document.grades)
+    grades = [document.grades[j] for j in judges]
+    primary_index = judges.index(primary) if primary in judges else None
+    if rule == "primary" and primary_index is None:
+        return None  # the primary did not judge it: an adjudicator must
+    return merge_grades(
+        grades, rule=rule, relevance_level=level, tie=tie, primary_index=primary_index
+    )
+
+
+def _disagree(document: JudgedDocument, rule: str, level: int) -> bool:
+    """Judges disagree: on the grade, or for any/all (binary rules) on relevance."""
+    grades = list(document.grades.values())
+    if rule in ("any", "all"):
+        grades = [int(x) for x in binarise(grades, level)]
+    return len(set(grades)) > 1
+
+
+def _final_labels(session: Session, campaign: Campaign) -> dict[Key, FinalLabel]:
+    rows = session.scalars(select(FinalLabel).where(FinalLabel.campaign_id == campaign.id))
+    return {(row.qid, row.docno): row for row in rows}
+
+
+def apply_rule(
+    session: Session,
+    campaign: Campaign,
+    rule: str,
+    *,
+    tie: str = "adjudicate",
+    primary: str | None = None,
+) -> AdjudicationSummary:
+    """Set the final label of every judged document the rule decides.
+
+    Labels an adjudicator decided are kept; a document the rule cannot decide loses any
+    earlier rule-made label (it is back in the queue).
+    """
+    _check_rule(rule, tie, primary)
+    primary_judge = _primary_judge(session, campaign, primary)
+    existing = _final_labels(session, campaign)
+    labelled = kept = queued = 0
+    rule_name = f"primary:{primary_judge}" if rule == "primary" else rule
+    if rule == "majority":
+        rule_name = f"majority/tie={tie}"
+    for document in judged_documents(session, campaign):
+        key = (document.qid, document.docno)
+        label = existing.get(key)
+        if label is not None and label.adjudicator_id is not None:
+            kept += 1
+            continue
+        grade = _propose(document, rule, campaign.relevance_level, tie, primary_judge)
+        if grade is None:
+            queued += 1
+            if label is not None:
+                session.delete(label)
+            continue
+        if label is None:
+            label = FinalLabel(campaign_id=campaign.id, qid=document.qid, docno=document.docno)
+            session.add(label)
+        label.grade = int(grade)
+        label.rule = rule_name
+        label.judges = dict(document.grades)
+        label.reason = ""
+        label.created_at = utcnow()
+        labelled += 1
+    session.flush()
+    return AdjudicationSummary(rule=rule_name, labelled=labelled, kept=kept, queued=queued)
+
+
+def disagreement_queue(
+    session: Session,
+    campaign: Campaign,
+    rule: str,
+    *,
+    tie: str = "adjudicate",
+    primary: str | None = None,
+    include_decided: bool = False,
+) -> list[QueueItem]:
+    """Documents on which the judges disagree under `rule`, not yet decided by an adjudicator.
+
+    proposal is the rule's grade (None when it cannot decide); with include_decided the
+    documents an adjudicator already settled are listed too.
+    """
+    _check_rule(rule, tie, primary)
+    primary_judge = _primary_judge(session, campaign, primary)
+    existing = _final_labels(session, campaign)
+    queue = []
+    for document in judged_documents(session, campaign):
+        if not _disagree(document, rule, campaign.relevance_level):
+            continue
+        label = existing.get((document.qid, document.docno))
+        decided = label is not None and label.adjudicator_id is not None
+        if decided and not include_decided:
+            continue
+        proposal = _propose(document, rule, campaign.relevance_level, tie, primary_judge)
+        queue.append(
+            QueueItem(
+                qid=document.qid,
+                docno=document.docno,
+                grades=document.grades,
+                proposal=None if proposal is None else int(proposal),
+                final=None if label is None else label.grade,
+            )
+        )
+    return queue
+
+
+def record_decision(
+    session: Session,
+    campaign: Campaign,
+    *,
+    qid: str,
+    docno: str,
+    grade: int,
+    reason: str,
+    adjudicator: User,
+) -> FinalLabel:
+    """An adjudicator's final grade for a judged document, with the reason (required)."""
+    reason = reason.strip()
+    if not reason:
+        raise ServiceError("an adjudication needs a reason")
+    scale = [g.value for g in campaign.grades]
+    if scale and grade not in scale:
+        raise ServiceError(f"grade {grade} is not on the scale of {campaign.name!r}: {scale}")
+    document = next(
+        (d for d in judged_documents(session, campaign) if (d.qid, d.docno) == (qid, docno)),
+        None,
+    )
+    if document is None:
+        raise ServiceError(f"no judgement of document {docno!r} for topic {qid!r}")
+    label = _final_labels(session, campaign).get((qid, docno))
+    if label is None:
+        label = FinalLabel(campaign_id=campaign.id, qid=qid, docno=docno)
+        session.add(label)
+    label.grade = grade
+    label.rule = ADJUDICATED
+    label.judges = dict(document.grades)
+    label.adjudicator_id = adjudicator.id
+    label.reason = reason
+    label.created_at = utcnow()
+    session.flush()
+    return label

@@ -1,0 +1,328 @@
+"""Inter-assessor agreement of a campaign, from the current judgements.
+
+Every statistic is computed by `workbench.agreement` (the one home of the formulas); this
+module only builds the rating data from the store: one item = one (topic, document) judged by
+at least one assessor; one judge = one assessor. Labels are the grades (graded) or the grades
+binarised at the campaign's relevance level (grade >= level counts as relevant). "Cannot
+judge" rows carry no grade and are left out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from workbench import agreement as stats
+from workbench.services.judgements import current_judgements
+from workbench.store.models import Campaign, User
+
+Key = tuple[str, str]  # (qid, docno)
+
+
+@dataclass(frozen=True)
+class Ratings:
+    """The current grades of a campaign: items x assessors, NaN where an assessor did not judge."""
+
+    assessors: list[str]  # usernames, in user-id order
+    assessor_ids: list[int]
+    items: list[Key]  # (qid, docno), sorted
+    grades: np.ndarray  # float, shape (len(items), len(assessors))
+    relevance_level: int
+
+    def labels(self, graded: bool) -> np.ndarray:
+        """Grades as they are (graded) or binarised at the relevance level, NaN kept."""
+        if graded:
+            return self.grades
+        return stats.binarise(self.grades, self.relevance_level)
+
+    def topics(self) -> list[str]:
+        return sorted({qid for qid, _ in self.items})
+
+    def rows_of_topic(self, qid: str) -> np.ndarray:
+        return np.array([i for i, (q, _) in enumerate(self.items) if q == qid], dtype=int)
+
+
+def load_ratings(session: Session, campaign: Campaign) -> Ratings:
+    """The items x assessors grade matrix of a campaign's current judgements."""
+    by_key: dict[Key, dict[int, int]] = defaultdict(dict)
+    for judgement in current_judgements(session, campaign.id):
+        if judgement.grade is not None:
+            by_key[(judgement.qid, judgement.docno)][judgement.user_id] = judgement.grade
+    user_ids = sorted({uid for grades in by_key.values() for uid in grades})
+    names = dict(session.execute(select(User.id, User.username).where(User.id.in_(user_ids))).all())
+    items = sorted(by_key)
+    grades = np.full((len(items), len(user_ids)), np.nan)
+    column = {uid: j for j, uid in enumerate(user_ids)}
+    for i, key in enumerate(items):
+        for uid, grade in by_key[key].items():
+            grades[i, column[uid]] = grade
+    return Ratings(
+        assessors=[names[uid] for uid in user_ids],
+        assessor_ids=user_ids,
+        items=items,
+        grades=grades,
+        relevance_level=campaign.relevance_level,
+    )
+
+
+@dataclass
+class PairAgreement:
+    """Two label vectors over the items both judged, and the statistics of their agreement."""
+
+    first: str
+    second: str
+    n_items: int
+    percent_agreement: float
+    kappa: float
+    kappa_low: float  # analytic (large-sample) 95 % interval
+    kappa_high: float
+    bootstrap_low: float  # topic-clustered bootstrap 95 % interval
+    bootstrap_high: float
+    reading: str
+    scotts_pi: float
+    linear_kappa: float | None = None  # graded only
+    quadratic_kappa: float | None = None
+    positive_agreement: float | None = None  # binary only
+    negative_agreement: float | None = None
+    labels: list[int] = field(default_factory=list)
+    confusion: list[list[int]] = field(default_factory=list)  # rows: first, columns: second
+
+
+@dataclass
+class GroupAgreement:
+    """Agreement of all assessors over a set of items (a topic, or the whole campaign)."""
+
+    name: str
+    n_items: int
+    n_judges: int
+    n_multiply_judged: int
+    percent_agreement: float  # over the pairs of judges of each multiply judged item
+    fleiss_kappa: float
+    krippendorff_alpha: float
+    reading: str
+
+
+@dataclass
+class AgreementReport:
+    """Agreement of a campaign: overall, per topic, per pair, per assessor against the others."""
+
+    campaign: str
+    graded: bool
+    relevance_level: int
+    assessors: list[str]
+    overall: GroupAgreement
+    per_topic: list[GroupAgreement]
+    per_pair: list[PairAgreement]
+    per_assessor: list[PairAgreement]  # second = "others"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _pairwise_percent(labels: np.ndarray) -> float:
+    """Share of agreeing judge pairs over all pairs of judges of the same item."""
+    agree = total = 0
+    for row in labels:
+        values = row[~np.isnan(row)]
+        for x, y in combinations(values, 2):
+            total += 1
+            agree += int(x == y)
+    return agree / total if total else math.nan
+
+
+def group_agreement(name: str, labels: np.ndarray, *, level: str) -> GroupAgreement:
+    """Fleiss' kappa over items with two or more judges, Krippendorff's alpha over all."""
+    judged = (~np.isnan(labels)).sum(axis=1)
+    multiple = labels[judged >= 2]
+    kappa = alpha = math.nan
+    if len(multiple):
+        with np.errstate(all="ignore"):
+            kappa = _safe(lambda: stats.fleiss_kappa(multiple))
+            alpha = _safe(lambda: stats.krippendorff_alpha(multiple, level=level))
+    return GroupAgreement(
+        name=name,
+        n_items=len(labels),
+        n_judges=int((~np.isnan(labels)).any(axis=0).sum()),
+        n_multiply_judged=len(multiple),
+        percent_agreement=_pairwise_percent(multiple),
+        fleiss_kappa=kappa,
+        krippendorff_alpha=alpha,
+        reading=stats.kappa_reading(kappa),
+    )
+
+
+def _safe(compute: Callable[[], float]) -> float:
+    """A statistic that is undefined on this data (one category only, ...) is NaN."""
+    try:
+        return float(compute())
+    except (ValueError, ZeroDivisionError, FloatingPointError):
+        return math.nan
+
+
+def pair_agreement(
+    first: str,
+    second: str,
+    a: np.ndarray,
+    b: np.ndarray,
+    topics: Sequence[str],
+    *,
+    graded: bool,
+    categories: Sequence[int],
+    n_bootstrap: int = 1000,
+    seed: int = 0,
+) -> PairAgreement:
+    """Agreement of two aligned label vectors; `topics[i]` is the topic of item i.
+
+    The bootstrap interval resamples topics (clusters) with all their items.
+    """
+    a_int, b_int = a.astype(int), b.astype(int)
+    labels = list(categories)
+    kappa = _safe(lambda: stats.cohen_kappa(a_int, b_int, labels=labels))
+    interval = _kappa_interval(a_int, b_int, labels)
+    topic_rows: dict[str, list[int]] = defaultdict(list)
+    for i, qid in enumerate(topics):
+        topic_rows[qid].append(i)
+    clusters = [np.array(rows) for rows in topic_rows.values()]
+
+    def resampled_kappa(cluster_indices: list[int]) -> float:
+        rows = np.concatenate([clusters[c] for c in cluster_indices])
+        return stats.cohen_kappa(a_int[rows], b_int[rows], labels=labels)
+
+    boot_low = boot_high = math.nan
+    if len(clusters) >= 2 and not math.isnan(kappa):
+        boot_low, boot_high = _bootstrap(resampled_kappa, len(clusters), n_bootstrap, seed)
+    matrix = stats.confusion_matrix(a_int, b_int, labels=labels)
+    result = PairAgreement(
+        first=first,
+        second=second,
+        n_items=len(a_int),
+        percent_agreement=_safe(lambda: stats.percent_agreement(a_int, b_int)),
+        kappa=kappa,
+        kappa_low=interval[0],
+        kappa_high=interval[1],
+        bootstrap_low=boot_low,
+        bootstrap_high=boot_high,
+        reading=stats.kappa_reading(kappa),
+        scotts_pi=_safe(lambda: stats.scotts_pi(a_int, b_int)),
+        labels=labels,
+        confusion=np.asarray(matrix, dtype=int).tolist(),
+    )
+    if graded:
+        result.linear_kappa = _safe(
+            lambda: stats.cohen_kappa(a_int, b_int, weights="linear", labels=labels)
+        )
+        result.quadratic_kappa = _safe(
+            lambda: stats.cohen_kappa(a_int, b_int, weights="quadratic", labels=labels)
+        )
+    else:
+        positive, negative = stats.specific_agreement(a_int, b_int)
+        result.positive_agreement, result.negative_agreement = float(positive), float(negative)
+    return result
+
+
+def _kappa_interval(a: np.ndarray, b: np.ndarray, labels: list[int]) -> tuple[float, float]:
+    try:
+        interval = stats.cohen_kappa_interval(a, b, labels=labels)
+    except (ValueError, ZeroDivisionError, FloatingPointError):
+        return math.nan, math.nan
+    return float(interval.low), float(interval.high)
+
+
+def _bootstrap(
+    statistic: Callable[[list[int]], float], n_clusters: int, n_resamples: int, seed: int
+) -> tuple[float, float]:
+    try:
+        with np.errstate(all="ignore"):
+            interval = stats.bootstrap_interval(
+                statistic, n_clusters, n_resamples=n_resamples, seed=seed
+            )
+    except (ValueError, ZeroDivisionError, FloatingPointError):
+        return math.nan, math.nan
+    return float(interval[0]), float(interval[1])
+
+
+def agreement_report(
+    session: Session,
+    campaign: Campaign,
+    *,
+    graded: bool = False,
+    n_bootstrap: int = 1000,
+    seed: int = 0,
+) -> AgreementReport:
+    """Agreement on binary labels (default) or grades: overall, per topic, pair, assessor."""
+    ratings = load_ratings(session, campaign)
+    labels = ratings.labels(graded)
+    level = "ordinal" if graded else "nominal"
+    scale = [g.value for g in campaign.grades]
+    if graded:
+        observed = {int(v) for v in labels[~np.isnan(labels)]}
+        categories = sorted(set(scale) | observed)
+    else:
+        categories = [0, 1]
+    item_topics = [qid for qid, _ in ratings.items]
+
+    per_topic = [
+        group_agreement(qid, labels[ratings.rows_of_topic(qid)], level=level)
+        for qid in ratings.topics()
+    ]
+    per_pair = []
+    for j, k in combinations(range(len(ratings.assessors)), 2):
+        both = ~np.isnan(labels[:, j]) & ~np.isnan(labels[:, k])
+        if not both.any():
+            continue
+        per_pair.append(
+            pair_agreement(
+                ratings.assessors[j],
+                ratings.assessors[k],
+                labels[both, j],
+                labels[both, k],
+                [item_topics[i] for i in np.flatnonzero(both)],
+                graded=graded,
+                categories=categories,
+                n_bootstrap=n_bootstrap,
+                seed=seed,
+            )
+        )
+    per_assessor = []
+    for j, name in enumerate(ratings.assessors):
+        mine, others, topics = [], [], []
+        for k in range(len(ratings.assessors)):
+            if k == j:
+                continue
+            both = ~np.isnan(labels[:, j]) & ~np.isnan(labels[:, k])
+            mine.append(labels[both, j])
+            others.append(labels[both, k])
+            topics.extend(item_topics[i] for i in np.flatnonzero(both))
+        if not topics:
+            continue
+        per_assessor.append(
+            pair_agreement(
+                name,
+                "others",
+                np.concatenate(mine),
+                np.concatenate(others),
+                topics,
+                graded=graded,
+                categories=categories,
+                n_bootstrap=n_bootstrap,
+                seed=seed,
+            )
+        )
+    return AgreementReport(
+        campaign=campaign.name,
+        graded=graded,
+        relevance_level=ratings.relevance_level,
+        assessors=ratings.assessors,
+        overall=group_agreement("all", labels, level=level),
+        per_topic=per_topic,
+        per_pair=per_pair,
+        per_assessor=per_assessor,
+    )
