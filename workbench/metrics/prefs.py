@@ -1,0 +1,550 @@
+"""trec_eval's preference measures: ``-m all_prefs`` with ``-R prefs`` or ``-R qrels_prefs``.
+
+Relevance information is a list of :class:`~workbench.trec.PrefsLine` ``(qid, jg, jsg, docno,
+rel)``.  Within one judgment sub-group (JSG) a document is preferred to every document with a
+lower ``rel``; a judgment group (JG) is one consistent set of preferences (one user, one
+information need); different JGs may contradict each other.
+
+Per topic, as trec_eval 10 computes it:
+
+* The run is ranked by score descending, ties by docno **ascending** (``form_prefs_counts.c``
+  breaks ties the other way round from every other trec_eval measure), then cut at ``-M``.
+  Judged retrieved documents get ids 0..NJR-1 in rank order, judged unretrieved ones
+  NJR..NJ-1 in docno order; a smaller id is "ranked higher".
+* A JG with one JSG is a chain of equivalence classes (ECs) of equal ``rel``; every document of a
+  higher EC is preferred to every document of a lower one.  A JG with several JSGs is a
+  preference graph closed under transitivity (A>B in one JSG and B>C in another imply A>C).
+* A preference A>B is *retrieved* when both are retrieved (fulfilled when A is ranked above B),
+  *implied* when only one is (fulfilled when that one is A), *not occurring* when neither is.
+* ``rel > 0`` marks a relevant document, ``rel == 0`` a non-relevant one (``_Rnonrel``).
+
+Measures (``ful``/``poss`` = fulfilled/possible preferences; ``_ret`` counts retrieved
+preferences only, ``_imp`` retrieved and implied, the plain ones everything):
+
+* ``prefs_num_prefs_poss``, ``prefs_num_prefs_ful``, ``prefs_num_prefs_ful_ret``: counts; the
+  summary is their sum over topics.
+* ``prefs_simp*``: ful / poss over all JGs together.
+* ``prefs_avgjg*``: mean over JGs of ful_jg / poss_jg.
+* ``prefs_pair*``: mean over document pairs of (preferences the ranking fulfils) / (preferences
+  stated on the pair) -- pairs judged by several JGs count once.
+* ``prefs_avgjg_Rnonrel*``: like ``prefs_avgjg`` but as if each JG had as many non-relevant
+  documents as relevant ones (R): with N < R non-relevant, R*(R-N) fulfilled preferences are
+  added; with N > R, only the R best ranked non-relevant documents are kept.
+
+trec_eval's quirks are kept on purpose (they decide printed digits): a JG with 0/0 preferences
+makes ``_Rnonrel`` NaN and hence 0 for the topic; the ``_Rnonrel`` recount of an EC judgment
+group also pairs the last EC with its own R first documents.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from workbench.metrics.ranking import as_bytes_array
+from workbench.trec import PrefsLine, Qrels, Run, TrecFormatError
+
+COUNT_MEASURES = ("prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret")
+RATIO_MEASURES = (
+    "prefs_simp",
+    "prefs_pair",
+    "prefs_avgjg",
+    "prefs_avgjg_Rnonrel",
+    "prefs_simp_ret",
+    "prefs_pair_ret",
+    "prefs_avgjg_ret",
+    "prefs_avgjg_Rnonrel_ret",
+    "prefs_simp_imp",
+    "prefs_pair_imp",
+    "prefs_avgjg_imp",
+)
+PREFS_MEASURES = COUNT_MEASURES + RATIO_MEASURES
+SUMMARY_ONLY = ("runid", "num_q")
+NICKNAMES = {
+    "all_prefs": SUMMARY_ONLY + PREFS_MEASURES,
+    "prefs": SUMMARY_ONLY + PREFS_MEASURES[:6],
+}
+
+Line = tuple[str, str, int | float | str]
+
+
+class PreferenceError(TrecFormatError):
+    """Preferences trec_eval refuses: a document at two levels of one JSG, or contradictions."""
+
+    def __init__(self, qid: str, jg: str, problem: str) -> None:
+        super().__init__("<prefs>", 0, f"topic {qid} judgment group {jg}", problem)
+
+
+# --------------------------------------------------------------------------- shared helpers
+
+
+def strcmp_key(text: str) -> bytes:
+    """Sort key comparing ids as trec_eval's ``strcmp`` does (bytes of the utf-8 text)."""
+    return text.encode("utf-8", "surrogateescape")
+
+
+def topics_to_evaluate(
+    judged_topics: Sequence[str], run: Run, *, average_over_all_topics: bool
+) -> list[str]:
+    """Topics trec_eval evaluates, in its order: judged topics (``strcmp`` order) that the run
+    has; with ``-c`` every judged topic (a missing one is evaluated as an empty ranking)."""
+    ordered = sorted(set(judged_topics), key=strcmp_key)
+    if average_over_all_topics:
+        return ordered
+    return [qid for qid in ordered if qid in run]
+
+
+def split_measure(argument: str) -> tuple[str, str | None]:
+    """``name.params`` -> (name, params); trec_eval rejects an empty parameter list."""
+    name, dot, params = argument.partition(".")
+    if dot and not params:
+        raise ValueError(f"improper measure {argument!r}: empty parameter list after '.'")
+    return name, (params if dot else None)
+
+
+def summary_lines(
+    names: Sequence[str],
+    per_topic: list[dict[str, int | float]],
+    run: Run,
+    *,
+    summed: Sequence[str] = (),
+) -> list[Line]:
+    """The ``all`` lines: runid, num_q, then each measure's mean over topics (``summed`` ones:
+    their sum), accumulated in topic order as trec_eval does."""
+    lines: list[Line] = []
+    for name in names:
+        if name == "runid":
+            lines.append((name, "all", run.tag))
+        elif name == "num_q":
+            lines.append((name, "all", len(per_topic)))
+        elif name in summed:
+            lines.append((name, "all", sum(int(values[name]) for values in per_topic)))
+        else:
+            total = 0.0
+            for values in per_topic:
+                total += values[name]
+            lines.append((name, "all", total / len(per_topic) if per_topic else 0.0))
+    return lines
+
+
+def assemble(
+    names: Sequence[str],
+    topics: Sequence[str],
+    evaluate_topic: Callable[[str], dict[str, int | float]],
+    run: Run,
+    *,
+    per_topic: bool,
+    summed: Sequence[str] = (),
+) -> list[Line]:
+    """Per-topic blocks (when asked) then the summary, in trec_eval's print order."""
+    per_topic_values = [evaluate_topic(qid) for qid in topics]
+    lines: list[Line] = []
+    if per_topic:
+        for qid, values in zip(topics, per_topic_values, strict=True):
+            lines.extend((name, qid, values[name]) for name in names if name not in SUMMARY_ONLY)
+    return lines + summary_lines(names, per_topic_values, run, summed=summed)
+
+
+def _ratio(numerator: float, denominator: float) -> float:
+    """C's double division, where 0/0 is NaN (and NaN > 0 is false)."""
+    if denominator == 0:
+        return math.nan if numerator == 0 else math.copysign(math.inf, numerator)
+    return numerator / denominator
+
+
+# --------------------------------------------------------------------------- qrels as prefs
+
+
+def prefs_from_qrels(qrels: Qrels) -> list[PrefsLine]:
+    """``-R qrels_prefs``: each qrels line as a preference line, the iteration field as the
+    judgment group and one sub-group ``"0"`` (so one EC per grade within each JG)."""
+    return [
+        PrefsLine(qid, iteration, "0", docno, float(rel))
+        for qid, iteration, docno, rel in qrels.entries()
+    ]
+
+
+# --------------------------------------------------------------------------- one judgment group
+
+
+@dataclass
+class _GroupCounts:
+    """One JG's preference counts (``poss_*`` include the fulfilled ones) and R/N figures."""
+
+    ful_ret: int
+    poss_ret: int
+    ful_imp: int
+    poss_imp: int
+    notoccur: int
+    num_rel: int
+    num_rel_ret: int
+    num_nonrel: int
+    num_nonrel_ret: int
+    rnonrel: float = 0.0
+    rnonrel_ret: float = 0.0
+
+    @property
+    def ful(self) -> int:
+        return self.ful_ret + self.ful_imp
+
+    @property
+    def poss(self) -> int:
+        return self.poss_ret + self.poss_imp + self.notoccur
+
+
+def _pairs_below(higher: np.ndarray, lower: np.ndarray, njr: int) -> int:
+    """#(h, l) with h in ``higher``, l in ``lower``, h < l and h retrieved (h < njr).
+
+    ``lower`` must be sorted."""
+    h = higher[higher < njr]
+    return int((len(lower) - np.searchsorted(lower, h, side="right")).sum())
+
+
+def _complete_rnonrel(counts: _GroupCounts) -> None:
+    """The ``_Rnonrel`` ratios of a JG with at least as many relevant as non-relevant docs:
+    pretend R-N more non-relevant docs, ranked below every retrieved relevant one."""
+    r, n = counts.num_rel, counts.num_nonrel
+    if r >= n:
+        counts.rnonrel = _ratio(
+            counts.ful + counts.num_rel_ret * (r - n), counts.poss + counts.num_rel * (r - n)
+        )
+    r, n = counts.num_rel_ret, counts.num_nonrel_ret
+    if r >= n:
+        counts.rnonrel_ret = _ratio(
+            counts.ful_ret + counts.num_rel_ret * (r - n),
+            counts.poss_ret + counts.num_rel * (r - n),
+        )
+
+
+def _equivalence_group(
+    qid: str, jg: str, levels: np.ndarray, docids: np.ndarray, njr: int
+) -> tuple[_GroupCounts, np.ndarray, np.ndarray]:
+    """Counts and preference edges (winner ids, loser ids) of a one-JSG judgment group."""
+    order = np.lexsort((docids, -levels))
+    levels, docids = levels[order], docids[order]
+    distinct = np.unique(np.stack([docids, levels.view(np.int64)]), axis=1).shape[1]
+    if len(np.unique(docids)) != distinct:
+        raise PreferenceError(qid, jg, "a document at most one rel level within a sub-group")
+    starts = np.flatnonzero(np.r_[True, levels[1:] != levels[:-1]])
+    ecs = np.split(docids, starts[1:])
+    ec_levels = levels[starts]
+
+    ful_ret = poss_ret = ful_imp = poss_imp = notoccur = 0
+    num_rel = num_rel_ret = num_nonrel = num_nonrel_ret = 0
+    higher = np.zeros(0, dtype=np.int64)  # every doc of the ECs above, sorted
+    winners: list[np.ndarray] = []
+    losers: list[np.ndarray] = []
+    for ec, level in zip(ecs, ec_levels, strict=True):
+        ret = ec[ec < njr]
+        n_unret = len(ec) - len(ret)
+        h_ret = int(np.searchsorted(higher, njr))
+        h_unret = len(higher) - h_ret
+        above = int(np.searchsorted(higher[:h_ret], ret).sum())
+        ful_ret += above
+        poss_ret += h_ret * len(ret)
+        ful_imp += h_ret * n_unret
+        poss_imp += h_ret * n_unret + h_unret * len(ret)
+        notoccur += h_unret * n_unret
+        if level > 0:
+            num_rel, num_rel_ret = num_rel + len(ec), num_rel_ret + len(ret)
+        else:
+            num_nonrel, num_nonrel_ret = num_nonrel + len(ec), num_nonrel_ret + len(ret)
+        if len(higher):
+            winners.append(np.tile(higher, len(ec)))
+            losers.append(np.repeat(ec, len(higher)))
+        higher = np.sort(np.concatenate([higher, ec]))
+
+    counts = _GroupCounts(
+        ful_ret, poss_ret, ful_imp, poss_imp, notoccur,
+        num_rel, num_rel_ret, num_nonrel, num_nonrel_ret,
+    )  # fmt: skip
+    _complete_rnonrel(counts)
+    if counts.num_rel < counts.num_nonrel:
+        counts.rnonrel = _equivalence_rnonrel(ecs, ecs[-1][: counts.num_rel], njr)
+    if counts.num_rel_ret < counts.num_nonrel_ret:
+        retrieved = [ec[ec < njr] for ec in ecs]
+        kept = ecs[-1][: counts.num_rel_ret]
+        counts.rnonrel_ret = _equivalence_rnonrel(retrieved, kept[kept < njr], njr)
+    return counts, _concat(winners), _concat(losers)
+
+
+def _equivalence_rnonrel(ecs: list[np.ndarray], kept: np.ndarray, njr: int) -> float:
+    """trec_eval's ``_Rnonrel`` recount of an EC judgment group: pairs between the ECs but the
+    last, plus every EC (the last one included) against ``kept``, the last EC's R best docs.
+
+    A pair (a above b) is fulfilled when a is ranked above b and retrieved (a < b, a < njr).
+    (With more non-relevant ECs than one, trec_eval reads past the last EC; we clamp.)"""
+    ful = total = 0
+    higher = np.zeros(0, dtype=np.int64)
+    for k in range(len(ecs) - 1):
+        if k >= 1:
+            ful += _pairs_below(higher, ecs[k], njr)
+            total += len(higher) * len(ecs[k])
+        higher = np.concatenate([higher, ecs[k]])
+    every = np.concatenate(ecs)
+    ful += _pairs_below(every, kept, njr)
+    total += len(every) * len(kept)
+    return _ratio(ful, total)
+
+
+def _concat(parts: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+
+def _graph_group(
+    qid: str, jg: str, jsgs: list[bytes], levels: np.ndarray, docids: np.ndarray, njr: int, nj: int
+) -> tuple[_GroupCounts, np.ndarray, np.ndarray]:
+    """Counts and preference edges of a judgment group with several sub-groups: the union of
+    the sub-groups' preferences, closed under transitivity (contradictions are an error)."""
+    nodes, local = np.unique(docids, return_inverse=True)
+    n = len(nodes)
+    prefers = np.zeros((n, n), dtype=bool)
+    jsg_codes = np.unique(np.array(jsgs), return_inverse=True)[1]
+    for code in range(int(jsg_codes.max()) + 1):
+        rows = np.flatnonzero(jsg_codes == code)
+        above, below = np.nonzero(levels[rows][:, None] > levels[rows][None, :])
+        prefers[local[rows[above]], local[rows[below]]] = True
+
+    rel = _rel_levels(qid, jg, jsg_codes, levels, docids)
+    reach = _transitive_closure(prefers)
+    np.fill_diagonal(reach, False)
+    if np.any(reach & reach.T):
+        raise PreferenceError(qid, jg, "preferences without contradictions within a group")
+    win_local, lose_local = np.nonzero(reach)
+    winners, losers = nodes[win_local], nodes[lose_local]
+
+    node_rel = np.array([rel[int(d)] for d in nodes], dtype=np.float64)
+    retrieved = nodes < njr
+    w_ret, l_ret = winners < njr, losers < njr
+    ful_ret = int(np.count_nonzero(w_ret & l_ret & (winners < losers)))
+    ful_imp = int(np.count_nonzero(w_ret & ~l_ret))
+    counts = _GroupCounts(
+        ful_ret=ful_ret,
+        poss_ret=int(np.count_nonzero(w_ret & l_ret)),
+        ful_imp=ful_imp,
+        poss_imp=ful_imp + int(np.count_nonzero(~w_ret & l_ret)),
+        notoccur=int(np.count_nonzero(~w_ret & ~l_ret)),
+        num_rel=int(np.count_nonzero(node_rel > 0)),
+        num_rel_ret=int(np.count_nonzero((node_rel > 0) & retrieved)),
+        num_nonrel=int(np.count_nonzero(node_rel == 0)),
+        num_nonrel_ret=int(np.count_nonzero((node_rel == 0) & retrieved)),
+    )
+    _complete_rnonrel(counts)
+    nonrel = nodes[node_rel == 0]  # ascending ids
+    if counts.num_rel < counts.num_nonrel:
+        cut = int(nonrel[counts.num_rel]) if len(nonrel) > counts.num_rel else nj
+        counts.rnonrel = _graph_rnonrel(winners, losers, nonrel[nonrel >= cut], nj, njr)
+    if counts.num_rel_ret < counts.num_nonrel_ret:
+        nonrel_ret = nonrel[nonrel < njr]
+        cut = int(nonrel_ret[counts.num_rel]) if len(nonrel_ret) > counts.num_rel else njr
+        counts.rnonrel_ret = _graph_rnonrel(winners, losers, nonrel[nonrel >= cut], njr, njr)
+    return counts, winners, losers
+
+
+def _rel_levels(
+    qid: str, jg: str, jsg_codes: np.ndarray, levels: np.ndarray, docids: np.ndarray
+) -> dict[int, float]:
+    """Each document's rel level in the group (the last one in trec_eval's line order: JSG,
+    level descending, id); a document both non-relevant (0) and relevant (>0) is an error."""
+    order = np.lexsort((docids, -levels, jsg_codes))
+    rel: dict[int, float] = {}
+    for d, level in zip(docids[order].tolist(), levels[order].tolist(), strict=True):
+        previous = rel.get(d, -1.0)
+        if (previous > 0 and level == 0) or (previous == 0 and level > 0):
+            raise PreferenceError(qid, jg, "a document not both relevant and non-relevant")
+        rel[d] = level
+    return rel
+
+
+def _transitive_closure(prefers: np.ndarray) -> np.ndarray:
+    """Reflexive-transitive closure of a boolean relation, by repeated squaring."""
+    reach = prefers | np.eye(len(prefers), dtype=bool)
+    while True:
+        as_float = reach.astype(np.float32)
+        step = (as_float @ as_float) > 0
+        if np.array_equal(step, reach):
+            return reach
+        reach = step
+
+
+def _graph_rnonrel(
+    winners: np.ndarray, losers: np.ndarray, dropped: np.ndarray, limit: int, njr: int
+) -> float:
+    """trec_eval's ``_Rnonrel`` recount of a graph judgment group: preferences among docs with
+    ids below ``limit``, minus those touching a ``dropped`` non-relevant doc; fulfilled when
+    the winner is retrieved and ranked above the loser."""
+    keep = (winners < limit) & (losers < limit)
+    keep &= ~np.isin(winners, dropped) & ~np.isin(losers, dropped)
+    ful = int(np.count_nonzero(keep & (winners < njr) & (winners < losers)))
+    return _ratio(ful, int(np.count_nonzero(keep)))
+
+
+# --------------------------------------------------------------------------- one topic
+
+
+def _prefs_ranking(run: Run, qid: str, max_results: int | None) -> np.ndarray:
+    """The topic's docnos (bytes) ranked as ``form_prefs_counts`` does: score descending, ties
+    by docno ascending; cut at ``max_results``.  A topic missing from the run ranks nothing."""
+    if qid not in run:
+        return np.zeros(0, dtype="S1")
+    lines = run.topic_lines(qid)
+    names = as_bytes_array(lines.docnos)
+    order = np.lexsort((names, -np.asarray(lines.scores, dtype=np.float64)))
+    return names[order[:max_results]]
+
+
+def _document_ids(judged: np.ndarray, ranked: np.ndarray) -> tuple[np.ndarray, int, int]:
+    """(id of each judged line's doc, NJR, NJ): retrieved judged docs 0..NJR-1 in rank order,
+    the other judged docs NJR..NJ-1 in docno order."""
+    width = max(judged.dtype.itemsize, ranked.dtype.itemsize)
+    judged, ranked = judged.astype(f"S{width}"), ranked.astype(f"S{width}")
+    docs, inverse = np.unique(judged, return_inverse=True)
+    at = np.minimum(np.searchsorted(docs, ranked), len(docs) - 1)
+    retrieved_docs = at[docs[at] == ranked]
+    njr = len(retrieved_docs)
+    ids = np.empty(len(docs), dtype=np.int64)
+    is_retrieved = np.zeros(len(docs), dtype=bool)
+    is_retrieved[retrieved_docs] = True
+    ids[retrieved_docs] = np.arange(njr)
+    ids[~is_retrieved] = njr + np.arange(len(docs) - njr)
+    return ids[inverse.reshape(-1)], njr, len(docs)
+
+
+def _pair_means(
+    winners: np.ndarray, losers: np.ndarray, nj: int, njr: int
+) -> tuple[float, float, float]:
+    """(prefs_pair, prefs_pair_ret, prefs_pair_imp): per doc pair, the share of its stated
+    preferences that the ranking fulfils, averaged over pairs (both retrieved / at least one
+    retrieved); ``prefs_pair`` also counts pairs with neither retrieved (as 0)."""
+    if not len(winners):
+        return 0.0, 0.0, 0.0
+    low, high = np.minimum(winners, losers), np.maximum(winners, losers)
+    pairs, inverse = np.unique(low * nj + high, return_inverse=True)
+    stated = np.bincount(inverse)
+    fulfilled = np.bincount(inverse, weights=(winners < losers).astype(np.float64))
+    share = fulfilled / stated
+    pair_low, pair_high = pairs // nj, pairs % nj
+    both = pair_high < njr
+    one = (pair_low < njr) & ~both
+    n_both, n_one = int(both.sum()), int(one.sum())
+    n_all = len(pairs)
+    running = np.cumsum(np.concatenate([share[both], share[one]]))  # C's summation order
+    sum_ret = float(running[n_both - 1]) if n_both else 0.0
+    sum_imp = float(running[-1]) if len(running) else 0.0
+    return (
+        sum_imp / n_all,
+        sum_ret / n_both if n_both else 0.0,
+        sum_imp / (n_both + n_one) if n_both + n_one else 0.0,
+    )
+
+
+def _mean_over_groups(shares: list[float], n_groups: int) -> float:
+    """trec_eval's JG average: sum of the shares, kept only when positive (NaN is not)."""
+    total = 0.0
+    for share in shares:
+        total += share
+    return total / n_groups if total > 0.0 else 0.0
+
+
+def _topic_values(qid: str, lines: list[PrefsLine], ranked: np.ndarray) -> dict[str, int | float]:
+    """All preference measures of one topic."""
+    judged = np.array([strcmp_key(line.docno) for line in lines], dtype=bytes)
+    docids, njr, nj = _document_ids(judged, ranked)
+    levels = np.array([line.rel for line in lines], dtype=np.float64) + 0.0  # -0.0 == 0.0
+    by_group: dict[str, list[int]] = {}
+    for i, line in enumerate(lines):
+        by_group.setdefault(line.jg, []).append(i)
+
+    groups: list[_GroupCounts] = []
+    winners: list[np.ndarray] = []
+    losers: list[np.ndarray] = []
+    for jg in sorted(by_group, key=strcmp_key):
+        rows = np.array(by_group[jg], dtype=np.int64)
+        jsgs = [strcmp_key(lines[i].jsg) for i in by_group[jg]]
+        if len(set(jsgs)) > 1:
+            counts, won, lost = _graph_group(qid, jg, jsgs, levels[rows], docids[rows], njr, nj)
+        else:
+            counts, won, lost = _equivalence_group(qid, jg, levels[rows], docids[rows], njr)
+        groups.append(counts)
+        winners.append(won)
+        losers.append(lost)
+
+    pair, pair_ret, pair_imp = _pair_means(_concat(winners), _concat(losers), nj, njr)
+    ful_ret = sum(g.ful_ret for g in groups)
+    ful = sum(g.ful for g in groups)
+    poss_ret = sum(g.poss_ret for g in groups)
+    poss_imp = poss_ret + sum(g.poss_imp for g in groups)
+    poss = sum(g.poss for g in groups)
+    n = len(groups)
+    return {
+        "prefs_num_prefs_poss": poss,
+        "prefs_num_prefs_ful": ful,
+        "prefs_num_prefs_ful_ret": ful_ret,
+        "prefs_simp": ful / poss if poss else 0.0,
+        "prefs_pair": pair,
+        "prefs_avgjg": _mean_over_groups([g.ful / g.poss for g in groups if g.poss], n),
+        "prefs_avgjg_Rnonrel": _mean_over_groups([g.rnonrel for g in groups], n),
+        "prefs_simp_ret": ful_ret / poss_ret if poss_ret else 0.0,
+        "prefs_pair_ret": pair_ret,
+        "prefs_avgjg_ret": _mean_over_groups(
+            [g.ful_ret / g.poss_ret for g in groups if g.poss_ret], n
+        ),
+        "prefs_avgjg_Rnonrel_ret": _mean_over_groups([g.rnonrel_ret for g in groups], n),
+        "prefs_simp_imp": ful / poss_imp if poss_imp else 0.0,
+        "prefs_pair_imp": pair_imp,
+        "prefs_avgjg_imp": _mean_over_groups(
+            [g.ful / (g.poss_ret + g.poss_imp) for g in groups if g.poss_ret + g.poss_imp], n
+        ),
+    }
+
+
+# --------------------------------------------------------------------------- evaluation
+
+
+def resolve_prefs_measures(measure_names: Sequence[str]) -> list[str]:
+    """The measures named (nicknames ``all_prefs``/``prefs`` expanded; trec_eval's parameter
+    suffix ignored, as these measures take none), in trec_eval's print order."""
+    wanted: set[str] = set()
+    for argument in measure_names:
+        name, _ = split_measure(argument)
+        if name in NICKNAMES:
+            wanted.update(NICKNAMES[name])
+        elif name in SUMMARY_ONLY or name in PREFS_MEASURES:
+            wanted.add(name)
+        else:
+            raise ValueError(
+                f"measure {name!r} is not a preference measure (-R prefs / -R qrels_prefs)"
+            )
+    return [name for name in SUMMARY_ONLY + PREFS_MEASURES if name in wanted]
+
+
+def evaluate_prefs(
+    prefs: list[PrefsLine],
+    run: Run,
+    measure_names: list[str],
+    *,
+    per_topic: bool,
+    average_over_all_topics: bool = False,
+    max_results: int | None = None,
+    relevance_level: int = 1,
+) -> list[Line]:
+    """trec_eval's output lines ``(measure, qid, value)`` for ``-R prefs`` (or ``-R
+    qrels_prefs`` with :func:`prefs_from_qrels`): per-topic blocks when ``per_topic`` (``-q``),
+    then the ``all`` summary.  Counts are ints (``%ld``), ratios floats (``%6.4f``), runid the
+    run's tag.  ``relevance_level`` (``-l``) does not affect preference measures."""
+    del relevance_level  # preferences use rel > 0 / rel == 0, never -l
+    names = resolve_prefs_measures(measure_names)
+    by_topic: dict[str, list[PrefsLine]] = {}
+    for line in prefs:
+        by_topic.setdefault(line.qid, []).append(line)
+    topics = topics_to_evaluate(
+        list(by_topic), run, average_over_all_topics=average_over_all_topics
+    )
+
+    def evaluate_topic(qid: str) -> dict[str, int | float]:
+        return _topic_values(qid, by_topic[qid], _prefs_ranking(run, qid, max_results))
+
+    return assemble(names, topics, evaluate_topic, run, per_topic=per_topic, summed=COUNT_MEASURES)
