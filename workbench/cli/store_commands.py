@@ -1,0 +1,391 @@
+"""Store commands: db, campaign, import, pool, export (thin over workbench.services)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TextIO
+
+import click
+from sqlalchemy.orm import Session
+
+from workbench.cli.common import fail, get_store
+from workbench.services import campaigns, exports, importing, pools
+from workbench.services.errors import ServiceError
+from workbench.trec import TrecFormatError
+
+
+@contextmanager
+def transaction(ctx: click.Context) -> Iterator[Session]:
+    """One store transaction; a refused request or bad file exits 1 with its message."""
+    store = get_store(ctx)
+    try:
+        with store.session() as session:
+            yield session
+    except (ServiceError, TrecFormatError) as error:
+        fail(str(error))
+
+
+def split_tags(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    return [tag.strip() for tag in text.split(",") if tag.strip()]
+
+
+def report(result: importing.ImportReport) -> None:
+    click.echo(result.summary())
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)
+
+
+# ---------------------------------------------------------------- db
+
+
+@click.group()
+def db() -> None:
+    """The store's schema."""
+
+
+@db.command("upgrade")
+@click.pass_context
+def db_upgrade(ctx: click.Context) -> None:
+    """Apply the migrations up to the newest schema."""
+    store = get_store(ctx, upgrade=False)
+    store.upgrade()
+    click.echo(f"store at {store.engine.url.render_as_string(hide_password=True)} is up to date")
+
+
+# ---------------------------------------------------------------- campaign
+
+
+@click.group()
+def campaign() -> None:
+    """Judging campaigns."""
+
+
+@campaign.command("create")
+@click.argument("name")
+@click.option(
+    "--scale",
+    default="0=Not relevant,1=Relevant,2=Highly relevant",
+    show_default=True,
+    help="Grades as VALUE=LABEL or VALUE:LABEL:KEY, comma-separated.",
+)
+@click.option("--relevance-level", default=1, show_default=True, help="Lowest relevant grade.")
+@click.option("--description", default="")
+@click.pass_context
+def campaign_create(
+    ctx: click.Context, name: str, scale: str, relevance_level: int, description: str
+) -> None:
+    """Create a campaign with its relevance scale."""
+    with transaction(ctx) as session:
+        created = campaigns.create_campaign(
+            session, name, scale=scale, relevance_level=relevance_level, description=description
+        )
+        grades = ", ".join(f"{g.value}={g.label} [{g.key}]" for g in created.grades)
+        click.echo(f"campaign {created.name!r} (id {created.id}): {grades}")
+
+
+@campaign.command("list")
+@click.pass_context
+def campaign_list(ctx: click.Context) -> None:
+    """List the campaigns."""
+    with transaction(ctx) as session:
+        for item in campaigns.list_campaigns(session):
+            scale = ",".join(f"{g.value}={g.label}" for g in item.grades)
+            click.echo(f"{item.id}\t{item.name}\t{scale}\tlevel {item.relevance_level}")
+
+
+# ---------------------------------------------------------------- import
+
+campaign_option = click.option("--campaign", "campaign_name", required=True, help="Campaign.")
+files_argument = click.argument(
+    "files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False)
+)
+
+
+@click.group("import")
+def import_group() -> None:
+    """Import topics, documents, runs or qrels into a campaign (each file set: one
+    transaction; on any error nothing is stored)."""
+
+
+@import_group.command("topics")
+@campaign_option
+@files_argument
+@click.option("--format", "fmt", type=click.Choice(["trec", "tsv", "jsonl"]), default=None)
+@click.pass_context
+def import_topics(ctx: click.Context, campaign_name: str, files: tuple[str, ...], fmt: str) -> None:
+    """Topics: TREC <top> SGML, TSV (qid, title) or JSONL."""
+    with transaction(ctx) as session:
+        target = campaigns.get_campaign(session, campaign_name)
+        for path in files:
+            report(importing.import_topics(session, target, path, format=fmt))
+
+
+@import_group.command("documents")
+@campaign_option
+@files_argument
+@click.option("--only-pooled", is_flag=True, help="Keep only documents some pool holds.")
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "trec"]), default=None)
+@click.pass_context
+def import_documents(
+    ctx: click.Context, campaign_name: str, files: tuple[str, ...], only_pooled: bool, fmt: str
+) -> None:
+    """Documents: JSONL {"docno","title","text",...} or TREC <DOC> SGML (.gz too), streamed."""
+    with transaction(ctx) as session:
+        target = campaigns.get_campaign(session, campaign_name)
+        report(
+            importing.import_documents(session, target, files, only_pooled=only_pooled, format=fmt)
+        )
+
+
+@import_group.command("runs")
+@campaign_option
+@files_argument
+@click.option("--replace", is_flag=True, help="Overwrite runs whose tag is already stored.")
+@click.option("--group", default="", help="Team or group that submitted the runs.")
+@click.option("--no-contribute", is_flag=True, help="The runs do not contribute to pools.")
+@click.pass_context
+def import_runs(
+    ctx: click.Context,
+    campaign_name: str,
+    files: tuple[str, ...],
+    replace: bool,
+    group: str,
+    no_contribute: bool,
+) -> None:
+    """Runs (TREC format), stored whole."""
+    with transaction(ctx) as session:
+        target = campaigns.get_campaign(session, campaign_name)
+        report(
+            importing.import_runs(
+                session, target, files, replace=replace, group=group, contributes=not no_contribute
+            )
+        )
+
+
+@import_group.command("qrels")
+@campaign_option
+@files_argument
+@click.option("--name", default=None, help="Name of the qrels set (default: the file name).")
+@click.pass_context
+def import_qrels(
+    ctx: click.Context, campaign_name: str, files: tuple[str, ...], name: str | None
+) -> None:
+    """Existing qrels, each file as a named set."""
+    if name is not None and len(files) > 1:
+        fail("--name needs exactly one file")
+    with transaction(ctx) as session:
+        target = campaigns.get_campaign(session, campaign_name)
+        for path in files:
+            report(importing.import_qrels(session, target, path, name=name))
+
+
+# ---------------------------------------------------------------- pool
+
+
+@click.group()
+def pool() -> None:
+    """Build, extend and describe pools."""
+
+
+@pool.command("build")
+@campaign_option
+@click.option(
+    "--strategy",
+    type=click.Choice(["depth", "take", "fusion", "stratified"]),
+    default="depth",
+    show_default=True,
+)
+@click.option("--depth", default=10, show_default=True, help="k of depth-k pooling.")
+@click.option("--budget", type=int, default=None, help="Documents per topic (take, fusion).")
+@click.option("--runs", default=None, help="TAG,TAG (default: every contributing run).")
+@click.option("--seed", type=int, default=None, help="Random seed (default: drawn and recorded).")
+@click.option(
+    "--fusion", type=click.Choice(["rrf", "combsum", "borda"]), default="rrf", show_default=True
+)
+@click.option("--fair", is_flag=True, help="FairTake@N: reshuffle the run order at every depth.")
+@click.option("--strata", default=None, help="Stratified: BOUND:RATE,... e.g. 10:1.0,30:0.2")
+@click.option("--name", default="", help="A name for the pool.")
+@click.pass_context
+def pool_build(
+    ctx: click.Context,
+    campaign_name: str,
+    strategy: str,
+    depth: int,
+    budget: int | None,
+    runs: str | None,
+    seed: int | None,
+    fusion: str,
+    fair: bool,
+    strata: str | None,
+    name: str,
+) -> None:
+    """Build a pool from the campaign's runs."""
+    extra: dict[str, Any] = {}
+    if strategy == "fusion":
+        extra["fusion"] = fusion
+    if strategy == "take":
+        extra["fair"] = fair
+    if strategy == "stratified" and strata:
+        extra["strata"] = strata
+    with transaction(ctx) as session:
+        target = campaigns.get_campaign(session, campaign_name)
+        built = pools.build_pool(
+            session,
+            target,
+            strategy=strategy,
+            depth=depth,
+            budget=budget,
+            runs=split_tags(runs),
+            seed=seed,
+            name=name,
+            **extra,
+        )
+        stats = pools.pool_statistics(session, built)
+        click.echo(
+            f"{pools.describe_pool(built)}: {stats['size']} documents "
+            f"({stats['sampled']} to judge) over {len(stats['topics'])} topics"
+        )
+        warn_missing_text(session, built)
+
+
+def warn_missing_text(session: Session, built: Any) -> None:
+    missing = pools.documents_without_text(session, built)
+    if missing:
+        click.echo(
+            f"warning: {len(missing)} pooled document(s) have no text in the store: "
+            f"{importing.listed(missing)}",
+            err=True,
+        )
+
+
+@pool.command("extend")
+@campaign_option
+@click.option("--runs", required=True, help="TAG,TAG of the runs to add.")
+@click.option("--pool", "pool_id", type=int, default=None, help="Pool id (default: the latest).")
+@click.pass_context
+def pool_extend(ctx: click.Context, campaign_name: str, runs: str, pool_id: int | None) -> None:
+    """Add runs to a pool: only documents not pooled yet are added."""
+    with transaction(ctx) as session:
+        target = campaigns.get_campaign(session, campaign_name)
+        extended = pools.get_pool(session, target, pool_id)
+        added = pools.extend_pool(session, extended, split_tags(runs) or [])
+        click.echo(f"pool {extended.id}: {added} document(s) added")
+        warn_missing_text(session, extended)
+
+
+@pool.command("stats")
+@campaign_option
+@click.option("--pool", "pool_id", type=int, default=None, help="Pool id (default: the latest).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@click.pass_context
+def pool_stats(ctx: click.Context, campaign_name: str, pool_id: int | None, fmt: str) -> None:
+    """Pool size per topic, unique documents per run, run overlap, growth with depth."""
+    with transaction(ctx) as session:
+        target = campaigns.get_campaign(session, campaign_name)
+        described = pools.get_pool(session, target, pool_id)
+        stats = pools.pool_statistics(session, described)
+        if fmt == "json":
+            click.echo(json.dumps(stats, indent=1))
+            return
+        click.echo(pools.describe_pool(described))
+        click.echo(f"documents: {stats['size']} ({stats['sampled']} to judge)")
+        click.echo("topic\tsize\tto judge")
+        for qid, sizes in stats["topics"].items():
+            click.echo(f"{qid}\t{sizes['size']}\t{sizes['sampled']}")
+        click.echo(f"run\tcontributed\tunique (within depth {stats['contribution_depth']})")
+        for tag in stats["runs"]:
+            click.echo(
+                f"{tag}\t{stats['contributed_per_run'][tag]}\t{stats['unique_per_run'][tag]}"
+            )
+        growth = stats["growth_by_depth"]
+        click.echo("depth\tpool size")
+        for depth in sorted({1, 5, 10, 20, 50, 100, 200, 500, 1000, len(growth)}):
+            if depth <= len(growth):
+                click.echo(f"{depth}\t{growth[depth - 1]}")
+
+
+# ---------------------------------------------------------------- export
+
+
+@click.group()
+def export() -> None:
+    """Export a pool, qrels or the judgement log."""
+
+
+output_option = click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, writable=True),
+    default=None,
+    help="Output file (default: standard output).",
+)
+
+
+def write_output(output: str | None, write: Callable[[TextIO], int]) -> int:
+    if output is None:
+        return write(sys.stdout)
+    with open(output, "w", encoding="utf-8", newline="") as dest:
+        return write(dest)
+
+
+@export.command("pool")
+@campaign_option
+@click.option("--pool", "pool_id", type=int, default=None, help="Pool id (default: the latest).")
+@output_option
+@click.pass_context
+def export_pool(
+    ctx: click.Context, campaign_name: str, pool_id: int | None, output: str | None
+) -> None:
+    """The pool as `qid docno` lines per topic."""
+    with transaction(ctx) as session:
+        target = campaigns.get_campaign(session, campaign_name)
+        chosen = pools.get_pool(session, target, pool_id)
+        count = write_output(output, lambda dest: exports.export_pool(session, chosen, dest))
+    click.echo(f"{count} pooled document(s) written", err=True)
+
+
+@export.command("qrels")
+@campaign_option
+@output_option
+@click.option("--assessor", default=None, help="One assessor's current judgements.")
+@click.option("--final", is_flag=True, help="The adjudicated final labels.")
+@click.option("--binary-level", type=int, default=None, help="Write 1 for grades >= L, else 0.")
+@click.pass_context
+def export_qrels(
+    ctx: click.Context,
+    campaign_name: str,
+    output: str | None,
+    assessor: str | None,
+    final: bool,
+    binary_level: int | None,
+) -> None:
+    """Qrels from the judgements made so far."""
+    with transaction(ctx) as session:
+        target = campaigns.get_campaign(session, campaign_name)
+        count = write_output(
+            output,
+            lambda dest: exports.export_qrels(
+                session, target, dest, assessor=assessor, final=final, binary_level=binary_level
+            ),
+        )
+    click.echo(f"{count} qrels line(s) written", err=True)
+
+
+@export.command("log")
+@campaign_option
+@output_option
+@click.option("--format", "fmt", type=click.Choice(["csv", "json"]), default="csv")
+@click.pass_context
+def export_log(ctx: click.Context, campaign_name: str, output: str | None, fmt: str) -> None:
+    """Every judgement event (append-only log) with its time and revision."""
+    with transaction(ctx) as session:
+        target = campaigns.get_campaign(session, campaign_name)
+        count = write_output(
+            output, lambda dest: exports.export_judgement_log(session, target, dest, fmt=fmt)
+        )
+    click.echo(f"{count} judgement(s) written", err=True)

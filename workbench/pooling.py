@@ -1,0 +1,360 @@
+"""Pooling strategies: pure functions from ranked runs to the documents of one topic's pool.
+
+A topic's input is `Rankings`: run tag -> `RankedList`, each list already in the trec_eval run
+order (score descending, ties by docno descending: `ranked_list` applies the metric module's
+`trec_order`, the one home of that ordering). Rank 1 is the first element.
+
+Strategies (docs/methods.md section 1):
+  depth       P = union over runs of {d : rank_r(d) <= k}                       (TREC depth-k)
+  take        Take@N: for depth j = 1, 2, ...: for each run in a fixed order, take its rank-j
+              document if not pooled; stop at N documents (fair=True reshuffles the run order
+              at every depth: FairTake@N)
+  fusion      the N documents of highest fused score s(d), ties by docno descending:
+              rrf      s(d) = sum_r 1 / (k + rank_r(d)), k = 60
+              combsum  s(d) = sum_r (score_r(d) - min_r) / (max_r - min_r)  (missing = 0;
+                       a run whose scores are all equal gives 1 to each document it retrieved)
+              borda    c candidates: rank j gives c - j + 1 points; a run's unretrieved
+                       documents share its remaining points: (c - |r| + 1) / 2 each
+  stratified  the depth-D universe (D = the last stratum bound), each document placed in the
+              first stratum whose bound >= its best rank, and ceil(p_s * N_s) of the N_s
+              documents of stratum s sampled uniformly without replacement; a document's
+              inclusion probability is n_s / N_s; unsampled ones are exported as -1 (infAP).
+
+Every pooled document records its best rank, the number of runs retrieving it (within the
+considered depth) and the NTCIR priority n_runs + 1 / (1 + sum of its ranks): more runs
+first, then higher ranks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+STRATEGIES = ("depth", "take", "fusion", "stratified")
+FUSION_METHODS = ("rrf", "combsum", "borda")
+PRESENTATION_ORDERS = ("random", "docno", "priority")
+RRF_K = 60
+
+
+@dataclass(frozen=True)
+class RankedList:
+    """One run's documents for one topic in rank order, with their scores (same order)."""
+
+    docnos: Sequence[str]
+    scores: np.ndarray
+
+    def top(self, k: int | None) -> Sequence[str]:
+        return self.docnos if k is None else self.docnos[:k]
+
+
+Rankings = Mapping[str, RankedList]
+
+
+@dataclass(frozen=True)
+class PooledDocument:
+    docno: str
+    best_rank: int
+    n_runs: int
+    priority: float
+    stratum: int | None = None
+    sampled: bool = True
+    inclusion_prob: float = 1.0
+
+
+def ranked_list(
+    docnos: Sequence[str] | np.ndarray, scores: np.ndarray, *, limit: int | None = None
+) -> RankedList:
+    """Order a topic's run lines with the metric module's `trec_order` (first `limit` kept).
+
+    docnos may be strings or a bytes ('S') array of UTF-8 docnos.
+    """
+    from workbench.metrics.ranking import as_bytes_array, trec_order
+
+    names = as_bytes_array(docnos)
+    order = trec_order(names, scores)[:limit]
+    ordered = [name.decode("utf-8", "surrogateescape") for name in names[order].tolist()]
+    return RankedList(ordered, np.asarray(scores, dtype=np.float64)[order])
+
+
+def topic_rng(seed: int, *keys: str | int) -> np.random.Generator:
+    """A generator determined by the seed and the keys (strategy, topic, build...) alone."""
+    entropy = [seed]
+    for key in keys:
+        digest = hashlib.blake2b(str(key).encode(), digest_size=8).digest()
+        entropy.append(int.from_bytes(digest, "little"))
+    return np.random.default_rng(entropy)
+
+
+def describe(rankings: Rankings, docnos: Iterable[str], depth: int | None) -> list[PooledDocument]:
+    """PooledDocuments for `docnos` (order kept): best rank, runs and NTCIR priority.
+
+    Only the first `depth` ranks of each run count (None: the whole list).
+    """
+    best: dict[str, int] = {}
+    runs: dict[str, int] = {}
+    rank_sum: dict[str, int] = {}
+    for ranking in rankings.values():
+        for rank, docno in enumerate(ranking.top(depth), start=1):
+            runs[docno] = runs.get(docno, 0) + 1
+            rank_sum[docno] = rank_sum.get(docno, 0) + rank
+            if rank < best.get(docno, rank + 1):
+                best[docno] = rank
+    return [
+        PooledDocument(d, best[d], runs[d], runs[d] + 1.0 / (1.0 + rank_sum[d])) for d in docnos
+    ]
+
+
+def depth_pool(rankings: Rankings, depth: int) -> list[PooledDocument]:
+    """Depth-k: the union of every run's top `depth` documents, by best rank then docno."""
+    _positive("depth", depth)
+    union = {d for ranking in rankings.values() for d in ranking.top(depth)}
+    pooled = describe(rankings, union, depth)
+    return sorted(pooled, key=lambda p: (p.best_rank, p.docno))
+
+
+def take_pool(
+    rankings: Rankings,
+    budget: int,
+    *,
+    run_order: Sequence[str] | None = None,
+    fair: bool = False,
+    rng: np.random.Generator | None = None,
+) -> list[PooledDocument]:
+    """Take@N round robin over runs by rank (FairTake@N: run order reshuffled at each depth).
+
+    The fixed order is `run_order` (default: sorted tags). Result in the order taken.
+    """
+    _positive("budget", budget)
+    if fair and rng is None:
+        raise ValueError("FairTake@N needs a random generator")
+    order = [tag for tag in run_order if tag in rankings] if run_order else sorted(rankings)
+    longest = max((len(rankings[tag].docnos) for tag in order), default=0)
+    taken: dict[str, None] = {}
+    for j in range(longest):
+        if fair:
+            order = [order[i] for i in rng.permutation(len(order))]  # type: ignore[union-attr]
+        for tag in order:
+            docnos = rankings[tag].docnos
+            if j < len(docnos) and docnos[j] not in taken:
+                taken[docnos[j]] = None
+                if len(taken) == budget:
+                    return describe(rankings, taken, None)
+    return describe(rankings, taken, None)
+
+
+def fusion_scores(rankings: Rankings, method: str, *, rrf_k: int = RRF_K) -> dict[str, float]:
+    """The fused score s(d) of every retrieved document (formulas in the module docstring)."""
+    fused: dict[str, float] = {}
+    if method == "rrf":
+        for ranking in rankings.values():
+            for rank, docno in enumerate(ranking.docnos, start=1):
+                fused[docno] = fused.get(docno, 0.0) + 1.0 / (rrf_k + rank)
+    elif method == "combsum":
+        for ranking in rankings.values():
+            scores = np.asarray(ranking.scores, dtype=np.float64)
+            if not len(scores):
+                continue
+            low, high = float(scores.min()), float(scores.max())
+            normalised = (scores - low) / (high - low) if high > low else np.ones_like(scores)
+            for docno, value in zip(ranking.docnos, normalised.tolist(), strict=True):
+                fused[docno] = fused.get(docno, 0.0) + value
+    elif method == "borda":
+        candidates = {d for ranking in rankings.values() for d in ranking.docnos}
+        c = len(candidates)
+        for ranking in rankings.values():
+            n = len(ranking.docnos)
+            retrieved = set(ranking.docnos)
+            for rank, docno in enumerate(ranking.docnos, start=1):
+                fused[docno] = fused.get(docno, 0.0) + (c - rank + 1)
+            share = (c - n + 1) / 2.0
+            for docno in candidates - retrieved:
+                fused[docno] = fused.get(docno, 0.0) + share
+    else:
+        raise ValueError(f"unknown fusion method {method!r}; expected one of {FUSION_METHODS}")
+    return fused
+
+
+def fusion_pool(
+    rankings: Rankings, budget: int, *, method: str = "rrf", rrf_k: int = RRF_K
+) -> list[PooledDocument]:
+    """Fusion Take@N: the `budget` documents of highest fused score (ties: docno descending)."""
+    _positive("budget", budget)
+    fused = fusion_scores(rankings, method, rrf_k=rrf_k)
+    # score descending, then docno descending: sort by docno descending, then stable by score
+    ranked = sorted(sorted(fused, reverse=True), key=lambda d: -fused[d])
+    return describe(rankings, ranked[:budget], None)
+
+
+def parse_strata(text: str) -> list[tuple[int, float]]:
+    """'10:1.0,30:0.2,100:0.05' -> [(10, 1.0), (30, 0.2), (100, 0.05)] (bound, sampling rate)."""
+    strata: list[tuple[int, float]] = []
+    for part in text.split(","):
+        bound, _, rate = part.strip().partition(":")
+        try:
+            strata.append((int(bound), float(rate)))
+        except ValueError:
+            raise ValueError(
+                f"bad stratum {part.strip()!r}: expected BOUND:RATE such as 10:1.0"
+            ) from None
+    check_strata(strata)
+    return strata
+
+
+def check_strata(strata: Sequence[tuple[int, float]]) -> None:
+    if not strata:
+        raise ValueError("stratified pooling needs at least one stratum")
+    bounds = [bound for bound, _ in strata]
+    if bounds[0] < 1 or any(b <= a for a, b in itertools.pairwise(bounds)):
+        raise ValueError(f"stratum bounds must be positive and increasing; got {bounds}")
+    if any(not 0.0 < rate <= 1.0 for _, rate in strata):
+        raise ValueError("stratum sampling rates must be in (0, 1]")
+
+
+def stratified_pool(
+    rankings: Rankings,
+    strata: Sequence[tuple[int, float]],
+    rng: np.random.Generator,
+    *,
+    exclude: Iterable[str] = (),
+) -> list[PooledDocument]:
+    """Stratified sample of the depth-D universe by best rank (xinfAP design).
+
+    Documents in `exclude` (already pooled) are left out before sampling. Strata are numbered
+    from 1. Within a stratum the candidates are sorted by docno before the draw, so the sample
+    depends on the generator alone.
+    """
+    check_strata(strata)
+    excluded = set(exclude)
+    universe = [p for p in depth_pool(rankings, strata[-1][0]) if p.docno not in excluded]
+    pooled: list[PooledDocument] = []
+    lower = 0
+    for number, (bound, rate) in enumerate(strata, start=1):
+        members = sorted(
+            (p for p in universe if lower < p.best_rank <= bound), key=lambda p: p.docno
+        )
+        lower = bound
+        if not members:
+            continue
+        n_sampled = min(len(members), math.ceil(rate * len(members) - 1e-9))
+        chosen = set(rng.choice(len(members), size=n_sampled, replace=False).tolist())
+        probability = n_sampled / len(members)
+        pooled.extend(
+            replace(p, stratum=number, sampled=i in chosen, inclusion_prob=probability)
+            for i, p in enumerate(members)
+        )
+    return sorted(pooled, key=lambda p: (p.best_rank, p.docno))
+
+
+def pool_topic(
+    rankings: Rankings,
+    *,
+    strategy: str,
+    params: Mapping[str, object],
+    rng: np.random.Generator,
+    exclude: Iterable[str] = (),
+) -> list[PooledDocument]:
+    """One topic's pool by a named strategy; documents in `exclude` are dropped (extensions).
+
+    params: depth (depth), budget + run_order + fair (take), budget + fusion (fusion),
+    strata (stratified).
+    """
+    excluded = set(exclude)
+    if strategy == "stratified":
+        return stratified_pool(rankings, params["strata"], rng, exclude=excluded)  # type: ignore[arg-type]
+    if strategy == "depth":
+        pooled = depth_pool(rankings, int(params["depth"]))  # type: ignore[call-overload]
+    elif strategy == "take":
+        pooled = take_pool(
+            rankings,
+            int(params["budget"]),  # type: ignore[call-overload]
+            run_order=params.get("run_order"),  # type: ignore[arg-type]
+            fair=bool(params.get("fair", False)),
+            rng=rng,
+        )
+    elif strategy == "fusion":
+        pooled = fusion_pool(
+            rankings,
+            int(params["budget"]),  # type: ignore[call-overload]
+            method=str(params.get("fusion", "rrf")),
+        )
+    else:
+        raise ValueError(f"unknown pooling strategy {strategy!r}; expected one of {STRATEGIES}")
+    return [p for p in pooled if p.docno not in excluded]
+
+
+def presentation_order(
+    docnos: Sequence[str],
+    *,
+    mode: str = "random",
+    seed: int,
+    pool_id: int,
+    qid: str,
+    assessor_id: int,
+    builds: Sequence[int] | None = None,
+    priorities: Sequence[float] | None = None,
+) -> list[str]:
+    """The order in which one assessor sees one topic's pooled documents.
+
+    Documents of earlier builds always come first, so extending a pool never moves what an
+    assessor has already seen. Within a build: 'random' is a permutation of the docno-sorted
+    documents seeded by (seed, pool, topic, assessor, build); 'docno' sorts by docno;
+    'priority' by priority descending, ties by docno. Rank and system never enter.
+    """
+    if mode not in PRESENTATION_ORDERS:
+        raise ValueError(f"unknown order {mode!r}; expected one of {PRESENTATION_ORDERS}")
+    n = len(docnos)
+    builds = list(builds) if builds is not None else [0] * n
+    if mode == "priority" and priorities is None:
+        raise ValueError("the 'priority' order needs the documents' priorities")
+    if len(builds) != n or (priorities is not None and len(priorities) != n):
+        raise ValueError("docnos, builds and priorities must have the same length")
+    by_build: dict[int, list[int]] = {}
+    for i, build in enumerate(builds):
+        by_build.setdefault(build, []).append(i)
+    ordered: list[str] = []
+    for build in sorted(by_build):
+        members = sorted(by_build[build], key=lambda i: docnos[i])
+        if mode == "random":
+            rng = topic_rng(seed, "present", pool_id, qid, assessor_id, build)
+            members = [members[i] for i in rng.permutation(len(members))]
+        elif mode == "priority":
+            members.sort(key=lambda i: -priorities[i])  # type: ignore[index]
+        ordered.extend(docnos[i] for i in members)
+    return ordered
+
+
+def contributions(rankings: Rankings, pooled: Iterable[str], depth: int | None) -> dict[str, set]:
+    """For each run, the pooled documents it retrieved within `depth`."""
+    pool = set(pooled)
+    return {tag: set(r.top(depth)) & pool for tag, r in rankings.items()}
+
+
+def unique_contributions(contributed: Mapping[str, set]) -> dict[str, int]:
+    """For each run, how many of its contributed documents no other run contributed."""
+    seen: dict[str, int] = {}
+    for docs in contributed.values():
+        for d in docs:
+            seen[d] = seen.get(d, 0) + 1
+    return {tag: sum(1 for d in docs if seen[d] == 1) for tag, docs in contributed.items()}
+
+
+def growth_by_depth(rankings: Rankings, depth: int) -> list[int]:
+    """Pool size of the depth-d pool of these runs, for d = 1..depth."""
+    seen: set[str] = set()
+    sizes: list[int] = []
+    for d in range(depth):
+        for ranking in rankings.values():
+            if d < len(ranking.docnos):
+                seen.add(ranking.docnos[d])
+        sizes.append(len(seen))
+    return sizes
+
+
+def _positive(name: str, value: int) -> None:
+    if value < 1:
+        raise ValueError(f"{name} must be a positive integer; got {value}")

@@ -1,0 +1,108 @@
+"""Campaigns and their relevance scales."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from workbench.services.errors import NotFound, ServiceError
+from workbench.store.models import Campaign, Grade
+
+ScalePoint = tuple[int, str, str]  # (value, label, key)
+
+DEFAULT_SCALE: list[ScalePoint] = [
+    (0, "Not relevant", "0"),
+    (1, "Relevant", "1"),
+    (2, "Highly relevant", "2"),
+]
+
+
+def parse_scale(text: str) -> list[ScalePoint]:
+    """'0=Not relevant,1=Relevant' or 'value:label:key' items -> [(value, label, key)], by value.
+
+    The key defaults to the value's digits. Values and keys must be unique.
+    """
+    points: list[ScalePoint] = []
+    for item in text.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        if "=" in item:
+            value_text, _, label = item.partition("=")
+            key = ""
+        else:
+            value_text, _, rest = item.partition(":")
+            label, _, key = rest.partition(":")
+        try:
+            value = int(value_text.strip())
+        except ValueError:
+            raise ServiceError(
+                f"bad scale item {item!r}: expected VALUE=LABEL or VALUE:LABEL:KEY "
+                "with an integer value"
+            ) from None
+        label, key = label.strip(), key.strip() or str(value)
+        if not label:
+            raise ServiceError(f"bad scale item {item!r}: the grade needs a label")
+        points.append((value, label, key))
+    return _checked_scale(points)
+
+
+def _checked_scale(points: list[ScalePoint]) -> list[ScalePoint]:
+    if len(points) < 2:
+        raise ServiceError("a relevance scale needs at least two grades")
+    values = [value for value, _, _ in points]
+    keys = [key for _, _, key in points]
+    if len(set(values)) != len(values):
+        raise ServiceError(f"scale values must be unique; got {values}")
+    if len(set(keys)) != len(keys):
+        raise ServiceError(f"scale keys must be unique; got {keys}")
+    if any(len(key) > 8 for key in keys):
+        raise ServiceError("scale keys have at most 8 characters")
+    if any(value < 0 for value in values):
+        raise ServiceError("scale values must be non-negative (negative qrels values are reserved)")
+    return sorted(points)
+
+
+def create_campaign(
+    session: Session,
+    name: str,
+    *,
+    scale: str | list[ScalePoint] = DEFAULT_SCALE,
+    relevance_level: int = 1,
+    description: str = "",
+) -> Campaign:
+    """A new campaign with its scale; a grade >= relevance_level counts as relevant."""
+    name = name.strip()
+    if not name:
+        raise ServiceError("a campaign needs a name")
+    points = parse_scale(scale) if isinstance(scale, str) else _checked_scale(list(scale))
+    if relevance_level not in {value for value, _, _ in points}:
+        raise ServiceError(
+            f"relevance level {relevance_level} is not a grade of the scale "
+            f"{[value for value, _, _ in points]}"
+        )
+    if session.scalar(select(Campaign.id).where(Campaign.name == name)) is not None:
+        raise ServiceError(f"a campaign named {name!r} already exists")
+    campaign = Campaign(name=name, description=description, relevance_level=relevance_level)
+    campaign.grades = [Grade(value=v, label=label, key=key) for v, label, key in points]
+    session.add(campaign)
+    session.flush()
+    return campaign
+
+
+def get_campaign(session: Session, name_or_id: str | int) -> Campaign:
+    """The campaign of that name (or id); NotFound otherwise."""
+    campaign = None
+    if isinstance(name_or_id, str):
+        campaign = session.scalar(select(Campaign).where(Campaign.name == name_or_id))
+        if campaign is None and name_or_id.isdigit():
+            campaign = session.get(Campaign, int(name_or_id))
+    else:
+        campaign = session.get(Campaign, name_or_id)
+    if campaign is None:
+        raise NotFound(f"no campaign {name_or_id!r}")
+    return campaign
+
+
+def list_campaigns(session: Session) -> list[Campaign]:
+    return list(session.scalars(select(Campaign).order_by(Campaign.name)))

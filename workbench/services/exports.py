@@ -1,0 +1,185 @@
+"""Exports: a pool as a TREC-style document list, qrels from judgements, the judgement log."""
+
+from __future__ import annotations
+
+import csv
+import json
+from typing import TextIO
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from workbench import trec
+from workbench.services.errors import NotFound, ServiceError
+from workbench.services.judgements import current_judgements
+from workbench.services.pools import qid_key
+from workbench.store.models import Campaign, FinalLabel, Judgement, Pool, PoolEntry, User
+
+UNSAMPLED = -1  # pooled but not sampled (infAP/xinfAP qrels convention)
+LOG_FIELDS = (
+    "id",
+    "assessor",
+    "qid",
+    "docno",
+    "grade",
+    "cannot_judge",
+    "comment",
+    "created_at",
+    "time_spent_ms",
+    "position",
+    "revision",
+)
+
+
+def export_pool(session: Session, pool: Pool, dest: TextIO) -> int:
+    """Write `qid docno` lines, topics in order, docnos sorted; stratified pools list only the
+    sampled documents (the ones to judge). Returns the number of lines."""
+    rows = session.execute(
+        select(PoolEntry.qid, PoolEntry.docno).where(
+            PoolEntry.pool_id == pool.id, PoolEntry.sampled.is_(True)
+        )
+    ).all()
+    rows.sort(key=lambda row: (qid_key(row.qid), row.docno))
+    dest.write("".join(f"{qid} {docno}\n" for qid, docno in rows))
+    return len(rows)
+
+
+def export_qrels(
+    session: Session,
+    campaign: Campaign,
+    dest: TextIO,
+    *,
+    assessor: str | None = None,
+    final: bool = False,
+    binary_level: int | None = None,
+) -> int:
+    """Write qrels (`qid 0 docno rel`) and return the number of lines.
+
+    Labels: one assessor's current grades (assessor=), the adjudicated FinalLabels (final=True),
+    or by default the final labels if any exist, else the grades when every judged document has
+    exactly one judge (otherwise a ServiceError asks to adjudicate or pick an assessor).
+    'Cannot judge' rows are not labels. Documents pooled but not sampled by a stratified pool,
+    and not labelled, are written as -1; unjudged pooled documents are absent. binary_level L
+    writes 1 for grades >= L and 0 below.
+    """
+    if assessor is not None and final:
+        raise ServiceError("choose either an assessor or the final labels, not both")
+    if assessor is not None:
+        labels = _assessor_labels(session, campaign, assessor)
+    elif final or _has_final_labels(session, campaign):
+        labels = _final_labels(session, campaign)
+    else:
+        labels = _single_judge_labels(session, campaign)
+    if binary_level is not None:
+        labels = {key: int(grade >= binary_level) for key, grade in labels.items()}
+    for key in _unsampled(session, campaign):
+        labels.setdefault(key, UNSAMPLED)
+    ordered: dict[str, dict[str, int]] = {}
+    for qid, docno in sorted(labels, key=lambda key: (qid_key(key[0]), key[1])):
+        ordered.setdefault(qid, {})[docno] = labels[(qid, docno)]
+    trec.write_qrels(ordered, dest)
+    return len(labels)
+
+
+def _assessor_labels(session: Session, campaign: Campaign, username: str) -> dict:
+    user = session.scalar(select(User).where(User.username == username))
+    if user is None:
+        raise NotFound(f"no assessor {username!r}")
+    return {
+        (j.qid, j.docno): j.grade
+        for j in current_judgements(session, campaign.id, user_id=user.id)
+        if j.grade is not None
+    }
+
+
+def _has_final_labels(session: Session, campaign: Campaign) -> bool:
+    query = select(FinalLabel.id).where(FinalLabel.campaign_id == campaign.id).limit(1)
+    return session.scalar(query) is not None
+
+
+def _final_labels(session: Session, campaign: Campaign) -> dict:
+    rows = session.execute(
+        select(FinalLabel.qid, FinalLabel.docno, FinalLabel.grade).where(
+            FinalLabel.campaign_id == campaign.id
+        )
+    )
+    return {(qid, docno): grade for qid, docno, grade in rows}
+
+
+def _single_judge_labels(session: Session, campaign: Campaign) -> dict:
+    labels: dict[tuple[str, str], int] = {}
+    judges: dict[tuple[str, str], int] = {}
+    for judgement in current_judgements(session, campaign.id):
+        if judgement.grade is None:
+            continue
+        key = (judgement.qid, judgement.docno)
+        judges[key] = judges.get(key, 0) + 1
+        labels[key] = judgement.grade
+    shared = [key for key, count in judges.items() if count > 1]
+    if shared:
+        qid, docno = shared[0]
+        raise ServiceError(
+            f"{len(shared)} document(s) have more than one judge (e.g. topic {qid} document "
+            f"{docno}) and there are no final labels: adjudicate first, or export one "
+            "assessor's judgements"
+        )
+    return labels
+
+
+def _unsampled(session: Session, campaign: Campaign) -> set[tuple[str, str]]:
+    """(qid, docno) pooled but unsampled in some pool of the campaign and sampled in none."""
+    rows = session.execute(
+        select(PoolEntry.qid, PoolEntry.docno, PoolEntry.sampled)
+        .join(Pool, Pool.id == PoolEntry.pool_id)
+        .where(Pool.campaign_id == campaign.id)
+    )
+    unsampled: set[tuple[str, str]] = set()
+    sampled: set[tuple[str, str]] = set()
+    for qid, docno, is_sampled in rows:
+        (sampled if is_sampled else unsampled).add((qid, docno))
+    return unsampled - sampled
+
+
+def export_judgement_log(
+    session: Session, campaign: Campaign, dest: TextIO, *, fmt: str = "csv"
+) -> int:
+    """Write every judgement event of the campaign, oldest first, as CSV or a JSON list.
+
+    revision numbers an assessor's judgements of one document: 1, 2, ... Returns the row count.
+    """
+    if fmt not in ("csv", "json"):
+        raise ServiceError(f"unknown log format {fmt!r}; expected csv or json")
+    rows = session.execute(
+        select(Judgement, User.username)
+        .join(User, User.id == Judgement.user_id)
+        .where(Judgement.campaign_id == campaign.id)
+        .order_by(Judgement.id)
+    ).all()
+    revisions: dict[tuple[str, str, int], int] = {}
+    records = []
+    for judgement, username in rows:
+        key = (judgement.qid, judgement.docno, judgement.user_id)
+        revisions[key] = revisions.get(key, 0) + 1
+        records.append(
+            {
+                "id": judgement.id,
+                "assessor": username,
+                "qid": judgement.qid,
+                "docno": judgement.docno,
+                "grade": judgement.grade,
+                "cannot_judge": judgement.cannot_judge,
+                "comment": judgement.comment,
+                "created_at": judgement.created_at.isoformat(),
+                "time_spent_ms": judgement.time_spent_ms,
+                "position": judgement.position,
+                "revision": revisions[key],
+            }
+        )
+    if fmt == "json":
+        json.dump(records, dest, indent=1)
+        dest.write("\n")
+    else:
+        writer = csv.DictWriter(dest, fieldnames=LOG_FIELDS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(records)
+    return len(records)

@@ -1,0 +1,355 @@
+"""Imports of topics, documents, runs and qrels into a campaign.
+
+Each function works inside the caller's session and transaction: it raises on the first problem
+(a `TrecFormatError` naming file and line, or a `ServiceError`), and the caller's
+`with store.session()` rolls everything back, so a failed import leaves the store as it was.
+Runs are stored whole as RunTopic blobs (one row per run and topic, bulk-inserted).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import zlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from sqlalchemy import delete, insert, select, update
+from sqlalchemy.orm import Session
+
+from workbench import trec
+from workbench.documents import read_documents
+from workbench.services.errors import ServiceError
+from workbench.store.models import (
+    Campaign,
+    Document,
+    Pool,
+    PoolEntry,
+    QrelsEntry,
+    QrelsSet,
+    Run,
+    RunTopic,
+    Topic,
+)
+
+PathLike = str | os.PathLike[str]
+DOCUMENT_BATCH = 2000
+ZLIB_LEVEL = 1
+MAX_LISTED = 20
+
+
+@dataclass
+class ImportReport:
+    """What an import did: rows added/updated/skipped, lines read, and warnings for the user."""
+
+    kind: str
+    files: int = 0
+    added: int = 0
+    updated: int = 0
+    skipped: int = 0
+    lines: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        parts = [f"{self.kind}: {self.added} added"]
+        if self.updated:
+            parts.append(f"{self.updated} updated")
+        if self.skipped:
+            parts.append(f"{self.skipped} skipped")
+        if self.lines:
+            parts.append(f"{self.lines} lines")
+        return ", ".join(parts) + f" from {self.files} file(s)"
+
+
+def listed(items: Sequence[str], limit: int = MAX_LISTED) -> str:
+    """'a, b, c' with at most `limit` items shown and the rest counted."""
+    shown = ", ".join(items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
+# ---------------------------------------------------------------- topics
+
+
+def import_topics(
+    session: Session, campaign: Campaign, path: PathLike, *, format: str | None = None
+) -> ImportReport:
+    """Add the topics of a file; topics already in the campaign get the file's statements."""
+    statements = trec.read_topics(path, format=format)
+    existing = {
+        topic.qid: topic
+        for topic in session.scalars(select(Topic).where(Topic.campaign_id == campaign.id))
+    }
+    report = ImportReport("topics", files=1)
+    for statement in statements:
+        fields = {
+            "title": statement.title,
+            "description": statement.description,
+            "narrative": statement.narrative,
+            "extra": dict(statement.extra),
+        }
+        topic = existing.get(statement.qid)
+        if topic is None:
+            session.add(Topic(campaign_id=campaign.id, qid=statement.qid, **fields))
+            report.added += 1
+        else:
+            for name, value in fields.items():
+                setattr(topic, name, value)
+            report.updated += 1
+    session.flush()
+    return report
+
+
+def campaign_qids(session: Session, campaign: Campaign) -> set[str]:
+    return set(session.scalars(select(Topic.qid).where(Topic.campaign_id == campaign.id)))
+
+
+# ---------------------------------------------------------------- documents
+
+
+def import_documents(
+    session: Session,
+    campaign: Campaign,
+    paths: Iterable[PathLike],
+    *,
+    only_pooled: bool = False,
+    format: str | None = None,
+) -> ImportReport:
+    """Stream documents (JSONL or TREC SGML) into the campaign, in batches.
+
+    A docno already stored gets the new title/text; only_pooled keeps just the documents some
+    pool of the campaign holds. Warns about pooled documents still without text.
+    """
+    existing: dict[str, int] = dict(
+        session.execute(
+            select(Document.docno, Document.id).where(Document.campaign_id == campaign.id)
+        ).tuples()
+    )
+    wanted = pooled_docnos(session, campaign) if only_pooled else None
+    report = ImportReport("documents")
+    new_rows: list[dict] = []
+    changed_rows: list[dict] = []
+    seen: set[str] = set()
+    duplicates = 0
+
+    def flush() -> None:
+        if new_rows:
+            session.execute(insert(Document), new_rows)
+            new_rows.clear()
+        if changed_rows:
+            session.execute(update(Document), changed_rows)
+            changed_rows.clear()
+
+    for path in paths:
+        report.files += 1
+        for document in read_documents(path, format=format):
+            report.lines += 1
+            if wanted is not None and document.docno not in wanted:
+                report.skipped += 1
+                continue
+            if document.docno in seen:
+                duplicates += 1
+                continue
+            seen.add(document.docno)
+            fields = {"title": document.title, "text": document.text, "extra": document.extra}
+            if document.docno in existing:
+                changed_rows.append({"id": existing[document.docno], **fields})
+                report.updated += 1
+            else:
+                new_rows.append({"campaign_id": campaign.id, "docno": document.docno, **fields})
+                report.added += 1
+            if len(new_rows) + len(changed_rows) >= DOCUMENT_BATCH:
+                flush()
+    flush()
+    if duplicates:
+        report.warnings.append(
+            f"{duplicates} document(s) appeared more than once; the first was kept"
+        )
+    report.warnings.extend(missing_text_warnings(session, campaign))
+    return report
+
+
+def pooled_docnos(session: Session, campaign: Campaign) -> set[str]:
+    """Every docno in any pool of the campaign."""
+    query = (
+        select(PoolEntry.docno)
+        .join(Pool, Pool.id == PoolEntry.pool_id)
+        .where(Pool.campaign_id == campaign.id)
+        .distinct()
+    )
+    return set(session.scalars(query))
+
+
+def missing_text_warnings(session: Session, campaign: Campaign) -> list[str]:
+    """A warning listing the documents of the campaign's latest pool that have no text."""
+    from workbench.services.pools import documents_without_text, latest_pool
+
+    pool = latest_pool(session, campaign)
+    if pool is None:
+        return []
+    missing = documents_without_text(session, pool)
+    if not missing:
+        return []
+    return [
+        f"{len(missing)} pooled document(s) of pool {pool.id} have no text in the store: "
+        + listed(missing)
+    ]
+
+
+# ---------------------------------------------------------------- runs
+
+
+def import_runs(
+    session: Session,
+    campaign: Campaign,
+    paths: Iterable[PathLike],
+    *,
+    replace: bool = False,
+    group: str = "",
+    contributes: bool = True,
+) -> ImportReport:
+    """Store each run whole. A tag already in the campaign is refused unless replace=True
+    (the run keeps its id, so pools that name it still do); topics the campaign lacks are an
+    error that lists them."""
+    known_qids = campaign_qids(session, campaign)
+    stored = {
+        run.tag: run for run in session.scalars(select(Run).where(Run.campaign_id == campaign.id))
+    }
+    report = ImportReport("runs")
+    batch_tags: dict[str, str] = {}
+    for path in paths:
+        path = Path(path)
+        data = path.read_bytes()
+        run = trec.read_run(path)
+        report.files += 1
+        report.lines += run.n_lines
+        if run.tag in batch_tags:
+            raise ServiceError(
+                f"{path}: run tag {run.tag!r} is also the tag of {batch_tags[run.tag]}"
+            )
+        batch_tags[run.tag] = str(path)
+        unknown = [qid for qid in run.topics() if qid not in known_qids]
+        if unknown:
+            raise ServiceError(
+                f"{path}: run {run.tag!r} names {len(unknown)} topic(s) the campaign "
+                f"{campaign.name!r} lacks: {listed(unknown)}"
+            )
+        fields = {
+            "file_name": path.name,
+            "checksum": hashlib.sha256(data).hexdigest(),
+            "group": group,
+            "contributes": contributes,
+            "line_count": run.n_lines,
+        }
+        model = stored.get(run.tag)
+        if model is not None:
+            if not replace:
+                raise ServiceError(
+                    f"{path}: campaign {campaign.name!r} already has a run tagged {run.tag!r} "
+                    "(ask for replacement to overwrite it)"
+                )
+            for name, value in fields.items():
+                setattr(model, name, value)
+            session.execute(delete(RunTopic).where(RunTopic.run_id == model.id))
+            report.updated += 1
+        else:
+            model = Run(campaign_id=campaign.id, tag=run.tag, **fields)
+            session.add(model)
+            report.added += 1
+        session.flush()
+        session.execute(insert(RunTopic), list(run_topic_rows(model.id, run)))
+    return report
+
+
+def run_topic_rows(run_id: int, run: trec.Run) -> Iterable[dict]:
+    """One RunTopic row per topic: zlib-compressed docnos ('\\n'-joined), scores, ranks."""
+    for qid in run.topics():
+        lines = run.topic_slice(qid)
+        yield {
+            "run_id": run_id,
+            "qid": qid,
+            "n_lines": lines.stop - lines.start,
+            "docnos": zlib.compress(b"\n".join(run.docnos[lines].tolist()), ZLIB_LEVEL),
+            "scores": zlib.compress(_little(run.scores[lines], "<f8"), ZLIB_LEVEL),
+            "ranks": zlib.compress(_little(run.ranks[lines], "<i8"), ZLIB_LEVEL),
+        }
+
+
+def _little(values: np.ndarray, dtype: str) -> bytes:
+    return np.ascontiguousarray(values, dtype=dtype).tobytes()
+
+
+def decode_run_topic(row: RunTopic) -> tuple[list[bytes], np.ndarray, np.ndarray]:
+    """(docnos as UTF-8 bytes, scores, ranks) of a RunTopic row, in file order."""
+    docnos = zlib.decompress(row.docnos).split(b"\n") if row.n_lines else []
+    scores = np.frombuffer(zlib.decompress(row.scores), dtype="<f8").astype(np.float64)
+    ranks = np.frombuffer(zlib.decompress(row.ranks), dtype="<i8").astype(np.int64)
+    return docnos, scores, ranks
+
+
+def load_run(session: Session, run_model: Run) -> trec.Run:
+    """The parsed run rebuilt from its RunTopic blobs: same topics, lines, order and ranks."""
+    rows = session.scalars(
+        select(RunTopic).where(RunTopic.run_id == run_model.id).order_by(RunTopic.id)
+    )
+    topics: list[str] = []
+    offsets = [0]
+    docnos: list[bytes] = []
+    scores: list[np.ndarray] = []
+    ranks: list[np.ndarray] = []
+    for row in rows:
+        topic_docnos, topic_scores, topic_ranks = decode_run_topic(row)
+        topics.append(row.qid)
+        docnos.extend(topic_docnos)
+        scores.append(topic_scores)
+        ranks.append(topic_ranks)
+        offsets.append(len(docnos))
+    return trec.Run(
+        topics,
+        np.array(offsets, dtype=np.int64),
+        np.array(docnos, dtype=bytes) if docnos else np.zeros(0, dtype="S1"),
+        np.concatenate(scores) if scores else np.zeros(0, dtype=np.float64),
+        np.concatenate(ranks) if ranks else np.zeros(0, dtype=np.int64),
+        run_model.tag,
+        n_lines=run_model.line_count,
+    )
+
+
+# ---------------------------------------------------------------- qrels
+
+
+def import_qrels(
+    session: Session, campaign: Campaign, path: PathLike, *, name: str | None = None
+) -> ImportReport:
+    """Store a qrels file as a named QrelsSet (default name: the file name)."""
+    path = Path(path)
+    qrels = trec.read_qrels(path)
+    name = name or path.name
+    exists = session.scalar(
+        select(QrelsSet.id).where(QrelsSet.campaign_id == campaign.id, QrelsSet.name == name)
+    )
+    if exists is not None:
+        raise ServiceError(f"campaign {campaign.name!r} already has qrels named {name!r}")
+    qrels_set = QrelsSet(campaign_id=campaign.id, name=name, source=str(path))
+    session.add(qrels_set)
+    session.flush()
+    rows = [
+        {
+            "qrels_set_id": qrels_set.id,
+            "qid": qid,
+            "iteration": str(iteration),
+            "docno": docno,
+            "rel": int(rel),
+        }
+        for qid, iteration, docno, rel in qrels.entries()
+    ]
+    if rows:
+        session.execute(insert(QrelsEntry), rows)
+    report = ImportReport("qrels", files=1, added=len(rows), lines=len(rows))
+    unknown = sorted(set(qrels.topics()) - campaign_qids(session, campaign))
+    if unknown:
+        report.warnings.append(
+            f"{len(unknown)} qrels topic(s) are not topics of the campaign: {listed(unknown)}"
+        )
+    return report

@@ -1,0 +1,393 @@
+"""Pools: build one from a campaign's runs with a recorded strategy, extend it, describe it.
+
+A pool records its strategy, parameters (including the run order and each run's checksum),
+seed and creation time, so `build_pool` with the same runs, parameters and seed gives the same
+pool. The per-topic work is `workbench.pooling` (pure); this module loads the runs and stores
+the result as PoolEntry rows.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+from sqlalchemy import func, insert, select
+from sqlalchemy.orm import Session
+
+from workbench import pooling
+from workbench.services.errors import NotFound, ServiceError
+from workbench.services.importing import decode_run_topic, listed
+from workbench.store.models import (
+    Campaign,
+    Document,
+    Pool,
+    PoolEntry,
+    PoolRun,
+    Run,
+    RunTopic,
+    utcnow,
+)
+
+DEFAULT_STRATA = "10:1.0,30:0.2,100:0.05"
+MAX_GROWTH_DEPTH = 1000
+
+
+def build_pool(
+    session: Session,
+    campaign: Campaign,
+    *,
+    strategy: str = "depth",
+    depth: int = 10,
+    budget: int | None = None,
+    runs: list[str] | None = None,
+    seed: int | None = None,
+    name: str = "",
+    **params: Any,
+) -> Pool:
+    """Pool the chosen runs (default: every contributing run, by tag) topic by topic.
+
+    depth: depth-k. take: Take@N with budget N per topic (fair=True: FairTake@N).
+    fusion: Take@N by fused score (fusion='rrf'|'combsum'|'borda'). stratified: strata
+    'BOUND:RATE,...' (default 10:1.0,30:0.2,100:0.05) sampled by best rank.
+    """
+    recorded = _strategy_params(strategy, depth=depth, budget=budget, **params)
+    models = _select_runs(session, campaign, runs)
+    if seed is None:
+        seed = secrets.randbelow(2**31)
+    recorded["runs"] = [run.tag for run in models]
+    recorded["checksums"] = {run.tag: run.checksum for run in models}
+    pool = Pool(campaign_id=campaign.id, name=name, strategy=strategy, params=recorded, seed=seed)
+    session.add(pool)
+    session.flush()
+    session.execute(
+        insert(PoolRun), [{"pool_id": pool.id, "run_id": run.id, "build": 0} for run in models]
+    )
+    rows: list[dict] = []
+    for qid, rankings in _topic_rankings(session, models, _ranking_limit(recorded)):
+        rng = pooling.topic_rng(seed, strategy, qid, 0)
+        pooled = pooling.pool_topic(rankings, strategy=strategy, params=_pure(recorded), rng=rng)
+        rows.extend(_entry_row(pool.id, qid, p, build=0) for p in pooled)
+    if rows:
+        session.execute(insert(PoolEntry), rows)
+    return pool
+
+
+def extend_pool(session: Session, pool: Pool, runs: list[str]) -> int:
+    """Add runs to a pool: only documents not pooled yet are added, as the next build.
+
+    The strategy is re-applied to all the pool's runs with the recorded parameters and seed
+    (new runs after the recorded ones in the run order); existing entries are untouched.
+    """
+    campaign = session.get(Campaign, pool.campaign_id)
+    new_models = _select_runs(session, campaign, runs)  # type: ignore[arg-type]
+    current = pool_runs(session, pool)
+    already = [run.tag for run in new_models if run.tag in {r.tag for r in current}]
+    if already:
+        raise ServiceError(f"run(s) already in pool {pool.id}: {listed(already)}")
+    build = 1 + (
+        session.scalar(select(func.max(PoolRun.build)).where(PoolRun.pool_id == pool.id)) or 0
+    )
+    params = dict(pool.params)
+    params["runs"] = [*params.get("runs", [r.tag for r in current]), *(r.tag for r in new_models)]
+    params["checksums"] = {**params.get("checksums", {}), **{r.tag: r.checksum for r in new_models}}
+    params["extensions"] = [
+        *params.get("extensions", []),
+        {"build": build, "runs": [r.tag for r in new_models], "at": utcnow().isoformat()},
+    ]
+    pool.params = params
+    session.execute(
+        insert(PoolRun),
+        [{"pool_id": pool.id, "run_id": run.id, "build": build} for run in new_models],
+    )
+    existing: dict[str, set[str]] = {}
+    for qid, docno in session.execute(
+        select(PoolEntry.qid, PoolEntry.docno).where(PoolEntry.pool_id == pool.id)
+    ):
+        existing.setdefault(qid, set()).add(docno)
+    rows: list[dict] = []
+    models = [*current, *new_models]
+    for qid, rankings in _topic_rankings(session, models, _ranking_limit(params)):
+        rng = pooling.topic_rng(pool.seed, pool.strategy, qid, build)
+        pooled = pooling.pool_topic(
+            rankings,
+            strategy=pool.strategy,
+            params=_pure(params),
+            rng=rng,
+            exclude=existing.get(qid, set()),
+        )
+        rows.extend(_entry_row(pool.id, qid, p, build=build) for p in pooled)
+    if rows:
+        session.execute(insert(PoolEntry), rows)
+    session.flush()
+    return len(rows)
+
+
+def pool_runs(session: Session, pool: Pool) -> list[Run]:
+    """The pool's runs in the recorded run order (builds in order)."""
+    query = (
+        select(Run)
+        .join(PoolRun, PoolRun.run_id == Run.id)
+        .where(PoolRun.pool_id == pool.id)
+        .order_by(PoolRun.build, PoolRun.id)
+    )
+    models = list(session.scalars(query))
+    order = {tag: i for i, tag in enumerate(pool.params.get("runs", []))}
+    return sorted(models, key=lambda run: order.get(run.tag, len(order)))
+
+
+def pool_documents(session: Session, pool: Pool, qid: str) -> list[PoolEntry]:
+    """A topic's pooled documents, by build then best rank then docno."""
+    query = (
+        select(PoolEntry)
+        .where(PoolEntry.pool_id == pool.id, PoolEntry.qid == qid)
+        .order_by(PoolEntry.build, PoolEntry.best_rank, PoolEntry.docno)
+    )
+    return list(session.scalars(query))
+
+
+def latest_pool(session: Session, campaign: Campaign) -> Pool | None:
+    return session.scalar(
+        select(Pool).where(Pool.campaign_id == campaign.id).order_by(Pool.id.desc()).limit(1)
+    )
+
+
+def get_pool(session: Session, campaign: Campaign, pool_id: int | None = None) -> Pool:
+    """The pool of that id in the campaign, or its latest pool; NotFound otherwise."""
+    if pool_id is None:
+        pool = latest_pool(session, campaign)
+        if pool is None:
+            raise NotFound(f"campaign {campaign.name!r} has no pool yet")
+        return pool
+    pool = session.get(Pool, pool_id)
+    if pool is None or pool.campaign_id != campaign.id:
+        raise NotFound(f"campaign {campaign.name!r} has no pool {pool_id}")
+    return pool
+
+
+def documents_without_text(session: Session, pool: Pool) -> list[str]:
+    """Pooled docnos (sampled ones) with no document text in the campaign, sorted."""
+    query = (
+        select(PoolEntry.docno)
+        .outerjoin(
+            Document,
+            (Document.docno == PoolEntry.docno) & (Document.campaign_id == pool.campaign_id),
+        )
+        .where(PoolEntry.pool_id == pool.id, PoolEntry.sampled.is_(True))
+        .where((Document.id.is_(None)) | (Document.text == ""))
+        .distinct()
+        .order_by(PoolEntry.docno)
+    )
+    return list(session.scalars(query))
+
+
+def pool_statistics(session: Session, pool: Pool) -> dict[str, Any]:
+    """Sizes per topic, documents only each run contributed, pairwise run overlap (Jaccard of
+    contributed documents over all topics), and pool size at depths 1..D summed over topics.
+
+    A run contributes a pooled document it ranks within D: the pool depth (depth), the last
+    stratum bound (stratified), or the deepest best rank in the pool (take, fusion).
+    """
+    entries = session.execute(
+        select(PoolEntry.qid, PoolEntry.docno, PoolEntry.sampled, PoolEntry.best_rank).where(
+            PoolEntry.pool_id == pool.id
+        )
+    ).all()
+    pooled: dict[str, set[str]] = {}
+    sampled: dict[str, int] = {}
+    for qid, docno, is_sampled, _ in entries:
+        pooled.setdefault(qid, set()).add(docno)
+        sampled[qid] = sampled.get(qid, 0) + bool(is_sampled)
+    depth = _contribution_depth(pool, max((e.best_rank for e in entries), default=1))
+    models = pool_runs(session, pool)
+    tags = [run.tag for run in models]
+    unique = dict.fromkeys(tags, 0)
+    shared = {a: dict.fromkeys(tags, 0) for a in tags}
+    contributed_total = dict.fromkeys(tags, 0)
+    growth = [0] * depth
+    for qid, rankings in _topic_rankings(session, models, depth):
+        contributed = pooling.contributions(rankings, pooled.get(qid, set()), depth)
+        for tag, count in pooling.unique_contributions(contributed).items():
+            unique[tag] += count
+        for a in tags:
+            contributed_total[a] += len(contributed[a])
+            for b in tags:
+                shared[a][b] += len(contributed[a] & contributed[b])
+        for d, size in enumerate(pooling.growth_by_depth(rankings, depth)):
+            growth[d] += size
+    overlap = {
+        a: {
+            b: (
+                shared[a][b] / union
+                if (union := contributed_total[a] + contributed_total[b] - shared[a][b])
+                else 0.0
+            )
+            for b in tags
+        }
+        for a in tags
+    }
+    return {
+        "pool": pool.id,
+        "name": pool.name,
+        "strategy": pool.strategy,
+        "params": pool.params,
+        "seed": pool.seed,
+        "created_at": pool.created_at.isoformat(),
+        "runs": tags,
+        "size": sum(len(docs) for docs in pooled.values()),
+        "sampled": sum(sampled.values()),
+        "topics": {
+            qid: {"size": len(pooled[qid]), "sampled": sampled[qid]}
+            for qid in sorted(pooled, key=qid_key)
+        },
+        "contribution_depth": depth,
+        "contributed_per_run": contributed_total,
+        "unique_per_run": unique,
+        "overlap": overlap,
+        "growth_by_depth": growth,
+    }
+
+
+def qid_key(qid: str) -> tuple[int, int, str]:
+    """Sort key: numeric topic ids numerically, before the others alphabetically."""
+    return (0, int(qid), "") if qid.isdigit() else (1, 0, qid)
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _strategy_params(
+    strategy: str, *, depth: int, budget: int | None, **params: Any
+) -> dict[str, Any]:
+    """The parameters to record for a strategy, validated (ServiceError on a bad request)."""
+    if strategy not in pooling.STRATEGIES:
+        raise ServiceError(
+            f"unknown pooling strategy {strategy!r}; "
+            f"expected one of {', '.join(pooling.STRATEGIES)}"
+        )
+    unknown = set(params) - {"fair", "fusion", "strata"}
+    if unknown:
+        raise ServiceError(f"unknown pool parameter(s): {', '.join(sorted(unknown))}")
+    if strategy == "depth":
+        if depth < 1:
+            raise ServiceError(f"depth must be a positive integer; got {depth}")
+        return {"depth": depth}
+    if strategy == "stratified":
+        strata = params.get("strata") or DEFAULT_STRATA
+        try:
+            parsed = (
+                pooling.parse_strata(strata)
+                if isinstance(strata, str)
+                else [(int(b), float(r)) for b, r in strata]
+            )
+            pooling.check_strata(parsed)
+        except ValueError as error:
+            raise ServiceError(str(error)) from None
+        return {"strata": [list(s) for s in parsed], "depth": parsed[-1][0]}
+    if budget is None or budget < 1:
+        raise ServiceError(
+            f"the {strategy} strategy needs a positive --budget (documents per topic)"
+        )
+    if strategy == "take":
+        return {"budget": budget, "fair": bool(params.get("fair", False))}
+    fusion = params.get("fusion") or "rrf"
+    if fusion not in pooling.FUSION_METHODS:
+        raise ServiceError(
+            f"unknown fusion method {fusion!r}; expected one of {', '.join(pooling.FUSION_METHODS)}"
+        )
+    return {"budget": budget, "fusion": fusion, "rrf_k": pooling.RRF_K}
+
+
+def _pure(recorded: dict[str, Any]) -> dict[str, Any]:
+    """Recorded parameters in the shape `pooling.pool_topic` takes."""
+    params = dict(recorded)
+    params["run_order"] = recorded["runs"]
+    if "strata" in recorded:
+        params["strata"] = [(int(b), float(r)) for b, r in recorded["strata"]]
+    return params
+
+
+def _ranking_limit(recorded: dict[str, Any]) -> int | None:
+    """How deep the runs must be read: the pool depth for depth and stratified pools."""
+    return int(recorded["depth"]) if "depth" in recorded else None
+
+
+def _contribution_depth(pool: Pool, deepest: int) -> int:
+    depth = pool.params.get("depth") or deepest
+    return max(1, min(int(depth), MAX_GROWTH_DEPTH))
+
+
+def _select_runs(session: Session, campaign: Campaign, tags: Sequence[str] | None) -> list[Run]:
+    """The named runs in the given order, or every contributing run sorted by tag."""
+    if tags is None:
+        models = list(
+            session.scalars(
+                select(Run)
+                .where(Run.campaign_id == campaign.id, Run.contributes.is_(True))
+                .order_by(Run.tag)
+            )
+        )
+        if not models:
+            raise ServiceError(f"campaign {campaign.name!r} has no contributing runs to pool")
+        return models
+    tags = list(dict.fromkeys(tags))
+    if not tags:
+        raise ServiceError("no runs named")
+    by_tag = {
+        run.tag: run
+        for run in session.scalars(
+            select(Run).where(Run.campaign_id == campaign.id, Run.tag.in_(tags))
+        )
+    }
+    missing = [tag for tag in tags if tag not in by_tag]
+    if missing:
+        raise NotFound(f"campaign {campaign.name!r} has no run(s) {listed(missing)}")
+    return [by_tag[tag] for tag in tags]
+
+
+def _topic_rankings(
+    session: Session, models: Sequence[Run], limit: int | None = None
+) -> Iterator[tuple[str, dict[str, pooling.RankedList]]]:
+    """(qid, {tag: ranked list}) for every topic any of the runs has, one topic at a time.
+
+    With `limit`, only each list's first `limit` documents are kept (enough for depth pools).
+    """
+    tag_of = {run.id: run.tag for run in models}
+    qids = session.scalars(select(RunTopic.qid).where(RunTopic.run_id.in_(tag_of)).distinct()).all()
+    for qid in sorted(qids, key=qid_key):
+        rows = session.scalars(
+            select(RunTopic).where(RunTopic.run_id.in_(tag_of), RunTopic.qid == qid)
+        )
+        rankings: dict[str, pooling.RankedList] = {}
+        for row in rows:
+            docnos, scores, _ranks = decode_run_topic(row)
+            names = np.array(docnos, dtype=bytes) if docnos else np.zeros(0, dtype="S1")
+            rankings[tag_of[row.run_id]] = pooling.ranked_list(names, scores, limit=limit)
+        yield qid, {run.tag: rankings[run.tag] for run in models if run.tag in rankings}
+
+
+def _entry_row(pool_id: int, qid: str, p: pooling.PooledDocument, *, build: int) -> dict:
+    return {
+        "pool_id": pool_id,
+        "qid": qid,
+        "docno": p.docno,
+        "build": build,
+        "best_rank": p.best_rank,
+        "n_runs": p.n_runs,
+        "priority": p.priority,
+        "stratum": p.stratum,
+        "sampled": p.sampled,
+        "inclusion_prob": p.inclusion_prob,
+    }
+
+
+def describe_pool(pool: Pool) -> str:
+    """One line: id, strategy, parameters and seed."""
+    shown = {k: v for k, v in pool.params.items() if k not in ("checksums", "extensions", "runs")}
+    created = pool.created_at.replace(tzinfo=dt.UTC).isoformat(timespec="seconds")
+    return (
+        f"pool {pool.id} ({pool.strategy} {shown}, {len(pool.params.get('runs', []))} runs, "
+        f"seed {pool.seed}, created {created})"
+    )
