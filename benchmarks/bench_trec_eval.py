@@ -1,0 +1,322 @@
+"""Time ``workbench trec-eval`` against pytrec_eval, ranx and the trec_eval binary.
+
+Every tool runs as a fresh process on the same files and evaluates the same measures
+(``map P.10 recall.100,1000 ndcg ndcg_cut.10 recip_rank bpref Rprec``); the whole process is
+timed (start-up, parsing, sorting, evaluating, printing). Peak memory is the child's own
+``ru_maxrss`` from ``os.wait4``, so it is exact per process. Each measurement is repeated
+and the median taken. On W-adhoc every tool evaluates the 100 runs as 100 processes (times
+summed, peak memory the largest), and workbench also evaluates them all in one process.
+
+A sanity line compares workbench's per-topic values (``-q``) with pytrec_eval's at 4 dp.
+
+    python benchmarks/bench_trec_eval.py [--workload marco|adhoc|all] [--repeat N]
+        [--tools workbench,pytrec_eval,ranx,trec_eval] [--profile]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+# Run as a script, so this file's directory is on sys.path.
+from workloads import DEFAULT_DATA_DIR, generate_adhoc, generate_marco
+
+TREC_EVAL_MEASURES = [
+    "map",
+    "P.10",
+    "recall.100,1000",
+    "ndcg",
+    "ndcg_cut.10",
+    "recip_rank",
+    "bpref",
+    "Rprec",
+]
+TOOLS = ("workbench", "pytrec_eval", "ranx", "trec_eval")
+
+# The usual way to use pytrec_eval on files; prints trec_eval-style lines (per topic with -q).
+PYTREC_EVAL_SCRIPT = """
+import sys
+import pytrec_eval
+qrels_path, run_path, per_topic = sys.argv[1], sys.argv[2], sys.argv[3] == "-q"
+measures = set(sys.argv[4:])
+with open(qrels_path) as f:
+    qrels = pytrec_eval.parse_qrel(f)
+with open(run_path) as f:
+    run = pytrec_eval.parse_run(f)
+results = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
+names = sorted({name for values in results.values() for name in values})
+lines = []
+for name in names:
+    if per_topic:
+        for qid in sorted(results):
+            lines.append(f"{name:<22}\\t{qid}\\t{results[qid][name]:6.4f}")
+    mean = sum(values[name] for values in results.values()) / len(results)
+    lines.append(f"{name:<22}\\tall\\t{mean:6.4f}")
+print("\\n".join(lines))
+"""
+
+# The usual way to use ranx on files.
+RANX_SCRIPT = """
+import sys
+from ranx import Qrels, Run, evaluate
+qrels = Qrels.from_file(sys.argv[1], kind="trec")
+run = Run.from_file(sys.argv[2], kind="trec")
+metrics = ["map", "precision@10", "recall@100", "recall@1000", "ndcg", "ndcg@10", "mrr",
+           "bpref", "r-precision"]
+for name, value in evaluate(qrels, run, metrics).items():
+    print(f"{name:<22}\\tall\\t{value:6.4f}")
+"""
+
+# Issue 2's figures (its 2-core machine): wall seconds, peak MiB (None: not given).
+REFERENCE = {
+    ("W-marco", "trec_eval"): (5.7, 587),
+    ("W-marco", "pytrec_eval"): (5.2, 1229),
+    ("W-marco", "ranx"): (17.0, 2458),
+    ("W-adhoc", "trec_eval"): (3.8, None),
+    ("W-adhoc", "pytrec_eval"): (3.7, None),
+    ("W-adhoc", "ranx"): (18.0, None),
+}
+
+
+@dataclass(frozen=True)
+class Measurement:
+    wall: float  # seconds
+    peak_mib: float
+
+
+def run_process(command: Sequence[str], stdout_path: Path) -> Measurement:
+    """Run ``command`` to completion; its wall time and its own peak RSS (``wait4``)."""
+    with stdout_path.open("wb") as out:
+        start = time.perf_counter()
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.PIPE)
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        err = process.stderr.read().decode(errors="replace") if process.stderr else ""
+        raise RuntimeError(f"{' '.join(command[:4])} ... exited {process.returncode}: {err}")
+    if process.stderr:
+        process.stderr.close()
+    return Measurement(wall, usage.ru_maxrss / 1024)  # ru_maxrss is in KiB on Linux
+
+
+def run_sequence(commands: Sequence[Sequence[str]], scratch: Path) -> Measurement:
+    """Run the commands one after another: total wall time, largest peak."""
+    results = [run_process(c, scratch / f"out{i}.txt") for i, c in enumerate(commands)]
+    return Measurement(sum(r.wall for r in results), max(r.peak_mib for r in results))
+
+
+def workbench_command(qrels: Path, runs: Sequence[Path], per_topic: bool = False) -> list[str]:
+    flags = [arg for m in TREC_EVAL_MEASURES for arg in ("-m", m)]
+    return [
+        sys.executable,
+        "-m",
+        "workbench",
+        "trec-eval",
+        *(["-q"] if per_topic else []),
+        *flags,
+        str(qrels),
+        *map(str, runs),
+    ]
+
+
+def tool_command(tool: str, qrels: Path, run: Path) -> list[str]:
+    if tool == "workbench":
+        return workbench_command(qrels, [run])
+    if tool == "pytrec_eval":
+        return [
+            sys.executable,
+            "-c",
+            PYTREC_EVAL_SCRIPT,
+            str(qrels),
+            str(run),
+            "all",
+            *TREC_EVAL_MEASURES,
+        ]
+    if tool == "ranx":
+        return [sys.executable, "-c", RANX_SCRIPT, str(qrels), str(run)]
+    flags = [arg for m in TREC_EVAL_MEASURES for arg in ("-m", m)]
+    return ["trec_eval", *flags, str(qrels), str(run)]
+
+
+def median_measurement(samples: Sequence[Measurement]) -> Measurement:
+    return Measurement(
+        statistics.median(s.wall for s in samples), statistics.median(s.peak_mib for s in samples)
+    )
+
+
+def parse_lines(text: str) -> dict[tuple[str, str], str]:
+    """``{(measure, qid): printed value}`` from trec_eval-style output."""
+    values = {}
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) == 3:
+            values[(fields[0], fields[1])] = fields[2]
+    return values
+
+
+def check_against_pytrec(qrels: Path, runs: Sequence[Path], scratch: Path) -> str:
+    """Compare workbench ``-q`` output with pytrec_eval's per-topic values at 4 dp."""
+    compared = mismatched = 0
+    examples: list[str] = []
+    for run in runs:
+        ours_out, theirs_out = scratch / "check-ours.txt", scratch / "check-pytrec.txt"
+        run_process(workbench_command(qrels, [run], per_topic=True), ours_out)
+        pytrec = [sys.executable, "-c", PYTREC_EVAL_SCRIPT, str(qrels), str(run), "-q"]
+        run_process([*pytrec, *TREC_EVAL_MEASURES], theirs_out)
+        ours = parse_lines(ours_out.read_text())
+        theirs = parse_lines(theirs_out.read_text())
+        for key, value in theirs.items():
+            compared += 1
+            if ours.get(key) is None or float(ours[key]) != float(value):
+                mismatched += 1
+                if len(examples) < 5:
+                    examples.append(f"{run.name} {key}: workbench {ours.get(key)} pytrec {value}")
+    status = "OK" if mismatched == 0 else "MISMATCH"
+    detail = "".join(f"\n    {e}" for e in examples)
+    return (
+        f"  per-topic check vs pytrec_eval ({len(runs)} run(s)): {compared} values, "
+        f"{mismatched} differ at 4 dp: {status}{detail}"
+    )
+
+
+def format_row(workload: str, label: str, m: Measurement, base: Measurement | None) -> str:
+    ratio = f"{base.wall / m.wall:9.2f} {base.peak_mib / m.peak_mib:8.2f}" if base else ""
+    return f"{workload:<8} {label:<34} {m.wall:8.2f} {m.peak_mib:9.0f} {ratio}"
+
+
+def reference_line(workload: str, ours: Measurement) -> str:
+    parts = []
+    for tool in ("trec_eval", "pytrec_eval", "ranx"):
+        wall, mib = REFERENCE[(workload, tool)]
+        mem = f", {mib} MiB" if mib else ""
+        parts.append(f"{tool} {wall} s{mem} (workbench/that = {ours.wall / wall:.2f})")
+    return "  issue 2's figures (their machine): " + "; ".join(parts)
+
+
+def bench_marco(tools: Sequence[str], repeat: int, scratch: Path) -> list[str]:
+    run, qrels = generate_marco(DEFAULT_DATA_DIR)
+    results = {
+        tool: median_measurement(
+            [
+                run_process(tool_command(tool, qrels, run), scratch / "out.txt")
+                for _ in range(repeat)
+            ]
+        )
+        for tool in tools
+    }
+    base = results.get("workbench")
+    lines = [format_row("W-marco", tool, m, base) for tool, m in results.items()]
+    if base:
+        lines.append(reference_line("W-marco", base))
+    if "workbench" in tools and "pytrec_eval" in tools:
+        lines.append(check_against_pytrec(qrels, [run], scratch))
+    return lines
+
+
+def bench_adhoc(tools: Sequence[str], repeat: int, scratch: Path, check_runs: int) -> list[str]:
+    runs, qrels = generate_adhoc(DEFAULT_DATA_DIR)
+    results = {
+        tool: median_measurement(
+            [
+                run_sequence([tool_command(tool, qrels, r) for r in runs], scratch)
+                for _ in range(repeat)
+            ]
+        )
+        for tool in tools
+    }
+    base = results.get("workbench")
+    label = f"{{}} ({len(runs)} processes)"
+    lines = [format_row("W-adhoc", label.format(tool), m, base) for tool, m in results.items()]
+    if "workbench" in tools:
+        single = median_measurement(
+            [
+                run_process(workbench_command(qrels, runs), scratch / "out.txt")
+                for _ in range(repeat)
+            ]
+        )
+        lines.append(
+            format_row("W-adhoc", f"workbench (1 process, {len(runs)} runs)", single, base)
+        )
+        lines.append(reference_line("W-adhoc", single))
+    if "workbench" in tools and "pytrec_eval" in tools and check_runs:
+        step = max(1, len(runs) // check_runs)
+        lines.append(check_against_pytrec(qrels, runs[::step][:check_runs], scratch))
+    return lines
+
+
+def profile_workbench(workload: str) -> str:
+    """``cProfile`` of one workbench process on the workload, top 30 by cumulative time."""
+    if workload == "marco":
+        run, qrels = generate_marco(DEFAULT_DATA_DIR)
+        runs = [run]
+    else:
+        runs, qrels = generate_adhoc(DEFAULT_DATA_DIR)
+    command = workbench_command(qrels, runs)
+    profiled = [sys.executable, "-m", "cProfile", "-s", "cumtime", *command[1:]]
+    out = subprocess.run(profiled, capture_output=True, text=True, check=True).stdout
+    start = out.find("   ncalls")
+    return "\n".join(out[start:].splitlines()[:32])
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workload", choices=["marco", "adhoc", "all"], default="all")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (median)")
+    parser.add_argument(
+        "--tools", default=",".join(TOOLS), help="comma-separated subset of " + ",".join(TOOLS)
+    )
+    parser.add_argument(
+        "--check-runs", type=int, default=10, help="W-adhoc runs in the pytrec_eval check"
+    )
+    parser.add_argument(
+        "--profile", action="store_true", help="print a cProfile of workbench instead of timing"
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str]) -> int:
+    args = parse_args(argv)
+    workloads = ["marco", "adhoc"] if args.workload == "all" else [args.workload]
+    if args.profile:
+        for workload in workloads:
+            print(f"== cProfile, workbench on W-{workload}\n{profile_workbench(workload)}")
+        return 0
+    tools = [t.strip() for t in args.tools.split(",") if t.strip()]
+    unknown = set(tools) - set(TOOLS)
+    if unknown:
+        print(f"unknown tools: {', '.join(sorted(unknown))}", file=sys.stderr)
+        return 2
+    notes = []
+    if "trec_eval" in tools and shutil.which("trec_eval") is None:
+        tools.remove("trec_eval")
+        notes.append("trec_eval: no binary on PATH, skipped")
+    header = ("workload", "tool", "wall s", "peak MiB", "time wb/x", "mem wb/x")
+    print("{:<8} {:<34} {:>8} {:>9} {:>9} {:>8}".format(*header))
+    with tempfile.TemporaryDirectory(prefix="bench-trec-eval-") as tmp:
+        scratch = Path(tmp)
+        for workload in workloads:
+            if workload == "marco":
+                lines = bench_marco(tools, args.repeat, scratch)
+            else:
+                lines = bench_adhoc(tools, args.repeat, scratch, args.check_runs)
+            print("\n".join(lines), flush=True)
+    print(
+        f"median of {args.repeat}; wb/x = workbench's figure / the tool's (<= 1.0: workbench wins)"
+    )
+    for note in notes:
+        print(note)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
