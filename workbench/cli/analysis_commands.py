@@ -1,0 +1,230 @@
+"""`workbench agreement`, `adjudicate` and `evaluate`: thin commands over the services."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from workbench.cli.common import fail, get_store
+from workbench.services.errors import ServiceError
+
+AGREEMENT_FORMATS = ("text", "json", "csv")
+EVALUATION_FORMATS = ("text", "json", "csv", "md", "latex", "trec")
+
+
+def _emit(text: str, output: Path | None) -> None:
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        output.write_text(text, encoding="utf-8")
+        click.echo(f"wrote {output}", err=True)
+
+
+@click.command()
+@click.option("--campaign", "campaign_name", required=True, help="Campaign name or id.")
+@click.option("--graded", is_flag=True, help="Agreement on grades (default: binary labels).")
+@click.option("--format", "fmt", type=click.Choice(AGREEMENT_FORMATS), default="text")
+@click.option(
+    "--bootstrap",
+    "n_bootstrap",
+    type=click.IntRange(min=0),
+    default=1000,
+    show_default=True,
+    help="Topic-bootstrap resamples for the kappa intervals.",
+)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@click.pass_context
+def agreement(
+    ctx: click.Context,
+    campaign_name: str,
+    graded: bool,
+    fmt: str,
+    n_bootstrap: int,
+    seed: int,
+    output: Path | None,
+) -> None:
+    """Inter-assessor agreement: overall, per topic, per pair, each assessor vs the others."""
+    from workbench.reports.agreement import agreement_tables
+    from workbench.reports.tables import render, to_json
+    from workbench.services.agreement import agreement_report
+    from workbench.services.campaigns import get_campaign
+
+    store = get_store(ctx)
+    try:
+        with store.session() as session:
+            campaign = get_campaign(session, campaign_name)
+            report = agreement_report(
+                session, campaign, graded=graded, n_bootstrap=n_bootstrap, seed=seed
+            )
+    except ServiceError as error:
+        fail(str(error))
+    if not report.per_pair:
+        fail(f"campaign {report.campaign!r} has no document judged by two assessors")
+    if fmt == "json":
+        _emit(to_json(report), output)
+    else:
+        separator = "\n" if fmt == "text" else ""
+        _emit(separator.join(render(t, fmt) for t in agreement_tables(report)), output)
+
+
+@click.command()
+@click.option("--campaign", "campaign_name", required=True, help="Campaign name or id.")
+@click.option(
+    "--rule",
+    type=click.Choice(("majority", "mean", "any", "all", "primary")),
+    required=True,
+    help="How the judges' grades merge into the final label.",
+)
+@click.option("--primary", default=None, help="The primary assessor's username (--rule primary).")
+@click.option(
+    "--tie",
+    type=click.Choice(("adjudicate", "higher", "lower")),
+    default="adjudicate",
+    show_default=True,
+    help="Majority ties: to the queue, or the higher/lower grade.",
+)
+@click.pass_context
+def adjudicate(
+    ctx: click.Context, campaign_name: str, rule: str, primary: str | None, tie: str
+) -> None:
+    """Set the final label of every judged document by a merge rule (adjudicators'
+    decisions are kept); report what is left for the adjudication queue."""
+    from workbench.services.adjudication import apply_rule
+    from workbench.services.campaigns import get_campaign
+
+    store = get_store(ctx)
+    try:
+        with store.session() as session:
+            campaign = get_campaign(session, campaign_name)
+            summary = apply_rule(session, campaign, rule, tie=tie, primary=primary)
+    except ServiceError as error:
+        fail(str(error))
+    click.echo(
+        f"{summary.rule}: {summary.labelled} final labels set, {summary.kept} kept as "
+        f"adjudicated, {summary.queued} waiting in the adjudication queue"
+    )
+
+
+@click.command()
+@click.option("--campaign", "campaign_name", required=True, help="Campaign name or id.")
+@click.option(
+    "--qrels",
+    "qrels_spec",
+    default="final",
+    show_default=True,
+    help="'final', an assessor's username, a qrels set name, or a qrels file.",
+)
+@click.option(
+    "-m",
+    "--measure",
+    "measures",
+    multiple=True,
+    help="trec_eval measure names or aliases (repeatable; default map, P.10, ndcg_cut.10).",
+)
+@click.option(
+    "--test",
+    type=click.Choice(("t", "wilcoxon", "sign", "randomization", "bootstrap")),
+    default="t",
+    show_default=True,
+)
+@click.option(
+    "--correction",
+    type=click.Choice(("holm", "bonferroni", "bh")),
+    default="holm",
+    show_default=True,
+)
+@click.option(
+    "--alpha", type=click.FloatRange(0, 1, min_open=True), default=0.05, show_default=True
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(EVALUATION_FORMATS),
+    default="text",
+    help="trec = trec_eval's -q text.",
+)
+@click.option(
+    "-l",
+    "--level",
+    "relevance_level",
+    type=int,
+    default=None,
+    help="Relevance level (default: the campaign's).",
+)
+@click.option(
+    "--stability",
+    is_flag=True,
+    help="Also rank the runs under each assessor's qrels (Kendall tau, tau_AP).",
+)
+@click.option(
+    "--reusability",
+    type=click.Choice(("run", "group")),
+    default=None,
+    help="Also leave-one-run-out or leave-one-group-out on the latest pool.",
+)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@click.pass_context
+def evaluate(
+    ctx: click.Context,
+    campaign_name: str,
+    qrels_spec: str,
+    measures: tuple[str, ...],
+    test: str,
+    correction: str,
+    alpha: float,
+    fmt: str,
+    relevance_level: int | None,
+    stability: bool,
+    reusability: str | None,
+    output: Path | None,
+) -> None:
+    """Evaluate every run of a campaign and compare every pair with a paired test."""
+    from workbench.reports import evaluation as report
+    from workbench.reports.tables import render, to_json
+    from workbench.services import evaluation as service
+    from workbench.services.campaigns import get_campaign
+
+    store = get_store(ctx)
+    chosen = list(measures) or list(service.DEFAULT_MEASURES)
+    try:
+        with store.session() as session:
+            campaign = get_campaign(session, campaign_name)
+            table = service.evaluate_campaign(
+                session, campaign, qrels_spec, chosen, relevance_level=relevance_level
+            )
+            comparisons = service.compare_runs(table, test=test, correction=correction, alpha=alpha)
+            ranking = (
+                service.ranking_stability(session, campaign, table.measures[0])
+                if stability
+                else None
+            )
+            left_out = (
+                service.leave_out(
+                    session, campaign, qrels=qrels_spec, measure=table.measures[0], by=reusability
+                )
+                if reusability
+                else None
+            )
+    except ServiceError as error:
+        fail(str(error))
+    if fmt == "trec":
+        _emit(report.trec_eval_text(table), output)
+        return
+    if fmt == "json":
+        document = {"evaluation": table.to_dict(), "comparisons": comparisons.to_dict()}
+        if ranking is not None:
+            document["ranking_stability"] = ranking.to_dict()
+        if left_out is not None:
+            document["reusability"] = left_out.to_dict()
+        _emit(to_json(document), output)
+        return
+    tables = [report.runs_table(table, comparisons)]
+    if fmt != "csv":
+        tables.append(report.comparisons_table(comparisons))
+        if ranking is not None:
+            tables.append(report.stability_table(ranking))
+        if left_out is not None:
+            tables.append(report.reusability_table(left_out))
+    _emit("\n".join(render(t, fmt) for t in tables), output)

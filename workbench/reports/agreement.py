@@ -1,0 +1,115 @@
+"""Agreement report tables: overall and per topic, per pair of assessors, per assessor.
+
+Each kappa is shown with the course notes' reading (> 0.8 good, 0.67 to 0.8 fair, below
+0.67 not good) and two 95 % intervals: the analytic (Fleiss, Cohen & Everitt) one and a
+bootstrap one that resamples topics.
+"""
+
+from __future__ import annotations
+
+from workbench.reports.tables import Table, cells
+from workbench.services.agreement import AgreementReport, GroupAgreement, PairAgreement
+
+
+def _labels(report: AgreementReport) -> str:
+    if report.graded:
+        return "grades"
+    return f"binary labels (relevant: grade >= {report.relevance_level})"
+
+
+def groups_table(report: AgreementReport) -> Table:
+    """All assessors together: the whole campaign, then each topic."""
+    level = "ordinal" if report.graded else "nominal"
+
+    def row(g: GroupAgreement) -> list:
+        return cells(
+            g.name,
+            g.n_items,
+            g.n_multiply_judged,
+            g.n_judges,
+            g.percent_agreement,
+            g.fleiss_kappa,
+            g.krippendorff_alpha,
+            g.reading,
+        )
+
+    return Table(
+        [
+            "Topic",
+            "Items",
+            "Multiply judged",
+            "Judges",
+            "Agreement",
+            "Fleiss kappa",
+            f"Krippendorff alpha ({level})",
+            "Reading",
+        ],
+        [row(report.overall), *(row(t) for t in report.per_topic)],
+        caption=(
+            f"Agreement of all assessors of {report.campaign} on {_labels(report)}, overall "
+            "and per topic. Agreement: share of agreeing judge pairs; Fleiss' kappa over "
+            "items with two or more judges; reading of Fleiss' kappa after the course notes."
+        ),
+        label="tab:agreement-topics",
+        digits=3,
+    )
+
+
+def pairs_table(pairs: list[PairAgreement], report: AgreementReport, *, title: str) -> Table:
+    """Per pair (or assessor against the others): kappa with both intervals and the reading."""
+    extra = (
+        ["Linear kappa", "Quadratic kappa"]
+        if report.graded
+        else ["Positive agreement", "Negative agreement"]
+    )
+    rows = []
+    for p in pairs:
+        more = (
+            [p.linear_kappa, p.quadratic_kappa]
+            if report.graded
+            else [p.positive_agreement, p.negative_agreement]
+        )
+        rows.append(
+            cells(
+                p.first,
+                p.second,
+                p.n_items,
+                p.percent_agreement,
+                p.kappa,
+                f"[{p.kappa_low:.3f}, {p.kappa_high:.3f}]",
+                f"[{p.bootstrap_low:.3f}, {p.bootstrap_high:.3f}]",
+                p.reading,
+                p.scotts_pi,
+                *more,
+            )
+        )
+    return Table(
+        [
+            "Assessor",
+            "Against",
+            "Items",
+            "Agreement",
+            "Cohen kappa",
+            "95% CI",
+            "95% CI (topic bootstrap)",
+            "Reading",
+            "Scott pi",
+            *extra,
+        ],
+        rows,
+        caption=(
+            f"{title} on {_labels(report)} in {report.campaign}: Cohen's kappa with its "
+            "large-sample 95% interval and a bootstrap interval resampling topics; reading: "
+            "above 0.8 good, 0.67 to 0.8 fair, below 0.67 not good."
+        ),
+        label="tab:agreement-pairs",
+        digits=3,
+    )
+
+
+def agreement_tables(report: AgreementReport) -> list[Table]:
+    return [
+        groups_table(report),
+        pairs_table(report.per_pair, report, title="Agreement per pair of assessors"),
+        pairs_table(report.per_assessor, report, title="Each assessor against the others"),
+    ]

@@ -1,0 +1,85 @@
+"""SVG plots with matplotlib's object API (no pyplot state, so safe in web workers).
+
+Every function returns the SVG text of one figure; the output is deterministic (no date,
+fixed element ids), so identical data gives identical files.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping, Sequence
+
+from matplotlib import rc_context
+from matplotlib.figure import Figure
+
+RECALL_LEVELS = [i / 10 for i in range(11)]
+
+
+def _svg(figure: Figure) -> str:
+    buffer = io.StringIO()
+    with rc_context({"svg.hashsalt": "workbench", "svg.fonttype": "none"}):
+        figure.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
+    return buffer.getvalue()
+
+
+def precision_recall_curves(curves: Mapping[str, Sequence[float]], *, title: str = "") -> str:
+    """11-point interpolated precision-recall curves, one line per run (values at recall
+    0.0, 0.1, ..., 1.0)."""
+    figure = Figure(figsize=(6, 4.5))
+    axes = figure.add_subplot()
+    for tag, values in curves.items():
+        if len(values) != len(RECALL_LEVELS):
+            raise ValueError(f"run {tag!r}: expected 11 interpolated precision values")
+        axes.plot(RECALL_LEVELS, list(values), marker="o", markersize=3, label=tag)
+    axes.set_xlabel("Recall")
+    axes.set_ylabel("Interpolated precision")
+    axes.set_xlim(0, 1)
+    axes.set_ylim(0, 1.02)
+    axes.grid(alpha=0.3)
+    axes.set_title(title or "11-point interpolated precision-recall")
+    if curves:
+        axes.legend(fontsize="small", loc="upper right")
+    return _svg(figure)
+
+
+def per_topic_bars(
+    scores: Mapping[str, Mapping[str, float]], topics: Sequence[str], *, measure: str
+) -> str:
+    """Grouped bars: for each topic, one bar per run (scores: run -> topic -> value)."""
+    runs = list(scores)
+    width = 0.8 / max(len(runs), 1)
+    figure = Figure(figsize=(max(6.0, 0.4 * len(topics) * max(len(runs), 1) / 2 + 2), 4))
+    axes = figure.add_subplot()
+    for k, tag in enumerate(runs):
+        xs = [i + (k - (len(runs) - 1) / 2) * width for i in range(len(topics))]
+        axes.bar(xs, [scores[tag].get(q, 0.0) for q in topics], width=width, label=tag)
+    axes.set_xticks(range(len(topics)), list(topics), rotation=90 if len(topics) > 15 else 0)
+    axes.set_xlabel("Topic")
+    axes.set_ylabel(measure)
+    axes.set_title(f"{measure} per topic")
+    axes.grid(axis="y", alpha=0.3)
+    if runs:
+        axes.legend(fontsize="small")
+    return _svg(figure)
+
+
+def confusion_heatmap(
+    matrix: Sequence[Sequence[int]], labels: Sequence[int | str], *, first: str, second: str
+) -> str:
+    """A confusion matrix as a heat map with the counts written in the cells."""
+    figure = Figure(figsize=(1.2 + 0.8 * len(labels), 1.0 + 0.8 * len(labels)))
+    axes = figure.add_subplot()
+    image = axes.imshow(matrix, cmap="Blues")
+    peak = max((max(row) for row in matrix), default=0)
+    for i, row in enumerate(matrix):
+        for j, count in enumerate(row):
+            colour = "white" if peak and count > peak / 2 else "black"
+            axes.text(j, i, str(count), ha="center", va="center", color=colour)
+    ticks = range(len(labels))
+    axes.set_xticks(ticks, [str(x) for x in labels])
+    axes.set_yticks(ticks, [str(x) for x in labels])
+    axes.set_xlabel(second)
+    axes.set_ylabel(first)
+    axes.set_title(f"{first} vs {second}")
+    figure.colorbar(image, ax=axes, fraction=0.046, pad=0.04)
+    return _svg(figure)

@@ -1,0 +1,225 @@
+"""A report table and its renderings: aligned text, CSV, Markdown, LaTeX (booktabs) and JSON.
+
+A cell carries its value, whether it is bold (the best of its column) and its significance
+marks (the letters of the rows it is significantly better than, as in ranx and PyTerrier).
+Numbers are shown with `digits` decimals; NaN and None print as "-" (null in JSON).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from dataclasses import asdict, dataclass, field, is_dataclass
+from typing import Any
+
+FORMATS = ("text", "json", "csv", "md", "latex")
+
+
+@dataclass
+class Cell:
+    value: Any
+    bold: bool = False
+    marks: str = ""
+
+
+@dataclass
+class Table:
+    columns: list[str]
+    rows: list[list[Cell]]
+    caption: str = ""
+    label: str = ""
+    digits: int = 4
+    notes: list[str] = field(default_factory=list)
+
+    def shown(self, cell: Cell) -> str:
+        """The cell's value as text, without bold or marks."""
+        value = cell.value
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            return "-"
+        if isinstance(value, float):
+            return f"{value:.{self.digits}f}"
+        return str(value)
+
+
+def cells(*values: Any) -> list[Cell]:
+    return [Cell(v) for v in values]
+
+
+def bold_best(table: Table, column: int, *, lower_is_better: bool = False) -> None:
+    """Bold the best value of a numeric column after rounding (ties: all of them; none if all
+    values are equal, as nothing stands out)."""
+    values = []
+    for row in table.rows:
+        value = row[column].value
+        if isinstance(value, (int, float)) and not math.isnan(value):
+            values.append(round(value, table.digits))
+        else:
+            values.append(None)
+    present = [v for v in values if v is not None]
+    if len(set(present)) < 2:
+        return
+    best = min(present) if lower_is_better else max(present)
+    for row, value in zip(table.rows, values, strict=True):
+        row[column].bold = value == best
+
+
+def to_text(table: Table) -> str:
+    """Aligned columns; bold cells end with '*', marks follow '^'."""
+
+    def show(cell: Cell) -> str:
+        text = table.shown(cell) + ("*" if cell.bold else "")
+        return text + (f"^{cell.marks}" if cell.marks else "")
+
+    grid = [table.columns, *([show(c) for c in row] for row in table.rows)]
+    widths = [max(len(r[i]) for r in grid) for i in range(len(table.columns))]
+    lines = ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip() for r in grid]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    out = [table.caption, ""] if table.caption else []
+    out.extend(lines)
+    out.extend(table.notes)
+    return "\n".join(out) + "\n"
+
+
+def to_csv(table: Table) -> str:
+    """Values at full precision; a column '<name> marks' after each column that has marks."""
+    marked = [any(row[i].marks for row in table.rows) for i in range(len(table.columns))]
+    header: list[str] = []
+    for name, has_marks in zip(table.columns, marked, strict=True):
+        header.extend([name, f"{name} marks"] if has_marks else [name])
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(header)
+    for row in table.rows:
+        line: list[Any] = []
+        for cell, has_marks in zip(row, marked, strict=True):
+            value = cell.value
+            line.append(
+                "" if value is None or (isinstance(value, float) and math.isnan(value)) else value
+            )
+            if has_marks:
+                line.append(cell.marks)
+        writer.writerow(line)
+    return buffer.getvalue()
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def to_markdown(table: Table) -> str:
+    """GitHub Markdown: bold as **x**, marks as <sup>ab</sup>, caption in italics above."""
+
+    def show(cell: Cell) -> str:
+        text = _md_escape(table.shown(cell))
+        text = f"**{text}**" if cell.bold else text
+        return text + (f"<sup>{cell.marks}</sup>" if cell.marks else "")
+
+    lines = [f"*{table.caption}*", ""] if table.caption else []
+    lines.append("| " + " | ".join(_md_escape(c) for c in table.columns) + " |")
+    lines.append("|" + "|".join("---" for _ in table.columns) + "|")
+    lines.extend("| " + " | ".join(show(c) for c in row) + " |" for row in table.rows)
+    lines.extend(["", *table.notes] if table.notes else [])
+    return "\n".join(lines) + "\n"
+
+
+LATEX_SPECIALS = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
+
+
+def latex_escape(text: str) -> str:
+    return "".join(LATEX_SPECIALS.get(ch, ch) for ch in text)
+
+
+def to_latex(table: Table) -> str:
+    """A booktabs `table` with the caption and label; bold as \\textbf, marks as $^{ab}$,
+    padded with \\hphantom so numbers stay aligned."""
+    width = max((len(c.marks) for row in table.rows for c in row), default=0)
+
+    def show(cell: Cell) -> str:
+        text = latex_escape(table.shown(cell))
+        text = rf"\textbf{{{text}}}" if cell.bold else text
+        if width and isinstance(cell.value, float):
+            pad = "a" * (width - len(cell.marks))
+            text += f"$^{{{cell.marks}}}$" if cell.marks else ""
+            text += rf"\hphantom{{$^{{{pad}}}$}}" if pad else ""
+        return text
+
+    spec = "l" + "r" * (len(table.columns) - 1)
+    lines = [
+        r"\begin{table}[t]",
+        r"\centering",
+        rf"\caption{{{latex_escape(table.caption)}}}",
+    ]
+    if table.label:
+        lines.append(rf"\label{{{table.label}}}")
+    lines += [
+        rf"\begin{{tabular}}{{{spec}}}",
+        r"\toprule",
+        " & ".join(latex_escape(c) for c in table.columns) + r" \\",
+        r"\midrule",
+        *(" & ".join(show(c) for c in row) + r" \\" for row in table.rows),
+        r"\bottomrule",
+        r"\end{tabular}",
+        r"\end{table}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def json_safe(value: Any) -> Any:
+    """Dataclasses to dicts, tuples to lists, NaN and infinities to None (valid JSON)."""
+    if is_dataclass(value) and not isinstance(value, type):
+        value = asdict(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if hasattr(value, "item") and callable(value.item):  # numpy scalars
+        return json_safe(value.item())
+    return value
+
+
+def to_json(value: Any) -> str:
+    return json.dumps(json_safe(value), indent=2, allow_nan=False) + "\n"
+
+
+def table_json(table: Table) -> dict[str, Any]:
+    """The table as records: caption, columns, rows of {column: value}, bold and marks."""
+    return {
+        "caption": table.caption,
+        "columns": table.columns,
+        "rows": [
+            {col: cell.value for col, cell in zip(table.columns, row, strict=True)}
+            for row in table.rows
+        ],
+        "bold": [[c.bold for c in row] for row in table.rows],
+        "marks": [[c.marks for c in row] for row in table.rows],
+    }
+
+
+def render(table: Table, fmt: str) -> str:
+    """The table in one of FORMATS."""
+    if fmt == "text":
+        return to_text(table)
+    if fmt == "csv":
+        return to_csv(table)
+    if fmt == "md":
+        return to_markdown(table)
+    if fmt == "latex":
+        return to_latex(table)
+    if fmt == "json":
+        return to_json(table_json(table))
+    raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
