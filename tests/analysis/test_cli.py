@@ -1,0 +1,58 @@
+"""The analysis commands end to end on the judged fixture campaign."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from sklearn.metrics import cohen_kappa_score
+from sqlalchemy import select
+
+from tests.analysis.conftest import GRADES
+from workbench.cli import main
+from workbench.store.models import FinalLabel
+
+
+def _run(database_url: str, *args: str):
+    return CliRunner().invoke(main, ["--db", database_url, *args], catch_exceptions=False)
+
+
+def test_agreement_json_gives_the_pairwise_kappas(judged, database_url):
+    result = _run(
+        database_url, "agreement", "--campaign", "demo", "--format", "json", "--bootstrap", "100"
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    alice_bob = report["per_pair"][0]
+    pairs = [(r[0], r[1]) for r in GRADES.values() if r[0] is not None and r[1] is not None]
+    expected = cohen_kappa_score([int(a >= 1) for a, _ in pairs], [int(b >= 1) for _, b in pairs])
+    assert (alice_bob["first"], alice_bob["second"]) == ("alice", "bob")
+    assert alice_bob["kappa"] == pytest.approx(expected)
+    assert report["graded"] is False
+
+
+def test_agreement_text_and_csv(judged, database_url):
+    text = _run(database_url, "agreement", "--campaign", "demo", "--graded", "--bootstrap", "50")
+    assert text.exit_code == 0
+    assert "Krippendorff alpha (ordinal)" in text.output
+    assert "alice" in text.output and "Quadratic kappa" in text.output
+    csv = _run(
+        database_url, "agreement", "--campaign", "demo", "--format", "csv", "--bootstrap", "0"
+    )
+    assert csv.output.splitlines()[0].startswith("Topic,Items,")
+
+
+def test_adjudicate_writes_final_labels_and_reports_the_queue(judged, database_url):
+    result = _run(database_url, "adjudicate", "--campaign", "demo", "--rule", "majority")
+    assert result.exit_code == 0, result.output
+    assert "10 final labels set, 0 kept as adjudicated, 2 waiting" in result.output
+    with judged.session() as s:
+        assert len(list(s.scalars(select(FinalLabel)))) == 10
+
+
+def test_bad_requests_fail_with_one_message(judged, database_url):
+    missing = _run(database_url, "agreement", "--campaign", "nope")
+    assert missing.exit_code == 1 and "no campaign 'nope'" in missing.output
+    primary = _run(database_url, "adjudicate", "--campaign", "demo", "--rule", "primary")
+    assert primary.exit_code == 1 and "primary assessor" in primary.output
