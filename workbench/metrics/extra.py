@@ -1,0 +1,81 @@
+"""Measures of the course notes that trec_eval lacks; named variants, never trec_eval's names.
+
+* ``judged_k``: fraction of the top k ranks holding a judged document (missing ranks count as
+  unjudged), ir_measures' Judged@k.
+* ``dcg_notes_k`` / ``ndcg_notes_k``: Järvelin & Kekäläinen as in the notes,
+  DCG@k = rel_1 + sum_{i=2..k} rel_i / log2 i; NDCG against the ideal ordering of the judged
+  grades (truncated at k).
+* ``dcg_exp_k`` / ``ndcg_exp_k``: exponential gain, sum_{i<=k} (2^rel_i - 1) / log2(i + 1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from workbench.metrics.measures import Family, Values, _safe_div, ideal_order
+from workbench.metrics.ranked import Ranked, discount
+
+Gain = Callable[[np.ndarray], np.ndarray]
+
+
+def _notes_discount(pos: np.ndarray) -> np.ndarray:
+    """1 for rank 1, log2(i) after (the notes' DCG)."""
+    return np.where(pos <= 1, 1.0, np.log2(np.maximum(pos, 2)) if len(pos) else 1.0)
+
+
+def _linear(g: np.ndarray) -> np.ndarray:
+    return np.maximum(g, 0).astype(np.float64)
+
+
+def _exponential(g: np.ndarray) -> np.ndarray:
+    return np.power(2.0, np.maximum(g, 0)) - 1.0
+
+
+def _dcg_pair(gain: Gain, disc: Callable[[np.ndarray], np.ndarray]):
+    def values(r: Ranked, k: int) -> tuple[np.ndarray, np.ndarray]:
+        row = np.where(r.rel >= 0, gain(r.rel), 0.0)
+        mask = (r.pos <= k) & (row != 0)
+        actual = r.per_topic_sum(row / disc(r.pos), mask)
+        gains, pos = ideal_order(r, gain(r.judged_rel))
+        imask = (pos <= k) & (gains > 0)
+        ideal = np.bincount(
+            r.judged_topic[imask], weights=(gains / disc(pos))[imask], minlength=r.n_topics
+        )
+        return actual, ideal
+
+    return values
+
+
+_NOTES = _dcg_pair(_linear, _notes_discount)
+_EXP = _dcg_pair(_exponential, discount)
+
+
+def _family(name: str, pick: Callable[[Ranked, int], np.ndarray]) -> Family:
+    def compute(r: Ranked, cutoffs: list[int]) -> list[tuple[str, Values]]:
+        return [(f"{name}_{k}", pick(r, k)) for k in cutoffs]
+
+    return Family(name, compute, "cutoffs", [10])
+
+
+def _judged(r: Ranked, k: int) -> np.ndarray:
+    return r.per_topic_count((r.rel >= 0) & (r.pos <= k)) / k
+
+
+def _normalised(pair: Any) -> Callable[[Ranked, int], np.ndarray]:
+    def pick(r: Ranked, k: int) -> np.ndarray:
+        actual, ideal = pair(r, k)
+        return _safe_div(actual, ideal)
+
+    return pick
+
+
+EXTRA_FAMILIES = [
+    _family("judged", _judged),
+    _family("dcg_notes", lambda r, k: _NOTES(r, k)[0]),
+    _family("ndcg_notes", _normalised(_NOTES)),
+    _family("dcg_exp", lambda r, k: _EXP(r, k)[0]),
+    _family("ndcg_exp", _normalised(_EXP)),
+]

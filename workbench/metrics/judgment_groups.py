@@ -1,0 +1,182 @@
+"""trec_eval's judgment-group measures: ``-m qrels_jg`` with ``-R qrels_jg``.
+
+Relevance information is a list of :class:`~workbench.trec.JudgmentGroupLine` ``(qid, jg,
+docno, rel)``: every judgment group (JG, e.g. one assessor) of a topic is a complete set of
+qrels of its own.  Each measure is the standard trec_eval measure computed against one JG's
+qrels, averaged over the topic's JGs (the ``all`` line then averages over topics):
+
+* ``map_avgjg``: average precision (sum over relevant retrieved docs of precision at its rank,
+  over R, the JG's number of docs with rel >= ``-l``);
+* ``P_avgjg_k``: relevant docs in the top k over k (default k = 5 10 15 20 30 100 200 500 1000);
+* ``Rprec_mult_avgjg_m``: precision at c = (long)(m R + 0.9) documents, 0 when c = 0 (default
+  m = 0.2 0.4 ... 2.0).
+
+The run is ranked as for every trec_eval measure (score descending, ties by docno descending),
+cut at ``-M``; JGs are taken in ``strcmp`` order of their names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from workbench.metrics.measures import average_precision, rel_in_top
+from workbench.metrics.prefs import (
+    SUMMARY_ONLY,
+    Line,
+    assemble,
+    split_measure,
+    strcmp_key,
+    topics_to_evaluate,
+)
+from workbench.metrics.ranked import rank_topics
+from workbench.trec import JudgmentGroupLine, Qrels, Run, TrecFormatError
+
+P_AVGJG_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+RPREC_MULT_AVGJG_MULTIPLIERS = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
+JG_MEASURES = ("map_avgjg", "P_avgjg", "Rprec_mult_avgjg")
+NICKNAMES = {"qrels_jg": SUMMARY_ONLY + JG_MEASURES}
+
+
+class _Request:
+    """The measures asked for, with their parameters (the first ``name.params`` given wins, as
+    in trec_eval)."""
+
+    def __init__(self, measure_names: Sequence[str]) -> None:
+        wanted: set[str] = set()
+        params: dict[str, str] = {}
+        for argument in measure_names:
+            name, given = split_measure(argument)
+            if given is not None:
+                params.setdefault(name, given)
+            if name in NICKNAMES:
+                wanted.update(NICKNAMES[name])
+            elif name in SUMMARY_ONLY or name in JG_MEASURES:
+                wanted.add(name)
+            else:
+                raise ValueError(f"measure {name!r} is not a judgment-group measure (-R qrels_jg)")
+        self.families = [name for name in SUMMARY_ONLY + JG_MEASURES if name in wanted]
+        self.cutoffs = (
+            _positive_cutoffs(params["P_avgjg"]) if "P_avgjg" in params else list(P_AVGJG_CUTOFFS)
+        )
+        self.multipliers = (
+            _multipliers(params["Rprec_mult_avgjg"])
+            if "Rprec_mult_avgjg" in params
+            else list(RPREC_MULT_AVGJG_MULTIPLIERS)
+        )
+
+    def names(self) -> list[str]:
+        """Printed measure names in trec_eval's order."""
+        out: list[str] = []
+        for family in self.families:
+            if family == "P_avgjg":
+                out.extend(f"P_avgjg_{k}" for k in self.cutoffs)
+            elif family == "Rprec_mult_avgjg":
+                out.extend(f"Rprec_mult_avgjg_{m:3.2f}" for m in self.multipliers)
+            else:
+                out.append(family)
+        return out
+
+
+def _positive_cutoffs(text: str) -> list[int]:
+    """``5,10,...``: sorted, positive, no duplicates (trec_eval's rules for cutoffs)."""
+    try:
+        cutoffs = sorted(int(part) for part in text.split(","))
+    except ValueError:
+        raise ValueError(f"P_avgjg cutoffs must be integers, got {text!r}") from None
+    if cutoffs[0] <= 0 or len(set(cutoffs)) != len(cutoffs):
+        raise ValueError(f"P_avgjg cutoffs must be positive and distinct, got {text!r}")
+    return cutoffs
+
+
+def _multipliers(text: str) -> list[float]:
+    """``0.5,1.0,...``: sorted, no duplicates."""
+    try:
+        values = sorted(float(part) for part in text.split(","))
+    except ValueError:
+        raise ValueError(f"Rprec_mult_avgjg multipliers must be numbers, got {text!r}") from None
+    if len(set(values)) != len(values):
+        raise ValueError(f"Rprec_mult_avgjg multipliers must be distinct, got {text!r}")
+    return values
+
+
+def _judgment_groups(lines: list[JudgmentGroupLine]) -> dict[str, list[Qrels]]:
+    """Per topic, one :class:`Qrels` per JG in ``strcmp`` order of the JG names.  A docno
+    judged twice in one JG is an error, as in trec_eval."""
+    grouped: dict[str, dict[str, dict[str, int]]] = {}
+    for line in lines:
+        docs = grouped.setdefault(line.qid, {}).setdefault(line.jg, {})
+        if line.docno in docs:
+            raise TrecFormatError(
+                "<qrels_jg>",
+                0,
+                f"{line.qid} {line.jg} {line.docno} {line.rel}",
+                "each docno at most once per topic and judgment group",
+            )
+        docs[line.docno] = line.rel
+    return {
+        qid: [Qrels.from_dict({qid: groups[jg]}) for jg in sorted(groups, key=strcmp_key)]
+        for qid, groups in grouped.items()
+    }
+
+
+def _topic_values(
+    qid: str,
+    groups: list[Qrels],
+    run: Run,
+    request: _Request,
+    *,
+    relevance_level: int,
+    max_results: int | None,
+) -> dict[str, float]:
+    """Each measure of one topic: the JG values summed in JG order, then over the number of
+    JGs when there are several (trec_eval's accumulation order)."""
+    totals = {name: 0.0 for name in request.names() if name not in SUMMARY_ONLY}
+    for qrels in groups:
+        ranked = rank_topics(
+            qrels, run, [qid], relevance_level=relevance_level, max_results=max_results
+        )
+        if "map_avgjg" in totals:
+            totals["map_avgjg"] += float(average_precision(ranked)[0])
+        if "P_avgjg" in request.families:
+            for k in request.cutoffs:
+                totals[f"P_avgjg_{k}"] += int(rel_in_top(ranked, k)[0]) / k
+        if "Rprec_mult_avgjg" in request.families:
+            num_rel = int(ranked.num_rel[0])
+            for m in request.multipliers:
+                cut = int(m * num_rel + 0.9)
+                if cut > 0:
+                    totals[f"Rprec_mult_avgjg_{m:3.2f}"] += int(rel_in_top(ranked, cut)[0]) / cut
+    if len(groups) > 1:
+        totals = {name: value / len(groups) for name, value in totals.items()}
+    return totals
+
+
+def evaluate_judgment_groups(
+    lines: list[JudgmentGroupLine],
+    run: Run,
+    measure_names: list[str],
+    *,
+    per_topic: bool,
+    average_over_all_topics: bool = False,
+    max_results: int | None = None,
+    relevance_level: int = 1,
+) -> list[Line]:
+    """trec_eval's output lines ``(measure, qid, value)`` for ``-R qrels_jg``: per-topic blocks
+    when ``per_topic`` (``-q``), then the ``all`` summary (runid, num_q, means over topics)."""
+    request = _Request(measure_names)
+    by_topic = _judgment_groups(lines)
+    topics = topics_to_evaluate(
+        list(by_topic), run, average_over_all_topics=average_over_all_topics
+    )
+
+    def evaluate_topic(qid: str) -> dict[str, int | float]:
+        return _topic_values(
+            qid,
+            by_topic[qid],
+            run,
+            request,
+            relevance_level=relevance_level,
+            max_results=max_results,
+        )
+
+    return assemble(request.names(), topics, evaluate_topic, run, per_topic=per_topic)

@@ -1,0 +1,599 @@
+"""trec_eval's measures (the ``all_trec`` set and the rest), computed over all topics at once.
+
+Each measure family is a :class:`Family`: its trec_eval name, parameter kind and defaults, how
+its summary is formed, and a function from :class:`~workbench.metrics.ranked.Ranked` and the
+parameters to ``[(printed name, per-topic values)]``.  Families are listed in trec_eval's
+output order (``te_trec_measures``).  R is the number of relevant documents (rel >= level),
+ranks start at 1.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from workbench.metrics.ranked import NONPOOL, UNJUDGED, Ranked, discount
+
+MIN_GEO_MEAN = 0.00001
+INFAP_EPSILON = 0.00001
+
+Values = np.ndarray | list[str]
+Compute = Callable[[Ranked, Any], list[tuple[str, Values]]]
+
+
+@dataclass(frozen=True)
+class Family:
+    """One trec_eval measure family.
+
+    ``params``: None (no parameters), "cutoffs" (positive integers, sorted, unique), "floats"
+    (sorted, unique), "float_list" (kept in order: utility, set_F, relstring),
+    "pairs" (``level=gain``).  ``summary``: "mean", "sum", "gm" (geometric, trec_eval's
+    epsilon), "none" (printed per topic only), "runid", "num_q".
+    """
+
+    name: str
+    compute: Compute | None
+    params: str | None = None
+    default: Any = None
+    summary: str = "mean"
+    kind: str = "float"  # "float", "count", "string"
+    per_topic: bool = True
+    cutoff_format: str = "{}"
+
+
+def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    num = np.asarray(num, dtype=np.float64)
+    den = np.asarray(den, dtype=np.float64)
+    out = np.zeros(np.broadcast(num, den).shape)
+    np.divide(num, den, out=out, where=den != 0)
+    return out
+
+
+# ------------------------------------------------------------------ building blocks
+
+
+def rel_in_top(r: Ranked, k: int | np.ndarray) -> np.ndarray:
+    """Relevant documents among the first k (k per topic or a constant)."""
+    limit = k if np.isscalar(k) else np.asarray(k)[r.topic]
+    return r.per_topic_count(r.is_rel & (r.pos <= limit))
+
+
+def average_precision(r: Ranked, cutoff: int | None = None) -> np.ndarray:
+    """sum over relevant retrieved docs (within cutoff) of rel_so_far / rank, over R."""
+    mask = r.is_rel if cutoff is None else r.is_rel & (r.pos <= cutoff)
+    total = r.per_topic_sum(r.rel_so_far / r.pos, mask)
+    return _safe_div(total, r.num_rel)
+
+
+def bpref(r: Ranked) -> np.ndarray:
+    """Sum at each relevant doc of 1 - min(nonrel_above, R) / min(N, R); over R."""
+    from workbench.metrics.ranked import segment_cumsum
+
+    nonrel = (r.rel >= 0) & ~r.is_rel
+    nonrel_above = segment_cumsum(nonrel.astype(np.int64), r.offsets)
+    R = r.num_rel[r.topic]
+    N = r.num_nonrel[r.topic]
+    den = np.minimum(N, R)
+    penalty = _safe_div(np.minimum(nonrel_above, R), den)
+    contrib = np.where(nonrel_above > 0, 1.0 - penalty, 1.0)
+    return _safe_div(r.per_topic_sum(contrib, r.is_rel), r.num_rel)
+
+
+def interpolated_precision(r: Ranked, points: list[float], rounding: str) -> np.ndarray:
+    """(topics, points): max precision at or after the rank of the c-th relevant doc.
+
+    c = lround(p R) (trec_eval 10, ``rounding="round"``) or (long)(p R + 0.9) (9.0.8).
+    c beyond the relevant retrieved docs gives 0; c = 0 the maximum precision overall.
+    """
+    out = np.zeros((r.n_topics, len(points)))
+    rel_rows = np.flatnonzero(r.is_rel)
+    if not len(rel_rows):
+        return out
+    prec = r.rel_so_far[rel_rows] / r.pos[rel_rows]
+    topic = r.topic[rel_rows]
+    best = _segment_reverse_max(prec, topic)
+    first = np.searchsorted(topic, np.arange(r.n_topics))
+    n_rr = r.num_rel_ret
+    for j, p in enumerate(points):
+        c = (
+            np.floor(p * r.num_rel + 0.5) if rounding == "round" else np.floor(p * r.num_rel + 0.9)
+        ).astype(np.int64)
+        ok = (c <= n_rr) & (n_rr > 0)
+        idx = first + np.maximum(c - 1, 0)
+        out[ok, j] = best[idx[ok]]
+    return out
+
+
+def _segment_reverse_max(values: np.ndarray, segment: np.ndarray) -> np.ndarray:
+    """For each element, the max of values from it to the end of its (sorted) segment."""
+    uniq, code = np.unique(values, return_inverse=True)
+    span = len(uniq) + 1
+    biased = code.astype(np.int64) + (segment.max() - segment).astype(np.int64) * span
+    rev = np.maximum.accumulate(biased[::-1])[::-1]
+    return uniq[rev - (segment.max() - segment).astype(np.int64) * span]
+
+
+def gain_table(r: Ranked, pairs: dict[int, float] | None) -> tuple[np.ndarray, np.ndarray]:
+    """(gain of each ranked row, per-topic descending ideal gains CSR values).
+
+    Default gain is the grade; ``pairs`` override it per grade.  Unjudged rows gain 0.
+    """
+    pairs = pairs or {}
+    top = max(
+        [
+            int(r.rel.max()) if len(r.rel) else 0,
+            *(pairs or [0]),
+            int(r.judged_rel.max()) if len(r.judged_rel) else 0,
+        ]
+    )
+    table = np.arange(top + 1, dtype=np.float64)
+    for level, g in pairs.items():
+        if 0 <= level <= top:
+            table[level] = g
+    row_gain = np.where(r.rel >= 0, table[np.maximum(r.rel, 0)], 0.0)
+    judged_gain = table[r.judged_rel]
+    return row_gain, judged_gain
+
+
+def ideal_order(r: Ranked, judged_gain: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Judged gains sorted descending within topic; returns (gains, 1-based pos)."""
+    order = np.lexsort((-judged_gain, r.judged_topic))
+    return judged_gain[order], r.judged_pos
+
+
+def dcg(r: Ranked, row_gain: np.ndarray, cutoff: int | None = None) -> np.ndarray:
+    mask = row_gain != 0
+    if cutoff is not None:
+        mask &= r.pos <= cutoff
+    return r.per_topic_sum(row_gain / discount(r.pos), mask)
+
+
+def ideal_dcg(r: Ranked, judged_gain: np.ndarray, cutoff: int | None = None) -> np.ndarray:
+    gains, pos = ideal_order(r, judged_gain)
+    mask = gains > 0
+    if cutoff is not None:
+        mask &= pos <= cutoff
+    w = np.where(mask, gains / discount(pos), 0.0)
+    return np.bincount(r.judged_topic[mask], weights=w[mask], minlength=r.n_topics)
+
+
+# ------------------------------------------------------------------ per-family computations
+
+
+def _counts(name: str) -> Compute:
+    def compute(r: Ranked, _: Any) -> list[tuple[str, Values]]:
+        values = {
+            "num_ret": r.num_ret,
+            "num_rel": r.num_rel,
+            "num_rel_ret": r.num_rel_ret,
+            "num_nonrel_judged_ret": r.per_topic_count((r.rel >= 0) & ~r.is_rel),
+        }[name]
+        return [(name, values)]
+
+    return compute
+
+
+def _map(r: Ranked, _: Any) -> list[tuple[str, Values]]:
+    return [("map", average_precision(r))]
+
+
+def _gm_map(r: Ranked, _: Any) -> list[tuple[str, Values]]:
+    return [("gm_map", average_precision(r))]
+
+
+def _rprec(r: Ranked, _: Any) -> list[tuple[str, Values]]:
+    return [("Rprec", _safe_div(rel_in_top(r, r.num_rel), r.num_rel))]
+
+
+def _bpref(r: Ranked, _: Any) -> list[tuple[str, Values]]:
+    return [("bpref", bpref(r))]
+
+
+def _gm_bpref(r: Ranked, _: Any) -> list[tuple[str, Values]]:
+    return [("gm_bpref", bpref(r))]
+
+
+def _recip_rank(r: Ranked, _: Any) -> list[tuple[str, Values]]:
+    rows = np.flatnonzero(r.is_rel)
+    out = np.zeros(r.n_topics)
+    topics, first = np.unique(r.topic[rows], return_index=True)
+    out[topics] = 1.0 / r.pos[rows[first]]
+    return [("recip_rank", out)]
+
+
+def _iprec(rounding: str) -> Compute:
+    def compute(r: Ranked, points: list[float]) -> list[tuple[str, Values]]:
+        values = interpolated_precision(r, points, rounding)
+        return [(f"iprec_at_recall_{p:3.2f}", values[:, j]) for j, p in enumerate(points)]
+
+    return compute
+
+
+def _P(r: Ranked, cutoffs: list[int]) -> list[tuple[str, Values]]:
+    return [(f"P_{k}", rel_in_top(r, k) / k) for k in cutoffs]
+
+
+def _relstring(r: Ranked, params: list[float]) -> list[tuple[str, Values]]:
+    length = int(params[0])
+    strings = []
+    for t in range(r.n_topics):
+        chars = []
+        for v in r.topic_rels(t)[: max(length, 0)].tolist():
+            if v > 9:
+                chars.append(">")
+            elif v >= 0:
+                chars.append(str(v))
+            elif v == NONPOOL:
+                chars.append("-")
+            elif v == UNJUDGED:
+                chars.append(".")
+            else:
+                chars.append("<")
+        strings.append("".join(chars))
+    return [("relstring", strings)]
+
+
+def _recall(r: Ranked, cutoffs: list[int]) -> list[tuple[str, Values]]:
+    return [(f"recall_{k}", _safe_div(rel_in_top(r, k), r.num_rel)) for k in cutoffs]
+
+
+def _infap(r: Ranked, _: Any) -> list[tuple[str, Values]]:
+    out = np.zeros(r.n_topics)
+    for t in range(r.n_topics):
+        rels = r.topic_rels(t).tolist()
+        nonrel = rel_so_far = unjudged = 0
+        total = 0.0
+        for j, v in enumerate(rels):
+            if v == NONPOOL:
+                continue
+            if v == UNJUDGED:
+                unjudged += 1
+                continue
+            if 0 <= v < r.level:
+                nonrel += 1
+                continue
+            rel_so_far += 1
+            if j == 0:
+                total += 1.0
+            else:
+                fj = float(j)
+                total += 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * (
+                    (rel_so_far - 1 + nonrel + unjudged) / fj
+                ) * (
+                    (rel_so_far - 1 + INFAP_EPSILON) / (rel_so_far - 1 + nonrel + 2 * INFAP_EPSILON)
+                )
+        out[t] = total / r.num_rel[t] if r.num_rel[t] else total
+    return [("infAP", out)]
+
+
+def _rprec_mult(r: Ranked, multipliers: list[float]) -> list[tuple[str, Values]]:
+    out = []
+    for m in multipliers:
+        cut = np.floor(m * r.num_rel + 0.9).astype(np.int64)
+        out.append((f"Rprec_mult_{m:3.2f}", _safe_div(rel_in_top(r, cut), cut)))
+    return out
+
+
+def _utility(r: Ranked, c: list[float]) -> list[tuple[str, Values]]:
+    a = r.num_rel_ret
+    value = (
+        c[0] * a
+        + c[1] * (r.num_ret - a)
+        + c[2] * (r.num_rel - a)
+        + c[3] * (r.n_docs_in_collection + a - r.num_ret - r.num_rel)
+    )
+    return [("utility", value.astype(np.float64))]
+
+
+def _11pt(rounding: str) -> Compute:
+    def compute(r: Ranked, points: list[float]) -> list[tuple[str, Values]]:
+        values = interpolated_precision(r, points, rounding)
+        total = np.zeros(r.n_topics)
+        for j in range(len(points)):
+            total = total + values[:, j]
+        return [("11pt_avg", total / len(points))]
+
+    return compute
+
+
+def _binG(r: Ranked, _: Any) -> list[tuple[str, Values]]:
+    w = 1.0 / discount(r.pos - r.rel_so_far + 1)
+    total = r.per_topic_sum(w, r.is_rel)
+    return [("binG", np.where(r.num_rel_ret > 0, _safe_div(total, r.num_rel), 0.0))]
+
+
+def _level_gains(r: Ranked, t: int, pairs: dict[int, float]) -> list[tuple[int, float, int]]:
+    """trec_eval's setup_gains: (level, gain, count) sorted by increasing gain."""
+    judged = r.topic_judged(t)
+    n_levels = int(judged.max()) + 1 if len(judged) else 0
+    counts = np.bincount(judged, minlength=n_levels).tolist() if n_levels else []
+    gains = [[level, float(g), 0] for level, g in pairs.items()]
+    for level in range(n_levels):
+        for entry in gains:
+            if entry[0] == level:
+                entry[2] = counts[level]
+                break
+        else:
+            gains.append([level, float(level), counts[level]])
+    gains.sort(key=lambda e: e[1])
+    return [(int(a), b, int(c)) for a, b, c in gains]
+
+
+def _ideal_sequence(levels: list[tuple[int, float, int]]) -> list[float]:
+    """The positive ideal gains in rank order (highest gain level first)."""
+    out: list[float] = []
+    for _level, gain, count in reversed(levels):
+        if gain <= 0:
+            break
+        out.extend([gain] * count)
+    return out
+
+
+def _G(r: Ranked, pairs: dict[int, float]) -> list[tuple[str, Values]]:
+    out = np.zeros(r.n_topics)
+    for t in range(r.n_topics):
+        levels = _level_gains(r, t, pairs)
+        lookup = {level: g for level, g, _ in levels}
+        ideal = _ideal_sequence(levels)
+        sum_results = sum_cost = results_g = 0.0
+        for i, v in enumerate(r.topic_rels(t).tolist()):
+            g = lookup.get(v, 0.0)
+            sum_results += g
+            ig = ideal[i] if i < len(ideal) else 0.0
+            sum_cost += ig if ig >= 1.0 else 1.0
+            if g != 0:
+                results_g += g / math.log2(2 + sum_cost - sum_results)
+        sum_ideal = sum(ideal)
+        out[t] = results_g / sum_ideal if sum_ideal > 0 else 0.0
+    return [("G", out)]
+
+
+def _ndcg(r: Ranked, pairs: dict[int, float]) -> list[tuple[str, Values]]:
+    row_gain, judged_gain = gain_table(r, pairs)
+    return [("ndcg", _safe_div(dcg(r, row_gain), ideal_dcg(r, judged_gain)))]
+
+
+def _ndcg_rel(r: Ranked, pairs: dict[int, float]) -> list[tuple[str, Values]]:
+    out = np.zeros(r.n_topics)
+    for t in range(r.n_topics):
+        levels = _level_gains(r, t, pairs)
+        lookup = {level: g for level, g, _ in levels}
+        ideal = _ideal_sequence(levels)
+        rels = r.topic_rels(t).tolist()
+        results_dcg = ideal_dcg_v = total = 0.0
+        num_rel_ret = 0
+        for i in range(max(len(rels), len(ideal))):
+            if i < len(rels):
+                g = lookup.get(rels[i], 0.0)
+                if g != 0:
+                    results_dcg += g / math.log2(i + 2)
+            else:
+                g = 0.0
+            if i < len(ideal):
+                ideal_dcg_v += ideal[i] / math.log2(i + 2)
+            if g > 0:
+                total += results_dcg / ideal_dcg_v
+                num_rel_ret += 1
+        num_rel = len(ideal)
+        total += (num_rel - num_rel_ret) * results_dcg / ideal_dcg_v if ideal_dcg_v else 0.0
+        out[t] = total / num_rel if total > 0 else 0.0
+    return [("ndcg_rel", out)]
+
+
+def _rndcg(r: Ranked, pairs: dict[int, float]) -> list[tuple[str, Values]]:
+    out = np.zeros(r.n_topics)
+    for t in range(r.n_topics):
+        if r.num_rel[t] == 0:
+            continue
+        levels = _level_gains(r, t, pairs)
+        lookup = {level: g for level, g, _ in levels}
+        ideal = _ideal_sequence(levels)
+        rels = r.topic_rels(t).tolist()
+        results_dcg = ideal_dcg_v = total = 0.0
+        n_points = 0
+        previous = ideal[0] if ideal else 0.0
+        for i in range(max(len(rels), len(ideal))):
+            current = ideal[i] if i < len(ideal) else 0.0
+            if current != previous:
+                if ideal_dcg_v > 0:
+                    total += results_dcg / ideal_dcg_v
+                    n_points += 1
+                previous = current
+            if i < len(rels):
+                g = lookup.get(rels[i], 0.0)
+                if g != 0:
+                    results_dcg += g / math.log2(i + 2)
+            if current > 0:
+                ideal_dcg_v += current / math.log2(i + 2)
+        if len(rels) > len(ideal) and ideal_dcg_v > 0:
+            total += results_dcg / ideal_dcg_v
+            n_points += 1
+        out[t] = total / n_points if n_points else 0.0
+    return [("Rndcg", out)]
+
+
+def _ndcg_cut(r: Ranked, cutoffs: list[int]) -> list[tuple[str, Values]]:
+    row_gain, judged_gain = gain_table(r, None)
+    return [
+        (f"ndcg_cut_{k}", _safe_div(dcg(r, row_gain, k), ideal_dcg(r, judged_gain, k)))
+        for k in cutoffs
+    ]
+
+
+def _map_cut(r: Ranked, cutoffs: list[int]) -> list[tuple[str, Values]]:
+    return [(f"map_cut_{k}", average_precision(r, k)) for k in cutoffs]
+
+
+def _relative_P(r: Ranked, cutoffs: list[int]) -> list[tuple[str, Values]]:
+    return [
+        (f"relative_P_{k}", _safe_div(rel_in_top(r, k), np.minimum(r.num_rel, k))) for k in cutoffs
+    ]
+
+
+def _success(r: Ranked, cutoffs: list[int]) -> list[tuple[str, Values]]:
+    return [(f"success_{k}", (rel_in_top(r, k) > 0).astype(np.float64)) for k in cutoffs]
+
+
+def _set_P(r: Ranked, _: Any) -> list[tuple[str, Values]]:
+    return [("set_P", _safe_div(r.num_rel_ret, r.num_ret))]
+
+
+def _set_relative_P(r: Ranked, _: Any) -> list[tuple[str, Values]]:
+    return [("set_relative_P", _safe_div(r.num_rel_ret, np.minimum(r.num_ret, r.num_rel)))]
+
+
+def _set_recall(r: Ranked, _: Any) -> list[tuple[str, Values]]:
+    return [("set_recall", _safe_div(r.num_rel_ret, r.num_rel))]
+
+
+def _set_map(r: Ranked, _: Any) -> list[tuple[str, Values]]:
+    p = _safe_div(r.num_rel_ret, r.num_ret)
+    return [("set_map", p * _safe_div(r.num_rel_ret, r.num_rel))]
+
+
+def f_measure(r: Ranked, beta_squared: float) -> np.ndarray:
+    """(x + 1) P R / (x P + R) over the whole retrieved set (x = beta^2); 0 if undefined."""
+    p = _safe_div(r.num_rel_ret, r.num_ret)
+    rc = _safe_div(r.num_rel_ret, r.num_rel)
+    ok = (r.num_ret > 0) & (r.num_rel > 0)
+    return np.where(ok, _safe_div((beta_squared + 1.0) * p * rc, beta_squared * p + rc), 0.0)
+
+
+def _set_F(r: Ranked, params: list[float]) -> list[tuple[str, Values]]:
+    return [("set_F", f_measure(r, params[0]))]
+
+
+def _rbp_gains(r: Ranked, t: int, pairs: dict[str, float]) -> dict[int, float]:
+    levels = _level_gains(r, t, {int(k): v for k, v in pairs.items() if k != "p"})
+    gains = {level: g for level, g, _ in levels}
+    if gains:
+        low, high = min(gains.values()), max(gains.values())
+        if (low < 0 or high > 1) and high > low:
+            gains = {k: (g - low) / (high - low) for k, g in gains.items()}
+    return gains
+
+
+def _rbp(r: Ranked, pairs: dict[str, float]) -> list[tuple[str, Values]]:
+    """Moffat & Zobel: (1 - p) sum_i gain_i p^(i-1), gains scaled to [0, 1]."""
+    p = pairs.get("p", 0.9)
+    out = np.zeros(r.n_topics)
+    for t in range(r.n_topics):
+        gains = _rbp_gains(r, t, pairs)
+        total, weight = 0.0, 1.0
+        for v in r.topic_rels(t).tolist():
+            g = gains.get(v, 0.0)
+            if g != 0:
+                total += g * weight
+            weight *= p
+        out[t] = (1.0 - p) * total
+    return [("rbp", out)]
+
+
+def _rbp_resid(r: Ranked, pairs: dict[str, float]) -> list[tuple[str, Values]]:
+    """RBP's residual: the weight of unjudged ranks plus that of the ranks past the end."""
+    p = pairs.get("p", 0.9)
+    out = np.zeros(r.n_topics)
+    for t in range(r.n_topics):
+        total, weight = 0.0, 1.0
+        for v in r.topic_rels(t).tolist():
+            if v < 0:
+                total += (1.0 - p) * weight
+            weight *= p
+        out[t] = total + weight
+    return [("rbp_resid", out)]
+
+
+def _unj(r: Ranked, cutoffs: list[int]) -> list[tuple[str, Values]]:
+    unjudged = r.rel < 0
+    return [(f"unj_{k}", r.per_topic_count(unjudged & (r.pos <= k)) / k) for k in cutoffs]
+
+
+CUTOFFS = [5, 10, 15, 20, 30, 100, 200, 500, 1000]
+RECALL_POINTS = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
+
+
+def families(compat: int = 10) -> list[Family]:
+    """trec_eval's measures in output order; ``compat=9`` gives 9.0.8's rounding."""
+    rounding = "round" if compat >= 10 else "plus09"
+    return [
+        Family("runid", None, summary="runid", kind="string", per_topic=False),
+        Family("num_q", None, summary="num_q", kind="count", per_topic=False),
+        Family("num_ret", _counts("num_ret"), summary="sum", kind="count"),
+        Family("num_rel", _counts("num_rel"), summary="sum", kind="count"),
+        Family("num_rel_ret", _counts("num_rel_ret"), summary="sum", kind="count"),
+        Family("map", _map),
+        Family("gm_map", _gm_map, summary="gm", per_topic=False),
+        Family("Rprec", _rprec),
+        Family("bpref", _bpref),
+        Family("recip_rank", _recip_rank),
+        Family("iprec_at_recall", _iprec(rounding), "floats", RECALL_POINTS),
+        Family("P", _P, "cutoffs", CUTOFFS),
+        Family("relstring", _relstring, "float_list", [10.0], summary="none", kind="string"),
+        Family("recall", _recall, "cutoffs", CUTOFFS),
+        Family("infAP", _infap),
+        Family("gm_bpref", _gm_bpref, summary="gm", per_topic=False),
+        Family(
+            "Rprec_mult", _rprec_mult, "floats", [0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0]
+        ),
+        Family("utility", _utility, "float_list", [1.0, -1.0, 0.0, 0.0]),
+        Family("11pt_avg", _11pt(rounding), "floats", RECALL_POINTS),
+        Family("binG", _binG),
+        Family("G", _G, "pairs", {}),
+        Family("ndcg", _ndcg, "pairs", {}),
+        Family("ndcg_rel", _ndcg_rel, "pairs", {}),
+        Family("Rndcg", _rndcg, "pairs", {}),
+        Family("ndcg_cut", _ndcg_cut, "cutoffs", CUTOFFS),
+        Family("map_cut", _map_cut, "cutoffs", CUTOFFS),
+        Family("relative_P", _relative_P, "cutoffs", CUTOFFS),
+        Family("success", _success, "cutoffs", [1, 5, 10]),
+        Family("set_P", _set_P),
+        Family("set_relative_P", _set_relative_P),
+        Family("set_recall", _set_recall),
+        Family("set_map", _set_map),
+        Family("set_F", _set_F, "float_list", [1.0]),
+        Family(
+            "num_nonrel_judged_ret", _counts("num_nonrel_judged_ret"), summary="sum", kind="count"
+        ),
+        *(
+            [
+                Family("rbp", _rbp, "pairs", {}),
+                Family("rbp_resid", _rbp_resid, "pairs", {}),
+                Family("unj", _unj, "cutoffs", [5, 10, 20]),
+            ]
+            if compat >= 10
+            else []
+        ),
+    ]
+
+
+OFFICIAL = [
+    "runid",
+    "num_q",
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "map",
+    "gm_map",
+    "Rprec",
+    "bpref",
+    "recip_rank",
+    "iprec_at_recall",
+    "P",
+]
+SET = [
+    "runid",
+    "num_q",
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "utility",
+    "set_P",
+    "set_recall",
+    "set_relative_P",
+    "set_map",
+    "set_F",
+]

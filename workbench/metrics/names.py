@@ -1,0 +1,182 @@
+"""Measure names: trec_eval's ``name.params`` syntax, nicknames and friendly names.
+
+``parse_measure("P.5,10")``, ``parse_measure("ndcg.1=3,2=9")``,
+``parse_measure("iprec_at_recall..10,.20")``, ``parse_measure("nDCG@10")`` ...
+Friendly names (ir_measures' convention): ``AP``/``MAP`` -> map, ``gMAP`` -> gm_map,
+``P@k`` -> P_k, ``R@k`` -> recall_k, ``RR``/``MRR`` -> recip_rank, ``nDCG@k`` -> ndcg_cut_k,
+``nDCG`` -> ndcg, ``Rprec``, ``bpref``, ``Judged@k`` -> judged_k (the fraction of the top k
+that is judged; a short ranking counts its missing ranks as unjudged), ``F@beta``/``F1`` ->
+set_F_beta (F-beta over the retrieved set, beta^2 weighting recall), ``DCG@k``/``nDCG_notes@k``
+(the notes' DCG: rel_1 + sum_{i>=2} rel_i / log2 i), ``expDCG@k``/``nDCG_exp@k``
+((2^rel - 1) / log2(i + 1)).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from workbench.metrics.extra import EXTRA_FAMILIES
+from workbench.metrics.measures import OFFICIAL, SET, Family, families
+
+
+class MeasureError(ValueError):
+    """An unknown measure or malformed measure parameters."""
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A measure family with its parameters; ``param_text`` is set when given explicitly."""
+
+    family: Family
+    params: Any
+    param_text: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.family.name
+
+    def rename(self, printed: str) -> str:
+        """The printed name of an output (single-valued families carry explicit params)."""
+        if self.param_text is not None and self.family.params in ("float_list", "pairs"):
+            return f"{printed}_{self.param_text}"
+        if self.param_text is not None and self.family.name == "11pt_avg":
+            return f"{printed}_{self.param_text}"
+        return printed
+
+
+@cache
+def _families(compat: int) -> dict[str, Family]:
+    table = {f.name: f for f in families(compat)}
+    table.update({f.name: f for f in EXTRA_FAMILIES})
+    return table
+
+
+def family_order(compat: int = 10) -> list[str]:
+    return [f.name for f in families(compat)] + [f.name for f in EXTRA_FAMILIES]
+
+
+def nickname(name: str, compat: int = 10) -> list[str] | None:
+    """The families of a trec_eval nickname (``official``, ``all_trec``, ``set``), or None."""
+    if name == "official":
+        return list(OFFICIAL)
+    if name == "all_trec":
+        return [f.name for f in families(compat)]
+    if name == "set":
+        return list(SET)
+    return None
+
+
+_FRIENDLY = re.compile(
+    r"^(AP|MAP|gMAP|RR|MRR|nDCG|Rprec|bpref|P|R|nDCG|Judged|F|DCG|nDCG_notes"
+    r"|expDCG|nDCG_exp|F1)(?:@([0-9.]+))?$"
+)
+_FRIENDLY_FAMILY = {
+    "AP": "map",
+    "MAP": "map",
+    "gMAP": "gm_map",
+    "RR": "recip_rank",
+    "MRR": "recip_rank",
+    "Rprec": "Rprec",
+    "bpref": "bpref",
+    "P": "P",
+    "R": "recall",
+    "Judged": "judged",
+    "DCG": "dcg_notes",
+    "nDCG_notes": "ndcg_notes",
+    "expDCG": "dcg_exp",
+    "nDCG_exp": "ndcg_exp",
+}
+
+
+def parse_measure(name: str, compat: int = 10) -> Measure:
+    """A :class:`Measure` from trec_eval syntax or a friendly name."""
+    table = _families(compat)
+    friendly = _FRIENDLY.match(name)
+    if friendly and name not in table:
+        base, param = friendly.groups()
+        if base == "nDCG":
+            return _parse(table["ndcg_cut"], param, name) if param else Measure(table["ndcg"], {})
+        if base in ("F", "F1"):
+            beta = 1.0 if base == "F1" else float(param or 1.0)
+            return _parse(table["set_F"], repr(beta * beta), name)
+        family = table[_FRIENDLY_FAMILY[base]]
+        if param is None:
+            return Measure(family, family.default)
+        return _parse(family, param, name)
+    base, dot, param = name.partition(".")
+    family = table.get(base)
+    if family is None:
+        raise MeasureError(f"unknown measure {name!r}")
+    if not dot or family.params is None:
+        if dot and param:
+            raise MeasureError(f"measure {base!r} takes no parameters (got {name!r})")
+        return Measure(family, family.default)
+    return _parse(family, param, name)
+
+
+def _parse(family: Family, text: str, name: str) -> Measure:
+    items = text.split(",")
+    try:
+        if family.params == "cutoffs":
+            values = sorted(_atol(t) for t in items)
+            if any(v <= 0 for v in values) or len(set(values)) != len(values):
+                raise MeasureError(f"{name!r}: cutoffs must be positive and distinct")
+            return Measure(family, values, text)
+        if family.params == "floats":
+            floats = sorted(float(t) for t in items)
+            if len(set(floats)) != len(floats):
+                raise MeasureError(f"{name!r}: parameters must be distinct")
+            return Measure(family, floats, text)
+        if family.params == "float_list":
+            floats = [float(t) for t in items]
+            if family.name == "utility" and len(floats) != 4:
+                raise MeasureError(f"{name!r}: utility takes 4 coefficients")
+            return Measure(family, floats, text)
+        if family.params == "pairs":
+            pairs: dict[Any, float] = {}
+            for t in items:
+                key, eq, value = t.partition("=")
+                if not eq:
+                    raise MeasureError(f"{name!r}: expected level=gain pairs")
+                pairs[key if key == "p" else _atol(key)] = float(value)
+            return Measure(family, pairs, text)
+    except ValueError as error:
+        if isinstance(error, MeasureError):
+            raise
+        raise MeasureError(f"{name!r}: malformed parameters ({error})") from None
+    raise MeasureError(f"measure {family.name!r} takes no parameters (got {name!r})")
+
+
+def _atol(text: str) -> int:
+    """C's atol: the leading integer of the text ("23.4" -> 23)."""
+    match = re.match(r"\s*([+-]?\d+)", text)
+    if not match:
+        raise MeasureError(f"not an integer: {text!r}")
+    return int(match.group(1))
+
+
+def resolve(names: list[str] | tuple[str, ...], compat: int = 10) -> list[Measure]:
+    """Measures for a list of names/nicknames, in trec_eval's output order.
+
+    A family named twice keeps the parameters given last (as trec_eval's ``-m``).
+    """
+    chosen: dict[str, Measure] = {}
+    extra: dict[str, Measure] = {}
+    for name in names:
+        group = nickname(name, compat)
+        if group is not None:
+            for base in group:
+                if base not in chosen:
+                    chosen[base] = parse_measure(base, compat)
+            continue
+        measure = parse_measure(name, compat)
+        if measure.family in EXTRA_FAMILIES:
+            extra[f"{measure.name}:{measure.param_text}"] = measure
+        else:
+            chosen[measure.name] = measure
+    order = family_order(compat)
+    ordered = sorted(chosen.values(), key=lambda m: order.index(m.name))
+    return ordered + list(extra.values())
