@@ -121,11 +121,8 @@ def import_documents(
     A docno already stored gets the new title/text; only_pooled keeps just the documents some
     pool of the campaign holds. Warns about pooled documents still without text.
     """
-    existing: dict[str, int] = dict(
-        session.execute(
-            select(Document.docno, Document.id).where(Document.campaign_id == campaign.id)
-        ).tuples()
-    )
+    query = select(Document.docno, Document.id).where(Document.campaign_id == campaign.id)
+    existing: dict[str, int] = {docno: doc_id for docno, doc_id in session.execute(query)}
     wanted = pooled_docnos(session, campaign) if only_pooled else None
     report = ImportReport("documents")
     new_rows: list[dict] = []

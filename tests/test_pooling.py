@@ -1,0 +1,303 @@
+"""Pooling strategies on a worked example computed by hand, and against trectools' depth-k pool.
+
+The worked example (one topic, scores decreasing with rank, no ties):
+    A: a1 a2 a3 d1 d2      scores 10 8 6 4 2
+    B: d1 b2 a1 b4         scores  5 4 3 1
+    C: c1 d1 c3            scores  3 2 1
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from workbench import pooling
+from workbench.pooling import RankedList
+
+# trectools 0.0.50 sorts with pandas' deprecated inplace keyword
+pytestmark = pytest.mark.filterwarnings("ignore:The inplace keyword")
+
+RUNS = {
+    "A": (["a1", "a2", "a3", "d1", "d2"], [10.0, 8.0, 6.0, 4.0, 2.0]),
+    "B": (["d1", "b2", "a1", "b4"], [5.0, 4.0, 3.0, 1.0]),
+    "C": (["c1", "d1", "c3"], [3.0, 2.0, 1.0]),
+}
+
+
+@pytest.fixture
+def rankings() -> dict[str, RankedList]:
+    return {tag: pooling.ranked_list(d, np.array(s)) for tag, (d, s) in RUNS.items()}
+
+
+def docnos(pooled: list[pooling.PooledDocument]) -> list[str]:
+    return [p.docno for p in pooled]
+
+
+def test_ranked_list_orders_by_score_then_docno_descending():
+    ranked = pooling.ranked_list(["x", "b", "c", "a"], np.array([1.0, 2.0, 2.0, 2.0]))
+    assert list(ranked.docnos) == ["c", "b", "a", "x"]
+    assert ranked.scores.tolist() == [2.0, 2.0, 2.0, 1.0]
+    assert list(
+        pooling.ranked_list(["x", "b", "c"], np.array([1.0, 2.0, 2.0]), limit=2).docnos
+    ) == [
+        "c",
+        "b",
+    ]
+
+
+def test_depth_pool_by_hand(rankings):
+    pooled = pooling.depth_pool(rankings, 2)
+    # top 2: A {a1, a2}, B {d1, b2}, C {c1, d1}
+    assert docnos(pooled) == ["a1", "c1", "d1", "a2", "b2"]
+    by_docno = {p.docno: p for p in pooled}
+    assert by_docno["d1"].n_runs == 2 and by_docno["d1"].best_rank == 1
+    # NTCIR priority: runs + 1 / (1 + sum of ranks): d1 = 2 + 1/(1 + 1 + 2)
+    assert by_docno["d1"].priority == pytest.approx(2.25)
+    assert by_docno["a2"].priority == pytest.approx(1 + 1 / 3)
+    assert all(p.sampled and p.inclusion_prob == 1.0 for p in pooled)
+
+
+def test_take_at_n_round_robin_by_hand(rankings):
+    # depth 1: a1 (A), d1 (B), c1 (C); depth 2: a2 (A), b2 (B), [d1 (C) already]; depth 3: a3
+    assert docnos(pooling.take_pool(rankings, 4)) == ["a1", "d1", "c1", "a2"]
+    assert docnos(pooling.take_pool(rankings, 6)) == ["a1", "d1", "c1", "a2", "b2", "a3"]
+    assert docnos(pooling.take_pool(rankings, 4, run_order=["C", "B", "A"])) == [
+        "c1",
+        "d1",
+        "a1",
+        "b2",
+    ]
+    # more budget than documents: every retrieved document once
+    assert sorted(docnos(pooling.take_pool(rankings, 100))) == sorted(
+        {d for ds, _ in RUNS.values() for d in ds}
+    )
+
+
+def test_fair_take_is_seeded_and_takes_each_depth_before_the_next(rankings):
+    first = pooling.take_pool(rankings, 5, fair=True, rng=np.random.default_rng(7))
+    again = pooling.take_pool(rankings, 5, fair=True, rng=np.random.default_rng(7))
+    assert docnos(first) == docnos(again)
+    # whatever the order, depth 1 (a1, d1, c1) is taken before depth 2 (a2, b2)
+    assert set(docnos(first)[:3]) == {"a1", "d1", "c1"}
+    assert set(docnos(first)[3:]) == {"a2", "b2"}
+
+
+def test_rrf_take_by_hand(rankings):
+    scores = pooling.fusion_scores(rankings, "rrf")
+    assert scores["d1"] == pytest.approx(1 / 64 + 1 / 61 + 1 / 62)
+    assert scores["a1"] == pytest.approx(1 / 61 + 1 / 63)
+    # a2 and b2 tie at 1/62: docno descending puts b2 first
+    assert docnos(pooling.fusion_pool(rankings, 5, method="rrf")) == ["d1", "a1", "c1", "b2", "a2"]
+
+
+def test_combsum_take_by_hand(rankings):
+    # min-max per run: A 1 .75 .5 .25 0; B 1 .75 .5 0; C 1 .5 0
+    scores = pooling.fusion_scores(rankings, "combsum")
+    assert scores["d1"] == pytest.approx(0.25 + 1 + 0.5)
+    assert scores["a1"] == pytest.approx(1 + 0.5)
+    assert scores["c3"] == 0.0
+    assert docnos(pooling.fusion_pool(rankings, 4, method="combsum")) == ["d1", "a1", "c1", "b2"]
+
+
+def test_borda_take_by_hand(rankings):
+    # 9 candidates; A (5 docs) gives 9..5 and 2.5 to each other; B (4) 9..6 and 3; C (3) 9..7, 3.5
+    scores = pooling.fusion_scores(rankings, "borda")
+    assert scores["d1"] == 6 + 9 + 8
+    assert scores["a1"] == 9 + 7 + 3.5
+    assert scores["a2"] == scores["c1"] == 14.5
+    assert scores["b2"] == 14
+    assert docnos(pooling.fusion_pool(rankings, 5, method="borda")) == [
+        "d1",
+        "a1",
+        "c1",
+        "a2",
+        "b2",
+    ]
+
+
+def test_stratified_sample_by_hand(rankings):
+    strata = [(1, 1.0), (2, 0.5), (5, 0.34)]
+    pooled = pooling.stratified_pool(rankings, strata, np.random.default_rng(11))
+    by_stratum: dict[int, list[pooling.PooledDocument]] = {}
+    for p in pooled:
+        by_stratum.setdefault(p.stratum, []).append(p)
+    # best ranks: a1 c1 d1 -> 1; a2 b2 -> 2; a3 c3 -> 3, b4 -> 4, d2 -> 5
+    assert sorted(docnos(by_stratum[1])) == ["a1", "c1", "d1"]
+    assert sorted(docnos(by_stratum[2])) == ["a2", "b2"]
+    assert sorted(docnos(by_stratum[3])) == ["a3", "b4", "c3", "d2"]
+    # ceil(1.0 * 3) = 3, ceil(0.5 * 2) = 1, ceil(0.34 * 4) = 2 sampled
+    assert [sum(p.sampled for p in by_stratum[s]) for s in (1, 2, 3)] == [3, 1, 2]
+    assert [by_stratum[s][0].inclusion_prob for s in (1, 2, 3)] == [1.0, 0.5, 0.5]
+
+
+def test_stratified_sample_depends_on_the_seed_alone(rankings):
+    strata = [(1, 1.0), (2, 0.5), (5, 0.34)]
+
+    def sample(seed: int) -> list[str]:
+        pooled = pooling.stratified_pool(rankings, strata, pooling.topic_rng(seed, "q1"))
+        return sorted(p.docno for p in pooled if p.sampled)
+
+    assert sample(5) == sample(5)
+    assert len({tuple(sample(seed)) for seed in range(20)}) > 1
+
+
+def test_stratified_excludes_already_pooled_documents(rankings):
+    pooled = pooling.stratified_pool(
+        rankings, [(2, 1.0), (5, 1.0)], np.random.default_rng(0), exclude={"d1", "a3"}
+    )
+    assert sorted(docnos(pooled)) == ["a1", "a2", "b2", "b4", "c1", "c3", "d2"]
+
+
+def test_parse_strata_and_its_errors():
+    assert pooling.parse_strata("10:1.0, 30:0.2,100:0.05") == [(10, 1.0), (30, 0.2), (100, 0.05)]
+    with pytest.raises(ValueError, match="BOUND:RATE"):
+        pooling.parse_strata("10-1.0")
+    with pytest.raises(ValueError, match="increasing"):
+        pooling.parse_strata("30:1.0,10:0.5")
+    with pytest.raises(ValueError, match=r"\(0, 1\]"):
+        pooling.parse_strata("10:1.5")
+
+
+def test_pool_topic_dispatches_and_excludes(rankings):
+    rng = np.random.default_rng(0)
+    assert docnos(pooling.pool_topic(rankings, strategy="depth", params={"depth": 2}, rng=rng)) == [
+        "a1",
+        "c1",
+        "d1",
+        "a2",
+        "b2",
+    ]
+    extended = pooling.pool_topic(
+        rankings, strategy="depth", params={"depth": 2}, rng=rng, exclude={"a1", "d1"}
+    )
+    assert docnos(extended) == ["c1", "a2", "b2"]
+    with pytest.raises(ValueError, match="unknown pooling strategy"):
+        pooling.pool_topic(rankings, strategy="mtf", params={}, rng=rng)
+
+
+def test_statistics_helpers_by_hand(rankings):
+    contributed = pooling.contributions(rankings, ["a1", "c1", "d1", "a2", "b2"], 2)
+    assert contributed == {"A": {"a1", "a2"}, "B": {"d1", "b2"}, "C": {"c1", "d1"}}
+    assert pooling.unique_contributions(contributed) == {"A": 2, "B": 1, "C": 1}
+    assert pooling.growth_by_depth(rankings, 4) == [3, 5, 7, 8]
+
+
+DOCS = [f"doc{i:02d}" for i in range(12)]
+
+
+def test_presentation_order_random_is_a_seeded_permutation_per_assessor():
+    def order(assessor: int, seed: int = 3) -> list[str]:
+        return pooling.presentation_order(
+            DOCS, mode="random", seed=seed, pool_id=1, qid="7", assessor_id=assessor
+        )
+
+    assert sorted(order(1)) == DOCS
+    assert order(1) == order(1)
+    assert order(1) != order(2)
+    assert order(1) != order(1, seed=4)
+    # independent of the order the documents are given in
+    shuffled = list(reversed(DOCS))
+    assert pooling.presentation_order(
+        shuffled, mode="random", seed=3, pool_id=1, qid="7", assessor_id=1
+    ) == order(1)
+
+
+def test_presentation_order_is_stable_when_the_pool_is_extended():
+    first = pooling.presentation_order(
+        DOCS, mode="random", seed=3, pool_id=1, qid="7", assessor_id=1, builds=[0] * 12
+    )
+    new = ["new1", "new0", "new2"]
+    extended = pooling.presentation_order(
+        DOCS + new,
+        mode="random",
+        seed=3,
+        pool_id=1,
+        qid="7",
+        assessor_id=1,
+        builds=[0] * 12 + [1] * 3,
+    )
+    assert extended[:12] == first
+    assert sorted(extended[12:]) == sorted(new)
+
+
+def test_presentation_order_docno_and_priority():
+    docs = ["b", "c", "a", "d"]
+    kwargs = {"seed": 0, "pool_id": 1, "qid": "1", "assessor_id": 1}
+    assert pooling.presentation_order(docs, mode="docno", **kwargs) == ["a", "b", "c", "d"]
+    priorities = [1.2, 3.1, 1.2, 2.5]
+    assert pooling.presentation_order(docs, mode="priority", priorities=priorities, **kwargs) == [
+        "c",
+        "d",
+        "a",
+        "b",
+    ]
+    with pytest.raises(ValueError, match="priorities"):
+        pooling.presentation_order(docs, mode="priority", **kwargs)
+    with pytest.raises(ValueError, match="unknown order"):
+        pooling.presentation_order(docs, mode="rank", **kwargs)
+
+
+# ---------------------------------------------------------------- trectools cross-check
+
+
+def write_run(path, tag: str, topics: dict[str, list[tuple[str, float]]]) -> None:
+    with open(path, "w") as f:
+        for qid, lines in topics.items():
+            for rank, (docno, score) in enumerate(lines, start=1):
+                f.write(f"{qid} Q0 {docno} {rank} {score!r} {tag}\n")
+
+
+def trectools_depth_pool(paths, k: int) -> dict[str, set[str]]:
+    from trectools import TrecPoolMaker, TrecRun
+
+    runs = [TrecRun(str(path)) for path in paths]
+    pool = TrecPoolMaker().make_pool(runs, strategy="topX", topX=k).pool
+    return {str(qid): set(docs) for qid, docs in pool.items()}
+
+
+def our_depth_pool(run_data: list[dict[str, list[tuple[str, float]]]], k: int):
+    qids = sorted({q for run in run_data for q in run})
+    pool = {}
+    for qid in qids:
+        rankings = {
+            str(i): pooling.ranked_list(
+                [d for d, _ in run[qid]], np.array([s for _, s in run[qid]])
+            )
+            for i, run in enumerate(run_data)
+            if qid in run
+        }
+        pool[qid] = set(docnos(pooling.depth_pool(rankings, k)))
+    return pool
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), k=st.integers(1, 30))
+def test_depth_pool_matches_trectools_on_random_runs_without_ties(tmp_path_factory, seed, k):
+    """Scores are distinct within a topic, so both tie conventions give the same pool."""
+    rng = np.random.default_rng(seed)
+    collection = [f"D{i:04d}" for i in range(300)]
+    run_data, paths = [], []
+    folder = tmp_path_factory.mktemp("runs")
+    for r in range(int(rng.integers(2, 6))):
+        topics = {}
+        for qid in ("301", "302", "7"):
+            n = int(rng.integers(1, 60))
+            docs = rng.choice(collection, size=n, replace=False).tolist()
+            scores = rng.permutation(n).astype(float) + rng.random()
+            shuffled = rng.permutation(n)  # file order unrelated to rank
+            topics[qid] = [(docs[i], float(scores[i])) for i in shuffled]
+        run_data.append(topics)
+        paths.append(folder / f"run{r}")
+        write_run(paths[-1], f"r{r}", topics)
+    assert our_depth_pool(run_data, k) == trectools_depth_pool(paths, k)
+
+
+def test_depth_pool_tie_convention_is_trec_eval_not_trectools(tmp_path):
+    """At the depth boundary, tied documents are taken by docno DESCENDING (trec_eval);
+    trectools takes them by docno ascending, so the two pools differ exactly there."""
+    tied = {"1": [("d1", 1.0), ("d2", 1.0), ("d3", 1.0), ("d4", 1.0), ("top", 2.0)]}
+    write_run(tmp_path / "tied", "t", tied)
+    assert our_depth_pool([tied], 3) == {"1": {"top", "d4", "d3"}}
+    assert trectools_depth_pool([tmp_path / "tied"], 3) == {"1": {"top", "d1", "d2"}}
