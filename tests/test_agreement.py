@@ -21,6 +21,7 @@ from workbench.agreement import (
     krippendorff_alpha,
     landis_koch_reading,
     merge_grades,
+    pairwise_percent_agreement,
     percent_agreement,
     scotts_pi,
     specific_agreement,
@@ -156,6 +157,16 @@ def test_two_rater_fleiss_kappa_is_scotts_pi(pair):
     if len(set(a) | set(b)) < 2:
         return
     assert fleiss_kappa(np.array([a, b], dtype=float).T) == pytest.approx(scotts_pi(a, b))
+
+
+def test_pairwise_percent_agreement_pools_judge_pairs():
+    nan = np.nan
+    ratings = np.array([[1, 1, 1], [1, 0, nan], [0, 0, nan], [0, nan, nan], [1, 0, 0]])
+    # agreeing pairs 3 + 0 + 1 + 0 + 1 over pairs 3 + 1 + 1 + 0 + 3
+    assert pairwise_percent_agreement(ratings) == pytest.approx(5 / 8)
+    two = np.array([FIXTURE_A, FIXTURE_B], dtype=float).T
+    assert pairwise_percent_agreement(two) == pytest.approx(percent_agreement(FIXTURE_A, FIXTURE_B))
+    assert np.isnan(pairwise_percent_agreement([[1, nan], [nan, 0]]))
 
 
 @SETTINGS

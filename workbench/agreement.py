@@ -81,6 +81,22 @@ def _ratings(ratings) -> np.ndarray:
     return r
 
 
+def _pairable(ratings) -> np.ndarray:
+    """The items (rows) judged by at least two judges; an error if there is none."""
+    r = _ratings(ratings)
+    r = r[(~np.isnan(r)).sum(1) >= 2]
+    if len(r) == 0:
+        raise ValueError("no item has ratings from at least two judges")
+    return r
+
+
+def _category_counts(r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(categories, n_ic): the sorted grades used and, per item, how many judges gave each."""
+    categories = np.unique(r[~np.isnan(r)])
+    counts = np.stack([(r == c).sum(1) for c in categories], axis=1).astype(float)
+    return categories, counts.reshape(len(r), len(categories))
+
+
 # --------------------------------------------------------------------------- two raters
 
 
@@ -196,6 +212,21 @@ def specific_agreement(a, b) -> tuple[float, float]:
 # --------------------------------------------------------------------------- many raters
 
 
+def pairwise_percent_agreement(ratings) -> float:
+    """Share of agreeing judge pairs among all pairs of judges of the same item.
+
+    sum_i sum_c n_ic (n_ic - 1) / sum_i n_i (n_i - 1), pooled over items (an item with more
+    judges has more pairs); with two judges it is :func:`percent_agreement`. NaN when no
+    item has two judges.
+    """
+    _, counts = _category_counts(_ratings(ratings))
+    n_i = counts.sum(1)
+    pairs = float((n_i * (n_i - 1)).sum())
+    if pairs == 0:
+        return float("nan")
+    return float((counts * (counts - 1)).sum()) / pairs
+
+
 def fleiss_kappa(ratings) -> float:
     """Fleiss' kappa (1971), generalised to items with different numbers of judges.
 
@@ -205,13 +236,7 @@ def fleiss_kappa(ratings) -> float:
     Items with fewer than two ratings are left out. With a constant n this is exactly
     Fleiss' kappa (statsmodels ``fleiss_kappa``); with two judges it equals Scott's pi.
     """
-    r = _ratings(ratings)
-    judged = ~np.isnan(r)
-    r, judged = r[judged.sum(1) >= 2], judged[judged.sum(1) >= 2]
-    if len(r) == 0:
-        raise ValueError("no item has ratings from at least two judges")
-    cats = np.unique(r[judged])
-    counts = np.stack([(r == c).sum(1) for c in cats], axis=1).astype(float)
+    _, counts = _category_counts(_pairable(ratings))
     n_i = counts.sum(1)
     p_bar = float(np.mean(((counts**2).sum(1) - n_i) / (n_i * (n_i - 1))))
     p_c = counts.sum(0) / n_i.sum()
@@ -227,12 +252,7 @@ def krippendorff_alpha(ratings, *, level: Level = "nominal") -> float:
     (nominal), (c - k)^2 (interval), or (sum_{g=c..k} n_g - (n_c + n_k)/2)^2 (ordinal).
     ``ratings`` is items x judges (the ``krippendorff`` package takes judges x items).
     """
-    r = _ratings(ratings)
-    r = r[(~np.isnan(r)).sum(1) >= 2]
-    if len(r) == 0:
-        raise ValueError("no item has ratings from at least two judges")
-    values = np.unique(r[~np.isnan(r)])
-    counts = np.stack([(r == v).sum(1) for v in values], axis=1).astype(float)
+    values, counts = _category_counts(_pairable(ratings))
     m_u = counts.sum(1)
     per_pair = counts / (m_u - 1)[:, None]
     coincidence = per_pair.T @ counts - np.diag(per_pair.sum(0))
