@@ -385,6 +385,7 @@ def _ndcg_rel(r: Ranked, pairs: dict[int, float]) -> list[tuple[str, Values]]:
 
 
 def _rndcg(r: Ranked, pairs: dict[int, float]) -> list[tuple[str, Values]]:
+    """Mean of ndcg at each rank where the ideal gain changes (trec_eval's R levels)."""
     out = np.zeros(r.n_topics)
     for t in range(r.n_topics):
         if r.num_rel[t] == 0:
@@ -396,7 +397,7 @@ def _rndcg(r: Ranked, pairs: dict[int, float]) -> list[tuple[str, Values]]:
         results_dcg = ideal_dcg_v = total = 0.0
         n_points = 0
         previous = ideal[0] if ideal else 0.0
-        for i in range(max(len(rels), len(ideal))):
+        for i in range(max(len(rels), len(ideal) + 1)):
             current = ideal[i] if i < len(ideal) else 0.0
             if current != previous:
                 if ideal_dcg_v > 0:
@@ -409,7 +410,7 @@ def _rndcg(r: Ranked, pairs: dict[int, float]) -> list[tuple[str, Values]]:
                     results_dcg += g / math.log2(i + 2)
             if current > 0:
                 ideal_dcg_v += current / math.log2(i + 2)
-        if len(rels) > len(ideal) and ideal_dcg_v > 0:
+        if len(rels) > len(ideal) + 1 and ideal_dcg_v > 0:
             total += results_dcg / ideal_dcg_v
             n_points += 1
         out[t] = total / n_points if n_points else 0.0
@@ -493,17 +494,21 @@ def _rbp(r: Ranked, pairs: dict[str, float]) -> list[tuple[str, Values]]:
     return [("rbp", out)]
 
 
-def _rbp_resid(r: Ranked, pairs: dict[str, float]) -> list[tuple[str, Values]]:
-    """RBP's residual: the weight of unjudged ranks plus that of the ranks past the end."""
-    p = pairs.get("p", 0.9)
+def _rbp_resid(r: Ranked, _: Any) -> list[tuple[str, Values]]:
+    """RBP's residual (p = 0.9): weight of the unjudged ranks plus that past the end.
+
+    0 when the ranking holds no unjudged document (as trec_eval).
+    """
+    p = 0.9
     out = np.zeros(r.n_topics)
     for t in range(r.n_topics):
-        total, weight = 0.0, 1.0
+        total, weight, unjudged = 0.0, 1.0, 0
         for v in r.topic_rels(t).tolist():
             if v < 0:
-                total += (1.0 - p) * weight
+                unjudged += 1
+                total += weight
             weight *= p
-        out[t] = total + weight
+        out[t] = weight + (1.0 - p) * total if unjudged else 0.0
     return [("rbp_resid", out)]
 
 
@@ -561,7 +566,7 @@ def families(compat: int = 10) -> list[Family]:
         *(
             [
                 Family("rbp", _rbp, "pairs", {}),
-                Family("rbp_resid", _rbp_resid, "pairs", {}),
+                Family("rbp_resid", _rbp_resid),
                 Family("unj", _unj, "cutoffs", [5, 10, 20]),
             ]
             if compat >= 10
