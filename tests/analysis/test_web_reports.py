@@ -1,0 +1,145 @@
+"""The report pages through the Flask test client: admin only, agreement, adjudication + CSRF."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from flask import url_for
+from sqlalchemy import select
+
+from workbench.services.users import create_user
+from workbench.store.models import Campaign, FinalLabel
+from workbench.web import create_app
+
+CSRF = re.compile(r'name="csrf-token" content="([^"]+)"')
+
+
+@pytest.fixture
+def app(judged, database_url, tmp_path):
+    with judged.session() as s:
+        create_user(s, "organiser", "a long secret 1", role="admin")
+        create_user(s, "reader", "a long secret 2", role="assessor")
+        campaign_id = s.scalar(select(Campaign.id).where(Campaign.name == "demo"))
+    app = create_app({"DATABASE_URL": database_url, "SECRET_KEY": "test", "TESTING": True})
+    app.config["CAMPAIGN_ID"] = campaign_id
+    return app
+
+
+def token(client, path: str) -> str:
+    page = client.get(path)
+    match = CSRF.search(page.get_data(as_text=True))
+    assert match, f"no CSRF meta tag on {path}"
+    return match.group(1)
+
+
+def login(app, username: str, password: str):
+    client = app.test_client()
+    with app.test_request_context():
+        login_url = url_for("auth.login")
+    response = client.post(
+        login_url,
+        data={"username": username, "password": password, "csrf_token": token(client, login_url)},
+    )
+    assert response.status_code in (302, 303), response.get_data(as_text=True)[:500]
+    return client
+
+
+@pytest.fixture
+def admin(app):
+    return login(app, "organiser", "a long secret 1")
+
+
+def test_pages_are_admin_only(app):
+    cid = app.config["CAMPAIGN_ID"]
+    anonymous = app.test_client()
+    assert anonymous.get(f"/reports/{cid}/agreement").status_code == 302
+    reader = login(app, "reader", "a long secret 2")
+    for path in (
+        "/reports/",
+        f"/reports/{cid}/agreement",
+        f"/reports/{cid}/adjudication",
+        f"/reports/{cid}/evaluation",
+    ):
+        assert reader.get(path).status_code == 403, path
+    with app.test_request_context():
+        topics_url = url_for("assess.topics")
+    response = reader.post(
+        f"/reports/{cid}/adjudication/apply",
+        data={"rule": "any", "csrf_token": token(reader, topics_url)},
+    )
+    assert response.status_code == 403
+
+
+def test_agreement_page_shows_tables_and_heat_maps(admin, app):
+    cid = app.config["CAMPAIGN_ID"]
+    page = admin.get(f"/reports/{cid}/agreement").get_data(as_text=True)
+    assert 'id="agreement-pairs"' in page and 'id="agreement-topics"' in page
+    assert page.count("data:image/svg+xml;base64,") == 3  # one heat map per pair
+    for name in ("alice", "bob", "carol"):
+        assert name in page
+    graded = admin.get(f"/reports/{cid}/agreement?graded=1").get_data(as_text=True)
+    assert "Quadratic kappa" in graded
+
+
+def test_adjudication_queue_is_anonymous_and_decisions_need_csrf(admin, app, judged):
+    cid = app.config["CAMPAIGN_ID"]
+    queue_url = f"/reports/{cid}/adjudication?rule=majority&tie=adjudicate"
+    page = admin.get(queue_url).get_data(as_text=True)
+    assert "Judge 1" in page and "Judge 3" in page
+    assert "alice" not in page and "carol" not in page  # judges anonymised
+    assert "no decision (tie)" in page  # q2/d6 is a tie
+    decision = {
+        "qid": "q2",
+        "docno": "d6",
+        "grade": "1",
+        "reason": "on topic in part",
+        "rule": "majority",
+        "tie": "adjudicate",
+    }
+    refused = admin.post(f"/reports/{cid}/adjudication", data=decision)
+    assert refused.status_code in (302, 303, 400)
+    with judged.session() as s:
+        assert s.scalars(select(FinalLabel)).first() is None
+    response = admin.post(
+        f"/reports/{cid}/adjudication", data=decision | {"csrf_token": token(admin, queue_url)}
+    )
+    assert response.status_code == 303
+    with judged.session() as s:
+        label = s.scalar(select(FinalLabel).where(FinalLabel.docno == "d6"))
+        assert (label.grade, label.rule, label.reason) == (1, "adjudicated", "on topic in part")
+        assert label.judges == {"Judge 1": 2, "Judge 2": 0, "Judge 3": 1}
+    after = admin.get(queue_url).get_data(as_text=True)
+    assert "q2 · d6" not in after and ">d6<" not in after
+
+
+def test_applying_a_rule_from_the_page(admin, app, judged):
+    cid = app.config["CAMPAIGN_ID"]
+    queue_url = f"/reports/{cid}/adjudication"
+    response = admin.post(
+        f"/reports/{cid}/adjudication/apply",
+        data={"rule": "any", "tie": "adjudicate", "csrf_token": token(admin, queue_url)},
+    )
+    assert response.status_code == 303
+    with judged.session() as s:
+        labels = {(f.qid, f.docno): f.grade for f in s.scalars(select(FinalLabel))}
+    assert len(labels) == 12 and labels[("q3", "d9")] == 1
+
+
+def test_a_decision_without_reason_is_refused(admin, app, judged):
+    cid = app.config["CAMPAIGN_ID"]
+    queue_url = f"/reports/{cid}/adjudication"
+    response = admin.post(
+        f"/reports/{cid}/adjudication",
+        data={
+            "qid": "q2",
+            "docno": "d6",
+            "grade": "1",
+            "reason": " ",
+            "csrf_token": token(admin, queue_url),
+        },
+        follow_redirects=True,
+    )
+    assert "needs a reason" in response.get_data(as_text=True)
+    with judged.session() as s:
+        assert s.scalars(select(FinalLabel)).first() is None

@@ -1,0 +1,333 @@
+"""Organisers' report pages: agreement, evaluation (with downloads) and the adjudication queue.
+
+Every view is admin-only. Plots are SVG drawn by `workbench.reports.plots`, embedded as
+data: images (the content security policy allows them, and an image cannot run script).
+In the adjudication queue the judges appear only as "Judge 1", "Judge 2", ...
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from flask import Blueprint, Response, flash, redirect, render_template, request, url_for
+from flask_login import current_user
+from sqlalchemy import select
+
+from workbench.reports import plots
+from workbench.reports.agreement import groups_table, pairs_table
+from workbench.reports.tables import FORMATS, render, to_json
+from workbench.services import campaigns as campaign_service
+from workbench.services.adjudication import (
+    RULES,
+    TIES,
+    apply_rule,
+    disagreement_queue,
+    record_decision,
+)
+from workbench.services.agreement import agreement_report
+from workbench.services.errors import NotFound, ServiceError
+from workbench.store.models import Campaign, Document, Topic, User
+from workbench.web.db import get_store
+from workbench.web.security import admin_required
+
+bp = Blueprint("reports", __name__, url_prefix="/reports")
+TESTS = ("t", "wilcoxon", "sign", "randomization", "bootstrap")
+CORRECTIONS = ("holm", "bonferroni", "bh")
+DOWNLOADS = {
+    "csv": "text/csv",
+    "json": "application/json",
+    "md": "text/markdown",
+    "latex": "application/x-latex",
+    "trec": "text/plain",
+}
+SNIPPET_CHARS = 600
+
+
+@bp.before_request
+@admin_required
+def _admins_only() -> None:
+    """Every report view requires the admin role (403 for assessors, login for others)."""
+
+
+@bp.errorhandler(NotFound)
+def _not_found(error: NotFound):  # type: ignore[no-untyped-def]
+    return render_template("error.html", code=404, message=str(error)), 404
+
+
+def svg_image(svg: str) -> str:
+    """A data: URL for an <img> of the SVG text."""
+    return "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode()
+
+
+@bp.get("/")
+def index():  # type: ignore[no-untyped-def]
+    with get_store().session() as session:
+        campaigns = [{"id": c.id, "name": c.name} for c in campaign_service.list_campaigns(session)]
+    return render_template("reports/index.html", campaigns=campaigns)
+
+
+def _campaign(session: Any, campaign_id: int) -> Campaign:
+    return campaign_service.get_campaign(session, campaign_id)
+
+
+# ------------------------------------------------------------------------------ agreement
+
+
+@bp.get("/<int:campaign_id>/agreement")
+def agreement(campaign_id: int):  # type: ignore[no-untyped-def]
+    graded = request.args.get("graded") == "1"
+    with get_store().session() as session:
+        campaign = _campaign(session, campaign_id)
+        name = campaign.name
+        report = agreement_report(session, campaign, graded=graded, n_bootstrap=500)
+    heatmaps = [
+        {
+            "title": f"{p.first} vs {p.second}",
+            "src": svg_image(
+                plots.confusion_heatmap(p.confusion, p.labels, first=p.first, second=p.second)
+            ),
+        }
+        for p in report.per_pair
+    ]
+    return render_template(
+        "reports/agreement.html",
+        campaign={"id": campaign_id, "name": name},
+        graded=graded,
+        report=report,
+        groups=groups_table(report),
+        pairs=pairs_table(report.per_pair, report, title="Agreement per pair of assessors"),
+        assessors=pairs_table(
+            report.per_assessor, report, title="Each assessor against the others"
+        ),
+        heatmaps=heatmaps,
+    )
+
+
+# ----------------------------------------------------------------------------- evaluation
+
+
+def _evaluation_request() -> dict[str, Any]:
+    measures = [m for m in request.args.getlist("measure") if m.strip()]
+    text = request.args.get("measures", "")
+    measures += [m for m in text.replace(",", " ").split() if m]
+    test = request.args.get("test", "t")
+    correction = request.args.get("correction", "holm")
+    return {
+        "qrels": request.args.get("qrels", "final"),
+        "measures": measures,
+        "test": test if test in TESTS else "t",
+        "correction": correction if correction in CORRECTIONS else "holm",
+    }
+
+
+def _evaluate(session: Any, campaign: Campaign, choice: dict[str, Any]):  # type: ignore[no-untyped-def]
+    from workbench.services import evaluation as service
+
+    measures = choice["measures"] or list(service.DEFAULT_MEASURES)
+    table = service.evaluate_campaign(session, campaign, choice["qrels"], measures)
+    comparisons = service.compare_runs(table, test=choice["test"], correction=choice["correction"])
+    return table, comparisons
+
+
+@bp.get("/<int:campaign_id>/evaluation")
+def evaluation(campaign_id: int):  # type: ignore[no-untyped-def]
+    from workbench.reports import evaluation as report
+    from workbench.services import evaluation as service
+
+    choice = _evaluation_request()
+    page: dict[str, Any] = {"choice": choice, "error": None}
+    with get_store().session() as session:
+        campaign = _campaign(session, campaign_id)
+        page["campaign"] = {"id": campaign.id, "name": campaign.name}
+        page["qrels_choices"] = ["final"] + [
+            u.username for u in service.assessors(session, campaign)
+        ]
+        try:
+            table, comparisons = _evaluate(session, campaign, choice)
+            first = table.measures[0]
+            page["runs"] = report.runs_table(table, comparisons)
+            page["comparisons"] = report.comparisons_table(comparisons)
+            tukey = service.tukey_hsd(table, first)
+            page["tukey"] = report.tukey_table(tukey, first) if tukey is not None else None
+            page["bars"] = svg_image(
+                plots.per_topic_bars(
+                    {r.tag: {q: v[first] for q, v in r.per_topic.items()} for r in table.runs},
+                    table.topics(),
+                    measure=first,
+                )
+            )
+            curves = service.precision_recall(session, campaign, choice["qrels"])
+            page["curves"] = svg_image(plots.precision_recall_curves(curves))
+            page["stability"] = _optional(
+                lambda: report.stability_table(service.ranking_stability(session, campaign, first))
+            )
+            page["reusability"] = [
+                _optional(
+                    lambda by=by: report.reusability_table(
+                        service.leave_out(
+                            session, campaign, qrels=choice["qrels"], measure=first, by=by
+                        )
+                    )
+                )
+                for by in ("run", "group")
+            ]
+        except ServiceError as error:
+            page["error"] = str(error)
+    return render_template("reports/evaluation.html", tests=TESTS, corrections=CORRECTIONS, **page)
+
+
+def _optional(build):  # type: ignore[no-untyped-def]
+    """A table that needs something the campaign may lack (final labels, a pool): None then."""
+    try:
+        return build()
+    except ServiceError:
+        return None
+
+
+@bp.get("/<int:campaign_id>/evaluation.<fmt>")
+def evaluation_download(campaign_id: int, fmt: str):  # type: ignore[no-untyped-def]
+    from workbench.reports import evaluation as report
+
+    if fmt not in DOWNLOADS:
+        raise NotFound(f"no {fmt!r} download; formats: {', '.join(DOWNLOADS)}")
+    choice = _evaluation_request()
+    with get_store().session() as session:
+        campaign = _campaign(session, campaign_id)
+        name = campaign.name
+        try:
+            table, comparisons = _evaluate(session, campaign, choice)
+        except ServiceError as error:
+            flash(str(error), "error")
+            return redirect(url_for("reports.evaluation", campaign_id=campaign_id))
+    if fmt == "trec":
+        text = report.trec_eval_text(table)
+    elif fmt == "json":
+        text = to_json({"evaluation": table.to_dict(), "comparisons": comparisons.to_dict()})
+    else:
+        assert fmt in FORMATS
+        text = render(report.runs_table(table, comparisons), fmt)
+    extension = {"latex": "tex", "trec": "txt"}.get(fmt, fmt)
+    return Response(
+        text,
+        mimetype=DOWNLOADS[fmt],
+        headers={"Content-Disposition": f'attachment; filename="{name}-evaluation.{extension}"'},
+    )
+
+
+# --------------------------------------------------------------------------- adjudication
+
+
+def _queue_request() -> dict[str, Any]:
+    source = request.form if request.method == "POST" else request.args
+    rule = source.get("rule", "majority")
+    tie = source.get("tie", "adjudicate")
+    return {
+        "rule": rule if rule in RULES else "majority",
+        "tie": tie if tie in TIES else "adjudicate",
+        "primary": source.get("primary") or None,
+    }
+
+
+@bp.get("/<int:campaign_id>/adjudication")
+def adjudication(campaign_id: int):  # type: ignore[no-untyped-def]
+    choice = _queue_request()
+    error = None
+    with get_store().session() as session:
+        campaign = _campaign(session, campaign_id)
+        scale = [(g.value, g.label) for g in campaign.grades]
+        try:
+            queue = disagreement_queue(session, campaign, **choice)
+        except ServiceError as refused:
+            queue, error = [], str(refused)
+        documents = _documents(session, campaign, {q.docno for q in queue})
+        topics = _topics(session, campaign, {q.qid for q in queue})
+        items = [
+            {
+                "qid": q.qid,
+                "docno": q.docno,
+                "topic": topics.get(q.qid, ""),
+                "title": documents.get(q.docno, ("", ""))[0],
+                "text": documents.get(q.docno, ("", ""))[1],
+                "grades": q.grades,
+                "proposal": q.proposal,
+                "final": q.final,
+            }
+            for q in queue
+        ]
+        name = campaign.name
+    return render_template(
+        "reports/adjudication.html",
+        campaign={"id": campaign_id, "name": name},
+        choice=choice,
+        rules=RULES,
+        ties=TIES,
+        scale=scale,
+        items=items,
+        error=error,
+    )
+
+
+def _documents(session: Any, campaign: Campaign, docnos: set[str]) -> dict[str, tuple[str, str]]:
+    rows = session.execute(
+        select(Document.docno, Document.title, Document.text).where(
+            Document.campaign_id == campaign.id, Document.docno.in_(docnos)
+        )
+    )
+    return {docno: (title, text[:SNIPPET_CHARS]) for docno, title, text in rows}
+
+
+def _topics(session: Any, campaign: Campaign, qids: set[str]) -> dict[str, str]:
+    rows = session.execute(
+        select(Topic.qid, Topic.title).where(Topic.campaign_id == campaign.id, Topic.qid.in_(qids))
+    )
+    return dict(rows.all())
+
+
+def _back(campaign_id: int, choice: dict[str, Any]):  # type: ignore[no-untyped-def]
+    query = {k: v for k, v in choice.items() if v is not None}
+    return redirect(url_for("reports.adjudication", campaign_id=campaign_id, **query), 303)
+
+
+@bp.post("/<int:campaign_id>/adjudication")
+def decide(campaign_id: int):  # type: ignore[no-untyped-def]
+    """Record the adjudicator's final grade of one document, with the reason."""
+    choice = _queue_request()
+    try:
+        with get_store().session() as session:
+            campaign = _campaign(session, campaign_id)
+            adjudicator = session.get(User, current_user.id)
+            try:
+                grade = int(request.form.get("grade", ""))
+            except ValueError:
+                raise ServiceError("choose a final grade") from None
+            record_decision(
+                session,
+                campaign,
+                qid=request.form.get("qid", ""),
+                docno=request.form.get("docno", ""),
+                grade=grade,
+                reason=request.form.get("reason", ""),
+                adjudicator=adjudicator,
+            )
+        flash(f"Final grade {grade} recorded for {request.form.get('docno')}.", "ok")
+    except ServiceError as error:
+        flash(str(error), "error")
+    return _back(campaign_id, choice)
+
+
+@bp.post("/<int:campaign_id>/adjudication/apply")
+def apply(campaign_id: int):  # type: ignore[no-untyped-def]
+    """Apply the chosen merge rule to every judged document (adjudicated labels are kept)."""
+    choice = _queue_request()
+    try:
+        with get_store().session() as session:
+            summary = apply_rule(session, _campaign(session, campaign_id), **choice)
+        flash(
+            f"{summary.rule}: {summary.labelled} final labels set, {summary.kept} kept as "
+            f"adjudicated, {summary.queued} left to adjudicate.",
+            "ok",
+        )
+    except ServiceError as error:
+        flash(str(error), "error")
+    return _back(campaign_id, choice)
