@@ -206,7 +206,8 @@ def randomization_test(
 ) -> TestResult:
     """Fisher's randomization (sign-flip permutation) test of the mean difference.
 
-    Under H0 each d_t is as likely to be -d_t. Statistic |d_bar|. Topics with d_t = 0 do
+    Under H0 each d_t is as likely to be -d_t. The test uses |d_bar| (the result's
+    ``statistic`` is d_bar itself). Topics with d_t = 0 do
     not change under a flip, so when at most ``exact_max_n`` differences are non-zero all
     2^n flips are enumerated and p = #{|sum s d| >= |sum d|}/2^n exactly; otherwise B
     random flips give p = (#{|d_bar*| >= |d_bar|} + 1)/(B + 1) (Phipson & Smyth 2010).
