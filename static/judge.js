@@ -1,0 +1,429 @@
+/* The judging page: keyboard judging, immediate saving with retries, idle-aware timing,
+   query-term highlighting. Plain JavaScript, no build step. Document text is only ever
+   inserted as text nodes (never as HTML). */
+(function () {
+  "use strict";
+
+  var root = document.getElementById("judge");
+  if (!root) return;
+  var API = root.dataset.api;
+  var ASSIGNMENT = root.dataset.assignment;
+  var CSRF = document.querySelector('meta[name="csrf-token"]').content;
+  var IDLE_MS = 60000;
+  var PENDING_KEY = "wb-pending-" + ASSIGNMENT;
+  var TERMS_KEY = "wb-terms-" + ASSIGNMENT;
+  var STOPWORDS = new Set(("a an and are as at be but by for from has have how in is it its of on " +
+    "or that the their this to was were what when where which who why will with about into " +
+    "than then there these those do does did can could should would not no any all").split(" "));
+
+  var $ = function (id) { return document.getElementById(id); };
+  var state = null;          // the assignment: topic, grades, total, judgements[]
+  var position = 0;
+  var docs = {};             // position -> document (cache)
+  var queue = loadPending(); // judgements not yet confirmed by the server
+  var sending = false;
+  var backoffMs = 0;
+  var failureText = "";
+  var activeMs = {};         // position -> active milliseconds not yet sent
+  var lastInput = Date.now();
+  var lastTick = Date.now();
+  var userTerms = loadTerms();
+  var gradeByKey = {};
+
+  // ---------- helpers ----------
+  function uuid() {
+    if (window.crypto && crypto.randomUUID) return crypto.randomUUID();
+    var b = crypto.getRandomValues(new Uint8Array(16));
+    b[6] = (b[6] & 0x0f) | 0x40; b[8] = (b[8] & 0x3f) | 0x80;
+    var h = Array.prototype.map.call(b, function (x) { return (x + 0x100).toString(16).slice(1); }).join("");
+    return h.slice(0, 8) + "-" + h.slice(8, 12) + "-" + h.slice(12, 16) + "-" + h.slice(16, 20) + "-" + h.slice(20);
+  }
+  function loadPending() {
+    try { return JSON.parse(localStorage.getItem(PENDING_KEY) || "[]"); } catch (e) { return []; }
+  }
+  function savePending() {
+    try { localStorage.setItem(PENDING_KEY, JSON.stringify(queue)); } catch (e) { /* private mode */ }
+  }
+  function loadTerms() {
+    try { return JSON.parse(localStorage.getItem(TERMS_KEY) || "[]"); } catch (e) { return []; }
+  }
+  function api(path, options) {
+    options = options || {};
+    options.credentials = "same-origin";
+    options.headers = Object.assign({"Accept": "application/json"}, options.headers || {});
+    return fetch(path, options);
+  }
+  function gradeLabel(value) {
+    for (var i = 0; i < state.grades.length; i++) {
+      if (state.grades[i].value === value) return state.grades[i].label;
+    }
+    return String(value);
+  }
+
+  // ---------- timing: active time per document, idle and hidden time excluded ----------
+  function touch() { lastInput = Date.now(); }
+  ["keydown", "mousemove", "mousedown", "wheel", "scroll", "touchstart"].forEach(function (name) {
+    window.addEventListener(name, touch, {passive: true, capture: true});
+  });
+  document.addEventListener("visibilitychange", function () { lastTick = Date.now(); touch(); });
+  setInterval(function () {
+    var now = Date.now();
+    var idle = document.hidden || now - lastInput > IDLE_MS;
+    if (!idle && state) activeMs[position] = (activeMs[position] || 0) + (now - lastTick);
+    lastTick = now;
+    root.classList.toggle("idle", idle);
+  }, 1000);
+  function takeTime(pos) {
+    var now = Date.now();
+    if (!document.hidden && now - lastInput <= IDLE_MS) {
+      activeMs[pos] = (activeMs[pos] || 0) + (now - lastTick);
+    }
+    lastTick = now;
+    var ms = Math.round(activeMs[pos] || 0);
+    activeMs[pos] = 0;
+    return ms;
+  }
+
+  // ---------- highlighting ----------
+  function titleTerms() {
+    return (state.topic.title || "").toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(function (w) {
+      return w.length > 2 && !STOPWORDS.has(w);
+    });
+  }
+  function escapeRegExp(s) { return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"); }
+  function renderText(el, text) {
+    el.textContent = "";
+    var terms = titleTerms().concat(userTerms).filter(Boolean);
+    if (!terms.length) { el.textContent = text; return; }
+    terms.sort(function (a, b) { return b.length - a.length; });
+    var re = new RegExp("(?<![\\p{L}\\p{N}])(" + terms.map(escapeRegExp).join("|") + ")[\\p{L}\\p{N}]*", "giu");
+    var last = 0, m;
+    while ((m = re.exec(text)) !== null) {
+      if (m.index > last) el.appendChild(document.createTextNode(text.slice(last, m.index)));
+      var mark = document.createElement("mark");
+      var term = m[1].toLowerCase();
+      mark.className = userTerms.indexOf(term) >= 0 ? "user-term" : "query-term";
+      mark.textContent = m[0];
+      el.appendChild(mark);
+      last = re.lastIndex;
+    }
+    if (last < text.length) el.appendChild(document.createTextNode(text.slice(last)));
+  }
+  function renderTerms() {
+    var box = $("terms");
+    box.textContent = "";
+    titleTerms().forEach(function (t) {
+      var chip = document.createElement("span");
+      chip.className = "chip query-term"; chip.textContent = t; box.appendChild(chip);
+    });
+    userTerms.forEach(function (t) {
+      var chip = document.createElement("span");
+      chip.className = "chip user-term"; chip.textContent = t + " ";
+      var x = document.createElement("button");
+      x.type = "button"; x.className = "chip-remove"; x.textContent = "×";
+      x.setAttribute("aria-label", "stop highlighting " + t);
+      x.addEventListener("click", function () {
+        userTerms = userTerms.filter(function (u) { return u !== t; });
+        storeTerms();
+      });
+      chip.appendChild(x); box.appendChild(chip);
+    });
+    renderTitle();
+  }
+  function renderTitle() { renderText($("topic-title"), state.topic.title || ("Topic " + state.qid)); }
+  function storeTerms() {
+    try { localStorage.setItem(TERMS_KEY, JSON.stringify(userTerms)); } catch (e) { /* ignore */ }
+    renderTerms();
+    if (docs[position]) renderDocument(docs[position]);
+  }
+  $("term-form").addEventListener("submit", function (event) {
+    event.preventDefault();
+    var input = $("term-input");
+    input.value.toLowerCase().split(/\s+/).forEach(function (t) {
+      if (t && userTerms.indexOf(t) < 0) userTerms.push(t);
+    });
+    input.value = "";
+    input.blur();
+    storeTerms();
+  });
+
+  // ---------- saving: every judgement at once, retried with backoff ----------
+  function submit(entry) {
+    queue.push(entry);
+    savePending();
+    renderStatus();
+    pump();
+  }
+  function pump() {
+    if (sending || !queue.length) return;
+    sending = true;
+    var entry = queue[0];
+    api(API + "/judgements", {
+      method: "POST",
+      headers: {"Content-Type": "application/json", "X-CSRFToken": CSRF},
+      body: JSON.stringify(entry.body)
+    }).then(function (response) {
+      return response.json().catch(function () { return {}; }).then(function (body) {
+        return {status: response.status, body: body};
+      });
+    }).then(function (result) {
+      sending = false;
+      if (result.status === 200 || result.status === 201) {
+        queue.shift(); savePending();
+        backoffMs = 0; failureText = "";
+        confirmSaved(entry, result.body.judgement);
+        pump();
+      } else if (result.status >= 500 || result.status === 429 || result.status === 408) {
+        retryLater("the server answered " + result.status);
+      } else {
+        queue.shift(); savePending();
+        rejected(entry, (result.body && result.body.error) || ("error " + result.status));
+        pump();
+      }
+      renderStatus();
+    }, function () {
+      sending = false;
+      retryLater("the network is unavailable");
+      renderStatus();
+    });
+  }
+  function retryLater(why) {
+    backoffMs = Math.min(backoffMs ? backoffMs * 2 : 1000, 30000);
+    failureText = "Not saved yet: " + why + ". Retrying in " + Math.round(backoffMs / 1000) + " s…";
+    setTimeout(pump, backoffMs);
+  }
+  function confirmSaved(entry, judgement) {
+    var current = state.judgements[entry.position];
+    if (current && current.client_id === entry.body.client_id) {
+      current.saved = true;
+      current.id = judgement.id;
+    }
+    renderMap();
+    if (entry.position === position) renderJudgement();
+  }
+  function rejected(entry, message) {
+    var current = state.judgements[entry.position];
+    if (current && current.client_id === entry.body.client_id) {
+      state.judgements[entry.position] = entry.previous || null;
+    }
+    failureText = "Not saved: " + message;
+    if (/CSRF/.test(message)) failureText += " — reload the page.";
+    renderMap(); renderProgress();
+    if (entry.position === position) renderJudgement();
+  }
+  function renderStatus() {
+    var el = $("save-status");
+    el.classList.remove("ok", "busy", "bad");
+    if (failureText) { el.textContent = failureText; el.classList.add("bad"); }
+    else if (queue.length) { el.textContent = "Saving " + queue.length + "…"; el.classList.add("busy"); }
+    else { el.textContent = "All judgements saved"; el.classList.add("ok"); }
+  }
+  window.addEventListener("beforeunload", function (event) {
+    if (queue.length) { event.preventDefault(); event.returnValue = ""; }
+  });
+
+  // ---------- judging ----------
+  function record(grade, reason) {
+    var doc = docs[position];
+    if (!doc) return;
+    var previous = state.judgements[position];
+    var entry = {
+      position: position,
+      previous: previous,
+      body: {
+        docno: doc.docno, grade: grade, cannot_judge: grade === null ? reason : null,
+        comment: $("comment").value, time_spent_ms: takeTime(position), client_id: uuid()
+      }
+    };
+    state.judgements[position] = {
+      grade: grade, cannot_judge: entry.body.cannot_judge, comment: entry.body.comment,
+      client_id: entry.body.client_id, saved: false
+    };
+    submit(entry);
+    renderProgress(); renderMap(); renderJudgement();
+  }
+  function judge(grade) {
+    record(grade, null);
+    if (position < state.total - 1) go(position + 1);
+    else renderJudgement();
+  }
+  function nextUnjudged(from) {
+    for (var i = 1; i <= state.total; i++) {
+      var p = (from + i) % state.total;
+      if (!state.judgements[p]) return p;
+    }
+    return -1;
+  }
+  function openCannot() {
+    $("cannot-panel").hidden = false;
+    $("cannot-reason").focus();
+  }
+  function closeCannot() { $("cannot-panel").hidden = true; }
+  $("cannot-button").addEventListener("click", openCannot);
+  $("cannot-cancel").addEventListener("click", closeCannot);
+  $("cannot-save").addEventListener("click", function () {
+    var reason = $("cannot-reason").value;
+    if (reason === "other") reason = $("cannot-other").value.trim();
+    if (!reason) { $("cannot-other").focus(); return; }
+    closeCannot();
+    $("cannot-other").value = "";
+    document.activeElement.blur();
+    record(null, reason);
+    if (position < state.total - 1) go(position + 1);
+  });
+  function saveComment() {
+    var current = state.judgements[position];
+    if (!current) {
+      failureText = "";
+      $("save-status").textContent = "The comment is saved with your judgement: choose a grade.";
+      return;
+    }
+    record(current.grade, current.cannot_judge);
+  }
+  $("comment-save").addEventListener("click", saveComment);
+  Array.prototype.forEach.call(document.querySelectorAll("#grades .grade"), function (button) {
+    gradeByKey[button.dataset.key] = parseInt(button.dataset.grade, 10);
+    button.addEventListener("click", function () { judge(parseInt(button.dataset.grade, 10)); });
+  });
+  $("prev-button").addEventListener("click", function () { if (position > 0) go(position - 1); });
+  $("next-button").addEventListener("click", function () { if (position < state.total - 1) go(position + 1); });
+  $("skip-button").addEventListener("click", skip);
+  function skip() {
+    var p = nextUnjudged(position);
+    if (p >= 0 && p !== position) go(p);
+  }
+
+  document.addEventListener("keydown", function (event) {
+    if (!state || event.ctrlKey && event.key !== "Enter" || event.metaKey || event.altKey) return;
+    var tag = (event.target.tagName || "").toLowerCase();
+    if (tag === "textarea" || tag === "input" || tag === "select") {
+      if (event.key === "Escape") event.target.blur();
+      if (event.key === "Enter" && event.ctrlKey && event.target.id === "comment") {
+        event.preventDefault(); saveComment(); event.target.blur();
+      }
+      return;
+    }
+    if (event.ctrlKey) return;
+    var key = event.key;
+    if (Object.prototype.hasOwnProperty.call(gradeByKey, key)) {
+      event.preventDefault(); judge(gradeByKey[key]); return;
+    }
+    if (key === "ArrowRight" || key === "n") {
+      event.preventDefault(); if (position < state.total - 1) go(position + 1);
+    } else if (key === "ArrowLeft" || key === "p") {
+      event.preventDefault(); if (position > 0) go(position - 1);
+    } else if (key === "s") {
+      event.preventDefault(); skip();
+    } else if (key === "c") {
+      event.preventDefault(); openCannot();
+    } else if (key === "m") {
+      event.preventDefault(); $("comment").focus();
+    } else if (key === "Escape") {
+      closeCannot();
+    }
+  });
+
+  // ---------- rendering ----------
+  function renderProgress() {
+    var judged = state.judgements.filter(Boolean).length;
+    $("progress").value = judged;
+    $("progress-text").textContent = judged + " / " + state.total + " judged";
+    $("done-banner").hidden = judged < state.total;
+  }
+  function renderMap() {
+    var map = $("position-map");
+    if (map.children.length !== state.total) {
+      map.textContent = "";
+      for (var i = 0; i < state.total; i++) {
+        var cell = document.createElement("button");
+        cell.type = "button"; cell.dataset.position = i;
+        cell.addEventListener("click", function (e) { go(parseInt(e.currentTarget.dataset.position, 10)); });
+        map.appendChild(cell);
+      }
+    }
+    for (var p = 0; p < state.total; p++) {
+      var j = state.judgements[p];
+      var c = map.children[p];
+      c.className = "cell" + (p === position ? " current" : "") +
+        (j ? (j.grade === null ? " cannot" : " judged g" + j.grade) : "") + (j && !j.saved ? " pending" : "");
+      c.title = "Document " + (p + 1) + (j ? ": " + (j.grade === null ? "cannot judge" : gradeLabel(j.grade)) : "");
+      c.textContent = j ? (j.grade === null ? "×" : String(j.grade)) : "";
+    }
+  }
+  function renderJudgement() {
+    var j = state.judgements[position];
+    Array.prototype.forEach.call(document.querySelectorAll("#grades .grade"), function (button) {
+      button.classList.toggle("selected", !!j && j.grade === parseInt(button.dataset.grade, 10));
+    });
+    $("cannot-button").classList.toggle("selected", !!j && j.grade === null);
+    var text;
+    if (!j) text = "Not judged yet";
+    else if (j.grade === null) text = "Cannot judge: " + j.cannot_judge;
+    else text = "Judged " + gradeLabel(j.grade);
+    if (j) text += j.saved ? " · saved ✓" : " · saving…";
+    $("doc-state").textContent = text;
+    $("doc-state").className = "doc-state" + (j ? (j.saved ? " saved" : " unsaved") : "");
+  }
+  function renderDocument(doc) {
+    $("docno").textContent = doc.docno;
+    renderText($("doc-title"), doc.title || "(untitled)");
+    if (doc.missing) $("doc-text").textContent = "(The text of this document was not loaded into the campaign.)";
+    else renderText($("doc-text"), doc.text);
+  }
+  function fetchDocument(p) {
+    if (docs[p]) return Promise.resolve(docs[p]);
+    return api(API + "/documents/" + p).then(function (r) {
+      if (!r.ok) throw new Error("document " + p + ": " + r.status);
+      return r.json();
+    }).then(function (doc) { docs[p] = doc; return doc; });
+  }
+  function go(p) {
+    closeCannot();
+    takeTimeInto(position);
+    position = p;
+    history.replaceState(null, "", "#" + (p + 1));
+    $("pos").textContent = p + 1;
+    renderMap(); renderJudgement();
+    var j = state.judgements[p];
+    $("comment").value = j ? (j.comment || "") : "";
+    fetchDocument(p).then(function (doc) {
+      if (p !== position) return;
+      renderDocument(doc);
+      window.scrollTo(0, 0);
+      $("doc-text").scrollTop = 0;
+      if (p + 1 < state.total) fetchDocument(p + 1).catch(function () {});
+    }).catch(function (error) {
+      $("doc-text").textContent = "Could not load the document (" + error.message + "). Use → to retry.";
+      delete docs[p];
+    });
+  }
+  function takeTimeInto(pos) {
+    // keep the time already spent on a document for its eventual judgement
+    var now = Date.now();
+    if (!document.hidden && now - lastInput <= IDLE_MS) activeMs[pos] = (activeMs[pos] || 0) + (now - lastTick);
+    lastTick = now;
+  }
+
+  // ---------- start ----------
+  api(API).then(function (r) { return r.json(); }).then(function (data) {
+    state = data;
+    state.judgements = data.judgements.map(function (j) {
+      return j && {grade: j.grade, cannot_judge: j.cannot_judge, comment: j.comment, saved: true};
+    });
+    queue.forEach(function (entry) {   // unsent judgements from before a reload
+      state.judgements[entry.position] = {
+        grade: entry.body.grade, cannot_judge: entry.body.cannot_judge,
+        comment: entry.body.comment, client_id: entry.body.client_id, saved: false
+      };
+    });
+    renderTerms();
+    renderProgress();
+    renderStatus();
+    if (!state.total) { $("doc-text").textContent = "This topic has no documents to judge."; return; }
+    var fromHash = parseInt((location.hash || "").slice(1), 10) - 1;
+    go(fromHash >= 0 && fromHash < state.total ? fromHash : state.position);
+    pump();
+  }).catch(function () {
+    $("save-status").textContent = "Could not load this topic; reload the page.";
+  });
+})();

@@ -1,0 +1,176 @@
+"""Web commands: user, assign, serve, demo (thin over workbench.services and workbench.web)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from workbench.cli.common import fail, get_store
+from workbench.cli.store_commands import split_tags, transaction
+from workbench.services import assignments as assignment_service
+from workbench.services import campaigns, pools
+from workbench.services import users as user_service
+from workbench.services.errors import NotFound
+
+
+@click.group()
+def user() -> None:
+    """Accounts: add users, change roles and passwords, issue API tokens."""
+
+
+@user.command("add")
+@click.argument("name")
+@click.option(
+    "--role", type=click.Choice(user_service.ROLES), default="assessor", show_default=True
+)
+@click.option("--password-stdin", is_flag=True, help="Read the password from standard input.")
+@click.option("--token", is_flag=True, help="Also create an API token and print it (once).")
+@click.pass_context
+def user_add(ctx: click.Context, name: str, role: str, password_stdin: bool, token: bool) -> None:
+    """Add a user NAME (the password is asked for, or read from stdin)."""
+    password = _read_password(password_stdin)
+    with transaction(ctx) as session:
+        created = user_service.create_user(session, name, password, role=role)
+        secret = user_service.new_api_token(session, created) if token else None
+    click.echo(f"added {role} {name}")
+    if secret:
+        click.echo(f"API token (shown once): {secret}")
+
+
+@user.command("list")
+@click.pass_context
+def user_list(ctx: click.Context) -> None:
+    """List users with their role and status."""
+    with transaction(ctx) as session:
+        for row in user_service.list_users(session):
+            status = "active" if row.active else "deactivated"
+            click.echo(f"{row.username}\t{row.role}\t{status}")
+
+
+@user.command("password")
+@click.argument("name")
+@click.option("--password-stdin", is_flag=True, help="Read the password from standard input.")
+@click.pass_context
+def user_password(ctx: click.Context, name: str, password_stdin: bool) -> None:
+    """Set the password of user NAME."""
+    password = _read_password(password_stdin)
+    with transaction(ctx) as session:
+        user_service.set_password(session, user_service.get_user(session, name), password)
+    click.echo(f"password of {name} changed")
+
+
+@user.command("role")
+@click.argument("name")
+@click.argument("role", type=click.Choice(user_service.ROLES))
+@click.pass_context
+def user_role(ctx: click.Context, name: str, role: str) -> None:
+    """Give user NAME the role ROLE."""
+    with transaction(ctx) as session:
+        user_service.set_role(session, user_service.get_user(session, name), role)
+    click.echo(f"{name} is now {role}")
+
+
+@user.command("token")
+@click.argument("name")
+@click.pass_context
+def user_token(ctx: click.Context, name: str) -> None:
+    """Issue a new API token for user NAME (replaces the old one; printed once)."""
+    with transaction(ctx) as session:
+        secret = user_service.new_api_token(session, user_service.get_user(session, name))
+    click.echo(secret)
+
+
+def _read_password(from_stdin: bool) -> str:
+    if from_stdin:
+        return sys.stdin.readline().rstrip("\r\n")
+    return click.prompt("Password", hide_input=True, confirmation_prompt=True)
+
+
+@click.command()
+@click.option("--campaign", "campaign_name", required=True, help="Campaign name or id.")
+@click.option("--judges-per-topic", type=int, required=True, help="Judges J for every topic.")
+@click.option("--assessors", help="Comma-separated usernames (default: every assessor).")
+@click.option("--pool", "pool_id", type=int, help="Pool id (default: the latest pool).")
+@click.option(
+    "--order",
+    type=click.Choice(assignment_service.ORDERS),
+    default="random",
+    show_default=True,
+    help="Presentation order of each assessor's documents.",
+)
+@click.pass_context
+def assign(
+    ctx: click.Context,
+    campaign_name: str,
+    judges_per_topic: int,
+    assessors: str | None,
+    pool_id: int | None,
+    order: str,
+) -> None:
+    """Assign every topic of a pool to J assessors, balancing documents per assessor."""
+    with transaction(ctx) as session:
+        campaign = campaigns.get_campaign(session, campaign_name)
+        pool = pools.get_pool(session, campaign, pool_id)
+        names = split_tags(assessors)
+        users = (
+            [user_service.get_user(session, name) for name in names]
+            if names
+            else user_service.list_users(session, role="assessor")
+        )
+        created = assignment_service.auto_assign(
+            session, pool, judges_per_topic=judges_per_topic, assessors=users, order=order
+        )
+        sizes = assignment_service.topic_sizes(session, pool)
+        load: dict[str, int] = {}
+        names_by_id = {u.id: u.username for u in users}
+        for a in assignment_service.list_assignments(session, campaign.id, pool_id=pool.id):
+            name = names_by_id.get(a.user_id, str(a.user_id))
+            load[name] = load.get(name, 0) + sizes.get(a.qid, 0)
+    click.echo(f"{len(created)} new assignments in pool {pool.id}")
+    for name in sorted(load):
+        click.echo(f"{name}\t{load[name]} documents")
+
+
+def run_server(ctx: click.Context, host: str, port: int, threads: int) -> None:
+    """Serve the app with waitress on the store of this invocation."""
+    from waitress import serve as waitress_serve
+
+    from workbench.web import create_app
+
+    app = create_app({"DATABASE_URL": get_store(ctx).url})
+    click.echo(f"Serving on http://{host}:{port}/  (Ctrl+C to stop)")
+    waitress_serve(app, host=host, port=port, threads=threads, ident="workbench")
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=5000, show_default=True, type=int)
+@click.option("--threads", default=8, show_default=True, type=int)
+@click.pass_context
+def serve(ctx: click.Context, host: str, port: int, threads: int) -> None:
+    """Run the web app with waitress (SQLite in ./instance unless --db is given)."""
+    run_server(ctx, host, port, threads)
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=5000, show_default=True, type=int)
+@click.option("--threads", default=8, show_default=True, type=int)
+@click.option("--no-serve", is_flag=True, help="Create the demo data and exit.")
+@click.pass_context
+def demo(ctx: click.Context, host: str, port: int, threads: int, no_serve: bool) -> None:
+    """Create the demo campaign (once), print the logins and serve it."""
+    from workbench import demo as demo_data
+
+    store = get_store(ctx)
+    try:
+        created = demo_data.create_demo(store)
+    except NotFound as error:
+        fail(str(error))
+    click.echo("Demo campaign " + ("created." if created else "already exists."))
+    click.echo(f"Open http://{host}:{port}/ and log in as:")
+    for name, password, role in demo_data.logins():
+        click.echo(f"  {name:<8} password {password:<12} ({role})")
+    if not no_serve:
+        run_server(ctx, host, port, threads)

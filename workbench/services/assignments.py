@@ -1,0 +1,143 @@
+"""Who judges what: assessors are assigned the pool of a topic, by hand or automatically.
+
+Automatic assignment gives every topic of a pool J judges, balancing the number of documents
+each assessor has to judge: topics are taken largest first and each goes to the J eligible
+assessors with the smallest current load (ties by username), the classic greedy
+longest-processing-time rule. Reassigning deactivates an assignment (its judgements stay in
+the log) and gives the topic to someone else.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from workbench.pooling import PRESENTATION_ORDERS
+from workbench.services.errors import NotFound, ServiceError
+from workbench.store.models import Assignment, Pool, PoolEntry, User
+
+ORDERS = PRESENTATION_ORDERS
+
+
+def topic_sizes(session: Session, pool: Pool) -> dict[str, int]:
+    """Number of documents to judge (sampled pool entries) per topic of `pool`."""
+    rows = session.execute(
+        select(PoolEntry.qid, func.count())
+        .where(PoolEntry.pool_id == pool.id, PoolEntry.sampled.is_(True))
+        .group_by(PoolEntry.qid)
+    )
+    return {qid: count for qid, count in rows}
+
+
+def get_assignment(session: Session, assignment_id: int) -> Assignment:
+    assignment = session.get(Assignment, assignment_id)
+    if assignment is None:
+        raise NotFound(f"no assignment {assignment_id}")
+    return assignment
+
+
+def list_assignments(
+    session: Session, campaign_id: int, *, pool_id: int | None = None, active: bool = True
+) -> list[Assignment]:
+    query = select(Assignment).where(Assignment.campaign_id == campaign_id)
+    if pool_id is not None:
+        query = query.where(Assignment.pool_id == pool_id)
+    if active:
+        query = query.where(Assignment.active.is_(True))
+    return list(session.scalars(query.order_by(Assignment.qid, Assignment.user_id)))
+
+
+def assignments_for_user(session: Session, user_id: int) -> list[Assignment]:
+    """The active assignments of one assessor, by campaign then topic."""
+    query = (
+        select(Assignment)
+        .where(Assignment.user_id == user_id, Assignment.active.is_(True))
+        .order_by(Assignment.campaign_id, Assignment.qid)
+    )
+    return list(session.scalars(query))
+
+
+def assign(
+    session: Session, pool: Pool, qid: str, user: User, *, order: str = "random"
+) -> Assignment:
+    """Assign `user` the documents of topic `qid` in `pool` (reactivates an old assignment)."""
+    if order not in ORDERS:
+        raise ServiceError(f"unknown order {order!r}: expected one of {', '.join(ORDERS)}")
+    if not user.active:
+        raise ServiceError(f"user {user.username!r} is deactivated")
+    if qid not in topic_sizes(session, pool):
+        raise NotFound(f"topic {qid!r} has no documents in pool {pool.id}")
+    existing = session.scalar(
+        select(Assignment).where(
+            Assignment.pool_id == pool.id, Assignment.qid == qid, Assignment.user_id == user.id
+        )
+    )
+    if existing is not None:
+        existing.active = True
+        existing.order = order
+        return existing
+    assignment = Assignment(
+        campaign_id=pool.campaign_id, pool_id=pool.id, qid=qid, user_id=user.id, order=order
+    )
+    session.add(assignment)
+    session.flush()
+    return assignment
+
+
+def unassign(session: Session, assignment: Assignment) -> None:
+    """Withdraw an assignment; the judgements already made stay in the log."""
+    assignment.active = False
+
+
+def reassign(session: Session, assignment: Assignment, to_user: User) -> Assignment:
+    """Move an assignment to another assessor."""
+    if to_user.id == assignment.user_id:
+        raise ServiceError("the topic is already assigned to this assessor")
+    pool = session.get(Pool, assignment.pool_id)
+    assert pool is not None
+    new = assign(session, pool, assignment.qid, to_user, order=assignment.order)
+    unassign(session, assignment)
+    return new
+
+
+def auto_assign(
+    session: Session,
+    pool: Pool,
+    *,
+    judges_per_topic: int,
+    assessors: list[User],
+    order: str = "random",
+) -> list[Assignment]:
+    """Give every topic of `pool` `judges_per_topic` judges, balancing documents per assessor.
+
+    Existing active assignments count towards both J and the loads. Returns the new ones.
+    """
+    if judges_per_topic < 1:
+        raise ServiceError("judges per topic must be at least 1")
+    eligible = [user for user in assessors if user.active]
+    if len(eligible) < judges_per_topic:
+        raise ServiceError(
+            f"{judges_per_topic} judges per topic need at least {judges_per_topic} active "
+            f"assessors; got {len(eligible)}"
+        )
+    sizes = topic_sizes(session, pool)
+    if not sizes:
+        raise ServiceError(f"pool {pool.id} has no documents to judge")
+    judges: dict[str, set[int]] = defaultdict(set)
+    load: dict[int, int] = defaultdict(int)
+    for existing in list_assignments(session, pool.campaign_id, pool_id=pool.id):
+        judges[existing.qid].add(existing.user_id)
+        load[existing.user_id] += sizes.get(existing.qid, 0)
+    created = []
+    for qid in sorted(sizes, key=lambda q: (-sizes[q], q)):
+        candidates = sorted(
+            (user for user in eligible if user.id not in judges[qid]),
+            key=lambda user: (load[user.id], user.username),
+        )
+        for user in candidates[: max(0, judges_per_topic - len(judges[qid]))]:
+            created.append(assign(session, pool, qid, user, order=order))
+            judges[qid].add(user.id)
+            load[user.id] += sizes[qid]
+    return created

@@ -1,0 +1,194 @@
+"""Judging: the documents of an assignment in presentation order, recording and revising.
+
+The order is the pool's per-assessor order (`pooling.presentation_order`), so the same
+assessor always sees the same sequence. Every judgement is appended to the log; a retried
+submission carries the same client_id and is stored once. The current value of a key is
+read through `services.judgements.current_judgements`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from workbench import pooling
+from workbench.services.errors import NotFound, ServiceError
+from workbench.services.judgements import current_judgements
+from workbench.store.models import Assignment, Document, Grade, Judgement, Pool, PoolEntry
+
+MAX_TIME_SPENT_MS = 24 * 3600 * 1000
+MAX_COMMENT_LENGTH = 10_000
+MAX_CLIENT_ID_LENGTH = 64
+
+
+@dataclass(frozen=True)
+class JudgementInput:
+    """What an assessor submits for one document. grade None means 'cannot judge'."""
+
+    docno: str
+    grade: int | None
+    cannot_judge: str | None = None
+    comment: str = ""
+    time_spent_ms: int = 0
+    client_id: str | None = None
+
+
+def document_sequence(session: Session, assignment: Assignment) -> list[str]:
+    """The docnos the assessor judges, in the pool's per-assessor presentation order."""
+    pool = session.get(Pool, assignment.pool_id)
+    assert pool is not None
+    entries = list(
+        session.scalars(
+            select(PoolEntry).where(
+                PoolEntry.pool_id == pool.id,
+                PoolEntry.qid == assignment.qid,
+                PoolEntry.sampled.is_(True),
+            )
+        )
+    )
+    return pooling.presentation_order(
+        [entry.docno for entry in entries],
+        mode=assignment.order,
+        seed=pool.seed,
+        pool_id=pool.id,
+        qid=assignment.qid,
+        assessor_id=assignment.user_id,
+        builds=[entry.build for entry in entries],
+        priorities=[entry.priority for entry in entries],
+    )
+
+
+def my_judgements(session: Session, assignment: Assignment) -> dict[str, Judgement]:
+    """The assessor's current judgement per docno of this topic (own judgements only)."""
+    rows = current_judgements(
+        session, assignment.campaign_id, qid=assignment.qid, user_id=assignment.user_id
+    )
+    return {row.docno: row for row in rows}
+
+
+def resume_position(
+    session: Session, assignment: Assignment, sequence: list[str] | None = None
+) -> int:
+    """Where the assessor left off: just after the document judged last.
+
+    Past the end it is the first unjudged document, or the last one when all are judged.
+    """
+    sequence = document_sequence(session, assignment) if sequence is None else sequence
+    if not sequence:
+        return 0
+    index = {docno: i for i, docno in enumerate(sequence)}
+    latest = session.scalar(
+        select(Judgement.docno)
+        .where(
+            Judgement.campaign_id == assignment.campaign_id,
+            Judgement.qid == assignment.qid,
+            Judgement.user_id == assignment.user_id,
+            Judgement.docno.in_(sequence),
+        )
+        .order_by(Judgement.id.desc())
+        .limit(1)
+    )
+    position = 0 if latest is None else index[latest] + 1
+    if position < len(sequence):
+        return position
+    judged = my_judgements(session, assignment)
+    unjudged = [i for i, docno in enumerate(sequence) if docno not in judged]
+    return unjudged[0] if unjudged else len(sequence) - 1
+
+
+def grade_values(session: Session, campaign_id: int) -> list[int]:
+    query = select(Grade.value).where(Grade.campaign_id == campaign_id).order_by(Grade.value)
+    return list(session.scalars(query))
+
+
+def document_at(session: Session, assignment: Assignment, position: int) -> dict:
+    """The document at `position` of the assessor's sequence, with their current judgement."""
+    sequence = document_sequence(session, assignment)
+    if not 0 <= position < len(sequence):
+        raise NotFound(f"position {position} is outside 0..{len(sequence) - 1}")
+    docno = sequence[position]
+    document = session.scalar(
+        select(Document).where(
+            Document.campaign_id == assignment.campaign_id, Document.docno == docno
+        )
+    )
+    current = my_judgements(session, assignment).get(docno)
+    return {
+        "position": position,
+        "total": len(sequence),
+        "docno": docno,
+        "title": document.title if document else "",
+        "text": document.text if document else "",
+        "missing": document is None,
+        "judgement": None if current is None else judgement_summary(current),
+    }
+
+
+def judgement_summary(judgement: Judgement) -> dict:
+    return {
+        "id": judgement.id,
+        "docno": judgement.docno,
+        "grade": judgement.grade,
+        "cannot_judge": judgement.cannot_judge,
+        "comment": judgement.comment,
+        "created_at": judgement.created_at.isoformat(timespec="seconds") + "Z",
+    }
+
+
+def record_judgement(
+    session: Session, assignment: Assignment, data: JudgementInput
+) -> tuple[Judgement, bool]:
+    """Append a judgement for a document of `assignment`; returns (row, created).
+
+    A client_id already stored for this assessor returns that row with created=False.
+    Raises ServiceError for an inactive assignment, a document outside the assessor's
+    sequence, a grade outside the campaign scale or a 'cannot judge' without a reason.
+    """
+    if not assignment.active:
+        raise ServiceError("this assignment has been withdrawn")
+    if data.client_id is not None:
+        if not data.client_id or len(data.client_id) > MAX_CLIENT_ID_LENGTH:
+            raise ServiceError(f"client_id must be 1 to {MAX_CLIENT_ID_LENGTH} characters")
+        stored = session.scalar(
+            select(Judgement).where(
+                Judgement.user_id == assignment.user_id, Judgement.client_id == data.client_id
+            )
+        )
+        if stored is not None:
+            if (stored.qid, stored.docno) != (assignment.qid, data.docno):
+                raise ServiceError("client_id was already used for another document")
+            return stored, False
+    sequence = document_sequence(session, assignment)
+    if data.docno not in sequence:
+        raise NotFound(f"document {data.docno!r} is not in this assignment")
+    if data.grade is None:
+        reason = (data.cannot_judge or "").strip()
+        if not reason:
+            raise ServiceError("give a grade, or a reason why the document cannot be judged")
+    else:
+        allowed = grade_values(session, assignment.campaign_id)
+        if data.grade not in allowed:
+            raise ServiceError(
+                f"grade {data.grade} is not on the scale: expected one of "
+                f"{', '.join(map(str, allowed))}"
+            )
+        reason = None
+    if len(data.comment) > MAX_COMMENT_LENGTH:
+        raise ServiceError(f"comment longer than {MAX_COMMENT_LENGTH} characters")
+    judgement = Judgement(
+        campaign_id=assignment.campaign_id,
+        qid=assignment.qid,
+        docno=data.docno,
+        user_id=assignment.user_id,
+        grade=data.grade,
+        cannot_judge=reason,
+        comment=data.comment.strip(),
+        time_spent_ms=min(max(int(data.time_spent_ms), 0), MAX_TIME_SPENT_MS),
+        position=sequence.index(data.docno),
+        client_id=data.client_id,
+    )
+    session.add(judgement)
+    session.flush()
+    return judgement, True

@@ -1,0 +1,118 @@
+"""Judging progress: judged / total and time spent, per assignment, topic and assessor.
+
+judged = documents of the assignment whose current judgement (a grade or 'cannot judge')
+exists; total = documents to judge in the assignment; time = sum of time_spent_ms over every
+logged judgement event of that assessor on that topic (revisions included, idle excluded by
+the browser).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from workbench.services.judgements import current_judgements
+from workbench.store.models import Assignment, Judgement, PoolEntry, Topic, User
+
+
+@dataclass
+class Progress:
+    judged: int = 0
+    total: int = 0
+    time_ms: int = 0
+
+    @property
+    def percent(self) -> float:
+        return 100.0 * self.judged / self.total if self.total else 0.0
+
+    def add(self, other: Progress) -> None:
+        self.judged += other.judged
+        self.total += other.total
+        self.time_ms += other.time_ms
+
+
+def assignment_progress(session: Session, assignments: list[Assignment]) -> dict[int, Progress]:
+    """Progress of each assignment (by assignment id); all must belong to one campaign."""
+    if not assignments:
+        return {}
+    campaign_id = assignments[0].campaign_id
+    keys = {(a.pool_id, a.qid) for a in assignments}
+    pooled: dict[tuple[int, str], set[str]] = defaultdict(set)
+    entries = session.execute(
+        select(PoolEntry.pool_id, PoolEntry.qid, PoolEntry.docno).where(
+            PoolEntry.pool_id.in_({pool_id for pool_id, _ in keys}),
+            PoolEntry.sampled.is_(True),
+        )
+    )
+    for pool_id, qid, docno in entries:
+        if (pool_id, qid) in keys:
+            pooled[pool_id, qid].add(docno)
+    judged: dict[tuple[str, int], set[str]] = defaultdict(set)
+    for row in current_judgements(session, campaign_id):
+        judged[row.qid, row.user_id].add(row.docno)
+    time_rows = session.execute(
+        select(Judgement.qid, Judgement.user_id, func.sum(Judgement.time_spent_ms))
+        .where(Judgement.campaign_id == campaign_id)
+        .group_by(Judgement.qid, Judgement.user_id)
+    )
+    times = {(qid, user_id): total for qid, user_id, total in time_rows}
+    result = {}
+    for a in assignments:
+        docs = pooled[a.pool_id, a.qid]
+        result[a.id] = Progress(
+            judged=len(docs & judged[a.qid, a.user_id]),
+            total=len(docs),
+            time_ms=int(times.get((a.qid, a.user_id)) or 0),
+        )
+    return result
+
+
+def campaign_progress(session: Session, campaign_id: int) -> dict:
+    """{'topics': [...], 'assessors': [...], 'overall': Progress} over active assignments."""
+    assignments = list(
+        session.scalars(
+            select(Assignment).where(
+                Assignment.campaign_id == campaign_id, Assignment.active.is_(True)
+            )
+        )
+    )
+    per_assignment = assignment_progress(session, assignments)
+    titles = dict(
+        session.execute(
+            select(Topic.qid, Topic.title).where(Topic.campaign_id == campaign_id)
+        ).all()
+    )
+    names = dict(session.execute(select(User.id, User.username)).all())
+    topics: dict[str, Progress] = defaultdict(Progress)
+    topic_judges: dict[str, list[str]] = defaultdict(list)
+    assessors: dict[int, Progress] = defaultdict(Progress)
+    overall = Progress()
+    for a in assignments:
+        progress = per_assignment[a.id]
+        topics[a.qid].add(progress)
+        topic_judges[a.qid].append(names.get(a.user_id, str(a.user_id)))
+        assessors[a.user_id].add(progress)
+        overall.add(progress)
+    return {
+        "topics": [
+            {
+                "qid": qid,
+                "title": titles.get(qid, ""),
+                "assessors": sorted(topic_judges[qid]),
+                "progress": topics[qid],
+            }
+            for qid in sorted(topics)
+        ],
+        "assessors": [
+            {
+                "user_id": user_id,
+                "username": names.get(user_id, str(user_id)),
+                "progress": assessors[user_id],
+            }
+            for user_id in sorted(assessors, key=lambda u: names.get(u, ""))
+        ],
+        "overall": overall,
+    }

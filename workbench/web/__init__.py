@@ -1,0 +1,92 @@
+"""The web application: `create_app(config)` builds a Flask app over one store.
+
+Blueprints: auth (login), assess (assessors' topics and judging page), admin (campaigns,
+uploads, pools, assignments, progress, downloads, users), api (/api/v1 JSON), and the
+reports blueprint (`workbench.web.reports`) when that module is present.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+from flask import Flask, redirect, url_for
+from flask_login import current_user
+
+from workbench.paths import resource_dir
+
+SECRET_KEY_ENV = "WORKBENCH_SECRET_KEY"
+SECURE_COOKIES_ENV = "WORKBENCH_SECURE_COOKIES"
+
+
+def _secret_key(instance_path: str) -> str:
+    """$WORKBENCH_SECRET_KEY, else a random key generated once into the instance folder."""
+    key = os.environ.get(SECRET_KEY_ENV)
+    if key:
+        return key
+    path = Path(instance_path) / "secret_key"
+    if path.is_file():
+        return path.read_text().strip()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    key = secrets.token_hex(32)
+    path.touch(mode=0o600)
+    path.write_text(key)
+    return key
+
+
+def create_app(config: dict[str, Any] | None = None) -> Flask:
+    app = Flask(
+        __name__,
+        template_folder=str(resource_dir("templates")),
+        static_folder=str(resource_dir("static")),
+        instance_relative_config=True,
+    )
+    secure = os.environ.get(SECURE_COOKIES_ENV) == "1"
+    app.config.update(
+        SESSION_COOKIE_HTTPONLY=True,
+        SESSION_COOKIE_SAMESITE="Lax",
+        SESSION_COOKIE_SECURE=secure,
+        REMEMBER_COOKIE_HTTPONLY=True,
+        REMEMBER_COOKIE_SAMESITE="Lax",
+        REMEMBER_COOKIE_SECURE=secure,
+        WTF_CSRF_CHECK_DEFAULT=False,
+        WTF_CSRF_TIME_LIMIT=None,
+        MAX_CONTENT_LENGTH=512 * 1024 * 1024,
+        LOGIN_MAX_FAILURES=5,
+        LOGIN_LOCKOUT_SECONDS=300,
+    )
+    if config:
+        app.config.update(config)
+    if not app.config.get("SECRET_KEY"):
+        app.config["SECRET_KEY"] = _secret_key(app.instance_path)
+
+    from workbench.web import admin, api, assess, auth, db, security
+
+    db.init_app(app)
+    security.init_app(app)
+    app.register_blueprint(auth.bp)
+    app.register_blueprint(assess.bp)
+    app.register_blueprint(admin.bp)
+    app.register_blueprint(api.bp)
+    if importlib.util.find_spec("workbench.web.reports") is not None:
+        from workbench.web import reports
+
+        app.register_blueprint(reports.bp)
+
+    @app.context_processor
+    def _navigation() -> dict[str, Any]:
+        endpoint = "reports.index"
+        return {"reports_url": url_for(endpoint) if endpoint in app.view_functions else None}
+
+    @app.get("/")
+    def index():  # type: ignore[no-untyped-def]
+        if not current_user.is_authenticated:
+            return redirect(url_for("auth.login"))
+        if current_user.is_admin:
+            return redirect(url_for("admin.campaigns"))
+        return redirect(url_for("assess.topics"))
+
+    return app

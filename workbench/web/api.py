@@ -1,0 +1,203 @@
+"""The JSON API under /api/v1: the judging page's calls, and admins' progress and exports.
+
+Browser calls are session-authenticated and carry X-CSRFToken; scripts send
+`Authorization: Bearer <token>`. Errors are JSON {"error": message} with a 4xx status.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, jsonify, request, send_file
+from flask_login import current_user
+from sqlalchemy.exc import IntegrityError
+from werkzeug.exceptions import HTTPException
+
+from workbench.services import assignments as assignment_service
+from workbench.services import campaigns as campaign_service
+from workbench.services import judging, progress
+from workbench.services.errors import NotFound, ServiceError
+from workbench.store.models import Campaign
+from workbench.web.assess import own_assignment, topic_of
+from workbench.web.db import get_store
+from workbench.web.downloads import export_file
+from workbench.web.security import admin_required, assessor_required
+
+bp = Blueprint("api", __name__, url_prefix="/api/v1")
+
+
+@bp.errorhandler(NotFound)
+def _not_found(error: NotFound):  # type: ignore[no-untyped-def]
+    return jsonify(error=str(error)), 404
+
+
+@bp.errorhandler(ServiceError)
+def _refused(error: ServiceError):  # type: ignore[no-untyped-def]
+    return jsonify(error=str(error)), 400
+
+
+@bp.errorhandler(HTTPException)
+def _http_error(error: HTTPException):  # type: ignore[no-untyped-def]
+    return jsonify(error=error.description or error.name), error.code
+
+
+def progress_json(p: progress.Progress) -> dict[str, Any]:
+    return {"judged": p.judged, "total": p.total, "time_ms": p.time_ms}
+
+
+@bp.get("/me")
+@assessor_required
+def me():  # type: ignore[no-untyped-def]
+    return jsonify(id=current_user.id, username=current_user.username, role=current_user.role)
+
+
+@bp.get("/assignments")
+@assessor_required
+def my_assignments():  # type: ignore[no-untyped-def]
+    with get_store().session() as session:
+        mine = assignment_service.assignments_for_user(session, current_user.id)
+        result = []
+        for campaign_id in dict.fromkeys(a.campaign_id for a in mine):
+            group = [a for a in mine if a.campaign_id == campaign_id]
+            done = progress.assignment_progress(session, group)
+            result += [
+                {
+                    "id": a.id,
+                    "campaign_id": a.campaign_id,
+                    "qid": a.qid,
+                    "progress": progress_json(done[a.id]),
+                }
+                for a in group
+            ]
+    return jsonify(assignments=result)
+
+
+@bp.get("/assignments/<int:assignment_id>")
+@assessor_required
+def assignment_state(assignment_id: int):  # type: ignore[no-untyped-def]
+    """Topic, scale, the assessor's own judgement per position, and where to resume."""
+    with get_store().session() as session:
+        assignment = own_assignment(session, assignment_id)
+        campaign = session.get(Campaign, assignment.campaign_id)
+        assert campaign is not None
+        topic = topic_of(session, assignment)
+        sequence = judging.document_sequence(session, assignment)
+        mine = judging.my_judgements(session, assignment)
+        return jsonify(
+            id=assignment.id,
+            qid=assignment.qid,
+            topic={
+                "title": topic.title if topic else "",
+                "description": topic.description if topic else "",
+                "narrative": topic.narrative if topic else "",
+            },
+            grades=[{"value": g.value, "label": g.label, "key": g.key} for g in campaign.grades],
+            total=len(sequence),
+            position=judging.resume_position(session, assignment, sequence),
+            judgements=[
+                None if docno not in mine else judging.judgement_summary(mine[docno])
+                for docno in sequence
+            ],
+        )
+
+
+@bp.get("/assignments/<int:assignment_id>/documents/<int:position>")
+@assessor_required
+def document(assignment_id: int, position: int):  # type: ignore[no-untyped-def]
+    with get_store().session() as session:
+        assignment = own_assignment(session, assignment_id)
+        return jsonify(judging.document_at(session, assignment, position))
+
+
+@bp.get("/assignments/<int:assignment_id>/next")
+@assessor_required
+def next_document(assignment_id: int):  # type: ignore[no-untyped-def]
+    """The document where the assessor left off."""
+    with get_store().session() as session:
+        assignment = own_assignment(session, assignment_id)
+        position = judging.resume_position(session, assignment)
+        return jsonify(judging.document_at(session, assignment, position))
+
+
+def _judgement_input(data: Any) -> judging.JudgementInput:
+    if not isinstance(data, dict):
+        raise ServiceError("expected a JSON object")
+    grade = data.get("grade")
+    if grade is not None and (isinstance(grade, bool) or not isinstance(grade, int)):
+        raise ServiceError(f"grade must be an integer or null; got {grade!r}")
+    docno = data.get("docno")
+    if not isinstance(docno, str) or not docno:
+        raise ServiceError("docno (a string) is required")
+    fields = {"cannot_judge": (str, type(None)), "comment": (str,), "client_id": (str, type(None))}
+    for name, types in fields.items():
+        if name in data and not isinstance(data[name], types):
+            raise ServiceError(f"{name} has the wrong type")
+    time_spent = data.get("time_spent_ms", 0)
+    if isinstance(time_spent, bool) or not isinstance(time_spent, int | float):
+        raise ServiceError("time_spent_ms must be a number")
+    return judging.JudgementInput(
+        docno=docno,
+        grade=grade,
+        cannot_judge=data.get("cannot_judge"),
+        comment=data.get("comment", ""),
+        time_spent_ms=int(time_spent),
+        client_id=data.get("client_id"),
+    )
+
+
+@bp.post("/assignments/<int:assignment_id>/judgements")
+@assessor_required
+def submit(assignment_id: int):  # type: ignore[no-untyped-def]
+    """Record (or revise) a judgement. 201 when stored, 200 when the client_id was known."""
+    data = _judgement_input(request.get_json(silent=True))
+    try:
+        with get_store().session() as session:
+            assignment = own_assignment(session, assignment_id)
+            judgement, created = judging.record_judgement(session, assignment, data)
+            body = judging.judgement_summary(judgement)
+    except IntegrityError:  # a concurrent retry with the same client_id won the race
+        with get_store().session() as session:
+            assignment = own_assignment(session, assignment_id)
+            judgement, created = judging.record_judgement(session, assignment, data)
+            body = judging.judgement_summary(judgement)
+    return jsonify(saved=True, created=created, judgement=body), 201 if created else 200
+
+
+@bp.get("/campaigns")
+@admin_required
+def campaigns():  # type: ignore[no-untyped-def]
+    with get_store().session() as session:
+        return jsonify(
+            campaigns=[
+                {"id": c.id, "name": c.name, "relevance_level": c.relevance_level}
+                for c in campaign_service.list_campaigns(session)
+            ]
+        )
+
+
+@bp.get("/campaigns/<int:campaign_id>/progress")
+@admin_required
+def campaign_progress(campaign_id: int):  # type: ignore[no-untyped-def]
+    with get_store().session() as session:
+        campaign = campaign_service.get_campaign(session, campaign_id)
+        report = progress.campaign_progress(session, campaign.id)
+    return jsonify(
+        campaign=campaign.name,
+        overall=progress_json(report["overall"]),
+        topics=[
+            {"qid": t["qid"], "assessors": t["assessors"], **progress_json(t["progress"])}
+            for t in report["topics"]
+        ],
+        assessors=[
+            {"username": a["username"], **progress_json(a["progress"])} for a in report["assessors"]
+        ],
+    )
+
+
+@bp.get("/campaigns/<int:campaign_id>/export/<kind>")
+@admin_required
+def export(campaign_id: int, kind: str):  # type: ignore[no-untyped-def]
+    """The latest pool, the qrels (?assessor=&final=1&binary_level=) or the judgement log
+    (?format=csv|json) as a file."""
+    content, name = export_file(campaign_id, kind, request.args)
+    return send_file(content, as_attachment=True, download_name=name)

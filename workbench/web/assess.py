@@ -1,0 +1,76 @@
+"""Assessors' pages: 'My topics' with progress, and the judging page of one assignment."""
+
+from __future__ import annotations
+
+from flask import Blueprint, abort, render_template
+from flask_login import current_user
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from workbench.services import assignments as assignment_service
+from workbench.services import judging, progress
+from workbench.store.models import Assignment, Campaign, Topic
+from workbench.web.db import get_store
+from workbench.web.security import assessor_required
+
+bp = Blueprint("assess", __name__, url_prefix="/assess")
+
+
+def own_assignment(session: Session, assignment_id: int) -> Assignment:
+    """The current user's active assignment with this id; 404 for anyone else's."""
+    assignment = session.get(Assignment, assignment_id)
+    if assignment is None or assignment.user_id != current_user.id or not assignment.active:
+        abort(404)
+    return assignment
+
+
+def topic_of(session: Session, assignment: Assignment) -> Topic | None:
+    return session.scalar(
+        select(Topic).where(
+            Topic.campaign_id == assignment.campaign_id, Topic.qid == assignment.qid
+        )
+    )
+
+
+@bp.get("/")
+@assessor_required
+def topics():  # type: ignore[no-untyped-def]
+    with get_store().session() as session:
+        mine = assignment_service.assignments_for_user(session, current_user.id)
+        rows = []
+        for campaign_id in dict.fromkeys(a.campaign_id for a in mine):
+            group = [a for a in mine if a.campaign_id == campaign_id]
+            done = progress.assignment_progress(session, group)
+            campaign = session.get(Campaign, campaign_id)
+            for a in group:
+                topic = topic_of(session, a)
+                rows.append(
+                    {
+                        "id": a.id,
+                        "campaign": campaign.name if campaign else "",
+                        "qid": a.qid,
+                        "title": topic.title if topic else "",
+                        "progress": done[a.id],
+                    }
+                )
+    return render_template("assess/topics.html", rows=rows)
+
+
+@bp.get("/<int:assignment_id>")
+@assessor_required
+def judge(assignment_id: int):  # type: ignore[no-untyped-def]
+    with get_store().session() as session:
+        assignment = own_assignment(session, assignment_id)
+        campaign = session.get(Campaign, assignment.campaign_id)
+        assert campaign is not None
+        topic = topic_of(session, assignment)
+        grades = [{"value": g.value, "label": g.label, "key": g.key} for g in campaign.grades]
+        total = len(judging.document_sequence(session, assignment))
+    return render_template(
+        "assess/judge.html",
+        assignment=assignment,
+        campaign=campaign,
+        topic=topic,
+        grades=grades,
+        total=total,
+    )

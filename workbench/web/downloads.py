@@ -1,0 +1,59 @@
+"""Exports of `services.exports` as downloadable files, for the admin pages and the API."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping
+
+from workbench.services import campaigns as campaign_service
+from workbench.services import exports, pools
+from workbench.services.errors import NotFound, ServiceError
+from workbench.web.db import get_store
+
+EXPORT_KINDS = ("pool", "qrels", "log")
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text) or "campaign"
+
+
+def export_file(campaign_id: int, kind: str, args: Mapping[str, str]) -> tuple[io.BytesIO, str]:
+    """Export `kind` ('pool', 'qrels' or 'log') of a campaign as (UTF-8 bytes, file name).
+
+    qrels options: assessor=<username>, final=1, binary_level=<int>; log: format=csv|json.
+    """
+    text = io.StringIO()
+    with get_store().session() as session:
+        campaign = campaign_service.get_campaign(session, campaign_id)
+        slug = _slug(campaign.name)
+        if kind == "pool":
+            pool = pools.latest_pool(session, campaign)
+            if pool is None:
+                raise NotFound(f"campaign {campaign.name!r} has no pool yet")
+            name = f"{slug}.pool{pool.id}.txt"
+            exports.export_pool(session, pool, text)
+        elif kind == "qrels":
+            assessor = args.get("assessor") or None
+            final = args.get("final") in {"1", "true", "yes"}
+            level = args.get("binary_level") or None
+            if level is not None and not level.lstrip("-").isdigit():
+                raise ServiceError(f"binary_level must be an integer; got {level!r}")
+            suffix = f".{_slug(assessor)}" if assessor else (".final" if final else "")
+            name = f"{slug}{suffix}.qrels"
+            exports.export_qrels(
+                session,
+                campaign,
+                text,
+                assessor=assessor,
+                final=final,
+                binary_level=None if level is None else int(level),
+            )
+        elif kind == "log":
+            fmt = args.get("format", "csv")
+            if fmt not in {"csv", "json"}:
+                raise ServiceError(f"format must be csv or json; got {fmt!r}")
+            name = f"{slug}.judgements.{fmt}"
+            exports.export_judgement_log(session, campaign, text, fmt=fmt)
+        else:
+            raise NotFound(f"no export {kind!r}: expected one of {', '.join(EXPORT_KINDS)}")
+    return io.BytesIO(text.getvalue().encode()), name

@@ -1,0 +1,179 @@
+"""Login, roles, CSRF and login throttling.
+
+Browser sessions use Flask-Login; scripts send `Authorization: Bearer <token>` and are then
+authenticated by token only (the session cookie is ignored) and exempt from CSRF. Every
+other state-changing request must carry the CSRF token (form field or X-CSRFToken header).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import defaultdict, deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import wraps
+from typing import Any
+
+from flask import Flask, abort, current_app, flash, jsonify, redirect, request, url_for
+from flask_login import LoginManager, UserMixin, current_user, login_required
+from flask_wtf.csrf import CSRFError, CSRFProtect
+
+from workbench.services import users as user_service
+from workbench.store.models import User
+from workbench.web.db import get_store
+
+login_manager = LoginManager()
+csrf = CSRFProtect()
+UNSAFE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
+
+
+@dataclass(frozen=True)
+class CurrentUser(UserMixin):
+    """The logged-in user as the views see it (a detached copy of the row)."""
+
+    id: int
+    username: str
+    role: str
+
+    @classmethod
+    def of(cls, user: User) -> CurrentUser:
+        return cls(user.id, user.username, user.role)
+
+    @property
+    def is_admin(self) -> bool:
+        return self.role == "admin"
+
+
+def bearer_token() -> str | None:
+    header = request.headers.get("Authorization", "")
+    scheme, _, token = header.partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else None
+
+
+@login_manager.user_loader
+def _load_user(user_id: str) -> CurrentUser | None:
+    if bearer_token() is not None:
+        return None  # token requests never ride on a session cookie
+    with get_store().session() as session:
+        user = session.get(User, int(user_id))
+        return CurrentUser.of(user) if user is not None and user.active else None
+
+
+@login_manager.request_loader
+def _load_user_from_token(_request: Any) -> CurrentUser | None:
+    token = bearer_token()
+    if not token:
+        return None
+    with get_store().session() as session:
+        user = user_service.user_by_token(session, token)
+        return CurrentUser.of(user) if user is not None else None
+
+
+def wants_json() -> bool:
+    return request.path.startswith("/api/") or bearer_token() is not None
+
+
+@login_manager.unauthorized_handler
+def _unauthorized():  # type: ignore[no-untyped-def]
+    if wants_json():
+        return jsonify(error="authentication required"), 401
+    return redirect(url_for("auth.login", next=request.full_path.rstrip("?")))
+
+
+def _role_required(allowed: tuple[str, ...]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    def decorator(view: Callable[..., Any]) -> Callable[..., Any]:
+        @wraps(view)
+        @login_required
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            if current_user.role not in allowed:
+                abort(403)
+            return view(*args, **kwargs)
+
+        return wrapped
+
+    return decorator
+
+
+admin_required = _role_required(("admin",))
+"""Only organisers (role admin)."""
+assessor_required = _role_required(("admin", "assessor"))
+"""Anyone who may judge: assessors and admins (an admin may adjudicate)."""
+
+
+class LoginThrottle:
+    """Refuse logins for a username or an IP after `max_failures` failures in `window` s."""
+
+    def __init__(self) -> None:
+        self._failures: dict[str, deque[float]] = defaultdict(deque)
+        self._lock = threading.Lock()
+
+    def _recent(self, key: str, window: float, now: float) -> deque[float]:
+        failures = self._failures[key]
+        while failures and failures[0] <= now - window:
+            failures.popleft()
+        return failures
+
+    def retry_after(self, keys: list[str], max_failures: int, window: float) -> int:
+        """Seconds until a login for these keys may be tried again (0 = allowed now)."""
+        now = time.monotonic()
+        with self._lock:
+            waits = [
+                failures[0] + window - now
+                for key in keys
+                if len(failures := self._recent(key, window, now)) >= max_failures
+            ]
+        return int(max(waits)) + 1 if waits else 0
+
+    def failed(self, keys: list[str]) -> None:
+        now = time.monotonic()
+        with self._lock:
+            for key in keys:
+                self._failures[key].append(now)
+
+    def succeeded(self, key: str) -> None:
+        with self._lock:
+            self._failures.pop(key, None)
+
+
+def _csrf_protect() -> None:
+    if not current_app.config.get("WTF_CSRF_ENABLED", True):
+        return
+    if request.method in UNSAFE_METHODS and bearer_token() is None:
+        csrf.protect()
+
+
+def _csrf_error(error: CSRFError):  # type: ignore[no-untyped-def]
+    if wants_json():
+        return jsonify(error=f"CSRF check failed: {error.description}"), 400
+    flash(
+        f"The form expired or was not sent from this site ({error.description}); try again.",
+        "error",
+    )
+    return redirect(request.referrer or url_for("index")), 303
+
+
+def init_app(app: Flask) -> None:
+    login_manager.init_app(app)
+    login_manager.login_view = "auth.login"
+    login_manager.session_protection = "basic"
+    csrf.init_app(app)
+    app.before_request(_csrf_protect)
+    app.register_error_handler(CSRFError, _csrf_error)
+    app.extensions["workbench_login_throttle"] = LoginThrottle()
+
+    @app.after_request
+    def _headers(response):  # type: ignore[no-untyped-def]
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        response.headers.setdefault("X-Frame-Options", "DENY")
+        response.headers.setdefault("Referrer-Policy", "same-origin")
+        response.headers.setdefault(
+            "Content-Security-Policy",
+            "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
+            "script-src 'self'; frame-ancestors 'none'",
+        )
+        return response
+
+
+def login_throttle() -> LoginThrottle:
+    return current_app.extensions["workbench_login_throttle"]
