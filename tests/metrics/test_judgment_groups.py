@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from workbench.metrics.judgment_groups import evaluate_judgment_groups
+from workbench.metrics.names import MeasureError
 from workbench.trec import JudgmentGroupLine, Run, TrecFormatError, read_qrels_jg, read_run
 
 
@@ -103,7 +104,7 @@ def test_score_ties_are_broken_by_docno_descending() -> None:
     "measure", ["P_avgjg.0", "P_avgjg.5,5", "P_avgjg.x", "P_avgjg.", "Rprec_mult_avgjg.1,1", "map"]
 )
 def test_bad_measures_are_rejected(measure: str) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(MeasureError):
         evaluate_judgment_groups(TWO_GROUPS, RUN, [measure], per_topic=True)
 
 

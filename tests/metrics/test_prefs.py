@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from workbench.metrics.names import MeasureError
 from workbench.metrics.prefs import (
     PreferenceError,
     evaluate_prefs,
@@ -219,6 +220,7 @@ def test_max_results_cuts_the_ranking() -> None:
     assert counts(None) == (1, 1)  # A above B, both retrieved
     assert counts(2) == (1, 0)  # only A retrieved: implied, fulfilled
     assert counts(1) == (0, 0)  # neither retrieved
+    assert counts(-1) == (0, 0)  # as trec_eval's -M-1: nothing retrieved
 
 
 def test_qrels_as_prefs_uses_iteration_as_group() -> None:
@@ -233,7 +235,7 @@ def test_measure_names_and_nicknames() -> None:
     assert resolve_prefs_measures(["prefs_pair", "prefs_simp"]) == ["prefs_simp", "prefs_pair"]
     assert resolve_prefs_measures(["prefs"])[-1] == "prefs_avgjg"
     assert len(resolve_prefs_measures(["all_prefs"])) == 16
-    with pytest.raises(ValueError, match="map"):
+    with pytest.raises(MeasureError, match="map"):
         resolve_prefs_measures(["map"])
 
 

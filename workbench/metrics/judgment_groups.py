@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from workbench.metrics.measures import average_precision, rel_in_top
+from workbench.metrics.names import MeasureError
 from workbench.metrics.prefs import (
     SUMMARY_ONLY,
     Line,
@@ -53,7 +54,9 @@ class _Request:
             elif name in SUMMARY_ONLY or name in JG_MEASURES:
                 wanted.add(name)
             else:
-                raise ValueError(f"measure {name!r} is not a judgment-group measure (-R qrels_jg)")
+                raise MeasureError(
+                    f"measure {name!r} is not a judgment-group measure (-R qrels_jg)"
+                )
         self.families = [name for name in SUMMARY_ONLY + JG_MEASURES if name in wanted]
         self.cutoffs = (
             _positive_cutoffs(params["P_avgjg"]) if "P_avgjg" in params else list(P_AVGJG_CUTOFFS)
@@ -82,9 +85,9 @@ def _positive_cutoffs(text: str) -> list[int]:
     try:
         cutoffs = sorted(int(part) for part in text.split(","))
     except ValueError:
-        raise ValueError(f"P_avgjg cutoffs must be integers, got {text!r}") from None
+        raise MeasureError(f"P_avgjg cutoffs must be integers, got {text!r}") from None
     if cutoffs[0] <= 0 or len(set(cutoffs)) != len(cutoffs):
-        raise ValueError(f"P_avgjg cutoffs must be positive and distinct, got {text!r}")
+        raise MeasureError(f"P_avgjg cutoffs must be positive and distinct, got {text!r}")
     return cutoffs
 
 
@@ -93,9 +96,9 @@ def _multipliers(text: str) -> list[float]:
     try:
         values = sorted(float(part) for part in text.split(","))
     except ValueError:
-        raise ValueError(f"Rprec_mult_avgjg multipliers must be numbers, got {text!r}") from None
+        raise MeasureError(f"Rprec_mult_avgjg multipliers must be numbers, got {text!r}") from None
     if len(set(values)) != len(values):
-        raise ValueError(f"Rprec_mult_avgjg multipliers must be distinct, got {text!r}")
+        raise MeasureError(f"Rprec_mult_avgjg multipliers must be distinct, got {text!r}")
     return values
 
 

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from workbench.metrics.names import MeasureError
 from workbench.metrics.ranking import as_bytes_array
 from workbench.trec import PrefsLine, Qrels, Run, TrecFormatError
 
@@ -101,7 +102,7 @@ def split_measure(argument: str) -> tuple[str, str | None]:
     """``name.params`` -> (name, params); trec_eval rejects an empty parameter list."""
     name, dot, params = argument.partition(".")
     if dot and not params:
-        raise ValueError(f"improper measure {argument!r}: empty parameter list after '.'")
+        raise MeasureError(f"improper measure {argument!r}: empty parameter list after '.'")
     return name, (params if dot else None)
 
 
@@ -220,9 +221,9 @@ def _complete_rnonrel(counts: _GroupCounts) -> None:
 
 
 def _equivalence_group(
-    qid: str, jg: str, levels: np.ndarray, docids: np.ndarray, njr: int
+    qid: str, jg: str, levels: np.ndarray, docids: np.ndarray, njr: int, *, edges: bool
 ) -> tuple[_GroupCounts, np.ndarray, np.ndarray]:
-    """Counts and preference edges (winner ids, loser ids) of a one-JSG judgment group."""
+    """Counts and (if ``edges``) preference edges (winner ids, loser ids) of a one-JSG group."""
     order = np.lexsort((docids, -levels))
     levels, docids = levels[order], docids[order]
     distinct = np.unique(np.stack([docids, levels.view(np.int64)]), axis=1).shape[1]
@@ -252,7 +253,7 @@ def _equivalence_group(
             num_rel, num_rel_ret = num_rel + len(ec), num_rel_ret + len(ret)
         else:
             num_nonrel, num_nonrel_ret = num_nonrel + len(ec), num_nonrel_ret + len(ret)
-        if len(higher):
+        if edges and len(higher):
             winners.append(np.tile(higher, len(ec)))
             losers.append(np.repeat(ec, len(higher)))
         higher = np.sort(np.concatenate([higher, ec]))
@@ -393,7 +394,7 @@ def _prefs_ranking(run: Run, qid: str, max_results: int | None) -> np.ndarray:
     lines = run.topic_lines(qid)
     names = as_bytes_array(lines.docnos)
     order = np.lexsort((names, -np.asarray(lines.scores, dtype=np.float64)))
-    return names[order[:max_results]]
+    return names[order if max_results is None else order[: max(max_results, 0)]]
 
 
 def _document_ids(judged: np.ndarray, ranked: np.ndarray) -> tuple[np.ndarray, int, int]:
@@ -458,6 +459,9 @@ def _topic_values(qid: str, lines: list[PrefsLine], ranked: np.ndarray) -> dict[
     for i, line in enumerate(lines):
         by_group.setdefault(line.jg, []).append(i)
 
+    # One JG stating each pair once makes every pair's share 0 or 1, so the pair measures equal
+    # the simple ones and the (possibly huge) list of preference edges is not needed.
+    single = len(by_group) == 1 and len(np.unique(docids)) == len(docids)
     groups: list[_GroupCounts] = []
     winners: list[np.ndarray] = []
     losers: list[np.ndarray] = []
@@ -467,18 +471,25 @@ def _topic_values(qid: str, lines: list[PrefsLine], ranked: np.ndarray) -> dict[
         if len(set(jsgs)) > 1:
             counts, won, lost = _graph_group(qid, jg, jsgs, levels[rows], docids[rows], njr, nj)
         else:
-            counts, won, lost = _equivalence_group(qid, jg, levels[rows], docids[rows], njr)
+            counts, won, lost = _equivalence_group(
+                qid, jg, levels[rows], docids[rows], njr, edges=not single
+            )
         groups.append(counts)
         winners.append(won)
         losers.append(lost)
 
-    pair, pair_ret, pair_imp = _pair_means(_concat(winners), _concat(losers), nj, njr)
     ful_ret = sum(g.ful_ret for g in groups)
     ful = sum(g.ful for g in groups)
     poss_ret = sum(g.poss_ret for g in groups)
     poss_imp = poss_ret + sum(g.poss_imp for g in groups)
     poss = sum(g.poss for g in groups)
     n = len(groups)
+    if single:
+        pair = ful / poss if poss else 0.0
+        pair_ret = ful_ret / poss_ret if poss_ret else 0.0
+        pair_imp = ful / poss_imp if poss_imp else 0.0
+    else:
+        pair, pair_ret, pair_imp = _pair_means(_concat(winners), _concat(losers), nj, njr)
     return {
         "prefs_num_prefs_poss": poss,
         "prefs_num_prefs_ful": ful,
@@ -515,7 +526,7 @@ def resolve_prefs_measures(measure_names: Sequence[str]) -> list[str]:
         elif name in SUMMARY_ONLY or name in PREFS_MEASURES:
             wanted.add(name)
         else:
-            raise ValueError(
+            raise MeasureError(
                 f"measure {name!r} is not a preference measure (-R prefs / -R qrels_prefs)"
             )
     return [name for name in SUMMARY_ONLY + PREFS_MEASURES if name in wanted]
