@@ -211,9 +211,9 @@ def pool_statistics(session: Session, pool: Pool) -> dict[str, Any]:
         contributed = pooling.contributions(rankings, pooled.get(qid, set()), depth)
         for tag, count in pooling.unique_contributions(contributed).items():
             unique[tag] += count
-        for a in tags:
+        for a in contributed:
             contributed_total[a] += len(contributed[a])
-            for b in tags:
+            for b in contributed:
                 shared[a][b] += len(contributed[a] & contributed[b])
         for d, size in enumerate(pooling.growth_by_depth(rankings, depth)):
             growth[d] += size

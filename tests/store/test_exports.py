@@ -1,0 +1,120 @@
+"""Exports: pool lists, qrels from judgements (assessor, final, single-judge, -1), the log."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+
+from workbench.services import campaigns, exports, importing, pools
+from workbench.services.errors import NotFound, ServiceError
+from workbench.store.models import FinalLabel, Judgement, User
+
+
+@pytest.fixture
+def campaign_id(store, files) -> int:
+    with store.session() as session:
+        campaign = campaigns.create_campaign(session, "c1")
+        importing.import_topics(session, campaign, files["topics"])
+        importing.import_runs(session, campaign, [files["A"], files["B"], files["C"]])
+        pools.build_pool(session, campaign, depth=1, seed=0)  # 1: a1 c1 d1; 2: x1 x2
+        for name in ("ann", "bob"):
+            session.add(User(username=name, password_hash="x"))
+        return campaign.id
+
+
+def judge(session, campaign_id, username, qid, docno, grade, **fields) -> None:
+    user = session.query(User).filter_by(username=username).one()
+    session.add(
+        Judgement(
+            campaign_id=campaign_id, qid=qid, docno=docno, user_id=user.id, grade=grade, **fields
+        )
+    )
+    session.flush()
+
+
+def qrels_text(session, campaign_id, **options) -> str:
+    out = io.StringIO()
+    exports.export_qrels(session, campaigns.get_campaign(session, campaign_id), out, **options)
+    return out.getvalue()
+
+
+def test_export_pool_lists_documents_per_topic(store, campaign_id):
+    with store.session() as session:
+        campaign = campaigns.get_campaign(session, campaign_id)
+        out = io.StringIO()
+        count = exports.export_pool(session, pools.latest_pool(session, campaign), out)
+    assert count == 5
+    assert out.getvalue() == "1 a1\n1 c1\n1 d1\n2 x1\n2 x2\n"
+
+
+def test_qrels_of_single_judges_skip_cannot_judge_and_keep_latest(store, campaign_id):
+    with store.session() as session:
+        judge(session, campaign_id, "ann", "1", "d1", 1)
+        judge(session, campaign_id, "ann", "1", "d1", 2, time_spent_ms=900)  # revised
+        judge(session, campaign_id, "bob", "1", "a1", 0)
+        judge(session, campaign_id, "bob", "2", "x2", None, cannot_judge="broken page")
+        assert qrels_text(session, campaign_id) == "1 0 a1 0\n1 0 d1 2\n"
+        assert qrels_text(session, campaign_id, assessor="ann") == "1 0 d1 2\n"
+        assert qrels_text(session, campaign_id, binary_level=2) == "1 0 a1 0\n1 0 d1 1\n"
+        with pytest.raises(NotFound, match="no assessor"):
+            qrels_text(session, campaign_id, assessor="carl")
+
+
+def test_two_judges_need_adjudication_or_an_assessor(store, campaign_id):
+    with store.session() as session:
+        judge(session, campaign_id, "ann", "1", "d1", 1)
+        judge(session, campaign_id, "bob", "1", "d1", 0)
+        with pytest.raises(ServiceError, match="adjudicate"):
+            qrels_text(session, campaign_id)
+        assert qrels_text(session, campaign_id, assessor="bob") == "1 0 d1 0\n"
+        session.add(
+            FinalLabel(campaign_id=campaign_id, qid="1", docno="d1", grade=1, rule="manual")
+        )
+        session.flush()
+        assert qrels_text(session, campaign_id) == "1 0 d1 1\n"
+        assert qrels_text(session, campaign_id, final=True) == "1 0 d1 1\n"
+        with pytest.raises(ServiceError, match="not both"):
+            qrels_text(session, campaign_id, final=True, assessor="ann")
+
+
+def test_stratified_pools_export_unsampled_documents_as_minus_one(store, campaign_id):
+    with store.session() as session:
+        campaign = campaigns.get_campaign(session, campaign_id)
+        pool = pools.build_pool(
+            session, campaign, strategy="stratified", strata="1:1.0,5:0.2", runs=["A"], seed=4
+        )
+        entries = pools.pool_documents(session, pool, "1")
+        # topic 1: a1 in stratum 1 (sampled); a2 a3 d1 d2 in stratum 2: ceil(0.8) = 1 sampled.
+        # d1 is also in the depth-1 pool of the fixture (sampled there), so never -1.
+        unsampled = sorted(e.docno for e in entries if not e.sampled and e.docno != "d1")
+        judge(session, campaign_id, "ann", "1", "a1", 1)
+        lines = qrels_text(session, campaign_id).splitlines()
+    assert "1 0 a1 1" in lines
+    assert sorted(line.split()[2] for line in lines if line.endswith(" -1")) == unsampled
+    assert len(unsampled) >= 2
+
+
+def test_judgement_log_csv_and_json(store, campaign_id):
+    with store.session() as session:
+        judge(session, campaign_id, "ann", "1", "d1", 1, position=3, comment="hmm")
+        judge(session, campaign_id, "bob", "1", "d1", 0)
+        judge(session, campaign_id, "ann", "1", "d1", 2, time_spent_ms=1200)
+        campaign = campaigns.get_campaign(session, campaign_id)
+        text, data = io.StringIO(), io.StringIO()
+        assert exports.export_judgement_log(session, campaign, text) == 3
+        exports.export_judgement_log(session, campaign, data, fmt="json")
+        with pytest.raises(ServiceError, match="csv or json"):
+            exports.export_judgement_log(session, campaign, io.StringIO(), fmt="xml")
+    rows = list(csv.DictReader(io.StringIO(text.getvalue())))
+    assert [(r["assessor"], r["grade"], r["revision"]) for r in rows] == [
+        ("ann", "1", "1"),
+        ("bob", "0", "1"),
+        ("ann", "2", "2"),
+    ]
+    assert rows[0]["position"] == "3" and rows[0]["comment"] == "hmm"
+    records = json.loads(data.getvalue())
+    assert records[2]["time_spent_ms"] == 1200 and records[2]["revision"] == 2
+    assert set(records[0]) == set(exports.LOG_FIELDS)

@@ -1,0 +1,82 @@
+"""The store commands through click's test runner with --db sqlite:///..."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from workbench.cli import main
+
+
+@pytest.fixture
+def cli(tmp_path):
+    url = f"sqlite:///{tmp_path / 'cli.sqlite'}"
+    runner = CliRunner()
+
+    def invoke(*args: str):
+        return runner.invoke(main, ["--db", url, *args], catch_exceptions=False)
+
+    return invoke
+
+
+def test_a_campaign_from_files_to_qrels(cli, files, tmp_path):
+    assert cli("db", "upgrade").exit_code == 0
+    created = cli(
+        "campaign", "create", "trec8", "--scale", "0=No,1=Yes,2=Very", "--relevance-level", "2"
+    )
+    assert created.exit_code == 0, created.output
+    assert "0=No [0], 1=Yes [1], 2=Very [2]" in created.output
+    assert "trec8" in cli("campaign", "list").output
+    assert cli("import", "topics", "--campaign", "trec8", str(files["topics"])).exit_code == 0
+    runs = cli("import", "runs", "--campaign", "trec8", str(files["A"]), str(files["B"]))
+    assert runs.exit_code == 0 and "runs: 2 added, 12 lines" in runs.output
+    late = cli(
+        "import", "runs", "--campaign", "trec8", "--group", "g", "--no-contribute", str(files["C"])
+    )
+    assert late.exit_code == 0
+    built = cli("pool", "build", "--campaign", "trec8", "--depth", "2", "--seed", "7")
+    assert built.exit_code == 0, built.output
+    assert "seed 7" in built.output and "6 documents" in built.output
+    assert "have no text in the store" in built.stderr
+    extended = cli("pool", "extend", "--campaign", "trec8", "--runs", "C")
+    assert extended.exit_code == 0 and "1 document(s) added" in extended.output
+    stats = cli("pool", "stats", "--campaign", "trec8", "--format", "json")
+    data = json.loads(stats.stdout)
+    assert data["size"] == 7 and data["runs"] == ["A", "B", "C"]
+    assert "unique" in cli("pool", "stats", "--campaign", "trec8").output
+    out = tmp_path / "pool.txt"
+    assert cli("export", "pool", "--campaign", "trec8", "-o", str(out)).exit_code == 0
+    assert out.read_text().splitlines()[:3] == ["1 a1", "1 a2", "1 b2"]
+    qrels = tmp_path / "qrels.txt"
+    assert cli("export", "qrels", "--campaign", "trec8", "-o", str(qrels)).exit_code == 0
+    assert qrels.read_text() == ""  # nothing judged yet
+    log = cli("export", "log", "--campaign", "trec8", "--format", "json")
+    assert log.exit_code == 0 and log.stdout == "[]\n"
+    docs = cli("import", "documents", "--campaign", "trec8", "--only-pooled", str(files["docs"]))
+    assert docs.exit_code == 0 and "2 added" in docs.output and "1 skipped" in docs.output
+    assert cli("import", "qrels", "--campaign", "trec8", str(files["qrels"])).exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["campaign", "create", "x", "--scale", "0=No,0=Yes"], "unique"),
+        (["import", "runs", "--campaign", "nope", "RUN"], "no campaign 'nope'"),
+        (["pool", "build", "--campaign", "c", "--strategy", "take"], "--budget"),
+        (["pool", "stats", "--campaign", "c"], "has no pool yet"),
+        (["export", "qrels", "--campaign", "c", "--final", "--assessor", "a"], "not both"),
+        (["import", "runs", "--campaign", "c", "BAD"], "bad_run:1: expected at least 6 fields"),
+    ],
+)
+def test_failures_exit_non_zero_with_the_message(cli, files, tmp_path, args, message):
+    assert cli("campaign", "create", "c").exit_code == 0
+    assert cli("import", "topics", "--campaign", "c", str(files["topics"])).exit_code == 0
+    bad = tmp_path / "bad_run"
+    bad.write_text("1 Q0 doc\n")
+    args = [str(files["A"]) if a == "RUN" else str(bad) if a == "BAD" else a for a in args]
+    result = cli(*args)
+    assert result.exit_code == 1
+    assert message in result.stderr
+    assert result.stdout == ""
