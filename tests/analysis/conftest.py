@@ -66,3 +66,48 @@ def judged(store):
     with store.session() as session:
         build_campaign(session)
     return store
+
+
+# run tag -> group -> topic -> documents best first (depth-3 pool of runA, runB, runC)
+RUNS: dict[str, tuple[str, bool, dict[str, list[str]]]] = {
+    "runA": ("g1", True, {"q1": ["d1", "d3", "d2", "d4"], "q2": ["d1", "d6", "d5"],
+                          "q3": ["d10", "d2", "d8", "d9"]}),
+    "runB": ("g1", True, {"q1": ["d3", "d1", "d11"], "q2": ["d6", "d1", "d5"],
+                          "q3": ["d2", "d10", "d12"]}),
+    "runC": ("g2", True, {"q1": ["d2", "d4", "d1"], "q2": ["d5", "d7", "d1"],
+                          "q3": ["d9", "d8", "d10"]}),
+    "runD": ("g3", False, {"q1": ["d1", "d2"], "q2": ["d1"], "q3": ["d10", "d13"]}),
+}  # fmt: skip
+
+
+def add_runs_and_pool(session, campaign, folder) -> None:
+    """Topics, the four runs (runD does not contribute) and a depth-3 pool."""
+    from workbench.services import importing, pools
+    from workbench.store.models import Topic
+
+    session.add_all([Topic(campaign_id=campaign.id, qid=q) for q in ("q1", "q2", "q3")])
+    session.flush()
+    for tag, (group, contributes, topics) in RUNS.items():
+        path = folder / f"{tag}.txt"
+        path.write_text(
+            "".join(
+                f"{qid} Q0 {docno} {rank} {10 - rank} {tag}\n"
+                for qid, docnos in topics.items()
+                for rank, docno in enumerate(docnos, start=1)
+            )
+        )
+        importing.import_runs(session, campaign, [path], group=group, contributes=contributes)
+    pools.build_pool(session, campaign, strategy="depth", depth=3, seed=1)
+
+
+@pytest.fixture
+def evaluated(judged, tmp_path):
+    """The judged campaign with runs, a pool, and final labels by majority (ties higher)."""
+    from workbench.services.adjudication import apply_rule
+    from workbench.services.campaigns import get_campaign
+
+    with judged.session() as session:
+        campaign = get_campaign(session, "demo")
+        add_runs_and_pool(session, campaign, tmp_path)
+        apply_rule(session, campaign, "majority", tie="higher")
+    return judged

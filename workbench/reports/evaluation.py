@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import string
 
+from workbench.metrics.report import format_line
 from workbench.reports.tables import Cell, Table, bold_best, cells
 from workbench.services.evaluation import (
     Comparisons,
@@ -219,19 +220,13 @@ def reusability_table(reusability: Reusability) -> Table:
 
 
 def trec_eval_text(table: EvaluationTable, *, per_topic: bool = True) -> str:
-    """trec_eval's output format for every run: `%-22s\\t%s\\t%6.4f` lines, per-topic lines
-    first (with -q), then the summary over 'all' with the runid."""
+    """trec_eval's output (`metrics.report.format_line`) for every run: with per_topic (-q)
+    each topic's lines first, then the summary over 'all' with the runid."""
     lines = []
     for run in table.runs:
         if per_topic:
             for qid in sorted(run.per_topic):
-                lines.extend(_line(m, qid, run.per_topic[qid][m]) for m in table.measures)
-        lines.append(f"{'runid':<22}\tall\t{run.tag}")
-        lines.extend(_line(m, "all", run.summary[m]) for m in table.measures)
-    return "\n".join(lines) + "\n"
-
-
-def _line(measure: str, qid: str, value: float) -> str:
-    if measure.startswith("num_"):
-        return f"{measure:<22}\t{qid}\t{int(value)}"
-    return f"{measure:<22}\t{qid}\t{value:6.4f}"
+                lines.extend(format_line(m, qid, run.per_topic[qid][m]) for m in table.measures)
+        lines.append(format_line("runid", "all", run.tag))
+        lines.extend(format_line(m, "all", run.summary[m]) for m in table.measures)
+    return "".join(lines)

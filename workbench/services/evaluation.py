@@ -1,0 +1,597 @@
+"""Evaluate the runs of a campaign, compare them, and test the pool's and the ranking's stability.
+
+Every score comes from the shared metric module (`workbench.metrics.evaluate`), every test,
+correction and correlation from `workbench.stats`, every pool contribution from
+`workbench.pooling`. Qrels are named by a spec: "final" (the adjudicated FinalLabel rows),
+an assessor's username (that assessor's current grades), the name of an imported QrelsSet,
+or the path of a qrels file.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from workbench import pooling, stats
+from workbench.metrics.evaluation import evaluate, interpolated_precision_recall
+from workbench.services import pools
+from workbench.services.errors import ServiceError
+from workbench.services.importing import load_run
+from workbench.services.judgements import current_judgements
+from workbench.store.models import (
+    Campaign,
+    FinalLabel,
+    Pool,
+    PoolEntry,
+    QrelsEntry,
+    QrelsSet,
+    Run,
+    User,
+)
+
+QrelsDict = dict[str, dict[str, int]]
+RunDict = dict[str, dict[str, float]]
+DEFAULT_MEASURES = ("map", "P.10", "ndcg_cut.10")
+RESAMPLING_TESTS = ("randomization", "bootstrap")
+
+
+# ---------------------------------------------------------------------------------- qrels
+
+
+@dataclass(frozen=True)
+class NamedQrels:
+    label: str  # what the report calls them: "final", "assessor alice", "qrels set X", a path
+    qrels: QrelsDict
+
+
+def final_qrels(session: Session, campaign: Campaign) -> QrelsDict:
+    """The adjudicated labels (FinalLabel rows)."""
+    qrels: QrelsDict = defaultdict(dict)
+    rows = session.scalars(select(FinalLabel).where(FinalLabel.campaign_id == campaign.id))
+    for row in rows:
+        qrels[row.qid][row.docno] = row.grade
+    return dict(qrels)
+
+
+def assessor_qrels(session: Session, campaign: Campaign, user_id: int) -> QrelsDict:
+    """One assessor's current grades ('cannot judge' rows left out)."""
+    qrels: QrelsDict = defaultdict(dict)
+    for judgement in current_judgements(session, campaign.id, user_id=user_id):
+        if judgement.grade is not None:
+            qrels[judgement.qid][judgement.docno] = judgement.grade
+    return dict(qrels)
+
+
+def assessors(session: Session, campaign: Campaign) -> list[User]:
+    """The users with at least one current grade in the campaign, by username."""
+    ids = {j.user_id for j in current_judgements(session, campaign.id) if j.grade is not None}
+    users = session.scalars(select(User).where(User.id.in_(ids)).order_by(User.username))
+    return list(users)
+
+
+def resolve_qrels(session: Session, campaign: Campaign, spec: str = "final") -> NamedQrels:
+    """Qrels named by `spec`: 'final', an assessor's username, a QrelsSet name, or a file."""
+    if spec == "final":
+        qrels = final_qrels(session, campaign)
+        if not qrels:
+            raise ServiceError(
+                f"campaign {campaign.name!r} has no final labels yet: run `workbench adjudicate`"
+            )
+        return NamedQrels("final", qrels)
+    user = session.scalar(select(User).where(User.username == spec))
+    if user is not None:
+        qrels = assessor_qrels(session, campaign, user.id)
+        if qrels:
+            return NamedQrels(f"assessor {spec}", qrels)
+    qrels_set = session.scalar(
+        select(QrelsSet).where(QrelsSet.campaign_id == campaign.id, QrelsSet.name == spec)
+    )
+    if qrels_set is not None:
+        entries = session.scalars(select(QrelsEntry).where(QrelsEntry.qrels_set_id == qrels_set.id))
+        qrels = defaultdict(dict)
+        for entry in entries:
+            qrels[entry.qid][entry.docno] = entry.rel
+        return NamedQrels(f"qrels set {spec}", dict(qrels))
+    path = Path(spec)
+    if path.is_file():
+        from workbench.trec import read_qrels
+
+        return NamedQrels(str(path), read_qrels(path).to_dict())
+    raise ServiceError(
+        f"qrels {spec!r}: not 'final', an assessor with judgements, a qrels set of "
+        f"{campaign.name!r}, or a file"
+    )
+
+
+# ---------------------------------------------------------------------------------- runs
+
+
+@dataclass(frozen=True)
+class LoadedRun:
+    tag: str
+    group: str
+    contributes: bool
+    rankings: dict[str, pooling.RankedList]  # qid -> documents in trec_eval order
+
+    def as_dict(self) -> RunDict:
+        return {
+            qid: {d: float(s) for d, s in zip(r.docnos, r.scores, strict=True)}
+            for qid, r in self.rankings.items()
+        }
+
+
+def load_runs(session: Session, campaign: Campaign) -> list[LoadedRun]:
+    """Every run of the campaign, contributing or not, by tag."""
+    runs = session.scalars(select(Run).where(Run.campaign_id == campaign.id).order_by(Run.tag))
+    loaded = []
+    for run in runs:
+        trec_run = load_run(session, run)
+        rankings = {}
+        for qid in trec_run.topics():
+            lines = trec_run.topic_lines(qid)
+            rankings[qid] = pooling.ranked_list(lines.docnos, lines.scores)
+        loaded.append(LoadedRun(run.tag, run.group, run.contributes, rankings))
+    if not loaded:
+        raise ServiceError(f"campaign {campaign.name!r} has no runs")
+    return loaded
+
+
+# ---------------------------------------------------------------------------------- tables
+
+
+@dataclass
+class RunScores:
+    tag: str
+    group: str
+    contributes: bool
+    summary: dict[str, float]  # counts (num_rel ...) are ints
+    per_topic: dict[str, dict[str, float]]
+
+
+@dataclass
+class EvaluationTable:
+    """Runs x measures (summary and per topic) under one set of qrels."""
+
+    campaign: str
+    qrels: str
+    relevance_level: int
+    measures: list[str]  # canonical trec_eval names
+    runs: list[RunScores]
+
+    def run(self, tag: str) -> RunScores:
+        return next(r for r in self.runs if r.tag == tag)
+
+    def topics(self) -> list[str]:
+        return sorted({qid for r in self.runs for qid in r.per_topic})
+
+    def paired_scores(
+        self, measure: str, first: str, second: str
+    ) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """The topics both runs were evaluated on, and their scores there."""
+        a, b = self.run(first).per_topic, self.run(second).per_topic
+        topics = sorted(set(a) & set(b))
+        return (
+            topics,
+            np.array([a[q][measure] for q in topics]),
+            np.array([b[q][measure] for q in topics]),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def evaluate_runs(
+    runs: Sequence[LoadedRun],
+    qrels: NamedQrels,
+    measures: Sequence[str],
+    *,
+    campaign: str,
+    relevance_level: int,
+    average_over_all_topics: bool = False,
+) -> EvaluationTable:
+    """Evaluate every run with the metric module; measure names are canonicalised by it."""
+    scored = []
+    canonical: list[str] = []
+    for run in runs:
+        try:
+            result = evaluate(
+                qrels.qrels,
+                run.as_dict(),
+                measures=list(measures),
+                relevance_level=relevance_level,
+                average_over_all_topics=average_over_all_topics,
+            )
+        except (KeyError, ValueError) as error:
+            raise ServiceError(f"cannot evaluate run {run.tag!r}: {error}") from error
+        # numeric measures with per-topic values (runid and num_q are not scores)
+        canonical = canonical or [
+            line.name for line in result.lines if line.kind != "string" and line.per_topic
+        ]
+        scored.append(
+            RunScores(
+                tag=run.tag,
+                group=run.group,
+                contributes=run.contributes,
+                summary={m: result.summary[m] for m in canonical},
+                per_topic={q: {m: v[m] for m in canonical} for q, v in result.per_topic.items()},
+            )
+        )
+    return EvaluationTable(campaign, qrels.label, relevance_level, canonical, scored)
+
+
+def evaluate_campaign(
+    session: Session,
+    campaign: Campaign,
+    qrels: str = "final",
+    measures: Sequence[str] = DEFAULT_MEASURES,
+    *,
+    relevance_level: int | None = None,
+    average_over_all_topics: bool = False,
+) -> EvaluationTable:
+    """Evaluate every run of the campaign (contributing or not) against the named qrels."""
+    named = resolve_qrels(session, campaign, qrels)
+    level = campaign.relevance_level if relevance_level is None else relevance_level
+    return evaluate_runs(
+        load_runs(session, campaign),
+        named,
+        measures,
+        campaign=campaign.name,
+        relevance_level=level,
+        average_over_all_topics=average_over_all_topics,
+    )
+
+
+def precision_recall(
+    session: Session, campaign: Campaign, qrels: str = "final"
+) -> dict[str, list[float]]:
+    """Run tag -> the 11-point interpolated precision (recall 0.0 .. 1.0), mean over topics."""
+    named = resolve_qrels(session, campaign, qrels)
+    return {
+        run.tag: [
+            float(v)
+            for v in interpolated_precision_recall(
+                named.qrels, run.as_dict(), relevance_level=campaign.relevance_level
+            )["all"]
+        ]
+        for run in load_runs(session, campaign)
+    }
+
+
+# ---------------------------------------------------------------------------------- tests
+
+
+@dataclass
+class PairComparison:
+    """first vs second on one measure over the runs' common topics (difference first - second)."""
+
+    measure: str
+    first: str
+    second: str
+    n_topics: int
+    mean_difference: float
+    statistic: float
+    p_value: float
+    p_adjusted: float
+    effect_size: float | None
+    ci: tuple[float, float] | None
+    wins: int
+    ties: int
+    losses: int
+    significant: bool
+
+
+@dataclass
+class Comparisons:
+    """All pairs of runs per measure; p-values corrected within each measure's family."""
+
+    test: str  # the test's name, as `workbench.stats` gives it
+    correction: str  # the correction's name
+    alpha: float
+    pairs: list[PairComparison]
+
+    def beats(self, measure: str, tag: str) -> list[str]:
+        """The runs `tag` is significantly better than on `measure`."""
+        beaten = []
+        for p in self.pairs:
+            if p.measure != measure or not p.significant:
+                continue
+            if p.first == tag and p.mean_difference > 0:
+                beaten.append(p.second)
+            elif p.second == tag and p.mean_difference < 0:
+                beaten.append(p.first)
+        return beaten
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def common_topics(table: EvaluationTable) -> list[str]:
+    """The topics on which every run has a score (the paired design)."""
+    return sorted(set.intersection(*(set(r.per_topic) for r in table.runs)))
+
+
+def score_matrix(table: EvaluationTable, measure: str) -> tuple[list[str], np.ndarray]:
+    """(common topics, runs x topics scores of `measure`), runs in table order."""
+    topics = common_topics(table)
+    return topics, np.array([[r.per_topic[q][measure] for q in topics] for r in table.runs])
+
+
+def compare_runs(
+    table: EvaluationTable,
+    *,
+    test: str = "t",
+    correction: str = "holm",
+    alpha: float = 0.05,
+    measures: Sequence[str] | None = None,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> Comparisons:
+    """`stats.pairwise_tests` on every pair of runs for every measure, over common topics."""
+    if test not in stats.PAIRED_TESTS:
+        raise ServiceError(
+            f"unknown test {test!r}; expected one of {', '.join(stats.PAIRED_TESTS)}"
+        )
+    if correction not in stats.CORRECTIONS:
+        raise ServiceError(
+            f"unknown correction {correction!r}; expected one of {', '.join(stats.CORRECTIONS)}"
+        )
+    options: dict[str, Any] = {}
+    if test in RESAMPLING_TESTS:
+        options = {"n_resamples": n_resamples, "seed": seed}
+    test_name = stats.PAIRED_TESTS[test].__name__.replace("_", " ")
+    pairs: list[PairComparison] = []
+    for measure in measures or table.measures:
+        topics, matrix = score_matrix(table, measure)
+        if len(table.runs) < 2 or len(topics) < 2:
+            continue
+        scores = {r.tag: matrix[i] for i, r in enumerate(table.runs)}
+        for result in stats.pairwise_tests(scores, test=test, correction=correction, **options):
+            r = result.result
+            test_name = r.test
+            pairs.append(
+                PairComparison(
+                    measure=measure,
+                    first=result.a,
+                    second=result.b,
+                    n_topics=r.n,
+                    mean_difference=r.mean_difference,
+                    statistic=r.statistic,
+                    p_value=r.p_value,
+                    p_adjusted=result.adjusted_p_value,
+                    effect_size=r.effect_size,
+                    ci=r.ci,
+                    wins=r.wins,
+                    ties=r.ties,
+                    losses=r.losses,
+                    significant=result.adjusted_p_value <= alpha,
+                )
+            )
+    return Comparisons(test_name, stats.CORRECTIONS[correction], alpha, pairs)
+
+
+def tukey_hsd(table: EvaluationTable, measure: str) -> stats.TukeyResult | None:
+    """Paired (two-way, systems x topics) Tukey HSD over the common topics; None if < 2x2."""
+    topics, matrix = score_matrix(table, measure)
+    if len(table.runs) < 2 or len(topics) < 2:
+        return None
+    return stats.paired_tukey_hsd(matrix, names=[r.tag for r in table.runs])
+
+
+# ------------------------------------------------------------------------ ranking stability
+
+
+@dataclass
+class RankingComparison:
+    qrels: str
+    kendall_tau: float
+    tau_ap: float
+    order: list[str]
+    changes: list[stats.RankChange]  # the runs whose position differs from the reference
+
+
+@dataclass
+class RankingStability:
+    measure: str
+    reference: str
+    reference_order: list[str]
+    comparisons: list[RankingComparison]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def compare_rankings(
+    reference: Mapping[str, float], other: Mapping[str, float], label: str
+) -> RankingComparison:
+    """Kendall's tau and tau_AP (reference = ground truth) and the runs that moved."""
+    reference_order, order = stats.ranking(reference), stats.ranking(other)
+    enough = len(reference) >= 2
+    return RankingComparison(
+        label,
+        stats.kendall_tau(reference, other) if enough else math.nan,
+        stats.tau_ap(reference_order, order) if enough else math.nan,
+        order,
+        stats.rank_changes(reference, other),
+    )
+
+
+def ranking_stability(
+    session: Session, campaign: Campaign, measure: str = "map"
+) -> RankingStability:
+    """Rank the runs under the final qrels and under each assessor's; compare the rankings."""
+    runs = load_runs(session, campaign)
+    level = campaign.relevance_level
+    reference = evaluate_runs(
+        runs,
+        resolve_qrels(session, campaign, "final"),
+        [measure],
+        campaign=campaign.name,
+        relevance_level=level,
+    )
+    canonical = reference.measures[0]
+    reference_scores = {r.tag: r.summary[canonical] for r in reference.runs}
+    comparisons = []
+    for user in assessors(session, campaign):
+        qrels = NamedQrels(f"assessor {user.username}", assessor_qrels(session, campaign, user.id))
+        table = evaluate_runs(runs, qrels, [measure], campaign=campaign.name, relevance_level=level)
+        scores = {r.tag: r.summary[canonical] for r in table.runs}
+        comparisons.append(compare_rankings(reference_scores, scores, qrels.label))
+    return RankingStability(canonical, "final", stats.ranking(reference_scores), comparisons)
+
+
+# ------------------------------------------------------------------------------ reusability
+
+
+@dataclass
+class LeaveOut:
+    """One run scored with the full qrels and without the documents only its unit contributed."""
+
+    tag: str
+    unit: str  # the run itself (leave-one-run-out) or its group (leave-one-group-out)
+    unique_documents: int
+    unique_relevant: int
+    score: float
+    score_left_out: float
+    delta: float  # score - score_left_out
+    percent_delta: float
+    rank: int
+    rank_left_out: int
+
+
+@dataclass
+class Reusability:
+    measure: str
+    qrels: str
+    by: str  # "run" or "group"
+    pool: str
+    rows: list[LeaveOut]
+    kendall_tau: float
+    tau_ap: float
+    judged: dict[str, float] = field(default_factory=dict)  # judged@k per run
+    judged_measure: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def contributed_documents(
+    session: Session, pool: Pool, runs: Sequence[LoadedRun]
+) -> dict[str, dict[str, set[str]]]:
+    """qid -> run tag -> pooled documents that run retrieved within the contribution depth
+    (the pool depth, the last stratum bound, or the deepest best rank: as `services.pools`).
+
+    Only the runs that contributed to the pool are listed.
+    """
+    contributing = {run.tag for run in pools.pool_runs(session, pool)}
+    pooled: dict[str, set[str]] = defaultdict(set)
+    deepest = 1
+    for qid, docno, best_rank in session.execute(
+        select(PoolEntry.qid, PoolEntry.docno, PoolEntry.best_rank).where(
+            PoolEntry.pool_id == pool.id
+        )
+    ):
+        pooled[qid].add(docno)
+        deepest = max(deepest, best_rank)
+    depth = pools._contribution_depth(pool, deepest)  # one home: the pool service
+    result = {}
+    for qid, docs in pooled.items():
+        rankings = {
+            r.tag: r.rankings[qid] for r in runs if r.tag in contributing and qid in r.rankings
+        }
+        result[qid] = pooling.contributions(rankings, docs, depth)
+    return result
+
+
+def leave_out(
+    session: Session,
+    campaign: Campaign,
+    *,
+    qrels: str = "final",
+    measure: str = "map",
+    by: str = "run",
+    judged_measure: str = "Judged@10",
+) -> Reusability:
+    """Leave-one-run-out (by="run") or leave-one-group-out (by="group") for every
+    contributing run: U = pooled documents contributed by the unit's runs and by no other
+    run; the run is re-scored with qrels minus U, the others keep the full qrels.
+    """
+    if by not in ("run", "group"):
+        raise ServiceError(f"leave-one-out unit must be 'run' or 'group'; got {by!r}")
+    named = resolve_qrels(session, campaign, qrels)
+    level = campaign.relevance_level
+    runs = load_runs(session, campaign)
+    pool = pools.get_pool(session, campaign)
+    contributed = contributed_documents(session, pool, runs)
+    full = evaluate_runs(runs, named, [measure], campaign=campaign.name, relevance_level=level)
+    canonical = full.measures[0]
+    scores = {r.tag: r.summary[canonical] for r in full.runs}
+    order = stats.ranking(scores)
+
+    def unit_of(run: LoadedRun) -> str:
+        return run.tag if by == "run" or not run.group else run.group
+
+    contributing = {tag for per_run in contributed.values() for tag in per_run}
+    unit = {r.tag: unit_of(r) for r in runs}
+    rows = []
+    left_out_scores = dict(scores)
+    for run in runs:
+        if run.tag not in contributing:
+            continue
+        reduced: QrelsDict = {}
+        n_unique = n_relevant = 0
+        for qid, judged in named.qrels.items():
+            per_run = contributed.get(qid, {})
+            mine = set().union(*(d for t, d in per_run.items() if unit[t] == unit[run.tag]))
+            theirs = set().union(*(d for t, d in per_run.items() if unit[t] != unit[run.tag]))
+            unique = mine - theirs
+            n_unique += len(unique)
+            n_relevant += sum(1 for d in unique if judged.get(d, 0) >= level)
+            reduced[qid] = {d: g for d, g in judged.items() if d not in unique}
+        table = evaluate_runs(
+            [run],
+            NamedQrels("left out", reduced),
+            [measure],
+            campaign=campaign.name,
+            relevance_level=level,
+        )
+        score_out = table.runs[0].summary[canonical]
+        left_out_scores[run.tag] = score_out
+        rank_out = stats.ranking({**scores, run.tag: score_out}).index(run.tag) + 1
+        delta = scores[run.tag] - score_out
+        rows.append(
+            LeaveOut(
+                tag=run.tag,
+                unit=unit[run.tag],
+                unique_documents=n_unique,
+                unique_relevant=n_relevant,
+                score=scores[run.tag],
+                score_left_out=score_out,
+                delta=delta,
+                percent_delta=100 * delta / scores[run.tag] if scores[run.tag] else math.nan,
+                rank=order.index(run.tag) + 1,
+                rank_left_out=rank_out,
+            )
+        )
+    comparison = compare_rankings(scores, left_out_scores, "left out")
+    judged = evaluate_runs(
+        runs, named, [judged_measure], campaign=campaign.name, relevance_level=level
+    )
+    return Reusability(
+        measure=canonical,
+        qrels=named.label,
+        by=by,
+        pool=pool.name or f"pool {pool.id}",
+        rows=rows,
+        kendall_tau=comparison.kendall_tau,
+        tau_ap=comparison.tau_ap,
+        judged={r.tag: r.summary[judged.measures[0]] for r in judged.runs},
+        judged_measure=judged.measures[0],
+    )
