@@ -8,16 +8,13 @@ import pytest
 
 from workbench.metrics.judgment_groups import evaluate_judgment_groups
 from workbench.metrics.names import MeasureError
+from workbench.metrics.report import format_line
 from workbench.trec import JudgmentGroupLine, Run, TrecFormatError, read_qrels_jg, read_run
 
 
 def trec_eval_text(lines: list[tuple[str, str, int | float | str]]) -> str:
-    """The lines as trec_eval prints them (``%ld`` counts, ``%6.4f`` ratios, the runid)."""
-    out = []
-    for name, qid, value in lines:
-        shown = f"{value:6.4f}" if isinstance(value, float) else str(value)
-        out.append(f"{name:<22}\t{qid}\t{shown}\n")
-    return "".join(out)
+    """The lines as trec_eval prints them, through the CLI's one formatter."""
+    return "".join(format_line(name, qid, value) for name, qid, value in lines)
 
 
 def values(lines: list[tuple[str, str, int | float | str]], qid: str) -> dict:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from workbench.metrics.names import MeasureError
 from workbench.metrics.prefs import (
@@ -13,16 +15,13 @@ from workbench.metrics.prefs import (
     prefs_from_qrels,
     resolve_prefs_measures,
 )
+from workbench.metrics.report import format_line
 from workbench.trec import PrefsLine, Qrels, Run, TrecFormatError, read_prefs, read_qrels, read_run
 
 
 def trec_eval_text(lines: list[tuple[str, str, int | float | str]]) -> str:
-    """The lines as trec_eval prints them (``%ld`` counts, ``%6.4f`` ratios, the runid)."""
-    out = []
-    for name, qid, value in lines:
-        shown = f"{value:6.4f}" if isinstance(value, float) else str(value)
-        out.append(f"{name:<22}\t{qid}\t{shown}\n")
-    return "".join(out)
+    """The lines as trec_eval prints them, through the CLI's one formatter."""
+    return "".join(format_line(name, qid, value) for name, qid, value in lines)
 
 
 def values(lines: list[tuple[str, str, int | float | str]], qid: str) -> dict:
@@ -264,3 +263,80 @@ def test_zero_over_zero_group_makes_rnonrel_zero() -> None:
     )
     assert v["prefs_avgjg_Rnonrel"] == 0.0
     assert v["prefs_avgjg_Rnonrel_ret"] == 0.0
+
+
+# --------------------------------------------------------------------------- by enumeration
+
+DOCS = ["a", "b", "c", "d", "e", "f"]
+
+
+@st.composite
+def topics_with_preferences(draw: st.DrawFn) -> tuple[list[PrefsLine], dict[str, float], int]:
+    """Random judgment groups (one or two sub-groups, consistent inside each group), a run
+    with score ties, and a -M cut."""
+    lines: list[PrefsLine] = []
+    for jg in draw(st.lists(st.sampled_from("xyz"), min_size=1, max_size=3, unique=True)):
+        hidden = {d: draw(st.sampled_from([0.0, 1.0, 2.0])) for d in DOCS}
+        for jsg in ["0", "1"][: draw(st.integers(1, 2))]:
+            judged = draw(st.lists(st.sampled_from(DOCS), min_size=1, max_size=5, unique=True))
+            lines.extend(PrefsLine("q", jg, jsg, d, hidden[d]) for d in judged)
+    scores = draw(st.dictionaries(st.sampled_from([*DOCS, "u", "v"]), st.sampled_from([1.0, 2.0])))
+    return lines, scores, draw(st.integers(1, 8))
+
+
+def enumerated(lines: list[PrefsLine], scores: dict[str, float], cut: int) -> dict[str, float]:
+    """The measures from their definitions, by listing every preference."""
+    ranked = sorted(scores, key=lambda d: (-scores[d], d))[:cut]
+    judged = sorted({line.docno for line in lines})
+    retrieved = [d for d in ranked if d in judged]
+    order = retrieved + [d for d in judged if d not in retrieved]
+    position = {d: i for i, d in enumerate(order)}
+    stated: list[tuple[str, str, str]] = []  # (jg, winner, loser)
+    for jg in sorted({line.jg for line in lines}):
+        group = [line for line in lines if line.jg == jg]
+        jsgs = {line.jsg for line in group}
+        pairs = [(a.docno, b.docno) for a in group for b in group
+                 if a.jsg == b.jsg and a.rel > b.rel]  # fmt: skip
+        if len(jsgs) > 1:  # transitive closure, each pair once
+            closure = set(pairs)
+            for k in judged:
+                closure |= {(i, j) for (i, m) in closure for (n, j) in closure if m == k == n}
+            pairs = sorted(closure)
+        stated.extend((jg, w, lo) for w, lo in pairs)
+
+    def retrieved_pos(d: str) -> bool:
+        return d in retrieved
+
+    def fulfilled(w: str, lo: str) -> bool:
+        return retrieved_pos(w) and position[w] < position[lo]
+
+    both = [(w, lo) for _, w, lo in stated if retrieved_pos(w) and retrieved_pos(lo)]
+    some = [(w, lo) for _, w, lo in stated if retrieved_pos(w) or retrieved_pos(lo)]
+    per_pair: dict[frozenset, list[bool]] = {}
+    for _, w, lo in stated:
+        per_pair.setdefault(frozenset((w, lo)), []).append(fulfilled(w, lo))
+    shares = {p: sum(v) / len(v) for p, v in per_pair.items()}
+    pairs_some = [p for p in shares if any(retrieved_pos(d) for d in p)]
+    pairs_both = [p for p in shares if all(retrieved_pos(d) for d in p)]
+    ful = sum(fulfilled(w, lo) for _, w, lo in stated)
+    return {
+        "prefs_num_prefs_poss": len(stated),
+        "prefs_num_prefs_ful": ful,
+        "prefs_num_prefs_ful_ret": sum(fulfilled(w, lo) for w, lo in both),
+        "prefs_simp": ful / len(stated) if stated else 0.0,
+        "prefs_simp_imp": sum(fulfilled(w, lo) for w, lo in some) / len(some) if some else 0.0,
+        "prefs_pair": sum(shares[p] for p in pairs_some) / len(shares) if shares else 0.0,
+        "prefs_pair_ret": (
+            sum(shares[p] for p in pairs_both) / len(pairs_both) if pairs_both else 0.0
+        ),
+    }
+
+
+@settings(max_examples=80, deadline=None)
+@given(topics_with_preferences())
+def test_counts_and_ratios_match_enumeration(case) -> None:
+    lines, scores, cut = case
+    expected = enumerated(lines, scores, cut)
+    run = Run.from_dict({"q": scores} if scores else {"q": {"zz": 0.0}})
+    got = values(evaluate_prefs(lines, run, list(expected), per_topic=True, max_results=cut), "q")
+    assert got == pytest.approx(expected)
