@@ -150,6 +150,13 @@ def test_confusion_matrix_matches_sklearn(pair):
     assert (confusion_matrix(a, b, labels=[0, 1, 2, 3]) == expected).all()
 
 
+def test_confusion_matrix_follows_the_given_label_order():
+    table = confusion_matrix(["rel", "non", "rel"], ["non", "non", "rel"], labels=["rel", "non"])
+    assert table.tolist() == [[1, 1], [0, 1]]
+    with pytest.raises(ValueError, match="repeats"):
+        confusion_matrix([0, 1], [1, 0], labels=[0, 1, 1])
+
+
 @SETTINGS
 @given(label_pairs())
 def test_two_rater_fleiss_kappa_is_scotts_pi(pair):

@@ -68,6 +68,8 @@ def _labels(labels, *vectors: np.ndarray) -> np.ndarray:
     if labels is None:
         return observed
     labels = np.asarray(labels)
+    if len(np.unique(labels)) != len(labels):
+        raise ValueError(f"labels= repeats a label: {labels.tolist()}")
     missing = np.setdiff1d(observed, labels)
     if missing.size:
         raise ValueError(f"labels {missing.tolist()} occur in the data but not in labels=")
@@ -104,11 +106,12 @@ def confusion_matrix(a, b, *, labels=None) -> np.ndarray:
     """k x k counts: entry [i, j] = #items a labelled ``labels[i]`` and b ``labels[j]``."""
     a, b = _pair(a, b)
     cats = _labels(labels, a, b)
-    index = {c.item() if hasattr(c, "item") else c: i for i, c in enumerate(cats)}
-    table = np.zeros((len(cats), len(cats)), dtype=np.int64)
-    for x, y in zip(a.tolist(), b.tolist(), strict=True):
-        table[index[x], index[y]] += 1
-    return table
+    k, n = len(cats), len(a)
+    values, inverse = np.unique(np.concatenate([cats, a, b]), return_inverse=True)
+    position = np.empty(len(values), dtype=np.int64)
+    position[inverse[:k]] = np.arange(k)  # sorted value index -> index in cats
+    cell = position[inverse[k : k + n]] * k + position[inverse[k + n :]]
+    return np.bincount(cell, minlength=k * k).reshape(k, k)
 
 
 def percent_agreement(a, b) -> float:
