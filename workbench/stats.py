@@ -159,12 +159,14 @@ def paired_t_test(x, y, *, confidence: float = 0.95) -> TestResult:
     d = _differences(x, y)
     n, mean, sd = len(d), float(d.mean()), float(d.std(ddof=1))
     if sd == 0:
-        t, p, effect = (0.0, 1.0, 0.0) if mean == 0 else (np.copysign(np.inf, mean), 0.0, np.nan)
+        t, p, effect = (
+            (0.0, 1.0, 0.0) if mean == 0 else (float(np.copysign(np.inf, mean)), 0.0, float("nan"))
+        )
     else:
-        t = mean / (sd / np.sqrt(n))
+        t = mean / (sd / float(np.sqrt(n)))
         p = float(2 * stats.t.sf(abs(t), n - 1))
         effect = mean / sd
-    margin = float(stats.t.ppf((1 + confidence) / 2, n - 1)) * sd / np.sqrt(n)
+    margin = float(stats.t.ppf((1 + confidence) / 2, n - 1)) * sd / float(np.sqrt(n))
     return TestResult(
         "paired t-test", float(t), p, mean_difference=mean, df=n - 1, effect_size=effect,
         ci=(mean - margin, mean + margin), confidence=confidence, **_counts(d),
@@ -356,14 +358,14 @@ def paired_tukey_hsd(
     anova = two_way_anova(s, confidence=confidence)
     m, n = s.shape
     means = s.mean(1)
-    se = np.sqrt(anova.v_e / n)
+    se = float(np.sqrt(anova.v_e / n))
     q_crit = float(stats.studentized_range.ppf(confidence, m, anova.df_e))
     pairs = []
     for i, j in combinations(range(m), 2):
         diff = float(means[i] - means[j])
         q = abs(diff) / se if se > 0 else (0.0 if diff == 0 else float("inf"))
         p = float(stats.studentized_range.sf(q, m, anova.df_e)) if np.isfinite(q) else 0.0
-        effect = diff / np.sqrt(anova.v_e) if anova.v_e > 0 else float("nan")
+        effect = diff / float(np.sqrt(anova.v_e)) if anova.v_e > 0 else float("nan")
         pairs.append(PairComparison(i, j, labels[i], labels[j], diff, q, min(p, 1.0), effect,
                                     (diff - q_crit * se, diff + q_crit * se)))  # fmt: skip
     return TukeyResult("paired Tukey HSD", labels, tuple(means.tolist()), tuple(pairs), anova,
