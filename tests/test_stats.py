@@ -306,6 +306,12 @@ def test_paired_inputs_are_checked():
         sign_test([0.1], [0.2])
     with pytest.raises(ValueError, match="systems x topics"):
         paired_tukey_hsd([[0.1, 0.2]])
+    with pytest.raises(ValueError, match="exact_max_n"):
+        randomization_test([0.1, 0.2], [0.2, 0.1], exact_max_n=40)
+    with pytest.raises(ValueError, match="n_resamples"):
+        bootstrap_test([0.1, 0.2], [0.2, 0.1], n_resamples=0)
+    with pytest.raises(ValueError, match="n_resamples"):
+        randomized_tukey_hsd([[0.1, 0.2], [0.2, 0.1]], n_resamples=0)
 
 
 def test_identical_runs_are_not_different():

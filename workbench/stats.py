@@ -150,6 +150,11 @@ def _check_confidence(confidence: float) -> None:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
 
 
+def _check_resamples(n_resamples: int) -> None:
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be at least 1, got {n_resamples}")
+
+
 def paired_t_test(x, y, *, confidence: float = 0.95) -> TestResult:
     """Paired t-test: t = d_bar / (s_d / sqrt(n)), df = n - 1 (scipy ``ttest_rel``).
 
@@ -216,6 +221,9 @@ def randomization_test(
     "Greater or equal" allows a relative tolerance of 1e-9, so ties are not lost to
     floating-point rounding. ``n_resamples`` in the result is None when exact.
     """
+    if not 0 <= exact_max_n <= 20:
+        raise ValueError(f"exact_max_n must be in 0..20 (2^n sign flips), got {exact_max_n}")
+    _check_resamples(n_resamples)
     d = _differences(x, y)
     nonzero = d[d != 0]
     observed = abs(nonzero.sum())
@@ -254,6 +262,7 @@ def bootstrap_test(
     is the percentile bootstrap interval of d_bar from the same resamples (d* = z* + d_bar).
     """
     _check_confidence(confidence)
+    _check_resamples(n_resamples)
     d = _differences(x, y)
     t_observed = float(_t_statistics(d[None, :])[0])
     z = d - d.mean()
@@ -381,6 +390,7 @@ def randomized_tukey_hsd(
     max_i x_i* - min_i x_i* of the system means; p_ij = (#{range* >= |x_i - x_j|} + 1)/(B + 1)
     (ties within a relative 1e-9). With m = 2 this is the randomization test.
     """
+    _check_resamples(n_resamples)
     s, labels = _score_matrix(scores, names)
     m, n = s.shape
     means = s.mean(1)
