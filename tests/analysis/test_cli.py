@@ -56,3 +56,35 @@ def test_bad_requests_fail_with_one_message(judged, database_url):
     assert missing.exit_code == 1 and "no campaign 'nope'" in missing.output
     primary = _run(database_url, "adjudicate", "--campaign", "demo", "--rule", "primary")
     assert primary.exit_code == 1 and "primary assessor" in primary.output
+
+
+def test_evaluate_formats(evaluated, database_url):
+    from workbench.services import evaluation as service
+    from workbench.services.campaigns import get_campaign
+
+    with evaluated.session() as s:
+        table = service.evaluate_campaign(s, get_campaign(s, "demo"), measures=["map"])
+    as_json = _run(database_url, "evaluate", "--campaign", "demo", "-m", "map", "--format", "json")
+    assert as_json.exit_code == 0, as_json.output
+    document = json.loads(as_json.output)
+    maps = {r["tag"]: r["summary"]["map"] for r in document["evaluation"]["runs"]}
+    assert maps == {r.tag: r.summary["map"] for r in table.runs}
+    assert document["comparisons"]["test"] == "paired t-test"
+    text = _run(database_url, "evaluate", "--campaign", "demo", "-m", "map", "--test", "wilcoxon",
+                "--correction", "bonferroni", "--stability", "--reusability", "group")  # fmt: skip
+    assert text.exit_code == 0, text.output
+    assert "Bonferroni" in text.output and "Leave-one-group-out" in text.output
+    assert "Kendall tau" in text.output
+    trec = _run(database_url, "evaluate", "--campaign", "demo", "-m", "P.5", "--format", "trec")
+    assert "P_5                   \tq1\t" in trec.output
+    md = _run(database_url, "evaluate", "--campaign", "demo", "--format", "md", "--qrels", "bob")
+    assert md.output.startswith("*Effectiveness") and "| a | runA |" in md.output
+    csv = _run(database_url, "evaluate", "--campaign", "demo", "-m", "map", "--format", "csv")
+    assert csv.output.splitlines()[0] == ",Run,map,map marks"
+
+
+def test_evaluate_refuses_unknown_qrels_and_measures(evaluated, database_url):
+    unknown = _run(database_url, "evaluate", "--campaign", "demo", "--qrels", "nobody")
+    assert unknown.exit_code == 1 and "qrels 'nobody'" in unknown.output
+    measure = _run(database_url, "evaluate", "--campaign", "demo", "-m", "nonsense")
+    assert measure.exit_code == 1 and "nonsense" in measure.output

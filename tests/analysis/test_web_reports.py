@@ -21,7 +21,14 @@ def app(judged, database_url, tmp_path):
         create_user(s, "organiser", "a long secret 1", role="admin")
         create_user(s, "reader", "a long secret 2", role="assessor")
         campaign_id = s.scalar(select(Campaign.id).where(Campaign.name == "demo"))
-    app = create_app({"DATABASE_URL": database_url, "SECRET_KEY": "test", "TESTING": True})
+    app = create_app(
+        {
+            "DATABASE_URL": database_url,
+            "SECRET_KEY": "test",
+            "TESTING": True,
+            "REPORT_BOOTSTRAP_RESAMPLES": 50,
+        }
+    )
     app.config["CAMPAIGN_ID"] = campaign_id
     return app
 
@@ -143,3 +150,52 @@ def test_a_decision_without_reason_is_refused(admin, app, judged):
     assert "needs a reason" in response.get_data(as_text=True)
     with judged.session() as s:
         assert s.scalars(select(FinalLabel)).first() is None
+
+
+@pytest.fixture
+def evaluated_app(evaluated, database_url):
+    with evaluated.session() as s:
+        create_user(s, "organiser", "a long secret 1", role="admin")
+        campaign_id = s.scalar(select(Campaign.id).where(Campaign.name == "demo"))
+    app = create_app({"DATABASE_URL": database_url, "SECRET_KEY": "test", "TESTING": True})
+    app.config["CAMPAIGN_ID"] = campaign_id
+    return app
+
+
+def test_evaluation_page_has_every_section(evaluated_app, evaluated):
+    from workbench.services import evaluation as service
+    from workbench.services.campaigns import get_campaign
+
+    client = login(evaluated_app, "organiser", "a long secret 1")
+    cid = evaluated_app.config["CAMPAIGN_ID"]
+    page = client.get(f"/reports/{cid}/evaluation?measures=map+P.5&test=randomization").get_data(
+        as_text=True
+    )
+    for section in ('id="evaluation-runs"', 'id="evaluation-comparisons"', 'id="evaluation-tukey"',
+                    'id="ranking-stability"', "Leave-one-run-out", "Leave-one-group-out",
+                    "randomization test", "Holm"):  # fmt: skip
+        assert section in page, section
+    assert page.count("data:image/svg+xml;base64,") == 2  # per-topic bars and PR curves
+    with evaluated.session() as s:
+        table = service.evaluate_campaign(s, get_campaign(s, "demo"), measures=["map"])
+    best = max(table.runs, key=lambda r: r.summary["map"])
+    assert f"<strong>{best.summary['map']:.4f}</strong>" in page
+
+
+def test_evaluation_downloads(evaluated_app):
+    client = login(evaluated_app, "organiser", "a long secret 1")
+    cid = evaluated_app.config["CAMPAIGN_ID"]
+    latex = client.get(f"/reports/{cid}/evaluation.latex?measures=map&correction=bh")
+    assert latex.status_code == 200
+    assert "attachment" in latex.headers["Content-Disposition"]
+    text = latex.get_data(as_text=True)
+    assert r"\begin{tabular}" in text and "Benjamini-Hochberg" in text and r"\textbf{" in text
+    trec = client.get(f"/reports/{cid}/evaluation.trec?measures=map").get_data(as_text=True)
+    assert "map                   \tall\t" in trec
+    assert client.get(f"/reports/{cid}/evaluation.exe").status_code == 404
+
+
+def test_evaluation_page_explains_missing_final_labels(app):
+    client = login(app, "organiser", "a long secret 1")
+    page = client.get(f"/reports/{app.config['CAMPAIGN_ID']}/evaluation").get_data(as_text=True)
+    assert "no final labels yet" in page

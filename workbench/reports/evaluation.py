@@ -67,6 +67,7 @@ def runs_table(table: EvaluationTable, comparisons: Comparisons | None = None) -
     )
     if comparisons is not None:
         result.caption += " " + significance_note(comparisons)
+        result.marked = set(range(2, len(result.columns)))
     for column in range(2, len(result.columns)):
         bold_best(result, column)
     return result

@@ -32,6 +32,7 @@ class Table:
     label: str = ""
     digits: int = 4
     notes: list[str] = field(default_factory=list)
+    marked: set[int] = field(default_factory=set)  # columns that carry significance marks
 
     def shown(self, cell: Cell) -> str:
         """The cell's value as text, without bold or marks."""
@@ -83,8 +84,11 @@ def to_text(table: Table) -> str:
 
 
 def to_csv(table: Table) -> str:
-    """Values at full precision; a column '<name> marks' after each column that has marks."""
-    marked = [any(row[i].marks for row in table.rows) for i in range(len(table.columns))]
+    """Values at full precision; a column '<name> marks' after each column that carries marks."""
+    marked = [
+        i in table.marked or any(row[i].marks for row in table.rows)
+        for i in range(len(table.columns))
+    ]
     header: list[str] = []
     for name, has_marks in zip(table.columns, marked, strict=True):
         header.extend([name, f"{name} marks"] if has_marks else [name])

@@ -10,7 +10,16 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from flask import Blueprint, Response, flash, redirect, render_template, request, url_for
+from flask import (
+    Blueprint,
+    Response,
+    current_app,
+    flash,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
 from flask_login import current_user
 from sqlalchemy import select
 
@@ -42,6 +51,7 @@ DOWNLOADS = {
     "trec": "text/plain",
 }
 SNIPPET_CHARS = 600
+BOOTSTRAP_RESAMPLES = 1000  # app config REPORT_BOOTSTRAP_RESAMPLES overrides
 
 
 @bp.before_request
@@ -80,7 +90,8 @@ def agreement(campaign_id: int):  # type: ignore[no-untyped-def]
     with get_store().session() as session:
         campaign = _campaign(session, campaign_id)
         name = campaign.name
-        report = agreement_report(session, campaign, graded=graded, n_bootstrap=500)
+        n_bootstrap = current_app.config.get("REPORT_BOOTSTRAP_RESAMPLES", BOOTSTRAP_RESAMPLES)
+        report = agreement_report(session, campaign, graded=graded, n_bootstrap=n_bootstrap)
     heatmaps = [
         {
             "title": f"{p.first} vs {p.second}",
