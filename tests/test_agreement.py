@@ -331,6 +331,8 @@ def test_topic_bootstrap_keeps_all_documents_of_a_drawn_topic():
 
 def test_bootstrap_interval_drops_undefined_resamples():
     assert np.isnan(bootstrap_interval(lambda _: float("nan"), 5, n_resamples=20)[0])
+    with pytest.raises(ValueError, match="n_resamples"):
+        bootstrap_interval(lambda _: 0.0, 5, n_resamples=0)
 
 
 # --------------------------------------------------------------------------- grades

@@ -325,6 +325,8 @@ def bootstrap_interval(
     """
     if n_clusters < 1:
         raise ValueError("bootstrap_interval needs at least one cluster")
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be at least 1, got {n_resamples}")
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     rng = np.random.default_rng(seed)
