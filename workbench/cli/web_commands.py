@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
@@ -138,7 +139,8 @@ def run_server(ctx: click.Context, host: str, port: int, threads: int) -> None:
 
     from workbench.web import create_app
 
-    app = create_app({"DATABASE_URL": get_store(ctx).url})
+    instance = Path.cwd() / "instance"
+    app = create_app({"DATABASE_URL": get_store(ctx).url, "INSTANCE_PATH": str(instance)})
     click.echo(f"Serving on http://{host}:{port}/  (Ctrl+C to stop)")
     waitress_serve(app, host=host, port=port, threads=threads, ident="workbench")
 

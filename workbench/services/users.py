@@ -6,6 +6,7 @@ SHA-256 digest is stored (users.api_token_hash), so a token is looked up by its 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import secrets
 
@@ -18,8 +19,14 @@ from workbench.store.models import User
 
 ROLES = ("admin", "assessor")
 MIN_PASSWORD_LENGTH = 8
-# A valid hash nobody's password matches: unknown users cost as much time as wrong passwords.
-_DUMMY_HASH = generate_password_hash(secrets.token_urlsafe(16))
+PASSWORD_HASH_METHOD = "scrypt"
+"""werkzeug's method for new password hashes (tests may pick a cheaper one)."""
+
+
+@functools.cache
+def _dummy_hash(method: str) -> str:
+    """A valid hash nobody's password matches: unknown users cost as much as wrong passwords."""
+    return generate_password_hash(secrets.token_urlsafe(16), method=method)
 
 
 def _check_role(role: str) -> str:
@@ -47,7 +54,9 @@ def create_user(session: Session, username: str, password: str, *, role: str = "
         raise ServiceError(f"user {username!r} already exists")
     user = User(
         username=username,
-        password_hash=generate_password_hash(_check_password(password)),
+        password_hash=generate_password_hash(
+            _check_password(password), method=PASSWORD_HASH_METHOD
+        ),
         role=_check_role(role),
     )
     session.add(user)
@@ -78,7 +87,7 @@ def authenticate(session: Session, username: str, password: str) -> User | None:
     """The active user whose password matches, else None (same cost for unknown names)."""
     user = session.scalar(select(User).where(User.username == username.strip()))
     if user is None:
-        check_password_hash(_DUMMY_HASH, password)
+        check_password_hash(_dummy_hash(PASSWORD_HASH_METHOD), password)
         return None
     if not check_password_hash(user.password_hash, password) or not user.active:
         return None
@@ -86,7 +95,9 @@ def authenticate(session: Session, username: str, password: str) -> User | None:
 
 
 def set_password(session: Session, user: User, password: str) -> None:
-    user.password_hash = generate_password_hash(_check_password(password))
+    user.password_hash = generate_password_hash(
+        _check_password(password), method=PASSWORD_HASH_METHOD
+    )
 
 
 def set_role(session: Session, user: User, role: str) -> None:

@@ -38,8 +38,12 @@ def _secret_key(instance_path: str) -> str:
 
 
 def create_app(config: dict[str, Any] | None = None) -> Flask:
+    """The app over the store at DATABASE_URL; INSTANCE_PATH (optional) is the folder for the
+    generated secret key and the default SQLite file."""
+    config = dict(config or {})
     app = Flask(
         __name__,
+        instance_path=config.pop("INSTANCE_PATH", None),
         template_folder=str(resource_dir("templates")),
         static_folder=str(resource_dir("static")),
         instance_relative_config=True,
@@ -57,6 +61,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         MAX_CONTENT_LENGTH=512 * 1024 * 1024,
         LOGIN_MAX_FAILURES=5,
         LOGIN_LOCKOUT_SECONDS=300,
+        LOGIN_IP_FACTOR=4,
     )
     if config:
         app.config.update(config)

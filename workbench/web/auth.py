@@ -32,11 +32,13 @@ def login():  # type: ignore[no-untyped-def]
         return render_template("auth/login.html", next=request.args.get("next", ""))
     username = request.form.get("username", "").strip()
     password = request.form.get("password", "")
-    keys = [f"user:{username.lower()}", f"ip:{request.remote_addr}"]
+    limit = current_app.config["LOGIN_MAX_FAILURES"]
+    keys = [
+        (f"user:{username.lower()}", limit),
+        (f"ip:{request.remote_addr}", limit * current_app.config["LOGIN_IP_FACTOR"]),
+    ]
     throttle = login_throttle()
-    max_failures = current_app.config["LOGIN_MAX_FAILURES"]
-    window = current_app.config["LOGIN_LOCKOUT_SECONDS"]
-    wait = throttle.retry_after(keys, max_failures, window)
+    wait = throttle.retry_after(keys, current_app.config["LOGIN_LOCKOUT_SECONDS"])
     if wait:
         flash(f"Too many failed logins. Try again in {wait} seconds.", "error")
         page = render_template("auth/login.html", next=request.form.get("next", ""))
@@ -48,7 +50,7 @@ def login():  # type: ignore[no-untyped-def]
         throttle.failed(keys)
         flash("Unknown username or wrong password.", "error")
         return render_template("auth/login.html", next=request.form.get("next", "")), 401
-    throttle.succeeded(keys[0])
+    throttle.succeeded(keys[0][0])
     login_user(current)
     return redirect(_safe_next(request.form.get("next")))
 

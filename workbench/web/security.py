@@ -102,7 +102,11 @@ assessor_required = _role_required(("admin", "assessor"))
 
 
 class LoginThrottle:
-    """Refuse logins for a username or an IP after `max_failures` failures in `window` s."""
+    """Refuse logins for a key (a username, an IP) with `limit` failures in the last `window` s.
+
+    Keys are (key, limit) pairs, so an IP shared by a classroom can get a higher limit than
+    a single username.
+    """
 
     def __init__(self) -> None:
         self._failures: dict[str, deque[float]] = defaultdict(deque)
@@ -114,21 +118,21 @@ class LoginThrottle:
             failures.popleft()
         return failures
 
-    def retry_after(self, keys: list[str], max_failures: int, window: float) -> int:
+    def retry_after(self, keys: list[tuple[str, int]], window: float) -> int:
         """Seconds until a login for these keys may be tried again (0 = allowed now)."""
         now = time.monotonic()
         with self._lock:
             waits = [
-                failures[0] + window - now
-                for key in keys
-                if len(failures := self._recent(key, window, now)) >= max_failures
+                failures[-limit] + window - now
+                for key, limit in keys
+                if len(failures := self._recent(key, window, now)) >= limit
             ]
         return int(max(waits)) + 1 if waits else 0
 
-    def failed(self, keys: list[str]) -> None:
+    def failed(self, keys: list[tuple[str, int]]) -> None:
         now = time.monotonic()
         with self._lock:
-            for key in keys:
+            for key, _ in keys:
                 self._failures[key].append(now)
 
     def succeeded(self, key: str) -> None:
