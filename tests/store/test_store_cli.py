@@ -11,12 +11,11 @@ from workbench.cli import main
 
 
 @pytest.fixture
-def cli(tmp_path):
-    url = f"sqlite:///{tmp_path / 'cli.sqlite'}"
+def cli(database_url):
     runner = CliRunner()
 
     def invoke(*args: str):
-        return runner.invoke(main, ["--db", url, *args], catch_exceptions=False)
+        return runner.invoke(main, ["--db", database_url, *args], catch_exceptions=False)
 
     return invoke
 

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 
 from workbench import pooling
 from workbench.services.errors import NotFound, ServiceError
-from workbench.services.importing import decode_run_topic, listed
+from workbench.services.importing import bulk_insert, decode_run_topic, listed
 from workbench.store.models import (
     Campaign,
     Document,
@@ -65,13 +65,12 @@ def build_pool(
     session.execute(
         insert(PoolRun), [{"pool_id": pool.id, "run_id": run.id, "build": 0} for run in models]
     )
-    rows: list[dict] = []
+    rows: list[tuple] = []
     for qid, rankings in _topic_rankings(session, models, _ranking_limit(recorded)):
         rng = pooling.topic_rng(seed, strategy, qid, 0)
         pooled = pooling.pool_topic(rankings, strategy=strategy, params=_pure(recorded), rng=rng)
         rows.extend(_entry_row(pool.id, qid, p, build=0) for p in pooled)
-    if rows:
-        session.execute(insert(PoolEntry), rows)
+    bulk_insert(session, PoolEntry.__table__, ENTRY_COLUMNS, rows)
     return pool
 
 
@@ -107,7 +106,7 @@ def extend_pool(session: Session, pool: Pool, runs: list[str]) -> int:
         select(PoolEntry.qid, PoolEntry.docno).where(PoolEntry.pool_id == pool.id)
     ):
         existing.setdefault(qid, set()).add(docno)
-    rows: list[dict] = []
+    rows: list[tuple] = []
     models = [*current, *new_models]
     for qid, rankings in _topic_rankings(session, models, _ranking_limit(params)):
         rng = pooling.topic_rng(pool.seed, pool.strategy, qid, build)
@@ -119,8 +118,7 @@ def extend_pool(session: Session, pool: Pool, runs: list[str]) -> int:
             exclude=existing.get(qid, set()),
         )
         rows.extend(_entry_row(pool.id, qid, p, build=build) for p in pooled)
-    if rows:
-        session.execute(insert(PoolEntry), rows)
+    bulk_insert(session, PoolEntry.__table__, ENTRY_COLUMNS, rows)
     session.flush()
     return len(rows)
 
@@ -368,19 +366,34 @@ def _topic_rankings(
         yield qid, {run.tag: rankings[run.tag] for run in models if run.tag in rankings}
 
 
-def _entry_row(pool_id: int, qid: str, p: pooling.PooledDocument, *, build: int) -> dict:
-    return {
-        "pool_id": pool_id,
-        "qid": qid,
-        "docno": p.docno,
-        "build": build,
-        "best_rank": p.best_rank,
-        "n_runs": p.n_runs,
-        "priority": p.priority,
-        "stratum": p.stratum,
-        "sampled": p.sampled,
-        "inclusion_prob": p.inclusion_prob,
-    }
+ENTRY_COLUMNS = (
+    "pool_id",
+    "qid",
+    "docno",
+    "build",
+    "best_rank",
+    "n_runs",
+    "priority",
+    "stratum",
+    "sampled",
+    "inclusion_prob",
+)
+
+
+def _entry_row(pool_id: int, qid: str, p: pooling.PooledDocument, *, build: int) -> tuple:
+    """A PoolEntry row in ENTRY_COLUMNS order."""
+    return (
+        pool_id,
+        qid,
+        p.docno,
+        build,
+        p.best_rank,
+        p.n_runs,
+        p.priority,
+        p.stratum,
+        p.sampled,
+        p.inclusion_prob,
+    )
 
 
 def describe_pool(pool: Pool) -> str:
