@@ -189,7 +189,10 @@ def client(app: Flask) -> FlaskClient:
 
 
 def login(client: FlaskClient, username: str, password: str = PASSWORD):  # type: ignore[no-untyped-def]
-    return client.post("/login", data={"username": username, "password": password})
+    """Log in through the form, with its CSRF token (needed when CSRF is on)."""
+    token = csrf_token_of(client.get("/login").text)
+    data = {"username": username, "password": password, "csrf_token": token}
+    return client.post("/login", data=data)
 
 
 @pytest.fixture
