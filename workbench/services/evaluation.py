@@ -9,6 +9,7 @@ or the path of a qrels file.
 
 from __future__ import annotations
 
+import io
 import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -22,7 +23,7 @@ from sqlalchemy.orm import Session
 
 from workbench import pooling, stats
 from workbench.metrics.evaluation import evaluate, interpolated_precision_recall
-from workbench.services import pools
+from workbench.services import exports, pools
 from workbench.services.errors import ServiceError
 from workbench.services.importing import load_run
 from workbench.services.judgements import current_judgements
@@ -36,6 +37,7 @@ from workbench.store.models import (
     Run,
     User,
 )
+from workbench.trec import read_qrels
 
 QrelsDict = dict[str, dict[str, int]]
 RunDict = dict[str, dict[str, float]]
@@ -52,22 +54,20 @@ class NamedQrels:
     qrels: QrelsDict
 
 
-def final_qrels(session: Session, campaign: Campaign) -> QrelsDict:
-    """The adjudicated labels (FinalLabel rows)."""
-    qrels: QrelsDict = defaultdict(dict)
-    rows = session.scalars(select(FinalLabel).where(FinalLabel.campaign_id == campaign.id))
-    for row in rows:
-        qrels[row.qid][row.docno] = row.grade
-    return dict(qrels)
+def exported_qrels(
+    session: Session, campaign: Campaign, *, assessor: str | None = None, final: bool = False
+) -> QrelsDict:
+    """Exactly the qrels `services.exports.export_qrels` writes (the one home of labels ->
+    qrels: final labels or one assessor's grades, -1 for unsampled pooled documents)."""
+    buffer = io.StringIO()
+    exports.export_qrels(session, campaign, buffer, assessor=assessor, final=final)
+    buffer.seek(0)
+    return read_qrels(buffer).to_dict()
 
 
-def assessor_qrels(session: Session, campaign: Campaign, user_id: int) -> QrelsDict:
-    """One assessor's current grades ('cannot judge' rows left out)."""
-    qrels: QrelsDict = defaultdict(dict)
-    for judgement in current_judgements(session, campaign.id, user_id=user_id):
-        if judgement.grade is not None:
-            qrels[judgement.qid][judgement.docno] = judgement.grade
-    return dict(qrels)
+def has_final_labels(session: Session, campaign: Campaign) -> bool:
+    query = select(FinalLabel.id).where(FinalLabel.campaign_id == campaign.id).limit(1)
+    return session.scalar(query) is not None
 
 
 def assessors(session: Session, campaign: Campaign) -> list[User]:
@@ -80,17 +80,13 @@ def assessors(session: Session, campaign: Campaign) -> list[User]:
 def resolve_qrels(session: Session, campaign: Campaign, spec: str = "final") -> NamedQrels:
     """Qrels named by `spec`: 'final', an assessor's username, a QrelsSet name, or a file."""
     if spec == "final":
-        qrels = final_qrels(session, campaign)
-        if not qrels:
+        if not has_final_labels(session, campaign):
             raise ServiceError(
                 f"campaign {campaign.name!r} has no final labels yet: run `workbench adjudicate`"
             )
-        return NamedQrels("final", qrels)
-    user = session.scalar(select(User).where(User.username == spec))
-    if user is not None:
-        qrels = assessor_qrels(session, campaign, user.id)
-        if qrels:
-            return NamedQrels(f"assessor {spec}", qrels)
+        return NamedQrels("final", exported_qrels(session, campaign, final=True))
+    if spec in {user.username for user in assessors(session, campaign)}:
+        return NamedQrels(f"assessor {spec}", exported_qrels(session, campaign, assessor=spec))
     qrels_set = session.scalar(
         select(QrelsSet).where(QrelsSet.campaign_id == campaign.id, QrelsSet.name == spec)
     )
@@ -102,8 +98,6 @@ def resolve_qrels(session: Session, campaign: Campaign, spec: str = "final") -> 
         return NamedQrels(f"qrels set {spec}", dict(qrels))
     path = Path(spec)
     if path.is_file():
-        from workbench.trec import read_qrels
-
         return NamedQrels(str(path), read_qrels(path).to_dict())
     raise ServiceError(
         f"qrels {spec!r}: not 'final', an assessor with judgements, a qrels set of "
@@ -440,7 +434,7 @@ def ranking_stability(
     reference_scores = {r.tag: r.summary[canonical] for r in reference.runs}
     comparisons = []
     for user in assessors(session, campaign):
-        qrels = NamedQrels(f"assessor {user.username}", assessor_qrels(session, campaign, user.id))
+        qrels = resolve_qrels(session, campaign, user.username)
         table = evaluate_runs(runs, qrels, [measure], campaign=campaign.name, relevance_level=level)
         scores = {r.tag: r.summary[canonical] for r in table.runs}
         comparisons.append(compare_rankings(reference_scores, scores, qrels.label))
