@@ -18,6 +18,7 @@ import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import BinaryIO, NamedTuple
 
 import numpy as np
@@ -25,9 +26,8 @@ import numpy as np
 Source = str | os.PathLike | BinaryIO
 
 _CHUNK_BYTES = 1 << 23
-_WHITESPACE = np.zeros(256, dtype=bool)
-_WHITESPACE[[9, 10, 11, 12, 13, 32]] = True
 _HASH = ord("#")
+_PADDING = bytes(64)
 
 
 class TrecFormatError(ValueError):
@@ -99,25 +99,47 @@ class _Lines(NamedTuple):
     line_ends: np.ndarray  # byte offset of each kept line's newline
 
 
-def _tokenise(chunk: bytes, first_line_number: int) -> tuple[_Lines, int]:
-    """Token boundaries of a newline-terminated chunk; returns (lines, number of lines)."""
-    buf = np.frombuffer(chunk, dtype=np.uint8)
-    newlines = np.flatnonzero(buf == 10)
-    space = _WHITESPACE[buf].view(np.int8)
-    edges = np.diff(space, prepend=np.int8(1))
-    starts = np.flatnonzero(edges == -1)
-    ends = np.flatnonzero(edges == 1)
-    token_line = np.searchsorted(newlines, starts)
-    counts = np.bincount(token_line, minlength=len(newlines))
-    first = np.cumsum(counts) - counts
+def _tokenise(chunk: bytes, first_line_number: int, width: int = 0) -> tuple[_Lines, int]:
+    """Token boundaries of a newline-terminated chunk; returns (lines, number of lines).
+
+    ``width``: the expected number of fields; when every line has exactly that many (the
+    usual case), per-line token indices follow from a reshape instead of a search.
+    """
+    n = len(chunk)
+    buf = np.frombuffer(chunk + _PADDING, dtype=np.uint8)
+    body = buf[:n]
+    space = np.empty(n + 1, dtype=bool)
+    space[0] = True  # a virtual blank before the chunk
+    np.logical_or(body == 32, (body >= 9) & (body <= 13), out=space[1:])
+    edges = np.flatnonzero(space[1:] != space[:-1])  # token starts and ends alternate
+    starts = edges[0::2]
+    ends = edges[1::2]
+    newlines = np.flatnonzero(body == 10)
+    n_lines = len(newlines)
+    line_offsets = np.empty(n_lines, dtype=np.int64)
+    line_offsets[0] = 0
+    line_offsets[1:] = newlines[:-1] + 1
+    numbers = np.arange(first_line_number, first_line_number + n_lines)
+    if width and len(starts) == width * n_lines:
+        first = np.arange(0, len(starts), width)
+        if (
+            np.all(starts[first] >= line_offsets)
+            and np.all(ends[first + width - 1] <= newlines)
+            and not np.any(buf[starts[first]] == _HASH)
+        ):
+            counts = np.full(n_lines, width, dtype=np.int64)
+            lines = _Lines(buf, numbers, counts, first, starts, ends, line_offsets, newlines)
+            return lines, n_lines
+    tokens_before = np.searchsorted(starts, newlines)
+    counts = np.diff(tokens_before, prepend=0)
+    first = tokens_before - counts
     has_tokens = counts > 0
-    comment = np.zeros(len(newlines), dtype=bool)
+    comment = np.zeros(n_lines, dtype=bool)
     comment[has_tokens] = buf[starts[first[has_tokens]]] == _HASH
     keep = np.flatnonzero(has_tokens & ~comment)
-    line_offsets = np.concatenate(([0], newlines[:-1] + 1))
     lines = _Lines(
         buf,
-        keep + first_line_number,
+        numbers[keep],
         counts[keep],
         first[keep],
         starts,
@@ -125,13 +147,13 @@ def _tokenise(chunk: bytes, first_line_number: int) -> tuple[_Lines, int]:
         line_offsets[keep],
         newlines[keep],
     )
-    return lines, len(newlines)
+    return lines, n_lines
 
 
-def _scan(source: Source) -> Iterator[_Lines]:
+def _scan(source: Source, width: int = 0) -> Iterator[_Lines]:
     line_number = 1
     for chunk in _chunks(source):
-        lines, n = _tokenise(chunk, line_number)
+        lines, n = _tokenise(chunk, line_number, width)
         line_number += n
         yield lines
 
@@ -145,16 +167,33 @@ def _fail(path: str, lines: _Lines, i: int, expected: str) -> TrecFormatError:
     return TrecFormatError(path, int(lines.line_numbers[i]), _line_text(lines, i), expected)
 
 
+def _columns(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Tokens [starts, ends) of a zero-padded buf as a (width, n) uint8 array, zero-filled."""
+    lengths = ends - starts
+    width = max(int(lengths.max()) if len(lengths) else 1, 1)
+    if width > len(_PADDING):
+        buf = np.concatenate((buf, np.zeros(width, dtype=np.uint8)))
+    columns = np.empty((width, len(starts)), dtype=np.uint8)
+    for j in range(width):
+        column = buf[starts + j]
+        column[lengths <= j] = 0
+        columns[j] = column
+    return columns
+
+
+def _as_strings(columns: np.ndarray) -> np.ndarray:
+    """(width, n) uint8 columns as an 'S' array."""
+    return np.ascontiguousarray(columns.T).view(f"S{columns.shape[0]}").ravel()
+
+
 def _gather(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     """The tokens [starts, ends) of buf as a fixed-width bytes ('S') array."""
-    lengths = ends - starts
-    width = int(lengths.max()) if len(lengths) else 1
-    matrix = np.zeros((len(starts), width), dtype=np.uint8)
-    limit = len(buf) - 1
-    for j in range(width):
-        inside = lengths > j
-        matrix[:, j] = np.where(inside, buf[np.minimum(starts + j, limit)], 0)
-    return matrix.view(f"S{width}").ravel()
+    return _as_strings(_columns(buf, starts, ends))
+
+
+def _field_columns(lines: _Lines, k: int) -> np.ndarray:
+    tokens = lines.first + k
+    return _columns(lines.buf, lines.starts[tokens], lines.ends[tokens])
 
 
 def _field(lines: _Lines, k: int, rows: np.ndarray | None = None) -> np.ndarray:
@@ -162,34 +201,69 @@ def _field(lines: _Lines, k: int, rows: np.ndarray | None = None) -> np.ndarray:
     return _gather(lines.buf, lines.starts[tokens], lines.ends[tokens])
 
 
+_POW10 = np.array([float(10**k) for k in range(23)])
+
+
+def _fast_decimal(columns: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(values, exact, has_dot) for tokens ``[+-]digits[.digits]``.
+
+    value = mantissa / 10^k, correctly rounded (as strtod) when the mantissa has at most 15
+    digits and k <= 22; other tokens (exponents, inf, junk) are not ``exact``.
+    """
+    n = columns.shape[1]
+    mantissa = np.zeros(n, dtype=np.int64)
+    n_digits = np.zeros(n, dtype=np.int64)
+    n_dots = np.zeros(n, dtype=np.int64)
+    fraction = np.zeros(n, dtype=np.int64)
+    bad = np.zeros(n, dtype=bool)
+    negative = columns[0] == 45
+    for j, column in enumerate(columns):
+        value = column.astype(np.int64) - 48
+        digit = (value >= 0) & (value <= 9)
+        mantissa = np.where(digit, mantissa * 10 + value, mantissa)
+        n_digits += digit
+        dot = column == 46
+        n_dots += dot
+        fraction += digit & (n_dots > 0)
+        allowed = digit | dot | (column == 0)
+        if j == 0:
+            allowed |= negative | (column == 43)
+        bad |= ~allowed
+    exact = ~bad & (n_dots <= 1) & (n_digits >= 1) & (n_digits <= 15) & (fraction <= 22)
+    values = mantissa.astype(np.float64) / _POW10[np.minimum(fraction, 22)]
+    values[negative] *= -1.0
+    return values, exact, n_dots > 0
+
+
+def _numbers(lines: _Lines, path: str, k: int, what: str, integer: bool = False) -> np.ndarray:
+    """Field k of every line as float64 (int64 when ``integer``), strictly numeric."""
+    columns = _field_columns(lines, k)
+    values, exact, has_dot = _fast_decimal(columns)
+    if integer:
+        exact &= ~has_dot
+    if exact.all():
+        return values.astype(np.int64) if integer else values
+    rest = np.flatnonzero(~exact)
+    strings = _as_strings(columns[:, rest])
+    kind, dtype = ("an integer", np.int64) if integer else ("a number", np.float64)
+    try:
+        slow = strings.astype(dtype)
+    except (ValueError, OverflowError):
+        for i, token in zip(rest, strings, strict=True):
+            try:
+                int(token) if integer else float(token)
+            except ValueError:
+                raise _fail(path, lines, int(i), f"{kind} as field {k + 1} ({what})") from None
+        raise
+    out = values.astype(dtype)
+    out[rest] = slow
+    return out
+
+
 def _concat(parts: list[np.ndarray], dtype: str = "S1") -> np.ndarray:
     if not parts:
         return np.zeros(0, dtype=dtype)
     return np.concatenate(parts)
-
-
-def _to_float(tokens: np.ndarray, lines: _Lines, path: str, k: int, what: str) -> np.ndarray:
-    try:
-        return tokens.astype(np.float64)
-    except ValueError:
-        for i, token in enumerate(tokens):
-            try:
-                float(token)
-            except ValueError:
-                raise _fail(path, lines, i, f"a number as field {k + 1} ({what})") from None
-        raise
-
-
-def _to_int(tokens: np.ndarray, lines: _Lines, path: str, k: int, what: str) -> np.ndarray:
-    try:
-        return tokens.astype(np.int64)
-    except (ValueError, OverflowError):
-        for i, token in enumerate(tokens):
-            try:
-                int(token)
-            except ValueError:
-                raise _fail(path, lines, i, f"an integer as field {k + 1} ({what})") from None
-        raise
 
 
 def _check_fields(lines: _Lines, path: str, n: int, exact: bool, layout: str) -> None:
@@ -215,20 +289,29 @@ def docno_hash(docnos: np.ndarray) -> np.ndarray:
     return h
 
 
-def _first_duplicate(groups: np.ndarray, docnos: np.ndarray) -> int | None:
-    """Index of the first (in order) row whose (group, docno) appeared before, or None."""
-    if len(docnos) < 2:
+MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+def group_keys(hashes: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """64-bit keys of (group, docno) pairs from docno hashes and integer group ids."""
+    return hashes ^ (groups.astype(np.uint64) * MIX)
+
+
+def _first_duplicate(keys: np.ndarray, groups: np.ndarray, docnos: np.ndarray) -> int | None:
+    """Index of the first row whose (group, docno) appeared on an earlier row, or None."""
+    if len(keys) < 2:
         return None
-    keys = docno_hash(docnos) ^ (groups.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
-    order = np.argsort(keys, kind="stable")
-    sorted_keys = keys[order]
-    candidates = np.flatnonzero(sorted_keys[1:] == sorted_keys[:-1])
-    found: list[int] = []
-    for c in candidates:
-        a, b = order[c], order[c + 1]
-        if groups[a] == groups[b] and docnos[a] == docnos[b]:
-            found.append(int(max(a, b)))
-    return min(found) if found else None
+    ordered = np.sort(keys)
+    repeated = ordered[1:][ordered[1:] == ordered[:-1]]
+    if not len(repeated):
+        return None
+    seen: set[tuple[int, bytes]] = set()
+    for row in np.flatnonzero(np.isin(keys, repeated)).tolist():
+        pair = (int(groups[row]), bytes(docnos[row]))
+        if pair in seen:
+            return row
+        seen.add(pair)
+    return None
 
 
 def _decode(values: Iterable[bytes]) -> list[str]:
@@ -302,6 +385,11 @@ class Run:
     def __contains__(self, qid: str) -> bool:
         return qid in self._index
 
+    @cached_property
+    def docno_hashes(self) -> np.ndarray:
+        """:func:`docno_hash` of every row (computed once; matching and duplicate checks)."""
+        return docno_hash(self.docnos)
+
     def topic_slice(self, qid: str) -> slice:
         i = self._index[qid]
         return slice(int(self.offsets[i]), int(self.offsets[i + 1]))
@@ -353,14 +441,14 @@ def read_run(source: Source, *, name: str | None = None) -> Run:
     line_parts: list[np.ndarray] = []
     tag = ""
     last: _Lines | None = None
-    for lines in _scan(source):
+    for lines in _scan(source, 6):
         if not len(lines.n_fields):
             continue
         _check_fields(lines, path, 6, False, "qid Q0 docno rank score tag")
         qid_parts.append(_field(lines, 0))
         docno_parts.append(_field(lines, 2))
-        score_parts.append(_to_float(_field(lines, 4), lines, path, 4, "score"))
-        rank_parts.append(_ranks(_field(lines, 3)))
+        score_parts.append(_numbers(lines, path, 4, "score"))
+        rank_parts.append(_ranks(lines))
         line_parts.append(lines.line_numbers)
         last = lines
     if last is not None:
@@ -373,7 +461,8 @@ def read_run(source: Source, *, name: str | None = None) -> Run:
     if not _is_identity(order):
         docnos, scores, ranks = docnos[order], scores[order], ranks[order]
     groups = np.repeat(np.arange(len(topics)), np.diff(offsets))
-    dup = _first_duplicate(groups, docnos)
+    run = Run(topics, offsets, docnos, scores, ranks, tag)
+    dup = _first_duplicate(group_keys(run.docno_hashes, groups), groups, docnos)
     if dup is not None:
         line_numbers = _concat(line_parts, "i8")
         if not _is_identity(order):
@@ -382,23 +471,28 @@ def read_run(source: Source, *, name: str | None = None) -> Run:
         raise _duplicate_error(
             source, path, int(line_numbers[dup]), "run", topics[groups[dup]], docno
         )
-    return Run(topics, offsets, docnos, scores, ranks, tag)
+    return run
 
 
 def _is_identity(order: np.ndarray) -> bool:
     return bool(len(order) == 0 or (order[-1] == len(order) - 1 and np.all(np.diff(order) == 1)))
 
 
-def _ranks(tokens: np.ndarray) -> np.ndarray:
-    """The rank column (ignored by evaluation): integers where they are, else 0."""
-    try:
-        return tokens.astype(np.int64)
-    except (ValueError, OverflowError):
-        out = np.zeros(len(tokens), dtype=np.int64)
-        for i, token in enumerate(tokens):
-            digits = re.match(rb"[+-]?\d+", token)
+def _ranks(lines: _Lines) -> np.ndarray:
+    """The rank column (ignored by evaluation): its leading digits, as atol (else 0)."""
+    columns = _field_columns(lines, 3)
+    out = np.zeros(columns.shape[1], dtype=np.int64)
+    going = np.ones(columns.shape[1], dtype=bool)
+    for column in columns:
+        value = column.astype(np.int64) - 48
+        going &= (value >= 0) & (value <= 9)
+        out = np.where(going, out * 10 + value, out)
+    negative = columns[0] == 45
+    if negative.any() or (columns[0] == 43).any():
+        for i in np.flatnonzero(negative | (columns[0] == 43)):
+            digits = re.match(rb"[+-]?\d+", _as_strings(columns[:, [i]])[0])
             out[i] = int(digits.group()) if digits else 0
-        return out
+    return out
 
 
 def _duplicate_error(
@@ -528,11 +622,11 @@ def read_qrels(source: Source) -> Qrels:
     path = _source_name(source)
     parts: list[tuple[np.ndarray, ...]] = []
     lines_seen: list[np.ndarray] = []
-    for lines in _scan(source):
+    for lines in _scan(source, 4):
         if not len(lines.n_fields):
             continue
         _check_fields(lines, path, 4, True, "qid iteration docno rel")
-        rels = _to_int(_field(lines, 3), lines, path, 3, "relevance grade")
+        rels = _numbers(lines, path, 3, "relevance grade", integer=True)
         parts.append((_field(lines, 0), _field(lines, 1), _field(lines, 2), rels))
         lines_seen.append(lines.line_numbers)
     qids = _concat([p[0] for p in parts])
@@ -541,7 +635,7 @@ def read_qrels(source: Source) -> Qrels:
     rels = _concat([p[3] for p in parts], "i8")
     codes: dict[bytes, int] = {}
     groups = np.array([codes.setdefault(q, len(codes)) for q in qids], dtype=np.int64)
-    dup = _first_duplicate(groups, docnos)
+    dup = _first_duplicate(group_keys(docno_hash(docnos), groups), groups, docnos)
     if dup is not None:
         line_number = int(_concat(lines_seen, "i8")[dup])
         qid = qids[dup].decode("utf-8", "surrogateescape")

@@ -15,7 +15,7 @@ from functools import cached_property
 import numpy as np
 
 from workbench.metrics.ranking import segment_trec_order
-from workbench.trec import Qrels, Run, docno_hash
+from workbench.trec import Qrels, Run, docno_hash, group_keys
 
 NONPOOL = -1
 UNJUDGED = -2
@@ -125,44 +125,39 @@ def rank_topics(
     n_docs_in_collection: int = 0,
 ) -> Ranked:
     """Build :class:`Ranked` for ``qids`` (a topic absent from the run ranks nothing)."""
-    pieces = []
-    counts = []
-    for qid in qids:
-        if qid in run:
-            s = run.topic_slice(qid)
-            pieces.append(np.arange(s.start, s.stop))
-            counts.append(s.stop - s.start)
-        else:
-            counts.append(0)
-    rows = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
-    offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    run_index = {q: i for i, q in enumerate(run.topics())}
+    which = np.array([run_index.get(q, -1) for q in qids], dtype=np.int64)
+    rows, offsets = _csr_rows(run.offsets, which)
     whole = len(rows) == len(run.docnos) and _is_range(rows)
     docnos = run.docnos if whole else run.docnos[rows]
     scores = run.scores if whole else run.scores[rows]
     order = segment_trec_order(docnos, scores, offsets, float32=float32)
+    q_rows, q_offsets = _csr_rows(qrels.offsets, _index_in(qrels, qids))
+    hashes = run.docno_hashes if whole else run.docno_hashes[rows]
+    rel = _lookup(
+        qrels.grouped_docnos[q_rows],
+        qrels.grouped_rels[q_rows],
+        q_offsets,
+        docnos,
+        hashes,
+        offsets,
+    )
     if not _is_range(order):
-        docnos = docnos[order]
-    rel = _lookup(qrels, qids, docnos, offsets)
+        rel = rel[order]
     if judged_only:
         keep = rel >= 0
         rel = rel[keep]
-        offsets = np.concatenate(
-            (
-                [0],
-                np.cumsum(
-                    np.bincount(
-                        np.repeat(np.arange(len(qids)), np.diff(offsets))[keep], minlength=len(qids)
-                    )
-                ),
-            )
-        ).astype(np.int64)
+        topic = np.repeat(np.arange(len(qids)), np.diff(offsets))
+        offsets = _offsets(np.bincount(topic[keep], minlength=len(qids)))
     if max_results is not None:
         n = np.diff(offsets)
         kept = np.minimum(n, max(max_results, 0))
         pos = np.arange(len(rel)) - np.repeat(offsets[:-1], n)
         rel = rel[pos < np.repeat(kept, n)]
-        offsets = np.concatenate(([0], np.cumsum(kept))).astype(np.int64)
-    judged_offsets, judged_rel, num_rel, num_nonrel = _judged(qrels, qids, relevance_level)
+        offsets = _offsets(kept)
+    judged_offsets, judged_rel, num_rel, num_nonrel = _judged(
+        qrels.grouped_rels[q_rows], q_offsets, relevance_level
+    )
     return Ranked(
         qids,
         offsets,
@@ -176,67 +171,122 @@ def rank_topics(
     )
 
 
+def _offsets(counts: np.ndarray) -> np.ndarray:
+    return np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+
+
+def _index_in(qrels: Qrels, qids: list[str]) -> np.ndarray:
+    index = {q: i for i, q in enumerate(qrels.topics())}
+    return np.array([index.get(q, -1) for q in qids], dtype=np.int64)
+
+
+def _csr_rows(offsets: np.ndarray, which: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of the CSR segments ``which`` (-1: an empty segment), and their new offsets."""
+    valid = which >= 0
+    safe = np.where(valid, which, 0)
+    lengths = np.where(valid, offsets[safe + 1] - offsets[safe], 0)
+    new_offsets = _offsets(lengths)
+    starts = np.where(valid, offsets[safe], 0)
+    rows = np.arange(int(new_offsets[-1]), dtype=np.int64) + np.repeat(
+        starts - new_offsets[:-1], lengths
+    )
+    return rows, new_offsets
+
+
 def _is_range(order: np.ndarray) -> bool:
     return bool(len(order) == 0 or (order[0] == 0 and np.all(np.diff(order) == 1)))
 
 
-def _lookup(qrels: Qrels, qids: list[str], docnos: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """Qrels value of each ranked docno (NONPOOL if absent, UNJUDGED if negative)."""
+def _lookup(
+    q_docnos: np.ndarray,
+    q_rels: np.ndarray,
+    q_offsets: np.ndarray,
+    docnos: np.ndarray,
+    hashes: np.ndarray,
+    offsets: np.ndarray,
+) -> np.ndarray:
+    """Qrels value of each run row (NONPOOL if absent, UNJUDGED if negative).
+
+    A 64-bit hash of (topic, docno) in an open-addressing table of the (small) qrels, probed
+    for all run rows at once; hits are verified on the exact bytes.
+    """
     rel = np.full(len(docnos), NONPOOL, dtype=np.int64)
-    if not len(docnos):
+    if not len(docnos) or not len(q_docnos):
         return rel
     width = docnos.dtype.itemsize
-    q_docnos, q_rels, q_topic = [], [], []
-    for t, qid in enumerate(qids):
-        if qid not in qrels:
-            continue
-        s = qrels.topic_slice(qid)
-        d = qrels.grouped_docnos[s]
-        q_docnos.append(d)
-        q_rels.append(qrels.grouped_rels[s])
-        q_topic.append(np.full(len(d), t, dtype=np.int64))
-    if not q_docnos:
-        return rel
-    qd = np.concatenate(q_docnos)
-    qr = np.concatenate(q_rels)
-    qt = np.concatenate(q_topic)
-    fits = np.char.str_len(qd) <= width if qd.dtype.itemsize > width else np.ones(len(qd), bool)
-    qd, qr, qt = qd[fits].astype(f"S{width}"), qr[fits], qt[fits]
-    mix = np.uint64(0x9E3779B97F4A7C15)
-    q_keys = docno_hash(qd) ^ (qt.astype(np.uint64) * mix)
-    order = np.argsort(q_keys)
-    q_keys = q_keys[order]
-    r_topic = np.repeat(np.arange(len(qids)), np.diff(offsets))
-    r_keys = docno_hash(docnos) ^ (r_topic.astype(np.uint64) * mix)
-    at = np.searchsorted(q_keys, r_keys)
-    at[at == len(q_keys)] = 0
-    hit = q_keys[at] == r_keys
-    hit_rows = np.flatnonzero(hit)
-    source = order[at[hit_rows]]
-    same = (qd[source] == docnos[hit_rows]) & (qt[source] == r_topic[hit_rows])
-    values = qr[source[same]]
+    if q_docnos.dtype.itemsize > width:
+        fits = np.char.str_len(q_docnos) <= width
+    else:
+        fits = np.ones(len(q_docnos), dtype=bool)
+    q_topic = np.repeat(np.arange(len(q_offsets) - 1), np.diff(q_offsets))
+    q_docnos, q_rels, q_topic = q_docnos[fits].astype(f"S{width}"), q_rels[fits], q_topic[fits]
+    table = _HashTable(group_keys(docno_hash(q_docnos), q_topic))
+    r_topic = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
+    found = table.find(group_keys(hashes, r_topic))
+    hit_rows = np.flatnonzero(found >= 0)
+    source = found[hit_rows]
+    r_topic = np.searchsorted(offsets, hit_rows, side="right") - 1
+    same = (q_docnos[source] == docnos[hit_rows]) & (q_topic[source] == r_topic)
+    values = q_rels[source[same]]
     rel[hit_rows[same]] = np.where(values < 0, UNJUDGED, values)
     return rel
 
 
+class _HashTable:
+    """Open addressing with linear probing over uint64 keys, built and probed vectorised."""
+
+    def __init__(self, keys: np.ndarray) -> None:
+        size = 1 << max(int(4 * len(keys)).bit_length(), 4)
+        self.mask = np.uint64(size - 1)
+        self.keys = np.zeros(size, dtype=np.uint64)
+        self.index = np.full(size, -1, dtype=np.int64)
+        slots = keys & self.mask
+        pending = np.arange(len(keys))
+        while len(pending):
+            s = slots[pending]
+            free = self.index[s] == -1
+            taken_slots, first = np.unique(s[free], return_index=True)
+            winners = pending[free][first]
+            self.index[taken_slots] = winners
+            self.keys[taken_slots] = keys[winners]
+            placed = np.zeros(len(keys), dtype=bool)
+            placed[winners] = True
+            pending = pending[~placed[pending]]
+            slots[pending] = (slots[pending] + np.uint64(1)) & self.mask
+
+    def find(self, keys: np.ndarray) -> np.ndarray:
+        """Index of each key in the table's source array, -1 when absent."""
+        result = np.full(len(keys), -1, dtype=np.int64)
+        slot = keys & self.mask
+        index = self.index[slot]
+        hit = (index >= 0) & (self.keys[slot] == keys)
+        result[hit] = index[hit]
+        active = np.flatnonzero((index >= 0) & ~hit)
+        while len(active):
+            s = (slot[active] + np.uint64(1)) & self.mask
+            slot[active] = s
+            index = self.index[s]
+            hit = (index >= 0) & (self.keys[s] == keys[active])
+            result[active[hit]] = index[hit]
+            active = active[(index >= 0) & ~hit]
+        return result
+
+
 def _judged(
-    qrels: Qrels, qids: list[str], level: int
+    q_rels: np.ndarray, q_offsets: np.ndarray, level: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    parts, counts, num_rel, num_nonrel = [], [], [], []
-    for qid in qids:
-        if qid in qrels:
-            r = qrels.grouped_rels[qrels.topic_slice(qid)]
-            r = -np.sort(-r[r >= 0])
-        else:
-            r = np.zeros(0, dtype=np.int64)
-        parts.append(r)
-        counts.append(len(r))
-        num_rel.append(int(np.count_nonzero(r >= level)))
-        num_nonrel.append(int(np.count_nonzero(r < level)))
-    judged = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    """Per topic: the nonnegative grades descending (CSR), R and the judged nonrelevant."""
+    n_topics = len(q_offsets) - 1
+    topic = np.repeat(np.arange(n_topics), np.diff(q_offsets))
+    judged = q_rels >= 0
+    rels, topic = q_rels[judged], topic[judged]
+    order = np.lexsort((-rels, topic))
+    rels, topic = rels[order], topic[order]
+    counts = np.bincount(topic, minlength=n_topics)
+    num_rel = np.bincount(topic[rels >= level], minlength=n_topics)
     return (
-        np.concatenate(([0], np.cumsum(counts))).astype(np.int64),
-        judged.astype(np.int64),
-        np.array(num_rel, dtype=np.int64),
-        np.array(num_nonrel, dtype=np.int64),
+        _offsets(counts),
+        rels.astype(np.int64),
+        num_rel.astype(np.int64),
+        (counts - num_rel).astype(np.int64),
     )

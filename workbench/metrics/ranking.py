@@ -51,23 +51,53 @@ def segment_trec_order(
 ) -> np.ndarray:
     """A permutation putting every CSR segment [offsets[i], offsets[i+1]) in trec order.
 
-    Checked vectorised over all segments at once; only the segments out of order are sorted.
+    Checked vectorised over all segments at once.  Segments whose scores rise anywhere are
+    sorted one by one; elsewhere only the runs of tied scores are reordered (docno descending),
+    all together.
     """
     keys = np.asarray(scores, dtype=np.float32 if float32 else np.float64)
     n = len(keys)
     order = np.arange(n, dtype=np.int64)
     if n < 2:
         return order
-    step = keys[1:] - keys[:-1]
-    bad = (step > 0) | ((step == 0) & (docnos[1:] >= docnos[:-1]))
     inner = offsets[1:-1]
     inner = inner[(inner > 0) & (inner < n)]
-    bad[inner - 1] = False  # pairs across a segment boundary do not matter
-    if not bad.any():
+    same_segment = np.ones(n - 1, dtype=bool)
+    same_segment[inner - 1] = False
+    step = keys[1:] - keys[:-1]
+    rising = np.flatnonzero((step > 0) & same_segment)
+    tied = np.flatnonzero((step == 0) & same_segment)
+    tied = tied[docnos[tied + 1] >= docnos[tied]]
+    if not len(rising) and not len(tied):
         return order
-    bad_rows = np.flatnonzero(bad)
-    segments = np.unique(np.searchsorted(offsets, bad_rows, side="right") - 1)
-    for s in segments:
-        lo, hi = int(offsets[s]), int(offsets[s + 1])
+    unsorted = np.unique(np.searchsorted(offsets, rising, side="right") - 1)
+    for seg in unsorted:
+        lo, hi = int(offsets[seg]), int(offsets[seg + 1])
         order[lo:hi] = lo + np.lexsort((docnos[lo:hi], keys[lo:hi]))[::-1]
+    if len(tied):
+        _order_ties(order, docnos, keys, offsets, same_segment, unsorted)
     return order
+
+
+def _order_ties(
+    order: np.ndarray,
+    docnos: np.ndarray,
+    keys: np.ndarray,
+    offsets: np.ndarray,
+    same_segment: np.ndarray,
+    done: np.ndarray,
+) -> None:
+    """Within score-sorted segments, order each run of equal scores by docno descending."""
+    n = len(keys)
+    boundary = np.ones(n, dtype=bool)
+    boundary[1:] = (keys[1:] != keys[:-1]) | ~same_segment
+    group = np.cumsum(boundary) - 1
+    sizes = np.bincount(group)
+    rows = np.flatnonzero(sizes[group] > 1)
+    if len(done):
+        segment = np.searchsorted(offsets, rows, side="right") - 1
+        rows = rows[~np.isin(segment, done)]
+    if not len(rows):
+        return
+    ranked = np.lexsort((docnos[rows], -group[rows]))[::-1]
+    order[rows] = rows[ranked]
