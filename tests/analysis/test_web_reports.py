@@ -87,6 +87,11 @@ def test_agreement_page_shows_tables_and_heat_maps(admin, app):
         assert name in page
     graded = admin.get(f"/reports/{cid}/agreement?graded=1").get_data(as_text=True)
     assert "Quadratic kappa" in graded
+    download = admin.get(f"/reports/{cid}/agreement.json?graded=1")
+    assert download.headers["Content-Disposition"].endswith('demo-agreement.json"')
+    assert download.get_json()["graded"] is True
+    latex = admin.get(f"/reports/{cid}/agreement.latex").get_data(as_text=True)
+    assert latex.count(r"\begin{tabular}") == 3
 
 
 def test_adjudication_queue_is_anonymous_and_decisions_need_csrf(admin, app, judged):

@@ -24,7 +24,7 @@ from flask_login import current_user
 from sqlalchemy import select
 
 from workbench.reports import plots
-from workbench.reports.agreement import groups_table, pairs_table
+from workbench.reports.agreement import agreement_tables, groups_table, pairs_table
 from workbench.reports.tables import FORMATS, render, to_json
 from workbench.services import campaigns as campaign_service
 from workbench.services.adjudication import (
@@ -112,6 +112,33 @@ def agreement(campaign_id: int):  # type: ignore[no-untyped-def]
             report.per_assessor, report, title="Each assessor against the others"
         ),
         heatmaps=heatmaps,
+    )
+
+
+@bp.get("/<int:campaign_id>/agreement.<fmt>")
+def agreement_download(campaign_id: int, fmt: str):  # type: ignore[no-untyped-def]
+    """The agreement tables as CSV, Markdown or LaTeX, or the whole report as JSON."""
+    if fmt not in DOWNLOADS or fmt == "trec":
+        raise NotFound(f"no {fmt!r} download; formats: csv, json, md, latex")
+    graded = request.args.get("graded") == "1"
+    with get_store().session() as session:
+        campaign = _campaign(session, campaign_id)
+        name = campaign.name
+        n_bootstrap = current_app.config.get("REPORT_BOOTSTRAP_RESAMPLES", BOOTSTRAP_RESAMPLES)
+        report = agreement_report(session, campaign, graded=graded, n_bootstrap=n_bootstrap)
+    if fmt == "json":
+        text = to_json(report)
+    else:
+        text = "\n".join(render(t, fmt) for t in agreement_tables(report))
+    return _attachment(text, fmt, f"{name}-agreement")
+
+
+def _attachment(text: str, fmt: str, stem: str) -> Response:
+    extension = {"latex": "tex", "trec": "txt"}.get(fmt, fmt)
+    return Response(
+        text,
+        mimetype=DOWNLOADS[fmt],
+        headers={"Content-Disposition": f'attachment; filename="{stem}.{extension}"'},
     )
 
 
@@ -218,12 +245,7 @@ def evaluation_download(campaign_id: int, fmt: str):  # type: ignore[no-untyped-
     else:
         assert fmt in FORMATS
         text = render(report.runs_table(table, comparisons), fmt)
-    extension = {"latex": "tex", "trec": "txt"}.get(fmt, fmt)
-    return Response(
-        text,
-        mimetype=DOWNLOADS[fmt],
-        headers={"Content-Disposition": f'attachment; filename="{name}-evaluation.{extension}"'},
-    )
+    return _attachment(text, fmt, f"{name}-evaluation")
 
 
 # --------------------------------------------------------------------------- adjudication
