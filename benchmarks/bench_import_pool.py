@@ -35,7 +35,8 @@ DEPTH = 100
 WORKBENCH_SCRIPT = """
 import json, sys, time
 from pathlib import Path
-start = time.perf_counter()
+clock = lambda: (time.perf_counter(), time.process_time())
+start = clock()
 from workbench.services import campaigns, importing, pools
 from workbench.store import open_store
 db_path, topics_path, *runs = sys.argv[1:]
@@ -43,35 +44,40 @@ store = open_store(f"sqlite:///{db_path}", upgrade=True)
 with store.session() as session:
     campaign = campaigns.create_campaign(session, "W-adhoc")
     importing.import_topics(session, campaign, topics_path)
-ready = time.perf_counter()
+ready = clock()
 with store.session() as session:
     campaign = campaigns.get_campaign(session, "W-adhoc")
     report = importing.import_runs(session, campaign, runs)
-imported = time.perf_counter()
+imported = clock()
 with store.session() as session:
     campaign = campaigns.get_campaign(session, "W-adhoc")
     pool = pools.build_pool(session, campaign, depth=%(depth)d, seed=1)
     size = len(session.execute(
         __import__("sqlalchemy").text("select 1 from pool_entries where pool_id = :p"),
         {"p": pool.id}).all())
-pooled = time.perf_counter()
+pooled = clock()
 store.dispose()
-print(json.dumps({"setup": ready - start, "import": imported - ready, "pool": pooled - imported,
+phases = {"setup": (start, ready), "import": (ready, imported), "pool": (imported, pooled)}
+print(json.dumps({**{k: b[0] - a[0] for k, (a, b) in phases.items()},
+                  **{k + "_cpu": b[1] - a[1] for k, (a, b) in phases.items()},
                   "lines": report.lines, "pool_size": size}))
 """
 
 TRECTOOLS_SCRIPT = """
 import json, sys, time, warnings
 warnings.simplefilter("ignore")
-start = time.perf_counter()
+clock = lambda: (time.perf_counter(), time.process_time())
+start = clock()
 from trectools import TrecPoolMaker, TrecRun
-ready = time.perf_counter()
+ready = clock()
 runs = [TrecRun(path) for path in sys.argv[1:]]
-read = time.perf_counter()
+read = clock()
 pool = TrecPoolMaker().make_pool(runs, strategy="topX", topX=%(depth)d)
-pooled = time.perf_counter()
+pooled = clock()
 size = sum(len(docs) for docs in pool.pool.values())
-print(json.dumps({"setup": ready - start, "import": read - ready, "pool": pooled - read,
+phases = {"setup": (start, ready), "import": (ready, read), "pool": (read, pooled)}
+print(json.dumps({**{k: b[0] - a[0] for k, (a, b) in phases.items()},
+                  **{k + "_cpu": b[1] - a[1] for k, (a, b) in phases.items()},
                   "lines": sum(len(r.run_data) for r in runs), "pool_size": size}))
 """
 
@@ -130,35 +136,45 @@ def peak_of(side_results: list[tuple[float, float, dict]]) -> float:
 
 
 def report(results: dict, db_size: int, n_runs: int) -> None:
+    def median(side: str, key: str) -> float:
+        return statistics.median(d[key] for _, _, d in results[side])
+
+    print(f"W-adhoc: {n_runs} runs x 50 topics x 1,000 lines; depth-{DEPTH} pool")
+    print("side         process  setup  import  pool  import+pool  (wall s; CPU s below)")
     rows = {}
     for side, measured in results.items():
-        rows[side] = {
-            "wall": statistics.median(w for w, _, _ in measured),
-            "import": statistics.median(d["import"] for _, _, d in measured),
-            "pool": statistics.median(d["pool"] for _, _, d in measured),
-            "setup": statistics.median(d["setup"] for _, _, d in measured),
-            "lines": measured[0][2]["lines"],
-            "pool_size": measured[0][2]["pool_size"],
-        }
-    print(f"W-adhoc: {n_runs} runs, depth-{DEPTH} pool")
-    header = "side        wall s   setup s  import s  pool s   import+pool s  lines     pool size"
-    print(header)
-    for side, row in rows.items():
+        wall = statistics.median(w for w, _, _ in measured)
+        rows[side] = {k: median(side, k) for k in ("setup", "import", "pool")}
+        rows[side] |= {k + "_cpu": median(side, k + "_cpu") for k in ("setup", "import", "pool")}
+        rows[side]["wall"] = wall
+        r = rows[side]
         print(
-            f"{side:<11} {row['wall']:7.2f}  {row['setup']:7.2f}  {row['import']:7.2f}  "
-            f"{row['pool']:6.2f}   {row['import'] + row['pool']:11.2f}  {row['lines']:<9} "
-            f"{row['pool_size']}"
+            f"{side:<11} {wall:8.2f} {r['setup']:6.2f} {r['import']:7.2f} {r['pool']:5.2f} "
+            f"{r['import'] + r['pool']:10.2f}"
         )
+        print(
+            f"{'  cpu':<11} {'':8} {r['setup_cpu']:6.2f} {r['import_cpu']:7.2f} "
+            f"{r['pool_cpu']:5.2f} {r['import_cpu'] + r['pool_cpu']:10.2f}"
+        )
+        first = measured[0][2]
+        print(f"{'':11} lines read {first['lines']}, pool size {first['pool_size']}")
     if "workbench" in rows:
         ours = rows["workbench"]
-        print(f"workbench import per run: {1000 * ours['import'] / n_runs:.1f} ms")
+        print(
+            f"workbench import per run: {1000 * ours['import'] / n_runs:.1f} ms wall, "
+            f"{1000 * ours['import_cpu'] / n_runs:.1f} ms CPU (all threads)"
+        )
         print(f"store size on disk: {db_size / 2**20:.1f} MiB")
     if {"workbench", "trectools"} <= set(rows):
         ours, theirs = rows["workbench"], rows["trectools"]
-        print(f"ratio trectools / workbench, whole process: {theirs['wall'] / ours['wall']:.2f}x")
+        for label, key in (("whole process", "wall"),):
+            print(f"speed-up over trectools, {label}: {theirs[key] / ours[key]:.2f}x")
+        both = ("import", "pool")
         print(
-            "ratio trectools / workbench, import + pool: "
-            f"{(theirs['import'] + theirs['pool']) / (ours['import'] + ours['pool']):.2f}x"
+            "speed-up over trectools, import + pool: "
+            f"{sum(theirs[k] for k in both) / sum(ours[k] for k in both):.2f}x wall, "
+            f"{sum(theirs[k + '_cpu'] for k in both) / sum(ours[k + '_cpu'] for k in both):.2f}x"
+            " CPU"
         )
     print("peak RSS of each process (MiB):")
     for side in results:

@@ -31,7 +31,8 @@ import hashlib
 import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -55,8 +56,7 @@ class RankedList:
 Rankings = Mapping[str, RankedList]
 
 
-@dataclass(frozen=True)
-class PooledDocument:
+class PooledDocument(NamedTuple):
     docno: str
     best_rank: int
     n_runs: int
@@ -67,18 +67,29 @@ class PooledDocument:
 
 
 def ranked_list(
-    docnos: Sequence[str] | np.ndarray, scores: np.ndarray, *, limit: int | None = None
+    docnos: Sequence[str] | Sequence[bytes], scores: np.ndarray, *, limit: int | None = None
 ) -> RankedList:
     """Order a topic's run lines with the metric module's `trec_order` (first `limit` kept).
 
-    docnos may be strings or a bytes ('S') array of UTF-8 docnos.
+    docnos may be strings or UTF-8 bytes. With a limit k, only the lines scoring at least the
+    k-th highest score can be among the first k, so only they are ordered.
     """
-    from workbench.metrics.ranking import as_bytes_array, trec_order
+    from workbench.metrics.ranking import trec_order
 
-    names = as_bytes_array(docnos)
-    order = trec_order(names, scores)[:limit]
+    scores = np.asarray(scores, dtype=np.float64)
+    candidates = np.arange(len(scores))
+    if limit is not None and limit < len(scores):
+        kth_highest = np.partition(scores, len(scores) - limit)[len(scores) - limit]
+        candidates = np.flatnonzero(scores >= kth_highest)
+    chosen = candidates.tolist() if len(candidates) < len(scores) else range(len(scores))
+    names = np.array([_utf8(docnos[i]) for i in chosen] or [b""], dtype=bytes)[: len(chosen)]
+    order = trec_order(names, scores[candidates])[:limit]
     ordered = [name.decode("utf-8", "surrogateescape") for name in names[order].tolist()]
-    return RankedList(ordered, np.asarray(scores, dtype=np.float64)[order])
+    return RankedList(ordered, scores[candidates][order])
+
+
+def _utf8(docno: str | bytes) -> bytes:
+    return docno if isinstance(docno, bytes) else docno.encode("utf-8", "surrogateescape")
 
 
 def topic_rng(seed: int, *keys: str | int) -> np.random.Generator:
@@ -244,7 +255,7 @@ def stratified_pool(
         chosen = set(rng.choice(len(members), size=n_sampled, replace=False).tolist())
         probability = n_sampled / len(members)
         pooled.extend(
-            replace(p, stratum=number, sampled=i in chosen, inclusion_prob=probability)
+            p._replace(stratum=number, sampled=i in chosen, inclusion_prob=probability)
             for i, p in enumerate(members)
         )
     return sorted(pooled, key=lambda p: (p.best_rank, p.docno))

@@ -11,9 +11,12 @@ from __future__ import annotations
 import hashlib
 import os
 import zlib
-from collections.abc import Iterable, Sequence
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from sqlalchemy import Table, delete, insert, select, update
@@ -39,6 +42,7 @@ DOCUMENT_BATCH = 2000
 ZLIB_LEVEL = 1
 SCORES_ZLIB_LEVEL = 0  # float64 scores hardly compress (~30 %) and cost most of the time
 MAX_LISTED = 20
+PARSE_AHEAD = 2  # run files parsed ahead of the inserts, on worker threads
 
 
 @dataclass
@@ -237,10 +241,8 @@ def import_runs(
     }
     report = ImportReport("runs")
     batch_tags: dict[str, str] = {}
-    for path in paths:
-        path = Path(path)
-        data = path.read_bytes()
-        run = trec.read_run(path)
+    for parsed in _parsed_runs(paths):
+        path, run = parsed.path, parsed.run
         report.files += 1
         report.lines += run.n_lines
         if run.tag in batch_tags:
@@ -256,7 +258,7 @@ def import_runs(
             )
         fields = {
             "file_name": path.name,
-            "checksum": hashlib.sha256(data).hexdigest(),
+            "checksum": parsed.checksum,
             "group": group,
             "contributes": contributes,
             "line_count": run.n_lines,
@@ -277,17 +279,49 @@ def import_runs(
             session.add(model)
             report.added += 1
         session.flush()
-        bulk_insert(
-            session, RunTopic.__table__, RUN_TOPIC_COLUMNS, list(run_topic_rows(model.id, run))
-        )
+        rows = [(model.id, *row) for row in parsed.rows]
+        bulk_insert(session, RunTopic.__table__, RUN_TOPIC_COLUMNS, rows)
     return report
+
+
+@dataclass
+class _ParsedRun:
+    path: Path
+    checksum: str
+    run: trec.Run
+    rows: list[tuple]  # RUN_TOPIC_COLUMNS without run_id
+
+
+def _parse_run(path: PathLike) -> _ParsedRun:
+    path = Path(path)
+    checksum = hashlib.sha256(path.read_bytes()).hexdigest()
+    run = trec.read_run(path)
+    return _ParsedRun(path, checksum, run, list(run_topic_rows(run)))
+
+
+def _parsed_runs(paths: Iterable[PathLike]) -> Iterator[_ParsedRun]:
+    """The runs parsed and encoded in order, PARSE_AHEAD files ahead on worker threads
+    (numpy and zlib release the GIL, so parsing overlaps the inserts); the first bad file
+    raises in order."""
+    pending: deque[Future[_ParsedRun]] = deque()
+    with ThreadPoolExecutor(max_workers=PARSE_AHEAD) as workers:
+        try:
+            for path in paths:
+                pending.append(workers.submit(_parse_run, path))
+                if len(pending) > PARSE_AHEAD:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        finally:
+            for future in pending:
+                future.cancel()
 
 
 RUN_TOPIC_COLUMNS = ("run_id", "qid", "n_lines", "docnos", "scores", "ranks")
 
 
-def run_topic_rows(run_id: int, run: trec.Run) -> Iterable[tuple]:
-    """One RunTopic row per topic (RUN_TOPIC_COLUMNS): zlib streams of the docnos
+def run_topic_rows(run: trec.Run) -> Iterator[tuple]:
+    """One RunTopic row per topic (RUN_TOPIC_COLUMNS after run_id): zlib streams of the docnos
     ('\\n'-joined UTF-8), scores (float64 LE) and ranks (int64 LE), in file order.
 
     Scores are stored as a level-0 (uncompressed) zlib stream: same format, no CPU spent.
@@ -295,7 +329,6 @@ def run_topic_rows(run_id: int, run: trec.Run) -> Iterable[tuple]:
     for qid in run.topics():
         lines = run.topic_slice(qid)
         yield (
-            run_id,
             qid,
             lines.stop - lines.start,
             zlib.compress(b"\n".join(run.docnos[lines].tolist()), ZLIB_LEVEL),
@@ -308,12 +341,16 @@ def _little(values: np.ndarray, dtype: str) -> bytes:
     return np.ascontiguousarray(values, dtype=dtype).tobytes()
 
 
-def decode_run_topic(row: RunTopic) -> tuple[list[bytes], np.ndarray, np.ndarray]:
-    """(docnos as UTF-8 bytes, scores, ranks) of a RunTopic row, in file order."""
+def decode_run_topic(
+    row: Any, *, ranks: bool = True
+) -> tuple[list[bytes], np.ndarray, np.ndarray | None]:
+    """(docnos as UTF-8 bytes, scores, ranks or None) of a RunTopic row (or a row of its
+    n_lines, docnos, scores[, ranks] columns), in file order."""
     docnos = zlib.decompress(row.docnos).split(b"\n") if row.n_lines else []
     scores = np.frombuffer(zlib.decompress(row.scores), dtype="<f8").astype(np.float64)
-    ranks = np.frombuffer(zlib.decompress(row.ranks), dtype="<i8").astype(np.int64)
-    return docnos, scores, ranks
+    if not ranks:
+        return docnos, scores, None
+    return docnos, scores, np.frombuffer(zlib.decompress(row.ranks), dtype="<i8").astype(np.int64)
 
 
 def load_run(session: Session, run_model: Run) -> trec.Run:

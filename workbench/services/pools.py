@@ -13,7 +13,6 @@ import secrets
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-import numpy as np
 from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
@@ -66,10 +65,11 @@ def build_pool(
         insert(PoolRun), [{"pool_id": pool.id, "run_id": run.id, "build": 0} for run in models]
     )
     rows: list[tuple] = []
+    pool_id = pool.id
     for qid, rankings in _topic_rankings(session, models, _ranking_limit(recorded)):
         rng = pooling.topic_rng(seed, strategy, qid, 0)
         pooled = pooling.pool_topic(rankings, strategy=strategy, params=_pure(recorded), rng=rng)
-        rows.extend(_entry_row(pool.id, qid, p, build=0) for p in pooled)
+        rows.extend(_entry_row(pool_id, qid, p, build=0) for p in pooled)
     bulk_insert(session, PoolEntry.__table__, ENTRY_COLUMNS, rows)
     return pool
 
@@ -107,6 +107,7 @@ def extend_pool(session: Session, pool: Pool, runs: list[str]) -> int:
     ):
         existing.setdefault(qid, set()).add(docno)
     rows: list[tuple] = []
+    pool_id = pool.id
     models = [*current, *new_models]
     for qid, rankings in _topic_rankings(session, models, _ranking_limit(params)):
         rng = pooling.topic_rng(pool.seed, pool.strategy, qid, build)
@@ -117,7 +118,7 @@ def extend_pool(session: Session, pool: Pool, runs: list[str]) -> int:
             rng=rng,
             exclude=existing.get(qid, set()),
         )
-        rows.extend(_entry_row(pool.id, qid, p, build=build) for p in pooled)
+        rows.extend(_entry_row(pool_id, qid, p, build=build) for p in pooled)
     bulk_insert(session, PoolEntry.__table__, ENTRY_COLUMNS, rows)
     session.flush()
     return len(rows)
@@ -355,14 +356,14 @@ def _topic_rankings(
     tag_of = {run.id: run.tag for run in models}
     qids = session.scalars(select(RunTopic.qid).where(RunTopic.run_id.in_(tag_of)).distinct()).all()
     for qid in sorted(qids, key=qid_key):
-        rows = session.scalars(
-            select(RunTopic).where(RunTopic.run_id.in_(tag_of), RunTopic.qid == qid)
+        columns = (RunTopic.run_id, RunTopic.n_lines, RunTopic.docnos, RunTopic.scores)
+        rows = session.execute(
+            select(*columns).where(RunTopic.run_id.in_(tag_of), RunTopic.qid == qid)
         )
         rankings: dict[str, pooling.RankedList] = {}
         for row in rows:
-            docnos, scores, _ranks = decode_run_topic(row)
-            names = np.array(docnos, dtype=bytes) if docnos else np.zeros(0, dtype="S1")
-            rankings[tag_of[row.run_id]] = pooling.ranked_list(names, scores, limit=limit)
+            docnos, scores = decode_run_topic(row, ranks=False)[:2]
+            rankings[tag_of[row.run_id]] = pooling.ranked_list(docnos, scores, limit=limit)
         yield qid, {run.tag: rankings[run.tag] for run in models if run.tag in rankings}
 
 
