@@ -1,0 +1,366 @@
+"""Load generator: N simulated assessors judging through the JSON API of `workbench serve`.
+
+Starts `workbench serve` (waitress, production config) on 127.0.0.1 on a free port, over its
+own SQLite file or `--db URL`; creates a campaign with one topic per five assessors, each
+assessor with an API token and one assignment; then every assessor posts judgements (each
+with a fresh client_id, cycling over its documents, so later ones are revisions) as fast as
+the server answers for `--seconds`. A judgement is acknowledged by a 200/201 answer; an
+unanswered one is retried with the same client_id (the idempotency contract).
+
+Reports judgements/s and p50/p95/p99 latency of acknowledged requests, then checks the store:
+every acknowledged client_id is stored exactly once, and nothing else was stored except at
+most one in-flight, unacknowledged judgement per assessor.
+
+    python benchmarks/load/run_load.py --assessors 50 --seconds 20 [--db URL] [--threads 8]
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import random
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from sqlalchemy import func, select
+
+from workbench.services import assignments, campaigns, importing, judging, pools
+from workbench.services import users as user_service
+from workbench.store import Store, open_store
+from workbench.store.models import Judgement
+
+HOST = "127.0.0.1"
+ASSESSORS_PER_TOPIC = 5
+STARTUP_TIMEOUT_S = 60.0
+REQUEST_TIMEOUT_S = 10.0
+RETRY_PAUSE_S = 0.05
+
+
+@dataclass(frozen=True)
+class LoadAssessor:
+    """One simulated assessor: its API token, its assignment and the docnos it judges."""
+
+    username: str
+    token: str
+    assignment_id: int
+    docnos: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class LoadCampaign:
+    campaign_id: int
+    assessors: list[LoadAssessor]
+
+
+def write_files(folder: Path, n_topics: int, docs_per_topic: int) -> dict[str, Path]:
+    """Topics, documents and one run that ranks `docs_per_topic` documents per topic."""
+    qids = [f"L{t}" for t in range(1, n_topics + 1)]
+    topics = folder / "topics.jsonl"
+    topics.write_text(
+        "".join(json.dumps({"qid": q, "title": f"load topic {q}"}) + "\n" for q in qids)
+    )
+    documents = folder / "docs.jsonl"
+    run = folder / "load.run"
+    docnos = {q: [f"{q}-D{i}" for i in range(docs_per_topic)] for q in qids}
+    documents.write_text(
+        "".join(
+            json.dumps({"docno": d, "title": d, "text": f"Text of {d}. " * 20}) + "\n"
+            for q in qids
+            for d in docnos[q]
+        )
+    )
+    run.write_text(
+        "".join(
+            f"{q} Q0 {d} {rank} {docs_per_topic - rank} load\n"
+            for q in qids
+            for rank, d in enumerate(docnos[q], 1)
+        )
+    )
+    return {"topics": topics, "documents": documents, "run": run}
+
+
+def build_campaign(store: Store, n_assessors: int, docs_per_topic: int = 100) -> LoadCampaign:
+    """A fresh campaign (unique name) with n_assessors assessors, each assigned one topic."""
+    tag = uuid.uuid4().hex[:8]
+    n_topics = max(1, -(-n_assessors // ASSESSORS_PER_TOPIC))
+    with tempfile.TemporaryDirectory() as tmp, store.session() as session:
+        files = write_files(Path(tmp), n_topics, docs_per_topic)
+        campaign = campaigns.create_campaign(
+            session, f"load-{tag}", scale="0:Not relevant:0,1:Relevant:1,2:Highly relevant:2"
+        )
+        importing.import_topics(session, campaign, files["topics"])
+        importing.import_documents(session, campaign, [files["documents"]])
+        importing.import_runs(session, campaign, [files["run"]])
+        pool = pools.build_pool(session, campaign, strategy="depth", depth=docs_per_topic, seed=1)
+        qids = sorted(assignments.topic_sizes(session, pool))
+        made = []
+        for k in range(n_assessors):
+            user = user_service.create_user(
+                session, f"load-{tag}-{k}", secrets.token_hex(16), role="assessor"
+            )
+            token = user_service.new_api_token(session, user)
+            assignment = assignments.assign(session, pool, qids[k % len(qids)], user)
+            sequence = judging.document_sequence(session, assignment)
+            made.append(LoadAssessor(user.username, token, assignment.id, tuple(sequence)))
+        return LoadCampaign(campaign.id, made)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind((HOST, 0))
+        return sock.getsockname()[1]
+
+
+class Server:
+    """`workbench --db URL serve` in a subprocess (its own process group) on HOST:port."""
+
+    def __init__(self, database_url: str, workdir: Path, *, port: int = 0, threads: int = 8):
+        self.database_url = database_url
+        self.workdir = workdir
+        self.port = port or free_port()
+        self.threads = threads
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> Server:
+        command = [sys.executable, "-m", "workbench", "--db", self.database_url, "serve"]
+        command += ["--host", HOST, "--port", str(self.port), "--threads", str(self.threads)]
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        log = open(self.workdir / "server.log", "ab")  # noqa: SIM115 - owned by the child
+        self.process = subprocess.Popen(
+            command, cwd=self.workdir, stdout=log, stderr=log, start_new_session=True
+        )
+        log.close()
+        self._wait_until_up()
+        return self
+
+    def _wait_until_up(self) -> None:
+        deadline = time.monotonic() + STARTUP_TIMEOUT_S
+        while time.monotonic() < deadline:
+            assert self.process is not None
+            if self.process.poll() is not None:
+                raise RuntimeError(f"server exited: {self.log_tail()}")
+            try:
+                connection = http.client.HTTPConnection(HOST, self.port, timeout=1)
+                connection.request("GET", "/login")
+                if connection.getresponse().status == 200:
+                    connection.close()
+                    return
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError(f"server did not answer within {STARTUP_TIMEOUT_S} s")
+
+    def log_tail(self, n: int = 2000) -> str:
+        path = self.workdir / "server.log"
+        return path.read_text(errors="replace")[-n:] if path.exists() else ""
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU time of the server process so far (Linux /proc)."""
+        assert self.process is not None
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def kill(self) -> None:
+        """SIGKILL: the process dies at once, mid-request, without cleanup."""
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+@dataclass
+class AssessorResult:
+    acknowledged: list[str] = field(default_factory=list)
+    latencies_s: list[float] = field(default_factory=list)
+    refused: Counter[int] = field(default_factory=Counter)
+    connection_errors: int = 0
+    in_flight: str | None = None
+
+
+def judge_loop(
+    assessor: LoadAssessor, port: int, deadline: float, result: AssessorResult, seed: int
+) -> None:
+    """Post judgements until `deadline` (time.monotonic); retry an unanswered one as is."""
+    rng = random.Random(seed)
+    path = f"/api/v1/assignments/{assessor.assignment_id}/judgements"
+    headers = {"Authorization": f"Bearer {assessor.token}", "Content-Type": "application/json"}
+    connection: http.client.HTTPConnection | None = None
+    i = 0
+    pending: bytes | None = None
+    while time.monotonic() < deadline:
+        if pending is None:
+            client_id = f"{assessor.username}-{i}"
+            docno = assessor.docnos[i % len(assessor.docnos)]
+            payload = {"docno": docno, "grade": rng.randint(0, 2), "client_id": client_id}
+            pending = json.dumps(payload | {"time_spent_ms": rng.randint(500, 60_000)}).encode()
+            result.in_flight = client_id
+        try:
+            if connection is None:
+                connection = http.client.HTTPConnection(HOST, port, timeout=REQUEST_TIMEOUT_S)
+            start = time.perf_counter()
+            connection.request("POST", path, pending, headers)
+            response = connection.getresponse()
+            response.read()
+            elapsed = time.perf_counter() - start
+        except (OSError, http.client.HTTPException):
+            result.connection_errors += 1
+            if connection is not None:
+                connection.close()
+            connection = None
+            time.sleep(RETRY_PAUSE_S)
+            continue
+        if response.status in (200, 201):
+            result.acknowledged.append(result.in_flight or "")
+            result.latencies_s.append(elapsed)
+            result.in_flight = None
+        else:
+            result.refused[response.status] += 1
+            result.in_flight = None
+        pending = None
+        i += 1
+    if connection is not None:
+        connection.close()
+
+
+def run_assessors(
+    load: LoadCampaign, port: int, seconds: float, *, seed: int = 0
+) -> list[AssessorResult]:
+    """Every assessor in its own thread for `seconds`; returns their results."""
+    deadline = time.monotonic() + seconds
+    results = [AssessorResult() for _ in load.assessors]
+    threads = [
+        threading.Thread(target=judge_loop, args=(a, port, deadline, r, seed + k), daemon=True)
+        for k, (a, r) in enumerate(zip(load.assessors, results, strict=True))
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(seconds + 2 * REQUEST_TIMEOUT_S)
+    return results
+
+
+@dataclass(frozen=True)
+class StoreCheck:
+    """The store against the acknowledged judgements of a run."""
+
+    acknowledged: int
+    stored: int
+    lost: list[str]
+    doubled: list[str]
+    unexpected: list[str]
+    in_flight_stored: int
+
+    @property
+    def ok(self) -> bool:
+        return not (self.lost or self.doubled or self.unexpected)
+
+
+def check_store(store: Store, load: LoadCampaign, results: list[AssessorResult]) -> StoreCheck:
+    """Lost: acknowledged, not stored. Doubled: a client_id stored twice. Unexpected: stored,
+    never acknowledged, and not the single in-flight judgement of its assessor."""
+    acknowledged = [c for r in results for c in r.acknowledged]
+    in_flight = {r.in_flight for r in results if r.in_flight is not None}
+    with store.session() as session:
+        counts = dict(
+            session.execute(
+                select(Judgement.client_id, func.count())
+                .where(Judgement.campaign_id == load.campaign_id)
+                .group_by(Judgement.client_id)
+            ).all()
+        )
+    acked = set(acknowledged)
+    return StoreCheck(
+        acknowledged=len(acknowledged),
+        stored=sum(counts.values()),
+        lost=sorted(acked - counts.keys()),
+        doubled=sorted(c for c, n in counts.items() if n > 1)
+        + sorted(c for c, n in Counter(acknowledged).items() if n > 1),
+        unexpected=sorted(counts.keys() - acked - in_flight),
+        in_flight_stored=len(counts.keys() & in_flight),
+    )
+
+
+def latency_summary(results: list[AssessorResult]) -> dict[str, float]:
+    """p50/p95/p99/max of acknowledged requests, in milliseconds."""
+    latencies = np.array([x for r in results for x in r.latencies_s]) * 1000.0
+    if latencies.size == 0:
+        return {"p50_ms": float("nan"), "p95_ms": float("nan"), "p99_ms": float("nan")}
+    p50, p95, p99 = np.percentile(latencies, [50, 95, 99])
+    return {"p50_ms": p50, "p95_ms": p95, "p99_ms": p99, "max_ms": float(latencies.max())}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--assessors", type=int, default=50)
+    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--db", help="store URL (default: a new SQLite file in a temp folder)")
+    parser.add_argument("--threads", type=int, default=8, help="waitress threads of the server")
+    parser.add_argument("--docs-per-topic", type=int, default=100)
+    parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")
+    args = parser.parse_args(argv)
+
+    with tempfile.TemporaryDirectory(prefix="workbench-load-") as tmp:
+        url = args.db or f"sqlite:///{Path(tmp) / 'load.sqlite'}"
+        store = open_store(url, upgrade=True)
+        load = build_campaign(store, args.assessors, args.docs_per_topic)
+        server = Server(url, Path(tmp) / "server", threads=args.threads).start()
+        try:
+            server_cpu = server.cpu_seconds()
+            own_cpu = time.process_time()
+            started = time.monotonic()
+            results = run_assessors(load, server.port, args.seconds)
+            elapsed = time.monotonic() - started
+            server_cpu = server.cpu_seconds() - server_cpu
+            own_cpu = time.process_time() - own_cpu
+        finally:
+            server.stop()
+        check = check_store(store, load, results)
+        store.dispose()
+
+    refused = sum((r.refused for r in results), Counter())
+    figures = {
+        "database": url.split(":", 1)[0],
+        "assessors": args.assessors,
+        "server_threads": args.threads,
+        "seconds": round(elapsed, 2),
+        "acknowledged": check.acknowledged,
+        "judgements_per_s": check.acknowledged / elapsed,
+        **latency_summary(results),
+        "server_cpu_ms_per_judgement": 1000 * server_cpu / max(check.acknowledged, 1),
+        "client_cpu_ms_per_judgement": 1000 * own_cpu / max(check.acknowledged, 1),
+        "refused": dict(refused),
+        "connection_errors": sum(r.connection_errors for r in results),
+        "stored": check.stored,
+        "lost": len(check.lost),
+        "doubled": len(check.doubled),
+        "unexpected": len(check.unexpected),
+    }
+    for name, value in figures.items():
+        shown = f"{value:.1f}" if isinstance(value, float) else value
+        print(f"{name:>28}: {shown}")
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2) + "\n")
+    return 0 if check.ok and not refused else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
