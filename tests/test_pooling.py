@@ -301,3 +301,19 @@ def test_depth_pool_tie_convention_is_trec_eval_not_trectools(tmp_path):
     write_run(tmp_path / "tied", "t", tied)
     assert our_depth_pool([tied], 3) == {"1": {"top", "d4", "d3"}}
     assert trectools_depth_pool([tmp_path / "tied"], 3) == {"1": {"top", "d1", "d2"}}
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    scores=st.lists(st.sampled_from([0.5, 1.0, 1.5, 2.0, 3.0]), min_size=0, max_size=40),
+    k=st.integers(1, 45),
+)
+def test_a_limited_ranked_list_is_the_head_of_the_full_one(scores, k):
+    """Ordering only the lines scoring at least the k-th highest score loses nothing (ties too)."""
+    docnos = [f"d{i:02d}" for i in range(len(scores))][::-1]
+    full = pooling.ranked_list(docnos, np.array(scores))
+    head = pooling.ranked_list(docnos, np.array(scores), limit=k)
+    assert list(head.docnos) == list(full.docnos[:k])
+    assert head.scores.tolist() == full.scores[:k].tolist()
+    as_bytes = pooling.ranked_list([d.encode() for d in docnos], np.array(scores), limit=k)
+    assert list(as_bytes.docnos) == list(head.docnos)
