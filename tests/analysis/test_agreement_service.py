@@ -89,7 +89,11 @@ def test_assessor_against_the_others_pools_their_pairs(judged):
 
 def test_bootstrap_interval_resamples_topics(judged):
     with judged.session() as s:
-        report = agreement_report(s, get_campaign(s, "demo"), graded=True, n_bootstrap=300)
+        campaign = get_campaign(s, "demo")
+        report = agreement_report(s, campaign, graded=True, n_bootstrap=300, min_topics=3)
+        few = agreement_report(s, campaign, graded=True, n_bootstrap=300)
     pair = report.per_pair[0]
     assert pair.bootstrap_low <= pair.kappa <= pair.bootstrap_high
     assert pair.bootstrap_low < pair.bootstrap_high
+    # three topics are too few for the default (5): no interval rather than a degenerate one
+    assert np.isnan(few.per_pair[0].bootstrap_low) and np.isnan(few.per_pair[0].bootstrap_high)

@@ -7,8 +7,15 @@ bootstrap one that resamples topics.
 
 from __future__ import annotations
 
+import math
+
 from workbench.reports.tables import Table, cells
-from workbench.services.agreement import AgreementReport, GroupAgreement, PairAgreement
+from workbench.services.agreement import (
+    MIN_BOOTSTRAP_TOPICS,
+    AgreementReport,
+    GroupAgreement,
+    PairAgreement,
+)
 
 
 def _labels(report: AgreementReport) -> str:
@@ -55,6 +62,12 @@ def groups_table(report: AgreementReport) -> Table:
     )
 
 
+def _interval(low: float, high: float) -> str:
+    if math.isnan(low) or math.isnan(high):
+        return "-"
+    return f"[{low:.3f}, {high:.3f}]"
+
+
 def pairs_table(pairs: list[PairAgreement], report: AgreementReport, *, title: str) -> Table:
     """Per pair (or assessor against the others): kappa with both intervals and the reading."""
     extra = (
@@ -76,8 +89,8 @@ def pairs_table(pairs: list[PairAgreement], report: AgreementReport, *, title: s
                 p.n_items,
                 p.percent_agreement,
                 p.kappa,
-                f"[{p.kappa_low:.3f}, {p.kappa_high:.3f}]",
-                f"[{p.bootstrap_low:.3f}, {p.bootstrap_high:.3f}]",
+                _interval(p.kappa_low, p.kappa_high),
+                _interval(p.bootstrap_low, p.bootstrap_high),
                 p.reading,
                 p.scotts_pi,
                 *more,
@@ -99,7 +112,8 @@ def pairs_table(pairs: list[PairAgreement], report: AgreementReport, *, title: s
         rows,
         caption=(
             f"{title} on {_labels(report)} in {report.campaign}: Cohen's kappa with its "
-            "large-sample 95% interval and a bootstrap interval resampling topics; reading: "
+            "large-sample 95% interval and a bootstrap interval resampling topics (given from "
+            f"{MIN_BOOTSTRAP_TOPICS} shared topics); reading: "
             "above 0.8 good, 0.67 to 0.8 fair, below 0.67 not good."
         ),
         label="tab:agreement-pairs",

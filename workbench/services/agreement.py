@@ -25,6 +25,7 @@ from workbench.services.judgements import current_judgements
 from workbench.store.models import Campaign, User
 
 Key = tuple[str, str]  # (qid, docno)
+MIN_BOOTSTRAP_TOPICS = 5
 
 
 @dataclass(frozen=True)
@@ -178,10 +179,12 @@ def pair_agreement(
     categories: Sequence[int],
     n_bootstrap: int = 1000,
     seed: int = 0,
+    min_topics: int = MIN_BOOTSTRAP_TOPICS,
 ) -> PairAgreement:
     """Agreement of two aligned label vectors; `topics[i]` is the topic of item i.
 
-    The bootstrap interval resamples topics (clusters) with all their items.
+    The bootstrap interval resamples topics (clusters) with all their items; with fewer than
+    `min_topics` topics it is NaN (a percentile bootstrap over so few clusters is degenerate).
     """
     a_int, b_int = a.astype(int), b.astype(int)
     labels = list(categories)
@@ -197,7 +200,7 @@ def pair_agreement(
         return stats.cohen_kappa(a_int[rows], b_int[rows], labels=labels)
 
     boot_low = boot_high = math.nan
-    if len(clusters) >= 2 and not math.isnan(kappa):
+    if len(clusters) >= max(min_topics, 2) and n_bootstrap > 0 and not math.isnan(kappa):
         boot_low, boot_high = _bootstrap(resampled_kappa, len(clusters), n_bootstrap, seed)
     matrix = stats.confusion_matrix(a_int, b_int, labels=labels)
     result = PairAgreement(
@@ -256,6 +259,7 @@ def agreement_report(
     graded: bool = False,
     n_bootstrap: int = 1000,
     seed: int = 0,
+    min_topics: int = MIN_BOOTSTRAP_TOPICS,
 ) -> AgreementReport:
     """Agreement on binary labels (default) or grades: overall, per topic, pair, assessor."""
     ratings = load_ratings(session, campaign)
@@ -289,6 +293,7 @@ def agreement_report(
                 categories=categories,
                 n_bootstrap=n_bootstrap,
                 seed=seed,
+                min_topics=min_topics,
             )
         )
     per_assessor = []
@@ -314,6 +319,7 @@ def agreement_report(
                 categories=categories,
                 n_bootstrap=n_bootstrap,
                 seed=seed,
+                min_topics=min_topics,
             )
         )
     return AgreementReport(
