@@ -191,3 +191,13 @@ def test_documents_without_text(store, files, campaign_id):
         assert pools.documents_without_text(session, pool) == ["a1", "c1", "d1", "x1", "x2"]
         importing.import_documents(session, campaign, [files["docs"]])
         assert pools.documents_without_text(session, pool) == ["c1", "x1", "x2"]
+
+
+def test_pool_counts(store, campaign_id):
+    with store.session() as session:
+        campaign = campaigns.get_campaign(session, campaign_id)
+        pool = pools.build_pool(
+            session, campaign, strategy="stratified", strata="1:1.0,5:0.5", runs=["A"], seed=2
+        )
+        # topic 1: a1 | a2 a3 d1 d2 (2 of 4 sampled); topic 2: x1 | x2 (1 of 1)
+        assert pools.pool_counts(session, pool) == (7, 1 + 2 + 1 + 1, 2)

@@ -245,10 +245,10 @@ def pool_build(
             name=name,
             **extra,
         )
-        stats = pools.pool_statistics(session, built)
+        documents, sampled, topics = pools.pool_counts(session, built)
         click.echo(
-            f"{pools.describe_pool(built)}: {stats['size']} documents "
-            f"({stats['sampled']} to judge) over {len(stats['topics'])} topics"
+            f"{pools.describe_pool(built)}: {documents} documents "
+            f"({sampled} to judge) over {topics} topics"
         )
         warn_missing_text(session, built)
 

@@ -166,6 +166,18 @@ def get_pool(session: Session, campaign: Campaign, pool_id: int | None = None) -
     return pool
 
 
+def pool_counts(session: Session, pool: Pool) -> tuple[int, int, int]:
+    """(pooled documents, sampled ones, topics) of a pool, counted in the database."""
+    documents, sampled, topics = session.execute(
+        select(
+            func.count(),
+            func.count().filter(PoolEntry.sampled.is_(True)),
+            func.count(PoolEntry.qid.distinct()),
+        ).where(PoolEntry.pool_id == pool.id)
+    ).one()
+    return documents, sampled, topics
+
+
 def documents_without_text(session: Session, pool: Pool) -> list[str]:
     """Pooled docnos (sampled ones) with no document text in the campaign, sorted."""
     query = (
