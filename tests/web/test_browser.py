@@ -1,0 +1,187 @@
+"""End to end in headless Chromium: an admin sets up a campaign, an assessor judges by keyboard.
+
+Runs against waitress on 127.0.0.1 (a free port) in a thread. Skipped when Debian's chromium
+or chromedriver is absent.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from tests.web.conftest import PASSWORD, get_store_of, make_app
+from workbench import demo
+from workbench.services import users as user_service
+from workbench.services.judgements import current_judgements
+from workbench.store.models import Judgement, User
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "screenshots" / "judging.png"
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        not (CHROMIUM.exists() and CHROMEDRIVER.exists()),
+        reason="needs /usr/bin/chromium and /usr/bin/chromedriver (Debian chromium-driver)",
+    ),
+]
+
+
+@pytest.fixture
+def server(tmp_path: Path, database_url: str) -> Iterator[tuple[str, object]]:
+    from waitress.server import create_server
+
+    app = make_app(database_url, tmp_path, WTF_CSRF_ENABLED=True, TESTING=False)
+    with get_store_of(app).session() as s:
+        user_service.create_user(s, "admin", PASSWORD, role="admin")
+        user_service.create_user(s, "alice", PASSWORD, role="assessor")
+    wsgi = create_server(app, host="127.0.0.1", port=0, threads=4)
+    thread = threading.Thread(target=wsgi.run, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{wsgi.effective_port}", app
+    wsgi.close()
+    thread.join(timeout=5)
+    get_store_of(app).dispose()
+
+
+@pytest.fixture
+def browser(tmp_path: Path):  # type: ignore[no-untyped-def]
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for argument in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        f"--user-data-dir={tmp_path / 'chromium'}",
+        "--window-size=1400,900",
+    ):
+        options.add_argument(argument)
+    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+    driver.implicitly_wait(5)
+    yield driver
+    driver.quit()
+
+
+def test_admin_sets_up_and_assessor_judges_by_keyboard(server, browser, tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.select import Select
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    base, app = server
+    wait = WebDriverWait(browser, 15)
+    folder = tmp_path / "files"
+    folder.mkdir()
+    files = demo.write_files(folder)  # readable generated topics and documents
+
+    def log_in(name: str) -> None:
+        browser.get(base + "/login")
+        browser.find_element(By.ID, "username").send_keys(name)
+        browser.find_element(By.ID, "password").send_keys(PASSWORD)
+        browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
+        wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, ".who")))
+
+    def submit(form) -> None:  # type: ignore[no-untyped-def]
+        form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+        wait.until(ec.staleness_of(form))
+
+    def flashes() -> str:
+        return " | ".join(e.text for e in browser.find_elements(By.CSS_SELECTOR, ".flash"))
+
+    # --- the admin: campaign, uploads, pool, assignment ---
+    log_in("admin")
+    browser.get(base + "/admin/")
+    form = browser.find_element(By.ID, "new-campaign")
+    form.find_element(By.NAME, "name").send_keys("e2e")
+    submit(form)
+    assert "Campaign 'e2e' created." in flashes()
+    for kind, paths in [
+        ("topics", files["topics"]),
+        ("documents", files["documents"]),
+        ("runs", files["runs"][:2]),
+    ]:
+        form = browser.find_element(By.ID, f"upload-{kind}")
+        form.find_element(By.NAME, "files").send_keys("\n".join(str(p) for p in paths))
+        submit(form)
+        assert f"{kind}: " in flashes() and "added" in flashes(), flashes()
+    form = browser.find_element(By.ID, "build-pool")
+    depth = form.find_element(By.NAME, "depth")
+    depth.clear()
+    depth.send_keys("8")
+    submit(form)
+    assert "built (depth)" in flashes()
+    assert "over 8 topics, from 2 runs" in " ".join(browser.page_source.split())
+    browser.find_element(By.LINK_TEXT, "Assignments").click()
+    form = browser.find_element(By.ID, "manual-assign")
+    Select(form.find_element(By.NAME, "user")).select_by_visible_text("alice")
+    Select(form.find_element(By.NAME, "qids")).select_by_value("401")
+    submit(form)
+    assert "Assigned 1 topics to alice." in flashes()
+    browser.find_element(By.CSS_SELECTOR, "form.inline button.link").click()  # log out
+
+    # --- the assessor: five judgements by keyboard ---
+    log_in("alice")
+    browser.find_element(By.LINK_TEXT, "Start").click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "pos"), "1"))
+    wait.until(lambda d: d.find_element(By.ID, "docno").text)
+    body = browser.find_element(By.TAG_NAME, "body")
+    keys = ["2", "1", "0", "2", "1"]
+    judged: list[tuple[str, int]] = []
+    for number, key in enumerate(keys, 1):
+        docno = browser.find_element(By.ID, "docno").text
+        body.send_keys(key)
+        judged.append((docno, int(key)))
+        wait.until(ec.text_to_be_present_in_element((By.ID, "pos"), str(number + 1)))
+        wait.until(lambda d, n=number: d.find_element(By.ID, "docno").text != judged[n - 1][0])
+    wait.until(ec.text_to_be_present_in_element((By.ID, "save-status"), "All judgements saved"))
+    total = int(browser.find_element(By.ID, "progress-text").text.split()[2])
+    assert browser.find_element(By.ID, "progress-text").text == f"5 / {total} judged"
+    assert total > 5
+    # a query term of the title is highlighted in the text (documents mention it)
+    assert browser.find_elements(By.CSS_SELECTOR, "#doc-text mark.query-term")
+
+    browser.refresh()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "progress-text"), f"5 / {total}"))
+    assert browser.find_element(By.ID, "pos").text == "6"  # resumed where we left off
+    cells = browser.find_elements(By.CSS_SELECTOR, "#position-map .cell")
+    assert [c.text for c in cells] == [*keys] + [""] * (total - 5)
+
+    # revise the first judgement: go back with the keyboard and press another grade
+    body = browser.find_element(By.TAG_NAME, "body")
+    for _ in range(5):
+        body.send_keys("p")
+    wait.until(ec.text_to_be_present_in_element((By.ID, "pos"), "1"))
+    wait.until(ec.text_to_be_present_in_element((By.ID, "docno"), judged[0][0]))
+    assert "Judged Highly relevant · saved" in browser.find_element(By.ID, "doc-state").text
+    body.send_keys("0")
+    wait.until(ec.text_to_be_present_in_element((By.ID, "save-status"), "All judgements saved"))
+    body.send_keys("p")
+    wait.until(ec.text_to_be_present_in_element((By.ID, "doc-state"), "Judged Not relevant"))
+    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+    browser.save_screenshot(str(SCREENSHOT))
+
+    # --- the store holds exactly those judgements ---
+    with get_store_of(app).session() as s:
+        alice = s.scalar(select(User).where(User.username == "alice"))
+        log = list(
+            s.scalars(select(Judgement).where(Judgement.user_id == alice.id).order_by(Judgement.id))
+        )
+        current = {j.docno: j.grade for j in current_judgements(s, log[0].campaign_id)}
+    expected = dict(judged)
+    expected[judged[0][0]] = 0
+    assert current == expected
+    assert [(j.docno, j.grade) for j in log] == [*judged, (judged[0][0], 0)]
+    assert all(j.client_id for j in log) and len({j.client_id for j in log}) == 6
