@@ -6,7 +6,7 @@ import re
 
 import pytest
 from flask import url_for
-from sqlalchemy import select
+from sqlalchemy import delete, select
 
 from workbench.services.users import create_user
 from workbench.store.models import Campaign, FinalLabel
@@ -200,7 +200,10 @@ def test_evaluation_downloads(evaluated_app):
     assert client.get(f"/reports/{cid}/evaluation.exe").status_code == 404
 
 
-def test_evaluation_page_explains_missing_final_labels(app):
-    client = login(app, "organiser", "a long secret 1")
-    page = client.get(f"/reports/{app.config['CAMPAIGN_ID']}/evaluation").get_data(as_text=True)
+def test_evaluation_page_explains_missing_final_labels(evaluated_app, evaluated):
+    with evaluated.session() as s:
+        s.execute(delete(FinalLabel))
+    client = login(evaluated_app, "organiser", "a long secret 1")
+    cid = evaluated_app.config["CAMPAIGN_ID"]
+    page = client.get(f"/reports/{cid}/evaluation").get_data(as_text=True)
     assert "no final labels yet" in page

@@ -191,18 +191,24 @@ def evaluate(
     try:
         with store.session() as session:
             campaign = get_campaign(session, campaign_name)
+            runs = service.load_runs(session, campaign)
             table = service.evaluate_campaign(
-                session, campaign, qrels_spec, chosen, relevance_level=relevance_level
+                session, campaign, qrels_spec, chosen, relevance_level=relevance_level, runs=runs
             )
             comparisons = service.compare_runs(table, test=test, correction=correction, alpha=alpha)
             ranking = (
-                service.ranking_stability(session, campaign, table.measures[0])
+                service.ranking_stability(session, campaign, table.measures[0], runs=runs)
                 if stability
                 else None
             )
             left_out = (
                 service.leave_out(
-                    session, campaign, qrels=qrels_spec, measure=table.measures[0], by=reusability
+                    session,
+                    campaign,
+                    qrels=qrels_spec,
+                    measure=table.measures[0],
+                    by=reusability,
+                    runs=runs,
                 )
                 if reusability
                 else None

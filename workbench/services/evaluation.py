@@ -229,12 +229,16 @@ def evaluate_campaign(
     *,
     relevance_level: int | None = None,
     average_over_all_topics: bool = False,
+    runs: Sequence[LoadedRun] | None = None,
 ) -> EvaluationTable:
-    """Evaluate every run of the campaign (contributing or not) against the named qrels."""
+    """Evaluate every run of the campaign (contributing or not) against the named qrels.
+
+    `runs` (from `load_runs`) saves reloading them when one page needs several analyses.
+    """
     named = resolve_qrels(session, campaign, qrels)
     level = campaign.relevance_level if relevance_level is None else relevance_level
     return evaluate_runs(
-        load_runs(session, campaign),
+        runs if runs is not None else load_runs(session, campaign),
         named,
         measures,
         campaign=campaign.name,
@@ -244,7 +248,11 @@ def evaluate_campaign(
 
 
 def precision_recall(
-    session: Session, campaign: Campaign, qrels: str = "final"
+    session: Session,
+    campaign: Campaign,
+    qrels: str = "final",
+    *,
+    runs: Sequence[LoadedRun] | None = None,
 ) -> dict[str, list[float]]:
     """Run tag -> the 11-point interpolated precision (recall 0.0 .. 1.0), mean over topics."""
     named = resolve_qrels(session, campaign, qrels)
@@ -255,7 +263,7 @@ def precision_recall(
                 named.qrels, run.as_dict(), relevance_level=campaign.relevance_level
             )["all"]
         ]
-        for run in load_runs(session, campaign)
+        for run in (runs if runs is not None else load_runs(session, campaign))
     }
 
 
@@ -418,10 +426,14 @@ def compare_rankings(
 
 
 def ranking_stability(
-    session: Session, campaign: Campaign, measure: str = "map"
+    session: Session,
+    campaign: Campaign,
+    measure: str = "map",
+    *,
+    runs: Sequence[LoadedRun] | None = None,
 ) -> RankingStability:
     """Rank the runs under the final qrels and under each assessor's; compare the rankings."""
-    runs = load_runs(session, campaign)
+    runs = runs if runs is not None else load_runs(session, campaign)
     level = campaign.relevance_level
     reference = evaluate_runs(
         runs,
@@ -512,6 +524,7 @@ def leave_out(
     measure: str = "map",
     by: str = "run",
     judged_measure: str = "Judged@10",
+    runs: Sequence[LoadedRun] | None = None,
 ) -> Reusability:
     """Leave-one-run-out (by="run") or leave-one-group-out (by="group") for every
     contributing run: U = pooled documents contributed by the unit's runs and by no other
@@ -521,7 +534,7 @@ def leave_out(
         raise ServiceError(f"leave-one-out unit must be 'run' or 'group'; got {by!r}")
     named = resolve_qrels(session, campaign, qrels)
     level = campaign.relevance_level
-    runs = load_runs(session, campaign)
+    runs = runs if runs is not None else load_runs(session, campaign)
     pool = pools.get_pool(session, campaign)
     contributed = contributed_documents(session, pool, runs)
     full = evaluate_runs(runs, named, [measure], campaign=campaign.name, relevance_level=level)

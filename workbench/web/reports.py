@@ -159,11 +159,11 @@ def _evaluation_request() -> dict[str, Any]:
     }
 
 
-def _evaluate(session: Any, campaign: Campaign, choice: dict[str, Any]):  # type: ignore[no-untyped-def]
+def _evaluate(session: Any, campaign: Campaign, choice: dict[str, Any], runs=None):  # type: ignore[no-untyped-def]
     from workbench.services import evaluation as service
 
     measures = choice["measures"] or list(service.DEFAULT_MEASURES)
-    table = service.evaluate_campaign(session, campaign, choice["qrels"], measures)
+    table = service.evaluate_campaign(session, campaign, choice["qrels"], measures, runs=runs)
     comparisons = service.compare_runs(table, test=choice["test"], correction=choice["correction"])
     return table, comparisons
 
@@ -182,7 +182,8 @@ def evaluation(campaign_id: int):  # type: ignore[no-untyped-def]
             u.username for u in service.assessors(session, campaign)
         ]
         try:
-            table, comparisons = _evaluate(session, campaign, choice)
+            runs = service.load_runs(session, campaign)
+            table, comparisons = _evaluate(session, campaign, choice, runs)
             first = table.measures[0]
             page["runs"] = report.runs_table(table, comparisons)
             page["comparisons"] = report.comparisons_table(comparisons)
@@ -195,16 +196,23 @@ def evaluation(campaign_id: int):  # type: ignore[no-untyped-def]
                     measure=first,
                 )
             )
-            curves = service.precision_recall(session, campaign, choice["qrels"])
+            curves = service.precision_recall(session, campaign, choice["qrels"], runs=runs)
             page["curves"] = svg_image(plots.precision_recall_curves(curves))
             page["stability"] = _optional(
-                lambda: report.stability_table(service.ranking_stability(session, campaign, first))
+                lambda: report.stability_table(
+                    service.ranking_stability(session, campaign, first, runs=runs)
+                )
             )
             page["reusability"] = [
                 _optional(
                     lambda by=by: report.reusability_table(
                         service.leave_out(
-                            session, campaign, qrels=choice["qrels"], measure=first, by=by
+                            session,
+                            campaign,
+                            qrels=choice["qrels"],
+                            measure=first,
+                            by=by,
+                            runs=runs,
                         )
                     )
                 )
