@@ -22,7 +22,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from workbench import pooling, stats
-from workbench.metrics.evaluation import evaluate, interpolated_precision_recall
+from workbench.metrics import MeasureError, evaluate, interpolated_precision_recall
 from workbench.services import exports, pools
 from workbench.services.errors import ServiceError
 from workbench.services.importing import load_run
@@ -203,8 +203,8 @@ def evaluate_runs(
                 relevance_level=relevance_level,
                 average_over_all_topics=average_over_all_topics,
             )
-        except (KeyError, ValueError) as error:
-            raise ServiceError(f"cannot evaluate run {run.tag!r}: {error}") from error
+        except MeasureError as error:
+            raise ServiceError(str(error)) from None
         # numeric measures with per-topic values (runid and num_q are not scores)
         canonical = canonical or [
             line.name for line in result.lines if line.kind != "string" and line.per_topic
