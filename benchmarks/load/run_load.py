@@ -197,16 +197,22 @@ class AssessorResult:
 
 
 def judge_loop(
-    assessor: LoadAssessor, port: int, deadline: float, result: AssessorResult, seed: int
+    assessor: LoadAssessor,
+    port: int,
+    deadline: float,
+    result: AssessorResult,
+    seed: int,
+    stop: threading.Event,
 ) -> None:
-    """Post judgements until `deadline` (time.monotonic); retry an unanswered one as is."""
+    """Post judgements until `deadline` (time.monotonic) or `stop`; retry an unanswered one
+    as is."""
     rng = random.Random(seed)
     path = f"/api/v1/assignments/{assessor.assignment_id}/judgements"
     headers = {"Authorization": f"Bearer {assessor.token}", "Content-Type": "application/json"}
     connection: http.client.HTTPConnection | None = None
     i = 0
     pending: bytes | None = None
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and not stop.is_set():
         if pending is None:
             client_id = f"{assessor.username}-{i}"
             docno = assessor.docnos[i % len(assessor.docnos)]
@@ -242,13 +248,25 @@ def judge_loop(
 
 
 def run_assessors(
-    load: LoadCampaign, port: int, seconds: float, *, seed: int = 0
+    load: LoadCampaign,
+    port: int,
+    seconds: float,
+    *,
+    seed: int = 0,
+    results: list[AssessorResult] | None = None,
+    stop: threading.Event | None = None,
 ) -> list[AssessorResult]:
-    """Every assessor in its own thread for `seconds`; returns their results."""
+    """Every assessor in its own thread for `seconds` or until `stop` is set; returns their
+    results (filled into `results`, one per assessor, when given, so that another thread can
+    watch them)."""
+    stop = stop or threading.Event()
     deadline = time.monotonic() + seconds
-    results = [AssessorResult() for _ in load.assessors]
+    if results is None:
+        results = [AssessorResult() for _ in load.assessors]
     threads = [
-        threading.Thread(target=judge_loop, args=(a, port, deadline, r, seed + k), daemon=True)
+        threading.Thread(
+            target=judge_loop, args=(a, port, deadline, r, seed + k, stop), daemon=True
+        )
         for k, (a, r) in enumerate(zip(load.assessors, results, strict=True))
     ]
     for thread in threads:

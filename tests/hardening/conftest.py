@@ -1,0 +1,34 @@
+"""Fixtures for the hardening tests: the web tests' world, and the load generator's pieces."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+from tests.web.conftest import (  # noqa: F401 - fixtures re-exported for this folder
+    app,
+    as_user,
+    cheap_password_hashes,
+    csrf_app,
+    world,
+    world_template,
+    world_url,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def load_generator() -> ModuleType:
+    """benchmarks/load/run_load.py as a module (benchmarks is not a package)."""
+    name = "workbench_run_load"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            name, REPO / "benchmarks" / "load" / "run_load.py"
+        )
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]

@@ -1,0 +1,187 @@
+"""Hostile input: any byte string given to an importer is imported or refused with one clear
+error (TrecFormatError for the file's format, ServiceError for a request the store refuses),
+never another exception; a refused import leaves every table of the store unchanged."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from workbench import trec
+from workbench.documents import read_documents
+from workbench.services import campaigns, importing
+from workbench.services.errors import ServiceError
+from workbench.store import Store
+from workbench.store.models import Base, Campaign, QrelsSet, Topic
+
+CLEAR_ERRORS = (trec.TrecFormatError, ServiceError)
+FUZZ = settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+TOKENS = [
+    "1",
+    "2",
+    "301",
+    "Q0",
+    "0",
+    "-1",
+    "3.5",
+    "1e309",
+    "nan",
+    "inf",
+    "-0",
+    "99999999999999999999",
+    "D1",
+    "D2",
+    "doc-é",
+    "run",
+    "tag",
+    "\t",
+    " ",
+    "  ",
+    "\r",
+    "\x00",
+    "\ufeff",
+    "é",
+    "\u2028",
+    "<top>",
+    "</top>",
+    "<num>",
+    "Number:",
+    "<title>",
+    "<desc>",
+    "<narr>",
+    "<DOC>",
+    "</DOC>",
+    "<DOCNO>",
+    "</DOCNO>",
+    "<TEXT>",
+    "</TEXT>",
+    "{",
+    "}",
+    "[",
+    "]",
+    '"qid"',
+    '"docno"',
+    '"title"',
+    '"text"',
+    ":",
+    ",",
+    '"1"',
+    '"x"',
+    "null",
+    "true",
+    "{}",
+    '{"qid": 1}',
+    '{"qid": "1", "title": "t"}',
+    '{"docno": "D1", "text": 5}',
+    '{"docno": ""}',
+]
+line = st.lists(st.sampled_from(TOKENS), max_size=8).map(" ".join)
+text_files = st.lists(line, max_size=12).map(lambda lines: "\n".join(lines).encode("utf-8"))
+byte_strings = st.one_of(st.binary(max_size=400), text_files)
+
+
+def row_counts(session: Session) -> dict[str, int]:
+    """Rows of every table of the store."""
+    return {
+        table.name: session.scalar(select(func.count()).select_from(table)) or 0
+        for table in Base.metadata.sorted_tables
+    }
+
+
+@pytest.fixture
+def campaign_store(store: Store) -> Iterator[Store]:
+    """The store with campaign 'fuzz' holding topics 1, 2 and 301."""
+    with store.session() as session:
+        campaign = campaigns.create_campaign(session, "fuzz")
+        session.add_all(
+            [
+                Topic(campaign_id=campaign.id, qid=qid, title=f"topic {qid}")
+                for qid in ("1", "2", "301")
+            ]
+        )
+    yield store
+
+
+Importer = Callable[[Session, Campaign, Path], object]
+IMPORTERS: dict[str, Importer] = {
+    "topics-guessed": lambda s, c, p: importing.import_topics(s, c, p),
+    "topics-trec": lambda s, c, p: importing.import_topics(s, c, p, format="trec"),
+    "topics-tsv": lambda s, c, p: importing.import_topics(s, c, p, format="tsv"),
+    "topics-jsonl": lambda s, c, p: importing.import_topics(s, c, p, format="jsonl"),
+    "documents-guessed": lambda s, c, p: importing.import_documents(s, c, [p]),
+    "documents-jsonl": lambda s, c, p: importing.import_documents(s, c, [p], format="jsonl"),
+    "documents-sgml": lambda s, c, p: importing.import_documents(s, c, [p], format="trec"),
+    "runs": lambda s, c, p: importing.import_runs(s, c, [p], replace=True),
+    "qrels": lambda s, c, p: importing.import_qrels(s, c, p, name=None),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(IMPORTERS))
+def test_importer_accepts_or_refuses_clearly_and_changes_nothing_on_refusal(
+    campaign_store: Store, tmp_path: Path, kind: str
+) -> None:
+    importer = IMPORTERS[kind]
+    path = tmp_path / "upload.txt"
+    outcomes: dict[str, int] = {"imported": 0, "refused": 0}
+
+    @FUZZ
+    @given(data=byte_strings)
+    def check(data: bytes) -> None:
+        path.write_bytes(data)
+        with campaign_store.session() as session:
+            before = row_counts(session)
+        try:
+            with campaign_store.session() as session:
+                campaign = campaigns.get_campaign(session, "fuzz")
+                importer(session, campaign, path)
+            outcomes["imported"] += 1
+        except CLEAR_ERRORS as error:
+            assert str(error), "an error without a message"
+            outcomes["refused"] += 1
+            with campaign_store.session() as session:
+                assert row_counts(session) == before
+        finally:
+            # a qrels set is named after its file: drop it so the next example can import
+            with campaign_store.session() as session:
+                for qrels_set in session.scalars(select(QrelsSet)):
+                    session.delete(qrels_set)
+
+    check()
+    assert outcomes["refused"] > 0
+
+
+READERS: dict[str, Callable[[Path], object]] = {
+    "read_run": trec.read_run,
+    "read_qrels": trec.read_qrels,
+    "read_qrels_jg": trec.read_qrels_jg,
+    "read_prefs": trec.read_prefs,
+    "read_topics": trec.read_topics,
+    "read_documents": lambda path: list(read_documents(path)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(READERS))
+def test_trec_readers_raise_only_trec_format_error(tmp_path: Path, name: str) -> None:
+    reader = READERS[name]
+    path = tmp_path / "input.txt"
+
+    @settings(max_examples=100, deadline=None)
+    @given(data=byte_strings)
+    def check(data: bytes) -> None:
+        path.write_bytes(data)
+        try:
+            reader(path)
+        except trec.TrecFormatError as error:
+            assert error.args and str(error)
+
+    check()
