@@ -185,3 +185,36 @@ def test_admin_sets_up_and_assessor_judges_by_keyboard(server, browser, tmp_path
     assert current == expected
     assert [(j.docno, j.grade) for j in log] == [*judged, (judged[0][0], 0)]
     assert all(j.client_id for j in log) and len({j.client_id for j in log}) == 6
+
+
+def test_judgement_made_offline_is_retried_and_saved_once(server, browser, tmp_path) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from tests.web.conftest import populate
+
+    base, app = server
+    with get_store_of(app).session() as s:  # the populate users replace the fixture's
+        for user in s.scalars(select(User)):
+            s.delete(user)
+    world = populate(get_store_of(app), tmp_path / "files")
+    wait = WebDriverWait(browser, 20)
+    browser.get(base + "/login")
+    browser.find_element(By.ID, "username").send_keys("alice")
+    browser.find_element(By.ID, "password").send_keys(PASSWORD)
+    browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
+    browser.get(f"{base}/assess/{world.assignment['alice', 'T1']}")
+    wait.until(ec.text_to_be_present_in_element((By.ID, "docno"), "D1"))
+    offline = {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}
+    browser.execute_cdp_cmd("Network.enable", {})
+    browser.execute_cdp_cmd("Network.emulateNetworkConditions", offline)
+    browser.find_element(By.TAG_NAME, "body").send_keys("2")
+    wait.until(ec.text_to_be_present_in_element((By.ID, "save-status"), "Not saved yet"))
+    first_cell = browser.find_elements(By.CSS_SELECTOR, "#position-map .cell")[0]
+    assert "pending" in first_cell.get_attribute("class")  # not shown as saved
+    browser.execute_cdp_cmd("Network.emulateNetworkConditions", {**offline, "offline": False})
+    wait.until(ec.text_to_be_present_in_element((By.ID, "save-status"), "All judgements saved"))
+    with get_store_of(app).session() as s:
+        rows = list(s.scalars(select(Judgement)))
+    assert [(j.docno, j.grade, j.user_id) for j in rows] == [("D1", 2, world.users["alice"])]
