@@ -5,11 +5,17 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
-from tests.analysis.conftest import GRADES
+from tests.analysis.conftest import ASSESSORS, GRADES
 from workbench.services.adjudication import apply_rule, disagreement_queue, record_decision
 from workbench.services.campaigns import get_campaign
 from workbench.services.errors import ServiceError
 from workbench.store.models import FinalLabel, User
+
+
+def _ids(session) -> list[str]:
+    """The judge ids of alice, bob and carol, as FinalLabel.judges keys."""
+    users = {u.username: u.id for u in session.scalars(select(User))}
+    return [str(users[name]) for name in ASSESSORS]
 
 
 def _labels(session) -> dict[tuple[str, str], FinalLabel]:
@@ -20,12 +26,13 @@ def test_majority_labels_clear_cases_and_queues_ties(judged):
     with judged.session() as s:
         summary = apply_rule(s, get_campaign(s, "demo"), "majority")
         labels = _labels(s)
+        alice, bob, carol = _ids(s)
     # the only ties: q2/d6 (2, 0, 1) and q2/d7 (1, 0)
     assert summary.queued == 2
     assert set(labels) == set(GRADES) - {("q2", "d6"), ("q2", "d7")}
     assert labels[("q1", "d1")].grade == 2  # alice's revised 2 counts, not her first 0
     assert labels[("q3", "d2")].grade == 2
-    assert labels[("q1", "d1")].judges == {"Judge 1": 2, "Judge 2": 2, "Judge 3": 1}
+    assert labels[("q1", "d1")].judges == {alice: 2, bob: 2, carol: 1}
     assert labels[("q1", "d1")].rule == "majority/tie=adjudicate"
     assert labels[("q1", "d1")].adjudicator_id is None
 
@@ -51,9 +58,10 @@ def test_primary_rule_takes_the_named_judge_and_queues_what_they_skipped(judged)
     with judged.session() as s:
         summary = apply_rule(s, get_campaign(s, "demo"), "primary", primary="carol")
         labels = _labels(s)
+        carol = _ids(s)[2]
     assert summary.queued == 2  # carol did not judge q1/d4 nor q2/d7
     assert labels[("q3", "d9")].grade == 1
-    assert labels[("q3", "d9")].rule == "primary:Judge 3"
+    assert labels[("q3", "d9")].rule == f"primary:{carol}"
 
 
 def test_queue_lists_disagreements_with_the_rule_proposal(judged):
@@ -82,9 +90,10 @@ def test_decision_records_provenance_and_survives_reapplying_a_rule(judged):
         summary = apply_rule(s, campaign, "majority", tie="lower")
         label = _labels(s)[("q2", "d6")]
         queue = disagreement_queue(s, campaign, "majority")
+        alice, bob, carol = _ids(s)
     assert (label.grade, label.rule, label.reason) == (1, "adjudicated", "partly on topic")
     assert label.adjudicator_id == boss.id
-    assert label.judges == {"Judge 1": 2, "Judge 2": 0, "Judge 3": 1}
+    assert label.judges == {alice: 2, bob: 0, carol: 1}
     assert summary.kept == 1
     assert ("q2", "d6") not in {(q.qid, q.docno) for q in queue}
 

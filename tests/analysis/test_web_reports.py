@@ -9,7 +9,7 @@ from flask import url_for
 from sqlalchemy import delete, select
 
 from workbench.services.users import create_user
-from workbench.store.models import Campaign, FinalLabel
+from workbench.store.models import Campaign, FinalLabel, User
 from workbench.web import create_app
 
 CSRF = re.compile(r'name="csrf-token" content="([^"]+)"')
@@ -120,7 +120,8 @@ def test_adjudication_queue_is_anonymous_and_decisions_need_csrf(admin, app, jud
     with judged.session() as s:
         label = s.scalar(select(FinalLabel).where(FinalLabel.docno == "d6"))
         assert (label.grade, label.rule, label.reason) == (1, "adjudicated", "on topic in part")
-        assert label.judges == {"Judge 1": 2, "Judge 2": 0, "Judge 3": 1}
+        ids = {u.username: str(u.id) for u in s.scalars(select(User))}
+        assert label.judges == {ids["alice"]: 2, ids["bob"]: 0, ids["carol"]: 1}
     after = admin.get(queue_url).get_data(as_text=True)
     assert "q2 · d6" not in after and ">d6<" not in after
 

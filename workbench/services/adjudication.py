@@ -2,10 +2,11 @@
 
 A merge rule (`workbench.agreement.merge_grades`: majority, mean, any, all, primary) is applied
 to every judged document. Where the rule decides, a FinalLabel row records the grade, the rule
-and the judges' grades keyed by anonymous judge ids ("Judge 1", ...: the campaign's assessors
-in user-id order). Where it cannot (a majority tie sent to adjudication), the document waits in
-the queue; an adjudicator's decision records the chosen grade, the adjudicator and a reason.
-A decision by an adjudicator is never overwritten by re-applying a rule.
+and the judges' grades keyed by judge id (the user id, never the name). Where it cannot (a
+majority tie sent to adjudication), the document waits in the queue, which shows the judges
+only as "Judge 1", "Judge 2", ... (the campaign's judges in user-id order); an adjudicator's
+decision records the chosen grade, the adjudicator and a reason. A decision by an
+adjudicator is never overwritten by re-applying a rule.
 """
 
 from __future__ import annotations
@@ -29,11 +30,15 @@ Key = tuple[str, str]
 
 @dataclass(frozen=True)
 class JudgedDocument:
-    """A document of a topic with the current grades of its judges (judge id -> grade)."""
+    """A document of a topic with the current grades of its judges."""
 
     qid: str
     docno: str
-    grades: dict[str, int]  # "Judge n" -> grade, in judge order
+    grades: dict[int, int]  # judge (user) id -> grade, in id order
+
+    def provenance(self) -> dict[str, int]:
+        """The judges' grades as stored on a FinalLabel (JSON keys: judge ids)."""
+        return {str(uid): grade for uid, grade in self.grades.items()}
 
 
 @dataclass(frozen=True)
@@ -42,7 +47,7 @@ class QueueItem:
 
     qid: str
     docno: str
-    grades: dict[str, int]
+    grades: dict[str, int]  # "Judge n" -> grade
     proposal: int | None
     final: int | None  # the current final label, if any
 
@@ -55,33 +60,32 @@ class AdjudicationSummary:
     queued: int  # documents the rule could not decide
 
 
-def judge_ids(session: Session, campaign: Campaign) -> dict[int, str]:
-    """Anonymous, stable judge ids: the campaign's judging users in user-id order."""
+def judge_names(session: Session, campaign: Campaign) -> dict[int, str]:
+    """Anonymous display names: the campaign's judging users in user-id order -> "Judge n"."""
     users = sorted({j.user_id for j in current_judgements(session, campaign.id)})
     return {uid: f"Judge {n}" for n, uid in enumerate(users, start=1)}
 
 
 def judged_documents(session: Session, campaign: Campaign) -> list[JudgedDocument]:
-    """Every (topic, document) with at least one current grade, judges anonymised."""
-    ids = judge_ids(session, campaign)
+    """Every (topic, document) with at least one current grade."""
     by_key: dict[Key, dict[int, int]] = defaultdict(dict)
     for judgement in current_judgements(session, campaign.id):
         if judgement.grade is not None:
             by_key[(judgement.qid, judgement.docno)][judgement.user_id] = judgement.grade
     return [
-        JudgedDocument(qid, docno, {ids[uid]: grades[uid] for uid in sorted(grades)})
+        JudgedDocument(qid, docno, {uid: grades[uid] for uid in sorted(grades)})
         for (qid, docno), grades in sorted(by_key.items())
     ]
 
 
-def _primary_judge(session: Session, campaign: Campaign, primary: str | None) -> str | None:
+def _primary_judge(session: Session, campaign: Campaign, primary: str | None) -> int | None:
+    """The primary assessor's user id."""
     if primary is None:
         return None
     user_id = session.scalar(select(User.id).where(User.username == primary))
-    ids = judge_ids(session, campaign)
-    if user_id not in ids:
+    if user_id not in judge_names(session, campaign):
         raise ServiceError(f"primary assessor {primary!r} has no judgements in {campaign.name!r}")
-    return ids[user_id]
+    return user_id
 
 
 def _check_rule(rule: str, tie: str, primary: str | None) -> None:
@@ -93,7 +97,7 @@ def _check_rule(rule: str, tie: str, primary: str | None) -> None:
         raise ServiceError("the primary rule needs the primary assessor's username")
 
 
-def _propose(document: JudgedDocument, rule: str, level: int, tie: str, primary: str | None):
+def _propose(document: JudgedDocument, rule: str, level: int, tie: str, primary: int | None):
     judges = list(document.grades)
     grades = [document.grades[j] for j in judges]
     primary_index = judges.index(primary) if primary in judges else None
@@ -154,7 +158,7 @@ def apply_rule(
             session.add(label)
         label.grade = int(grade)
         label.rule = rule_name
-        label.judges = dict(document.grades)
+        label.judges = document.provenance()
         label.reason = ""
         label.created_at = utcnow()
         labelled += 1
@@ -179,6 +183,7 @@ def disagreement_queue(
     _check_rule(rule, tie, primary)
     primary_judge = _primary_judge(session, campaign, primary)
     existing = _final_labels(session, campaign)
+    names = judge_names(session, campaign)
     queue = []
     for document in judged_documents(session, campaign):
         if not _disagree(document, rule, campaign.relevance_level):
@@ -192,7 +197,7 @@ def disagreement_queue(
             QueueItem(
                 qid=document.qid,
                 docno=document.docno,
-                grades=document.grades,
+                grades={names[uid]: grade for uid, grade in document.grades.items()},
                 proposal=None if proposal is None else int(proposal),
                 final=None if label is None else label.grade,
             )
@@ -229,7 +234,7 @@ def record_decision(
         session.add(label)
     label.grade = grade
     label.rule = ADJUDICATED
-    label.judges = dict(document.grades)
+    label.judges = document.provenance()
     label.adjudicator_id = adjudicator.id
     label.reason = reason
     label.created_at = utcnow()
