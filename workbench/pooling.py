@@ -82,7 +82,9 @@ def ranked_list(
         kth_highest = np.partition(scores, len(scores) - limit)[len(scores) - limit]
         candidates = np.flatnonzero(scores >= kth_highest)
     chosen = candidates.tolist() if len(candidates) < len(scores) else range(len(scores))
-    names = np.array([_utf8(docnos[i]) for i in chosen] or [b""], dtype=bytes)[: len(chosen)]
+    if len(docnos) and isinstance(docnos[0], str):
+        docnos = [_utf8(d) for d in docnos]
+    names = np.array([docnos[i] for i in chosen] or [b""], dtype=bytes)[: len(chosen)]
     order = trec_order(names, scores[candidates])[:limit]
     ordered = [name.decode("utf-8", "surrogateescape") for name in names[order].tolist()]
     return RankedList(ordered, scores[candidates][order])
@@ -106,26 +108,38 @@ def describe(rankings: Rankings, docnos: Iterable[str], depth: int | None) -> li
 
     Only the first `depth` ranks of each run count (None: the whole list).
     """
-    best: dict[str, int] = {}
-    runs: dict[str, int] = {}
-    rank_sum: dict[str, int] = {}
-    for ranking in rankings.values():
-        for rank, docno in enumerate(ranking.top(depth), start=1):
-            runs[docno] = runs.get(docno, 0) + 1
-            rank_sum[docno] = rank_sum.get(docno, 0) + rank
-            if rank < best.get(docno, rank + 1):
-                best[docno] = rank
-    return [
-        PooledDocument(d, best[d], runs[d], runs[d] + 1.0 / (1.0 + rank_sum[d])) for d in docnos
-    ]
+    stats = _rank_statistics(rankings, depth)
+    at = {docno: i for i, docno in enumerate(stats[0])}
+    return [stats[1][at[d]] for d in docnos]
+
+
+def _rank_statistics(
+    rankings: Rankings, depth: int | None
+) -> tuple[list[str], list[PooledDocument]]:
+    """Every document the runs retrieve within `depth`, by best rank then docno, and its
+    PooledDocument: best rank, number of runs, priority n_runs + 1 / (1 + sum of ranks)."""
+    tops = [ranking.top(depth) for ranking in rankings.values()]
+    flat = [docno for top in tops for docno in top]
+    if not flat:
+        return [], []
+    ranks = np.concatenate([np.arange(1, len(top) + 1) for top in tops])
+    names, inverse = np.unique(np.array(flat), return_inverse=True)
+    n_runs = np.bincount(inverse)
+    rank_sum = np.bincount(inverse, weights=ranks)
+    best = np.full(len(names), ranks.max() + 1)
+    np.minimum.at(best, inverse, ranks)
+    priority = n_runs + 1.0 / (1.0 + rank_sum)
+    order = np.lexsort((names, best))  # best rank, then docno
+    docnos = names[order].tolist()
+    fields = (best[order].tolist(), n_runs[order].tolist(), priority[order].tolist())
+    described = [PooledDocument(*f) for f in zip(docnos, *fields, strict=True)]
+    return docnos, described
 
 
 def depth_pool(rankings: Rankings, depth: int) -> list[PooledDocument]:
     """Depth-k: the union of every run's top `depth` documents, by best rank then docno."""
     _positive("depth", depth)
-    union = {d for ranking in rankings.values() for d in ranking.top(depth)}
-    pooled = describe(rankings, union, depth)
-    return sorted(pooled, key=lambda p: (p.best_rank, p.docno))
+    return _rank_statistics(rankings, depth)[1]
 
 
 def take_pool(

@@ -379,34 +379,13 @@ def _topic_rankings(
         yield qid, {run.tag: rankings[run.tag] for run in models if run.tag in rankings}
 
 
-ENTRY_COLUMNS = (
-    "pool_id",
-    "qid",
-    "docno",
-    "build",
-    "best_rank",
-    "n_runs",
-    "priority",
-    "stratum",
-    "sampled",
-    "inclusion_prob",
-)
+# a PoolEntry row: pool, topic and build, then the fields of a PooledDocument in its order
+ENTRY_COLUMNS = ("pool_id", "qid", "build", *pooling.PooledDocument._fields)
 
 
 def _entry_row(pool_id: int, qid: str, p: pooling.PooledDocument, *, build: int) -> tuple:
     """A PoolEntry row in ENTRY_COLUMNS order."""
-    return (
-        pool_id,
-        qid,
-        p.docno,
-        build,
-        p.best_rank,
-        p.n_runs,
-        p.priority,
-        p.stratum,
-        p.sampled,
-        p.inclusion_prob,
-    )
+    return (pool_id, qid, build, *p)
 
 
 def describe_pool(pool: Pool) -> str:
