@@ -14,6 +14,7 @@ import zlib
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -241,46 +242,47 @@ def import_runs(
     }
     report = ImportReport("runs")
     batch_tags: dict[str, str] = {}
-    for parsed in _parsed_runs(paths):
-        path, run = parsed.path, parsed.run
-        report.files += 1
-        report.lines += run.n_lines
-        if run.tag in batch_tags:
-            raise ServiceError(
-                f"{path}: run tag {run.tag!r} is also the tag of {batch_tags[run.tag]}"
-            )
-        batch_tags[run.tag] = str(path)
-        unknown = [qid for qid in run.topics() if qid not in known_qids]
-        if unknown:
-            raise ServiceError(
-                f"{path}: run {run.tag!r} names {len(unknown)} topic(s) the campaign "
-                f"{campaign.name!r} lacks: {listed(unknown)}"
-            )
-        fields = {
-            "file_name": path.name,
-            "checksum": parsed.checksum,
-            "group": group,
-            "contributes": contributes,
-            "line_count": run.n_lines,
-        }
-        model = stored.get(run.tag)
-        if model is not None:
-            if not replace:
+    with closing(_parsed_runs(paths)) as parsed_runs:
+        for parsed in parsed_runs:
+            path, run = parsed.path, parsed.run
+            report.files += 1
+            report.lines += run.n_lines
+            if run.tag in batch_tags:
                 raise ServiceError(
-                    f"{path}: campaign {campaign.name!r} already has a run tagged {run.tag!r} "
-                    "(ask for replacement to overwrite it)"
+                    f"{path}: run tag {run.tag!r} is also the tag of {batch_tags[run.tag]}"
                 )
-            for name, value in fields.items():
-                setattr(model, name, value)
-            session.execute(delete(RunTopic).where(RunTopic.run_id == model.id))
-            report.updated += 1
-        else:
-            model = Run(campaign_id=campaign.id, tag=run.tag, **fields)
-            session.add(model)
-            report.added += 1
-        session.flush()
-        rows = [(model.id, *row) for row in parsed.rows]
-        bulk_insert(session, RunTopic.__table__, RUN_TOPIC_COLUMNS, rows)
+            batch_tags[run.tag] = str(path)
+            unknown = [qid for qid in run.topics() if qid not in known_qids]
+            if unknown:
+                raise ServiceError(
+                    f"{path}: run {run.tag!r} names {len(unknown)} topic(s) the campaign "
+                    f"{campaign.name!r} lacks: {listed(unknown)}"
+                )
+            fields = {
+                "file_name": path.name,
+                "checksum": parsed.checksum,
+                "group": group,
+                "contributes": contributes,
+                "line_count": run.n_lines,
+            }
+            model = stored.get(run.tag)
+            if model is not None:
+                if not replace:
+                    raise ServiceError(
+                        f"{path}: campaign {campaign.name!r} already has a run tagged {run.tag!r} "
+                        "(ask for replacement to overwrite it)"
+                    )
+                for name, value in fields.items():
+                    setattr(model, name, value)
+                session.execute(delete(RunTopic).where(RunTopic.run_id == model.id))
+                report.updated += 1
+            else:
+                model = Run(campaign_id=campaign.id, tag=run.tag, **fields)
+                session.add(model)
+                report.added += 1
+            session.flush()
+            rows = [(model.id, *row) for row in parsed.rows]
+            bulk_insert(session, RunTopic.__table__, RUN_TOPIC_COLUMNS, rows)
     return report
 
 
