@@ -79,3 +79,23 @@ def test_failures_exit_non_zero_with_the_message(cli, files, tmp_path, args, mes
     assert result.exit_code == 1
     assert message in result.stderr
     assert result.stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("options", "recorded"),
+    [
+        (["--strategy", "take", "--budget", "3", "--fair"], "'budget': 3, 'fair': True"),
+        (["--strategy", "fusion", "--budget", "2", "--fusion", "borda"], "'fusion': 'borda'"),
+        (["--strategy", "stratified", "--strata", "1:1.0,5:0.5"], "'strata': [[1, 1.0], [5, 0.5]]"),
+        (["--strategy", "stratified"], "'strata': [[10, 1.0], [30, 0.2], [100, 0.05]]"),
+    ],
+)
+def test_pool_build_passes_each_strategys_options(cli, files, options, recorded):
+    assert cli("campaign", "create", "c").exit_code == 0
+    assert cli("import", "topics", "--campaign", "c", str(files["topics"])).exit_code == 0
+    assert cli("import", "runs", "--campaign", "c", str(files["A"]), str(files["B"])).exit_code == 0
+    built = cli("pool", "build", "--campaign", "c", "--seed", "3", "--runs", "B,A", *options)
+    assert built.exit_code == 0, built.stderr
+    assert recorded in built.stdout
+    stats = json.loads(cli("pool", "stats", "--campaign", "c", "--format", "json").stdout)
+    assert stats["runs"] == ["B", "A"] and stats["seed"] == 3
