@@ -7,6 +7,9 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
 from tests.web.conftest import (  # noqa: F401 - fixtures re-exported for this folder
     app,
     as_user,
@@ -16,8 +19,17 @@ from tests.web.conftest import (  # noqa: F401 - fixtures re-exported for this f
     world_template,
     world_url,
 )
+from workbench.store.models import Base
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+def row_counts(session: Session) -> dict[str, int]:
+    """Rows of every table of the store."""
+    return {
+        table.name: session.scalar(select(func.count()).select_from(table)) or 0
+        for table in Base.metadata.sorted_tables
+    }
 
 
 def load_generator() -> ModuleType:

@@ -10,15 +10,16 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from tests.hardening.conftest import row_counts
 from workbench import trec
 from workbench.documents import read_documents
 from workbench.services import campaigns, importing
 from workbench.services.errors import ServiceError
 from workbench.store import Store
-from workbench.store.models import Base, Campaign, QrelsSet, Topic
+from workbench.store.models import Campaign, QrelsSet, Topic
 
 CLEAR_ERRORS = (trec.TrecFormatError, ServiceError)
 FUZZ = settings(
@@ -88,14 +89,6 @@ TOKENS = [
 line = st.lists(st.sampled_from(TOKENS), max_size=8).map(" ".join)
 text_files = st.lists(line, max_size=12).map(lambda lines: "\n".join(lines).encode("utf-8"))
 byte_strings = st.one_of(st.binary(max_size=400), text_files)
-
-
-def row_counts(session: Session) -> dict[str, int]:
-    """Rows of every table of the store."""
-    return {
-        table.name: session.scalar(select(func.count()).select_from(table)) or 0
-        for table in Base.metadata.sorted_tables
-    }
 
 
 @pytest.fixture
