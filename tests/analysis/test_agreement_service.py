@@ -95,5 +95,8 @@ def test_bootstrap_interval_resamples_topics(judged):
     pair = report.per_pair[0]
     assert pair.bootstrap_low <= pair.kappa <= pair.bootstrap_high
     assert pair.bootstrap_low < pair.bootstrap_high
+    overall = report.overall
+    assert overall.bootstrap_low <= overall.fleiss_kappa <= overall.bootstrap_high
+    assert np.isnan(few.overall.bootstrap_low)
     # three topics are too few for the default (5): no interval rather than a degenerate one
     assert np.isnan(few.per_pair[0].bootstrap_low) and np.isnan(few.per_pair[0].bootstrap_high)

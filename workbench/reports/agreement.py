@@ -36,6 +36,7 @@ def groups_table(report: AgreementReport) -> Table:
             g.n_judges,
             g.percent_agreement,
             g.fleiss_kappa,
+            _interval(g.bootstrap_low, g.bootstrap_high),
             g.krippendorff_alpha,
             g.reading,
         )
@@ -48,6 +49,7 @@ def groups_table(report: AgreementReport) -> Table:
             "Judges",
             "Agreement",
             "Fleiss kappa",
+            "95% CI (topic bootstrap)",
             f"Krippendorff alpha ({level})",
             "Reading",
         ],
@@ -55,7 +57,9 @@ def groups_table(report: AgreementReport) -> Table:
         caption=(
             f"Agreement of all assessors of {report.campaign} on {_labels(report)}, overall "
             "and per topic. Agreement: share of agreeing judge pairs; Fleiss' kappa over "
-            "items with two or more judges; reading of Fleiss' kappa after the course notes."
+            "items with two or more judges, with a bootstrap interval resampling topics (overall, "
+            f"from {MIN_BOOTSTRAP_TOPICS} topics); reading of Fleiss' kappa after the course "
+            "notes."
         ),
         label="tab:agreement-topics",
         digits=3,

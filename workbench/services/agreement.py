@@ -109,6 +109,8 @@ class GroupAgreement:
     fleiss_kappa: float
     krippendorff_alpha: float
     reading: str
+    bootstrap_low: float = math.nan  # topic-bootstrap 95 % interval of Fleiss' kappa
+    bootstrap_high: float = math.nan  # (overall only: a topic cannot resample topics)
 
 
 @dataclass
@@ -190,18 +192,15 @@ def pair_agreement(
     labels = list(categories)
     kappa = _safe(lambda: stats.cohen_kappa(a_int, b_int, labels=labels))
     interval = _kappa_interval(a_int, b_int, labels)
-    topic_rows: dict[str, list[int]] = defaultdict(list)
-    for i, qid in enumerate(topics):
-        topic_rows[qid].append(i)
-    clusters = [np.array(rows) for rows in topic_rows.values()]
-
-    def resampled_kappa(cluster_indices: list[int]) -> float:
-        rows = np.concatenate([clusters[c] for c in cluster_indices])
-        return stats.cohen_kappa(a_int[rows], b_int[rows], labels=labels)
-
-    boot_low = boot_high = math.nan
-    if len(clusters) >= max(min_topics, 2) and n_bootstrap > 0 and not math.isnan(kappa):
-        boot_low, boot_high = _bootstrap(resampled_kappa, len(clusters), n_bootstrap, seed)
+    boot_low, boot_high = math.nan, math.nan
+    if not math.isnan(kappa):
+        boot_low, boot_high = topic_bootstrap(
+            lambda rows: stats.cohen_kappa(a_int[rows], b_int[rows], labels=labels),
+            topics,
+            n_resamples=n_bootstrap,
+            seed=seed,
+            min_topics=min_topics,
+        )
     matrix = stats.confusion_matrix(a_int, b_int, labels=labels)
     result = PairAgreement(
         first=first,
@@ -239,17 +238,32 @@ def _kappa_interval(a: np.ndarray, b: np.ndarray, labels: list[int]) -> tuple[fl
     return float(interval.low), float(interval.high)
 
 
-def _bootstrap(
-    statistic: Callable[[list[int]], float], n_clusters: int, n_resamples: int, seed: int
+def topic_bootstrap(
+    statistic: Callable[[np.ndarray], float],
+    topics: Sequence[str],
+    *,
+    n_resamples: int,
+    seed: int,
+    min_topics: int = MIN_BOOTSTRAP_TOPICS,
 ) -> tuple[float, float]:
-    try:
-        with np.errstate(all="ignore"):
-            interval = stats.bootstrap_interval(
-                statistic, n_clusters, n_resamples=n_resamples, seed=seed
-            )
-    except (ValueError, ZeroDivisionError, FloatingPointError):
+    """95 % percentile interval of statistic(item rows) resampling topics with all their
+    items (`agreement.bootstrap_interval`); `topics[i]` is the topic of item i. NaN with
+    fewer than `min_topics` topics (a bootstrap over so few clusters is degenerate)."""
+    by_topic: dict[str, list[int]] = defaultdict(list)
+    for i, qid in enumerate(topics):
+        by_topic[qid].append(i)
+    clusters = [np.array(rows) for rows in by_topic.values()]
+    if len(clusters) < max(min_topics, 2) or n_resamples < 1:
         return math.nan, math.nan
-    return float(interval[0]), float(interval[1])
+
+    def resampled(cluster_indices: list[int]) -> float:
+        rows = np.concatenate([clusters[c] for c in cluster_indices])
+        return _safe(lambda: statistic(rows))
+
+    with np.errstate(all="ignore"):
+        return stats.bootstrap_interval(
+            resampled, len(clusters), n_resamples=n_resamples, seed=seed
+        )
 
 
 def agreement_report(
@@ -322,12 +336,21 @@ def agreement_report(
                 min_topics=min_topics,
             )
         )
+    overall = group_agreement("all", labels, level=level)
+    if not math.isnan(overall.fleiss_kappa):
+        overall.bootstrap_low, overall.bootstrap_high = topic_bootstrap(
+            lambda rows: stats.fleiss_kappa(labels[rows]),
+            item_topics,
+            n_resamples=n_bootstrap,
+            seed=seed,
+            min_topics=min_topics,
+        )
     return AgreementReport(
         campaign=campaign.name,
         graded=graded,
         relevance_level=ratings.relevance_level,
         assessors=ratings.assessors,
-        overall=group_agreement("all", labels, level=level),
+        overall=overall,
         per_topic=per_topic,
         per_pair=per_pair,
         per_assessor=per_assessor,
