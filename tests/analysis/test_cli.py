@@ -83,7 +83,11 @@ def test_evaluate_formats(evaluated, database_url):
     assert csv.output.splitlines()[0] == ",Run,map,map marks"
 
 
-def test_evaluate_refuses_unknown_qrels_and_measures(evaluated, database_url):
+def test_evaluate_refuses_unknown_qrels_and_measures(evaluated, database_url, tmp_path):
+    bad = tmp_path / "bad.qrels"
+    bad.write_text("q1 0 d1 1\nq1 0 d2\n")
+    malformed = _run(database_url, "evaluate", "--campaign", "demo", "--qrels", str(bad))
+    assert malformed.exit_code == 1 and "bad.qrels:2" in malformed.output
     unknown = _run(database_url, "evaluate", "--campaign", "demo", "--qrels", "nobody")
     assert unknown.exit_code == 1 and "qrels 'nobody'" in unknown.output
     measure = _run(database_url, "evaluate", "--campaign", "demo", "-m", "nonsense")

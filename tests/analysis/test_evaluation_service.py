@@ -62,9 +62,11 @@ def test_an_assessor_and_a_file_as_qrels(evaluated, tmp_path):
     with evaluated.session() as s:
         campaign = get_campaign(s, "demo")
         by_name = service.evaluate_campaign(s, campaign, "alice", ["map"])
-        by_file = service.evaluate_campaign(s, campaign, str(path), ["map"])
+        by_file = service.evaluate_campaign(s, campaign, str(path), ["map"], allow_files=True)
         with pytest.raises(ServiceError, match="not 'final', an assessor"):
             service.evaluate_campaign(s, campaign, "nobody")
+        with pytest.raises(ServiceError, match=r"qrels set of 'demo'$"):
+            service.evaluate_campaign(s, campaign, str(path))  # files only when allowed
     assert by_name.qrels == "assessor alice"
     for a, b in zip(by_name.runs, by_file.runs, strict=True):
         assert a.summary["map"] == b.summary["map"]

@@ -8,6 +8,7 @@ import click
 
 from workbench.cli.common import fail, get_store
 from workbench.services.errors import ServiceError
+from workbench.trec import TrecFormatError
 
 AGREEMENT_FORMATS = ("text", "json", "csv")
 EVALUATION_FORMATS = ("text", "json", "csv", "md", "latex", "trec")
@@ -193,7 +194,13 @@ def evaluate(
             campaign = get_campaign(session, campaign_name)
             runs = service.load_runs(session, campaign)
             table = service.evaluate_campaign(
-                session, campaign, qrels_spec, chosen, relevance_level=relevance_level, runs=runs
+                session,
+                campaign,
+                qrels_spec,
+                chosen,
+                relevance_level=relevance_level,
+                runs=runs,
+                allow_files=True,
             )
             comparisons = service.compare_runs(table, test=test, correction=correction, alpha=alpha)
             ranking = (
@@ -209,11 +216,12 @@ def evaluate(
                     measure=table.measures[0],
                     by=reusability,
                     runs=runs,
+                    allow_files=True,
                 )
                 if reusability
                 else None
             )
-    except ServiceError as error:
+    except (ServiceError, TrecFormatError) as error:
         fail(str(error))
     if fmt == "trec":
         _emit(report.trec_eval_text(table), output)

@@ -77,8 +77,11 @@ def assessors(session: Session, campaign: Campaign) -> list[User]:
     return list(users)
 
 
-def resolve_qrels(session: Session, campaign: Campaign, spec: str = "final") -> NamedQrels:
-    """Qrels named by `spec`: 'final', an assessor's username, a QrelsSet name, or a file."""
+def resolve_qrels(
+    session: Session, campaign: Campaign, spec: str = "final", *, allow_files: bool = False
+) -> NamedQrels:
+    """Qrels named by `spec`: 'final', an assessor's username, a QrelsSet name, or (only with
+    allow_files, i.e. from the command line, never from the web) a qrels file."""
     if spec == "final":
         if not has_final_labels(session, campaign):
             raise ServiceError(
@@ -96,12 +99,11 @@ def resolve_qrels(session: Session, campaign: Campaign, spec: str = "final") -> 
         for entry in entries:
             qrels[entry.qid][entry.docno] = entry.rel
         return NamedQrels(f"qrels set {spec}", dict(qrels))
-    path = Path(spec)
-    if path.is_file():
-        return NamedQrels(str(path), read_qrels(path).to_dict())
+    if allow_files and Path(spec).is_file():
+        return NamedQrels(spec, read_qrels(spec).to_dict())
     raise ServiceError(
-        f"qrels {spec!r}: not 'final', an assessor with judgements, a qrels set of "
-        f"{campaign.name!r}, or a file"
+        f"qrels {spec!r}: not 'final', an assessor with judgements, or a qrels set of "
+        f"{campaign.name!r}" + (", nor a file" if allow_files else "")
     )
 
 
@@ -230,12 +232,13 @@ def evaluate_campaign(
     relevance_level: int | None = None,
     average_over_all_topics: bool = False,
     runs: Sequence[LoadedRun] | None = None,
+    allow_files: bool = False,
 ) -> EvaluationTable:
     """Evaluate every run of the campaign (contributing or not) against the named qrels.
 
     `runs` (from `load_runs`) saves reloading them when one page needs several analyses.
     """
-    named = resolve_qrels(session, campaign, qrels)
+    named = resolve_qrels(session, campaign, qrels, allow_files=allow_files)
     level = campaign.relevance_level if relevance_level is None else relevance_level
     return evaluate_runs(
         runs if runs is not None else load_runs(session, campaign),
@@ -525,6 +528,7 @@ def leave_out(
     by: str = "run",
     judged_measure: str = "Judged@10",
     runs: Sequence[LoadedRun] | None = None,
+    allow_files: bool = False,
 ) -> Reusability:
     """Leave-one-run-out (by="run") or leave-one-group-out (by="group") for every
     contributing run: U = pooled documents contributed by the unit's runs and by no other
@@ -532,7 +536,7 @@ def leave_out(
     """
     if by not in ("run", "group"):
         raise ServiceError(f"leave-one-out unit must be 'run' or 'group'; got {by!r}")
-    named = resolve_qrels(session, campaign, qrels)
+    named = resolve_qrels(session, campaign, qrels, allow_files=allow_files)
     level = campaign.relevance_level
     runs = runs if runs is not None else load_runs(session, campaign)
     pool = pools.get_pool(session, campaign)
