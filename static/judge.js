@@ -9,7 +9,7 @@
   var API = root.dataset.api;
   var ASSIGNMENT = root.dataset.assignment;
   var CSRF = document.querySelector('meta[name="csrf-token"]').content;
-  var IDLE_MS = 60000;
+  var IDLE_MS = parseInt(root.dataset.idleMs, 10) || 60000;
   var PENDING_KEY = "wb-pending-" + ASSIGNMENT;
   var TERMS_KEY = "wb-terms-" + ASSIGNMENT;
   var STOPWORDS = new Set(("a an and are as at be but by for from has have how in is it its of on " +
@@ -69,19 +69,20 @@
   setInterval(function () {
     var now = Date.now();
     var idle = document.hidden || now - lastInput > IDLE_MS;
-    if (!idle && state) activeMs[position] = (activeMs[position] || 0) + (now - lastTick);
-    lastTick = now;
+    if (state) addActiveTime(position);
     root.classList.toggle("idle", idle);
   }, 1000);
   function takeTime(pos) {
-    var now = Date.now();
-    if (!document.hidden && now - lastInput <= IDLE_MS) {
-      activeMs[pos] = (activeMs[pos] || 0) + (now - lastTick);
-    }
-    lastTick = now;
+    // the active time of a document, sent with its judgement and then restarted
+    addActiveTime(pos);
     var ms = Math.round(activeMs[pos] || 0);
     activeMs[pos] = 0;
     return ms;
+  }
+  function addActiveTime(pos) {
+    var now = Date.now();
+    if (!document.hidden && now - lastInput <= IDLE_MS) activeMs[pos] = (activeMs[pos] || 0) + (now - lastTick);
+    lastTick = now;
   }
 
   // ---------- highlighting ----------
@@ -379,7 +380,7 @@
   }
   function go(p) {
     closeCannot();
-    takeTimeInto(position);
+    addActiveTime(position);  // kept for the eventual judgement of that document
     position = p;
     history.replaceState(null, "", "#" + (p + 1));
     $("pos").textContent = p + 1;
@@ -397,13 +398,6 @@
       delete docs[p];
     });
   }
-  function takeTimeInto(pos) {
-    // keep the time already spent on a document for its eventual judgement
-    var now = Date.now();
-    if (!document.hidden && now - lastInput <= IDLE_MS) activeMs[pos] = (activeMs[pos] || 0) + (now - lastTick);
-    lastTick = now;
-  }
-
   // ---------- start ----------
   api(API).then(function (r) { return r.json(); }).then(function (data) {
     state = data;

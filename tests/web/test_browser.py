@@ -75,6 +75,18 @@ def browser(tmp_path: Path):  # type: ignore[no-untyped-def]
     driver.quit()
 
 
+def log_in_as(browser, base: str, name: str) -> None:  # type: ignore[no-untyped-def]
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.get(base + "/login")
+    browser.find_element(By.ID, "username").send_keys(name)
+    browser.find_element(By.ID, "password").send_keys(PASSWORD)
+    browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
+    WebDriverWait(browser, 15).until(ec.presence_of_element_located((By.CSS_SELECTOR, ".who")))
+
+
 def test_admin_sets_up_and_assessor_judges_by_keyboard(server, browser, tmp_path: Path) -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
@@ -88,11 +100,7 @@ def test_admin_sets_up_and_assessor_judges_by_keyboard(server, browser, tmp_path
     files = demo.write_files(folder)  # readable generated topics and documents
 
     def log_in(name: str) -> None:
-        browser.get(base + "/login")
-        browser.find_element(By.ID, "username").send_keys(name)
-        browser.find_element(By.ID, "password").send_keys(PASSWORD)
-        browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
-        wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, ".who")))
+        log_in_as(browser, base, name)
 
     def submit(form) -> None:  # type: ignore[no-untyped-def]
         form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
@@ -150,8 +158,9 @@ def test_admin_sets_up_and_assessor_judges_by_keyboard(server, browser, tmp_path
     total = int(browser.find_element(By.ID, "progress-text").text.split()[2])
     assert browser.find_element(By.ID, "progress-text").text == f"5 / {total} judged"
     assert total > 5
-    # a query term of the title is highlighted in the text (documents mention it)
-    assert browser.find_elements(By.CSS_SELECTOR, "#doc-text mark.query-term")
+    # the topic title's words are the highlighted query terms
+    marks = browser.find_elements(By.CSS_SELECTOR, "#topic-title mark.query-term")
+    assert [m.text for m in marks] == ["solar", "panel", "recycling"]
 
     browser.refresh()
     wait.until(ec.text_to_be_present_in_element((By.ID, "progress-text"), f"5 / {total}"))
@@ -200,10 +209,7 @@ def test_judgement_made_offline_is_retried_and_saved_once(server, browser, tmp_p
             s.delete(user)
     world = populate(get_store_of(app), tmp_path / "files")
     wait = WebDriverWait(browser, 20)
-    browser.get(base + "/login")
-    browser.find_element(By.ID, "username").send_keys("alice")
-    browser.find_element(By.ID, "password").send_keys(PASSWORD)
-    browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
+    log_in_as(browser, base, "alice")
     browser.get(f"{base}/assess/{world.assignment['alice', 'T1']}")
     wait.until(ec.text_to_be_present_in_element((By.ID, "docno"), "D1"))
     offline = {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}
@@ -218,3 +224,46 @@ def test_judgement_made_offline_is_retried_and_saved_once(server, browser, tmp_p
     with get_store_of(app).session() as s:
         rows = list(s.scalars(select(Judgement)))
     assert [(j.docno, j.grade, j.user_id) for j in rows] == [("D1", 2, world.users["alice"])]
+
+
+def test_idle_time_is_not_counted_and_own_terms_are_highlighted(server, browser, tmp_path) -> None:
+    import time
+
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from tests.web.conftest import populate
+
+    base, app = server
+    app.config["JUDGE_IDLE_SECONDS"] = 1
+    with get_store_of(app).session() as s:
+        for user in s.scalars(select(User)):
+            s.delete(user)
+    world = populate(get_store_of(app), tmp_path / "files")
+    wait = WebDriverWait(browser, 20)
+    log_in_as(browser, base, "alice")
+    browser.get(f"{base}/assess/{world.assignment['alice', 'T1']}")
+    wait.until(ec.text_to_be_present_in_element((By.ID, "docno"), "D1"))
+    body = browser.find_element(By.TAG_NAME, "body")
+    time.sleep(3.5)  # idle: no input for longer than the 1 s limit
+    body.send_keys("1")
+    wait.until(ec.text_to_be_present_in_element((By.ID, "docno"), "D2"))
+    for _ in range(6):  # active: some input every half second
+        body.send_keys("x")
+        time.sleep(0.5)
+    body.send_keys("0")
+    wait.until(ec.text_to_be_present_in_element((By.ID, "save-status"), "All judgements saved"))
+    with get_store_of(app).session() as s:
+        times = dict(s.execute(select(Judgement.docno, Judgement.time_spent_ms)).all())
+    assert times["D1"] < 2500  # at most the idle limit plus a tick, not the 3.5 s
+    assert times["D2"] >= 2500
+
+    term = browser.find_element(By.ID, "term-input")
+    term.send_keys("text\n")
+    wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, "#doc-text mark.user-term")))
+    marks = browser.find_elements(By.CSS_SELECTOR, "#doc-text mark.user-term")
+    assert [m.text for m in marks] == ["Text"]
+    query_marks = browser.find_elements(By.CSS_SELECTOR, "#doc-text mark.query-term")
+    assert [m.text for m in query_marks] == ["solar", "panel", "recycling"]
+    assert browser.find_elements(By.CSS_SELECTOR, "#terms .chip.user-term")

@@ -62,6 +62,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         LOGIN_MAX_FAILURES=5,
         LOGIN_LOCKOUT_SECONDS=300,
         LOGIN_IP_FACTOR=4,
+        JUDGE_IDLE_SECONDS=60,
     )
     if config:
         app.config.update(config)
