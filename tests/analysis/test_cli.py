@@ -77,8 +77,10 @@ def test_evaluate_formats(evaluated, database_url):
     assert "Kendall tau" in text.output
     trec = _run(database_url, "evaluate", "--campaign", "demo", "-m", "P.5", "--format", "trec")
     assert "P_5                   \tq1\t" in trec.output
-    md = _run(database_url, "evaluate", "--campaign", "demo", "--format", "md", "--qrels", "bob")
+    md = _run(database_url, "evaluate", "--campaign", "demo", "--format", "md", "--qrels", "bob",
+              "--per-topic")  # fmt: skip
     assert md.output.startswith("*Effectiveness") and "| a | runA |" in md.output
+    assert "*map per topic (assessor bob qrels).*" in md.output and "| q3 |" in md.output
     csv = _run(database_url, "evaluate", "--campaign", "demo", "-m", "map", "--format", "csv")
     assert csv.output.splitlines()[0] == ",Run,map,map marks"
 

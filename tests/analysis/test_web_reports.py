@@ -177,9 +177,18 @@ def test_evaluation_page_has_every_section(evaluated_app, evaluated):
     page = client.get(f"/reports/{cid}/evaluation?measures=map+P.5&test=randomization").get_data(
         as_text=True
     )
-    for section in ('id="evaluation-runs"', 'id="evaluation-comparisons"', 'id="evaluation-tukey"',
-                    'id="ranking-stability"', "Leave-one-run-out", "Leave-one-group-out",
-                    "randomization test", "Holm"):  # fmt: skip
+    sections = (
+        'id="evaluation-runs"',
+        'id="evaluation-comparisons"',
+        'id="evaluation-tukey"',
+        'id="evaluation-per-topic"',
+        'id="ranking-stability"',
+        "Leave-one-run-out",
+        "Leave-one-group-out",
+        "randomization test",
+        "Holm",
+    )
+    for section in sections:
         assert section in page, section
     assert page.count("data:image/svg+xml;base64,") == 2  # per-topic bars and PR curves
     with evaluated.session() as s:

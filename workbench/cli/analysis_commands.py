@@ -165,6 +165,7 @@ def adjudicate(
     default=None,
     help="Also leave-one-run-out or leave-one-group-out on the latest pool.",
 )
+@click.option("--per-topic", is_flag=True, help="Also a topics x runs table per measure.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None)
 @click.pass_context
 def evaluate(
@@ -179,6 +180,7 @@ def evaluate(
     relevance_level: int | None,
     stability: bool,
     reusability: str | None,
+    per_topic: bool,
     output: Path | None,
 ) -> None:
     """Evaluate every run of a campaign and compare every pair with a paired test."""
@@ -236,6 +238,8 @@ def evaluate(
         return
     tables = [report.runs_table(table, comparisons)]
     if fmt != "csv":
+        if per_topic:
+            tables.extend(report.per_topic_table(table, m) for m in table.measures)
         tables.append(report.comparisons_table(comparisons))
         if ranking is not None:
             tables.append(report.stability_table(ranking))

@@ -189,6 +189,7 @@ def evaluation(campaign_id: int):  # type: ignore[no-untyped-def]
             page["comparisons"] = report.comparisons_table(comparisons)
             tukey = service.tukey_hsd(table, first)
             page["tukey"] = report.tukey_table(tukey, first) if tukey is not None else None
+            page["per_topic"] = report.per_topic_table(table, first)
             page["bars"] = svg_image(
                 plots.per_topic_bars(
                     {r.tag: {q: v[first] for q, v in r.per_topic.items()} for r in table.runs},
