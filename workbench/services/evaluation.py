@@ -4,7 +4,8 @@ Every score comes from the shared metric module (`workbench.metrics.evaluate`), 
 correction and correlation from `workbench.stats`, every pool contribution from
 `workbench.pooling`. Qrels are named by a spec: "final" (the adjudicated FinalLabel rows),
 an assessor's username (that assessor's current grades), the name of an imported QrelsSet,
-or the path of a qrels file.
+or, from the command line only, the path of a qrels file. Final and assessor qrels are read
+through `services.exports.export_qrels`, so a report scores exactly the exported files.
 """
 
 from __future__ import annotations
