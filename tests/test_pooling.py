@@ -177,11 +177,25 @@ def test_pool_topic_dispatches_and_excludes(rankings):
         pooling.pool_topic(rankings, strategy="mtf", params={}, rng=rng)
 
 
-def test_statistics_helpers_by_hand(rankings):
+def test_contributions_by_hand(rankings):
     contributed = pooling.contributions(rankings, ["a1", "c1", "d1", "a2", "b2"], 2)
     assert contributed == {"A": {"a1", "a2"}, "B": {"d1", "b2"}, "C": {"c1", "d1"}}
-    assert pooling.unique_contributions(contributed) == {"A": 2, "B": 1, "C": 1}
-    assert pooling.growth_by_depth(rankings, 4) == [3, 5, 7, 8]
+    topic = pooling.topic_contributions(
+        rankings, ["a1", "c1", "d1", "a2", "b2"], 2, ["C", "A", "B", "Z"]
+    )
+    # rows C, A, B, Z (Z retrieved nothing): B and C share d1
+    assert topic.shared.tolist() == [[2, 0, 1, 0], [0, 2, 0, 0], [1, 0, 2, 0], [0, 0, 0, 0]]
+    assert topic.unique.tolist() == [1, 2, 1, 0]
+    # depth-1 pool {a1, d1, c1}; depth 2 adds a2, b2
+    assert topic.growth.tolist() == [3, 5]
+    # a pool that holds only some of the documents: a2 is out, so A contributed a1 alone
+    partial = pooling.topic_contributions(rankings, ["a1", "d1"], 2, ["A", "B", "C"])
+    assert partial.shared.diagonal().tolist() == [1, 1, 1]
+    assert partial.unique.tolist() == [1, 0, 0]
+    assert partial.growth.tolist() == [3, 5]  # growth is of the runs' depth-d pools
+    deeper = pooling.topic_contributions(rankings, [], 4, ["A", "B", "C"])
+    assert deeper.growth.tolist() == [3, 5, 7, 8]
+    assert deeper.shared.sum() == 0
 
 
 DOCS = [f"doc{i:02d}" for i in range(12)]

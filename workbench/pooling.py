@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
+from scipy import sparse
 
 STRATEGIES = ("depth", "take", "fusion", "stratified")
 FUSION_METHODS = ("rrf", "combsum", "borda")
@@ -359,25 +360,46 @@ def contributions(rankings: Rankings, pooled: Iterable[str], depth: int | None) 
     return {tag: set(r.top(depth)) & pool for tag, r in rankings.items()}
 
 
-def unique_contributions(contributed: Mapping[str, set]) -> dict[str, int]:
-    """For each run, how many of its contributed documents no other run contributed."""
-    seen: dict[str, int] = {}
-    for docs in contributed.values():
-        for d in docs:
-            seen[d] = seen.get(d, 0) + 1
-    return {tag: sum(1 for d in docs if seen[d] == 1) for tag, docs in contributed.items()}
+@dataclass(frozen=True)
+class TopicContributions:
+    """How the runs (in a given tag order) contributed to one topic's pool within a depth.
+
+    shared[i, j]: pooled documents both run i and run j retrieved within the depth (the
+    diagonal: what run i contributed); unique[i]: those no other run retrieved within it;
+    growth[d - 1]: size of the depth-d pool of these runs, d = 1..depth.
+    """
+
+    shared: np.ndarray
+    unique: np.ndarray
+    growth: np.ndarray
 
 
-def growth_by_depth(rankings: Rankings, depth: int) -> list[int]:
-    """Pool size of the depth-d pool of these runs, for d = 1..depth."""
-    seen: set[str] = set()
-    sizes: list[int] = []
-    for d in range(depth):
-        for ranking in rankings.values():
-            if d < len(ranking.docnos):
-                seen.add(ranking.docnos[d])
-        sizes.append(len(seen))
-    return sizes
+def topic_contributions(
+    rankings: Rankings, pooled: Iterable[str], depth: int, tags: Sequence[str]
+) -> TopicContributions:
+    """Contributions of the runs `tags` (rows in that order; absent runs are zero)."""
+    n = len(tags)
+    row_of = {tag: i for i, tag in enumerate(tags)}
+    tops = [(row_of[tag], ranking.top(depth)) for tag, ranking in rankings.items()]
+    flat = [docno for _, top in tops for docno in top]
+    if not flat:
+        return TopicContributions(np.zeros((n, n), int), np.zeros(n, int), np.zeros(depth, int))
+    rows = np.repeat([row for row, _ in tops], [len(top) for _, top in tops])
+    ranks = np.concatenate([np.arange(1, len(top) + 1) for _, top in tops])
+    names, inverse = np.unique(np.array(flat), return_inverse=True)
+    best = np.full(len(names), depth + 1)
+    np.minimum.at(best, inverse, ranks)
+    growth = np.cumsum(np.bincount(best, minlength=depth + 2)[1 : depth + 1])
+    pool = np.array(sorted(set(pooled)) or [""])
+    kept = np.isin(names, pool)[inverse]
+    rows, columns = rows[kept], inverse[kept]
+    member = sparse.csr_matrix(
+        (np.ones(len(rows), dtype=np.int64), (rows, columns)), shape=(n, len(names))
+    )
+    shared = (member @ member.T).toarray()
+    runs_per_document = np.bincount(columns, minlength=len(names))
+    unique = np.bincount(rows[runs_per_document[columns] == 1], minlength=n)
+    return TopicContributions(shared, unique, growth)
 
 
 def _positive(name: str, value: int) -> None:

@@ -13,6 +13,7 @@ import secrets
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+import numpy as np
 from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
@@ -214,31 +215,17 @@ def pool_statistics(session: Session, pool: Pool) -> dict[str, Any]:
     depth = _contribution_depth(pool, max((e.best_rank for e in entries), default=1))
     models = pool_runs(session, pool)
     tags = [run.tag for run in models]
-    unique = dict.fromkeys(tags, 0)
-    shared = {a: dict.fromkeys(tags, 0) for a in tags}
-    contributed_total = dict.fromkeys(tags, 0)
-    growth = [0] * depth
+    shared = np.zeros((len(tags), len(tags)), dtype=np.int64)
+    unique = np.zeros(len(tags), dtype=np.int64)
+    growth = np.zeros(depth, dtype=np.int64)
     for qid, rankings in _topic_rankings(session, models, depth):
-        contributed = pooling.contributions(rankings, pooled.get(qid, set()), depth)
-        for tag, count in pooling.unique_contributions(contributed).items():
-            unique[tag] += count
-        for a in contributed:
-            contributed_total[a] += len(contributed[a])
-            for b in contributed:
-                shared[a][b] += len(contributed[a] & contributed[b])
-        for d, size in enumerate(pooling.growth_by_depth(rankings, depth)):
-            growth[d] += size
-    overlap = {
-        a: {
-            b: (
-                shared[a][b] / union
-                if (union := contributed_total[a] + contributed_total[b] - shared[a][b])
-                else 0.0
-            )
-            for b in tags
-        }
-        for a in tags
-    }
+        topic = pooling.topic_contributions(rankings, pooled.get(qid, ()), depth, tags)
+        shared += topic.shared
+        unique += topic.unique
+        growth += topic.growth
+    contributed = np.diag(shared)
+    union = contributed[:, None] + contributed[None, :] - shared
+    jaccard = np.divide(shared, union, out=np.zeros(shared.shape), where=union > 0)
     return {
         "pool": pool.id,
         "name": pool.name,
@@ -254,10 +241,13 @@ def pool_statistics(session: Session, pool: Pool) -> dict[str, Any]:
             for qid in sorted(pooled, key=qid_key)
         },
         "contribution_depth": depth,
-        "contributed_per_run": contributed_total,
-        "unique_per_run": unique,
-        "overlap": overlap,
-        "growth_by_depth": growth,
+        "contributed_per_run": dict(zip(tags, contributed.tolist(), strict=True)),
+        "unique_per_run": dict(zip(tags, unique.tolist(), strict=True)),
+        "overlap": {
+            a: dict(zip(tags, row, strict=True))
+            for a, row in zip(tags, jaccard.tolist(), strict=True)
+        },
+        "growth_by_depth": growth.tolist(),
     }
 
 
