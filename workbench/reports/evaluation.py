@@ -179,10 +179,11 @@ def stability_table(stability: RankingStability) -> Table:
 def reusability_table(reusability: Reusability) -> Table:
     """Leave-one-run/group-out: unique documents, score change and rank change per run."""
     unit = "run" if reusability.by == "run" else "group"
+    by_group = unit == "group"
     rows = [
         cells(
             r.tag,
-            r.unit,
+            *([r.unit] if by_group else []),
             r.unique_documents,
             r.unique_relevant,
             r.score,
@@ -198,7 +199,7 @@ def reusability_table(reusability: Reusability) -> Table:
     return Table(
         [
             "Run",
-            unit.capitalize(),
+            *(["Group"] if by_group else []),
             "Unique docs",
             "Unique relevant",
             reusability.measure,
