@@ -16,7 +16,8 @@ from workbench.store.models import Assignment, Campaign, Document, Judgement, Po
 
 
 @pytest.fixture
-def run(world_url):  # type: ignore[no-untyped-def]
+def run(world_url, world: World):  # type: ignore[no-untyped-def]
+    """Invoke the CLI on the test world's database."""
     url = world_url[0]
 
     def invoke(*args: str, input: str | None = None):  # type: ignore[no-untyped-def]
