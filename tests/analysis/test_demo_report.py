@@ -107,8 +107,10 @@ def test_demo_evaluation_report_equals_the_exported_qrels(demo_store, tmp_path):
                                            n_resamples=2000)  # fmt: skip
         runs = {r.tag: load_run(s, r).to_dict() for r in s.scalars(select(Run))}
         reference = service.evaluate_campaign(s, campaign, "demo-reference", ["map"])
+        choices = service.qrels_choices(s, campaign)
         stability = service.ranking_stability(s, campaign, "map")
         loro = service.leave_out(s, campaign, measure="map", by="run")
+    assert choices == ["final", "alice", "bob", "carol", "demo-reference"]
     qrels: dict[str, dict[str, int]] = {}
     for line in path.read_text().splitlines():
         qid, _, docno, rel = line.split()

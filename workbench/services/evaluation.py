@@ -78,6 +78,14 @@ def assessors(session: Session, campaign: Campaign) -> list[User]:
     return list(users)
 
 
+def qrels_choices(session: Session, campaign: Campaign) -> list[str]:
+    """The qrels specs a campaign offers: 'final', its assessors, its imported qrels sets."""
+    sets = session.scalars(
+        select(QrelsSet.name).where(QrelsSet.campaign_id == campaign.id).order_by(QrelsSet.name)
+    )
+    return ["final", *(u.username for u in assessors(session, campaign)), *sets]
+
+
 def resolve_qrels(
     session: Session, campaign: Campaign, spec: str = "final", *, allow_files: bool = False
 ) -> NamedQrels:

@@ -178,9 +178,7 @@ def evaluation(campaign_id: int):  # type: ignore[no-untyped-def]
     with get_store().session() as session:
         campaign = _campaign(session, campaign_id)
         page["campaign"] = {"id": campaign.id, "name": campaign.name}
-        page["qrels_choices"] = ["final"] + [
-            u.username for u in service.assessors(session, campaign)
-        ]
+        page["qrels_choices"] = service.qrels_choices(session, campaign)
         try:
             runs = service.load_runs(session, campaign)
             table, comparisons = _evaluate(session, campaign, choice, runs)
