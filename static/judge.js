@@ -10,6 +10,8 @@
   var ASSIGNMENT = root.dataset.assignment;
   var CSRF = document.querySelector('meta[name="csrf-token"]').content;
   var IDLE_MS = parseInt(root.dataset.idleMs, 10) || 60000;
+  var BREAK_MS = parseInt(root.dataset.breakMs, 10) || 0;  // 0: no break reminders
+  var sinceBreakMs = 0;      // active time since the last break (a long pause is one)
   var PENDING_KEY = "wb-pending-" + ASSIGNMENT;
   var TERMS_KEY = "wb-terms-" + ASSIGNMENT;
   var STOPWORDS = new Set(("a an and are as at be but by for from has have how in is it its of on " +
@@ -81,9 +83,19 @@
   }
   function addActiveTime(pos) {
     var now = Date.now();
-    if (!document.hidden && now - lastInput <= IDLE_MS) activeMs[pos] = (activeMs[pos] || 0) + (now - lastTick);
+    if (!document.hidden && now - lastInput <= IDLE_MS) {
+      activeMs[pos] = (activeMs[pos] || 0) + (now - lastTick);
+      sinceBreakMs += now - lastTick;
+    } else if (now - lastInput > 5 * IDLE_MS) {
+      sinceBreakMs = 0;  // a long pause was a break
+    }
     lastTick = now;
+    if (BREAK_MS && sinceBreakMs >= BREAK_MS) $("break-banner").hidden = false;
   }
+  $("break-dismiss").addEventListener("click", function () {
+    $("break-banner").hidden = true;
+    sinceBreakMs = 0;
+  });
 
   // ---------- highlighting ----------
   function titleTerms() {

@@ -237,6 +237,7 @@ def test_idle_time_is_not_counted_and_own_terms_are_highlighted(server, browser,
 
     base, app = server
     app.config["JUDGE_IDLE_SECONDS"] = 1
+    app.config["JUDGE_BREAK_MINUTES"] = 0.04  # a break reminder after 2.4 s of activity
     with get_store_of(app).session() as s:
         for user in s.scalars(select(User)):
             s.delete(user)
@@ -252,8 +253,11 @@ def test_idle_time_is_not_counted_and_own_terms_are_highlighted(server, browser,
     for _ in range(6):  # active: some input every half second
         body.send_keys("x")
         time.sleep(0.5)
+    assert browser.find_element(By.ID, "break-banner").is_displayed()
     body.send_keys("0")
     wait.until(ec.text_to_be_present_in_element((By.ID, "save-status"), "All judgements saved"))
+    browser.find_element(By.ID, "break-dismiss").click()
+    assert not browser.find_element(By.ID, "break-banner").is_displayed()
     with get_store_of(app).session() as s:
         times = dict(s.execute(select(Judgement.docno, Judgement.time_spent_ms)).all())
     assert times["D1"] < 2500  # at most the idle limit plus a tick, not the 3.5 s

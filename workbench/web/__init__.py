@@ -63,6 +63,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         LOGIN_LOCKOUT_SECONDS=300,
         LOGIN_IP_FACTOR=4,
         JUDGE_IDLE_SECONDS=60,
+        JUDGE_BREAK_MINUTES=50,
     )
     if config:
         app.config.update(config)
