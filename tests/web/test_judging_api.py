@@ -229,3 +229,20 @@ def test_session_posts_need_the_csrf_token(csrf_app: Flask, world: World) -> Non
     assert form.status_code == 303  # no token: refused before the role check
     assert client.post("/logout").status_code == 303
     assert client.post("/logout", data={"csrf_token": token}).status_code == 302
+
+
+def test_concurrent_retries_store_one_row(app: Flask, as_user, world: World) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    clients = [as_user("alice") for _ in range(4)]
+    body = {"docno": "D6", "grade": 1, "client_id": "same-everywhere"}
+
+    def post(client):  # type: ignore[no-untyped-def]
+        return client.post(url(world, "/judgements"), json=body).status_code
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        statuses = sorted(pool.map(post, clients))
+    assert statuses == [200, 200, 200, 201]
+    assert [(r.docno, r.client_id) for r in log_rows(app, world.users["alice"])] == [
+        ("D6", "same-everywhere")
+    ]

@@ -150,16 +150,16 @@ def _judgement_input(data: Any) -> judging.JudgementInput:
 def submit(assignment_id: int):  # type: ignore[no-untyped-def]
     """Record (or revise) a judgement. 201 when stored, 200 when the client_id was known."""
     data = _judgement_input(request.get_json(silent=True))
-    try:
-        with get_store().session() as session:
-            assignment = own_assignment(session, assignment_id)
-            judgement, created = judging.record_judgement(session, assignment, data)
-            body = judging.judgement_summary(judgement)
-    except IntegrityError:  # a concurrent retry with the same client_id won the race
-        with get_store().session() as session:
-            assignment = own_assignment(session, assignment_id)
-            judgement, created = judging.record_judgement(session, assignment, data)
-            body = judging.judgement_summary(judgement)
+    for attempt in range(2):
+        try:
+            with get_store().session() as session:
+                assignment = own_assignment(session, assignment_id)
+                judgement, created = judging.record_judgement(session, assignment, data)
+                body = judging.judgement_summary(judgement)
+            break
+        except IntegrityError:  # a concurrent retry with the same client_id won the race
+            if attempt:
+                raise
     return jsonify(saved=True, created=created, judgement=body), 201 if created else 200
 
 
