@@ -1,5 +1,7 @@
 """Measures of the course notes that trec_eval lacks; named variants, never trec_eval's names.
 
+* ``F_beta``: F-beta over the retrieved set, (1 + b^2) P R / (b^2 P + R), any beta (trec_eval's
+  ``set_F`` takes b^2 as its parameter and prints ``set_F``).
 * ``judged_k``: fraction of the top k ranks holding a judged document (missing ranks count as
   unjudged), ir_measures' Judged@k.
 * ``dcg_notes_k`` / ``ndcg_notes_k``: Järvelin & Kekäläinen as in the notes,
@@ -15,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from workbench.metrics.measures import Family, Values, _safe_div, ideal_order
+from workbench.metrics.measures import Family, Values, _safe_div, f_measure, ideal_order
 from workbench.metrics.ranked import Ranked, discount
 
 Gain = Callable[[np.ndarray], np.ndarray]
@@ -72,7 +74,12 @@ def _normalised(pair: Any) -> Callable[[Ranked, int], np.ndarray]:
     return pick
 
 
+def _f_beta(r: Ranked, betas: list[float]) -> list[tuple[str, Values]]:
+    return [(f"F_{beta:g}", f_measure(r, beta * beta)) for beta in betas]
+
+
 EXTRA_FAMILIES = [
+    Family("F", _f_beta, "floats", [1.0]),
     _family("judged", _judged),
     _family("dcg_notes", lambda r, k: _NOTES(r, k)[0]),
     _family("ndcg_notes", _normalised(_NOTES)),

@@ -6,7 +6,7 @@ Friendly names (ir_measures' convention): ``AP``/``MAP`` -> map, ``gMAP`` -> gm_
 ``P@k`` -> P_k, ``R@k`` -> recall_k, ``RR``/``MRR`` -> recip_rank, ``nDCG@k`` -> ndcg_cut_k,
 ``nDCG`` -> ndcg, ``Rprec``, ``bpref``, ``Judged@k`` -> judged_k (the fraction of the top k
 that is judged; a short ranking counts its missing ranks as unjudged), ``F@beta``/``F1`` ->
-set_F_beta (F-beta over the retrieved set, beta^2 weighting recall), ``DCG@k``/``nDCG_notes@k``
+F_beta (F-beta over the retrieved set), ``DCG@k``/``nDCG_notes@k``
 (the notes' DCG: rel_1 + sum_{i>=2} rel_i / log2 i), ``expDCG@k``/``nDCG_exp@k``
 ((2^rel - 1) / log2(i + 1)).
 """
@@ -100,8 +100,7 @@ def parse_measure(name: str, compat: int = 10) -> Measure:
         if base == "nDCG":
             return _parse(table["ndcg_cut"], param, name) if param else Measure(table["ndcg"], {})
         if base in ("F", "F1"):
-            beta = 1.0 if base == "F1" else float(param or 1.0)
-            return _parse(table["set_F"], repr(beta * beta), name)
+            return _parse(table["F"], "1" if base == "F1" else param or "1", name)
         family = table[_FRIENDLY_FAMILY[base]]
         if param is None:
             return Measure(family, family.default)

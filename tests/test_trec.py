@@ -1,0 +1,247 @@
+"""TREC formats: runs, qrels, the -R variants, topics; malformed input; writers."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import workbench.trec as trec
+from workbench.trec import (
+    JudgmentGroupLine,
+    PrefsLine,
+    Qrels,
+    Run,
+    TopicStatement,
+    TrecFormatError,
+    read_prefs,
+    read_qrels,
+    read_qrels_jg,
+    read_run,
+    read_topics,
+    write_qrels,
+    write_run,
+)
+
+
+def _file(tmp_path: Path, text: str, name: str = "f.txt") -> Path:
+    path = tmp_path / name
+    path.write_bytes(text.encode())
+    return path
+
+
+RUN = """\
+q2 Q0 d1 1 3.5 tagA
+q2 Q0 d2 2 3.25 tagA
+q10 Q0 d9 1 -1e-3 tagA
+q2 Q0 d3 3 2 tagB extra fields are ignored
+"""
+
+
+def test_read_run_columns_topics_and_tag(tmp_path: Path) -> None:
+    run = read_run(_file(tmp_path, RUN))
+    assert run.topics() == ["q2", "q10"]
+    assert run.tag == "tagB"
+    assert run.n_lines == 4
+    lines = run.topic_lines("q2")
+    assert lines.docnos == ["d1", "d2", "d3"]
+    assert lines.scores.tolist() == [3.5, 3.25, 2.0]
+    assert lines.ranks.tolist() == [1, 2, 3]
+    assert run.topic_lines("q10").scores.tolist() == [-0.001]
+
+
+def test_ids_are_strings(tmp_path: Path) -> None:
+    run = read_run(_file(tmp_path, "007 Q0 0042 1 1.0 t\n7 Q0 42 1 1.0 t\n"))
+    assert run.topics() == ["007", "7"]
+    assert run.topic_lines("007").docnos == ["0042"]
+
+
+def test_scores_parse_exactly_as_strtod(tmp_path: Path) -> None:
+    tokens = ["0.1", "2.129133", "-0", "+7", "1e5", "123456789012345678", "3.", ".5", "inf"]
+    text = "".join(f"q Q0 d{i} {i} {t} r\n" for i, t in enumerate(tokens))
+    run = read_run(_file(tmp_path, text))
+    assert run.topic_lines("q").scores.tolist() == [float(t) for t in tokens]
+
+
+def test_whitespace_tabs_crlf_blank_lines_and_comments(tmp_path: Path) -> None:
+    text = "# a comment\r\n\r\nq1\tQ0  d#1 1\t0.5 t\r\n   \nq1 Q0 d2 2 0.25 t\r\n"
+    run = read_run(_file(tmp_path, text))
+    assert run.topic_lines("q1").docnos == ["d#1", "d2"]
+    assert run.tag == "t"
+
+
+def test_topics_regrouped_in_file_order(tmp_path: Path) -> None:
+    text = "a Q0 x 1 1 t\nb Q0 y 1 1 t\na Q0 z 2 0.5 t\n"
+    run = read_run(_file(tmp_path, text))
+    assert run.topics() == ["a", "b"]
+    assert run.topic_lines("a").docnos == ["x", "z"]
+
+
+def test_many_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chunk boundaries fall mid-line; line numbers in errors stay right across chunks."""
+    monkeypatch.setattr(trec, "_CHUNK_BYTES", 64)
+    lines = [f"q{i // 7} Q0 doc{i} {i} {i / 3!r} run\n" for i in range(200)]
+    run = read_run(_file(tmp_path, "".join(lines)))
+    assert run.n_lines == 200
+    assert run.topic_lines("q3").docnos == [f"doc{i}" for i in range(21, 28)]
+    assert run.topic_lines("q3").scores.tolist() == [i / 3 for i in range(21, 28)]
+    bad = [*lines[:150], "q9 Q0 d 1 oops run\n", *lines[150:]]
+    with pytest.raises(TrecFormatError) as error:
+        read_run(_file(tmp_path, "".join(bad), "bad.txt"))
+    assert error.value.line_number == 151
+
+
+@pytest.mark.parametrize(
+    ("text", "line_number", "expected"),
+    [
+        ("q Q0 d 1 1.0 t\nq Q0 d2 2 0.5\n", 2, "at least 6 fields"),
+        ("q Q0 d 1 high t\n", 1, "a number as field 5 (score)"),
+        ("q Q0 d 1 1.5x t\n", 1, "a number as field 5 (score)"),
+        ("q Q0 d 1 1 t\nq Q0 e 2 1 t\nq Q0 d 3 0 t\n", 3, "each docno at most once"),
+    ],
+)
+def test_malformed_runs(tmp_path: Path, text: str, line_number: int, expected: str) -> None:
+    path = _file(tmp_path, text)
+    with pytest.raises(TrecFormatError) as error:
+        read_run(path)
+    assert error.value.path == str(path)
+    assert error.value.line_number == line_number
+    assert expected in error.value.expected
+    assert error.value.line == text.splitlines()[line_number - 1]
+    assert str(error.value).startswith(f"{path}:{line_number}: expected ")
+
+
+@pytest.mark.parametrize(
+    ("text", "line_number", "expected"),
+    [
+        ("q 0 d 1\nq 0 e 1 extra\n", 2, "exactly 4 fields"),
+        ("q 0 d\n", 1, "exactly 4 fields"),
+        ("q 0 d rel\n", 1, "an integer as field 4"),
+        ("q 0 d 1.5\n", 1, "an integer as field 4"),
+        ("q 0 d 1\nq 0 e 0\nq 1 d 0\n", 3, "one judgment per (qid, docno)"),
+    ],
+)
+def test_malformed_qrels(tmp_path: Path, text: str, line_number: int, expected: str) -> None:
+    with pytest.raises(TrecFormatError) as error:
+        read_qrels(_file(tmp_path, text))
+    assert (error.value.line_number, error.value.line) == (
+        line_number,
+        text.splitlines()[line_number - 1],
+    )
+    assert expected in error.value.expected
+
+
+def test_malformed_streams_report_the_stream(tmp_path: Path) -> None:
+    with pytest.raises(TrecFormatError) as error:
+        read_run(io.BytesIO(b"q Q0 d 1 x t\n"), name="mine.run")
+    assert str(error.value) == (
+        "mine.run:1: expected a number as field 5 (score); got 'q Q0 d 1 x t'"
+    )
+
+
+def test_read_qrels(tmp_path: Path) -> None:
+    qrels = read_qrels(_file(tmp_path, "# c\n1 0 d#1 2\n1 0 d2 -1\n2 0 d1 0\n"))
+    assert qrels.topics() == ["1", "2"]
+    assert qrels.topic("1") == {"d#1": 2, "d2": -1}
+    assert list(qrels.entries()) == [
+        ("1", "0", "d#1", 2),
+        ("1", "0", "d2", -1),
+        ("2", "0", "d1", 0),
+    ]
+
+
+def test_read_qrels_jg_and_prefs(tmp_path: Path) -> None:
+    jg = read_qrels_jg(_file(tmp_path, "301 1 d1 1\n# c\n301 2 d1 0\n"))
+    assert jg == [JudgmentGroupLine("301", "1", "d1", 1), JudgmentGroupLine("301", "2", "d1", 0)]
+    prefs = read_prefs(_file(tmp_path, "1.EC F:Ret 0 d#1 1.5\n", "p.txt"))
+    assert prefs == [PrefsLine("1.EC", "F:Ret", "0", "d#1", 1.5)]
+    with pytest.raises(TrecFormatError, match="exactly 5 fields"):
+        read_prefs(_file(tmp_path, "1 a b d\n", "bad.txt"))
+    with pytest.raises(TrecFormatError, match="an integer as field 4"):
+        read_qrels_jg(_file(tmp_path, "1 a d x\n", "bad2.txt"))
+
+
+def test_writers_round_trip(tmp_path: Path) -> None:
+    data = {"q1": {"b": 0.1 + 0.2, "a": 1 / 3, "c": 1 / 3}, "q0": {"x": -2.5e-9}}
+    write_run(data, tmp_path / "run.txt", tag="mine")
+    back = read_run(tmp_path / "run.txt")
+    assert back.to_dict() == data
+    assert back.tag == "mine"
+    assert back.topic_lines("q1").docnos == ["c", "a", "b"]  # trec order: ties docno desc
+    write_run(back, tmp_path / "again.txt", tag="mine")
+    assert (tmp_path / "again.txt").read_bytes() == (tmp_path / "run.txt").read_bytes()
+    qrels = {"7": {"d1": 2, "d0": -1}, "3": {"z": 0}}
+    write_qrels(qrels, tmp_path / "qrels.txt")
+    assert read_qrels(tmp_path / "qrels.txt").to_dict() == qrels
+
+
+def test_from_dict() -> None:
+    run = Run.from_dict({"1": {"a": 2.0, "b": 1.0}})
+    assert run.topic_lines("1").ranks.tolist() == [1, 2]
+    assert Qrels.from_dict({"1": {"a": 1}}).topic("1") == {"a": 1}
+    assert Qrels.from_dict({}).topics() == []
+    assert Run.from_dict({}).topics() == []
+
+
+def test_empty_files(tmp_path: Path) -> None:
+    assert read_run(_file(tmp_path, "")).topics() == []
+    assert read_qrels(_file(tmp_path, "\n# only a comment\n", "q.txt")).topics() == []
+
+
+TREC_TOPICS = """\
+<top>
+<num> Number: 301
+<title> International Organized Crime
+<desc> Description:
+Identify organizations that participate
+in international criminal activity.
+<narr> Narrative:
+A relevant document must name the organization.
+</top>
+
+<top>
+<num> Number: 302 <title> Poliomyelitis
+</top>
+"""
+
+
+def test_read_topics_all_formats(tmp_path: Path) -> None:
+    topics = read_topics(_file(tmp_path, TREC_TOPICS))
+    assert topics[0] == TopicStatement(
+        "301",
+        "International Organized Crime",
+        "Identify organizations that participate in international criminal activity.",
+        "A relevant document must name the organization.",
+    )
+    assert (topics[1].qid, topics[1].title) == ("302", "Poliomyelitis")
+    tsv = read_topics(_file(tmp_path, "007\tcheap flights\n8\tpolio\n", "t.tsv"))
+    assert [(t.qid, t.title) for t in tsv] == [("007", "cheap flights"), ("8", "polio")]
+    jsonl = '{"qid": "1", "title": "a", "narrative": "n", "lang": "en"}\n{"id": 2, "query": "b"}\n'
+    topics = read_topics(_file(tmp_path, jsonl, "t.jsonl"))
+    assert topics[0] == TopicStatement("1", "a", "", "n", {"lang": "en"})
+    assert (topics[1].qid, topics[1].title) == ("2", "b")
+
+
+@pytest.mark.parametrize(
+    ("text", "fmt", "expected"),
+    [
+        ("no tab here\n", "tsv", "qid<TAB>title"),
+        ("\ttitle only\n", "tsv", "qid<TAB>title"),
+        ('{"qid": "1"}\n', "jsonl", '"qid" and "title"'),
+        ("{not json\n", "jsonl", "a JSON object"),
+        ("<top><title> x </top>\n", "trec", "<num>"),
+    ],
+)
+def test_malformed_topics(tmp_path: Path, text: str, fmt: str, expected: str) -> None:
+    with pytest.raises(TrecFormatError) as error:
+        read_topics(_file(tmp_path, text), format=fmt)
+    assert expected in error.value.expected
+    assert error.value.line_number == 1
+
+
+def test_docno_hash_equal_for_equal_docnos() -> None:
+    names = np.array([b"a", b"bb", b"a"])
+    hashes = trec.docno_hash(names)
+    assert hashes[0] == hashes[2] and hashes[0] != hashes[1]
