@@ -249,3 +249,15 @@ def test_qrels_import_and_its_failures(store, files, campaign_id, tmp_path):
             session, campaigns.get_campaign(session, campaign_id), other
         )
         assert report.warnings == ["1 qrels topic(s) are not topics of the campaign: 77"]
+
+
+def test_malformed_topics_change_nothing(store, files, campaign_id, tmp_path):
+    bad = tmp_path / "topics.jsonl"
+    bad.write_text('{"qid": "9", "title": "fine"}\n{"title": "no id"}\n')
+    failed_import_changes_nothing(
+        store,
+        campaign_id,
+        lambda s, c: importing.import_topics(s, c, bad),
+        trec.TrecFormatError,
+        f"{bad}:2: expected",
+    )

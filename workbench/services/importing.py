@@ -65,7 +65,7 @@ class ImportReport:
         if self.skipped:
             parts.append(f"{self.skipped} skipped")
         if self.lines:
-            parts.append(f"{self.lines} lines")
+            parts.append(f"{self.lines} {'read' if self.kind == 'documents' else 'lines'}")
         return ", ".join(parts) + f" from {self.files} file(s)"
 
 
