@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from workbench.services import assignments, campaigns, importing, pools
 from workbench.services import users as user_service
 
 SMALL_LIMIT = 4096
+ON_POSTGRES = bool(os.environ.get("WORKBENCH_TEST_DATABASE_URL"))
 
 
 @pytest.fixture
@@ -162,3 +164,38 @@ def test_forms_refuse_bad_values_with_a_message_and_change_nothing(
         assert response.status_code in (200, 400, 404), (url, response.status_code)
         assert 'class="flash error' in response.text or response.status_code >= 400, url
     assert counts(app) == before
+
+
+NUL_JUDGEMENTS = [
+    {"docno": "D1", "grade": 1, "comment": "a\u0000b"},
+    {"docno": "D1", "grade": 1, "client_id": "id\u0000"},
+    {"docno": "D1", "grade": None, "cannot_judge": "broken\u0000"},
+]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="api._judgement_input lets NUL characters through: SQLite stores them (201), "
+    "PostgreSQL refuses them with psycopg2's ValueError (500); they should be a 400",
+)
+@pytest.mark.parametrize("body", NUL_JUDGEMENTS)
+def test_api_refuses_nul_characters(app: Flask, world: World, body: dict) -> None:
+    alice = client_factory(app)("alice")
+    before = counts(app)
+    url = f"/api/v1/assignments/{world.assignment['alice', 'T1']}/judgements"
+    response = alice.post(url, json=body)
+    assert response.status_code == 400
+    assert counts(app) == before
+
+
+@pytest.mark.xfail(
+    condition=ON_POSTGRES,
+    strict=True,
+    reason="users.authenticate queries the NUL username: psycopg2 raises ValueError (500)",
+)
+def test_login_with_nul_characters_is_refused_like_a_wrong_password(
+    app: Flask, world: World
+) -> None:
+    client = app.test_client()
+    for form in ({"username": "ali\u0000ce", "password": "x"}, {"username": "a", "password": "\0"}):
+        assert client.post("/login", data=form).status_code == 401
