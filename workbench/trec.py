@@ -16,7 +16,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import BinaryIO, NamedTuple
@@ -275,7 +275,10 @@ def _check_fields(lines: _Lines, path: str, n: int, exact: bool, layout: str) ->
 
 
 def docno_hash(docnos: np.ndarray) -> np.ndarray:
-    """A 64-bit hash of each bytes string of an 'S' array (vectorised FNV-style mixing)."""
+    """A 64-bit hash of each bytes string of an 'S' array (vectorised FNV-style mixing).
+
+    Independent of the array's width, so hashes of runs and qrels compare directly.
+    """
     width = docnos.dtype.itemsize
     padded_width = -(-width // 8) * 8
     if padded_width != width:
@@ -283,9 +286,12 @@ def docno_hash(docnos: np.ndarray) -> np.ndarray:
     words = docnos.view(np.uint64).reshape(len(docnos), padded_width // 8)
     h = np.full(len(docnos), 0xCBF29CE484222325, dtype=np.uint64)
     for j in range(words.shape[1]):
-        h ^= words[:, j]
-        h *= np.uint64(0x100000001B3)
-        h ^= h >> np.uint64(29)
+        word = words[:, j]
+        mixed = h ^ word
+        mixed *= np.uint64(0x100000001B3)
+        mixed ^= mixed >> np.uint64(29)
+        # an all-zero word is padding (docnos hold no NUL), so the hash ignores the width
+        h = mixed if j == 0 else np.where(word != 0, mixed, h)
     return h
 
 
@@ -297,17 +303,60 @@ def group_keys(hashes: np.ndarray, groups: np.ndarray) -> np.ndarray:
     return hashes ^ (groups.astype(np.uint64) * MIX)
 
 
-def _first_duplicate(keys: np.ndarray, groups: np.ndarray, docnos: np.ndarray) -> int | None:
+class KeyTable:
+    """Open addressing with linear probing over uint64 keys, built and probed vectorised."""
+
+    def __init__(self, keys: np.ndarray) -> None:
+        size = 1 << max(int(4 * len(keys)).bit_length(), 4)
+        self.mask = np.uint64(size - 1)
+        self.keys = np.zeros(size, dtype=np.uint64)
+        self.index = np.full(size, -1, dtype=np.int64)
+        slots = keys & self.mask
+        pending = np.arange(len(keys))
+        while len(pending):
+            s = slots[pending]
+            free = self.index[s] == -1
+            taken_slots, first = np.unique(s[free], return_index=True)
+            winners = pending[free][first]
+            self.index[taken_slots] = winners
+            self.keys[taken_slots] = keys[winners]
+            placed = np.zeros(len(keys), dtype=bool)
+            placed[winners] = True
+            pending = pending[~placed[pending]]
+            slots[pending] = (slots[pending] + np.uint64(1)) & self.mask
+
+    def find(self, keys: np.ndarray) -> np.ndarray:
+        """Index of each key in the table's source array, -1 when absent."""
+        result = np.full(len(keys), -1, dtype=np.int64)
+        slot = keys & self.mask
+        index = self.index[slot]
+        hit = (index >= 0) & (self.keys[slot] == keys)
+        result[hit] = index[hit]
+        active = np.flatnonzero((index >= 0) & ~hit)
+        while len(active):
+            s = (slot[active] + np.uint64(1)) & self.mask
+            slot[active] = s
+            index = self.index[s]
+            hit = (index >= 0) & (self.keys[s] == keys[active])
+            result[active[hit]] = index[hit]
+            active = active[(index >= 0) & ~hit]
+        return result
+
+
+def _first_duplicate(
+    keys: np.ndarray, docnos: np.ndarray, group_of: Callable[[int], int]
+) -> int | None:
     """Index of the first row whose (group, docno) appeared on an earlier row, or None."""
     if len(keys) < 2:
         return None
     ordered = np.sort(keys)
     repeated = ordered[1:][ordered[1:] == ordered[:-1]]
+    del ordered
     if not len(repeated):
         return None
     seen: set[tuple[int, bytes]] = set()
     for row in np.flatnonzero(np.isin(keys, repeated)).tolist():
-        pair = (int(groups[row]), bytes(docnos[row]))
+        pair = (group_of(row), bytes(docnos[row]))
         if pair in seen:
             return row
         seen.add(pair)
@@ -322,27 +371,32 @@ def _encode(value: str) -> bytes:
     return value.encode("utf-8", "surrogateescape")
 
 
-def _group(qids: np.ndarray) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """(distinct qids in first-appearance order, stable order grouping rows, CSR offsets)."""
-    n = len(qids)
-    if n == 0:
-        return [], np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64)
-    change = np.flatnonzero(qids[1:] != qids[:-1]) + 1
-    seg_starts = np.concatenate(([0], change))
-    seg_qids = qids[seg_starts]
+def _group(qids: np.ndarray) -> tuple[list[str], np.ndarray | None, np.ndarray]:
+    """(distinct qids in first-appearance order, stable order grouping rows or None when
+    already grouped, CSR offsets)."""
+    if not len(qids):
+        return [], None, np.zeros(1, dtype=np.int64)
+    starts = np.concatenate(([0], np.flatnonzero(qids[1:] != qids[:-1]) + 1))
+    return _group_segments(starts.tolist(), [bytes(q) for q in qids[starts]], len(qids))
+
+
+def _group_segments(
+    seg_starts: list[int], seg_qids: list[bytes], n: int
+) -> tuple[list[str], np.ndarray | None, np.ndarray]:
+    """:func:`_group` from the runs of equal qids: their first rows and qids."""
     codes: dict[bytes, int] = {}
     seg_codes = np.array([codes.setdefault(q, len(codes)) for q in seg_qids], dtype=np.int64)
     names = _decode(codes)
-    seg_lengths = np.diff(np.concatenate((seg_starts, [n])))
+    seg_lengths = np.diff(np.array([*seg_starts, n], dtype=np.int64))
     if len(codes) == len(seg_qids):
-        order = np.arange(n, dtype=np.int64)
-        counts = seg_lengths
-    else:
-        row_codes = np.repeat(seg_codes, seg_lengths)
-        order = np.argsort(row_codes, kind="stable")
-        counts = np.bincount(row_codes, minlength=len(codes))
-    offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-    return names, order, offsets
+        return names, None, _offsets(seg_lengths)
+    row_codes = np.repeat(seg_codes, seg_lengths)
+    order = np.argsort(row_codes, kind="stable")
+    return names, order, _offsets(np.bincount(row_codes, minlength=len(codes)))
+
+
+def _offsets(counts: np.ndarray) -> np.ndarray:
+    return np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
 
 
 # --------------------------------------------------------------------------- runs
@@ -434,48 +488,58 @@ def read_run(source: Source, *, name: str | None = None) -> Run:
     The tag is that of the last line.  A docno twice in one topic is an error.
     """
     path = name or _source_name(source)
-    qid_parts: list[np.ndarray] = []
     docno_parts: list[np.ndarray] = []
     score_parts: list[np.ndarray] = []
     rank_parts: list[np.ndarray] = []
     line_parts: list[np.ndarray] = []
-    tag = ""
+    seg_starts: list[int] = []
+    seg_qids: list[bytes] = []
+    n_rows = 0
+    previous: bytes | None = None
     last: _Lines | None = None
     for lines in _scan(source, 6):
         if not len(lines.n_fields):
             continue
         _check_fields(lines, path, 6, False, "qid Q0 docno rank score tag")
-        qid_parts.append(_field(lines, 0))
+        qids = _field(lines, 0)
+        starts = np.flatnonzero(qids[1:] != qids[:-1]) + 1
+        if bytes(qids[0]) != previous:
+            starts = np.concatenate(([0], starts))
+        seg_starts.extend((starts + n_rows).tolist())
+        seg_qids.extend(bytes(q) for q in qids[starts])
+        previous = bytes(qids[-1])
+        n_rows += len(qids)
         docno_parts.append(_field(lines, 2))
         score_parts.append(_numbers(lines, path, 4, "score"))
         rank_parts.append(_ranks(lines))
-        line_parts.append(lines.line_numbers)
+        line_parts.append(lines.line_numbers.astype(np.int32))
         last = lines
+    tag = ""
     if last is not None:
         tag = _decode(_field(last, 5, np.array([len(last.n_fields) - 1])))[0]
-    qids = _concat(qid_parts)
     docnos = _concat(docno_parts)
+    del docno_parts
     scores = _concat(score_parts, "f8")
     ranks = _concat(rank_parts, "i8")
-    topics, order, offsets = _group(qids)
-    if not _is_identity(order):
+    topics, order, offsets = _group_segments(seg_starts, seg_qids, n_rows)
+    if order is not None:
         docnos, scores, ranks = docnos[order], scores[order], ranks[order]
-    groups = np.repeat(np.arange(len(topics)), np.diff(offsets))
     run = Run(topics, offsets, docnos, scores, ranks, tag)
-    dup = _first_duplicate(group_keys(run.docno_hashes, groups), groups, docnos)
+    keys = np.repeat(np.arange(len(topics), dtype=np.uint64) * MIX, np.diff(offsets))
+    keys ^= run.docno_hashes
+    dup = _first_duplicate(keys, docnos, lambda row: _segment_of(offsets, row))
     if dup is not None:
-        line_numbers = _concat(line_parts, "i8")
-        if not _is_identity(order):
+        line_numbers = _concat(line_parts, "i4")
+        if order is not None:
             line_numbers = line_numbers[order]
         docno = docnos[dup].decode("utf-8", "surrogateescape")
-        raise _duplicate_error(
-            source, path, int(line_numbers[dup]), "run", topics[groups[dup]], docno
-        )
+        qid = topics[_segment_of(offsets, dup)]
+        raise _duplicate_error(source, path, int(line_numbers[dup]), "run", qid, docno)
     return run
 
 
-def _is_identity(order: np.ndarray) -> bool:
-    return bool(len(order) == 0 or (order[-1] == len(order) - 1 and np.all(np.diff(order) == 1)))
+def _segment_of(offsets: np.ndarray, row: int) -> int:
+    return int(np.searchsorted(offsets, row, side="right")) - 1
 
 
 def _ranks(lines: _Lines) -> np.ndarray:
@@ -564,8 +628,14 @@ class Qrels:
         self.rels = rels
         self._topics, order, self.offsets = _group(qids)
         self._index = {q: i for i, q in enumerate(self._topics)}
-        self.grouped_docnos = docnos[order]
-        self.grouped_rels = rels[order]
+        self.grouped_docnos = docnos if order is None else docnos[order]
+        self.grouped_rels = rels if order is None else rels[order]
+        self.grouped_topic = np.repeat(np.arange(len(self._topics)), np.diff(self.offsets))
+
+    @cached_property
+    def match_table(self) -> KeyTable:
+        """(topic index, docno) keys of the grouped entries, for matching run rows."""
+        return KeyTable(group_keys(docno_hash(self.grouped_docnos), self.grouped_topic))
 
     def topics(self) -> list[str]:
         return list(self._topics)
@@ -635,7 +705,8 @@ def read_qrels(source: Source) -> Qrels:
     rels = _concat([p[3] for p in parts], "i8")
     codes: dict[bytes, int] = {}
     groups = np.array([codes.setdefault(q, len(codes)) for q in qids], dtype=np.int64)
-    dup = _first_duplicate(group_keys(docno_hash(docnos), groups), groups, docnos)
+    keys = group_keys(docno_hash(docnos), groups)
+    dup = _first_duplicate(keys, docnos, lambda row: int(groups[row]))
     if dup is not None:
         line_number = int(_concat(lines_seen, "i8")[dup])
         qid = qids[dup].decode("utf-8", "surrogateescape")

@@ -98,13 +98,19 @@ def evaluate(
         float32=compat < 10,
         n_docs_in_collection=n_docs_in_collection,
     )
-    return _evaluate_ranked(ranked, chosen, run.tag, skipped, hidden)
+    return _evaluate_ranked(ranked, chosen, run.tag, skipped, hidden, qids)
 
 
 def _evaluate_ranked(
-    ranked: Ranked, chosen: list[Measure], tag: str, skipped: list[str], hidden: list[str]
+    ranked: Ranked,
+    chosen: list[Measure],
+    tag: str,
+    skipped: list[str],
+    hidden: list[str],
+    qids: list[str],
 ) -> Evaluation:
-    per_topic: dict[str, dict[str, float | int | str]] = {q: {} for q in ranked.qids}
+    """Per-topic values keyed in ``qids`` order (the print order), and the summary."""
+    per_topic: dict[str, dict[str, float | int | str]] = {q: {} for q in qids}
     summary: dict[str, float | int | str] = {}
     lines: list[Line] = []
     n = ranked.n_topics
@@ -130,7 +136,8 @@ def _evaluate_ranked(
             as_list = array.astype(np.int64 if family.kind == "count" else np.float64).tolist()
             for q, v in zip(ranked.qids, as_list, strict=True):
                 per_topic[q][name] = v
-            summary[name] = summarise(as_list, family.summary, n)
+            in_print_order = [per_topic[q][name] for q in qids]  # trec_eval's summation order
+            summary[name] = summarise(in_print_order, family.summary, n)
     return Evaluation(per_topic, summary, lines, skipped, hidden, tag)
 
 

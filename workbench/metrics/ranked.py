@@ -15,7 +15,7 @@ from functools import cached_property
 import numpy as np
 
 from workbench.metrics.ranking import segment_trec_order
-from workbench.trec import Qrels, Run, docno_hash, group_keys
+from workbench.trec import Qrels, Run, group_keys
 
 NONPOOL = -1
 UNJUDGED = -2
@@ -46,12 +46,14 @@ class Ranked:
     @cached_property
     def topic(self) -> np.ndarray:
         """Topic index of each ranked row."""
-        return np.repeat(np.arange(self.n_topics), self.num_ret)
+        return np.repeat(np.arange(self.n_topics, dtype=np.int32), self.num_ret)
 
     @cached_property
     def pos(self) -> np.ndarray:
         """1-based rank of each row within its topic."""
-        return np.arange(len(self.rel)) - np.repeat(self.offsets[:-1], self.num_ret) + 1
+        pos = np.arange(1, len(self.rel) + 1, dtype=np.int32)
+        pos -= np.repeat(self.offsets[:-1].astype(np.int32), self.num_ret)
+        return pos
 
     @cached_property
     def is_rel(self) -> np.ndarray:
@@ -124,25 +126,26 @@ def rank_topics(
     float32: bool = False,
     n_docs_in_collection: int = 0,
 ) -> Ranked:
-    """Build :class:`Ranked` for ``qids`` (a topic absent from the run ranks nothing)."""
+    """Build :class:`Ranked` for ``qids`` (a topic absent from the run ranks nothing).
+
+    ``Ranked.qids`` lists them in the run's order (missing ones last), which spares copying
+    the run when every run topic is evaluated.
+    """
     run_index = {q: i for i, q in enumerate(run.topics())}
+    qids = sorted(qids, key=lambda q: run_index.get(q, len(run_index)))
     which = np.array([run_index.get(q, -1) for q in qids], dtype=np.int64)
-    rows, offsets = _csr_rows(run.offsets, which)
-    whole = len(rows) == len(run.docnos) and _is_range(rows)
-    docnos = run.docnos if whole else run.docnos[rows]
-    scores = run.scores if whole else run.scores[rows]
+    if np.array_equal(which, np.arange(len(run.topics()))):
+        offsets = run.offsets  # every run topic, in the run's order: no copies
+        docnos, scores, hashes = run.docnos, run.scores, run.docno_hashes
+    else:
+        rows, offsets = _csr_rows(run.offsets, which)
+        docnos, scores = run.docnos[rows], run.scores[rows]
+        hashes = run.docno_hashes[rows]
     order = segment_trec_order(docnos, scores, offsets, float32=float32)
-    q_rows, q_offsets = _csr_rows(qrels.offsets, _index_in(qrels, qids))
-    hashes = run.docno_hashes if whole else run.docno_hashes[rows]
-    rel = _lookup(
-        qrels.grouped_docnos[q_rows],
-        qrels.grouped_rels[q_rows],
-        q_offsets,
-        docnos,
-        hashes,
-        offsets,
-    )
-    if not _is_range(order):
+    q_topic = _index_in(qrels, qids)
+    q_rows, q_offsets = _csr_rows(qrels.offsets, q_topic)
+    rel = _lookup(qrels, q_topic, docnos, hashes, offsets)
+    if order is not None:
         rel = rel[order]
     if judged_only:
         keep = rel >= 0
@@ -193,83 +196,28 @@ def _csr_rows(offsets: np.ndarray, which: np.ndarray) -> tuple[np.ndarray, np.nd
     return rows, new_offsets
 
 
-def _is_range(order: np.ndarray) -> bool:
-    return bool(len(order) == 0 or (order[0] == 0 and np.all(np.diff(order) == 1)))
-
-
 def _lookup(
-    q_docnos: np.ndarray,
-    q_rels: np.ndarray,
-    q_offsets: np.ndarray,
-    docnos: np.ndarray,
-    hashes: np.ndarray,
-    offsets: np.ndarray,
+    qrels: Qrels, q_topic: np.ndarray, docnos: np.ndarray, hashes: np.ndarray, offsets: np.ndarray
 ) -> np.ndarray:
     """Qrels value of each run row (NONPOOL if absent, UNJUDGED if negative).
 
-    A 64-bit hash of (topic, docno) in an open-addressing table of the (small) qrels, probed
-    for all run rows at once; hits are verified on the exact bytes.
+    ``q_topic``: the qrels topic index of each evaluated topic (-1: none).  Rows are probed in
+    the qrels' hash table of (topic, docno) all at once; hits are verified on the exact bytes.
     """
     rel = np.full(len(docnos), NONPOOL, dtype=np.int64)
-    if not len(docnos) or not len(q_docnos):
+    if not len(docnos) or not len(qrels):
         return rel
-    width = docnos.dtype.itemsize
-    if q_docnos.dtype.itemsize > width:
-        fits = np.char.str_len(q_docnos) <= width
-    else:
-        fits = np.ones(len(q_docnos), dtype=bool)
-    q_topic = np.repeat(np.arange(len(q_offsets) - 1), np.diff(q_offsets))
-    q_docnos, q_rels, q_topic = q_docnos[fits].astype(f"S{width}"), q_rels[fits], q_topic[fits]
-    table = _HashTable(group_keys(docno_hash(q_docnos), q_topic))
-    r_topic = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
-    found = table.find(group_keys(hashes, r_topic))
+    row_topic = np.repeat(q_topic, np.diff(offsets))
+    found = qrels.match_table.find(group_keys(hashes, row_topic))
+    found[row_topic < 0] = -1
     hit_rows = np.flatnonzero(found >= 0)
     source = found[hit_rows]
-    r_topic = np.searchsorted(offsets, hit_rows, side="right") - 1
-    same = (q_docnos[source] == docnos[hit_rows]) & (q_topic[source] == r_topic)
-    values = q_rels[source[same]]
+    same = (qrels.grouped_docnos[source] == docnos[hit_rows]) & (
+        qrels.grouped_topic[source] == row_topic[hit_rows]
+    )
+    values = qrels.grouped_rels[source[same]]
     rel[hit_rows[same]] = np.where(values < 0, UNJUDGED, values)
     return rel
-
-
-class _HashTable:
-    """Open addressing with linear probing over uint64 keys, built and probed vectorised."""
-
-    def __init__(self, keys: np.ndarray) -> None:
-        size = 1 << max(int(4 * len(keys)).bit_length(), 4)
-        self.mask = np.uint64(size - 1)
-        self.keys = np.zeros(size, dtype=np.uint64)
-        self.index = np.full(size, -1, dtype=np.int64)
-        slots = keys & self.mask
-        pending = np.arange(len(keys))
-        while len(pending):
-            s = slots[pending]
-            free = self.index[s] == -1
-            taken_slots, first = np.unique(s[free], return_index=True)
-            winners = pending[free][first]
-            self.index[taken_slots] = winners
-            self.keys[taken_slots] = keys[winners]
-            placed = np.zeros(len(keys), dtype=bool)
-            placed[winners] = True
-            pending = pending[~placed[pending]]
-            slots[pending] = (slots[pending] + np.uint64(1)) & self.mask
-
-    def find(self, keys: np.ndarray) -> np.ndarray:
-        """Index of each key in the table's source array, -1 when absent."""
-        result = np.full(len(keys), -1, dtype=np.int64)
-        slot = keys & self.mask
-        index = self.index[slot]
-        hit = (index >= 0) & (self.keys[slot] == keys)
-        result[hit] = index[hit]
-        active = np.flatnonzero((index >= 0) & ~hit)
-        while len(active):
-            s = (slot[active] + np.uint64(1)) & self.mask
-            slot[active] = s
-            index = self.index[s]
-            hit = (index >= 0) & (self.keys[s] == keys[active])
-            result[active[hit]] = index[hit]
-            active = active[(index >= 0) & ~hit]
-        return result
 
 
 def _judged(

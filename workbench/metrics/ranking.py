@@ -48,8 +48,9 @@ def in_trec_order(docnos: np.ndarray, keys: np.ndarray) -> bool:
 
 def segment_trec_order(
     docnos: np.ndarray, scores: np.ndarray, offsets: np.ndarray, *, float32: bool = False
-) -> np.ndarray:
-    """A permutation putting every CSR segment [offsets[i], offsets[i+1]) in trec order.
+) -> np.ndarray | None:
+    """A permutation putting every CSR segment [offsets[i], offsets[i+1]) in trec order, or
+    None when they all already are.
 
     Checked vectorised over all segments at once.  Segments whose scores rise anywhere are
     sorted one by one; elsewhere only the runs of tied scores are reordered (docno descending),
@@ -57,9 +58,8 @@ def segment_trec_order(
     """
     keys = np.asarray(scores, dtype=np.float32 if float32 else np.float64)
     n = len(keys)
-    order = np.arange(n, dtype=np.int64)
     if n < 2:
-        return order
+        return None
     inner = offsets[1:-1]
     inner = inner[(inner > 0) & (inner < n)]
     same_segment = np.ones(n - 1, dtype=bool)
@@ -69,7 +69,8 @@ def segment_trec_order(
     tied = np.flatnonzero((step == 0) & same_segment)
     tied = tied[docnos[tied + 1] >= docnos[tied]]
     if not len(rising) and not len(tied):
-        return order
+        return None
+    order = np.arange(n, dtype=np.int64)
     unsorted = np.unique(np.searchsorted(offsets, rising, side="right") - 1)
     for seg in unsorted:
         lo, hi = int(offsets[seg]), int(offsets[seg + 1])
