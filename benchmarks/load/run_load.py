@@ -12,6 +12,7 @@ every acknowledged client_id is stored exactly once, and nothing else was stored
 most one in-flight, unacknowledged judgement per assessor.
 
     python benchmarks/load/run_load.py --assessors 50 --seconds 20 [--db URL] [--threads 8]
+        [--servers 1]
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import threading
 import time
 import uuid
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -249,7 +251,7 @@ def judge_loop(
 
 def run_assessors(
     load: LoadCampaign,
-    port: int,
+    port: int | Sequence[int],
     seconds: float,
     *,
     seed: int = 0,
@@ -258,14 +260,17 @@ def run_assessors(
 ) -> list[AssessorResult]:
     """Every assessor in its own thread for `seconds` or until `stop` is set; returns their
     results (filled into `results`, one per assessor, when given, so that another thread can
-    watch them)."""
+    watch them). With several ports, assessor k talks to ports[k % len(ports)]."""
     stop = stop or threading.Event()
+    ports = [port] if isinstance(port, int) else list(port)
     deadline = time.monotonic() + seconds
     if results is None:
         results = [AssessorResult() for _ in load.assessors]
     threads = [
         threading.Thread(
-            target=judge_loop, args=(a, port, deadline, r, seed + k, stop), daemon=True
+            target=judge_loop,
+            args=(a, ports[k % len(ports)], deadline, r, seed + k, stop),
+            daemon=True,
         )
         for k, (a, r) in enumerate(zip(load.assessors, results, strict=True))
     ]
@@ -332,6 +337,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--db", help="store URL (default: a new SQLite file in a temp folder)")
     parser.add_argument("--threads", type=int, default=8, help="waitress threads of the server")
+    parser.add_argument(
+        "--servers", type=int, default=1, help="server processes (assessors spread over them)"
+    )
     parser.add_argument("--docs-per-topic", type=int, default=100)
     parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
@@ -340,17 +348,21 @@ def main(argv: list[str] | None = None) -> int:
         url = args.db or f"sqlite:///{Path(tmp) / 'load.sqlite'}"
         store = open_store(url, upgrade=True)
         load = build_campaign(store, args.assessors, args.docs_per_topic)
-        server = Server(url, Path(tmp) / "server", threads=args.threads).start()
+        servers = []
         try:
-            server_cpu = server.cpu_seconds()
+            for k in range(args.servers):
+                workdir = Path(tmp) / f"server-{k}"
+                servers.append(Server(url, workdir, threads=args.threads).start())
+            server_cpu = sum(server.cpu_seconds() for server in servers)
             own_cpu = time.process_time()
             started = time.monotonic()
-            results = run_assessors(load, server.port, args.seconds)
+            results = run_assessors(load, [server.port for server in servers], args.seconds)
             elapsed = time.monotonic() - started
-            server_cpu = server.cpu_seconds() - server_cpu
+            server_cpu = sum(server.cpu_seconds() for server in servers) - server_cpu
             own_cpu = time.process_time() - own_cpu
         finally:
-            server.stop()
+            for server in servers:
+                server.stop()
         check = check_store(store, load, results)
         store.dispose()
 
@@ -358,6 +370,7 @@ def main(argv: list[str] | None = None) -> int:
     figures = {
         "database": url.split(":", 1)[0],
         "assessors": args.assessors,
+        "servers": args.servers,
         "server_threads": args.threads,
         "seconds": round(elapsed, 2),
         "acknowledged": check.acknowledged,
