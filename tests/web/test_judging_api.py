@@ -105,6 +105,8 @@ def test_bad_submissions_get_clear_errors_and_store_nothing(app: Flask, as_user,
         ({"docno": "D1", "grade": 1, "time_spent_ms": "soon"}, 400, "time_spent_ms"),
         ({"docno": "D1", "grade": 1, "client_id": "x" * 65}, 400, "client_id"),
         ([1, 2], 400, "JSON object"),
+        ({"docno": "D1", "grade": 1, "comment": "a\x00b"}, 400, "NUL"),
+        ({"docno": "D1\x00", "grade": 1}, 400, "NUL"),
     ]
     for body, status, message in cases:
         response = client.post(url(world, "/judgements"), json=body)

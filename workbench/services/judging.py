@@ -144,10 +144,14 @@ def record_judgement(
 
     A client_id already stored for this assessor returns that row with created=False.
     Raises ServiceError for an inactive assignment, a document outside the assessor's
-    sequence, a grade outside the campaign scale or a 'cannot judge' without a reason.
+    sequence, a grade outside the campaign scale, a 'cannot judge' without a reason or text
+    with a NUL character (which PostgreSQL cannot store).
     """
     if not assignment.active:
         raise ServiceError("this assignment has been withdrawn")
+    texts = (data.docno, data.cannot_judge or "", data.comment, data.client_id or "")
+    if any("\x00" in text for text in texts):
+        raise ServiceError("the judgement contains a NUL character")
     if data.client_id is not None:
         if not data.client_id or len(data.client_id) > MAX_CLIENT_ID_LENGTH:
             raise ServiceError(f"client_id must be 1 to {MAX_CLIENT_ID_LENGTH} characters")

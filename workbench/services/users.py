@@ -36,6 +36,8 @@ def _check_role(role: str) -> str:
 
 
 def _check_password(password: str) -> str:
+    if "\x00" in password:
+        raise ServiceError("a password cannot contain a NUL character")
     if len(password) < MIN_PASSWORD_LENGTH:
         raise ServiceError(f"password too short: at least {MIN_PASSWORD_LENGTH} characters")
     return password
@@ -48,8 +50,8 @@ def token_digest(token: str) -> str:
 
 def create_user(session: Session, username: str, password: str, *, role: str = "assessor") -> User:
     username = username.strip()
-    if not username or len(username) > 80:
-        raise ServiceError("username must be 1 to 80 characters")
+    if not username or len(username) > 80 or not username.isprintable():
+        raise ServiceError("username must be 1 to 80 printable characters")
     if session.scalar(select(User).where(User.username == username)) is not None:
         raise ServiceError(f"user {username!r} already exists")
     user = User(
@@ -66,6 +68,8 @@ def create_user(session: Session, username: str, password: str, *, role: str = "
 
 def get_user(session: Session, name_or_id: str | int) -> User:
     """The user with this id or username; NotFound otherwise."""
+    if "\x00" in str(name_or_id):
+        raise NotFound(f"no user {name_or_id!r}")
     if isinstance(name_or_id, int) or str(name_or_id).isdigit():
         user = session.get(User, int(name_or_id))
         if user is not None:
@@ -85,7 +89,9 @@ def list_users(session: Session, *, role: str | None = None) -> list[User]:
 
 def authenticate(session: Session, username: str, password: str) -> User | None:
     """The active user whose password matches, else None (same cost for unknown names)."""
-    user = session.scalar(select(User).where(User.username == username.strip()))
+    username = username.strip()
+    valid = "\x00" not in username and "\x00" not in password
+    user = session.scalar(select(User).where(User.username == username)) if valid else None
     if user is None:
         check_password_hash(_dummy_hash(PASSWORD_HASH_METHOD), password)
         return None
@@ -118,7 +124,7 @@ def new_api_token(session: Session, user: User) -> str:
 
 def user_by_token(session: Session, token: str) -> User | None:
     """The active user holding this API token, else None."""
-    if not token:
+    if not token or "\x00" in token:
         return None
     user = session.scalar(select(User).where(User.api_token_hash == token_digest(token)))
     return user if user is not None and user.active else None
