@@ -344,18 +344,23 @@ class KeyTable:
 
 
 def _first_duplicate(
-    keys: np.ndarray, docnos: np.ndarray, group_of: Callable[[int], int]
+    keys: Callable[[], np.ndarray], docnos: np.ndarray, group_of: Callable[[int], int]
 ) -> int | None:
-    """Index of the first row whose (group, docno) appeared on an earlier row, or None."""
-    if len(keys) < 2:
+    """Index of the first row whose (group, docno) appeared on an earlier row, or None.
+
+    ``keys()`` gives each row's (group, docno) key; it is called again (rather than kept)
+    only when two keys collide, to spare memory on large runs.
+    """
+    if len(docnos) < 2:
         return None
-    ordered = np.sort(keys)
+    ordered = keys()
+    ordered.sort()
     repeated = ordered[1:][ordered[1:] == ordered[:-1]]
     del ordered
     if not len(repeated):
         return None
     seen: set[tuple[int, bytes]] = set()
-    for row in np.flatnonzero(np.isin(keys, repeated)).tolist():
+    for row in np.flatnonzero(np.isin(keys(), repeated)).tolist():
         pair = (group_of(row), bytes(docnos[row]))
         if pair in seen:
             return row
@@ -423,7 +428,10 @@ class Run:
         ranks: np.ndarray,
         tag: str,
         n_lines: int | None = None,
+        docno_hashes: np.ndarray | None = None,
     ) -> None:
+        if docno_hashes is not None:
+            self.__dict__["docno_hashes"] = docno_hashes
         self._topics = topics
         self._index = {q: i for i, q in enumerate(topics)}
         self.offsets = offsets
@@ -489,6 +497,7 @@ def read_run(source: Source, *, name: str | None = None) -> Run:
     """
     path = name or _source_name(source)
     docno_parts: list[np.ndarray] = []
+    hash_parts: list[np.ndarray] = []
     score_parts: list[np.ndarray] = []
     rank_parts: list[np.ndarray] = []
     line_parts: list[np.ndarray] = []
@@ -510,6 +519,7 @@ def read_run(source: Source, *, name: str | None = None) -> Run:
         previous = bytes(qids[-1])
         n_rows += len(qids)
         docno_parts.append(_field(lines, 2))
+        hash_parts.append(docno_hash(docno_parts[-1]))
         score_parts.append(_numbers(lines, path, 4, "score"))
         rank_parts.append(_ranks(lines))
         line_parts.append(lines.line_numbers.astype(np.int32))
@@ -518,15 +528,24 @@ def read_run(source: Source, *, name: str | None = None) -> Run:
     if last is not None:
         tag = _decode(_field(last, 5, np.array([len(last.n_fields) - 1])))[0]
     docnos = _concat(docno_parts)
-    del docno_parts
+    del docno_parts  # each column's pieces are freed as soon as it is joined
     scores = _concat(score_parts, "f8")
+    del score_parts
     ranks = _concat(rank_parts, "i8")
+    del rank_parts
+    hashes = _concat(hash_parts, "u8")
+    del hash_parts
     topics, order, offsets = _group_segments(seg_starts, seg_qids, n_rows)
     if order is not None:
         docnos, scores, ranks = docnos[order], scores[order], ranks[order]
-    run = Run(topics, offsets, docnos, scores, ranks, tag)
-    keys = np.repeat(np.arange(len(topics), dtype=np.uint64) * MIX, np.diff(offsets))
-    keys ^= run.docno_hashes
+        hashes = hashes[order]
+    run = Run(topics, offsets, docnos, scores, ranks, tag, docno_hashes=hashes)
+
+    def keys() -> np.ndarray:
+        out = np.repeat(np.arange(len(topics), dtype=np.uint64) * MIX, np.diff(offsets))
+        out ^= hashes
+        return out
+
     dup = _first_duplicate(keys, docnos, lambda row: _segment_of(offsets, row))
     if dup is not None:
         line_numbers = _concat(line_parts, "i4")
@@ -705,8 +724,9 @@ def read_qrels(source: Source) -> Qrels:
     rels = _concat([p[3] for p in parts], "i8")
     codes: dict[bytes, int] = {}
     groups = np.array([codes.setdefault(q, len(codes)) for q in qids], dtype=np.int64)
-    keys = group_keys(docno_hash(docnos), groups)
-    dup = _first_duplicate(keys, docnos, lambda row: int(groups[row]))
+    dup = _first_duplicate(
+        lambda: group_keys(docno_hash(docnos), groups), docnos, lambda row: int(groups[row])
+    )
     if dup is not None:
         line_number = int(_concat(lines_seen, "i8")[dup])
         qid = qids[dup].decode("utf-8", "surrogateescape")

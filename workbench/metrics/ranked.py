@@ -196,6 +196,9 @@ def _csr_rows(offsets: np.ndarray, which: np.ndarray) -> tuple[np.ndarray, np.nd
     return rows, new_offsets
 
 
+_BLOCK = 1 << 18
+
+
 def _lookup(
     qrels: Qrels, q_topic: np.ndarray, docnos: np.ndarray, hashes: np.ndarray, offsets: np.ndarray
 ) -> np.ndarray:
@@ -207,8 +210,11 @@ def _lookup(
     rel = np.full(len(docnos), NONPOOL, dtype=np.int64)
     if not len(docnos) or not len(qrels):
         return rel
-    row_topic = np.repeat(q_topic, np.diff(offsets))
-    found = qrels.match_table.find(group_keys(hashes, row_topic))
+    row_topic = np.repeat(q_topic.astype(np.int32), np.diff(offsets))
+    found = np.empty(len(docnos), dtype=np.int64)
+    for lo in range(0, len(docnos), _BLOCK):  # blocks keep the temporaries in cache
+        hi = lo + _BLOCK
+        found[lo:hi] = qrels.match_table.find(group_keys(hashes[lo:hi], row_topic[lo:hi]))
     found[row_topic < 0] = -1
     hit_rows = np.flatnonzero(found >= 0)
     source = found[hit_rows]
