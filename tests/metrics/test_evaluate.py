@@ -87,6 +87,14 @@ def test_relevance_level_judged_only_and_max_results() -> None:
     assert cut.per_topic["1"]["num_ret"] == 2
 
 
+def test_max_results_cuts_before_judged_only() -> None:
+    """trec_eval truncates at -M, then drops unjudged documents: u costs a -M slot."""
+    qrels = {"1": {"a": 1, "b": 1, "c": 0}}
+    run = {"1": {"a": 4.0, "u": 3.0, "b": 2.0, "c": 1.0}}
+    both = evaluate(qrels, run, ["num_ret", "num_rel_ret"], max_results=2, judged_only=True)
+    assert both.per_topic["1"] == {"num_ret": 1, "num_rel_ret": 1}
+
+
 def test_variants_beyond_trec_eval() -> None:
     values = evaluate(QRELS, RUN, ["F@0.5", "set_F", "Judged@4", "judged.10"]).per_topic["1"]
     precision, recall = 2 / 5, 2 / 3

@@ -1,9 +1,10 @@
 """The ranked relevance of every evaluated topic, in CSR form (one home for trec_eval's setup).
 
 For each evaluated topic, the run's lines are put in trec order (score descending, docno
-descending), optionally filtered to judged documents (``-J``) and truncated (``-M``); each
-ranked document gets its qrels value: the grade when judged, ``NONPOOL`` (-1) when absent
-from the qrels, ``UNJUDGED`` (-2) when the qrels give it a negative value.
+descending), optionally truncated (``-M``) and then filtered to judged documents (``-J``),
+as trec_eval does; each ranked document gets its qrels value: the grade when judged,
+``NONPOOL`` (-1) when absent from the qrels, ``UNJUDGED`` (-2) when the qrels give it a
+negative value.
 """
 
 from __future__ import annotations
@@ -147,17 +148,18 @@ def rank_topics(
     rel = _lookup(qrels, q_topic, docnos, hashes, offsets)
     if order is not None:
         rel = rel[order]
-    if judged_only:
-        keep = rel >= 0
-        rel = rel[keep]
-        topic = np.repeat(np.arange(len(qids)), np.diff(offsets))
-        offsets = _offsets(np.bincount(topic[keep], minlength=len(qids)))
+    # trec_eval cuts at -M first, then drops the unjudged (-J) keeping the order
     if max_results is not None:
         n = np.diff(offsets)
         kept = np.minimum(n, max(max_results, 0))
         pos = np.arange(len(rel)) - np.repeat(offsets[:-1], n)
         rel = rel[pos < np.repeat(kept, n)]
         offsets = _offsets(kept)
+    if judged_only:
+        keep = rel >= 0
+        rel = rel[keep]
+        topic = np.repeat(np.arange(len(qids)), np.diff(offsets))
+        offsets = _offsets(np.bincount(topic[keep], minlength=len(qids)))
     judged_offsets, judged_rel, num_rel, num_nonrel = _judged(
         qrels.grouped_rels[q_rows], q_offsets, relevance_level
     )
