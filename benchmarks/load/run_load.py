@@ -12,7 +12,7 @@ every acknowledged client_id is stored exactly once, and nothing else was stored
 most one in-flight, unacknowledged judgement per assessor.
 
     python benchmarks/load/run_load.py --assessors 50 --seconds 20 [--db URL] [--threads 8]
-        [--servers 1]
+        [--servers 1] [--rate R]
 """
 
 from __future__ import annotations
@@ -205,10 +205,13 @@ def judge_loop(
     result: AssessorResult,
     seed: int,
     stop: threading.Event,
+    interval: float = 0.0,
 ) -> None:
     """Post judgements until `deadline` (time.monotonic) or `stop`; retry an unanswered one
-    as is."""
+    as is. interval > 0 paces new judgements to one per `interval` seconds (random phase);
+    0 posts the next one as soon as the last is answered."""
     rng = random.Random(seed)
+    scheduled = time.monotonic() + rng.uniform(0, interval)
     path = f"/api/v1/assignments/{assessor.assignment_id}/judgements"
     headers = {"Authorization": f"Bearer {assessor.token}", "Content-Type": "application/json"}
     connection: http.client.HTTPConnection | None = None
@@ -216,6 +219,9 @@ def judge_loop(
     pending: bytes | None = None
     while time.monotonic() < deadline and not stop.is_set():
         if pending is None:
+            if interval:
+                time.sleep(max(0.0, scheduled - time.monotonic()))
+                scheduled += interval
             client_id = f"{assessor.username}-{i}"
             docno = assessor.docnos[i % len(assessor.docnos)]
             payload = {"docno": docno, "grade": rng.randint(0, 2), "client_id": client_id}
@@ -257,10 +263,13 @@ def run_assessors(
     seed: int = 0,
     results: list[AssessorResult] | None = None,
     stop: threading.Event | None = None,
+    rate: float | None = None,
 ) -> list[AssessorResult]:
     """Every assessor in its own thread for `seconds` or until `stop` is set; returns their
     results (filled into `results`, one per assessor, when given, so that another thread can
-    watch them). With several ports, assessor k talks to ports[k % len(ports)]."""
+    watch them). With several ports, assessor k talks to ports[k % len(ports)]. rate: the
+    total judgements/s offered, spread evenly over the assessors (None: as fast as answered)."""
+    interval = len(load.assessors) / rate if rate else 0.0
     stop = stop or threading.Event()
     ports = [port] if isinstance(port, int) else list(port)
     deadline = time.monotonic() + seconds
@@ -269,7 +278,7 @@ def run_assessors(
     threads = [
         threading.Thread(
             target=judge_loop,
-            args=(a, ports[k % len(ports)], deadline, r, seed + k, stop),
+            args=(a, ports[k % len(ports)], deadline, r, seed + k, stop, interval),
             daemon=True,
         )
         for k, (a, r) in enumerate(zip(load.assessors, results, strict=True))
@@ -340,6 +349,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--servers", type=int, default=1, help="server processes (assessors spread over them)"
     )
+    parser.add_argument(
+        "--rate",
+        type=float,
+        help="offered judgements/s in total, paced per assessor (default: as fast as answered)",
+    )
     parser.add_argument("--docs-per-topic", type=int, default=100)
     parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
@@ -356,7 +370,8 @@ def main(argv: list[str] | None = None) -> int:
             server_cpu = sum(server.cpu_seconds() for server in servers)
             own_cpu = time.process_time()
             started = time.monotonic()
-            results = run_assessors(load, [server.port for server in servers], args.seconds)
+            ports = [server.port for server in servers]
+            results = run_assessors(load, ports, args.seconds, rate=args.rate)
             elapsed = time.monotonic() - started
             server_cpu = sum(server.cpu_seconds() for server in servers) - server_cpu
             own_cpu = time.process_time() - own_cpu
@@ -372,6 +387,7 @@ def main(argv: list[str] | None = None) -> int:
         "assessors": args.assessors,
         "servers": args.servers,
         "server_threads": args.threads,
+        "offered_rate": args.rate or "closed loop",
         "seconds": round(elapsed, 2),
         "acknowledged": check.acknowledged,
         "judgements_per_s": check.acknowledged / elapsed,
