@@ -87,6 +87,13 @@ def test_relevance_level_judged_only_and_max_results() -> None:
     assert cut.per_topic["1"]["num_ret"] == 2
 
 
+def test_empty_inputs() -> None:
+    assert evaluate({}, {}, ["map"]).summary == {"map": 0.0}
+    complete = evaluate({"1": {"a": 1}}, {}, ["map", "num_q"], average_over_all_topics=True)
+    assert complete.summary == {"map": 0.0, "num_q": 1}
+    assert evaluate({"1": {"a": 1}}, {"2": {"a": 1.0}}, ["num_q"]).summary == {"num_q": 0}
+
+
 def test_max_results_cuts_before_judged_only() -> None:
     """trec_eval truncates at -M, then drops unjudged documents: u costs a -M slot."""
     qrels = {"1": {"a": 1, "b": 1, "c": 0}}

@@ -188,6 +188,8 @@ def _index_in(qrels: Qrels, qids: list[str]) -> np.ndarray:
 def _csr_rows(offsets: np.ndarray, which: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Rows of the CSR segments ``which`` (-1: an empty segment), and their new offsets."""
     valid = which >= 0
+    if not valid.any():
+        return np.zeros(0, dtype=np.int64), np.zeros(len(which) + 1, dtype=np.int64)
     safe = np.where(valid, which, 0)
     lengths = np.where(valid, offsets[safe + 1] - offsets[safe], 0)
     new_offsets = _offsets(lengths)
