@@ -767,7 +767,7 @@ class PrefsLine:
     rel: float
 
 
-def _text_lines(source: Source) -> Iterator[tuple[int, str, list[str]]]:
+def text_lines(source: Source) -> Iterator[tuple[int, str, list[str]]]:
     """(line number, text, fields) of each non-blank, non-comment line."""
     for lines in _scan(source):
         for i in range(len(lines.n_fields)):
@@ -778,7 +778,7 @@ def _text_lines(source: Source) -> Iterator[tuple[int, str, list[str]]]:
 def read_qrels_jg(source: Source) -> list[JudgmentGroupLine]:
     path = _source_name(source)
     out: list[JudgmentGroupLine] = []
-    for number, text, fields in _text_lines(source):
+    for number, text, fields in text_lines(source):
         if len(fields) != 4:
             raise TrecFormatError(path, number, text, "exactly 4 fields (qid jg docno rel)")
         try:
@@ -792,7 +792,7 @@ def read_qrels_jg(source: Source) -> list[JudgmentGroupLine]:
 def read_prefs(source: Source) -> list[PrefsLine]:
     path = _source_name(source)
     out: list[PrefsLine] = []
-    for number, text, fields in _text_lines(source):
+    for number, text, fields in text_lines(source):
         if len(fields) != 5:
             raise TrecFormatError(path, number, text, "exactly 5 fields (qid jg jsg docno rel)")
         try:

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from workbench.metrics.evaluation import Evaluation, summarise
-from workbench.trec import Source, TrecFormatError, _text_lines
+from workbench.trec import Source, TrecFormatError, text_lines
 
 
 def format_line(name: str, qid: str, value: int | float | str) -> str:
@@ -44,7 +44,7 @@ def read_zscores(source: Source) -> ZScores:
     """Lines ``qid measure mean stddev``."""
     path = str(source)
     table: dict[tuple[str, str], tuple[float, float]] = {}
-    for number, text, fields in _text_lines(source):
+    for number, text, fields in text_lines(source):
         if len(fields) != 4:
             raise TrecFormatError(path, number, text, "exactly 4 fields (qid measure mean stddev)")
         try:
