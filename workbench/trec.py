@@ -490,17 +490,47 @@ class Run:
         )
 
 
+class _Column:
+    """An output column filled chunk by chunk into one preallocated array (no join at the end).
+
+    Grows by doubling when the estimate falls short, and re-casts once to a wider 'S' dtype
+    when a later chunk holds longer strings.
+    """
+
+    def __init__(self, first: np.ndarray, capacity: int) -> None:
+        self.data = np.empty(max(capacity, len(first)), dtype=first.dtype)
+        self.size = 0
+        self.append(first)
+
+    def append(self, values: np.ndarray) -> None:
+        end = self.size + len(values)
+        if values.dtype.kind == "S" and values.dtype.itemsize > self.data.dtype.itemsize:
+            self.data = self.data.astype(values.dtype)
+        if end > len(self.data):
+            grown = np.empty(max(end, 2 * len(self.data)), dtype=self.data.dtype)
+            grown[: self.size] = self.data[: self.size]
+            self.data = grown
+        self.data[self.size : end] = values
+        self.size = end
+
+    def values(self) -> np.ndarray:
+        return self.data[: self.size]
+
+
+def _source_size(source: Source) -> int | None:
+    if isinstance(source, str | os.PathLike) and os.fspath(source) != "-":
+        return os.path.getsize(source)
+    return None
+
+
 def read_run(source: Source, *, name: str | None = None) -> Run:
     """Parse a run (``qid Q0 docno rank score tag``; extra fields ignored, as trec_eval).
 
     The tag is that of the last line.  A docno twice in one topic is an error.
     """
     path = name or _source_name(source)
-    docno_parts: list[np.ndarray] = []
-    hash_parts: list[np.ndarray] = []
-    score_parts: list[np.ndarray] = []
-    rank_parts: list[np.ndarray] = []
-    line_parts: list[np.ndarray] = []
+    total_bytes = _source_size(source)
+    columns: dict[str, _Column] = {}
     seg_starts: list[int] = []
     seg_qids: list[bytes] = []
     n_rows = 0
@@ -518,27 +548,37 @@ def read_run(source: Source, *, name: str | None = None) -> Run:
         seg_qids.extend(bytes(q) for q in qids[starts])
         previous = bytes(qids[-1])
         n_rows += len(qids)
-        docno_parts.append(_field(lines, 2))
-        hash_parts.append(docno_hash(docno_parts[-1]))
-        score_parts.append(_numbers(lines, path, 4, "score"))
-        rank_parts.append(_ranks(lines))
-        line_parts.append(lines.line_numbers.astype(np.int32))
+        docnos = _field(lines, 2)
+        chunk = {
+            "docnos": docnos,
+            "hashes": docno_hash(docnos),
+            "scores": _numbers(lines, path, 4, "score"),
+            "ranks": _ranks(lines),
+            "lines": lines.line_numbers.astype(np.int32),
+        }
+        if not columns:
+            chunk_bytes = len(lines.buf) - len(_PADDING)
+            estimate = 2 * len(qids)
+            if total_bytes is not None:
+                estimate = int(total_bytes * len(qids) / chunk_bytes * 1.02) + 16
+            columns = {key: _Column(values, estimate) for key, values in chunk.items()}
+        else:
+            for key, values in chunk.items():
+                columns[key].append(values)
         last = lines
     tag = ""
     if last is not None:
         tag = _decode(_field(last, 5, np.array([len(last.n_fields) - 1])))[0]
-    docnos = _concat(docno_parts)
-    del docno_parts  # each column's pieces are freed as soon as it is joined
-    scores = _concat(score_parts, "f8")
-    del score_parts
-    ranks = _concat(rank_parts, "i8")
-    del rank_parts
-    hashes = _concat(hash_parts, "u8")
-    del hash_parts
+    if columns:
+        docnos, hashes, scores, ranks, line_numbers = (c.values() for c in columns.values())
+    else:
+        docnos, hashes = np.zeros(0, dtype="S1"), np.zeros(0, dtype=np.uint64)
+        scores, ranks = np.zeros(0), np.zeros(0, dtype=np.int64)
+        line_numbers = np.zeros(0, dtype=np.int32)
     topics, order, offsets = _group_segments(seg_starts, seg_qids, n_rows)
     if order is not None:
         docnos, scores, ranks = docnos[order], scores[order], ranks[order]
-        hashes = hashes[order]
+        hashes, line_numbers = hashes[order], line_numbers[order]
     run = Run(topics, offsets, docnos, scores, ranks, tag, docno_hashes=hashes)
 
     def keys() -> np.ndarray:
@@ -548,9 +588,6 @@ def read_run(source: Source, *, name: str | None = None) -> Run:
 
     dup = _first_duplicate(keys, docnos, lambda row: _segment_of(offsets, row))
     if dup is not None:
-        line_numbers = _concat(line_parts, "i4")
-        if order is not None:
-            line_numbers = line_numbers[order]
         docno = docnos[dup].decode("utf-8", "surrogateescape")
         qid = topics[_segment_of(offsets, dup)]
         raise _duplicate_error(source, path, int(line_numbers[dup]), "run", qid, docno)
