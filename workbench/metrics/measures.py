@@ -56,16 +56,23 @@ def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 # ------------------------------------------------------------------ building blocks
 
 
+def _sum_at(r: Ranked, rows: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Per-topic sums of weights given at ``rows`` (in row order, as trec_eval adds)."""
+    return np.bincount(r.topic[rows], weights=weights, minlength=r.n_topics)
+
+
 def rel_in_top(r: Ranked, k: int | np.ndarray) -> np.ndarray:
     """Relevant documents among the first k (k per topic or a constant)."""
-    limit = k if np.isscalar(k) else np.asarray(k)[r.topic]
-    return r.per_topic_count(r.is_rel & (r.pos <= limit))
+    rows = r.rel_rows
+    limit = k if np.isscalar(k) else np.asarray(k)[r.topic[rows]]
+    kept = rows[r.pos[rows] <= limit]
+    return np.bincount(r.topic[kept], minlength=r.n_topics).astype(np.int64)
 
 
 def average_precision(r: Ranked, cutoff: int | None = None) -> np.ndarray:
     """sum over relevant retrieved docs (within cutoff) of rel_so_far / rank, over R."""
-    mask = r.is_rel if cutoff is None else r.is_rel & (r.pos <= cutoff)
-    total = r.per_topic_sum(r.rel_so_far / r.pos, mask)
+    rows = r.rel_rows if cutoff is None else r.rel_rows[r.pos[r.rel_rows] <= cutoff]
+    total = _sum_at(r, rows, r.rel_so_far[rows] / r.pos[rows])
     return _safe_div(total, r.num_rel)
 
 
@@ -74,13 +81,14 @@ def bpref(r: Ranked) -> np.ndarray:
     from workbench.metrics.ranked import segment_cumsum
 
     nonrel = (r.rel >= 0) & ~r.is_rel
-    nonrel_above = segment_cumsum(nonrel.astype(np.int64), r.offsets)
-    R = r.num_rel[r.topic]
-    N = r.num_nonrel[r.topic]
-    den = np.minimum(N, R)
+    rows = r.rel_rows
+    nonrel_above = segment_cumsum(nonrel.astype(np.int32), r.offsets)[rows]
+    topic = r.topic[rows]
+    R = r.num_rel[topic]
+    den = np.minimum(r.num_nonrel[topic], R)
     penalty = _safe_div(np.minimum(nonrel_above, R), den)
     contrib = np.where(nonrel_above > 0, 1.0 - penalty, 1.0)
-    return _safe_div(r.per_topic_sum(contrib, r.is_rel), r.num_rel)
+    return _safe_div(_sum_at(r, rows, contrib), r.num_rel)
 
 
 def interpolated_precision(r: Ranked, points: list[float], rounding: str) -> np.ndarray:
@@ -117,8 +125,10 @@ def _segment_reverse_max(values: np.ndarray, segment: np.ndarray) -> np.ndarray:
     return uniq[rev - (segment.max() - segment).astype(np.int64) * span]
 
 
-def gain_table(r: Ranked, pairs: dict[int, float] | None) -> tuple[np.ndarray, np.ndarray]:
-    """(gain of each ranked row, per-topic descending ideal gains CSR values).
+def gain_table(
+    r: Ranked, pairs: dict[int, float] | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(judged ranked rows, their gains, gains of the judged docs of each topic (CSR)).
 
     Default gain is the grade; ``pairs`` override it per grade.  Unjudged rows gain 0.
     """
@@ -134,9 +144,8 @@ def gain_table(r: Ranked, pairs: dict[int, float] | None) -> tuple[np.ndarray, n
     for level, g in pairs.items():
         if 0 <= level <= top:
             table[level] = g
-    row_gain = np.where(r.rel >= 0, table[np.maximum(r.rel, 0)], 0.0)
-    judged_gain = table[r.judged_rel]
-    return row_gain, judged_gain
+    rows = np.flatnonzero(r.rel >= 0)
+    return rows, table[r.rel[rows]], table[r.judged_rel]
 
 
 def ideal_order(r: Ranked, judged_gain: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -145,11 +154,13 @@ def ideal_order(r: Ranked, judged_gain: np.ndarray) -> tuple[np.ndarray, np.ndar
     return judged_gain[order], r.judged_pos
 
 
-def dcg(r: Ranked, row_gain: np.ndarray, cutoff: int | None = None) -> np.ndarray:
-    mask = row_gain != 0
+def dcg(r: Ranked, rows: np.ndarray, gains: np.ndarray, cutoff: int | None = None) -> np.ndarray:
+    """sum of gain / log2(rank + 1) over the judged ranked ``rows`` (within cutoff)."""
+    keep = gains != 0
     if cutoff is not None:
-        mask &= r.pos <= cutoff
-    return r.per_topic_sum(row_gain / discount(r.pos), mask)
+        keep &= r.pos[rows] <= cutoff
+    rows, gains = rows[keep], gains[keep]
+    return _sum_at(r, rows, gains / discount(r.pos[rows]))
 
 
 def ideal_dcg(r: Ranked, judged_gain: np.ndarray, cutoff: int | None = None) -> np.ndarray:
@@ -301,8 +312,8 @@ def _11pt(rounding: str) -> Compute:
 
 
 def _binG(r: Ranked, _: Any) -> list[tuple[str, Values]]:
-    w = 1.0 / discount(r.pos - r.rel_so_far + 1)
-    total = r.per_topic_sum(w, r.is_rel)
+    rows = r.rel_rows
+    total = _sum_at(r, rows, 1.0 / discount(r.pos[rows] - r.rel_so_far[rows] + 1))
     return [("binG", np.where(r.num_rel_ret > 0, _safe_div(total, r.num_rel), 0.0))]
 
 
@@ -353,8 +364,8 @@ def _G(r: Ranked, pairs: dict[int, float]) -> list[tuple[str, Values]]:
 
 
 def _ndcg(r: Ranked, pairs: dict[int, float]) -> list[tuple[str, Values]]:
-    row_gain, judged_gain = gain_table(r, pairs)
-    return [("ndcg", _safe_div(dcg(r, row_gain), ideal_dcg(r, judged_gain)))]
+    rows, gains, judged_gain = gain_table(r, pairs)
+    return [("ndcg", _safe_div(dcg(r, rows, gains), ideal_dcg(r, judged_gain)))]
 
 
 def _ndcg_rel(r: Ranked, pairs: dict[int, float]) -> list[tuple[str, Values]]:
@@ -418,9 +429,9 @@ def _rndcg(r: Ranked, pairs: dict[int, float]) -> list[tuple[str, Values]]:
 
 
 def _ndcg_cut(r: Ranked, cutoffs: list[int]) -> list[tuple[str, Values]]:
-    row_gain, judged_gain = gain_table(r, None)
+    rows, gains, judged_gain = gain_table(r, None)
     return [
-        (f"ndcg_cut_{k}", _safe_div(dcg(r, row_gain, k), ideal_dcg(r, judged_gain, k)))
+        (f"ndcg_cut_{k}", _safe_div(dcg(r, rows, gains, k), ideal_dcg(r, judged_gain, k)))
         for k in cutoffs
     ]
 

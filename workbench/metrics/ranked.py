@@ -61,6 +61,11 @@ class Ranked:
         return self.rel >= self.level
 
     @cached_property
+    def rel_rows(self) -> np.ndarray:
+        """Indices of the relevant ranked rows (rel >= level)."""
+        return np.flatnonzero(self.is_rel)
+
+    @cached_property
     def rel_so_far(self) -> np.ndarray:
         """Relevant documents at or above each row, within its topic."""
         return segment_cumsum(self.is_rel.astype(np.int64), self.offsets)
