@@ -6,11 +6,13 @@ import json
 import os
 import re
 import shutil
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 from flask import Flask
 from flask.testing import FlaskClient
 
@@ -124,24 +126,57 @@ def cheap_password_hashes() -> Iterator[None]:
     user_service.PASSWORD_HASH_METHOD = saved
 
 
+SERVER_ENV = "WORKBENCH_TEST_DATABASE_URL"
+
+
 @pytest.fixture(scope="session")
-def world_template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, World]:
-    """A populated SQLite file built once; each test gets a copy (fast, and still isolated)."""
+def world_template(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, World]]:
+    """The populated world built once per session: a SQLite file, or on the PostgreSQL pass a
+    template database. Each test gets its own copy (fast, and still isolated)."""
     folder = tmp_path_factory.mktemp("world")
-    store = open_store(f"sqlite:///{folder / 'world.sqlite'}", upgrade=True)
+    server = os.environ.get(SERVER_ENV)
+    if not server:
+        store = open_store(f"sqlite:///{folder / 'world.sqlite'}", upgrade=True)
+        world = populate(store, folder / "files")
+        store.dispose()
+        yield str(folder / "world.sqlite"), world
+        return
+    name = f"wb_world_{uuid.uuid4().hex[:12]}"
+    _admin_sql(server, f'CREATE DATABASE "{name}"')
+    store = open_store(_database(server, name), upgrade=True)
     world = populate(store, folder / "files")
     store.dispose()
-    return folder / "world.sqlite", world
+    yield name, world
+    _admin_sql(server, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _admin_sql(server: str, statement: str) -> None:
+    engine = sa.create_engine(server, isolation_level="AUTOCOMMIT")
+    with engine.connect() as connection:
+        connection.exec_driver_sql(statement)
+    engine.dispose()
+
+
+def _database(server: str, name: str) -> str:
+    return sa.engine.make_url(server).set(database=name).render_as_string(hide_password=False)
 
 
 @pytest.fixture
-def world_url(database_url: str, tmp_path: Path, world_template) -> tuple[str, World | None]:
-    """(database URL, World or None when the test must populate it itself)."""
-    if os.environ.get("WORKBENCH_TEST_DATABASE_URL"):
-        return database_url, None
-    target = tmp_path / "world.sqlite"
-    shutil.copy(world_template[0], target)
-    return f"sqlite:///{target}", world_template[1]
+def world_url(database_url: str, tmp_path: Path, world_template) -> Iterator[tuple[str, World]]:
+    """(database URL, World): a copy of the session's world for this test.
+
+    Depends on database_url so that the PostgreSQL pass selects the test."""
+    source, world = world_template
+    server = os.environ.get(SERVER_ENV)
+    if not server:
+        target = tmp_path / "world.sqlite"
+        shutil.copy(source, target)
+        yield f"sqlite:///{target}", world
+        return
+    name = f"wb_copy_{uuid.uuid4().hex[:12]}"
+    _admin_sql(server, f'CREATE DATABASE "{name}" TEMPLATE "{source}"')
+    yield _database(server, name), world
+    _admin_sql(server, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def make_app(url: str, tmp_path: Path, **config: object) -> Flask:
@@ -177,10 +212,8 @@ def get_store_of(app: Flask) -> Store:
 
 
 @pytest.fixture
-def world(app: Flask, world_url, tmp_path: Path) -> World:
-    if world_url[1] is not None:
-        return world_url[1]
-    return populate(get_store_of(app), tmp_path / "files")
+def world(app: Flask, world_url) -> World:
+    return world_url[1]
 
 
 @pytest.fixture
