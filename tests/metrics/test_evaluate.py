@@ -87,6 +87,18 @@ def test_relevance_level_judged_only_and_max_results() -> None:
     assert cut.per_topic["1"]["num_ret"] == 2
 
 
+def test_dcg_and_ideal_dcg_outside_all_trec() -> None:
+    """trec_eval 10's dcg / ideal_dcg: gain / log2(rank + 1); ndcg is their ratio."""
+    qrels = {"1": {"a": 2, "b": 1, "c": 0}}
+    run = {"1": {"b": 2.0, "a": 1.0, "x": 0.5}}
+    values = evaluate(qrels, run, ["dcg", "ideal_dcg", "ndcg"]).per_topic["1"]
+    assert values["dcg"] == pytest.approx(1 + 2 / math.log2(3))
+    assert values["ideal_dcg"] == pytest.approx(2 + 1 / math.log2(3))
+    assert values["ndcg"] == pytest.approx(values["dcg"] / values["ideal_dcg"])
+    names = [line.name for line in evaluate(qrels, run, ["all_trec"]).lines]
+    assert "dcg" not in names and "ideal_dcg" not in names
+
+
 def test_empty_inputs() -> None:
     assert evaluate({}, {}, ["map"]).summary == {"map": 0.0}
     complete = evaluate({"1": {"a": 1}}, {}, ["map", "num_q"], average_over_all_topics=True)

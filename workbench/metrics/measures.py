@@ -363,6 +363,18 @@ def _G(r: Ranked, pairs: dict[int, float]) -> list[tuple[str, Values]]:
     return [("G", out)]
 
 
+def _dcg(r: Ranked, pairs: dict[int, float]) -> list[tuple[str, Values]]:
+    """trec_eval 10's dcg: sum of gain / log2(rank + 1) over the whole ranking."""
+    rows, gains, _ = gain_table(r, pairs)
+    return [("dcg", dcg(r, rows, gains))]
+
+
+def _ideal_dcg(r: Ranked, pairs: dict[int, float]) -> list[tuple[str, Values]]:
+    """trec_eval 10's ideal_dcg: the dcg of the judged documents in gain order."""
+    _, _, judged_gain = gain_table(r, pairs)
+    return [("ideal_dcg", ideal_dcg(r, judged_gain))]
+
+
 def _ndcg(r: Ranked, pairs: dict[int, float]) -> list[tuple[str, Values]]:
     rows, gains, judged_gain = gain_table(r, pairs)
     return [("ndcg", _safe_div(dcg(r, rows, gains), ideal_dcg(r, judged_gain)))]
@@ -559,6 +571,11 @@ def families(compat: int = 10) -> list[Family]:
         Family("11pt_avg", _11pt(rounding), "floats", RECALL_POINTS),
         Family("binG", _binG),
         Family("G", _G, "pairs", {}),
+        *(
+            [Family("dcg", _dcg, "pairs", {}), Family("ideal_dcg", _ideal_dcg, "pairs", {})]
+            if compat >= 10
+            else []
+        ),
         Family("ndcg", _ndcg, "pairs", {}),
         Family("ndcg_rel", _ndcg_rel, "pairs", {}),
         Family("Rndcg", _rndcg, "pairs", {}),
@@ -586,6 +603,7 @@ def families(compat: int = 10) -> list[Family]:
     ]
 
 
+NOT_IN_ALL_TREC = {"dcg", "ideal_dcg"}
 OFFICIAL = [
     "runid",
     "num_q",

@@ -19,7 +19,7 @@ from functools import cache
 from typing import Any
 
 from workbench.metrics.extra import EXTRA_FAMILIES
-from workbench.metrics.measures import OFFICIAL, SET, Family, families
+from workbench.metrics.measures import NOT_IN_ALL_TREC, OFFICIAL, SET, Family, families
 
 
 class MeasureError(ValueError):
@@ -63,7 +63,7 @@ def nickname(name: str, compat: int = 10) -> list[str] | None:
     if name == "official":
         return list(OFFICIAL)
     if name == "all_trec":
-        return [f.name for f in families(compat)]
+        return [f.name for f in families(compat) if f.name not in NOT_IN_ALL_TREC]
     if name == "set":
         return list(SET)
     return None
