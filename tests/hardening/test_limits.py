@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,6 @@ from workbench.services import assignments, campaigns, importing, pools
 from workbench.services import users as user_service
 
 SMALL_LIMIT = 4096
-ON_POSTGRES = bool(os.environ.get("WORKBENCH_TEST_DATABASE_URL"))
 
 
 @pytest.fixture
@@ -173,11 +171,6 @@ NUL_JUDGEMENTS = [
 ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="api._judgement_input lets NUL characters through: SQLite stores them (201), "
-    "PostgreSQL refuses them with psycopg2's ValueError (500); they should be a 400",
-)
 @pytest.mark.parametrize("body", NUL_JUDGEMENTS)
 def test_api_refuses_nul_characters(app: Flask, world: World, body: dict) -> None:
     alice = client_factory(app)("alice")
@@ -188,11 +181,6 @@ def test_api_refuses_nul_characters(app: Flask, world: World, body: dict) -> Non
     assert counts(app) == before
 
 
-@pytest.mark.xfail(
-    condition=ON_POSTGRES,
-    strict=True,
-    reason="users.authenticate queries the NUL username: psycopg2 raises ValueError (500)",
-)
 def test_login_with_nul_characters_is_refused_like_a_wrong_password(
     app: Flask, world: World
 ) -> None:
