@@ -245,3 +245,22 @@ def test_docno_hash_equal_for_equal_docnos() -> None:
     names = np.array([b"a", b"bb", b"a"])
     hashes = trec.docno_hash(names)
     assert hashes[0] == hashes[2] and hashes[0] != hashes[1]
+
+
+@pytest.mark.parametrize(
+    ("reader", "text"),
+    [
+        (read_run, "q Q0 d 1 1 t\nq Q0 d\x002 2 1 t\n"),
+        (read_qrels, "1 0 a 1\n1 0 b\x00 1\n"),
+        (read_qrels_jg, "1 0 a 1\n\x00\n"),
+        (read_prefs, "1 a b d 1\n1 a b e\x00 0\n"),
+        (read_topics, "1\tok\n2\tbad\x00\n"),
+        (read_topics, '{"qid": "1", "title": "a"}\n{"qid": "2", "title": "a\\u0000b"}\n'),
+    ],
+)
+def test_nul_characters_are_refused(tmp_path: Path, reader, text: str) -> None:
+    """NUL bytes would be stored by SQLite and refused by PostgreSQL: a format error here."""
+    path = _file(tmp_path, text)
+    with pytest.raises(TrecFormatError) as error:
+        reader(path)
+    assert (error.value.line_number, error.value.expected) == (2, "text without NUL characters")

@@ -99,7 +99,9 @@ class _Lines(NamedTuple):
     line_ends: np.ndarray  # byte offset of each kept line's newline
 
 
-def _tokenise(chunk: bytes, first_line_number: int, width: int = 0) -> tuple[_Lines, int]:
+def _tokenise(
+    chunk: bytes, first_line_number: int, width: int = 0, path: str = "<stream>"
+) -> tuple[_Lines, int]:
     """Token boundaries of a newline-terminated chunk; returns (lines, number of lines).
 
     ``width``: the expected number of fields; when every line has exactly that many (the
@@ -115,6 +117,12 @@ def _tokenise(chunk: bytes, first_line_number: int, width: int = 0) -> tuple[_Li
     starts = edges[0::2]
     ends = edges[1::2]
     newlines = np.flatnonzero(body == 10)
+    nul = np.flatnonzero(body == 0)
+    if len(nul):
+        i = int(np.searchsorted(newlines, nul[0]))
+        start = int(newlines[i - 1]) + 1 if i else 0
+        text = chunk[start : int(newlines[i])].decode("utf-8", "replace")
+        raise TrecFormatError(path, first_line_number + i, text, "text without NUL characters")
     n_lines = len(newlines)
     line_offsets = np.empty(n_lines, dtype=np.int64)
     line_offsets[0] = 0
@@ -150,10 +158,11 @@ def _tokenise(chunk: bytes, first_line_number: int, width: int = 0) -> tuple[_Li
     return lines, n_lines
 
 
-def _scan(source: Source, width: int = 0) -> Iterator[_Lines]:
+def _scan(source: Source, width: int = 0, path: str | None = None) -> Iterator[_Lines]:
+    path = path or _source_name(source)
     line_number = 1
     for chunk in _chunks(source):
-        lines, n = _tokenise(chunk, line_number, width)
+        lines, n = _tokenise(chunk, line_number, width, path)
         line_number += n
         yield lines
 
@@ -536,7 +545,7 @@ def read_run(source: Source, *, name: str | None = None) -> Run:
     n_rows = 0
     previous: bytes | None = None
     last: _Lines | None = None
-    for lines in _scan(source, 6):
+    for lines in _scan(source, 6, path):
         if not len(lines.n_fields):
             continue
         _check_fields(lines, path, 6, False, "qid Q0 docno rank score tag")
@@ -748,7 +757,7 @@ def read_qrels(source: Source) -> Qrels:
     path = _source_name(source)
     parts: list[tuple[np.ndarray, ...]] = []
     lines_seen: list[np.ndarray] = []
-    for lines in _scan(source, 4):
+    for lines in _scan(source, 4, path):
         if not len(lines.n_fields):
             continue
         _check_fields(lines, path, 4, True, "qid iteration docno rel")
@@ -872,6 +881,15 @@ def read_topics(source: Source, *, format: str | None = None) -> list[TopicState
             stream.close()
     if isinstance(data, str):
         data = data.encode()
+    if b"\0" in data:
+        at = data.index(b"\0")
+        line = data[data.rfind(b"\n", 0, at) + 1 :].split(b"\n", 1)[0]
+        raise TrecFormatError(
+            path,
+            _line_number_at(data, at),
+            line.decode("utf-8", "replace"),
+            "text without NUL characters",
+        )
     fmt = format or _guess_topic_format(data)
     if fmt == "trec":
         return _read_trec_topics(data, path)
@@ -934,6 +952,17 @@ def _read_tsv_topics(data: bytes, path: str) -> list[TopicStatement]:
     return topics
 
 
+def _has_nul(value: object) -> bool:
+    """Whether a decoded JSON value holds a NUL character in any string."""
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_nul(v) for v in value)
+    return False
+
+
 def _read_jsonl_topics(data: bytes, path: str) -> list[TopicStatement]:
     topics: list[TopicStatement] = []
     for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
@@ -945,6 +974,8 @@ def _read_jsonl_topics(data: bytes, path: str) -> list[TopicStatement]:
             raise TrecFormatError(path, number, line, "a JSON object") from None
         if not isinstance(obj, dict):
             raise TrecFormatError(path, number, line, "a JSON object")
+        if _has_nul(obj):
+            raise TrecFormatError(path, number, line, "text without NUL characters")
         qid = next((obj[k] for k in ("qid", "id", "query_id") if k in obj), None)
         title = next((obj[k] for k in ("title", "query", "text") if k in obj), None)
         if qid is None or str(qid) == "" or title is None:
