@@ -221,3 +221,40 @@ def test_trec_readers_raise_only_trec_format_error(tmp_path: Path, name: str) ->
             assert error.args and str(error)
 
     check()
+
+
+@pytest.mark.parametrize("kind", ["topics", "documents", "runs", "qrels"])
+def test_web_upload_of_any_bytes_is_a_message_never_a_500(app, world, kind: str) -> None:  # type: ignore[no-untyped-def]
+    """Through the admin's upload form: a 303 back to the campaign, with an error message
+    and nothing changed, or with the import's summary."""
+    import io
+
+    from tests.web.conftest import client_factory, get_store_of
+
+    admin = client_factory(app)("admin")
+    url = f"/admin/campaigns/{world.campaign_id}/upload/{kind}"
+
+    @settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(data=byte_strings)
+    def check(data: bytes) -> None:
+        assume(b"\x00" not in data)
+        with get_store_of(app).session() as session:
+            before = row_counts(session)
+        response = admin.post(
+            url,
+            data={"files": (io.BytesIO(data), "upload.txt"), "name": "fuzzed"},
+            content_type="multipart/form-data",
+        )
+        assert response.status_code == 303
+        page = admin.get(response.location).text
+        with get_store_of(app).session() as session:
+            after = row_counts(session)
+        if 'class="flash error' in page:
+            assert after == before
+        else:
+            assert 'class="flash info' in page
+        with get_store_of(app).session() as session:  # let the next qrels upload reuse the name
+            for qrels_set in session.scalars(select(QrelsSet)):
+                session.delete(qrels_set)
+
+    check()
