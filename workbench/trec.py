@@ -307,6 +307,13 @@ def docno_hash(docnos: np.ndarray) -> np.ndarray:
 MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
+def _starts_of_runs(ordered: np.ndarray) -> np.ndarray:
+    """Indices where a sorted array takes a new value."""
+    if not len(ordered):
+        return np.zeros(0, dtype=np.int64)
+    return np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+
+
 def group_keys(hashes: np.ndarray, groups: np.ndarray) -> np.ndarray:
     """64-bit keys of (group, docno) pairs from docno hashes and integer group ids."""
     return hashes ^ (groups.astype(np.uint64) * MIX)
@@ -325,8 +332,10 @@ class KeyTable:
         while len(pending):
             s = slots[pending]
             free = self.index[s] == -1
-            taken_slots, first = np.unique(s[free], return_index=True)
-            winners = pending[free][first]
+            candidates, wanted = pending[free], s[free]
+            by_slot = np.argsort(wanted, kind="stable")  # np.unique would import numpy.ma
+            first = by_slot[_starts_of_runs(wanted[by_slot])]
+            taken_slots, winners = wanted[first], candidates[first]
             self.index[taken_slots] = winners
             self.keys[taken_slots] = keys[winners]
             placed = np.zeros(len(keys), dtype=bool)

@@ -118,7 +118,12 @@ def interpolated_precision(r: Ranked, points: list[float], rounding: str) -> np.
 
 def _segment_reverse_max(values: np.ndarray, segment: np.ndarray) -> np.ndarray:
     """For each element, the max of values from it to the end of its (sorted) segment."""
-    uniq, code = np.unique(values, return_inverse=True)
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    new = np.concatenate(([True], ordered[1:] != ordered[:-1]))
+    uniq = ordered[new]
+    code = np.empty(len(values), dtype=np.int64)
+    code[order] = np.cumsum(new) - 1
     span = len(uniq) + 1
     biased = code.astype(np.int64) + (segment.max() - segment).astype(np.int64) * span
     rev = np.maximum.accumulate(biased[::-1])[::-1]
@@ -209,9 +214,11 @@ def _gm_bpref(r: Ranked, _: Any) -> list[tuple[str, Values]]:
 
 
 def _recip_rank(r: Ranked, _: Any) -> list[tuple[str, Values]]:
-    rows = np.flatnonzero(r.is_rel)
+    rows = r.rel_rows
     out = np.zeros(r.n_topics)
-    topics, first = np.unique(r.topic[rows], return_index=True)
+    topic = r.topic[rows]  # non-decreasing: the first relevant row of each topic starts a run
+    first = np.flatnonzero(np.concatenate(([True], topic[1:] != topic[:-1]))) if len(rows) else rows
+    topics = topic[first]
     out[topics] = 1.0 / r.pos[rows[first]]
     return [("recip_rank", out)]
 

@@ -71,12 +71,12 @@ def segment_trec_order(
     if not len(rising) and not len(tied):
         return None
     order = np.arange(n, dtype=np.int64)
-    unsorted = np.unique(np.searchsorted(offsets, rising, side="right") - 1)
+    unsorted = sorted(set((np.searchsorted(offsets, rising, side="right") - 1).tolist()))
     for seg in unsorted:
         lo, hi = int(offsets[seg]), int(offsets[seg + 1])
         order[lo:hi] = lo + np.lexsort((docnos[lo:hi], keys[lo:hi]))[::-1]
     if len(tied):
-        _order_ties(order, docnos, keys, offsets, same_segment, unsorted)
+        _order_ties(order, docnos, keys, offsets, same_segment, np.array(unsorted, dtype=int))
     return order
 
 
@@ -97,7 +97,9 @@ def _order_ties(
     rows = np.flatnonzero(sizes[group] > 1)
     if len(done):
         segment = np.searchsorted(offsets, rows, side="right") - 1
-        rows = rows[~np.isin(segment, done)]
+        sorted_already = np.zeros(len(offsets), dtype=bool)
+        sorted_already[done] = True
+        rows = rows[~sorted_already[segment]]
     if not len(rows):
         return
     ranked = np.lexsort((docnos[rows], -group[rows]))[::-1]
