@@ -381,3 +381,12 @@ def test_merge_rule_options_are_checked():
         merge_grades([1, 0], rule="primary")
     with pytest.raises(ValueError, match="outside"):
         merge_grades([1, 0], rule="primary", primary_index=2)
+
+
+def test_kappa_standard_error_is_exactly_zero_under_perfect_agreement():
+    # Found by hypothesis: rounding in spread - (kappa - p_e (1 - kappa))^2 gave se ~1e-8.
+    labels = [int(x) for x in np.random.default_rng(12).integers(0, 3, 12)]
+    estimate = cohen_kappa_interval(labels, labels)
+    assert estimate.kappa == pytest.approx(1.0)
+    assert estimate.se == 0.0
+    assert (estimate.low, estimate.high) == (estimate.kappa, estimate.kappa)

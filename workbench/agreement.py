@@ -159,6 +159,9 @@ def cohen_kappa(a, b, *, weights: Weights = None, labels=None) -> float:
     return _chance_corrected(p_o, p_e)
 
 
+_CANCELLATION = 64 * np.finfo(float).eps
+
+
 def cohen_kappa_interval(
     a, b, *, weights: Weights = None, labels=None, confidence: float = 0.95
 ) -> KappaEstimate:
@@ -180,8 +183,10 @@ def cohen_kappa_interval(
     row, col = p.sum(1), p.sum(0)
     w_row, w_col = w @ col, row @ w
     spread = (p * (w - (w_row[:, None] + w_col[None, :]) * (1 - kappa)) ** 2).sum()
-    variance = (spread - (kappa - p_e * (1 - kappa)) ** 2) / (n * (1 - p_e) ** 2)
-    se = float(np.sqrt(max(variance, 0.0)))
+    excess = spread - (kappa - p_e * (1 - kappa)) ** 2
+    if excess <= _CANCELLATION * spread:  # zero up to rounding (e.g. perfect agreement)
+        excess = 0.0
+    se = float(np.sqrt(excess / (n * (1 - p_e) ** 2)))
     z = float(stats.norm.ppf((1 + confidence) / 2))
     return KappaEstimate(kappa, se, kappa - z * se, kappa + z * se, confidence, n)
 
@@ -355,7 +360,6 @@ def merge_grades(
     grades: Sequence[int],
     *,
     rule: MergeRule,
-    relevance_level: int = 1,
     tie: TieRule = "adjudicate",
     primary_index: int | None = None,
 ) -> int | None:
@@ -364,9 +368,8 @@ def merge_grades(
     * majority: the most frequent grade; a tie between grades goes to adjudication
       (None) or to the higher/lower tied grade (``tie``).
     * mean: the mean grade rounded half up (2.5 -> 3).
-    * any: relevant if any judge found it relevant (grade >= relevance_level): the
-      maximum grade. all: relevant only if every judge did: the minimum grade.
-      (Both equal max/min; the relevance level decides only the binary reading.)
+    * any: the maximum grade (relevant if any judge found it relevant, at every relevance
+      level); all: the minimum grade (relevant only if every judge did).
     * primary: the grade of the judge at ``primary_index``; None if they did not judge
       (an entry of None in ``grades``). Other rules ignore None entries.
     """

@@ -97,15 +97,13 @@ def _check_rule(rule: str, tie: str, primary: str | None) -> None:
         raise ServiceError("the primary rule needs the primary assessor's username")
 
 
-def _propose(document: JudgedDocument, rule: str, level: int, tie: str, primary: int | None):
+def _propose(document: JudgedDocument, rule: str, tie: str, primary: int | None):
     judges = list(document.grades)
     grades = [document.grades[j] for j in judges]
     primary_index = judges.index(primary) if primary in judges else None
     if rule == "primary" and primary_index is None:
         return None  # the primary did not judge it: an adjudicator must
-    return merge_grades(
-        grades, rule=rule, relevance_level=level, tie=tie, primary_index=primary_index
-    )
+    return merge_grades(grades, rule=rule, tie=tie, primary_index=primary_index)
 
 
 def _disagree(document: JudgedDocument, rule: str, level: int) -> bool:
@@ -147,7 +145,7 @@ def apply_rule(
         if label is not None and label.adjudicator_id is not None:
             kept += 1
             continue
-        grade = _propose(document, rule, campaign.relevance_level, tie, primary_judge)
+        grade = _propose(document, rule, tie, primary_judge)
         if grade is None:
             queued += 1
             if label is not None:
@@ -192,7 +190,7 @@ def disagreement_queue(
         decided = label is not None and label.adjudicator_id is not None
         if decided and not include_decided:
             continue
-        proposal = _propose(document, rule, campaign.relevance_level, tie, primary_judge)
+        proposal = _propose(document, rule, tie, primary_judge)
         queue.append(
             QueueItem(
                 qid=document.qid,

@@ -518,7 +518,7 @@ def contributed_documents(
     ):
         pooled[qid].add(docno)
         deepest = max(deepest, best_rank)
-    depth = pools._contribution_depth(pool, deepest)  # one home: the pool service
+    depth = pools.contribution_depth(pool, deepest)  # one home: the pool service
     result = {}
     for qid, docs in pooled.items():
         rankings = {

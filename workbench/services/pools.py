@@ -212,7 +212,7 @@ def pool_statistics(session: Session, pool: Pool) -> dict[str, Any]:
     for qid, docno, is_sampled, _ in entries:
         pooled.setdefault(qid, set()).add(docno)
         sampled[qid] = sampled.get(qid, 0) + bool(is_sampled)
-    depth = _contribution_depth(pool, max((e.best_rank for e in entries), default=1))
+    depth = contribution_depth(pool, max((e.best_rank for e in entries), default=1))
     models = pool_runs(session, pool)
     tags = [run.tag for run in models]
     shared = np.zeros((len(tags), len(tags)), dtype=np.int64)
@@ -315,7 +315,7 @@ def _ranking_limit(recorded: dict[str, Any]) -> int | None:
     return int(recorded["depth"]) if "depth" in recorded else None
 
 
-def _contribution_depth(pool: Pool, deepest: int) -> int:
+def contribution_depth(pool: Pool, deepest: int) -> int:
     depth = pool.params.get("depth") or deepest
     return max(1, min(int(depth), MAX_GROWTH_DEPTH))
 

@@ -2,12 +2,11 @@
 
 Blueprints: auth (login), assess (assessors' topics and judging page), admin (campaigns,
 uploads, pools, assignments, progress, downloads, users), api (/api/v1 JSON), and the
-reports blueprint (`workbench.web.reports`) when that module is present.
+reports blueprint (agreement, adjudication, evaluation).
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import secrets
 from pathlib import Path
@@ -70,7 +69,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     if not app.config.get("SECRET_KEY"):
         app.config["SECRET_KEY"] = _secret_key(app.instance_path)
 
-    from workbench.web import admin, api, assess, auth, db, security
+    from workbench.web import admin, api, assess, auth, db, reports, security
 
     db.init_app(app)
     security.init_app(app)
@@ -78,15 +77,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(assess.bp)
     app.register_blueprint(admin.bp)
     app.register_blueprint(api.bp)
-    if importlib.util.find_spec("workbench.web.reports") is not None:
-        from workbench.web import reports
-
-        app.register_blueprint(reports.bp)
-
-    @app.context_processor
-    def _navigation() -> dict[str, Any]:
-        endpoint = "reports.index"
-        return {"reports_url": url_for(endpoint) if endpoint in app.view_functions else None}
+    app.register_blueprint(reports.bp)
 
     @app.get("/")
     def index():  # type: ignore[no-untyped-def]
