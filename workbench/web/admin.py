@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from flask import Blueprint, abort, flash, redirect, render_template, request, send_file, url_for
+from flask import abort, flash, redirect, render_template, request, send_file, url_for
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 from werkzeug.datastructures import FileStorage
@@ -37,21 +37,10 @@ from workbench.store.models import (
 from workbench.trec import TrecFormatError
 from workbench.web.db import get_store
 from workbench.web.downloads import export_file
-from workbench.web.security import admin_required
+from workbench.web.security import admin_blueprint
 
-bp = Blueprint("admin", __name__, url_prefix="/admin")
+bp = admin_blueprint("admin", __name__, "/admin")
 UPLOAD_KINDS = ("topics", "documents", "runs", "qrels")
-
-
-@bp.before_request
-@admin_required
-def _admins_only() -> None:
-    """Every admin view requires the admin role (403 for assessors, login for others)."""
-
-
-@bp.errorhandler(NotFound)
-def _not_found(error: NotFound):  # type: ignore[no-untyped-def]
-    return render_template("error.html", code=404, message=str(error)), 404
 
 
 @contextmanager

@@ -11,7 +11,6 @@ import base64
 from typing import Any
 
 from flask import (
-    Blueprint,
     Response,
     current_app,
     flash,
@@ -38,9 +37,9 @@ from workbench.services.agreement import agreement_report
 from workbench.services.errors import NotFound, ServiceError
 from workbench.store.models import Campaign, Document, Topic, User
 from workbench.web.db import get_store
-from workbench.web.security import admin_required
+from workbench.web.security import admin_blueprint
 
-bp = Blueprint("reports", __name__, url_prefix="/reports")
+bp = admin_blueprint("reports", __name__, "/reports")
 TESTS = ("t", "wilcoxon", "sign", "randomization", "bootstrap")
 CORRECTIONS = ("holm", "bonferroni", "bh")
 DOWNLOADS = {
@@ -52,17 +51,6 @@ DOWNLOADS = {
 }
 SNIPPET_CHARS = 600
 BOOTSTRAP_RESAMPLES = 1000  # app config REPORT_BOOTSTRAP_RESAMPLES overrides
-
-
-@bp.before_request
-@admin_required
-def _admins_only() -> None:
-    """Every report view requires the admin role (403 for assessors, login for others)."""
-
-
-@bp.errorhandler(NotFound)
-def _not_found(error: NotFound):  # type: ignore[no-untyped-def]
-    return render_template("error.html", code=404, message=str(error)), 404
 
 
 def svg_image(svg: str) -> str:

@@ -15,11 +15,23 @@ from dataclasses import dataclass
 from functools import wraps
 from typing import Any
 
-from flask import Flask, abort, current_app, flash, jsonify, redirect, request, url_for
+from flask import (
+    Blueprint,
+    Flask,
+    abort,
+    current_app,
+    flash,
+    jsonify,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
 from flask_login import LoginManager, UserMixin, current_user, login_required
 from flask_wtf.csrf import CSRFError, CSRFProtect
 
 from workbench.services import users as user_service
+from workbench.services.errors import NotFound
 from workbench.store.models import User
 from workbench.web.db import get_store
 
@@ -99,6 +111,23 @@ admin_required = _role_required(("admin",))
 """Only organisers (role admin)."""
 assessor_required = _role_required(("admin", "assessor"))
 """Anyone who may judge: assessors and admins (an admin may adjudicate)."""
+
+
+def admin_blueprint(name: str, import_name: str, url_prefix: str) -> Blueprint:
+    """A blueprint whose every view requires the admin role (403 for assessors, the login page
+    for anonymous users) and shows a missing campaign, run or user as a 404 page."""
+    bp = Blueprint(name, import_name, url_prefix=url_prefix)
+
+    @bp.before_request
+    @admin_required
+    def _admins_only() -> None:
+        return None
+
+    @bp.errorhandler(NotFound)
+    def _not_found(error: NotFound):  # type: ignore[no-untyped-def]
+        return render_template("error.html", code=404, message=str(error)), 404
+
+    return bp
 
 
 class LoginThrottle:
