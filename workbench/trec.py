@@ -23,11 +23,14 @@ from typing import BinaryIO, NamedTuple
 
 import numpy as np
 
+from workbench.limits import NO_LIMITS, IdLimits, at_most
+
 Source = str | os.PathLike | BinaryIO
 
 _CHUNK_BYTES = 1 << 23
 _HASH = ord("#")
 _PADDING = bytes(64)
+WITHOUT_NUL = "text without NUL characters"  # what a line holding a NUL should have been
 
 
 class TrecFormatError(ValueError):
@@ -122,7 +125,7 @@ def _tokenise(
         i = int(np.searchsorted(newlines, nul[0]))
         start = int(newlines[i - 1]) + 1 if i else 0
         text = chunk[start : int(newlines[i])].decode("utf-8", "replace")
-        raise TrecFormatError(path, first_line_number + i, text, "text without NUL characters")
+        raise TrecFormatError(path, first_line_number + i, text, WITHOUT_NUL)
     n_lines = len(newlines)
     line_offsets = np.empty(n_lines, dtype=np.int64)
     line_offsets[0] = 0
@@ -281,6 +284,22 @@ def _check_fields(lines: _Lines, path: str, n: int, exact: bool, layout: str) ->
         i = int(np.argmax(bad))
         count = "exactly" if exact else "at least"
         raise _fail(path, lines, i, f"{count} {n} fields ({layout})")
+
+
+def _check_lengths(
+    lines: _Lines, path: str, k: int, values: np.ndarray, limit: int | None, what: str
+) -> None:
+    """Refuse the first value of field k longer than ``limit`` characters.
+
+    Free when no token has more than ``limit`` bytes (the 'S' width); otherwise only tokens
+    with more bytes than the limit are decoded (UTF-8: characters <= bytes).
+    """
+    if limit is None or values.dtype.itemsize <= limit:
+        return
+    tokens = lines.first + k
+    for i in np.flatnonzero(lines.ends[tokens] - lines.starts[tokens] > limit):
+        if len(_decode([bytes(values[i])])[0]) > limit:
+            raise _fail(path, lines, int(i), f"{at_most(what, limit)} as field {k + 1}")
 
 
 def docno_hash(docnos: np.ndarray) -> np.ndarray:
@@ -541,10 +560,11 @@ def _source_size(source: Source) -> int | None:
     return None
 
 
-def read_run(source: Source, *, name: str | None = None) -> Run:
+def read_run(source: Source, *, name: str | None = None, limits: IdLimits = NO_LIMITS) -> Run:
     """Parse a run (``qid Q0 docno rank score tag``; extra fields ignored, as trec_eval).
 
-    The tag is that of the last line.  A docno twice in one topic is an error.
+    The tag is that of the last line.  A docno twice in one topic is an error, and so is a
+    qid, docno or tag longer than ``limits`` (by default any length, as trec_eval).
     """
     path = name or _source_name(source)
     total_bytes = _source_size(source)
@@ -559,6 +579,7 @@ def read_run(source: Source, *, name: str | None = None) -> Run:
             continue
         _check_fields(lines, path, 6, False, "qid Q0 docno rank score tag")
         qids = _field(lines, 0)
+        _check_lengths(lines, path, 0, qids, limits.qid, "qid")
         starts = np.flatnonzero(qids[1:] != qids[:-1]) + 1
         if bytes(qids[0]) != previous:
             starts = np.concatenate(([0], starts))
@@ -567,6 +588,7 @@ def read_run(source: Source, *, name: str | None = None) -> Run:
         previous = bytes(qids[-1])
         n_rows += len(qids)
         docnos = _field(lines, 2)
+        _check_lengths(lines, path, 2, docnos, limits.docno, "docno")
         chunk = {
             "docnos": docnos,
             "hashes": docno_hash(docnos),
@@ -586,7 +608,10 @@ def read_run(source: Source, *, name: str | None = None) -> Run:
         last = lines
     tag = ""
     if last is not None:
-        tag = _decode(_field(last, 5, np.array([len(last.n_fields) - 1])))[0]
+        final = len(last.n_fields) - 1
+        tag = _decode(_field(last, 5, np.array([final])))[0]
+        if limits.tag is not None and len(tag) > limits.tag:
+            raise _fail(path, last, final, f"{at_most('run tag', limits.tag)} as field 6")
     if columns:
         docnos, hashes, scores, ranks, line_numbers = (c.values() for c in columns.values())
     else:
@@ -758,10 +783,11 @@ class Qrels:
         )
 
 
-def read_qrels(source: Source) -> Qrels:
+def read_qrels(source: Source, *, limits: IdLimits = NO_LIMITS) -> Qrels:
     """Parse qrels (exactly 4 fields ``qid iteration docno rel``; rel an integer).
 
-    A (qid, docno) judged twice is an error, as in trec_eval.
+    A (qid, docno) judged twice is an error, as in trec_eval, and so is a qid, iteration or
+    docno longer than ``limits`` (by default any length).
     """
     path = _source_name(source)
     parts: list[tuple[np.ndarray, ...]] = []
@@ -771,7 +797,14 @@ def read_qrels(source: Source) -> Qrels:
             continue
         _check_fields(lines, path, 4, True, "qid iteration docno rel")
         rels = _numbers(lines, path, 3, "relevance grade", integer=True)
-        parts.append((_field(lines, 0), _field(lines, 1), _field(lines, 2), rels))
+        fields = (_field(lines, 0), _field(lines, 1), _field(lines, 2))
+        for k, limit, what in (
+            (0, limits.qid, "qid"),
+            (1, limits.iteration, "iteration"),
+            (2, limits.docno, "docno"),
+        ):
+            _check_lengths(lines, path, k, fields[k], limit, what)
+        parts.append((*fields, rels))
         lines_seen.append(lines.line_numbers)
     qids = _concat([p[0] for p in parts])
     iterations = _concat([p[1] for p in parts])
@@ -875,11 +908,14 @@ _TAG = re.compile(rb"<(num|title|desc|narr)>", re.I)
 _LABEL = re.compile(r"^\s*(Number:|Description:|Narrative:|Topic:)", re.I)
 
 
-def read_topics(source: Source, *, format: str | None = None) -> list[TopicStatement]:
+def read_topics(
+    source: Source, *, format: str | None = None, limits: IdLimits = NO_LIMITS
+) -> list[TopicStatement]:
     """Parse topics: TREC ``<top>`` SGML, TSV ``qid<TAB>title`` or JSONL objects.
 
     JSONL objects need ``qid`` (or ``id``/``query_id``) and ``title`` (or ``query``/``text``);
-    ``description``/``narrative`` are optional and other keys go to ``extra``.
+    ``description``/``narrative`` are optional and other keys go to ``extra``.  A qid longer
+    than ``limits.qid`` is an error.
     """
     path = _source_name(source)
     stream, owned = _open(source)
@@ -897,16 +933,18 @@ def read_topics(source: Source, *, format: str | None = None) -> list[TopicState
             path,
             _line_number_at(data, at),
             line.decode("utf-8", "replace"),
-            "text without NUL characters",
+            WITHOUT_NUL,
         )
     fmt = format or _guess_topic_format(data)
-    if fmt == "trec":
-        return _read_trec_topics(data, path)
-    if fmt == "tsv":
-        return _read_tsv_topics(data, path)
-    if fmt == "jsonl":
-        return _read_jsonl_topics(data, path)
-    raise ValueError(f"unknown topic format {fmt!r} (expected trec, tsv or jsonl)")
+    readers = {"trec": _read_trec_topics, "tsv": _read_tsv_topics, "jsonl": _read_jsonl_topics}
+    if fmt not in readers:
+        raise ValueError(f"unknown topic format {fmt!r} (expected trec, tsv or jsonl)")
+    topics: list[TopicStatement] = []
+    for number, line, topic in readers[fmt](data, path):
+        if limits.qid is not None and len(topic.qid) > limits.qid:
+            raise TrecFormatError(path, number, line, at_most("qid", limits.qid))
+        topics.append(topic)
+    return topics
 
 
 def _guess_topic_format(data: bytes) -> str:
@@ -922,34 +960,47 @@ def _line_number_at(data: bytes, offset: int) -> int:
     return data.count(b"\n", 0, offset) + 1
 
 
-def _read_trec_topics(data: bytes, path: str) -> list[TopicStatement]:
-    topics: list[TopicStatement] = []
+NumberedTopic = tuple[int, str, TopicStatement]  # (line number, line text, topic)
+
+
+def _line_at(data: bytes, offset: int) -> tuple[int, str]:
+    """(line number, text) of the line holding byte ``offset``."""
+    start = data.rfind(b"\n", 0, offset) + 1
+    end = data.find(b"\n", offset)
+    text = data[start : end if end >= 0 else len(data)].decode("utf-8", "replace")
+    return _line_number_at(data, offset), text.rstrip("\r")
+
+
+def _read_trec_topics(data: bytes, path: str) -> Iterator[NumberedTopic]:
+    found = False
     for match in _TOP.finditer(data):
         body = match.group(1)
         parts: dict[str, str] = {}
         tags = list(_TAG.finditer(body))
+        num_at = match.start()
         for k, tag in enumerate(tags):
             end = tags[k + 1].start() if k + 1 < len(tags) else len(body)
             text = body[tag.end() : end].decode("utf-8", "replace")
             text = re.sub(r"</\w+>", "", text)
-            parts[tag.group(1).decode().lower()] = " ".join(_LABEL.sub("", text).split())
+            name = tag.group(1).decode().lower()
+            parts[name] = " ".join(_LABEL.sub("", text).split())
+            if name == "num":
+                num_at = match.start(1) + tag.start()
         qid = parts.get("num", "")
         if not qid:
             line = _line_number_at(data, match.start())
             raise TrecFormatError(path, line, "<top>", "a <num> Number: with a topic id")
-        topics.append(
-            TopicStatement(
-                qid, parts.get("title", ""), parts.get("desc", ""), parts.get("narr", "")
-            )
+        found = True
+        statement = TopicStatement(
+            qid, parts.get("title", ""), parts.get("desc", ""), parts.get("narr", "")
         )
-    if not topics and data.strip():
+        yield (*_line_at(data, num_at), statement)
+    if not found and data.strip():
         first = data.strip().splitlines()[0].decode("utf-8", "replace")
         raise TrecFormatError(path, 1, first, "TREC topics (<top> ... </top>)")
-    return topics
 
 
-def _read_tsv_topics(data: bytes, path: str) -> list[TopicStatement]:
-    topics: list[TopicStatement] = []
+def _read_tsv_topics(data: bytes, path: str) -> Iterator[NumberedTopic]:
     for number, raw in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
         line = raw.rstrip("\r")
         if not line.strip() or line.startswith("#"):
@@ -957,23 +1008,21 @@ def _read_tsv_topics(data: bytes, path: str) -> list[TopicStatement]:
         qid, sep, title = line.partition("\t")
         if not sep or not qid.strip():
             raise TrecFormatError(path, number, line, "qid<TAB>title")
-        topics.append(TopicStatement(qid.strip(), title.strip()))
-    return topics
+        yield number, line, TopicStatement(qid.strip(), title.strip())
 
 
-def _has_nul(value: object) -> bool:
+def has_nul(value: object) -> bool:
     """Whether a decoded JSON value holds a NUL character in any string."""
     if isinstance(value, str):
         return "\x00" in value
     if isinstance(value, dict):
-        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+        return any(has_nul(k) or has_nul(v) for k, v in value.items())
     if isinstance(value, list):
-        return any(_has_nul(v) for v in value)
+        return any(has_nul(v) for v in value)
     return False
 
 
-def _read_jsonl_topics(data: bytes, path: str) -> list[TopicStatement]:
-    topics: list[TopicStatement] = []
+def _read_jsonl_topics(data: bytes, path: str) -> Iterator[NumberedTopic]:
     for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
         if not line.strip():
             continue
@@ -983,20 +1032,18 @@ def _read_jsonl_topics(data: bytes, path: str) -> list[TopicStatement]:
             raise TrecFormatError(path, number, line, "a JSON object") from None
         if not isinstance(obj, dict):
             raise TrecFormatError(path, number, line, "a JSON object")
-        if _has_nul(obj):
-            raise TrecFormatError(path, number, line, "text without NUL characters")
+        if has_nul(obj):
+            raise TrecFormatError(path, number, line, WITHOUT_NUL)
         qid = next((obj[k] for k in ("qid", "id", "query_id") if k in obj), None)
         title = next((obj[k] for k in ("title", "query", "text") if k in obj), None)
         if qid is None or str(qid) == "" or title is None:
             raise TrecFormatError(path, number, line, 'an object with "qid" and "title"')
         known = {"qid", "id", "query_id", "title", "query", "text", "description", "narrative"}
-        topics.append(
-            TopicStatement(
-                str(qid),
-                str(title),
-                str(obj.get("description", "")),
-                str(obj.get("narrative", "")),
-                {k: v for k, v in obj.items() if k not in known},
-            )
+        statement = TopicStatement(
+            str(qid),
+            str(title),
+            str(obj.get("description", "")),
+            str(obj.get("narrative", "")),
+            {k: v for k, v in obj.items() if k not in known},
         )
-    return topics
+        yield number, line, statement

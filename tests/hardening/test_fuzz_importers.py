@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -135,8 +135,6 @@ def test_importer_accepts_or_refuses_clearly_and_changes_nothing_on_refusal(
     @FUZZ
     @given(data=byte_strings)
     def check(data: bytes) -> None:
-        if kind.startswith("documents"):  # NUL: see test_nul_characters_are_a_format_error
-            assume(b"\x00" not in data)
         path.write_bytes(data)
         with campaign_store.session() as session:
             before = row_counts(session)
@@ -180,20 +178,7 @@ NUL_IMPORTERS = {
 }
 
 
-DOCUMENTS_KEEP_NUL = pytest.mark.xfail(
-    strict=True,
-    reason="documents.read_documents passes NUL characters on: SQLite stores them, PostgreSQL "
-    "refuses them with psycopg2's ValueError (a 500 for an upload); expected TrecFormatError",
-)
-
-
-@pytest.mark.parametrize(
-    "kind",
-    [
-        pytest.param(kind, marks=DOCUMENTS_KEEP_NUL) if kind.startswith("documents") else kind
-        for kind in sorted(NUL_FILES)
-    ],
-)
+@pytest.mark.parametrize("kind", sorted(NUL_FILES))
 def test_nul_characters_are_a_format_error(
     campaign_store: Store, tmp_path: Path, kind: str
 ) -> None:
@@ -251,8 +236,6 @@ def test_web_upload_of_any_bytes_is_a_message_never_a_500(app, world, kind: str)
     @settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
     @given(data=byte_strings)
     def check(data: bytes) -> None:
-        if kind == "documents":  # NUL: see test_nul_characters_are_a_format_error
-            assume(b"\x00" not in data)
         with get_store_of(app).session() as session:
             before = row_counts(session)
         response = admin.post(
@@ -303,11 +286,6 @@ OVERLONG: dict[str, tuple[bytes, Callable[[Session, Campaign, Path], object]]] =
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="values longer than their column (qid 100, docno 200, tag/group 200, iteration 40, "
-    "names 120, labels 80) are not checked: SQLite stores them, PostgreSQL raises DataError (500)",
-)
 @pytest.mark.parametrize("case", sorted(OVERLONG))
 def test_overlong_identifiers_are_refused_clearly(
     campaign_store: Store, tmp_path: Path, case: str
@@ -317,7 +295,11 @@ def test_overlong_identifiers_are_refused_clearly(
     path.write_bytes(data)
     with campaign_store.session() as session:
         before = row_counts(session)
-    with pytest.raises(CLEAR_ERRORS), campaign_store.session() as session:
+    with pytest.raises(CLEAR_ERRORS) as refusal, campaign_store.session() as session:
         importer(session, campaigns.get_campaign(session, "fuzz"), path)
+    assert "of at most" in str(refusal.value)
+    if isinstance(refusal.value, trec.TrecFormatError):
+        assert refusal.value.path == str(path)
+        assert LONG[:50] in refusal.value.line  # the line holding the value
     with campaign_store.session() as session:
         assert row_counts(session) == before

@@ -5,6 +5,7 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from workbench import limits
 from workbench.services.errors import NotFound, ServiceError
 from workbench.store.models import Campaign, Grade
 
@@ -56,8 +57,11 @@ def _checked_scale(points: list[ScalePoint]) -> list[ScalePoint]:
         raise ServiceError(f"scale values must be unique; got {values}")
     if len(set(keys)) != len(keys):
         raise ServiceError(f"scale keys must be unique; got {keys}")
-    if any(len(key) > 8 for key in keys):
-        raise ServiceError("scale keys have at most 8 characters")
+    if any(len(key) > limits.GRADE_KEY for key in keys):
+        raise ServiceError(f"scale keys have at most {limits.GRADE_KEY} characters")
+    for _, label, _ in points:
+        if len(label) > limits.GRADE_LABEL:
+            raise ServiceError(limits.length_error("grade label", label, limits.GRADE_LABEL))
     if any(value < 0 for value in values):
         raise ServiceError("scale values must be non-negative (negative qrels values are reserved)")
     return sorted(points)
@@ -75,6 +79,8 @@ def create_campaign(
     name = name.strip()
     if not name:
         raise ServiceError("a campaign needs a name")
+    if len(name) > limits.CAMPAIGN_NAME:
+        raise ServiceError(limits.length_error("campaign name", name, limits.CAMPAIGN_NAME))
     points = parse_scale(scale) if isinstance(scale, str) else _checked_scale(list(scale))
     if relevance_level not in {value for value, _, _ in points}:
         raise ServiceError(

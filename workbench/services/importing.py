@@ -23,7 +23,7 @@ import numpy as np
 from sqlalchemy import Table, delete, insert, select, update
 from sqlalchemy.orm import Session
 
-from workbench import trec
+from workbench import limits, trec
 from workbench.documents import read_documents
 from workbench.services.errors import ServiceError
 from workbench.store.models import (
@@ -103,7 +103,7 @@ def import_topics(
     session: Session, campaign: Campaign, path: PathLike, *, format: str | None = None
 ) -> ImportReport:
     """Add the topics of a file; topics already in the campaign get the file's statements."""
-    statements = trec.read_topics(path, format=format)
+    statements = trec.read_topics(path, format=format, limits=limits.STORE_LIMITS)
     existing = {
         topic.qid: topic
         for topic in session.scalars(select(Topic).where(Topic.campaign_id == campaign.id))
@@ -167,7 +167,7 @@ def import_documents(
 
     for path in paths:
         report.files += 1
-        for document in read_documents(path, format=format):
+        for document in read_documents(path, format=format, limits=limits.STORE_LIMITS):
             report.lines += 1
             if wanted is not None and document.docno not in wanted:
                 report.skipped += 1
@@ -236,6 +236,8 @@ def import_runs(
     """Store each run whole. A tag already in the campaign is refused unless replace=True
     (the run keeps its id, so pools that name it still do); topics the campaign lacks are an
     error that lists them."""
+    if len(group) > limits.RUN_GROUP:
+        raise ServiceError(limits.length_error("run group", group, limits.RUN_GROUP))
     known_qids = campaign_qids(session, campaign)
     stored = {
         run.tag: run for run in session.scalars(select(Run).where(Run.campaign_id == campaign.id))
@@ -297,7 +299,7 @@ class _ParsedRun:
 def _parse_run(path: PathLike) -> _ParsedRun:
     path = Path(path)
     checksum = hashlib.sha256(path.read_bytes()).hexdigest()
-    run = trec.read_run(path)
+    run = trec.read_run(path, limits=limits.STORE_LIMITS)
     return _ParsedRun(path, checksum, run, list(run_topic_rows(run)))
 
 
@@ -391,8 +393,10 @@ def import_qrels(
 ) -> ImportReport:
     """Store a qrels file as a named QrelsSet (default name: the file name)."""
     path = Path(path)
-    qrels = trec.read_qrels(path)
+    qrels = trec.read_qrels(path, limits=limits.STORE_LIMITS)
     name = name or path.name
+    if len(name) > limits.QRELS_SET_NAME:
+        raise ServiceError(limits.length_error("qrels name", name, limits.QRELS_SET_NAME))
     exists = session.scalar(
         select(QrelsSet.id).where(QrelsSet.campaign_id == campaign.id, QrelsSet.name == name)
     )

@@ -27,6 +27,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
+from workbench import limits
+
 
 def utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC).replace(tzinfo=None)
@@ -59,7 +61,7 @@ class Campaign(Base):
     __tablename__ = "campaigns"
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    name: Mapped[str] = mapped_column(String(120), unique=True)
+    name: Mapped[str] = mapped_column(String(limits.CAMPAIGN_NAME), unique=True)
     description: Mapped[str] = mapped_column(Text, default="")
     relevance_level: Mapped[int] = mapped_column(Integer, default=1)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
@@ -81,8 +83,8 @@ class Grade(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
     value: Mapped[int] = mapped_column(Integer)
-    label: Mapped[str] = mapped_column(String(80))
-    key: Mapped[str] = mapped_column(String(8))
+    label: Mapped[str] = mapped_column(String(limits.GRADE_LABEL))
+    key: Mapped[str] = mapped_column(String(limits.GRADE_KEY))
 
     campaign: Mapped[Campaign] = relationship(back_populates="grades")
 
@@ -93,7 +95,7 @@ class Topic(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
-    qid: Mapped[str] = mapped_column(String(100))
+    qid: Mapped[str] = mapped_column(String(limits.QID))
     title: Mapped[str] = mapped_column(Text, default="")
     description: Mapped[str] = mapped_column(Text, default="")
     narrative: Mapped[str] = mapped_column(Text, default="")
@@ -106,7 +108,7 @@ class Document(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
-    docno: Mapped[str] = mapped_column(String(200))
+    docno: Mapped[str] = mapped_column(String(limits.DOCNO))
     title: Mapped[str] = mapped_column(Text, default="")
     text: Mapped[str] = mapped_column(Text, default="")
     extra: Mapped[dict[str, Any]] = mapped_column(default=dict)
@@ -120,10 +122,10 @@ class Run(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
-    tag: Mapped[str] = mapped_column(String(200))
+    tag: Mapped[str] = mapped_column(String(limits.RUN_TAG))
     file_name: Mapped[str] = mapped_column(String(500), default="")
     checksum: Mapped[str] = mapped_column(String(64))
-    group: Mapped[str] = mapped_column(String(200), default="")
+    group: Mapped[str] = mapped_column(String(limits.RUN_GROUP), default="")
     contributes: Mapped[bool] = mapped_column(Boolean, default=True)
     line_count: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
@@ -141,7 +143,7 @@ class RunTopic(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
-    qid: Mapped[str] = mapped_column(String(100))
+    qid: Mapped[str] = mapped_column(String(limits.QID))
     n_lines: Mapped[int] = mapped_column(Integer)
     docnos: Mapped[bytes] = mapped_column(LargeBinary)
     scores: Mapped[bytes] = mapped_column(LargeBinary)
@@ -191,8 +193,8 @@ class PoolEntry(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     pool_id: Mapped[int] = mapped_column(ForeignKey("pools.id", ondelete="CASCADE"))
-    qid: Mapped[str] = mapped_column(String(100))
-    docno: Mapped[str] = mapped_column(String(200))
+    qid: Mapped[str] = mapped_column(String(limits.QID))
+    docno: Mapped[str] = mapped_column(String(limits.DOCNO))
     build: Mapped[int] = mapped_column(Integer, default=0)
     best_rank: Mapped[int] = mapped_column(Integer)
     n_runs: Mapped[int] = mapped_column(Integer)
@@ -211,7 +213,7 @@ class Assignment(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
     pool_id: Mapped[int] = mapped_column(ForeignKey("pools.id", ondelete="CASCADE"))
-    qid: Mapped[str] = mapped_column(String(100))
+    qid: Mapped[str] = mapped_column(String(limits.QID))
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
     order: Mapped[str] = mapped_column(String(16), default="random")
     active: Mapped[bool] = mapped_column(Boolean, default=True)
@@ -233,8 +235,8 @@ class Judgement(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
-    qid: Mapped[str] = mapped_column(String(100))
-    docno: Mapped[str] = mapped_column(String(200))
+    qid: Mapped[str] = mapped_column(String(limits.QID))
+    docno: Mapped[str] = mapped_column(String(limits.DOCNO))
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
     grade: Mapped[int | None] = mapped_column(Integer, default=None)
     cannot_judge: Mapped[str | None] = mapped_column(Text, default=None)
@@ -253,7 +255,7 @@ class QrelsSet(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
-    name: Mapped[str] = mapped_column(String(120))
+    name: Mapped[str] = mapped_column(String(limits.QRELS_SET_NAME))
     source: Mapped[str] = mapped_column(String(500), default="")
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
 
@@ -266,9 +268,9 @@ class QrelsEntry(Base):
     qrels_set_id: Mapped[int] = mapped_column(
         ForeignKey("qrels_sets.id", ondelete="CASCADE"), index=True
     )
-    qid: Mapped[str] = mapped_column(String(100))
-    docno: Mapped[str] = mapped_column(String(200))
-    iteration: Mapped[str] = mapped_column(String(40), default="0")
+    qid: Mapped[str] = mapped_column(String(limits.QID))
+    docno: Mapped[str] = mapped_column(String(limits.DOCNO))
+    iteration: Mapped[str] = mapped_column(String(limits.QRELS_ITERATION), default="0")
     rel: Mapped[int] = mapped_column(Integer)
 
 
@@ -280,8 +282,8 @@ class FinalLabel(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
-    qid: Mapped[str] = mapped_column(String(100))
-    docno: Mapped[str] = mapped_column(String(200))
+    qid: Mapped[str] = mapped_column(String(limits.QID))
+    docno: Mapped[str] = mapped_column(String(limits.DOCNO))
     grade: Mapped[int] = mapped_column(Integer)
     rule: Mapped[str] = mapped_column(String(40))
     judges: Mapped[dict[str, Any]] = mapped_column(default=dict)

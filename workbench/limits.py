@@ -1,0 +1,51 @@
+"""The longest value each store column takes, in characters: one home for each limit.
+
+The store's ``String(n)`` columns use these numbers; the import path checks them first so an
+over-long value is one clear error (file, line, limit) instead of a database error.  The file
+readers apply them only when asked (``limits=STORE_LIMITS``): ``workbench trec-eval`` accepts
+ids of any length, as trec_eval does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+QID = 100
+DOCNO = 200
+RUN_TAG = 200
+RUN_GROUP = 200
+QRELS_ITERATION = 40
+CAMPAIGN_NAME = 120
+QRELS_SET_NAME = 120
+GRADE_LABEL = 80
+GRADE_KEY = 8
+
+
+@dataclass(frozen=True)
+class IdLimits:
+    """Longest qid, docno, run tag and qrels iteration a reader accepts (None: any length)."""
+
+    qid: int | None = None
+    docno: int | None = None
+    tag: int | None = None
+    iteration: int | None = None
+
+
+STORE_LIMITS = IdLimits(qid=QID, docno=DOCNO, tag=RUN_TAG, iteration=QRELS_ITERATION)
+NO_LIMITS = IdLimits()
+
+
+def at_most(what: str, limit: int) -> str:
+    """What a value must be: 'a docno of at most 200 characters'."""
+    return f"a {what} of at most {limit} characters"
+
+
+def too_long(value: str, limit: int | None) -> bool:
+    """Whether ``value`` has more than ``limit`` characters (never, when limit is None)."""
+    return limit is not None and len(value) > limit
+
+
+def length_error(what: str, value: str, limit: int) -> str:
+    """The message for an over-long value given as an argument (a name, label or group)."""
+    shown = value if len(value) <= 40 else value[:37] + "..."
+    return f"{at_most(what, limit)} is expected; got {len(value)} characters ({shown!r})"
