@@ -264,7 +264,7 @@ def bench_adhoc(
         results[tool] = Measurement(m.wall * scale, m.cpu * scale, m.peak_mib)
         labels[tool] = f"{tool} ({len(runs)} processes)"
         if scale != 1:
-            labels[tool] = f"{tool} ({len(runs)} processes, x{scale:g} of {len(sample)})"
+            labels[tool] = f"{tool} ({len(runs)} processes, from {len(sample)})"
     base = results.get("workbench")
     lines = [format_row("W-adhoc", labels[tool], m, base) for tool, m in results.items()]
     if "workbench" in tools:
