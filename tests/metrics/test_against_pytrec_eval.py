@@ -10,6 +10,8 @@ documents that were never judged, topics in only one of the two inputs, and empt
 from __future__ import annotations
 
 import math
+import tempfile
+from pathlib import Path
 
 import pytest
 import pytrec_eval
@@ -17,6 +19,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from workbench import metrics
+from workbench.trec import read_qrels, read_run
 
 Qrels = dict[str, dict[str, int]]
 Run = dict[str, dict[str, float]]
@@ -108,10 +111,14 @@ def assert_close(ours: float, theirs: float, where: str) -> None:
     )
 
 
-def check_against_pytrec(qrels: Qrels, run: Run, relevance_level: int) -> None:
+def check_against_pytrec(
+    qrels: Qrels, run: Run, relevance_level: int, ours_from: tuple[object, object] | None = None
+) -> None:
+    """Our evaluation of ``ours_from`` (default: the same dicts) against pytrec_eval's."""
     expected = pytrec_per_topic(qrels, run, relevance_level)
+    our_qrels, our_run = ours_from or (qrels, run)
     ours = metrics.evaluate(
-        qrels, run, measures=MEASURES, relevance_level=relevance_level, compat=9
+        our_qrels, our_run, measures=MEASURES, relevance_level=relevance_level, compat=9
     )
 
     assert set(ours.per_topic) == set(expected), "evaluated topics differ"
@@ -198,3 +205,33 @@ def test_empty_run_topics_retrieve_nothing_and_change_nothing_else(
         assert values["num_rel"] == num_rel
         others = {k: v for k, v in values.items() if k != "num_rel" and k not in NOT_PER_TOPIC}
         assert others and all(v == 0 for v in others.values()), others
+
+
+@settings(max_examples=100, deadline=None)
+@given(qrels=qrels_strategy, run=run_strategy, relevance_level=st.sampled_from([1, 2]))
+def test_files_read_by_workbench_match_pytrec_eval_on_the_same_bytes(
+    qrels: Qrels, run: Run, relevance_level: int
+):
+    """TREC files, parsed by our readers and by pytrec_eval's, evaluate alike.
+
+    The rank column is written in file order, not score order (trec_eval ignores it), and
+    scores with ``repr`` so that both sides read the same doubles.
+    """
+    qrels_text = "".join(
+        f"{qid} 0 {docno} {grade}\n" for qid, docs in qrels.items() for docno, grade in docs.items()
+    )
+    run_text = "".join(
+        f"{qid} Q0 {docno} {rank} {score!r} tag\n"
+        for qid, docs in run.items()
+        for rank, (docno, score) in enumerate(docs.items(), 1)
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        qrels_path, run_path = Path(tmp) / "qrels", Path(tmp) / "run"
+        qrels_path.write_text(qrels_text)
+        run_path.write_text(run_text)
+        with qrels_path.open() as f:
+            parsed_qrels = pytrec_eval.parse_qrel(f)
+        with run_path.open() as f:
+            parsed_run = pytrec_eval.parse_run(f)
+        ours_from = (read_qrels(qrels_path), read_run(run_path))
+    check_against_pytrec(parsed_qrels, parsed_run, relevance_level, ours_from)
