@@ -8,6 +8,7 @@ import json
 import pytest
 
 from workbench.documents import SourceDocument, read_documents
+from workbench.limits import IdLimits
 from workbench.trec import TrecFormatError
 
 SGML = """<DOC>
@@ -99,3 +100,37 @@ def test_unrecognisable_file_is_an_error(tmp_path):
     path.write_text("hello\n")
     with pytest.raises(TrecFormatError, match="JSONL object or a TREC <DOC>"):
         list(read_documents(path))
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "line_number"),
+    [
+        ("nul.jsonl", '{"docno": "a", "text": "x"}\n{"docno": "b", "text": "x\\u0000y"}\n', 2),
+        ("nul-key.jsonl", '{"docno": "a", "x\\u0000": 1}\n', 1),
+        ("nul.sgml", "<DOC>\n<DOCNO>a</DOCNO>\n<TEXT>x\0y</TEXT>\n</DOC>\n", 3),
+    ],
+)
+def test_nul_characters_are_format_errors(tmp_path, name, content, line_number):
+    path = tmp_path / name
+    path.write_text(content)
+    with pytest.raises(TrecFormatError) as caught:
+        list(read_documents(path))
+    assert caught.value.line_number == line_number
+    assert caught.value.expected == "text without NUL characters"
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "line_number"),
+    [
+        ("long.jsonl", '{"docno": "abc"}\n\n{"docno": "abcd"}\n', 3),
+        ("long.sgml", "<DOC><DOCNO>abc</DOCNO></DOC>\n<DOC>\n<DOCNO> abcd </DOCNO>\n</DOC>\n", 2),
+    ],
+)
+def test_docnos_longer_than_the_limit_name_their_line(tmp_path, name, content, line_number):
+    path = tmp_path / name
+    path.write_text(content)
+    with pytest.raises(TrecFormatError) as caught:
+        list(read_documents(path, limits=IdLimits(docno=3)))
+    assert caught.value.line_number == line_number
+    assert caught.value.expected == "a docno of at most 3 characters"
+    assert [d.docno for d in read_documents(path)] == ["abc", "abcd"]

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import workbench.trec as trec
+from workbench.limits import IdLimits
 from workbench.trec import (
     JudgmentGroupLine,
     PrefsLine,
@@ -264,3 +265,76 @@ def test_nul_characters_are_refused(tmp_path: Path, reader, text: str) -> None:
     with pytest.raises(TrecFormatError) as error:
         reader(path)
     assert (error.value.line_number, error.value.expected) == (2, "text without NUL characters")
+
+
+# --------------------------------------------------------------------------- length limits
+
+LIMITS = IdLimits(qid=5, docno=6, tag=4, iteration=3)
+
+
+@pytest.mark.parametrize(
+    ("text", "line_number", "expected"),
+    [
+        ("q1 Q0 d1 1 1.0 r\nqqqqqq Q0 d2 1 1.0 r\n", 2, "a qid of at most 5 characters"),
+        ("q1 Q0 d1 1 1.0 r\n\nq1 Q0 ddddddd 2 0.5 r\n", 3, "a docno of at most 6 characters"),
+        ("q1 Q0 d1 1 1.0 r\nq1 Q0 d2 2 0.5 rrrrr\n", 2, "a run tag of at most 4 characters"),
+    ],
+)
+def test_run_ids_longer_than_the_limits_name_file_line_and_limit(
+    tmp_path: Path, text: str, line_number: int, expected: str
+) -> None:
+    path = _file(tmp_path, text)
+    with pytest.raises(TrecFormatError) as caught:
+        read_run(path, limits=LIMITS)
+    assert (caught.value.path, caught.value.line_number) == (str(path), line_number)
+    assert caught.value.expected.startswith(expected)
+    assert read_run(path).n_lines == 2  # no limit by default, as trec_eval
+
+
+def test_limits_count_characters_not_bytes(tmp_path: Path) -> None:
+    # 6 characters, 12 bytes: within a 6-character docno limit
+    path = _file(tmp_path, "q1 Q0 éééééé 1 1.0 r\nq1 Q0 ééééééé 2 0.5 r\n")
+    with pytest.raises(TrecFormatError) as caught:
+        read_run(path, limits=LIMITS)
+    assert caught.value.line_number == 2
+    path.write_text("q1 Q0 éééééé 1 1.0 r\n", encoding="utf-8")
+    assert read_run(path, limits=LIMITS).topic_lines("q1").docnos == ["éééééé"]
+
+
+@pytest.mark.parametrize(
+    ("text", "line_number", "expected"),
+    [
+        ("q1 0 d1 1\nqqqqqq 0 d2 1\n", 2, "a qid of at most 5 characters as field 1"),
+        ("q1 0 d1 1\nq1 iter d2 1\n", 2, "an iteration of at most 3 characters as field 2"),
+        ("q1 0 ddddddd 1\n", 1, "a docno of at most 6 characters as field 3"),
+    ],
+)
+def test_qrels_ids_longer_than_the_limits_are_format_errors(
+    tmp_path: Path, text: str, line_number: int, expected: str
+) -> None:
+    path = _file(tmp_path, text)
+    with pytest.raises(TrecFormatError) as caught:
+        read_qrels(path, limits=LIMITS)
+    assert (caught.value.path, caught.value.line_number) == (str(path), line_number)
+    assert caught.value.expected.startswith(expected)
+    assert len(read_qrels(path)) == text.count("\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "line_number"),
+    [
+        ("1\tshort\n\n123456\ttoo long\n", 3),
+        ('{"qid": "1", "title": "a"}\n{"qid": "123456", "title": "b"}\n', 2),
+        ("<top>\n<num> Number: 1\n<title> a\n</top>\n\n<top>\n<num> Number: 123456\n</top>\n", 7),
+    ],
+)
+def test_topic_qids_longer_than_the_limit_name_their_line(
+    tmp_path: Path, text: str, line_number: int
+) -> None:
+    path = _file(tmp_path, text)
+    with pytest.raises(TrecFormatError) as caught:
+        read_topics(path, limits=LIMITS)
+    assert caught.value.line_number == line_number
+    assert "123456" in caught.value.line
+    assert caught.value.expected == "a qid of at most 5 characters"
+    assert [t.qid for t in read_topics(path)] == ["1", "123456"]

@@ -37,7 +37,8 @@ NO_LIMITS = IdLimits()
 
 def at_most(what: str, limit: int) -> str:
     """What a value must be: 'a docno of at most 200 characters'."""
-    return f"a {what} of at most {limit} characters"
+    article = "an" if what[:1] in ("a", "e", "i", "o", "u") else "a"
+    return f"{article} {what} of at most {limit} characters"
 
 
 def too_long(value: str, limit: int | None) -> bool:

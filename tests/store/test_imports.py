@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from sqlalchemy import select
 
-from workbench import trec
+from workbench import limits, trec
 from workbench.services import campaigns, importing
 from workbench.services.errors import NotFound, ServiceError
 from workbench.store.models import Document, QrelsEntry, Run, RunTopic, Topic
@@ -261,3 +261,55 @@ def test_malformed_topics_change_nothing(store, files, campaign_id, tmp_path):
         trec.TrecFormatError,
         f"{bad}:2: expected",
     )
+
+
+def test_ids_as_long_as_their_columns_are_stored_and_longer_ones_refused(
+    store, files, campaign_id, tmp_path
+):
+    """At the limit: stored and read back whole (PostgreSQL too); one over: a clear error."""
+    qid, docno, tag = "1", "d" * limits.DOCNO, "t" * limits.RUN_TAG
+    at_limit = write_run(tmp_path / "at_limit.txt", tag, [(qid, docno, 1.0)])
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text(f"{qid} {'i' * limits.QRELS_ITERATION} {docno} 1\n")
+    with store.session() as session:
+        campaign = campaigns.get_campaign(session, campaign_id)
+        importing.import_runs(session, campaign, [at_limit], group="g" * limits.RUN_GROUP)
+        importing.import_qrels(session, campaign, qrels, name="n" * limits.QRELS_SET_NAME)
+        stored = session.scalar(select(Run).where(Run.tag == tag))
+        assert importing.load_run(session, stored).topic_lines(qid).docnos == [docno]
+        assert session.scalar(select(QrelsEntry.docno)) == docno
+    over = [
+        ("docno", write_run(tmp_path / "d.txt", "r", [(qid, docno + "d", 1.0)]), {}),
+        ("run tag", write_run(tmp_path / "t.txt", tag + "t", [(qid, "x", 1.0)]), {}),
+        (
+            "run group",
+            write_run(tmp_path / "g.txt", "r", [(qid, "x", 1.0)]),
+            {"group": "g" * (limits.RUN_GROUP + 1)},
+        ),
+    ]
+    for what, path, options in over:
+        failed_import_changes_nothing(
+            store,
+            campaign_id,
+            lambda s, c, path=path, options=options: importing.import_runs(s, c, [path], **options),
+            (trec.TrecFormatError, ServiceError),
+            f"a {what} of at most 200 characters",
+        )
+    failed_import_changes_nothing(
+        store,
+        campaign_id,
+        lambda s, c: importing.import_qrels(s, c, qrels, name="n" * (limits.QRELS_SET_NAME + 1)),
+        ServiceError,
+        "a qrels name of at most 120 characters",
+    )
+
+
+def test_campaign_names_and_grade_labels_longer_than_their_columns_are_refused(store):
+    name, label = "c" * limits.CAMPAIGN_NAME, "l" * limits.GRADE_LABEL
+    with store.session() as session:
+        created = campaigns.create_campaign(session, name, scale=f"0={label},1=yes")
+        assert (created.name, created.grades[0].label) == (name, label)
+        with pytest.raises(ServiceError, match="a campaign name of at most 120 characters"):
+            campaigns.create_campaign(session, name + "c")
+        with pytest.raises(ServiceError, match="a grade label of at most 80 characters"):
+            campaigns.create_campaign(session, "other", scale=f"0={label}l,1=yes")
