@@ -6,10 +6,10 @@ import pytest
 from flask import Flask
 from sqlalchemy import select
 
-from tests.web.conftest import World, get_store_of
-from workbench.services import assignments, judging
+from tests.web.conftest import World, get_store_of, login
+from workbench.services import assignments, judging, users
 from workbench.services.errors import NotFound, ServiceError
-from workbench.store.models import Assignment, Pool, User
+from workbench.store.models import Assignment, Pool, PoolEntry, User
 
 T1_POOL = {"D1", "D2", "D3", "D6", "D7", "D8"}
 
@@ -71,3 +71,32 @@ def test_assign_refuses_unknown_topics_and_orders(app: Flask, world: World) -> N
             assignments.reassign(s, again, carol)
         with pytest.raises(ServiceError, match="at least 1"):
             assignments.auto_assign(s, pool, judges_per_topic=0, assessors=[carol])
+
+
+def test_sequence_follows_pool_extension(app: Flask, world: World) -> None:
+    """The cached order is refreshed when the pool gains a document in a new build."""
+    with get_store_of(app).session() as s:
+        a = s.get(Assignment, world.assignment["alice", "T1"])
+        before = judging.document_sequence(s, a)
+        s.add(PoolEntry(pool_id=a.pool_id, qid="T1", docno="D5", build=1, best_rank=9, n_runs=1))
+        s.flush()
+        after = judging.document_sequence(s, a)
+        assert after == [*before, "D5"]  # a later build comes after what was seen
+        row, created = judging.record_judgement(s, a, judging.JudgementInput("D5", 1))
+        assert created and row.position == len(before)
+
+
+def test_token_cache_is_cleared_by_user_changes(app: Flask, world: World) -> None:
+    """API tokens are cached for a few seconds; a change through the admin pages clears them."""
+    with get_store_of(app).session() as s:
+        token = users.new_api_token(s, s.get(User, world.users["alice"]))
+    headers = {"Authorization": f"Bearer {token}"}
+    client = app.test_client()
+    assert client.get("/api/v1/me", headers=headers).json["username"] == "alice"
+    with get_store_of(app).session() as s:  # a change outside the app: seen after the TTL
+        s.get(User, world.users["alice"]).active = False
+    assert client.get("/api/v1/me", headers=headers).status_code == 200
+    admin = app.test_client()
+    login(admin, "admin")
+    admin.post(f"/admin/users/{world.users['alice']}", data={"action": "active", "active": "0"})
+    assert client.get("/api/v1/me", headers=headers).status_code == 401

@@ -8,14 +8,24 @@ from __future__ import annotations
 
 import io
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
-from matplotlib import rc_context
-from matplotlib.figure import Figure
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 RECALL_LEVELS = [i / 10 for i in range(11)]
 
 
+def _figure(width: float, height: float) -> Figure:
+    """A new figure; matplotlib is imported on first use (it takes about a second)."""
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height))
+
+
 def _svg(figure: Figure) -> str:
+    from matplotlib import rc_context
+
     buffer = io.StringIO()
     with rc_context({"svg.hashsalt": "workbench", "svg.fonttype": "none"}):
         figure.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
@@ -25,7 +35,7 @@ def _svg(figure: Figure) -> str:
 def precision_recall_curves(curves: Mapping[str, Sequence[float]], *, title: str = "") -> str:
     """11-point interpolated precision-recall curves, one line per run (values at recall
     0.0, 0.1, ..., 1.0)."""
-    figure = Figure(figsize=(6, 4.5))
+    figure = _figure(6, 4.5)
     axes = figure.add_subplot()
     for tag, values in curves.items():
         if len(values) != len(RECALL_LEVELS):
@@ -48,7 +58,7 @@ def per_topic_bars(
     """Grouped bars: for each topic, one bar per run (scores: run -> topic -> value)."""
     runs = list(scores)
     width = 0.8 / max(len(runs), 1)
-    figure = Figure(figsize=(max(6.0, 0.4 * len(topics) * max(len(runs), 1) / 2 + 2), 4))
+    figure = _figure(max(6.0, 0.4 * len(topics) * max(len(runs), 1) / 2 + 2), 4)
     axes = figure.add_subplot()
     for k, tag in enumerate(runs):
         xs = [i + (k - (len(runs) - 1) / 2) * width for i in range(len(topics))]
@@ -67,7 +77,7 @@ def confusion_heatmap(
     matrix: Sequence[Sequence[int]], labels: Sequence[int | str], *, first: str, second: str
 ) -> str:
     """A confusion matrix as a heat map with the counts written in the cells."""
-    figure = Figure(figsize=(1.2 + 0.8 * len(labels), 1.0 + 0.8 * len(labels)))
+    figure = _figure(1.2 + 0.8 * len(labels), 1.0 + 0.8 * len(labels))
     axes = figure.add_subplot()
     image = axes.imshow(matrix, cmap="Blues")
     peak = max((max(row) for row in matrix), default=0)

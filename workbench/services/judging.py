@@ -8,9 +8,12 @@ read through `services.judgements.current_judgements`.
 
 from __future__ import annotations
 
+import threading
+import weakref
+from collections import OrderedDict
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import and_, func, select
 from sqlalchemy.orm import Session
 
 from workbench import pooling
@@ -35,29 +38,103 @@ class JudgementInput:
     client_id: str | None = None
 
 
-def document_sequence(session: Session, assignment: Assignment) -> list[str]:
-    """The docnos the assessor judges, in the pool's per-assessor presentation order."""
-    pool = session.get(Pool, assignment.pool_id)
-    assert pool is not None
-    entries = list(
-        session.scalars(
-            select(PoolEntry).where(
-                PoolEntry.pool_id == pool.id,
-                PoolEntry.qid == assignment.qid,
-                PoolEntry.sampled.is_(True),
-            )
-        )
+@dataclass(frozen=True)
+class DocumentSequence:
+    """An assignment's docnos in presentation order, with each docno's position."""
+
+    docnos: tuple[str, ...]
+    positions: dict[str, int]
+
+
+class _SequenceCache:
+    """Bounded, thread-safe LRU of presentation orders, one per engine (so per store).
+
+    The order is a pure function of the pool (id, seed, creation time), the topic, the
+    assessor, the order mode and the pool's sampled entries; entries are only ever added, in
+    a new build, so (count, latest build) of the topic's entries identifies their set.
+    """
+
+    def __init__(self, size: int = 4096) -> None:
+        self._size = size
+        self._orders: OrderedDict[tuple, DocumentSequence] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple) -> DocumentSequence | None:
+        with self._lock:
+            found = self._orders.get(key)
+            if found is not None:
+                self._orders.move_to_end(key)
+            return found
+
+    def put(self, key: tuple, sequence: DocumentSequence) -> None:
+        with self._lock:
+            self._orders[key] = sequence
+            self._orders.move_to_end(key)
+            while len(self._orders) > self._size:
+                self._orders.popitem(last=False)
+
+
+_caches: weakref.WeakKeyDictionary[object, _SequenceCache] = weakref.WeakKeyDictionary()
+_caches_lock = threading.Lock()
+
+
+def _cache_for(session: Session) -> _SequenceCache:
+    engine = session.get_bind().engine
+    with _caches_lock:
+        cache = _caches.get(engine)
+        if cache is None:
+            cache = _caches[engine] = _SequenceCache()
+        return cache
+
+
+def _sampled(assignment: Assignment) -> tuple:
+    return (
+        PoolEntry.pool_id == assignment.pool_id,
+        PoolEntry.qid == assignment.qid,
+        PoolEntry.sampled.is_(True),
     )
-    return pooling.presentation_order(
-        [entry.docno for entry in entries],
+
+
+def sequence_of(session: Session, assignment: Assignment) -> DocumentSequence:
+    """The assignment's documents in the pool's per-assessor presentation order.
+
+    One aggregate query identifies the pool's entries for the topic; the order itself is
+    computed (`pooling.presentation_order`) only when that identity was not seen before.
+    """
+    signature = session.execute(
+        select(Pool.seed, Pool.created_at, func.count(PoolEntry.id), func.max(PoolEntry.build))
+        .select_from(Pool)
+        .outerjoin(PoolEntry, and_(*_sampled(assignment)))
+        .where(Pool.id == assignment.pool_id)
+        .group_by(Pool.id, Pool.seed, Pool.created_at)
+    ).one()
+    seed = signature[0]
+    key = (assignment.pool_id, assignment.qid, assignment.user_id, assignment.order, *signature)
+    cache = _cache_for(session)
+    found = cache.get(key)
+    if found is not None:
+        return found
+    rows = session.execute(
+        select(PoolEntry.docno, PoolEntry.build, PoolEntry.priority).where(*_sampled(assignment))
+    ).all()
+    docnos = pooling.presentation_order(
+        [row.docno for row in rows],
         mode=assignment.order,
-        seed=pool.seed,
-        pool_id=pool.id,
+        seed=seed,
+        pool_id=assignment.pool_id,
         qid=assignment.qid,
         assessor_id=assignment.user_id,
-        builds=[entry.build for entry in entries],
-        priorities=[entry.priority for entry in entries],
+        builds=[row.build for row in rows],
+        priorities=[row.priority for row in rows],
     )
+    sequence = DocumentSequence(tuple(docnos), {docno: i for i, docno in enumerate(docnos)})
+    cache.put(key, sequence)
+    return sequence
+
+
+def document_sequence(session: Session, assignment: Assignment) -> list[str]:
+    """The docnos the assessor judges, in the pool's per-assessor presentation order."""
+    return list(sequence_of(session, assignment).docnos)
 
 
 def my_judgements(session: Session, assignment: Assignment) -> dict[str, Judgement]:
@@ -164,8 +241,8 @@ def record_judgement(
             if (stored.qid, stored.docno) != (assignment.qid, data.docno):
                 raise ServiceError("client_id was already used for another document")
             return stored, False
-    sequence = document_sequence(session, assignment)
-    if data.docno not in sequence:
+    position = sequence_of(session, assignment).positions.get(data.docno)
+    if position is None:
         raise NotFound(f"document {data.docno!r} is not in this assignment")
     if data.grade is None:
         reason = (data.cannot_judge or "").strip()
@@ -190,7 +267,7 @@ def record_judgement(
         cannot_judge=reason,
         comment=data.comment.strip(),
         time_spent_ms=min(max(int(data.time_spent_ms), 0), MAX_TIME_SPENT_MS),
-        position=sequence.index(data.docno),
+        position=position,
         client_id=data.client_id,
     )
     session.add(judgement)

@@ -37,7 +37,7 @@ from workbench.store.models import (
 from workbench.trec import TrecFormatError
 from workbench.web.db import get_store
 from workbench.web.downloads import export_file
-from workbench.web.security import admin_blueprint
+from workbench.web.security import admin_blueprint, token_cache
 
 bp = admin_blueprint("admin", __name__, "/admin")
 UPLOAD_KINDS = ("topics", "documents", "runs", "qrels")
@@ -418,6 +418,7 @@ def update_user(user_id: int):  # type: ignore[no-untyped-def]
             raise ServiceError(f"unknown action {action!r}")
         name = user.username
         flash(f"User {name!r} updated ({action}).", "info")
+    token_cache().clear()
     if token is not None:
         with get_store().session() as session:
             rows = user_service.list_users(session)

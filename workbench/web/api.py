@@ -54,7 +54,7 @@ def me():  # type: ignore[no-untyped-def]
 @bp.get("/assignments")
 @assessor_required
 def my_assignments():  # type: ignore[no-untyped-def]
-    with get_store().session() as session:
+    with get_store().read_session() as session:
         mine = assignment_service.assignments_for_user(session, current_user.id)
         result = []
         for campaign_id in dict.fromkeys(a.campaign_id for a in mine):
@@ -76,7 +76,7 @@ def my_assignments():  # type: ignore[no-untyped-def]
 @assessor_required
 def assignment_state(assignment_id: int):  # type: ignore[no-untyped-def]
     """Topic, scale, the assessor's own judgement per position, and where to resume."""
-    with get_store().session() as session:
+    with get_store().read_session() as session:
         assignment = own_assignment(session, assignment_id)
         campaign = session.get(Campaign, assignment.campaign_id)
         assert campaign is not None
@@ -104,7 +104,7 @@ def assignment_state(assignment_id: int):  # type: ignore[no-untyped-def]
 @bp.get("/assignments/<int:assignment_id>/documents/<int:position>")
 @assessor_required
 def document(assignment_id: int, position: int):  # type: ignore[no-untyped-def]
-    with get_store().session() as session:
+    with get_store().read_session() as session:
         assignment = own_assignment(session, assignment_id)
         return jsonify(judging.document_at(session, assignment, position))
 
@@ -113,7 +113,7 @@ def document(assignment_id: int, position: int):  # type: ignore[no-untyped-def]
 @assessor_required
 def next_document(assignment_id: int):  # type: ignore[no-untyped-def]
     """The document where the assessor left off."""
-    with get_store().session() as session:
+    with get_store().read_session() as session:
         assignment = own_assignment(session, assignment_id)
         position = judging.resume_position(session, assignment)
         return jsonify(judging.document_at(session, assignment, position))
@@ -166,7 +166,7 @@ def submit(assignment_id: int):  # type: ignore[no-untyped-def]
 @bp.get("/campaigns")
 @admin_required
 def campaigns():  # type: ignore[no-untyped-def]
-    with get_store().session() as session:
+    with get_store().read_session() as session:
         return jsonify(
             campaigns=[
                 {"id": c.id, "name": c.name, "relevance_level": c.relevance_level}
@@ -178,7 +178,7 @@ def campaigns():  # type: ignore[no-untyped-def]
 @bp.get("/campaigns/<int:campaign_id>/progress")
 @admin_required
 def campaign_progress(campaign_id: int):  # type: ignore[no-untyped-def]
-    with get_store().session() as session:
+    with get_store().read_session() as session:
         campaign = campaign_service.get_campaign(session, campaign_id)
         report = progress.campaign_progress(session, campaign.id)
     return jsonify(

@@ -3,6 +3,9 @@
 Every view is admin-only. Plots are SVG drawn by `workbench.reports.plots`, embedded as
 data: images (the content security policy allows them, and an image cannot run script).
 In the adjudication queue the judges appear only as "Judge 1", "Judge 2", ...
+
+The statistics (scipy) and plotting (matplotlib) modules are imported by the views that use
+them, so that the app, and a server restarted after a crash, starts quickly.
 """
 
 from __future__ import annotations
@@ -23,17 +26,8 @@ from flask_login import current_user
 from sqlalchemy import select
 
 from workbench.reports import plots
-from workbench.reports.agreement import agreement_tables, groups_table, pairs_table
 from workbench.reports.tables import FORMATS, render, to_json
 from workbench.services import campaigns as campaign_service
-from workbench.services.adjudication import (
-    RULES,
-    TIES,
-    apply_rule,
-    disagreement_queue,
-    record_decision,
-)
-from workbench.services.agreement import agreement_report
 from workbench.services.errors import NotFound, ServiceError
 from workbench.store.models import Campaign, Document, Topic, User
 from workbench.web.db import get_store
@@ -74,6 +68,9 @@ def _campaign(session: Any, campaign_id: int) -> Campaign:
 
 @bp.get("/<int:campaign_id>/agreement")
 def agreement(campaign_id: int):  # type: ignore[no-untyped-def]
+    from workbench.reports.agreement import groups_table, pairs_table
+    from workbench.services.agreement import agreement_report
+
     graded = request.args.get("graded") == "1"
     with get_store().session() as session:
         campaign = _campaign(session, campaign_id)
@@ -106,6 +103,9 @@ def agreement(campaign_id: int):  # type: ignore[no-untyped-def]
 @bp.get("/<int:campaign_id>/agreement.<fmt>")
 def agreement_download(campaign_id: int, fmt: str):  # type: ignore[no-untyped-def]
     """The agreement tables as CSV, Markdown or LaTeX, or the whole report as JSON."""
+    from workbench.reports.agreement import agreement_tables
+    from workbench.services.agreement import agreement_report
+
     if fmt not in DOWNLOADS or fmt == "trec":
         raise NotFound(f"no {fmt!r} download; formats: csv, json, md, latex")
     graded = request.args.get("graded") == "1"
@@ -247,6 +247,8 @@ def evaluation_download(campaign_id: int, fmt: str):  # type: ignore[no-untyped-
 
 
 def _queue_request() -> dict[str, Any]:
+    from workbench.services.adjudication import RULES, TIES
+
     source = request.form if request.method == "POST" else request.args
     rule = source.get("rule", "majority")
     tie = source.get("tie", "adjudicate")
@@ -259,6 +261,8 @@ def _queue_request() -> dict[str, Any]:
 
 @bp.get("/<int:campaign_id>/adjudication")
 def adjudication(campaign_id: int):  # type: ignore[no-untyped-def]
+    from workbench.services.adjudication import RULES, TIES, disagreement_queue
+
     choice = _queue_request()
     error = None
     with get_store().session() as session:
@@ -320,6 +324,8 @@ def _back(campaign_id: int, choice: dict[str, Any]):  # type: ignore[no-untyped-
 @bp.post("/<int:campaign_id>/adjudication")
 def decide(campaign_id: int):  # type: ignore[no-untyped-def]
     """Record the adjudicator's final grade of one document, with the reason."""
+    from workbench.services.adjudication import record_decision
+
     choice = _queue_request()
     try:
         with get_store().session() as session:
@@ -347,6 +353,8 @@ def decide(campaign_id: int):  # type: ignore[no-untyped-def]
 @bp.post("/<int:campaign_id>/adjudication/apply")
 def apply(campaign_id: int):  # type: ignore[no-untyped-def]
     """Apply the chosen merge rule to every judged document (adjudicated labels are kept)."""
+    from workbench.services.adjudication import apply_rule
+
     choice = _queue_request()
     try:
         with get_store().session() as session:

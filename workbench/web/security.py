@@ -67,19 +67,68 @@ def bearer_token() -> str | None:
 def _load_user(user_id: str) -> CurrentUser | None:
     if bearer_token() is not None:
         return None  # token requests never ride on a session cookie
-    with get_store().session() as session:
+    with get_store().read_session() as session:
         user = session.get(User, int(user_id))
         return CurrentUser.of(user) if user is not None and user.active else None
+
+
+class TokenCache:
+    """API token -> user for `ttl` seconds, at most `size` tokens; thread-safe.
+
+    Saves a transaction per API request. Keys are token digests, never tokens. Only found
+    users are kept (a new token works at once); `clear()` on any change of a user or token
+    in this process, and a change made elsewhere (another process, the CLI) takes effect
+    within `ttl` seconds.
+    """
+
+    def __init__(self, ttl: float = 5.0, size: int = 10_000) -> None:
+        self.ttl = ttl
+        self.size = size
+        self._users: dict[str, tuple[float, CurrentUser]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, digest: str) -> CurrentUser | None:
+        with self._lock:
+            found = self._users.get(digest)
+            if found is None or found[0] <= time.monotonic():
+                self._users.pop(digest, None)
+                return None
+            return found[1]
+
+    def put(self, digest: str, user: CurrentUser) -> None:
+        now = time.monotonic()
+        with self._lock:
+            if len(self._users) >= self.size:
+                self._users = {k: v for k, v in self._users.items() if v[0] > now}
+                if len(self._users) >= self.size:
+                    self._users.clear()
+            self._users[digest] = (now + self.ttl, user)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._users.clear()
+
+
+def token_cache() -> TokenCache:
+    return current_app.extensions["workbench_token_cache"]
 
 
 @login_manager.request_loader
 def _load_user_from_token(_request: Any) -> CurrentUser | None:
     token = bearer_token()
-    if not token:
+    if not token or "\x00" in token:
         return None
-    with get_store().session() as session:
+    digest = user_service.token_digest(token)
+    cache = token_cache()
+    found = cache.get(digest)
+    if found is not None:
+        return found
+    with get_store().read_session() as session:
         user = user_service.user_by_token(session, token)
-        return CurrentUser.of(user) if user is not None else None
+        found = CurrentUser.of(user) if user is not None else None
+    if found is not None:
+        cache.put(digest, found)
+    return found
 
 
 def wants_json() -> bool:
@@ -194,6 +243,7 @@ def init_app(app: Flask) -> None:
     app.before_request(_csrf_protect)
     app.register_error_handler(CSRFError, _csrf_error)
     app.extensions["workbench_login_throttle"] = LoginThrottle()
+    app.extensions["workbench_token_cache"] = TokenCache(app.config.get("TOKEN_CACHE_SECONDS", 5.0))
 
     @app.after_request
     def _headers(response):  # type: ignore[no-untyped-def]
