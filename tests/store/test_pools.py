@@ -201,3 +201,14 @@ def test_pool_counts(store, campaign_id):
         )
         # topic 1: a1 | a2 a3 d1 d2 (2 of 4 sampled); topic 2: x1 | x2 (1 of 1)
         assert pools.pool_counts(session, pool) == (7, 1 + 2 + 1 + 1, 2)
+
+
+def test_a_pool_name_longer_than_its_column_is_refused_before_anything_is_written(
+    store, campaign_id
+):
+    with store.session() as session:
+        campaign = campaigns.get_campaign(session, campaign_id)
+        pools.build_pool(session, campaign, depth=1, name="n" * 120)
+        with pytest.raises(ServiceError, match="pool name of at most 120 characters"):
+            pools.build_pool(session, campaign, depth=1, name="n" * 121)
+        assert session.scalar(select(func.count()).select_from(PoolRun)) == 3

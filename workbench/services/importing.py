@@ -402,7 +402,7 @@ def import_qrels(
     )
     if exists is not None:
         raise ServiceError(f"campaign {campaign.name!r} already has qrels named {name!r}")
-    qrels_set = QrelsSet(campaign_id=campaign.id, name=name, source=str(path))
+    qrels_set = QrelsSet(campaign_id=campaign.id, name=name, source=path.name)
     session.add(qrels_set)
     session.flush()
     rows = [

@@ -17,7 +17,7 @@ import numpy as np
 from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
-from workbench import pooling
+from workbench import limits, pooling
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.importing import bulk_insert, decode_run_topic, listed
 from workbench.store.models import (
@@ -53,6 +53,8 @@ def build_pool(
     fusion: Take@N by fused score (fusion='rrf'|'combsum'|'borda'). stratified: strata
     'BOUND:RATE,...' (default 10:1.0,30:0.2,100:0.05) sampled by best rank.
     """
+    if len(name) > limits.POOL_NAME:
+        raise ServiceError(limits.length_error("pool name", name, limits.POOL_NAME))
     recorded = _strategy_params(strategy, depth=depth, budget=budget, **params)
     models = _select_runs(session, campaign, runs)
     if seed is None:

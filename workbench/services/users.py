@@ -14,6 +14,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 from werkzeug.security import check_password_hash, generate_password_hash
 
+from workbench import limits
 from workbench.services.errors import NotFound, ServiceError
 from workbench.store.models import User
 
@@ -50,8 +51,8 @@ def token_digest(token: str) -> str:
 
 def create_user(session: Session, username: str, password: str, *, role: str = "assessor") -> User:
     username = username.strip()
-    if not username or len(username) > 80 or not username.isprintable():
-        raise ServiceError("username must be 1 to 80 printable characters")
+    if not username or len(username) > limits.USERNAME or not username.isprintable():
+        raise ServiceError(f"username must be 1 to {limits.USERNAME} printable characters")
     if session.scalar(select(User).where(User.username == username)) is not None:
         raise ServiceError(f"user {username!r} already exists")
     user = User(

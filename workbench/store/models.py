@@ -44,7 +44,7 @@ class User(Base):
     __tablename__ = "users"
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    username: Mapped[str] = mapped_column(String(80), unique=True)
+    username: Mapped[str] = mapped_column(String(limits.USERNAME), unique=True)
     password_hash: Mapped[str] = mapped_column(String(255))
     role: Mapped[str] = mapped_column(String(16), default="assessor")
     api_token_hash: Mapped[str | None] = mapped_column(String(128), unique=True, default=None)
@@ -123,7 +123,7 @@ class Run(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
     tag: Mapped[str] = mapped_column(String(limits.RUN_TAG))
-    file_name: Mapped[str] = mapped_column(String(500), default="")
+    file_name: Mapped[str] = mapped_column(String(limits.FILE_NAME), default="")
     checksum: Mapped[str] = mapped_column(String(64))
     group: Mapped[str] = mapped_column(String(limits.RUN_GROUP), default="")
     contributes: Mapped[bool] = mapped_column(Boolean, default=True)
@@ -157,7 +157,7 @@ class Pool(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
-    name: Mapped[str] = mapped_column(String(120), default="")
+    name: Mapped[str] = mapped_column(String(limits.POOL_NAME), default="")
     strategy: Mapped[str] = mapped_column(String(40))
     params: Mapped[dict[str, Any]] = mapped_column(default=dict)
     seed: Mapped[int] = mapped_column(Integer)
@@ -256,7 +256,7 @@ class QrelsSet(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
     name: Mapped[str] = mapped_column(String(limits.QRELS_SET_NAME))
-    source: Mapped[str] = mapped_column(String(500), default="")
+    source: Mapped[str] = mapped_column(String(limits.FILE_NAME), default="")
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
 
 
