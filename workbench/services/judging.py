@@ -13,7 +13,7 @@ import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from sqlalchemy import and_, func, select
+from sqlalchemy import and_, bindparam, func, select
 from sqlalchemy.orm import Session
 
 from workbench import pooling
@@ -87,12 +87,26 @@ def _cache_for(session: Session) -> _SequenceCache:
         return cache
 
 
-def _sampled(assignment: Assignment) -> tuple:
-    return (
-        PoolEntry.pool_id == assignment.pool_id,
-        PoolEntry.qid == assignment.qid,
-        PoolEntry.sampled.is_(True),
-    )
+_SAMPLED = (
+    PoolEntry.pool_id == bindparam("pool_id"),
+    PoolEntry.qid == bindparam("qid"),
+    PoolEntry.sampled.is_(True),
+)
+# Built once: constructing a statement costs more than running it from the compiled cache.
+_POOL_SIGNATURE = (
+    select(Pool.seed, Pool.created_at, func.count(PoolEntry.id), func.max(PoolEntry.build))
+    .select_from(Pool)
+    .outerjoin(PoolEntry, and_(*_SAMPLED))
+    .where(Pool.id == bindparam("pool_id"))
+    .group_by(Pool.id, Pool.seed, Pool.created_at)
+)
+_POOL_ENTRIES = select(PoolEntry.docno, PoolEntry.build, PoolEntry.priority).where(*_SAMPLED)
+_BY_CLIENT_ID = select(Judgement).where(
+    Judgement.user_id == bindparam("user_id"), Judgement.client_id == bindparam("client_id")
+)
+_GRADE_VALUES = (
+    select(Grade.value).where(Grade.campaign_id == bindparam("campaign_id")).order_by(Grade.value)
+)
 
 
 def sequence_of(session: Session, assignment: Assignment) -> DocumentSequence:
@@ -101,22 +115,15 @@ def sequence_of(session: Session, assignment: Assignment) -> DocumentSequence:
     One aggregate query identifies the pool's entries for the topic; the order itself is
     computed (`pooling.presentation_order`) only when that identity was not seen before.
     """
-    signature = session.execute(
-        select(Pool.seed, Pool.created_at, func.count(PoolEntry.id), func.max(PoolEntry.build))
-        .select_from(Pool)
-        .outerjoin(PoolEntry, and_(*_sampled(assignment)))
-        .where(Pool.id == assignment.pool_id)
-        .group_by(Pool.id, Pool.seed, Pool.created_at)
-    ).one()
+    topic = {"pool_id": assignment.pool_id, "qid": assignment.qid}
+    signature = session.execute(_POOL_SIGNATURE, topic).one()
     seed = signature[0]
     key = (assignment.pool_id, assignment.qid, assignment.user_id, assignment.order, *signature)
     cache = _cache_for(session)
     found = cache.get(key)
     if found is not None:
         return found
-    rows = session.execute(
-        select(PoolEntry.docno, PoolEntry.build, PoolEntry.priority).where(*_sampled(assignment))
-    ).all()
+    rows = session.execute(_POOL_ENTRIES, topic).all()
     docnos = pooling.presentation_order(
         [row.docno for row in rows],
         mode=assignment.order,
@@ -176,8 +183,7 @@ def resume_position(
 
 
 def grade_values(session: Session, campaign_id: int) -> list[int]:
-    query = select(Grade.value).where(Grade.campaign_id == campaign_id).order_by(Grade.value)
-    return list(session.scalars(query))
+    return list(session.scalars(_GRADE_VALUES, {"campaign_id": campaign_id}))
 
 
 def document_at(session: Session, assignment: Assignment, position: int) -> dict:
@@ -233,9 +239,7 @@ def record_judgement(
         if not data.client_id or len(data.client_id) > MAX_CLIENT_ID_LENGTH:
             raise ServiceError(f"client_id must be 1 to {MAX_CLIENT_ID_LENGTH} characters")
         stored = session.scalar(
-            select(Judgement).where(
-                Judgement.user_id == assignment.user_id, Judgement.client_id == data.client_id
-            )
+            _BY_CLIENT_ID, {"user_id": assignment.user_id, "client_id": data.client_id}
         )
         if stored is not None:
             if (stored.qid, stored.docno) != (assignment.qid, data.docno):
