@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from workbench.services.assignments import assignments_for_user
 from workbench.services.judgements import current_judgements
 from workbench.store.models import Assignment, Judgement, PoolEntry, Topic, User
 
@@ -32,6 +33,17 @@ class Progress:
         self.judged += other.judged
         self.total += other.total
         self.time_ms += other.time_ms
+
+
+def user_progress(session: Session, user_id: int) -> list[tuple[Assignment, Progress]]:
+    """An assessor's active assignments, by campaign then topic, each with its progress."""
+    mine = assignments_for_user(session, user_id)
+    result: list[tuple[Assignment, Progress]] = []
+    for campaign_id in dict.fromkeys(a.campaign_id for a in mine):
+        group = [a for a in mine if a.campaign_id == campaign_id]
+        done = assignment_progress(session, group)
+        result += [(a, done[a.id]) for a in group]
+    return result
 
 
 def assignment_progress(session: Session, assignments: list[Assignment]) -> dict[int, Progress]:

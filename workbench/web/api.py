@@ -13,7 +13,6 @@ from flask_login import current_user
 from sqlalchemy.exc import IntegrityError
 from werkzeug.exceptions import HTTPException
 
-from workbench.services import assignments as assignment_service
 from workbench.services import campaigns as campaign_service
 from workbench.services import judging, progress
 from workbench.services.errors import NotFound, ServiceError
@@ -55,20 +54,15 @@ def me():  # type: ignore[no-untyped-def]
 @assessor_required
 def my_assignments():  # type: ignore[no-untyped-def]
     with get_store().read_session() as session:
-        mine = assignment_service.assignments_for_user(session, current_user.id)
-        result = []
-        for campaign_id in dict.fromkeys(a.campaign_id for a in mine):
-            group = [a for a in mine if a.campaign_id == campaign_id]
-            done = progress.assignment_progress(session, group)
-            result += [
-                {
-                    "id": a.id,
-                    "campaign_id": a.campaign_id,
-                    "qid": a.qid,
-                    "progress": progress_json(done[a.id]),
-                }
-                for a in group
-            ]
+        result = [
+            {
+                "id": a.id,
+                "campaign_id": a.campaign_id,
+                "qid": a.qid,
+                "progress": progress_json(done),
+            }
+            for a, done in progress.user_progress(session, current_user.id)
+        ]
     return jsonify(assignments=result)
 
 

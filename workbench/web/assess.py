@@ -7,7 +7,6 @@ from flask_login import current_user
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from workbench.services import assignments as assignment_service
 from workbench.services import judging, progress
 from workbench.store.models import Assignment, Campaign, Topic
 from workbench.web.db import get_store
@@ -35,24 +34,20 @@ def topic_of(session: Session, assignment: Assignment) -> Topic | None:
 @bp.get("/")
 @assessor_required
 def topics():  # type: ignore[no-untyped-def]
-    with get_store().session() as session:
-        mine = assignment_service.assignments_for_user(session, current_user.id)
+    with get_store().read_session() as session:
         rows = []
-        for campaign_id in dict.fromkeys(a.campaign_id for a in mine):
-            group = [a for a in mine if a.campaign_id == campaign_id]
-            done = progress.assignment_progress(session, group)
-            campaign = session.get(Campaign, campaign_id)
-            for a in group:
-                topic = topic_of(session, a)
-                rows.append(
-                    {
-                        "id": a.id,
-                        "campaign": campaign.name if campaign else "",
-                        "qid": a.qid,
-                        "title": topic.title if topic else "",
-                        "progress": done[a.id],
-                    }
-                )
+        for a, done in progress.user_progress(session, current_user.id):
+            campaign = session.get(Campaign, a.campaign_id)
+            topic = topic_of(session, a)
+            rows.append(
+                {
+                    "id": a.id,
+                    "campaign": campaign.name if campaign else "",
+                    "qid": a.qid,
+                    "title": topic.title if topic else "",
+                    "progress": done,
+                }
+            )
     return render_template("assess/topics.html", rows=rows)
 
 
