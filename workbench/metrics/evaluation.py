@@ -22,6 +22,7 @@ import numpy as np
 from workbench.metrics.measures import MIN_GEO_MEAN
 from workbench.metrics.names import Measure, resolve
 from workbench.metrics.ranked import Ranked, rank_topics
+from workbench.metrics.ranking import strcmp_key
 from workbench.trec import Qrels, Run
 
 
@@ -45,22 +46,18 @@ class Evaluation:
     run_tag: str = ""
 
 
-def _bytes_key(qid: str) -> bytes:
-    return qid.encode("utf-8", "surrogateescape")
-
-
 def select_topics(
     qrels: Qrels, run: Run, *, average_over_all_topics: bool, compat: int
 ) -> tuple[list[str], list[str], list[str]]:
     """(evaluated topics in print order, skipped topics, hidden topics)."""
-    qrels_topics = sorted(qrels.topics(), key=_bytes_key)
+    qrels_topics = sorted(qrels.topics(), key=strcmp_key)
     if compat >= 10:
         present = [q for q in qrels_topics if q in run]
         missing = [q for q in qrels_topics if q not in run]
         if average_over_all_topics:
             return qrels_topics, [], []
         return present, missing, []
-    present = sorted((q for q in run.topics() if q in qrels), key=_bytes_key)
+    present = sorted((q for q in run.topics() if q in qrels), key=strcmp_key)
     missing = [q for q in qrels_topics if q not in run]
     if average_over_all_topics:
         return present + missing, [], missing

@@ -26,10 +26,10 @@ from workbench.metrics.prefs import (
     Line,
     assemble,
     split_measure,
-    strcmp_key,
     topics_to_evaluate,
 )
 from workbench.metrics.ranked import rank_topics
+from workbench.metrics.ranking import strcmp_key
 from workbench.trec import JudgmentGroupLine, Qrels, Run, TrecFormatError
 
 P_AVGJG_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)

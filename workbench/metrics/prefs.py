@@ -45,7 +45,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from workbench.metrics.names import MeasureError
-from workbench.metrics.ranking import as_bytes_array
+from workbench.metrics.ranking import as_bytes_array, strcmp_key
 from workbench.trec import PrefsLine, Qrels, Run, TrecFormatError
 
 COUNT_MEASURES = ("prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret")
@@ -80,11 +80,6 @@ class PreferenceError(TrecFormatError):
 
 
 # --------------------------------------------------------------------------- shared helpers
-
-
-def strcmp_key(text: str) -> bytes:
-    """Sort key comparing ids as trec_eval's ``strcmp`` does (bytes of the utf-8 text)."""
-    return text.encode("utf-8", "surrogateescape")
 
 
 def topics_to_evaluate(

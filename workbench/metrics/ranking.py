@@ -104,3 +104,8 @@ def _order_ties(
         return
     ranked = np.lexsort((docnos[rows], -group[rows]))[::-1]
     order[rows] = rows[ranked]
+
+
+def strcmp_key(text: str) -> bytes:
+    """Sort key comparing ids as trec_eval's ``strcmp`` does (bytes of the utf-8 text)."""
+    return text.encode("utf-8", "surrogateescape")
