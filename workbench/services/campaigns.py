@@ -112,3 +112,8 @@ def get_campaign(session: Session, name_or_id: str | int) -> Campaign:
 
 def list_campaigns(session: Session) -> list[Campaign]:
     return list(session.scalars(select(Campaign).order_by(Campaign.name)))
+
+
+def scale_of(campaign: Campaign) -> list[dict[str, int | str]]:
+    """The campaign's relevance scale as the judging page and the API show it."""
+    return [{"value": g.value, "label": g.label, "key": g.key} for g in campaign.grades]

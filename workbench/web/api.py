@@ -85,7 +85,7 @@ def assignment_state(assignment_id: int):  # type: ignore[no-untyped-def]
                 "description": topic.description if topic else "",
                 "narrative": topic.narrative if topic else "",
             },
-            grades=[{"value": g.value, "label": g.label, "key": g.key} for g in campaign.grades],
+            grades=campaign_service.scale_of(campaign),
             total=len(sequence),
             position=judging.resume_position(session, assignment, sequence),
             judgements=[

@@ -7,6 +7,7 @@ from flask_login import current_user
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from workbench.services import campaigns as campaign_service
 from workbench.services import judging, progress
 from workbench.store.models import Assignment, Campaign, Topic
 from workbench.web.db import get_store
@@ -54,12 +55,12 @@ def topics():  # type: ignore[no-untyped-def]
 @bp.get("/<int:assignment_id>")
 @assessor_required
 def judge(assignment_id: int):  # type: ignore[no-untyped-def]
-    with get_store().session() as session:
+    with get_store().read_session() as session:
         assignment = own_assignment(session, assignment_id)
         campaign = session.get(Campaign, assignment.campaign_id)
         assert campaign is not None
         topic = topic_of(session, assignment)
-        grades = [{"value": g.value, "label": g.label, "key": g.key} for g in campaign.grades]
+        grades = campaign_service.scale_of(campaign)
         total = len(judging.document_sequence(session, assignment))
     return render_template(
         "assess/judge.html",
