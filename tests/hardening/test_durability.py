@@ -95,39 +95,14 @@ def test_two_tabs_revising_one_document_keep_both_and_the_later_wins(
         tab_a = _get(server.port, assessor.token, f"/api/v1/assignments/{assessor.assignment_id}")
         tab_b = _get(server.port, assessor.token, f"/api/v1/assignments/{assessor.assignment_id}")
         assert tab_a["judgements"][2] is None and tab_b["judgements"][2] is None
-        first = _post(
-            server.port,
-            assessor.token,
-            judgements,
-            {
-                "docno": docno,
-                "grade": 2,
-                "client_id": "tab-a-1",
-                "comment": "from tab A",
-            },
-        )
-        second = _post(
-            server.port,
-            assessor.token,
-            judgements,
-            {
-                "docno": docno,
-                "grade": 0,
-                "client_id": "tab-b-1",
-                "comment": "from tab B",
-            },
-        )
-        retried_first = _post(
-            server.port,
-            assessor.token,
-            judgements,
-            {
-                "docno": docno,
-                "grade": 2,
-                "client_id": "tab-a-1",
-                "comment": "from tab A",
-            },
-        )
+
+        def submit(grade: int, client_id: str, comment: str):  # type: ignore[no-untyped-def]
+            body = {"docno": docno, "grade": grade, "client_id": client_id, "comment": comment}
+            return _post(server.port, assessor.token, judgements, body)
+
+        first = submit(2, "tab-a-1", "from tab A")
+        second = submit(0, "tab-b-1", "from tab B")
+        retried_first = submit(2, "tab-a-1", "from tab A")
         state = _get(server.port, assessor.token, f"/api/v1/assignments/{assessor.assignment_id}")
     finally:
         server.stop()
