@@ -2,9 +2,12 @@
 # Start a throwaway PostgreSQL cluster on 127.0.0.1 for the test suite's second pass.
 # Installs Debian's postgresql when absent (needs root). Prints the SQLAlchemy URL of the
 # server's admin database on stdout; stop it with: scripts/postgres-test-server.sh stop
+# The test server runs with fsync=off; WORKBENCH_PG_FSYNC=on (with another WORKBENCH_PG_PORT)
+# starts one that commits durably, as the load benchmark needs.
 set -euo pipefail
 PORT=${WORKBENCH_PG_PORT:-55432}
 DATA=${WORKBENCH_PG_DATA:-/tmp/workbench-pg-$PORT}
+FSYNC=${WORKBENCH_PG_FSYNC:-off}
 
 pg_bin() {
   local dir
@@ -27,6 +30,6 @@ if [ ! -f "$DATA/PG_VERSION" ]; then
   su postgres -c "$bin/initdb -D $DATA -A trust -U postgres --no-sync" >/dev/null
 fi
 if ! su postgres -c "$bin/pg_ctl -D $DATA status" >/dev/null 2>&1; then
-  su postgres -c "$bin/pg_ctl -D $DATA -l $DATA/server.log -w start -o '-p $PORT -k /tmp -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200'" >/dev/null
+  su postgres -c "$bin/pg_ctl -D $DATA -l $DATA/server.log -w start -o '-p $PORT -k /tmp -c listen_addresses=127.0.0.1 -c fsync=$FSYNC -c max_connections=200'" >/dev/null
 fi
 echo "postgresql+psycopg2://postgres@127.0.0.1:$PORT/postgres"

@@ -1,6 +1,6 @@
 """Load generator: N simulated assessors judging through the JSON API of `workbench serve`.
 
-Starts `workbench serve` (waitress, production config) on 127.0.0.1 on a free port, over its
+Starts `workbench serve` (granian, its production configuration) on 127.0.0.1 on a free port, over its
 own SQLite file or `--db URL`; creates a campaign with one topic per five assessors, each
 assessor with an API token and one assignment; then every assessor posts judgements (each
 with a fresh client_id, cycling over its documents, so later ones are revisions) as fast as
@@ -11,13 +11,14 @@ Reports judgements/s and p50/p95/p99 latency of acknowledged requests, then chec
 every acknowledged client_id is stored exactly once, and nothing else was stored except at
 most one in-flight, unacknowledged judgement per assessor.
 
-    python benchmarks/load/run_load.py --assessors 50 --seconds 20 [--db URL] [--threads 8]
-        [--servers 1] [--rate R]
+    python benchmarks/load/run_load.py --assessors 50 --seconds 20 [--db URL] [--workers 2]
+        [--threads 2] [--rate R]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import http.client
 import json
 import os
@@ -32,7 +33,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -120,6 +121,29 @@ def build_campaign(store: Store, n_assessors: int, docs_per_topic: int = 100) ->
         return LoadCampaign(campaign.id, made)
 
 
+def process_cpu_ticks() -> Iterator[tuple[int, str, int]]:
+    """(process group, command name, user + system clock ticks) of every process (/proc)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            head, tail = stat.read_text().rsplit(")", 1)
+        except OSError:  # the process has exited
+            continue
+        fields = tail.split()
+        yield int(fields[2]), head.split("(", 1)[1], int(fields[11]) + int(fields[12])
+
+
+def postgres_cpu_seconds() -> float:
+    """CPU time so far of the PostgreSQL server processes on this machine."""
+    ticks = sum(t for _, name, t in process_cpu_ticks() if name.startswith("postgres"))
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def machine_cpu_seconds() -> float:
+    """CPU time spent by the whole machine so far, idle and iowait excluded (/proc/stat)."""
+    ticks = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind((HOST, 0))
@@ -129,16 +153,20 @@ def free_port() -> int:
 class Server:
     """`workbench --db URL serve` in a subprocess (its own process group) on HOST:port."""
 
-    def __init__(self, database_url: str, workdir: Path, *, port: int = 0, threads: int = 8):
+    def __init__(
+        self, database_url: str, workdir: Path, *, port: int = 0, workers: int = 2, threads: int = 2
+    ):
         self.database_url = database_url
         self.workdir = workdir
         self.port = port or free_port()
+        self.workers = workers
         self.threads = threads
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> Server:
         command = [sys.executable, "-m", "workbench", "--db", self.database_url, "serve"]
-        command += ["--host", HOST, "--port", str(self.port), "--threads", str(self.threads)]
+        command += ["--host", HOST, "--port", str(self.port)]
+        command += ["--workers", str(self.workers), "--threads", str(self.threads)]
         self.workdir.mkdir(parents=True, exist_ok=True)
         log = open(self.workdir / "server.log", "ab")  # noqa: SIM115 - owned by the child
         self.process = subprocess.Popen(
@@ -169,10 +197,11 @@ class Server:
         return path.read_text(errors="replace")[-n:] if path.exists() else ""
 
     def cpu_seconds(self) -> float:
-        """User + system CPU time of the server process so far (Linux /proc)."""
+        """User + system CPU time so far of the server's processes (its process group: the
+        granian main process and its workers; Linux /proc)."""
         assert self.process is not None
-        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        ticks = sum(t for pgrp, _, t in process_cpu_ticks() if pgrp == self.process.pid)
+        return ticks / os.sysconf("SC_CLK_TCK")
 
     def kill(self) -> None:
         """SIGKILL: the process dies at once, mid-request, without cleanup."""
@@ -198,7 +227,49 @@ class AssessorResult:
     in_flight: str | None = None
 
 
-def judge_loop(
+class HttpConnection:
+    """A minimal HTTP/1.1 client connection on asyncio streams (keep-alive when the server
+    keeps it): the load generator's own CPU per request is a small part of the machine."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self._streams: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
+
+    async def post(self, request: bytes) -> tuple[int, bytes]:
+        """Send one complete request; returns (status, body). Raises OSError or
+        asyncio.IncompleteReadError when the connection breaks."""
+        if self._streams is None:
+            self._streams = await asyncio.open_connection(HOST, self.port)
+        reader, writer = self._streams
+        writer.write(request)
+        head = await reader.readuntil(b"\r\n\r\n")
+        status_line, *header_lines = head.decode("latin-1").split("\r\n")
+        headers = {}
+        for line in header_lines:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        if "content-length" not in headers:
+            raise OSError(f"a response without Content-Length: {status_line}")
+        body = await reader.readexactly(int(headers["content-length"]))
+        if headers.get("connection", "").lower() == "close":
+            self.close()
+        return int(status_line.split(" ", 2)[1]), body
+
+    def close(self) -> None:
+        if self._streams is not None:
+            self._streams[1].close()
+            self._streams = None
+
+
+def post_request(port: int, path: str, token: str, payload: bytes) -> bytes:
+    return (
+        f"POST {path} HTTP/1.1\r\nHost: {HOST}:{port}\r\n"
+        f"Authorization: Bearer {token}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(payload)}\r\n\r\n"
+    ).encode() + payload
+
+
+async def judge_loop(
     assessor: LoadAssessor,
     port: int,
     deadline: float,
@@ -213,46 +284,39 @@ def judge_loop(
     rng = random.Random(seed)
     scheduled = time.monotonic() + rng.uniform(0, interval)
     path = f"/api/v1/assignments/{assessor.assignment_id}/judgements"
-    headers = {"Authorization": f"Bearer {assessor.token}", "Content-Type": "application/json"}
-    connection: http.client.HTTPConnection | None = None
+    connection = HttpConnection(port)
     i = 0
     pending: bytes | None = None
     while time.monotonic() < deadline and not stop.is_set():
         if pending is None:
             if interval:
-                time.sleep(max(0.0, scheduled - time.monotonic()))
+                await asyncio.sleep(max(0.0, scheduled - time.monotonic()))
                 scheduled += interval
             client_id = f"{assessor.username}-{i}"
             docno = assessor.docnos[i % len(assessor.docnos)]
             payload = {"docno": docno, "grade": rng.randint(0, 2), "client_id": client_id}
-            pending = json.dumps(payload | {"time_spent_ms": rng.randint(500, 60_000)}).encode()
+            body = json.dumps(payload | {"time_spent_ms": rng.randint(500, 60_000)}).encode()
+            pending = post_request(port, path, assessor.token, body)
             result.in_flight = client_id
+        start = time.perf_counter()
         try:
-            if connection is None:
-                connection = http.client.HTTPConnection(HOST, port, timeout=REQUEST_TIMEOUT_S)
-            start = time.perf_counter()
-            connection.request("POST", path, pending, headers)
-            response = connection.getresponse()
-            response.read()
-            elapsed = time.perf_counter() - start
-        except (OSError, http.client.HTTPException):
+            async with asyncio.timeout(REQUEST_TIMEOUT_S):
+                status, _ = await connection.post(pending)
+        except (OSError, TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
             result.connection_errors += 1
-            if connection is not None:
-                connection.close()
-            connection = None
-            time.sleep(RETRY_PAUSE_S)
+            connection.close()
+            await asyncio.sleep(RETRY_PAUSE_S)
             continue
-        if response.status in (200, 201):
+        elapsed = time.perf_counter() - start
+        if status in (200, 201):
             result.acknowledged.append(result.in_flight or "")
             result.latencies_s.append(elapsed)
-            result.in_flight = None
         else:
-            result.refused[response.status] += 1
-            result.in_flight = None
+            result.refused[status] += 1
+        result.in_flight = None
         pending = None
         i += 1
-    if connection is not None:
-        connection.close()
+    connection.close()
 
 
 def run_assessors(
@@ -265,28 +329,27 @@ def run_assessors(
     stop: threading.Event | None = None,
     rate: float | None = None,
 ) -> list[AssessorResult]:
-    """Every assessor in its own thread for `seconds` or until `stop` is set; returns their
-    results (filled into `results`, one per assessor, when given, so that another thread can
-    watch them). With several ports, assessor k talks to ports[k % len(ports)]. rate: the
-    total judgements/s offered, spread evenly over the assessors (None: as fast as answered)."""
+    """Every assessor as a task of one event loop (in this thread) for `seconds` or until
+    `stop` is set; returns their results (filled into `results`, one per assessor, when given,
+    so that another thread can watch them). With several ports, assessor k talks to
+    ports[k % len(ports)]. rate: the total judgements/s offered, spread evenly over the
+    assessors (None: as fast as answered)."""
     interval = len(load.assessors) / rate if rate else 0.0
     stop = stop or threading.Event()
     ports = [port] if isinstance(port, int) else list(port)
-    deadline = time.monotonic() + seconds
     if results is None:
         results = [AssessorResult() for _ in load.assessors]
-    threads = [
-        threading.Thread(
-            target=judge_loop,
-            args=(a, ports[k % len(ports)], deadline, r, seed + k, stop, interval),
-            daemon=True,
+
+    async def all_assessors() -> None:
+        deadline = time.monotonic() + seconds
+        await asyncio.gather(
+            *(
+                judge_loop(a, ports[k % len(ports)], deadline, r, seed + k, stop, interval)
+                for k, (a, r) in enumerate(zip(load.assessors, results, strict=True))
+            )
         )
-        for k, (a, r) in enumerate(zip(load.assessors, results, strict=True))
-    ]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(seconds + 2 * REQUEST_TIMEOUT_S)
+
+    asyncio.run(all_assessors())
     return results
 
 
@@ -345,10 +408,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--assessors", type=int, default=50)
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--db", help="store URL (default: a new SQLite file in a temp folder)")
-    parser.add_argument("--threads", type=int, default=8, help="waitress threads of the server")
-    parser.add_argument(
-        "--servers", type=int, default=1, help="server processes (assessors spread over them)"
-    )
+    parser.add_argument("--workers", type=int, default=2, help="server processes")
+    parser.add_argument("--threads", type=int, default=2, help="threads per server process")
     parser.add_argument(
         "--rate",
         type=float,
@@ -362,38 +423,48 @@ def main(argv: list[str] | None = None) -> int:
         url = args.db or f"sqlite:///{Path(tmp) / 'load.sqlite'}"
         store = open_store(url, upgrade=True)
         load = build_campaign(store, args.assessors, args.docs_per_topic)
-        servers = []
+        server = Server(url, Path(tmp) / "server", workers=args.workers, threads=args.threads)
         try:
-            for k in range(args.servers):
-                workdir = Path(tmp) / f"server-{k}"
-                servers.append(Server(url, workdir, threads=args.threads).start())
-            server_cpu = sum(server.cpu_seconds() for server in servers)
-            own_cpu = time.process_time()
+            server.start()
+            before = (
+                server.cpu_seconds(),
+                postgres_cpu_seconds(),
+                time.process_time(),
+                machine_cpu_seconds(),
+            )
             started = time.monotonic()
-            ports = [server.port for server in servers]
-            results = run_assessors(load, ports, args.seconds, rate=args.rate)
+            results = run_assessors(load, server.port, args.seconds, rate=args.rate)
             elapsed = time.monotonic() - started
-            server_cpu = sum(server.cpu_seconds() for server in servers) - server_cpu
-            own_cpu = time.process_time() - own_cpu
+            after = (
+                server.cpu_seconds(),
+                postgres_cpu_seconds(),
+                time.process_time(),
+                machine_cpu_seconds(),
+            )
         finally:
-            for server in servers:
-                server.stop()
+            server.stop()
         check = check_store(store, load, results)
         store.dispose()
 
+    spent = [b - a for a, b in zip(before, after, strict=True)]
+    server_cpu, postgres_cpu, own_cpu, machine_cpu = spent
+    per_judgement = 1000 / max(check.acknowledged, 1)
     refused = sum((r.refused for r in results), Counter())
     figures = {
         "database": url.split(":", 1)[0],
         "assessors": args.assessors,
-        "servers": args.servers,
+        "server_workers": args.workers,
         "server_threads": args.threads,
         "offered_rate": args.rate or "closed loop",
         "seconds": round(elapsed, 2),
         "acknowledged": check.acknowledged,
         "judgements_per_s": check.acknowledged / elapsed,
         **latency_summary(results),
-        "server_cpu_ms_per_judgement": 1000 * server_cpu / max(check.acknowledged, 1),
-        "client_cpu_ms_per_judgement": 1000 * own_cpu / max(check.acknowledged, 1),
+        "server_cpu_ms_per_judgement": server_cpu * per_judgement,
+        "postgres_cpu_ms_per_judgement": postgres_cpu * per_judgement,
+        "client_cpu_ms_per_judgement": own_cpu * per_judgement,
+        "machine_cpu_ms_per_judgement": machine_cpu * per_judgement,
+        "machine_busy_percent": 100 * machine_cpu / elapsed / (os.cpu_count() or 1),
         "refused": dict(refused),
         "connection_errors": sum(r.connection_errors for r in results),
         "stored": check.stored,
@@ -403,7 +474,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     for name, value in figures.items():
         shown = f"{value:.1f}" if isinstance(value, float) else value
-        print(f"{name:>28}: {shown}")
+        print(f"{name:>30}: {shown}")
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2) + "\n")
     return 0 if check.ok and not refused else 1

@@ -1,19 +1,18 @@
 """XSS payloads in a document's text, a topic's title and a judgement's comment stay inert.
 
-Checked in headless Chromium against waitress on 127.0.0.1: no alert fires, no element of the
+Checked in headless Chromium against the app served on 127.0.0.1: no alert fires, no element of the
 payload reaches the DOM, and the payload is shown as the literal text it is.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from sqlalchemy import update
 
-from tests.web.conftest import World, get_store_of, make_app
+from tests.web.conftest import World, get_store_of, make_app, serve_in_thread
 from tests.web.test_browser import CHROMEDRIVER, CHROMIUM, browser, log_in_as  # noqa: F401
 from workbench.services import judging
 from workbench.store.models import Assignment, Document, Topic
@@ -34,8 +33,6 @@ COMMENT_PAYLOAD = "</textarea><svg onload=alert('comment')>"
 @pytest.fixture
 def server(world_url, world: World, tmp_path: Path) -> Iterator[str]:
     """The world with the payloads planted, served with CSRF on as in production."""
-    from waitress.server import create_server
-
     app = make_app(world_url[0], tmp_path / "live", WTF_CSRF_ENABLED=True, TESTING=False)
     with get_store_of(app).session() as session:
         session.execute(
@@ -52,14 +49,13 @@ def server(world_url, world: World, tmp_path: Path) -> Iterator[str]:
         assert assignment is not None
         first = judging.document_sequence(session, assignment)[0]
         judging.record_judgement(
-            session, assignment, judging.JudgementInput(first, 1, comment=COMMENT_PAYLOAD)
+            session.connection(),
+            assignment.id,
+            assignment.user_id,
+            judging.JudgementInput(first, 1, comment=COMMENT_PAYLOAD),
         )
-    wsgi = create_server(app, host="127.0.0.1", port=0, threads=4)
-    thread = threading.Thread(target=wsgi.run, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{wsgi.effective_port}"
-    wsgi.close()
-    thread.join(timeout=5)
+    with serve_in_thread(app) as url:
+        yield url
     get_store_of(app).dispose()
 
 

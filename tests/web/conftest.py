@@ -6,8 +6,10 @@ import json
 import os
 import re
 import shutil
+import threading
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -177,6 +179,22 @@ def world_url(database_url: str, tmp_path: Path, world_template) -> Iterator[tup
     _admin_sql(server, f'CREATE DATABASE "{name}" TEMPLATE "{source}"')
     yield _database(server, name), world
     _admin_sql(server, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@contextmanager
+def serve_in_thread(app: Flask) -> Iterator[str]:
+    """Serve `app` on 127.0.0.1 (a free port) with werkzeug's threaded server in a thread of
+    the test, so that the test can reach its store; yields the base URL."""
+    from werkzeug.serving import make_server
+
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        thread.join(timeout=5)
 
 
 def make_app(url: str, tmp_path: Path, **config: object) -> Flask:

@@ -1,20 +1,19 @@
 """End to end in headless Chromium: an admin sets up a campaign, an assessor judges by keyboard.
 
-Runs against waitress on 127.0.0.1 (a free port) in a thread. Skipped when Debian's chromium
-or chromedriver is absent.
+Runs against werkzeug's threaded server on 127.0.0.1 (a free port) in a thread. Skipped when
+Debian's chromium or chromedriver is absent.
 """
 
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from sqlalchemy import select
 
-from tests.web.conftest import PASSWORD, get_store_of, make_app
+from tests.web.conftest import PASSWORD, get_store_of, make_app, serve_in_thread
 from workbench import demo
 from workbench.services import users as user_service
 from workbench.services.judgements import current_judgements
@@ -36,18 +35,12 @@ pytestmark = [
 
 @pytest.fixture
 def server(tmp_path: Path, database_url: str) -> Iterator[tuple[str, object]]:
-    from waitress.server import create_server
-
     app = make_app(database_url, tmp_path, WTF_CSRF_ENABLED=True, TESTING=False)
     with get_store_of(app).session() as s:
         user_service.create_user(s, "admin", PASSWORD, role="admin")
         user_service.create_user(s, "alice", PASSWORD, role="assessor")
-    wsgi = create_server(app, host="127.0.0.1", port=0, threads=4)
-    thread = threading.Thread(target=wsgi.run, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{wsgi.effective_port}", app
-    wsgi.close()
-    thread.join(timeout=5)
+    with serve_in_thread(app) as url:
+        yield url, app
     get_store_of(app).dispose()
 
 

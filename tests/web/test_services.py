@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from flask import Flask
 from sqlalchemy import select
 
 from tests.web.conftest import World, get_store_of, login
-from workbench.services import assignments, judging, users
+from workbench.services import assignments, importing, judging, pools, users
 from workbench.services.errors import NotFound, ServiceError
-from workbench.store.models import Assignment, Pool, PoolEntry, User
+from workbench.store.models import Assignment, Campaign, Judgement, Pool, User
 
 T1_POOL = {"D1", "D2", "D3", "D6", "D7", "D8"}
 
@@ -40,19 +42,32 @@ def test_priority_order_puts_more_runs_first(app: Flask, world: World) -> None:
 def test_record_judgement_rules(app: Flask, world: World) -> None:
     with get_store_of(app).session() as s:
         a = s.get(Assignment, world.assignment["alice", "T1"])
-        row, created = judging.record_judgement(
-            s, a, judging.JudgementInput("D2", 1, comment=" ok ")
-        )
+
+        def record(data: judging.JudgementInput, user_id: int = a.user_id):  # type: ignore[no-untyped-def]
+            return judging.record_judgement(s.connection(), a.id, user_id, data)
+
+        row, created = record(judging.JudgementInput("D2", 1, comment=" ok ", client_id="c1"))
         assert created and (row.grade, row.comment, row.position) == (1, "ok", 1)
+        stored = s.get(Judgement, row.id)
+        assert (stored.docno, stored.grade, stored.comment, stored.position) == ("D2", 1, "ok", 1)
+        again, created = record(judging.JudgementInput("D2", 2, client_id="c1"))
+        assert not created and again == row  # a retry returns the stored row as it was
+        with pytest.raises(ServiceError, match="another document"):
+            record(judging.JudgementInput("D3", 1, client_id="c1"))
         with pytest.raises(NotFound):
-            judging.record_judgement(s, a, judging.JudgementInput("D5", 1))
-        with pytest.raises(ServiceError, match="not on the scale"):
-            judging.record_judgement(s, a, judging.JudgementInput("D2", 9))
+            record(judging.JudgementInput("D5", 1))
+        with pytest.raises(NotFound, match="not one of yours"):
+            record(judging.JudgementInput("D2", 1), user_id=world.users["bob"])
+        with pytest.raises(ServiceError, match="not on the scale: expected one of 0, 1, 2"):
+            record(judging.JudgementInput("D2", 9))
+        with pytest.raises(ServiceError, match="reason"):
+            record(judging.JudgementInput("D2", None, cannot_judge=" "))
         with pytest.raises(ServiceError, match="comment longer"):
-            judging.record_judgement(s, a, judging.JudgementInput("D2", 1, comment="x" * 10_001))
+            record(judging.JudgementInput("D2", 1, comment="x" * 10_001))
         a.active = False
+        s.flush()
         with pytest.raises(ServiceError, match="withdrawn"):
-            judging.record_judgement(s, a, judging.JudgementInput("D2", 1))
+            record(judging.JudgementInput("D2", 1))
 
 
 def test_assign_refuses_unknown_topics_and_orders(app: Flask, world: World) -> None:
@@ -73,16 +88,21 @@ def test_assign_refuses_unknown_topics_and_orders(app: Flask, world: World) -> N
             assignments.auto_assign(s, pool, judges_per_topic=0, assessors=[carol])
 
 
-def test_sequence_follows_pool_extension(app: Flask, world: World) -> None:
-    """The cached order is refreshed when the pool gains a document in a new build."""
+def test_sequence_follows_pool_extension(app: Flask, world: World, tmp_path: Path) -> None:
+    """The cached order is refreshed when the pool is extended by a new run (a new build)."""
+    late = tmp_path / "late.run"
+    late.write_text("T1 Q0 D5 1 9.0 late\n")
     with get_store_of(app).session() as s:
         a = s.get(Assignment, world.assignment["alice", "T1"])
         before = judging.document_sequence(s, a)
-        s.add(PoolEntry(pool_id=a.pool_id, qid="T1", docno="D5", build=1, best_rank=9, n_runs=1))
-        s.flush()
+        campaign = s.get(Campaign, world.campaign_id)
+        importing.import_runs(s, campaign, [late])
+        pools.extend_pool(s, s.get(Pool, world.pool_id), ["late"])
         after = judging.document_sequence(s, a)
         assert after == [*before, "D5"]  # a later build comes after what was seen
-        row, created = judging.record_judgement(s, a, judging.JudgementInput("D5", 1))
+        row, created = judging.record_judgement(
+            s.connection(), a.id, a.user_id, judging.JudgementInput("D5", 1)
+        )
         assert created and row.position == len(before)
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -13,6 +15,8 @@ from workbench.services import assignments as assignment_service
 from workbench.services import campaigns, pools
 from workbench.services import users as user_service
 from workbench.services.errors import NotFound
+
+DEFAULT_WORKERS = os.cpu_count() or 1
 
 
 @click.group()
@@ -133,35 +137,76 @@ def assign(
         click.echo(f"{name}\t{load[name]} documents")
 
 
-def run_server(ctx: click.Context, host: str, port: int, threads: int) -> None:
-    """Serve the app with waitress on the store of this invocation."""
-    from waitress import serve as waitress_serve
+def run_server(ctx: click.Context, host: str, port: int, workers: int, threads: int) -> None:
+    """Serve `workbench.web.wsgi:app` with granian: `workers` processes of `threads` threads.
 
-    from workbench.web import create_app
+    The store is migrated and the secret key written (when not in the environment) here,
+    once, before the workers start; every worker then builds the app from the environment.
+    This process must not import `workbench.web.wsgi`: forked workers would inherit its app.
+    """
+    from granian import Granian
+    from granian.constants import Interfaces
+
+    from workbench.store.db import ENV_VAR
+    from workbench.web import INSTANCE_ENV, secret_key
 
     instance = Path.cwd() / "instance"
-    app = create_app({"DATABASE_URL": get_store(ctx).url, "INSTANCE_PATH": str(instance)})
+    os.environ[ENV_VAR] = get_store(ctx).url
+    os.environ[INSTANCE_ENV] = str(instance)
+    secret_key(str(instance))
     click.echo(f"Serving on http://{host}:{port}/  (Ctrl+C to stop)")
-    waitress_serve(app, host=host, port=port, threads=threads, ident="workbench")
+    Granian(
+        "workbench.web.wsgi:app",
+        address=host,
+        port=port,
+        interface=Interfaces.WSGI,
+        workers=workers,
+        blocking_threads=threads,
+        respawn_failed_workers=True,
+        log_access=False,
+    ).serve()
+
+
+def server_options(command: Callable[..., None]) -> Callable[..., None]:
+    """--host, --port, --workers and --threads of the commands that serve the app."""
+    options = [
+        click.option("--host", default="127.0.0.1", show_default=True),
+        click.option("--port", default=5000, show_default=True, type=int),
+        click.option(
+            "--workers",
+            default=DEFAULT_WORKERS,
+            show_default=True,
+            type=click.IntRange(min=1),
+            help="Server processes (default: one per CPU core).",
+        ),
+        click.option(
+            "--threads",
+            default=2,
+            show_default=True,
+            type=click.IntRange(min=1),
+            help="Request threads per process.",
+        ),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
 
 
 @click.command()
-@click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=5000, show_default=True, type=int)
-@click.option("--threads", default=8, show_default=True, type=int)
+@server_options
 @click.pass_context
-def serve(ctx: click.Context, host: str, port: int, threads: int) -> None:
-    """Run the web app with waitress (SQLite in ./instance unless --db is given)."""
-    run_server(ctx, host, port, threads)
+def serve(ctx: click.Context, host: str, port: int, workers: int, threads: int) -> None:
+    """Run the web app (SQLite in ./instance unless --db is given)."""
+    run_server(ctx, host, port, workers, threads)
 
 
 @click.command()
-@click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=5000, show_default=True, type=int)
-@click.option("--threads", default=8, show_default=True, type=int)
+@server_options
 @click.option("--no-serve", is_flag=True, help="Create the demo data and exit.")
 @click.pass_context
-def demo(ctx: click.Context, host: str, port: int, threads: int, no_serve: bool) -> None:
+def demo(
+    ctx: click.Context, host: str, port: int, workers: int, threads: int, no_serve: bool
+) -> None:
     """Create the demo campaign (once), print the logins and serve it."""
     from workbench import demo as demo_data
 
@@ -175,4 +220,4 @@ def demo(ctx: click.Context, host: str, port: int, threads: int, no_serve: bool)
     for name, password, role in demo_data.logins():
         click.echo(f"  {name:<8} password {password:<12} ({role})")
     if not no_serve:
-        run_server(ctx, host, port, threads)
+        run_server(ctx, host, port, workers, threads)

@@ -8,18 +8,30 @@ read through `services.judgements.current_judgements`.
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
 import threading
 import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import Protocol
 
-from sqlalchemy import and_, bindparam, func, select
+from sqlalchemy import Connection, Engine, bindparam, exists, func, select
 from sqlalchemy.orm import Session
 
 from workbench import pooling
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.judgements import current_judgements
-from workbench.store.models import Assignment, Document, Grade, Judgement, Pool, PoolEntry
+from workbench.store.models import (
+    Assignment,
+    Document,
+    Grade,
+    Judgement,
+    Pool,
+    PoolEntry,
+    PoolRun,
+    utcnow,
+)
 
 MAX_TIME_SPENT_MS = 24 * 3600 * 1000
 MAX_COMMENT_LENGTH = 10_000
@@ -78,8 +90,7 @@ _caches: weakref.WeakKeyDictionary[object, _SequenceCache] = weakref.WeakKeyDict
 _caches_lock = threading.Lock()
 
 
-def _cache_for(session: Session) -> _SequenceCache:
-    engine = session.get_bind().engine
+def _cache_for(engine: Engine) -> _SequenceCache:
     with _caches_lock:
         cache = _caches.get(engine)
         if cache is None:
@@ -87,47 +98,78 @@ def _cache_for(session: Session) -> _SequenceCache:
         return cache
 
 
-_SAMPLED = (
+# The statements are built once: constructing a statement costs more than running it from
+# SQLAlchemy's compiled cache. Entries are only ever added to a pool with its runs, as a new
+# build, so (seed, creation time, latest build) identifies the entries of each of its topics.
+_SIGNATURE = (
+    select(
+        Pool.seed,
+        Pool.created_at,
+        select(func.max(PoolRun.build)).where(PoolRun.pool_id == Pool.id).scalar_subquery(),
+    )
+    .select_from(Assignment)
+    .join(Pool, Pool.id == Assignment.pool_id)
+    .where(Assignment.id == bindparam("assignment_id"))
+)
+_SUBMIT_CONTEXT = _SIGNATURE.add_columns(
+    Assignment.campaign_id,
+    Assignment.pool_id,
+    Assignment.qid,
+    Assignment.user_id,
+    Assignment.order,
+    Assignment.active,
+    exists()
+    .where(Grade.campaign_id == Assignment.campaign_id, Grade.value == bindparam("grade"))
+    .label("grade_on_scale"),
+    select(Judgement.id)
+    .where(Judgement.user_id == Assignment.user_id, Judgement.client_id == bindparam("client_id"))
+    .scalar_subquery()
+    .label("stored_id"),
+)
+_POOL_ENTRIES = select(PoolEntry.docno, PoolEntry.build, PoolEntry.priority).where(
     PoolEntry.pool_id == bindparam("pool_id"),
     PoolEntry.qid == bindparam("qid"),
     PoolEntry.sampled.is_(True),
 )
-# Built once: constructing a statement costs more than running it from the compiled cache.
-_POOL_SIGNATURE = (
-    select(Pool.seed, Pool.created_at, func.count(PoolEntry.id), func.max(PoolEntry.build))
-    .select_from(Pool)
-    .outerjoin(PoolEntry, and_(*_SAMPLED))
-    .where(Pool.id == bindparam("pool_id"))
-    .group_by(Pool.id, Pool.seed, Pool.created_at)
-)
-_POOL_ENTRIES = select(PoolEntry.docno, PoolEntry.build, PoolEntry.priority).where(*_SAMPLED)
-_BY_CLIENT_ID = select(Judgement).where(
-    Judgement.user_id == bindparam("user_id"), Judgement.client_id == bindparam("client_id")
-)
+_STORED = select(
+    Judgement.id,
+    Judgement.qid,
+    Judgement.docno,
+    Judgement.grade,
+    Judgement.cannot_judge,
+    Judgement.comment,
+    Judgement.position,
+    Judgement.created_at,
+).where(Judgement.id == bindparam("id"))
+_INSERT = Judgement.__table__.insert()
 _GRADE_VALUES = (
     select(Grade.value).where(Grade.campaign_id == bindparam("campaign_id")).order_by(Grade.value)
 )
 
 
-def sequence_of(session: Session, assignment: Assignment) -> DocumentSequence:
-    """The assignment's documents in the pool's per-assessor presentation order.
+class AssignmentLike(Protocol):
+    pool_id: int
+    qid: str
+    user_id: int
+    order: str
 
-    One aggregate query identifies the pool's entries for the topic; the order itself is
-    computed (`pooling.presentation_order`) only when that identity was not seen before.
-    """
-    topic = {"pool_id": assignment.pool_id, "qid": assignment.qid}
-    signature = session.execute(_POOL_SIGNATURE, topic).one()
-    seed = signature[0]
+
+def _sequence(
+    connection: Connection, assignment: AssignmentLike, signature: tuple
+) -> DocumentSequence:
+    """The presentation order for this signature (seed, created_at, latest build), computed
+    (`pooling.presentation_order`) only when the signature was not seen before."""
     key = (assignment.pool_id, assignment.qid, assignment.user_id, assignment.order, *signature)
-    cache = _cache_for(session)
+    cache = _cache_for(connection.engine)
     found = cache.get(key)
     if found is not None:
         return found
-    rows = session.execute(_POOL_ENTRIES, topic).all()
+    topic = {"pool_id": assignment.pool_id, "qid": assignment.qid}
+    rows = connection.execute(_POOL_ENTRIES, topic).all()
     docnos = pooling.presentation_order(
         [row.docno for row in rows],
         mode=assignment.order,
-        seed=seed,
+        seed=signature[0],
         pool_id=assignment.pool_id,
         qid=assignment.qid,
         assessor_id=assignment.user_id,
@@ -137,6 +179,16 @@ def sequence_of(session: Session, assignment: Assignment) -> DocumentSequence:
     sequence = DocumentSequence(tuple(docnos), {docno: i for i, docno in enumerate(docnos)})
     cache.put(key, sequence)
     return sequence
+
+
+def sequence_of(session: Session, assignment: Assignment) -> DocumentSequence:
+    """The assignment's documents in the pool's per-assessor presentation order.
+
+    One query reads the signature of the pool's entries; the order itself is computed only
+    when that signature was not seen before.
+    """
+    signature = session.execute(_SIGNATURE, {"assignment_id": assignment.id}).one()
+    return _sequence(session.connection(), assignment, tuple(signature))
 
 
 def document_sequence(session: Session, assignment: Assignment) -> list[str]:
@@ -182,8 +234,8 @@ def resume_position(
     return unjudged[0] if unjudged else len(sequence) - 1
 
 
-def grade_values(session: Session, campaign_id: int) -> list[int]:
-    return list(session.scalars(_GRADE_VALUES, {"campaign_id": campaign_id}))
+def grade_values(connection: Connection | Session, campaign_id: int) -> list[int]:
+    return list(connection.scalars(_GRADE_VALUES, {"campaign_id": campaign_id}))
 
 
 def document_at(session: Session, assignment: Assignment, position: int) -> dict:
@@ -209,7 +261,24 @@ def document_at(session: Session, assignment: Assignment, position: int) -> dict
     }
 
 
-def judgement_summary(judgement: Judgement) -> dict:
+@dataclass(frozen=True)
+class RecordedJudgement:
+    """A row of the judgement log as `record_judgement` stored or found it."""
+
+    id: int
+    qid: str
+    docno: str
+    grade: int | None
+    cannot_judge: str | None
+    comment: str
+    position: int | None
+    created_at: dt.datetime
+
+
+_RECORDED_FIELDS = tuple(field.name for field in dataclasses.fields(RecordedJudgement))
+
+
+def judgement_summary(judgement: Judgement | RecordedJudgement) -> dict:
     return {
         "id": judgement.id,
         "docno": judgement.docno,
@@ -220,60 +289,73 @@ def judgement_summary(judgement: Judgement) -> dict:
     }
 
 
-def record_judgement(
-    session: Session, assignment: Assignment, data: JudgementInput
-) -> tuple[Judgement, bool]:
-    """Append a judgement for a document of `assignment`; returns (row, created).
-
-    A client_id already stored for this assessor returns that row with created=False.
-    Raises ServiceError for an inactive assignment, a document outside the assessor's
-    sequence, a grade outside the campaign scale, a 'cannot judge' without a reason or text
-    with a NUL character (which PostgreSQL cannot store).
-    """
-    if not assignment.active:
-        raise ServiceError("this assignment has been withdrawn")
+def _check_text(data: JudgementInput) -> None:
     texts = (data.docno, data.cannot_judge or "", data.comment, data.client_id or "")
     if any("\x00" in text for text in texts):
         raise ServiceError("the judgement contains a NUL character")
-    if data.client_id is not None:
-        if not data.client_id or len(data.client_id) > MAX_CLIENT_ID_LENGTH:
-            raise ServiceError(f"client_id must be 1 to {MAX_CLIENT_ID_LENGTH} characters")
-        stored = session.scalar(
-            _BY_CLIENT_ID, {"user_id": assignment.user_id, "client_id": data.client_id}
+    if data.client_id is not None and not 0 < len(data.client_id) <= MAX_CLIENT_ID_LENGTH:
+        raise ServiceError(f"client_id must be 1 to {MAX_CLIENT_ID_LENGTH} characters")
+    if len(data.comment) > MAX_COMMENT_LENGTH:
+        raise ServiceError(f"comment longer than {MAX_COMMENT_LENGTH} characters")
+
+
+def record_judgement(
+    connection: Connection, assignment_id: int, user_id: int, data: JudgementInput
+) -> tuple[RecordedJudgement, bool]:
+    """Append `user_id`'s judgement for a document of assignment `assignment_id`; returns
+    (row, created).
+
+    A client_id already stored for this assessor returns that row with created=False.
+    Raises NotFound for an assignment that is not the user's or has been withdrawn, or a
+    document outside the assessor's sequence; ServiceError for a grade outside the campaign
+    scale, a 'cannot judge' without a reason, or text with a NUL character (which PostgreSQL
+    cannot store). One query reads everything that is checked, one statement appends; run it
+    in a write transaction (`Store.connection()`).
+    """
+    _check_text(data)
+    context = connection.execute(
+        _SUBMIT_CONTEXT,
+        {"assignment_id": assignment_id, "grade": data.grade, "client_id": data.client_id},
+    ).first()
+    if context is None or context.user_id != user_id:
+        raise NotFound(f"assignment {assignment_id} is not one of yours")
+    if not context.active:
+        raise NotFound("this assignment has been withdrawn")
+    if context.stored_id is not None:
+        stored = RecordedJudgement(
+            **connection.execute(_STORED, {"id": context.stored_id}).one()._mapping
         )
-        if stored is not None:
-            if (stored.qid, stored.docno) != (assignment.qid, data.docno):
-                raise ServiceError("client_id was already used for another document")
-            return stored, False
-    position = sequence_of(session, assignment).positions.get(data.docno)
+        if (stored.qid, stored.docno) != (context.qid, data.docno):
+            raise ServiceError("client_id was already used for another document")
+        return stored, False
+    position = _sequence(connection, context, tuple(context)[:3]).positions.get(data.docno)
     if position is None:
         raise NotFound(f"document {data.docno!r} is not in this assignment")
     if data.grade is None:
         reason = (data.cannot_judge or "").strip()
         if not reason:
             raise ServiceError("give a grade, or a reason why the document cannot be judged")
+    elif not context.grade_on_scale:
+        allowed = grade_values(connection, context.campaign_id)
+        raise ServiceError(
+            f"grade {data.grade} is not on the scale: expected one of "
+            f"{', '.join(map(str, allowed))}"
+        )
     else:
-        allowed = grade_values(session, assignment.campaign_id)
-        if data.grade not in allowed:
-            raise ServiceError(
-                f"grade {data.grade} is not on the scale: expected one of "
-                f"{', '.join(map(str, allowed))}"
-            )
         reason = None
-    if len(data.comment) > MAX_COMMENT_LENGTH:
-        raise ServiceError(f"comment longer than {MAX_COMMENT_LENGTH} characters")
-    judgement = Judgement(
-        campaign_id=assignment.campaign_id,
-        qid=assignment.qid,
-        docno=data.docno,
-        user_id=assignment.user_id,
-        grade=data.grade,
-        cannot_judge=reason,
-        comment=data.comment.strip(),
-        time_spent_ms=min(max(int(data.time_spent_ms), 0), MAX_TIME_SPENT_MS),
-        position=position,
-        client_id=data.client_id,
-    )
-    session.add(judgement)
-    session.flush()
-    return judgement, True
+    values = {
+        "campaign_id": context.campaign_id,
+        "qid": context.qid,
+        "docno": data.docno,
+        "user_id": user_id,
+        "grade": data.grade,
+        "cannot_judge": reason,
+        "comment": data.comment.strip(),
+        "time_spent_ms": min(max(int(data.time_spent_ms), 0), MAX_TIME_SPENT_MS),
+        "position": position,
+        "client_id": data.client_id,
+        "created_at": utcnow(),
+    }
+    (new_id,) = connection.execute(_INSERT, values).inserted_primary_key
+    fields = {name: values[name] for name in _RECORDED_FIELDS if name != "id"}
+    return RecordedJudgement(id=new_id, **fields), True

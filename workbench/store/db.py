@@ -16,7 +16,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event
+
+try:
+    import fcntl
+except ImportError:  # Windows: one process, the threads' lock alone
+    fcntl = None  # type: ignore[assignment]
 from sqlalchemy.orm import Session, sessionmaker
 
 ENV_VAR = "WORKBENCH_DATABASE_URL"
@@ -24,14 +29,51 @@ SQLITE_BUSY_TIMEOUT_MS = 30_000
 READ_ONLY = "workbench_read_only"
 """Execution option of the connections of read transactions (a deferred BEGIN on SQLite)."""
 
-_write_locks: dict[str, threading.RLock] = {}
+
+class WriteLock:
+    """The write lock of one SQLite file: the threads of this process queue on a reentrant
+    lock, and the processes on an exclusive `flock` of `<file>-writelock` (where the OS has
+    it), so that writers wake in turn instead of sleep-polling in SQLite's busy handler.
+    """
+
+    def __init__(self, database: str | None) -> None:
+        self._threads = threading.RLock()
+        self._depth = 0
+        self._path = f"{database}-writelock" if database not in (None, "", ":memory:") else None
+        self._file: int | None = None
+
+    def __enter__(self) -> WriteLock:
+        self._threads.acquire()
+        if self._depth == 0 and self._path is not None and fcntl is not None:
+            try:
+                if self._file is None:
+                    self._file = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o600)
+                fcntl.flock(self._file, fcntl.LOCK_EX)
+            except BaseException:
+                self._threads.release()
+                raise
+        self._depth += 1
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._depth -= 1
+        if self._depth == 0 and self._file is not None:
+            fcntl.flock(self._file, fcntl.LOCK_UN)
+        self._threads.release()
+
+
+_write_locks: dict[str, WriteLock] = {}
 _write_locks_guard = threading.Lock()
 
 
-def _write_lock(url: str) -> threading.RLock:
-    """The process-wide lock of one database (reentrant: a thread may nest sessions)."""
+def _write_lock(engine: Engine) -> WriteLock:
+    """The process's write lock of one SQLite database."""
+    url = str(engine.url)
     with _write_locks_guard:
-        return _write_locks.setdefault(url, threading.RLock())
+        lock = _write_locks.get(url)
+        if lock is None:
+            lock = _write_locks[url] = WriteLock(engine.url.database)
+        return lock
 
 
 def default_database_url(instance_path: str | os.PathLike[str] | None = None) -> str:
@@ -85,7 +127,8 @@ def _refuse_flush(_session: Session, _context: object, _instances: object) -> No
 @dataclass
 class Store:
     """An engine and its session factories; each session is one transaction: commit or roll
-    back. `session()` may write; `read_session()` only reads (a flush raises RuntimeError)."""
+    back. `session()` may write; `read_session()` only reads (a flush raises RuntimeError);
+    `connection()` is a write transaction without the ORM."""
 
     url: str
     engine: Engine
@@ -103,8 +146,19 @@ class Store:
             with self.sessions() as session, session.begin():
                 yield session
             return
-        with _write_lock(self.url), self.sessions() as session, session.begin():
+        with _write_lock(self.engine), self.sessions() as session, session.begin():
             yield session
+
+    @contextmanager
+    def connection(self) -> Iterator[Connection]:
+        """A write transaction on a Core connection, for hot paths that need no ORM objects;
+        on SQLite, one thread of this process at a time, like `session()`."""
+        if not self.is_sqlite:
+            with self.engine.begin() as connection:
+                yield connection
+            return
+        with _write_lock(self.engine), self.engine.begin() as connection:
+            yield connection
 
     @contextmanager
     def read_session(self) -> Iterator[Session]:

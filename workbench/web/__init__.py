@@ -19,9 +19,11 @@ from workbench.paths import resource_dir
 
 SECRET_KEY_ENV = "WORKBENCH_SECRET_KEY"
 SECURE_COOKIES_ENV = "WORKBENCH_SECURE_COOKIES"
+INSTANCE_ENV = "WORKBENCH_INSTANCE_PATH"
+"""The instance folder of `workbench.web.wsgi:app` (the secret key, the default SQLite file)."""
 
 
-def _secret_key(instance_path: str) -> str:
+def secret_key(instance_path: str) -> str:
     """$WORKBENCH_SECRET_KEY, else a random key generated once into the instance folder."""
     key = os.environ.get(SECRET_KEY_ENV)
     if key:
@@ -67,7 +69,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     if config:
         app.config.update(config)
     if not app.config.get("SECRET_KEY"):
-        app.config["SECRET_KEY"] = _secret_key(app.instance_path)
+        app.config["SECRET_KEY"] = secret_key(app.instance_path)
 
     from workbench.web import admin, api, assess, auth, db, reports, security
 

@@ -146,14 +146,15 @@ def submit(assignment_id: int):  # type: ignore[no-untyped-def]
     data = _judgement_input(request.get_json(silent=True))
     for attempt in range(2):
         try:
-            with get_store().session() as session:
-                assignment = own_assignment(session, assignment_id)
-                judgement, created = judging.record_judgement(session, assignment, data)
-                body = judging.judgement_summary(judgement)
+            with get_store().connection() as connection:
+                judgement, created = judging.record_judgement(
+                    connection, assignment_id, current_user.id, data
+                )
             break
         except IntegrityError:  # a concurrent retry with the same client_id won the race
             if attempt:
                 raise
+    body = judging.judgement_summary(judgement)
     return jsonify(saved=True, created=created, judgement=body), 201 if created else 200
 
 
