@@ -32,4 +32,4 @@ fi
 if ! su postgres -c "$bin/pg_ctl -D $DATA status" >/dev/null 2>&1; then
   su postgres -c "$bin/pg_ctl -D $DATA -l $DATA/server.log -w start -o '-p $PORT -k /tmp -c listen_addresses=127.0.0.1 -c fsync=$FSYNC -c max_connections=200'" >/dev/null
 fi
-echo "postgresql+psycopg2://postgres@127.0.0.1:$PORT/postgres"
+echo "postgresql+psycopg://postgres@127.0.0.1:$PORT/postgres"

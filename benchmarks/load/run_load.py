@@ -1,11 +1,12 @@
 """Load generator: N simulated assessors judging through the JSON API of `workbench serve`.
 
-Starts `workbench serve` (granian, its production configuration) on 127.0.0.1 on a free port, over its
-own SQLite file or `--db URL`; creates a campaign with one topic per five assessors, each
-assessor with an API token and one assignment; then every assessor posts judgements (each
-with a fresh client_id, cycling over its documents, so later ones are revisions) as fast as
-the server answers for `--seconds`. A judgement is acknowledged by a 200/201 answer; an
-unanswered one is retried with the same client_id (the idempotency contract).
+Starts `workbench serve` (its production configuration: granian, worker processes) on
+127.0.0.1 on a free port, over its own SQLite file or `--db URL`; creates a campaign with
+one topic per five assessors, each assessor with an API token and one assignment; then every
+assessor posts judgements (each with a fresh client_id, cycling over its documents, so later
+ones are revisions) as fast as the server answers for `--seconds`. A judgement is
+acknowledged by a 200/201 answer; an unanswered one is retried with the same client_id (the
+idempotency contract).
 
 Reports judgements/s and p50/p95/p99 latency of acknowledged requests, then checks the store:
 every acknowledged client_id is stored exactly once, and nothing else was stored except at

@@ -1,14 +1,21 @@
-"""Store sessions: write transactions serialise per process, read transactions never write."""
+"""Store sessions: write transactions serialise (on SQLite across processes too), read
+transactions never write."""
 
 from __future__ import annotations
 
+import fcntl
+import os
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
 
-from workbench.store import Store
+from workbench.store import Store, open_store
+from workbench.store.db import SQLITE_SYNCHRONOUS_ENV
 from workbench.store.models import User
 
 
@@ -58,3 +65,77 @@ def test_write_sessions_of_threads_never_overlap(store: Store) -> None:
         assert session.scalar(select(func.count(User.id))) == 6
     if store.is_sqlite:
         assert most == 1
+
+
+def test_connection_is_a_write_transaction_that_rolls_back_on_error(store: Store) -> None:
+    users = User.__table__
+    with store.connection() as connection:
+        connection.execute(users.insert(), {"username": "a", "password_hash": "-", "role": "admin"})
+    with pytest.raises(ZeroDivisionError), store.connection() as connection:
+        connection.execute(users.insert(), {"username": "b", "password_hash": "-", "role": "admin"})
+        raise ZeroDivisionError
+    with store.read_session() as session:
+        assert list(session.scalars(select(User.username))) == ["a"]
+
+
+_HOLD_WRITE_LOCK = """
+import sys, time
+from pathlib import Path
+from workbench.store import open_store
+store = open_store(sys.argv[1])
+with store.connection():
+    Path(sys.argv[2]).touch()
+    time.sleep(float(sys.argv[3]))
+"""
+
+
+def test_sqlite_writers_of_other_processes_queue_on_the_lock_file(tmp_path: Path) -> None:
+    """While another process is in a write transaction, this one holds no flock of the
+    `<file>-writelock` file and waits for it (woken at release, no busy polling)."""
+    database = tmp_path / "shared.sqlite"
+    store = open_store(f"sqlite:///{database}", upgrade=True)
+    inside = tmp_path / "inside"
+    child = subprocess.Popen(
+        [sys.executable, "-c", _HOLD_WRITE_LOCK, store.url, str(inside), "0.6"]
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not inside.exists():
+            assert child.poll() is None and time.monotonic() < deadline
+            time.sleep(0.01)
+        lock_file = os.open(f"{database}-writelock", os.O_RDWR)
+        with pytest.raises(BlockingIOError):
+            fcntl.flock(lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.close(lock_file)
+        started = time.monotonic()
+        with store.session() as session:
+            waited = time.monotonic() - started
+            session.add(User(username="after", password_hash="-", role="admin"))
+    finally:
+        assert child.wait(timeout=30) == 0
+        store.dispose()
+    assert waited > 0.3
+
+
+@pytest.mark.parametrize(("setting", "expected"), [(None, 1), ("full", 2), ("NORMAL", 1)])
+def test_sqlite_synchronous_setting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, setting: str | None, expected: int
+) -> None:
+    if setting is None:
+        monkeypatch.delenv(SQLITE_SYNCHRONOUS_ENV, raising=False)
+    else:
+        monkeypatch.setenv(SQLITE_SYNCHRONOUS_ENV, setting)
+    store = open_store(f"sqlite:///{tmp_path / 'sync.sqlite'}")
+    with store.engine.connect() as connection:
+        assert connection.exec_driver_sql("PRAGMA synchronous").scalar() == expected
+    store.dispose()
+
+
+def test_sqlite_synchronous_setting_refuses_other_modes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(SQLITE_SYNCHRONOUS_ENV, "OFF")
+    store = open_store(f"sqlite:///{tmp_path / 'sync.sqlite'}")
+    with pytest.raises(ValueError, match="NORMAL or FULL"), store.engine.connect():
+        pass
+    store.dispose()

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from flask import Flask
 from sqlalchemy import select
+from sqlalchemy.exc import DBAPIError
 
 from tests.web.conftest import World, client_factory, csrf_token_of, get_store_of
+from workbench.services import judging
 from workbench.services import users as user_service
 from workbench.store.models import Judgement
 
 T1_POOL = ["D1", "D2", "D3", "D6", "D7", "D8"]  # depth 3 of runA (D1..) and runB (D8..)
+JUDGEMENT = {"docno": "D1", "grade": 1}
 
 
 def url(world: World, path: str = "", owner: str = "alice", qid: str = "T1") -> str:
@@ -248,3 +251,42 @@ def test_concurrent_retries_store_one_row(app: Flask, as_user, world: World) -> 
     assert [(r.docno, r.client_id) for r in log_rows(app, world.users["alice"])] == [
         ("D6", "same-everywhere")
     ]
+
+
+def _failing_once(monkeypatch, error: Exception) -> list[int]:  # type: ignore[no-untyped-def]
+    """Make the API's first record_judgement call raise `error`; returns the call count."""
+    calls = [0]
+    record = judging.record_judgement
+
+    def flaky(*args, **kwargs):  # type: ignore[no-untyped-def]
+        calls[0] += 1
+        if calls[0] == 1:
+            raise error
+        return record(*args, **kwargs)
+
+    monkeypatch.setattr(judging, "record_judgement", flaky)
+    return calls
+
+
+def test_submit_retries_once_on_a_broken_database_connection(
+    as_user, app: Flask, world: World, monkeypatch
+) -> None:
+    """The pool has no pre-ping: a connection broken by a database restart fails the first
+    statement; the submit is retried (the client_id makes that safe) and stored once."""
+    broken = DBAPIError("SELECT", {}, OSError("server closed the connection"))
+    broken.connection_invalidated = True
+    calls = _failing_once(monkeypatch, broken)
+    client = as_user("alice")
+    response = client.post(url(world, "/judgements"), json={**JUDGEMENT, "client_id": "k1"})
+    assert (response.status_code, calls[0]) == (201, 2)
+    assert [r.client_id for r in log_rows(app, world.users["alice"])] == ["k1"]
+
+
+def test_submit_without_client_id_is_not_retried(as_user, world: World, monkeypatch) -> None:
+    broken = DBAPIError("SELECT", {}, OSError("server closed the connection"))
+    broken.connection_invalidated = True
+    calls = _failing_once(monkeypatch, broken)
+    client = as_user("alice")
+    client.application.config["PROPAGATE_EXCEPTIONS"] = False
+    assert client.post(url(world, "/judgements"), json=JUDGEMENT).status_code == 500
+    assert calls[0] == 1

@@ -10,7 +10,7 @@ from typing import Any
 
 from flask import Blueprint, jsonify, request, send_file
 from flask_login import current_user
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DBAPIError, IntegrityError
 from werkzeug.exceptions import HTTPException
 
 from workbench.services import campaigns as campaign_service
@@ -151,8 +151,12 @@ def submit(assignment_id: int):  # type: ignore[no-untyped-def]
                     connection, assignment_id, current_user.id, data
                 )
             break
-        except IntegrityError:  # a concurrent retry with the same client_id won the race
-            if attempt:
+        except DBAPIError as error:
+            # Retried once where the client_id makes it safe: a concurrent retry with the same
+            # client_id won the race, or the pooled database connection had broken (the
+            # database server restarted) and the pool has been refreshed.
+            retry = isinstance(error, IntegrityError) or error.connection_invalidated
+            if attempt or not retry or data.client_id is None:
                 raise
     body = judging.judgement_summary(judgement)
     return jsonify(saved=True, created=created, judgement=body), 201 if created else 200
