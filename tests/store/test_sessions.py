@@ -139,3 +139,15 @@ def test_sqlite_synchronous_setting_refuses_other_modes(
     with pytest.raises(ValueError, match="NORMAL or FULL"), store.engine.connect():
         pass
     store.dispose()
+
+
+def test_autocommit_connection_commits_each_statement_on_a_server(store: Store) -> None:
+    """On a database server each statement commits on its own; on SQLite the block is still
+    one write transaction (rolled back here by the error)."""
+    users = User.__table__
+    with pytest.raises(ZeroDivisionError), store.connection(autocommit=True) as connection:
+        connection.execute(users.insert(), {"username": "a", "password_hash": "-", "role": "admin"})
+        raise ZeroDivisionError
+    with store.read_session() as session:
+        stored = list(session.scalars(select(User.username)))
+    assert stored == ([] if store.is_sqlite else ["a"])

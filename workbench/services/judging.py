@@ -309,8 +309,10 @@ def record_judgement(
     Raises NotFound for an assignment that is not the user's or has been withdrawn, or a
     document outside the assessor's sequence; ServiceError for a grade outside the campaign
     scale, a 'cannot judge' without a reason, or text with a NUL character (which PostgreSQL
-    cannot store). One query reads everything that is checked, one statement appends; run it
-    in a write transaction (`Store.connection()`).
+    cannot store). One query reads everything that is checked, one statement appends. It
+    needs no transaction around the two (`Store.connection(autocommit=True)`): a concurrent
+    retry of the same client_id is refused by the unique constraint (IntegrityError, which
+    the caller retries), and a withdrawal committed in between is as if it came just after.
     """
     _check_text(data)
     context = connection.execute(

@@ -167,15 +167,20 @@ class Store:
             yield session
 
     @contextmanager
-    def connection(self) -> Iterator[Connection]:
-        """A write transaction on a Core connection, for hot paths that need no ORM objects;
-        on SQLite, one thread of this process at a time, like `session()`."""
-        if not self.is_sqlite:
+    def connection(self, *, autocommit: bool = False) -> Iterator[Connection]:
+        """A Core connection for hot paths that need no ORM objects: a write transaction, or
+        with autocommit=True (on a database server) one whose statements each commit on their
+        own, which saves the BEGIN and COMMIT round trips. On SQLite it is always a write
+        transaction, one thread of this process (and one process) at a time."""
+        if self.is_sqlite:
+            with _write_lock(self.engine), self.engine.begin() as connection:
+                yield connection
+        elif autocommit:
+            with self.engine.connect() as connection:
+                yield connection.execution_options(isolation_level="AUTOCOMMIT")
+        else:
             with self.engine.begin() as connection:
                 yield connection
-            return
-        with _write_lock(self.engine), self.engine.begin() as connection:
-            yield connection
 
     @contextmanager
     def read_session(self) -> Iterator[Session]:

@@ -146,7 +146,7 @@ def submit(assignment_id: int):  # type: ignore[no-untyped-def]
     data = _judgement_input(request.get_json(silent=True))
     for attempt in range(2):
         try:
-            with get_store().connection() as connection:
+            with get_store().connection(autocommit=True) as connection:
                 judgement, created = judging.record_judgement(
                     connection, assignment_id, current_user.id, data
                 )
