@@ -164,6 +164,7 @@ def run_server(ctx: click.Context, host: str, port: int, workers: int, threads: 
         blocking_threads=threads,
         respawn_failed_workers=True,
         log_access=False,
+        websockets=False,
     ).serve()
 
 
