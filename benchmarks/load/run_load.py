@@ -273,15 +273,19 @@ def post_request(port: int, path: str, token: str, payload: bytes) -> bytes:
 async def judge_loop(
     assessor: LoadAssessor,
     port: int,
-    deadline: float,
+    window: tuple[float, float],
     result: AssessorResult,
     seed: int,
     stop: threading.Event,
     interval: float = 0.0,
+    start_at: float = 0.0,
 ) -> None:
-    """Post judgements until `deadline` (time.monotonic) or `stop`; retry an unanswered one
-    as is. interval > 0 paces new judgements to one per `interval` seconds (random phase);
-    0 posts the next one as soon as the last is answered."""
+    """From `start_at`, post judgements until the end of `window` (time.monotonic) or `stop`;
+    retry an unanswered one as is. Latencies are kept of the requests sent within `window`.
+    interval > 0 paces new judgements to one per `interval` seconds (random phase); 0 posts
+    the next one as soon as the last is answered."""
+    measure_from, deadline = window
+    await asyncio.sleep(max(0.0, start_at - time.monotonic()))
     rng = random.Random(seed)
     scheduled = time.monotonic() + rng.uniform(0, interval)
     path = f"/api/v1/assignments/{assessor.assignment_id}/judgements"
@@ -311,7 +315,8 @@ async def judge_loop(
         elapsed = time.perf_counter() - start
         if status in (200, 201):
             result.acknowledged.append(result.in_flight or "")
-            result.latencies_s.append(elapsed)
+            if time.monotonic() - elapsed >= measure_from:
+                result.latencies_s.append(elapsed)
         else:
             result.refused[status] += 1
         result.in_flight = None
@@ -329,23 +334,36 @@ def run_assessors(
     results: list[AssessorResult] | None = None,
     stop: threading.Event | None = None,
     rate: float | None = None,
+    ramp_up: float = 0.0,
 ) -> list[AssessorResult]:
-    """Every assessor as a task of one event loop (in this thread) for `seconds` or until
-    `stop` is set; returns their results (filled into `results`, one per assessor, when given,
-    so that another thread can watch them). With several ports, assessor k talks to
-    ports[k % len(ports)]. rate: the total judgements/s offered, spread evenly over the
-    assessors (None: as fast as answered)."""
+    """Every assessor as a task of one event loop (in this thread); returns their results
+    (filled into `results`, one per assessor, when given, so that another thread can watch
+    them). Assessor k starts at k * ramp_up / N seconds; all judge for `seconds` after the
+    ramp-up, or until `stop` is set; latencies are those of requests sent after the ramp-up.
+    With several ports, assessor k talks to ports[k % len(ports)]. rate: the total
+    judgements/s offered, spread evenly over the assessors (None: as fast as answered)."""
     interval = len(load.assessors) / rate if rate else 0.0
     stop = stop or threading.Event()
     ports = [port] if isinstance(port, int) else list(port)
     if results is None:
         results = [AssessorResult() for _ in load.assessors]
+    n = len(load.assessors)
 
     async def all_assessors() -> None:
-        deadline = time.monotonic() + seconds
+        began = time.monotonic()
+        window = (began + ramp_up, began + ramp_up + seconds)
         await asyncio.gather(
             *(
-                judge_loop(a, ports[k % len(ports)], deadline, r, seed + k, stop, interval)
+                judge_loop(
+                    a,
+                    ports[k % len(ports)],
+                    window,
+                    r,
+                    seed + k,
+                    stop,
+                    interval,
+                    start_at=began + k * ramp_up / n,
+                )
                 for k, (a, r) in enumerate(zip(load.assessors, results, strict=True))
             )
         )
@@ -401,7 +419,17 @@ def latency_summary(results: list[AssessorResult]) -> dict[str, float]:
     if latencies.size == 0:
         return {"p50_ms": float("nan"), "p95_ms": float("nan"), "p99_ms": float("nan")}
     p50, p95, p99 = np.percentile(latencies, [50, 95, 99])
-    return {"p50_ms": p50, "p95_ms": p95, "p99_ms": p99, "max_ms": float(latencies.max())}
+    # An assessor keeps its connection, and so its server worker: the spread of the assessors'
+    # mean latencies shows how evenly the connections were spread over the workers.
+    means = [1000.0 * float(np.mean(r.latencies_s)) for r in results if r.latencies_s]
+    return {
+        "p50_ms": p50,
+        "p95_ms": p95,
+        "p99_ms": p99,
+        "max_ms": float(latencies.max()),
+        "assessor_mean_min_ms": min(means),
+        "assessor_mean_max_ms": max(means),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -415,6 +443,12 @@ def main(argv: list[str] | None = None) -> int:
         "--rate",
         type=float,
         help="offered judgements/s in total, paced per assessor (default: as fast as answered)",
+    )
+    parser.add_argument(
+        "--ramp-up",
+        type=float,
+        default=2.0,
+        help="seconds over which the assessors start, evenly spaced; not measured",
     )
     parser.add_argument("--docs-per-topic", type=int, default=100)
     parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")
@@ -434,7 +468,9 @@ def main(argv: list[str] | None = None) -> int:
                 machine_cpu_seconds(),
             )
             started = time.monotonic()
-            results = run_assessors(load, server.port, args.seconds, rate=args.rate)
+            results = run_assessors(
+                load, server.port, args.seconds, rate=args.rate, ramp_up=args.ramp_up
+            )
             elapsed = time.monotonic() - started
             after = (
                 server.cpu_seconds(),
@@ -457,9 +493,10 @@ def main(argv: list[str] | None = None) -> int:
         "server_workers": args.workers,
         "server_threads": args.threads,
         "offered_rate": args.rate or "closed loop",
-        "seconds": round(elapsed, 2),
+        "ramp_up_s": args.ramp_up,
+        "seconds": args.seconds,
         "acknowledged": check.acknowledged,
-        "judgements_per_s": check.acknowledged / elapsed,
+        "judgements_per_s": sum(len(r.latencies_s) for r in results) / args.seconds,
         **latency_summary(results),
         "server_cpu_ms_per_judgement": server_cpu * per_judgement,
         "postgres_cpu_ms_per_judgement": postgres_cpu * per_judgement,
