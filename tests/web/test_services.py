@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from flask import Flask
-from sqlalchemy import select
+from sqlalchemy import event, select
 
 from tests.web.conftest import World, get_store_of, login
 from workbench.services import assignments, importing, judging, pools, users
@@ -120,3 +120,37 @@ def test_token_cache_is_cleared_by_user_changes(app: Flask, world: World) -> Non
     login(admin, "admin")
     admin.post(f"/admin/users/{world.users['alice']}", data={"action": "active", "active": "0"})
     assert client.get("/api/v1/me", headers=headers).status_code == 401
+
+
+def test_submit_is_one_statement_while_what_it_knows_holds(app: Flask, world: World) -> None:
+    """After a first submit, the next one of the assignment is a single checked INSERT; when
+    the assignment changed (here its order mode) that statement appends nothing and the
+    submit checks one by one, with the position in the new order."""
+    statements: list[str] = []
+
+    def count(_conn, _cursor, statement, *_args):  # type: ignore[no-untyped-def]
+        statements.append(statement.split(None, 1)[0].upper())
+
+    store = get_store_of(app)
+    event.listen(store.engine, "before_cursor_execute", count)
+    try:
+        with store.session() as s:
+            a = s.get(Assignment, world.assignment["alice", "T1"])
+
+            def record(docno: str):  # type: ignore[no-untyped-def]
+                statements.clear()
+                data = judging.JudgementInput(docno, 1)
+                return judging.record_judgement(s.connection(), a.id, a.user_id, data)[0]
+
+            record("D1")
+            assert record("D2").position == 1 and statements == ["INSERT"]
+            a.order = "random"
+            s.flush()
+            order = judging.document_sequence(s, a)
+            row = record("D3")
+            assert statements[:2] == ["INSERT", "SELECT"] and statements[-1] == "INSERT"
+            assert row.position == order.index("D3")
+            assert record("D6").position == order.index("D6")
+            assert statements == ["INSERT"]
+    finally:
+        event.remove(store.engine, "before_cursor_execute", count)

@@ -13,10 +13,24 @@ import datetime as dt
 import threading
 import weakref
 from collections import OrderedDict
+from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
-from sqlalchemy import Connection, Engine, bindparam, exists, func, select
+from sqlalchemy import (
+    Connection,
+    DateTime,
+    Engine,
+    Integer,
+    String,
+    Text,
+    bindparam,
+    exists,
+    func,
+    insert,
+    or_,
+    select,
+)
 from sqlalchemy.orm import Session
 
 from workbench import pooling
@@ -58,44 +72,49 @@ class DocumentSequence:
     positions: dict[str, int]
 
 
-class _SequenceCache:
-    """Bounded, thread-safe LRU of presentation orders, one per engine (so per store).
+class _LRU:
+    """A bounded, thread-safe least-recently-used map."""
 
-    The order is a pure function of the pool (id, seed, creation time), the topic, the
-    assessor, the order mode and the pool's sampled entries; entries are only ever added, in
-    a new build, so (count, latest build) of the topic's entries identifies their set.
-    """
-
-    def __init__(self, size: int = 4096) -> None:
+    def __init__(self, size: int) -> None:
         self._size = size
-        self._orders: OrderedDict[tuple, DocumentSequence] = OrderedDict()
+        self._items: OrderedDict[Hashable, Any] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, key: tuple) -> DocumentSequence | None:
+    def get(self, key: Hashable) -> Any:
         with self._lock:
-            found = self._orders.get(key)
+            found = self._items.get(key)
             if found is not None:
-                self._orders.move_to_end(key)
+                self._items.move_to_end(key)
             return found
 
-    def put(self, key: tuple, sequence: DocumentSequence) -> None:
+    def put(self, key: Hashable, value: Any) -> None:
         with self._lock:
-            self._orders[key] = sequence
-            self._orders.move_to_end(key)
-            while len(self._orders) > self._size:
-                self._orders.popitem(last=False)
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
 
 
-_caches: weakref.WeakKeyDictionary[object, _SequenceCache] = weakref.WeakKeyDictionary()
+@dataclass
+class _EngineCaches:
+    """Per engine (so per store): presentation orders by (pool, topic, assessor, order mode,
+    signature), a pure function of those; and what the last submit of each assignment
+    learnt (`_Known`), which a submit only ever uses as a guess that its statement checks."""
+
+    sequences: _LRU = dataclasses.field(default_factory=lambda: _LRU(4096))
+    assignments: _LRU = dataclasses.field(default_factory=lambda: _LRU(16384))
+
+
+_caches: weakref.WeakKeyDictionary[Engine, _EngineCaches] = weakref.WeakKeyDictionary()
 _caches_lock = threading.Lock()
 
 
-def _cache_for(engine: Engine) -> _SequenceCache:
+def _caches_for(engine: Engine) -> _EngineCaches:
     with _caches_lock:
-        cache = _caches.get(engine)
-        if cache is None:
-            cache = _caches[engine] = _SequenceCache()
-        return cache
+        caches = _caches.get(engine)
+        if caches is None:
+            caches = _caches[engine] = _EngineCaches()
+        return caches
 
 
 # The statements are built once: constructing a statement costs more than running it from
@@ -125,6 +144,62 @@ _SUBMIT_CONTEXT = _SIGNATURE.add_columns(
     .where(Judgement.user_id == Assignment.user_id, Judgement.client_id == bindparam("client_id"))
     .scalar_subquery()
     .label("stored_id"),
+)
+_LATEST_BUILD = select(func.max(PoolRun.build)).where(PoolRun.pool_id == Pool.id).scalar_subquery()
+_GRADE_ON_SCALE = exists().where(
+    Grade.campaign_id == Assignment.campaign_id,
+    Grade.value == bindparam("grade", type_=Integer),
+)
+_CLIENT_ID_STORED = exists().where(
+    Judgement.user_id == Assignment.user_id,
+    Judgement.client_id == bindparam("client_id", type_=String),
+)
+# One statement that appends a judgement if the guess (`_Known`) still holds: the assignment
+# is the user's, active, in the same order mode and pool signature; the grade is on the scale
+# (or it is 'cannot judge'); the client_id is new. No row: the caller checks one by one.
+_APPEND_IF_KNOWN = (
+    insert(Judgement)
+    .from_select(
+        [
+            "campaign_id",
+            "qid",
+            "docno",
+            "user_id",
+            "grade",
+            "cannot_judge",
+            "comment",
+            "time_spent_ms",
+            "position",
+            "client_id",
+            "created_at",
+        ],
+        select(
+            Assignment.campaign_id,
+            Assignment.qid,
+            bindparam("docno", type_=String),
+            Assignment.user_id,
+            bindparam("grade", type_=Integer),
+            bindparam("cannot_judge", type_=Text),
+            bindparam("comment", type_=Text),
+            bindparam("time_spent_ms", type_=Integer),
+            bindparam("position", type_=Integer),
+            bindparam("client_id", type_=String),
+            bindparam("created_at", type_=DateTime),
+        )
+        .join(Pool, Pool.id == Assignment.pool_id)
+        .where(
+            Assignment.id == bindparam("assignment_id"),
+            Assignment.user_id == bindparam("user_id"),
+            Assignment.active.is_(True),
+            Assignment.order == bindparam("order"),
+            Pool.seed == bindparam("seed"),
+            Pool.created_at == bindparam("pool_created_at", type_=DateTime),
+            func.coalesce(_LATEST_BUILD, -1) == bindparam("latest_build"),
+            or_(bindparam("grade", type_=Integer).is_(None), _GRADE_ON_SCALE),
+            ~_CLIENT_ID_STORED,
+        ),
+    )
+    .returning(Judgement.id)
 )
 _POOL_ENTRIES = select(PoolEntry.docno, PoolEntry.build, PoolEntry.priority).where(
     PoolEntry.pool_id == bindparam("pool_id"),
@@ -160,7 +235,7 @@ def _sequence(
     """The presentation order for this signature (seed, created_at, latest build), computed
     (`pooling.presentation_order`) only when the signature was not seen before."""
     key = (assignment.pool_id, assignment.qid, assignment.user_id, assignment.order, *signature)
-    cache = _cache_for(connection.engine)
+    cache = _caches_for(connection.engine).sequences
     found = cache.get(key)
     if found is not None:
         return found
@@ -275,9 +350,6 @@ class RecordedJudgement:
     created_at: dt.datetime
 
 
-_RECORDED_FIELDS = tuple(field.name for field in dataclasses.fields(RecordedJudgement))
-
-
 def judgement_summary(judgement: Judgement | RecordedJudgement) -> dict:
     return {
         "id": judgement.id,
@@ -289,7 +361,9 @@ def judgement_summary(judgement: Judgement | RecordedJudgement) -> dict:
     }
 
 
-def _check_text(data: JudgementInput) -> None:
+def _checked_reason(data: JudgementInput) -> str | None:
+    """The 'cannot judge' reason to store (None for a grade), after the checks that need no
+    query: NUL characters, lengths, a reason when there is no grade."""
     texts = (data.docno, data.cannot_judge or "", data.comment, data.client_id or "")
     if any("\x00" in text for text in texts):
         raise ServiceError("the judgement contains a NUL character")
@@ -297,6 +371,25 @@ def _check_text(data: JudgementInput) -> None:
         raise ServiceError(f"client_id must be 1 to {MAX_CLIENT_ID_LENGTH} characters")
     if len(data.comment) > MAX_COMMENT_LENGTH:
         raise ServiceError(f"comment longer than {MAX_COMMENT_LENGTH} characters")
+    if data.grade is not None:
+        return None
+    reason = (data.cannot_judge or "").strip()
+    if not reason:
+        raise ServiceError("give a grade, or a reason why the document cannot be judged")
+    return reason
+
+
+@dataclass(frozen=True)
+class _Known:
+    """What a submit learnt of an assignment: a guess for the next submit's one statement."""
+
+    user_id: int
+    qid: str
+    order: str
+    seed: int
+    pool_created_at: dt.datetime
+    latest_build: int
+    positions: dict[str, int]
 
 
 def record_judgement(
@@ -309,17 +402,73 @@ def record_judgement(
     Raises NotFound for an assignment that is not the user's or has been withdrawn, or a
     document outside the assessor's sequence; ServiceError for a grade outside the campaign
     scale, a 'cannot judge' without a reason, or text with a NUL character (which PostgreSQL
-    cannot store). One query reads everything that is checked, one statement appends. It
-    needs no transaction around the two (`Store.connection(autocommit=True)`): a concurrent
-    retry of the same client_id is refused by the unique constraint (IntegrityError, which
-    the caller retries), and a withdrawal committed in between is as if it came just after.
+    cannot store).
+
+    Usually one statement: it appends if what the previous submit of the assignment learnt
+    still holds, and checks all of it. Otherwise one query reads everything that is checked
+    and one statement appends. Neither needs a transaction (`Store.connection(autocommit=
+    True)`): a concurrent retry of the same client_id is refused by the unique constraint
+    (IntegrityError, which the caller retries), and a withdrawal committed in between is as
+    if it came just after.
     """
-    _check_text(data)
+    values = {
+        "docno": data.docno,
+        "user_id": user_id,
+        "grade": data.grade,
+        "cannot_judge": _checked_reason(data),
+        "comment": data.comment.strip(),
+        "time_spent_ms": min(max(int(data.time_spent_ms), 0), MAX_TIME_SPENT_MS),
+        "client_id": data.client_id,
+        "created_at": utcnow(),
+    }
+    known: _Known | None = _caches_for(connection.engine).assignments.get(assignment_id)
+    if known is not None and known.user_id == user_id and data.docno in known.positions:
+        position = known.positions[data.docno]
+        appended = connection.execute(
+            _APPEND_IF_KNOWN,
+            {
+                **values,
+                "position": position,
+                "assignment_id": assignment_id,
+                "order": known.order,
+                "seed": known.seed,
+                "pool_created_at": known.pool_created_at,
+                "latest_build": known.latest_build,
+            },
+        ).first()
+        if appended is not None:
+            return _recorded(appended.id, values, known.qid, position), True
+    return _record_checking(connection, assignment_id, values)
+
+
+def _recorded(new_id: int, values: dict, qid: str, position: int) -> RecordedJudgement:
+    return RecordedJudgement(
+        id=new_id,
+        qid=qid,
+        docno=values["docno"],
+        grade=values["grade"],
+        cannot_judge=values["cannot_judge"],
+        comment=values["comment"],
+        position=position,
+        created_at=values["created_at"],
+    )
+
+
+def _record_checking(
+    connection: Connection, assignment_id: int, values: dict
+) -> tuple[RecordedJudgement, bool]:
+    """`record_judgement` checked one by one: one query reads the assignment, the pool
+    signature, the grade and any stored client_id; one INSERT appends. Remembers what it
+    learnt of the assignment for the next submit."""
     context = connection.execute(
         _SUBMIT_CONTEXT,
-        {"assignment_id": assignment_id, "grade": data.grade, "client_id": data.client_id},
+        {
+            "assignment_id": assignment_id,
+            "grade": values["grade"],
+            "client_id": values["client_id"],
+        },
     ).first()
-    if context is None or context.user_id != user_id:
+    if context is None or context.user_id != values["user_id"]:
         raise NotFound(f"assignment {assignment_id} is not one of yours")
     if not context.active:
         raise NotFound("this assignment has been withdrawn")
@@ -327,37 +476,33 @@ def record_judgement(
         stored = RecordedJudgement(
             **connection.execute(_STORED, {"id": context.stored_id}).one()._mapping
         )
-        if (stored.qid, stored.docno) != (context.qid, data.docno):
+        if (stored.qid, stored.docno) != (context.qid, values["docno"]):
             raise ServiceError("client_id was already used for another document")
         return stored, False
-    position = _sequence(connection, context, tuple(context)[:3]).positions.get(data.docno)
+    signature = tuple(context)[:3]
+    positions = _sequence(connection, context, signature).positions
+    position = positions.get(values["docno"])
     if position is None:
-        raise NotFound(f"document {data.docno!r} is not in this assignment")
-    if data.grade is None:
-        reason = (data.cannot_judge or "").strip()
-        if not reason:
-            raise ServiceError("give a grade, or a reason why the document cannot be judged")
-    elif not context.grade_on_scale:
+        raise NotFound(f"document {values['docno']!r} is not in this assignment")
+    if values["grade"] is not None and not context.grade_on_scale:
         allowed = grade_values(connection, context.campaign_id)
         raise ServiceError(
-            f"grade {data.grade} is not on the scale: expected one of "
+            f"grade {values['grade']} is not on the scale: expected one of "
             f"{', '.join(map(str, allowed))}"
         )
-    else:
-        reason = None
-    values = {
-        "campaign_id": context.campaign_id,
-        "qid": context.qid,
-        "docno": data.docno,
-        "user_id": user_id,
-        "grade": data.grade,
-        "cannot_judge": reason,
-        "comment": data.comment.strip(),
-        "time_spent_ms": min(max(int(data.time_spent_ms), 0), MAX_TIME_SPENT_MS),
-        "position": position,
-        "client_id": data.client_id,
-        "created_at": utcnow(),
-    }
-    (new_id,) = connection.execute(_INSERT, values).inserted_primary_key
-    fields = {name: values[name] for name in _RECORDED_FIELDS if name != "id"}
-    return RecordedJudgement(id=new_id, **fields), True
+    row = {**values, "campaign_id": context.campaign_id, "qid": context.qid, "position": position}
+    (new_id,) = connection.execute(_INSERT, row).inserted_primary_key
+    seed, pool_created_at, latest_build = signature
+    _caches_for(connection.engine).assignments.put(
+        assignment_id,
+        _Known(
+            values["user_id"],
+            context.qid,
+            context.order,
+            seed,
+            pool_created_at,
+            -1 if latest_build is None else latest_build,
+            positions,
+        ),
+    )
+    return _recorded(new_id, values, context.qid, position), True
