@@ -2,9 +2,11 @@
 
 SQLite connections get WAL journaling, foreign keys and a busy timeout, so that several
 web workers and a command-line import can share one file safely. On SQLite a write
-transaction (`Store.session()`) starts with BEGIN IMMEDIATE, and the threads of one process
-queue for it on a process-wide lock (instead of sleep-polling in SQLite's busy handler);
-a read transaction (`Store.read_session()`) is deferred and, in WAL mode, never waits.
+transaction (`Store.session()`, `Store.connection()`) starts with BEGIN IMMEDIATE, and its
+writer first takes the database's `WriteLock` (the threads of a process, then the processes
+through an flock), so writers are woken in turn instead of sleep-polling in SQLite's busy
+handler; a read transaction (`Store.read_session()`) is deferred and, in WAL mode, never
+waits. Server databases get a connection pool without pre-ping (see `make_engine`).
 """
 
 from __future__ import annotations
