@@ -95,7 +95,8 @@ def sqlite_synchronous() -> str:
 
     In WAL mode NORMAL loses no committed transaction when a process crashes or is killed,
     but the last ones may be lost if the machine loses power; FULL syncs every commit to
-    disk (power-safe), at about a quarter of the judgement throughput (benchmarks/load).
+    disk (power-safe), at about a third fewer judgements per second under full load
+    (benchmarks/load).
     """
     mode = os.environ.get(SQLITE_SYNCHRONOUS_ENV, "NORMAL").upper()
     if mode not in ("NORMAL", "FULL"):
