@@ -120,12 +120,21 @@ def _caches_for(engine: Engine) -> _EngineCaches:
 # The statements are built once: constructing a statement costs more than running it from
 # SQLAlchemy's compiled cache. Entries are only ever added to a pool with its runs, as a new
 # build, so (seed, creation time, latest build) identifies the entries of each of its topics.
-_SIGNATURE = (
-    select(
-        Pool.seed,
-        Pool.created_at,
-        select(func.max(PoolRun.build)).where(PoolRun.pool_id == Pool.id).scalar_subquery(),
+_LATEST_BUILD = select(func.max(PoolRun.build)).where(PoolRun.pool_id == Pool.id).scalar_subquery()
+_GRADE_ON_SCALE = exists().where(
+    Grade.campaign_id == Assignment.campaign_id,
+    Grade.value == bindparam("grade", type_=Integer),
+)
+_STORED_ID = (
+    select(Judgement.id)
+    .where(
+        Judgement.user_id == Assignment.user_id,
+        Judgement.client_id == bindparam("client_id", type_=String),
     )
+    .scalar_subquery()
+)
+_SIGNATURE = (
+    select(Pool.seed, Pool.created_at, _LATEST_BUILD)
     .select_from(Assignment)
     .join(Pool, Pool.id == Assignment.pool_id)
     .where(Assignment.id == bindparam("assignment_id"))
@@ -137,22 +146,8 @@ _SUBMIT_CONTEXT = _SIGNATURE.add_columns(
     Assignment.user_id,
     Assignment.order,
     Assignment.active,
-    exists()
-    .where(Grade.campaign_id == Assignment.campaign_id, Grade.value == bindparam("grade"))
-    .label("grade_on_scale"),
-    select(Judgement.id)
-    .where(Judgement.user_id == Assignment.user_id, Judgement.client_id == bindparam("client_id"))
-    .scalar_subquery()
-    .label("stored_id"),
-)
-_LATEST_BUILD = select(func.max(PoolRun.build)).where(PoolRun.pool_id == Pool.id).scalar_subquery()
-_GRADE_ON_SCALE = exists().where(
-    Grade.campaign_id == Assignment.campaign_id,
-    Grade.value == bindparam("grade", type_=Integer),
-)
-_CLIENT_ID_STORED = exists().where(
-    Judgement.user_id == Assignment.user_id,
-    Judgement.client_id == bindparam("client_id", type_=String),
+    _GRADE_ON_SCALE.label("grade_on_scale"),
+    _STORED_ID.label("stored_id"),
 )
 # One statement that appends a judgement if the guess (`_Known`) still holds: the assignment
 # is the user's, active, in the same order mode and pool signature; the grade is on the scale
@@ -196,7 +191,7 @@ _APPEND_IF_KNOWN = (
             Pool.created_at == bindparam("pool_created_at", type_=DateTime),
             func.coalesce(_LATEST_BUILD, -1) == bindparam("latest_build"),
             or_(bindparam("grade", type_=Integer).is_(None), _GRADE_ON_SCALE),
-            ~_CLIENT_ID_STORED,
+            _STORED_ID.is_(None),
         ),
     )
     .returning(Judgement.id)
