@@ -134,7 +134,7 @@ _STORED_ID = (
     .scalar_subquery()
 )
 _SIGNATURE = (
-    select(Pool.seed, Pool.created_at, _LATEST_BUILD)
+    select(Pool.seed, Pool.created_at, _LATEST_BUILD.label("latest_build"))
     .select_from(Assignment)
     .join(Pool, Pool.id == Assignment.pool_id)
     .where(Assignment.id == bindparam("assignment_id"))
@@ -474,7 +474,7 @@ def _record_checking(
         if (stored.qid, stored.docno) != (context.qid, values["docno"]):
             raise ServiceError("client_id was already used for another document")
         return stored, False
-    signature = tuple(context)[:3]
+    signature = (context.seed, context.created_at, context.latest_build)
     positions = _sequence(connection, context, signature).positions
     position = positions.get(values["docno"])
     if position is None:
@@ -487,16 +487,15 @@ def _record_checking(
         )
     row = {**values, "campaign_id": context.campaign_id, "qid": context.qid, "position": position}
     (new_id,) = connection.execute(_INSERT, row).inserted_primary_key
-    seed, pool_created_at, latest_build = signature
     _caches_for(connection.engine).assignments.put(
         assignment_id,
         _Known(
             values["user_id"],
             context.qid,
             context.order,
-            seed,
-            pool_created_at,
-            -1 if latest_build is None else latest_build,
+            context.seed,
+            context.created_at,
+            -1 if context.latest_build is None else context.latest_build,
             positions,
         ),
     )

@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy.orm import Session, sessionmaker
 
 try:
     import fcntl
-except ImportError:  # Windows: one process, the threads' lock alone
+except ImportError:  # Windows: processes fall back on SQLite's busy timeout
     fcntl = None  # type: ignore[assignment]
-from sqlalchemy.orm import Session, sessionmaker
 
 ENV_VAR = "WORKBENCH_DATABASE_URL"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
@@ -51,7 +51,8 @@ class WriteLock:
         if self._depth == 0 and self._path is not None and fcntl is not None:
             try:
                 if self._file is None:
-                    self._file = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o600)
+                    # flock needs no write access: whoever may read the store may queue.
+                    self._file = os.open(self._path, os.O_RDONLY | os.O_CREAT, 0o644)
                 fcntl.flock(self._file, fcntl.LOCK_EX)
             except BaseException:
                 self._threads.release()
