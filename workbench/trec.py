@@ -649,7 +649,7 @@ def read_runs(
             line_number,
             _nth_line(source, line_number),
             f"one run tag per file ({parsed.tags[0]!r}, as on line {first}; "
-            "ask for split tags to import one run per tag)",
+            "--split-tags imports one run per tag)",
         )
     runs = []
     topic_of = np.repeat(np.arange(len(run._topics)), np.diff(run.offsets))

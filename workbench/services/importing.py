@@ -365,15 +365,8 @@ def import_runs(
 
 
 def topic_list(text: str) -> list[str]:
-    """Topics given as 'q1,q2,...' or '@FILE' (qids separated by spaces, commas or lines)."""
-    text = text.strip()
-    if text.startswith("@"):
-        try:
-            content = Path(text[1:]).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            raise ServiceError(f"cannot read the topic list {text[1:]!r}: {error}") from None
-        text = content.replace("\n", ",")
-    qids = [q for part in text.split(",") for q in part.split()]
+    """Topics given as qids separated by commas, spaces or lines (no qid holds either)."""
+    qids = text.replace(",", " ").split()
     if not qids:
         raise ServiceError("the topic list is empty")
     return list(dict.fromkeys(qids))
