@@ -21,8 +21,11 @@ import zlib
 from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import Any, BinaryIO
+
+import numpy as np
 
 from workbench.limits import NO_LIMITS, IdLimits, at_most
 from workbench.trec import (
@@ -52,7 +55,7 @@ class SizeLimits:
 
     document_bytes: int = 16 * MIB
     decompressed_bytes: int = 8 << 30
-    gzip_ratio: int = 100
+    gzip_ratio: int = 30
 
     @classmethod
     def from_env(cls, env: os._Environ[str] | dict[str, str] = os.environ) -> SizeLimits:
@@ -109,7 +112,7 @@ def read_documents(
         readers = {"jsonl": _read_jsonl, "trec": _read_sgml}
         if fmt not in readers:
             raise ValueError(f"unknown document format {fmt!r}; expected one of {FORMATS}")
-        documents = readers[fmt](_chain(first, lines), str(path), sizes)
+        documents = readers[fmt](chain([first], lines), str(path), sizes)
         for number, line, document in documents:
             if limits.docno is not None and len(document.docno) > limits.docno:
                 raise TrecFormatError(str(path), number, line, at_most("docno", limits.docno))
@@ -118,52 +121,101 @@ def read_documents(
         lines.close()
 
 
-Line = tuple[int, str, int]  # (line number, text with its newline, its length in bytes)
-
-
-def _chain(first: Line, rest: Iterator[Line]) -> Iterator[Line]:
-    yield first
-    yield from rest
+# (line number, text, its length in bytes): the text is a line with its newline, followed by
+# the whitespace-only lines after it, if any
+Line = tuple[int, str, int]
 
 
 def _lines(path: Path, sizes: SizeLimits) -> Iterator[Line]:
     """The file's lines, decoded (strict UTF-8, no NUL), each at most `sizes.document_bytes`;
-    a .gz is decompressed, bounded by `sizes`, and a corrupt or truncated one is an error."""
+    a .gz is decompressed, bounded by `sizes`, and a corrupt or truncated one is an error.
+
+    Read in blocks, decoded and checked a block at a time; memory holds a block and at most
+    one unfinished line (itself bounded).
+    """
     name = str(path)
     compressed = path.suffix == ".gz"
     budget = sizes.decompressed_bytes
     if compressed:
-        ratio_budget = max(RATIO_GRACE, sizes.gzip_ratio * os.path.getsize(path))
-        budget = min(budget, ratio_budget)
+        budget = min(budget, max(RATIO_GRACE, sizes.gzip_ratio * os.path.getsize(path)))
     with ExitStack() as stack:
         stream: BinaryIO = stack.enter_context(open(path, "rb"))
         if compressed:
             stream = stack.enter_context(gzip.GzipFile(fileobj=stream, mode="rb"))
         total = 0
-        number = 0
+        number = 0  # lines yielded so far
+        rest = b""
         while True:
             try:
-                raw = stream.readline(sizes.document_bytes + 1)
+                block = stream.read(BLOCK_BYTES)
             except (OSError, EOFError, zlib.error) as error:
                 expected = f"a complete, valid gzip file ({error or type(error).__name__})"
                 raise TrecFormatError(name, number + 1, "", expected) from None
-            if not raw:
-                return
-            number += 1
-            total += len(raw)
+            total += len(block)
             if total > budget:
-                raise TrecFormatError(name, number, "", _expands_beyond(sizes, budget))
-            if len(raw) > sizes.document_bytes:
-                shown = raw[:80].decode("utf-8", "replace") + "..."
-                raise TrecFormatError(name, number, shown, _document_size(sizes))
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                shown = raw.decode("utf-8", "replace").rstrip("\r\n")
-                raise TrecFormatError(name, number, shown, UTF8) from None
-            if "\x00" in text:
-                raise TrecFormatError(name, number, text.rstrip("\r\n"), WITHOUT_NUL)
-            yield number, text, len(raw)
+                raise TrecFormatError(name, number + 1, "", _expands_beyond(sizes, budget))
+            data = rest + block if block else rest + b"\n" if rest else b""
+            if not data:
+                return
+            cut = data.rfind(b"\n") + 1
+            rest = data[cut:]
+            if len(rest) > sizes.document_bytes:
+                line = number + data.count(b"\n", 0, cut) + 1
+                raise TrecFormatError(name, line, _head(rest), _document_size(sizes))
+            if cut:
+                yield from _block_lines(data[:cut], number, name, sizes)
+                number += data.count(b"\n", 0, cut)
+
+
+BLOCK_BYTES = 1 << 20
+
+
+def _block_lines(chunk: bytes, number: int, name: str, sizes: SizeLimits) -> Iterator[Line]:
+    """The lines of a chunk ending with a newline, after line `number`."""
+    try:
+        text = chunk.decode("utf-8")
+    except UnicodeDecodeError as error:
+        start = chunk.rfind(b"\n", 0, error.start) + 1
+        line = chunk[start : chunk.find(b"\n", error.start)].decode("utf-8", "replace")
+        at = number + chunk.count(b"\n", 0, error.start) + 1
+        raise TrecFormatError(name, at, line.rstrip("\r"), UTF8) from None
+    if "\x00" in text:
+        at = text.index("\x00")
+        line = text[text.rfind("\n", 0, at) + 1 : text.find("\n", at)]
+        raise TrecFormatError(name, number + text.count("\n", 0, at) + 1, line, WITHOUT_NUL)
+    if len(chunk) > sizes.document_bytes:  # else no line can be too long
+        ends = np.flatnonzero(np.frombuffer(chunk, dtype=np.uint8) == 10)
+        too_long = np.flatnonzero(np.diff(ends, prepend=-1) > sizes.document_bytes)
+        if len(too_long):
+            k = int(too_long[0])
+            start = int(ends[k - 1]) + 1 if k else 0
+            shown = _head(chunk[start : int(ends[k])])
+            raise TrecFormatError(name, number + k + 1, shown, _document_size(sizes))
+    ascii = len(text) == len(chunk)  # then character offsets are byte offsets
+    line_ends = [] if ascii else np.flatnonzero(np.frombuffer(chunk, dtype=np.uint8) == 10)
+    line = 0  # lines of the chunk before the item
+    at = previous = 0  # where the item starts, in the text and in the chunk's bytes
+    while at < len(text):
+        end = text.index("\n", at) + 1
+        count = 1
+        if text[end : end + 1] in _SPACES:  # blank lines may follow: they join the item
+            blank_to = _BLANK.match(text, end).end()
+            end = text.rfind("\n", end - 1, blank_to) + 1
+            count = text.count("\n", at, end)
+        line += count
+        stop = end if ascii else int(line_ends[line - 1]) + 1
+        yield number + line - count + 1, text[at:end], stop - previous
+        at, previous = end, stop
+
+
+# A line and the blank (whitespace-only) lines after it make one item, so that a run of blank
+# lines costs one step (a .gz of newlines expands 1000-fold).
+_BLANK = re.compile(r"[ \t\r\f\v\n]*")
+_SPACES = frozenset(" \t\r\f\v\n")
+
+
+def _head(data: bytes) -> str:
+    return data[:80].decode("utf-8", "replace") + "..."
 
 
 def _expands_beyond(sizes: SizeLimits, budget: int) -> str:
@@ -197,9 +249,9 @@ NumberedDocument = tuple[int, str, SourceDocument]  # (line number, line text, d
 
 def _read_jsonl(lines: Iterator[Line], path: str, sizes: SizeLimits) -> Iterator[NumberedDocument]:
     for number, raw, _ in lines:
-        if not raw.strip():
+        if raw[0] in _SPACES and raw.isspace():
             continue
-        line = raw.rstrip("\r\n")
+        line = _first_line(raw)
         record = json_object(line, path, number)
         needed = 'a non-empty "docno"'
         docno = json_field(record, ("docno",), path, number, line, ids=True, required=needed)
@@ -209,6 +261,10 @@ def _read_jsonl(lines: Iterator[Line], path: str, sizes: SizeLimits) -> Iterator
         text = json_field(record, ("text",), path, number, line) or ""
         extra = {k: v for k, v in record.items() if k not in ("docno", "title", "text")}
         yield number, line, SourceDocument(docno.strip(), title, text, extra)
+
+
+def _first_line(item: str) -> str:
+    return item[: item.index("\n")].rstrip("\r")
 
 
 def _read_sgml(lines: Iterator[Line], path: str, sizes: SizeLimits) -> Iterator[NumberedDocument]:
@@ -227,13 +283,13 @@ def _read_sgml(lines: Iterator[Line], path: str, sizes: SizeLimits) -> Iterator[
                     yield _sgml_document(stripped[5 : -len("</DOC>")], path, start, line)
                     body = None
             elif stripped:
-                raise TrecFormatError(path, number, line.rstrip("\r\n"), "<DOC>")
+                raise TrecFormatError(path, number, _first_line(line), "<DOC>")
             continue
         if upper == "<DOC>":
-            raise TrecFormatError(path, number, line.rstrip("\r\n"), "</DOC> before the next <DOC>")
+            raise TrecFormatError(path, number, _first_line(line), "</DOC> before the next <DOC>")
         size += n_bytes
         if size > sizes.document_bytes:
-            raise TrecFormatError(path, start, first.rstrip("\r\n"), _document_size(sizes))
+            raise TrecFormatError(path, start, _first_line(first), _document_size(sizes))
         if closes:
             body.append(line.rstrip()[: -len("</DOC>")])
             yield _sgml_document("".join(body), path, start, first)
@@ -265,7 +321,7 @@ def _sgml_document(body: str, path: str, line_number: int, line: str) -> Numbere
             title = _clean(data[found[1] : found[2]])
             break
     sections = [_clean(data[s:e]) for _, s, e in find_elements(lower, b"text") if e >= 0]
-    return line_number, line.rstrip("\r\n"), SourceDocument(docno, title, "\n\n".join(sections))
+    return line_number, _first_line(line), SourceDocument(docno, title, "\n\n".join(sections))
 
 
 def _clean(fragment: bytes) -> str:

@@ -1074,8 +1074,9 @@ def read_topics(
     (or ``query``/``text``, a string); ``description``/``narrative`` are optional strings and
     other keys go to ``extra``.  Bad input is an error naming its line: bytes that are not
     UTF-8, a qid twice in the file, a qid longer than ``limits.qid``, an unclosed ``<top>``.
-    A TSV header line (``qid<TAB>title``: names from :data:`TSV_HEADERS`) is skipped, and
-    said so in ``notes`` when given.  Time is linear in the input on any bytes.
+    A first TSV line naming the columns (``qid<TAB>title``, names from :data:`TSV_HEADERS`)
+    is skipped, and said so in ``notes`` when given; one whose qid is such a name and whose
+    title is not is refused rather than guessed at.  Time is linear in the input on any bytes.
     """
     path = _source_name(source)
     stream, owned = _open(source)
@@ -1230,19 +1231,16 @@ def _read_tsv_topics(data: bytes, path: str, notes: list[str] | None) -> Iterato
         qid, sep, title = line.partition("\t")
         if not sep or not qid.strip():
             raise TrecFormatError(path, number, line, "qid<TAB>title")
-        if first and _is_tsv_header(qid, title):
+        if first and qid.strip().lower() in TSV_HEADERS[0]:
+            if title.strip().lower() not in TSV_HEADERS[1]:
+                expected = "a topic, or a header naming the columns qid<TAB>title"
+                raise TrecFormatError(path, number, line, expected)
             if notes is not None:
                 notes.append(f"{path}:{number}: header line {line!r} skipped")
             first = False
             continue
         first = False
         yield number, line, TopicStatement(qid.strip(), title.strip())
-
-
-def _is_tsv_header(qid: str, title: str) -> bool:
-    """Whether a first line names the columns (``qid<TAB>title``, ``id<TAB>query``, ...)."""
-    names = (qid.strip().lower(), title.strip().lower())
-    return all(name in choices for name, choices in zip(names, TSV_HEADERS, strict=True))
 
 
 def has_nul(value: object) -> bool:
@@ -1266,7 +1264,7 @@ def json_object(line: str, path: str, number: int) -> dict[str, Any]:
         raise TrecFormatError(path, number, line, "a JSON object nested less deep") from None
     if not isinstance(obj, dict):
         raise TrecFormatError(path, number, line, "a JSON object")
-    if has_nul(obj):
+    if ("\x00" in line or "\\u0000" in line) and has_nul(obj):  # a NUL, raw or escaped
         raise TrecFormatError(path, number, line, WITHOUT_NUL)
     return obj
 
@@ -1286,8 +1284,13 @@ def json_field(
     (``ids``: or an integer, not a boolean); anything else is an error naming the key and
     the type found.
     """
-    key = next((k for k in keys if k in obj), None)
-    value = obj[key] if key is not None else None
+    key = value = None
+    for key in keys:
+        if key in obj:
+            value = obj[key]
+            break
+    if type(value) is str:
+        return value
     if value is None:
         if required:
             raise TrecFormatError(path, number, line, required)
