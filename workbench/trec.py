@@ -314,6 +314,7 @@ def _numbers(
                 raise _fail(path, lines, int(i), expected)
             parsed.append(value)
         slow = np.array(parsed, dtype=np.int64)
+    values[rest] = 0  # inexact ones (maybe out of range) are replaced next
     out = values.astype(dtype)
     out[rest] = slow
     return out
