@@ -544,3 +544,60 @@ def test_pools_and_assignments_of_a_topic_subset(store, files, campaign_id):
             assignments.auto_assign(
                 session, full, judges_per_topic=1, assessors=users, topics=["9"]
             )
+
+
+def test_the_import_options_from_the_command_line(database_url, files, tmp_path):
+    from click.testing import CliRunner
+
+    from workbench.cli import main
+
+    runner = CliRunner()
+
+    def cli(*args: str, stdin: str | None = None):  # type: ignore[no-untyped-def]
+        return runner.invoke(main, ["--db", database_url, *args], input=stdin)
+
+    assert cli("campaign", "create", "c").exit_code == 0
+    assert cli("import", "topics", "--campaign", "c", str(files["topics"])).exit_code == 0
+    both = tmp_path / "both.txt"
+    both.write_text("1 Q0 a1 1 3 X\n2 Q0 x1 1 5 X\n9 Q0 z 1 1 X\n1 Q0 d1 1 9 Y\n")
+    refused = cli("import", "runs", "--campaign", "c", str(both))
+    assert refused.exit_code == 1 and "both.txt:4: expected one run tag per file" in refused.stderr
+    unknown = cli("import", "runs", "--campaign", "c", "--split-tags", str(both))
+    assert unknown.exit_code == 1 and "lacks: 9" in unknown.stderr
+    chosen = tmp_path / "chosen.txt"
+    chosen.write_text("1\n")
+    imported = cli(
+        "import",
+        "runs",
+        "--campaign",
+        "c",
+        "--split-tags",
+        "--skip-unknown-topics",
+        "--topics",
+        f"@{chosen}",
+        str(both),
+    )
+    assert imported.exit_code == 0, imported.output
+    assert "runs: 2 added" in imported.stdout
+    assert "topic(s) the campaign lacks were skipped: 9" in imported.stderr
+    assert "outside the chosen topics were left out: 2" in imported.stderr
+    assert "docno(s) are not among the campaign's documents" in imported.stderr
+    assert cli("import", "runs", "--campaign", "c", str(files["A"])).exit_code == 0
+    built = cli("pool", "build", "--campaign", "c", "--depth", "1", "--topics", "2")
+    assert built.exit_code == 0 and "over 1 topics" in built.output
+    bad_topics = cli("pool", "build", "--campaign", "c", "--topics", "@" + str(tmp_path / "no"))
+    assert bad_topics.exit_code == 1 and "cannot read the topic list" in bad_topics.stderr
+    for name in ("ann", "bob"):
+        added = cli("user", "add", name, "--password-stdin", stdin="a long passphrase 42\n")
+        assert added.exit_code == 0, added.output
+    assert cli("pool", "build", "--campaign", "c", "--depth", "1").exit_code == 0
+    assigned = cli("assign", "--campaign", "c", "--judges-per-topic", "1", "--topics", "1")
+    assert assigned.exit_code == 0 and "1 new assignments" in assigned.output
+    corrupt = tmp_path / "docs.jsonl.gz"
+    corrupt.write_bytes(b"\x1f\x8b\x08\x00 not really gzip")
+    broken = cli("import", "documents", "--campaign", "c", str(corrupt))
+    assert broken.exit_code == 1
+    assert "docs.jsonl.gz:1: expected a complete, valid gzip file" in broken.stderr
+    assert "Traceback" not in broken.output
+    replaced = cli("import", "documents", "--campaign", "c", "--replace", str(files["docs"]))
+    assert replaced.exit_code == 0 and "documents: 3 added" in replaced.stdout
