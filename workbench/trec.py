@@ -751,23 +751,25 @@ def _read_run(source: Source, path: str, limits: IdLimits, strict: bool) -> _Par
         "lines": np.zeros(0, dtype=np.int32),
         "tags": np.zeros(0, dtype=np.int32),
     }
-    values = {key: columns[key].values() if key in columns else empty[key] for key in empty}
+    kept: dict[str, np.ndarray] = {
+        key: columns[key].values() if key in columns else empty[key] for key in empty
+    }
     topics, order, offsets = _group_segments(seg_starts, seg_qids, n_rows)
     if order is not None:
-        values = {key: column[order] if len(column) else column for key, column in values.items()}
+        kept = {key: column[order] if len(column) else column for key, column in kept.items()}
     tags = _decode(tag_codes)
     if strict and tags:
         tag = tags[0] if len(tags) == 1 else tag
     run = Run(
         topics,
         offsets,
-        values["docnos"],
-        values["scores"],
-        values["ranks"],
+        kept["docnos"],
+        kept["scores"],
+        kept["ranks"],
         tag,
-        docno_hashes=values["hashes"],
+        docno_hashes=kept["hashes"],
     )
-    return _ParsedRun(run, values["lines"], tags, values["tags"])
+    return _ParsedRun(run, kept["lines"], tags, kept["tags"])
 
 
 def _tag_codes(lines: _Lines, path: str, limits: IdLimits, codes: dict[bytes, int]) -> np.ndarray:
