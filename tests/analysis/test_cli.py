@@ -82,7 +82,8 @@ def test_evaluate_formats(evaluated, database_url):
     assert md.output.startswith("*Effectiveness") and "| a | runA |" in md.output
     assert "*map per topic (assessor bob qrels).*" in md.output and "| q3 |" in md.output
     csv = _run(database_url, "evaluate", "--campaign", "demo", "-m", "map", "--format", "csv")
-    assert csv.output.splitlines()[0] == ",Run,map,map marks"
+    assert csv.stdout.splitlines()[0] == ",Run,map,map marks,Missing topics"
+    assert "note: Every run is evaluated over the 3 judged topics" in csv.stderr
 
 
 def test_evaluate_refuses_unknown_qrels_and_measures(evaluated, database_url, tmp_path):
