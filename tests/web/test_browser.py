@@ -98,11 +98,21 @@ def test_admin_sets_up_and_assessor_judges_by_keyboard(server, browser, tmp_path
         log_in_as(browser, base, name)
 
     def submit(form) -> None:  # type: ignore[no-untyped-def]
+        """Submit and wait until the next page is whole (its footer parsed, the load done)."""
         form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
         wait.until(ec.staleness_of(form))
+        wait.until(
+            lambda d: d.execute_script(
+                "return document.readyState === 'complete' && !!document.querySelector('.who')"
+            )
+        )
 
     def flashes() -> str:
-        return " | ".join(e.text for e in browser.find_elements(By.CSS_SELECTOR, ".flash"))
+        """The page's flash messages, read in one script: no element handle can go stale."""
+        return browser.execute_script(
+            "return Array.from(document.querySelectorAll('.flash'))"
+            ".map(e => e.innerText.trim()).join(' | ')"
+        )
 
     # --- the admin: campaign, uploads, pool, assignment ---
     log_in("admin")
