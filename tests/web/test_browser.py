@@ -83,6 +83,7 @@ def log_in_as(browser, base: str, name: str) -> None:  # type: ignore[no-untyped
 
 
 def test_admin_sets_up_and_assessor_judges_by_keyboard(server, browser, tmp_path: Path) -> None:
+    from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
     from selenium.webdriver.support.select import Select
@@ -98,12 +99,17 @@ def test_admin_sets_up_and_assessor_judges_by_keyboard(server, browser, tmp_path
         log_in_as(browser, base, name)
 
     def submit(form) -> None:  # type: ignore[no-untyped-def]
-        """Submit and wait until the next page is whole (its footer parsed, the load done)."""
+        """Submit and wait until the next page is whole.
+
+        A mark on the old page's window tells the pages apart; polling in a script, not through
+        element handles, since the inspector refuses handles of a page being replaced.
+        """
+        browser.execute_script("window.submittedFromHere = true")
         form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
-        wait.until(ec.staleness_of(form))
-        wait.until(
+        WebDriverWait(browser, 15, ignored_exceptions=(WebDriverException,)).until(
             lambda d: d.execute_script(
-                "return document.readyState === 'complete' && !!document.querySelector('.who')"
+                "return !window.submittedFromHere && document.readyState === 'complete'"
+                " && !!document.querySelector('.who')"
             )
         )
 
