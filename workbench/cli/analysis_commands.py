@@ -102,10 +102,7 @@ def adjudicate(
             summary = apply_rule(session, campaign, rule, tie=tie, primary=primary)
     except ServiceError as error:
         fail(str(error))
-    click.echo(
-        f"{summary.rule}: {summary.labelled} final labels set, {summary.kept} kept as "
-        f"adjudicated, {summary.queued} waiting in the adjudication queue"
-    )
+    click.echo(summary.message())
 
 
 @click.command()

@@ -373,11 +373,7 @@ def apply(campaign_id: int):  # type: ignore[no-untyped-def]
     try:
         with get_store().session() as session:
             summary = apply_rule(session, _campaign(session, campaign_id), **choice)
-        flash(
-            f"{summary.rule}: {summary.labelled} final labels set, {summary.kept} kept as "
-            f"adjudicated, {summary.queued} left to adjudicate.",
-            "ok",
-        )
+        flash(summary.message(), "ok")
     except ServiceError as error:
         flash(str(error), "error")
     return _back(campaign_id, choice)
