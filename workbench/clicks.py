@@ -267,6 +267,11 @@ def prefs_lines(preferences: Iterable[Preference]) -> list[PrefsLine]:
     return lines
 
 
+def prefs_text(lines: Iterable[PrefsLine]) -> str:
+    """The lines as a trec_eval prefs file: ``qid jg jsg docno rel`` per line."""
+    return "".join(f"{p.qid} {p.jg} {p.jsg} {p.docno} {p.rel:g}\n" for p in lines)
+
+
 # --------------------------------------------------------------------------- last click, dwell
 
 
