@@ -110,7 +110,7 @@ def test_a_bad_line_or_a_refused_import_changes_nothing(store, campaign_id, log_
         after = row_counts(session)
     with pytest.raises(ServiceError, match="already has a query log named"):
         imported(store, campaign_id, log_path)
-    with pytest.raises(ServiceError, match="k .* must be >= 1"):
+    with pytest.raises(ServiceError, match=r"k .* must be >= 1"):
         imported(store, campaign_id, log_path, name="other", min_users=0)
     with store.session() as session:
         assert row_counts(session) == after
