@@ -4,7 +4,9 @@ agreement with the assessors, runs evaluated on them, and the pool's click prior
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -13,6 +15,10 @@ from workbench.clicks import STRATEGIES
 from workbench.services.errors import ServiceError
 from workbench.trec import TrecFormatError
 
+if TYPE_CHECKING:
+    from workbench.services.querylogs import PreferenceOptions
+
+F = TypeVar("F", bound=Callable[..., Any])
 TABLE_FORMATS = ("text", "json", "csv", "md", "latex")
 INSTANCE_ENV = "WORKBENCH_INSTANCE_PATH"
 
@@ -22,7 +28,7 @@ def instance_folder() -> Path:
     return Path(os.environ.get(INSTANCE_ENV) or Path.cwd() / "instance")
 
 
-def preference_options(function):  # type: ignore[no-untyped-def]
+def preference_options(function: F) -> F:
     """The options that say how click preferences are drawn."""
     function = click.option(
         "--deviation-threshold",
@@ -42,7 +48,9 @@ def preference_options(function):  # type: ignore[no-untyped-def]
     )(function)
 
 
-def _options(strategy: str, min_support: int, deviation_threshold: float | None):  # type: ignore[no-untyped-def]
+def _options(
+    strategy: str, min_support: int, deviation_threshold: float | None
+) -> PreferenceOptions:
     from workbench.services.querylogs import PreferenceOptions
 
     return PreferenceOptions(strategy, min_support, deviation_threshold)
