@@ -99,15 +99,15 @@ def import_log(
     from workbench.reports.querylogs import anonymisation_table
     from workbench.reports.tables import render
     from workbench.services.campaigns import get_campaign
-    from workbench.services.querylogs import import_query_log
+    from workbench.services.querylogs import prepare_query_log, store_query_log
 
     key = load_or_create_key(instance_folder())
     try:
+        prepared = prepare_query_log(path, key=key, min_users=min_users, format=fmt,
+                                     mapping=mapping)
         with get_store(ctx).session() as session:
-            summary = import_query_log(
-                session, get_campaign(session, campaign_name), path, key=key, name=name,
-                min_users=min_users, format=fmt, mapping=mapping,
-            )
+            campaign = get_campaign(session, campaign_name)
+            summary = store_query_log(session, campaign, prepared, name=name)
     except (ServiceError, TrecFormatError) as error:
         fail(str(error))
     click.echo(render(anonymisation_table(summary), "text"), nl=False)

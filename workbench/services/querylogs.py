@@ -2,10 +2,10 @@
 assessors, runs evaluated on them, and click deviation as the pool's judging priority.
 
 The signals are `workbench.clicks` (pure), the file format and anonymisation
-`workbench.querylog` (pure); this module only joins them to the store.  An import is one
-transaction in the caller's session: the log is read twice (the users of each query are
-counted first, then the impressions of queries with at least k users are stored), and any bad
-line raises before anything is written.
+`workbench.querylog` (pure); this module only joins them to the store.  An import reads the
+log twice outside any transaction (the users of each query are counted first, then the
+impressions of queries with at least k users are kept), so any bad line raises before anything
+is written; the rows are then stored in one short transaction.
 
 Impressions are matched to topics by the normalised, masked query text (`querylog.query_key`)
 of the topic's title, or by an explicit mapping file (``qid<TAB>query``); impressions of other
@@ -72,9 +72,49 @@ class QueryLogSummary:
         return out
 
 
-def _topic_keys(
-    session: Session, campaign: Campaign, mapping_path: PathLike | None
-) -> dict[str, str]:
+@dataclass(frozen=True)
+class PreparedLog:
+    """A log read, checked and anonymised, not yet stored (see :func:`prepare_query_log`)."""
+
+    source: str
+    key_fingerprint: str
+    min_users: int
+    impressions: tuple[querylog.AnonymisedImpression, ...]
+    report: querylog.AnonymisationReport
+    mapping: dict[str, str] | None  # query key -> qid, from a mapping file
+    mapping_name: str = ""
+
+
+def prepare_query_log(
+    path: PathLike,
+    *,
+    key: bytes,
+    min_users: int = querylog.DEFAULT_MIN_USERS,
+    format: str | None = None,
+    mapping: PathLike | None = None,
+) -> PreparedLog:
+    """Read the log twice (count each query's users, then keep the queries with at least k)
+    and the mapping file, outside any store transaction: the write that follows is short, so
+    assessors never wait for a large log to be parsed."""
+    path = Path(path)
+    try:
+        anonymiser = querylog.LogAnonymiser(key, min_users=min_users)
+    except ValueError as error:
+        raise ServiceError(str(error)) from None
+    anonymiser.observe(querylog.read_log(path, format=format))
+    kept = tuple(anonymiser.keep(querylog.read_log(path, format=format)))
+    return PreparedLog(
+        path.name[: limits.FILE_NAME],
+        querylog.key_fingerprint(key),
+        min_users,
+        kept,
+        anonymiser.report(),
+        querylog.read_query_mapping(mapping) if mapping is not None else None,
+        Path(mapping).name if mapping is not None else "",
+    )
+
+
+def _topic_keys(session: Session, campaign: Campaign, prepared: PreparedLog) -> dict[str, str]:
     """{query key: qid}: from the mapping file, else from the topics' titles."""
     topics = {
         qid: title
@@ -82,15 +122,14 @@ def _topic_keys(
             select(Topic.qid, Topic.title).where(Topic.campaign_id == campaign.id)
         )
     }
-    if mapping_path is not None:
-        mapping = querylog.read_query_mapping(mapping_path)
-        unknown = sorted(set(mapping.values()) - set(topics))
+    if prepared.mapping is not None:
+        unknown = sorted(set(prepared.mapping.values()) - set(topics))
         if unknown:
             raise ServiceError(
-                f"{Path(mapping_path).name}: topics not in campaign {campaign.name!r}: "
+                f"{prepared.mapping_name}: topics not in campaign {campaign.name!r}: "
                 + ", ".join(unknown[:20])
             )
-        return mapping
+        return prepared.mapping
     keys: dict[str, str] = {}
     for qid in sorted(topics):
         key = querylog.query_key(topics[qid])
@@ -105,6 +144,52 @@ def _topic_keys(
     return keys
 
 
+def store_query_log(
+    session: Session, campaign: Campaign, prepared: PreparedLog, *, name: str | None = None
+) -> QueryLogSummary:
+    """Store a prepared log under ``name`` (default: the file name) with its report."""
+    name = name or prepared.source
+    if len(name) > limits.QUERY_LOG_NAME:
+        raise ServiceError(limits.length_error("query log name", name, limits.QUERY_LOG_NAME))
+    if session.scalar(
+        select(QueryLog.id).where(QueryLog.campaign_id == campaign.id, QueryLog.name == name)
+    ):
+        raise ServiceError(f"campaign {campaign.name!r} already has a query log named {name!r}")
+    topic_of = _topic_keys(session, campaign, prepared)
+    log = QueryLog(
+        campaign_id=campaign.id,
+        name=name,
+        source=prepared.source,
+        key_fingerprint=prepared.key_fingerprint,
+        min_users=prepared.min_users,
+        report={"anonymisation": prepared.report.to_dict()},
+    )
+    session.add(log)
+    session.flush()
+    rows = [
+        {
+            "query_log_id": log.id,
+            "line": imp.line,
+            "session": imp.session,
+            "user_hash": imp.user,
+            "query": imp.query,
+            "query_key": imp.query_key,
+            "qid": topic_of.get(imp.query_key),
+            "time": imp.time,
+            "results": list(imp.results),
+            "clicks": [[c.docno, c.time] for c in imp.clicks],
+        }
+        for imp in prepared.impressions
+    ]
+    for start in range(0, len(rows), BATCH):
+        session.execute(insert(QueryLogImpression), rows[start : start + BATCH])
+    session.flush()
+    summary = summarise(session, log)
+    if summary.impressions and not summary.mapped_impressions:
+        summary = _with_warning(summary, "no impression matches a topic of the campaign")
+    return summary
+
+
 def import_query_log(
     session: Session,
     campaign: Campaign,
@@ -116,59 +201,10 @@ def import_query_log(
     format: str | None = None,
     mapping: PathLike | None = None,
 ) -> QueryLogSummary:
-    """Read, anonymise and store a log (see the module docstring); ``key`` hashes the ids."""
-    path = Path(path)
-    name = name or path.name
-    if len(name) > limits.QUERY_LOG_NAME:
-        raise ServiceError(limits.length_error("query log name", name, limits.QUERY_LOG_NAME))
-    if session.scalar(
-        select(QueryLog.id).where(QueryLog.campaign_id == campaign.id, QueryLog.name == name)
-    ):
-        raise ServiceError(f"campaign {campaign.name!r} already has a query log named {name!r}")
-    try:
-        anonymiser = querylog.LogAnonymiser(key, min_users=min_users)
-    except ValueError as error:
-        raise ServiceError(str(error)) from None
-    topic_of = _topic_keys(session, campaign, mapping)
-    anonymiser.observe(querylog.read_log(path, format=format))
-    log = QueryLog(
-        campaign_id=campaign.id,
-        name=name,
-        source=path.name[: limits.FILE_NAME],
-        key_fingerprint=querylog.key_fingerprint(key),
-        min_users=min_users,
-        report={},
-    )
-    session.add(log)
-    session.flush()
-    rows: list[dict[str, Any]] = []
-    for imp in anonymiser.keep(querylog.read_log(path, format=format)):
-        rows.append(
-            {
-                "query_log_id": log.id,
-                "line": imp.line,
-                "session": imp.session,
-                "user_hash": imp.user,
-                "query": imp.query,
-                "query_key": imp.query_key,
-                "qid": topic_of.get(imp.query_key),
-                "time": imp.time,
-                "results": list(imp.results),
-                "clicks": [[c.docno, c.time] for c in imp.clicks],
-            }
-        )
-        if len(rows) >= BATCH:
-            session.execute(insert(QueryLogImpression), rows)
-            rows = []
-    if rows:
-        session.execute(insert(QueryLogImpression), rows)
-    report = anonymiser.report()
-    log.report = {"anonymisation": report.to_dict()}
-    session.flush()
-    summary = summarise(session, log)
-    if summary.impressions and not summary.mapped_impressions:
-        summary = _with_warning(summary, "no impression matches a topic of the campaign")
-    return summary
+    """:func:`prepare_query_log` then :func:`store_query_log` in the caller's session."""
+    prepared = prepare_query_log(path, key=key, min_users=min_users, format=format,
+                                 mapping=mapping)
+    return store_query_log(session, campaign, prepared, name=name)
 
 
 def _with_warning(summary: QueryLogSummary, warning: str) -> QueryLogSummary:
