@@ -23,6 +23,7 @@ from flask import (
     request,
     url_for,
 )
+from flask.typing import ResponseReturnValue
 from werkzeug.exceptions import HTTPException
 from werkzeug.utils import secure_filename
 
@@ -86,7 +87,7 @@ def _page_options() -> dict[str, Any]:
 
 
 @bp.get("/<int:campaign_id>")
-def index(campaign_id: int):  # type: ignore[no-untyped-def]
+def index(campaign_id: int) -> ResponseReturnValue:
     with get_store().read_session() as session:
         campaign = campaign_service.get_campaign(session, campaign_id)
         logs = service.list_query_logs(session, campaign)
@@ -99,7 +100,7 @@ def index(campaign_id: int):  # type: ignore[no-untyped-def]
 
 
 @bp.post("/<int:campaign_id>/import")
-def import_log(campaign_id: int):  # type: ignore[no-untyped-def]
+def import_log(campaign_id: int) -> ResponseReturnValue:
     upload = request.files.get("log")
     if upload is None or not upload.filename:
         flash("Choose a query log to upload.", "error")
@@ -148,7 +149,7 @@ def import_log(campaign_id: int):  # type: ignore[no-untyped-def]
 
 
 @bp.get("/<int:campaign_id>/report")
-def report(campaign_id: int):  # type: ignore[no-untyped-def]
+def report(campaign_id: int) -> ResponseReturnValue:
     from workbench.reports.querylogs import anonymisation_table
 
     name = request.args.get("name", "")
@@ -167,7 +168,7 @@ def report(campaign_id: int):  # type: ignore[no-untyped-def]
 
 
 @bp.get("/<int:campaign_id>/agreement")
-def agreement(campaign_id: int):  # type: ignore[no-untyped-def]
+def agreement(campaign_id: int) -> ResponseReturnValue:
     """Click preferences against the assessors, and the runs ranked under each."""
     from workbench.reports.querylogs import agreement_table, click_evaluation_table
 
@@ -210,23 +211,23 @@ def agreement(campaign_id: int):  # type: ignore[no-untyped-def]
 
 
 @api.errorhandler(NotFound)
-def _api_not_found(error: NotFound):  # type: ignore[no-untyped-def]
+def _api_not_found(error: NotFound) -> ResponseReturnValue:
     return jsonify(error=str(error)), 404
 
 
 @api.errorhandler(ServiceError)
-def _api_refused(error: ServiceError):  # type: ignore[no-untyped-def]
+def _api_refused(error: ServiceError) -> ResponseReturnValue:
     return jsonify(error=str(error)), 400
 
 
 @api.errorhandler(TrecFormatError)
-def _api_bad_file(error: TrecFormatError):  # type: ignore[no-untyped-def]
+def _api_bad_file(error: TrecFormatError) -> ResponseReturnValue:
     return jsonify(error=str(error)), 400
 
 
 @api.errorhandler(HTTPException)
-def _api_http_error(error: HTTPException):  # type: ignore[no-untyped-def]
-    return jsonify(error=error.description or error.name), error.code
+def _api_http_error(error: HTTPException) -> ResponseReturnValue:
+    return jsonify(error=error.description or error.name), error.code or 500
 
 
 def _json(value: Any) -> Response:
@@ -235,7 +236,7 @@ def _json(value: Any) -> Response:
 
 @api.get("/<int:campaign_id>/querylogs")
 @admin_required
-def api_logs(campaign_id: int):  # type: ignore[no-untyped-def]
+def api_logs(campaign_id: int) -> ResponseReturnValue:
     with get_store().read_session() as session:
         campaign = campaign_service.get_campaign(session, campaign_id)
         logs = service.list_query_logs(session, campaign)
@@ -244,7 +245,7 @@ def api_logs(campaign_id: int):  # type: ignore[no-untyped-def]
 
 @api.post("/<int:campaign_id>/querylogs")
 @admin_required
-def api_import(campaign_id: int):  # type: ignore[no-untyped-def]
+def api_import(campaign_id: int) -> ResponseReturnValue:
     """Multipart upload: ``log`` (and optionally ``mapping``), form fields name, min_users,
     format; the anonymisation report as JSON (201)."""
     upload = request.files.get("log")
@@ -278,7 +279,7 @@ def api_import(campaign_id: int):  # type: ignore[no-untyped-def]
 
 @api.get("/<int:campaign_id>/querylogs/report")
 @admin_required
-def api_report(campaign_id: int):  # type: ignore[no-untyped-def]
+def api_report(campaign_id: int) -> ResponseReturnValue:
     with get_store().read_session() as session:
         campaign = campaign_service.get_campaign(session, campaign_id)
         summary = service.query_log_summary(session, campaign, request.args.get("name", ""))
@@ -287,7 +288,7 @@ def api_report(campaign_id: int):  # type: ignore[no-untyped-def]
 
 @api.get("/<int:campaign_id>/querylogs/agreement")
 @admin_required
-def api_agreement(campaign_id: int):  # type: ignore[no-untyped-def]
+def api_agreement(campaign_id: int) -> ResponseReturnValue:
     with get_store().read_session() as session:
         campaign = campaign_service.get_campaign(session, campaign_id)
         result = service.click_agreement(
@@ -300,7 +301,7 @@ def api_agreement(campaign_id: int):  # type: ignore[no-untyped-def]
 
 @api.get("/<int:campaign_id>/querylogs/evaluation")
 @admin_required
-def api_evaluation(campaign_id: int):  # type: ignore[no-untyped-def]
+def api_evaluation(campaign_id: int) -> ResponseReturnValue:
     with get_store().read_session() as session:
         campaign = campaign_service.get_campaign(session, campaign_id)
         result = service.click_evaluation(
@@ -312,7 +313,7 @@ def api_evaluation(campaign_id: int):  # type: ignore[no-untyped-def]
 
 @api.get("/<int:campaign_id>/querylogs/prefs")
 @admin_required
-def api_prefs(campaign_id: int):  # type: ignore[no-untyped-def]
+def api_prefs(campaign_id: int) -> ResponseReturnValue:
     """The click preferences as a trec_eval prefs file (text/plain)."""
     with get_store().read_session() as session:
         campaign = campaign_service.get_campaign(session, campaign_id)
