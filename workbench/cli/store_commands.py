@@ -405,6 +405,11 @@ def export_pool(
 @click.option("--assessor", default=None, help="One assessor's current judgements.")
 @click.option("--final", is_flag=True, help="The adjudicated final labels.")
 @click.option("--binary-level", type=int, default=None, help="Write 1 for grades >= L, else 0.")
+@click.option(
+    "--allow-incomplete",
+    is_flag=True,
+    help="Export even though pooled or judged documents lack a label (said in a # header).",
+)
 @click.pass_context
 def export_qrels(
     ctx: click.Context,
@@ -413,16 +418,29 @@ def export_qrels(
     assessor: str | None,
     final: bool,
     binary_level: int | None,
+    allow_incomplete: bool,
 ) -> None:
-    """Qrels from the judgements made so far."""
+    """Qrels from the judgements made so far; refused while documents lack a label unless
+    --allow-incomplete."""
     with transaction(ctx) as session:
         target = campaigns.get_campaign(session, campaign_name)
+        completeness = exports.qrels_completeness(session, target, assessor=assessor, final=final)
+        if not (completeness.complete or allow_incomplete):
+            raise exports.IncompleteQrels(completeness)  # before the output file is opened
         count = write_output(
             output,
             lambda dest: exports.export_qrels(
-                session, target, dest, assessor=assessor, final=final, binary_level=binary_level
+                session,
+                target,
+                dest,
+                assessor=assessor,
+                final=final,
+                binary_level=binary_level,
+                allow_incomplete=allow_incomplete,
             ),
         )
+    if not completeness.complete:
+        click.echo(f"warning: incomplete qrels: {completeness.describe()}", err=True)
     click.echo(f"{count} qrels line(s) written", err=True)
 
 
