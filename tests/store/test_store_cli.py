@@ -71,7 +71,7 @@ def test_a_campaign_from_files_to_qrels(cli, files, tmp_path):
         (["pool", "build", "--campaign", "c", "--strategy", "take"], "--budget"),
         (["pool", "stats", "--campaign", "c"], "has no pool yet"),
         (["export", "qrels", "--campaign", "c", "--final", "--assessor", "a"], "not both"),
-        (["import", "runs", "--campaign", "c", "BAD"], "bad_run:1: expected at least 6 fields"),
+        (["import", "runs", "--campaign", "c", "BAD"], "bad_run:1: expected exactly 6 fields"),
     ],
 )
 def test_failures_exit_non_zero_with_the_message(cli, files, tmp_path, args, message):

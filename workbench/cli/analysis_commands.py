@@ -112,7 +112,14 @@ def adjudicate(
     "qrels_spec",
     default="final",
     show_default=True,
-    help="'final', an assessor's username, a qrels set name, or a qrels file.",
+    help="'final', an assessor's username, a qrels set name, a qrels file, or clicks:LOG "
+    "(runs on a query log's click preferences beside the --against qrels).",
+)
+@click.option(
+    "--against",
+    default="final",
+    show_default=True,
+    help="With --qrels clicks:LOG: the assessors' qrels to rank the runs by as well.",
 )
 @click.option(
     "-m",
@@ -182,6 +189,7 @@ def evaluate(
     ctx: click.Context,
     campaign_name: str,
     qrels_spec: str,
+    against: str,
     measures: tuple[str, ...],
     test: str,
     correction: str,
@@ -201,6 +209,13 @@ def evaluate(
     from workbench.services import evaluation as service
     from workbench.services.campaigns import get_campaign
 
+    if qrels_spec.startswith("clicks:"):
+        from workbench.cli.querylog_commands import click_evaluation_text
+
+        measure = measures[0] if measures else service.DEFAULT_MEASURES[0]
+        text = click_evaluation_text(ctx, campaign_name, qrels_spec[7:], against, measure, fmt)
+        _emit(text, output)
+        return
     store = get_store(ctx)
     chosen = list(measures) or list(service.DEFAULT_MEASURES)
     try:
