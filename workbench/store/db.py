@@ -107,7 +107,7 @@ def sqlite_synchronous() -> str:
 
 def _configure_sqlite(engine: Engine) -> None:
     @event.listens_for(engine, "connect")
-    def _pragmas(dbapi_connection, _record):  # type: ignore[no-untyped-def]
+    def _pragmas(dbapi_connection, _record):
         # Let SQLAlchemy's BEGIN decide transactions (pysqlite's own handling defers them).
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
@@ -119,7 +119,7 @@ def _configure_sqlite(engine: Engine) -> None:
         cursor.close()
 
     @event.listens_for(engine, "begin")
-    def _begin(conn):  # type: ignore[no-untyped-def]
+    def _begin(conn):
         # IMMEDIATE takes the write lock at the start, so concurrent writers wait on the
         # busy timeout instead of failing with "database is locked" on lock upgrade.
         read_only = conn.get_execution_options().get(READ_ONLY, False)

@@ -84,7 +84,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(querylogs.api)
 
     @app.get("/")
-    def index():  # type: ignore[no-untyped-def]
+    def index():
         if not current_user.is_authenticated:
             return redirect(url_for("auth.login"))
         if current_user.is_admin:

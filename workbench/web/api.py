@@ -26,17 +26,17 @@ bp = Blueprint("api", __name__, url_prefix="/api/v1")
 
 
 @bp.errorhandler(NotFound)
-def _not_found(error: NotFound):  # type: ignore[no-untyped-def]
+def _not_found(error: NotFound):
     return jsonify(error=str(error)), 404
 
 
 @bp.errorhandler(ServiceError)
-def _refused(error: ServiceError):  # type: ignore[no-untyped-def]
+def _refused(error: ServiceError):
     return jsonify(error=str(error)), 400
 
 
 @bp.errorhandler(HTTPException)
-def _http_error(error: HTTPException):  # type: ignore[no-untyped-def]
+def _http_error(error: HTTPException):
     return jsonify(error=error.description or error.name), error.code
 
 
@@ -46,13 +46,13 @@ def progress_json(p: progress.Progress) -> dict[str, Any]:
 
 @bp.get("/me")
 @assessor_required
-def me():  # type: ignore[no-untyped-def]
+def me():
     return jsonify(id=current_user.id, username=current_user.username, role=current_user.role)
 
 
 @bp.get("/assignments")
 @assessor_required
-def my_assignments():  # type: ignore[no-untyped-def]
+def my_assignments():
     with get_store().read_session() as session:
         result = [
             {
@@ -68,7 +68,7 @@ def my_assignments():  # type: ignore[no-untyped-def]
 
 @bp.get("/assignments/<int:assignment_id>")
 @assessor_required
-def assignment_state(assignment_id: int):  # type: ignore[no-untyped-def]
+def assignment_state(assignment_id: int):
     """Topic, scale, the assessor's own judgement per position, and where to resume."""
     with get_store().read_session() as session:
         assignment = own_assignment(session, assignment_id)
@@ -97,7 +97,7 @@ def assignment_state(assignment_id: int):  # type: ignore[no-untyped-def]
 
 @bp.get("/assignments/<int:assignment_id>/documents/<int:position>")
 @assessor_required
-def document(assignment_id: int, position: int):  # type: ignore[no-untyped-def]
+def document(assignment_id: int, position: int):
     with get_store().read_session() as session:
         assignment = own_assignment(session, assignment_id)
         return jsonify(judging.document_at(session, assignment, position))
@@ -105,7 +105,7 @@ def document(assignment_id: int, position: int):  # type: ignore[no-untyped-def]
 
 @bp.get("/assignments/<int:assignment_id>/next")
 @assessor_required
-def next_document(assignment_id: int):  # type: ignore[no-untyped-def]
+def next_document(assignment_id: int):
     """The document where the assessor left off."""
     with get_store().read_session() as session:
         assignment = own_assignment(session, assignment_id)
@@ -141,7 +141,7 @@ def _judgement_input(data: Any) -> judging.JudgementInput:
 
 @bp.post("/assignments/<int:assignment_id>/judgements")
 @assessor_required
-def submit(assignment_id: int):  # type: ignore[no-untyped-def]
+def submit(assignment_id: int):
     """Record (or revise) a judgement. 201 when stored, 200 when the client_id was known."""
     data = _judgement_input(request.get_json(silent=True))
     for attempt in range(2):
@@ -164,7 +164,7 @@ def submit(assignment_id: int):  # type: ignore[no-untyped-def]
 
 @bp.get("/campaigns")
 @admin_required
-def campaigns():  # type: ignore[no-untyped-def]
+def campaigns():
     with get_store().read_session() as session:
         return jsonify(
             campaigns=[
@@ -176,7 +176,7 @@ def campaigns():  # type: ignore[no-untyped-def]
 
 @bp.get("/campaigns/<int:campaign_id>/progress")
 @admin_required
-def campaign_progress(campaign_id: int):  # type: ignore[no-untyped-def]
+def campaign_progress(campaign_id: int):
     with get_store().read_session() as session:
         campaign = campaign_service.get_campaign(session, campaign_id)
         report = progress.campaign_progress(session, campaign.id)
@@ -195,7 +195,7 @@ def campaign_progress(campaign_id: int):  # type: ignore[no-untyped-def]
 
 @bp.get("/campaigns/<int:campaign_id>/export/<kind>")
 @admin_required
-def export(campaign_id: int, kind: str):  # type: ignore[no-untyped-def]
+def export(campaign_id: int, kind: str):
     """The latest pool, the qrels (?assessor=&final=1&binary_level=) or the judgement log
     (?format=csv|json) as a file."""
     content, name = export_file(campaign_id, kind, request.args)

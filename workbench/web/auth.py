@@ -25,7 +25,7 @@ def _safe_next(target: str | None) -> str:
 
 
 @bp.route("/login", methods=["GET", "POST"])
-def login():  # type: ignore[no-untyped-def]
+def login():
     if request.method == "GET":
         if current_user.is_authenticated:
             return redirect(url_for("index"))
@@ -57,7 +57,7 @@ def login():  # type: ignore[no-untyped-def]
 
 @bp.post("/logout")
 @login_required
-def logout():  # type: ignore[no-untyped-def]
+def logout():
     logout_user()
     flash("You are logged out.", "info")
     return redirect(url_for("auth.login"))
@@ -65,7 +65,7 @@ def logout():  # type: ignore[no-untyped-def]
 
 @bp.route("/account/password", methods=["GET", "POST"])
 @login_required
-def change_password():  # type: ignore[no-untyped-def]
+def change_password():
     if request.method == "POST":
         with get_store().session() as session:
             user = user_service.get_user(session, current_user.id)

@@ -136,7 +136,7 @@ def wants_json() -> bool:
 
 
 @login_manager.unauthorized_handler
-def _unauthorized():  # type: ignore[no-untyped-def]
+def _unauthorized():
     if wants_json():
         return jsonify(error="authentication required"), 401
     return redirect(url_for("auth.login", next=request.full_path.rstrip("?")))
@@ -173,7 +173,7 @@ def admin_blueprint(name: str, import_name: str, url_prefix: str) -> Blueprint:
         return None
 
     @bp.errorhandler(NotFound)
-    def _not_found(error: NotFound):  # type: ignore[no-untyped-def]
+    def _not_found(error: NotFound):
         return render_template("error.html", code=404, message=str(error)), 404
 
     return bp
@@ -225,7 +225,7 @@ def _csrf_protect() -> None:
         csrf.protect()
 
 
-def _csrf_error(error: CSRFError):  # type: ignore[no-untyped-def]
+def _csrf_error(error: CSRFError):
     if wants_json():
         return jsonify(error=f"CSRF check failed: {error.description}"), 400
     flash(
@@ -246,7 +246,7 @@ def init_app(app: Flask) -> None:
     app.extensions["workbench_token_cache"] = TokenCache(app.config.get("TOKEN_CACHE_SECONDS", 5.0))
 
     @app.after_request
-    def _headers(response):  # type: ignore[no-untyped-def]
+    def _headers(response):
         response.headers.setdefault("X-Content-Type-Options", "nosniff")
         response.headers.setdefault("X-Frame-Options", "DENY")
         response.headers.setdefault("Referrer-Policy", "same-origin")
