@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Literal
+from typing import Literal, TypedDict
 
 import numpy as np
 from scipy import stats
@@ -136,7 +136,14 @@ def _differences(x, y) -> np.ndarray:
     return x - y
 
 
-def _counts(d: np.ndarray) -> dict[str, int]:
+class _Counts(TypedDict):
+    n: int
+    wins: int
+    losses: int
+    ties: int
+
+
+def _counts(d: np.ndarray) -> _Counts:
     return {
         "n": len(d),
         "wins": int((d > 0).sum()),

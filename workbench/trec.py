@@ -19,13 +19,13 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, BinaryIO, NamedTuple
+from typing import Any, BinaryIO, NamedTuple, TextIO, cast
 
 import numpy as np
 
 from workbench.limits import NO_LIMITS, IdLimits, at_most
 
-Source = str | os.PathLike | BinaryIO
+Source = str | os.PathLike | BinaryIO | TextIO  # a text stream must be an io.TextIOBase
 
 _CHUNK_BYTES = 1 << 23
 _HASH = ord("#")
@@ -61,7 +61,7 @@ def _open(source: Source) -> tuple[BinaryIO, bool]:
         return open(source, "rb"), True
     if isinstance(source, io.TextIOBase):
         return io.BytesIO(source.read().encode()), False
-    return source, False
+    return cast(BinaryIO, source), False
 
 
 def _chunks(source: Source) -> Iterator[bytes]:
@@ -490,7 +490,7 @@ def _group_segments(
     codes: dict[bytes, int] = {}
     seg_codes = np.array([codes.setdefault(q, len(codes)) for q in seg_qids], dtype=np.int64)
     names = _decode(codes)
-    seg_lengths = np.diff(np.array([*seg_starts, n], dtype=np.int64))
+    seg_lengths: np.ndarray = np.diff(np.array([*seg_starts, n], dtype=np.int64))
     if len(codes) == len(seg_qids):
         return names, None, _offsets(seg_lengths)
     row_codes = np.repeat(seg_codes, seg_lengths)
@@ -875,7 +875,7 @@ def _write_text(dest: Source, text: str) -> None:
     elif isinstance(dest, io.TextIOBase):
         dest.write(text)
     else:
-        dest.write(data)
+        cast(BinaryIO, dest).write(data)
 
 
 # --------------------------------------------------------------------------- qrels

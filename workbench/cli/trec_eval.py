@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
+from functools import partial
 
 import click
 
@@ -207,8 +208,7 @@ def _evaluate_all(opts: Options, out, err) -> None:
     if opts.rel_format == "qrels_jg":
         from workbench.metrics.judgment_groups import evaluate_judgment_groups
 
-        rel_info = read_qrels_jg(qrels_path)
-        evaluate_other = evaluate_judgment_groups
+        evaluate_other = partial(evaluate_judgment_groups, read_qrels_jg(qrels_path))
     else:
         from workbench.metrics.prefs import evaluate_prefs, prefs_from_qrels
 
@@ -217,12 +217,11 @@ def _evaluate_all(opts: Options, out, err) -> None:
             if opts.rel_format == "prefs"
             else prefs_from_qrels(read_qrels(qrels_path))
         )
-        evaluate_other = evaluate_prefs
+        evaluate_other = partial(evaluate_prefs, rel_info)
     from workbench.metrics.report import format_line
 
     for path in run_paths:
         lines = evaluate_other(
-            rel_info,
             read_run(path),
             measures,
             per_topic=opts.per_topic,

@@ -289,7 +289,7 @@ def _infap(r: Ranked, _: Any) -> list[tuple[str, Values]]:
 
 
 def _rprec_mult(r: Ranked, multipliers: list[float]) -> list[tuple[str, Values]]:
-    out = []
+    out: list[tuple[str, Values]] = []
     for m in multipliers:
         cut = np.floor(m * r.num_rel + 0.9).astype(np.int64)
         out.append((f"Rprec_mult_{m:3.2f}", _safe_div(rel_in_top(r, cut), cut)))

@@ -106,9 +106,9 @@ def parse_measure(name: str, compat: int = 10) -> Measure:
             return Measure(family, family.default)
         return _parse(family, param, name)
     base, dot, param = name.partition(".")
-    family = table.get(base)
-    if family is None:
+    if base not in table:
         raise MeasureError(f"unknown measure {name!r}")
+    family = table[base]
     if not dot or family.params is None:
         if dot and param:
             raise MeasureError(f"measure {base!r} takes no parameters (got {name!r})")

@@ -27,7 +27,7 @@ def trec_order(
 
     With ``float32`` the scores are first rounded to 32-bit floats (trec_eval 9.0.8).
     """
-    keys = np.asarray(scores, dtype=np.float32 if float32 else np.float64)
+    keys: np.ndarray = np.asarray(scores, dtype=np.float32 if float32 else np.float64)
     names = as_bytes_array(docnos)
     n = len(keys)
     if n < 2:

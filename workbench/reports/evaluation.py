@@ -231,7 +231,7 @@ def reusability_table(reusability: Reusability) -> Table:
 def trec_eval_text(table: EvaluationTable, *, per_topic: bool = True) -> str:
     """trec_eval's output (`metrics.report.format_line`) for every run: with per_topic (-q)
     each topic's lines first, then the summary over 'all' with the runid."""
-    lines = []
+    lines: list[str] = []
     for run in table.runs:
         if per_topic:
             for qid in sorted(run.per_topic):

@@ -51,7 +51,7 @@ def cells(*values: Any) -> list[Cell]:
 def bold_best(table: Table, column: int, *, lower_is_better: bool = False) -> None:
     """Bold the best value of a numeric column after rounding (ties: all of them; none if all
     values are equal, as nothing stands out)."""
-    values = []
+    values: list[float | None] = []
     for row in table.rows:
         value = row[column].value
         if isinstance(value, (int, float)) and not math.isnan(value):

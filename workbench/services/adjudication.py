@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import cast
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from workbench.agreement import binarise, merge_grades
+from workbench.agreement import MergeRule, TieRule, binarise, merge_grades
 from workbench.services.errors import ServiceError
 from workbench.services.exports import qrels_completeness
 from workbench.services.judgements import current_judgements
@@ -118,7 +119,9 @@ def _propose(document: JudgedDocument, rule: str, tie: str, primary: int | None)
     primary_index = judges.index(primary) if primary in judges else None
     if rule == "primary" and primary_index is None:
         return None  # the primary did not judge it: an adjudicator must
-    return merge_grades(grades, rule=rule, tie=tie, primary_index=primary_index)
+    # rule and tie were checked against RULES and TIES by _check_rule
+    rule_, tie_ = cast(MergeRule, rule), cast(TieRule, tie)
+    return merge_grades(grades, rule=rule_, tie=tie_, primary_index=primary_index)
 
 
 def _disagree(document: JudgedDocument, rule: str, level: int) -> bool:

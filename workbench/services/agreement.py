@@ -143,7 +143,7 @@ def _pairwise_percent(labels: np.ndarray) -> float:
     return agree / total if total else math.nan
 
 
-def group_agreement(name: str, labels: np.ndarray, *, level: str) -> GroupAgreement:
+def group_agreement(name: str, labels: np.ndarray, *, level: stats.Level) -> GroupAgreement:
     """Fleiss' kappa over items with two or more judges, Krippendorff's alpha over all."""
     judged = (~np.isnan(labels)).sum(axis=1)
     multiple = labels[judged >= 2]
@@ -169,7 +169,7 @@ def topic_agreement(
     ratings: Ratings,
     labels: np.ndarray,
     *,
-    level: str,
+    level: stats.Level,
     categories: Sequence[int],
 ) -> GroupAgreement:
     """`group_agreement` of one topic, and where exactly two assessors judged it their
@@ -306,7 +306,7 @@ def agreement_report(
     """Agreement on binary labels (default) or grades: overall, per topic, pair, assessor."""
     ratings = load_ratings(session, campaign)
     labels = ratings.labels(graded)
-    level = "ordinal" if graded else "nominal"
+    level: stats.Level = "ordinal" if graded else "nominal"
     scale = [g.value for g in campaign.grades]
     if graded:
         observed = {int(v) for v in labels[~np.isnan(labels)]}
@@ -340,7 +340,9 @@ def agreement_report(
         )
     per_assessor = []
     for j, name in enumerate(ratings.assessors):
-        mine, others, topics = [], [], []
+        mine: list[np.ndarray] = []
+        others: list[np.ndarray] = []
+        topics: list[str] = []
         for k in range(len(ratings.assessors)):
             if k == j:
                 continue

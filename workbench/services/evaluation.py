@@ -23,7 +23,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from sqlalchemy import select
@@ -343,7 +343,10 @@ def evaluate_runs(
         canonical = canonical or [
             line.name for line in result.lines if line.kind != "string" and line.per_topic
         ]
-        per_topic = {q: {m: v[m] for m in canonical} for q, v in result.per_topic.items()}
+        # canonical leaves out string measures: every value here is a number
+        per_topic = {
+            q: {m: cast(float, v[m]) for m in canonical} for q, v in result.per_topic.items()
+        }
         undefined = {
             m: [q for q in topics if q in per_topic and _is_nan(per_topic[q][m])] for m in canonical
         }
@@ -352,7 +355,7 @@ def evaluate_runs(
                 tag=run.tag,
                 group=run.group,
                 contributes=run.contributes,
-                summary={m: result.summary[m] for m in canonical},
+                summary={m: cast(float, result.summary[m]) for m in canonical},
                 per_topic=per_topic,
                 missing_topics=[q for q in topics if q not in run.rankings],
                 unjudged_topics=sorted(q for q in run.rankings if q not in qrels.qrels),
@@ -536,7 +539,8 @@ def compare_runs(
                 notes.append(f"No test on {measure}: fewer than 2 topics with scores.")
             continue
         scores = {r.tag: matrix[i] for i, r in enumerate(table.runs)}
-        for result in stats.pairwise_tests(scores, test=test, correction=correction, **options):
+        checked = cast(stats.Correction, correction)  # in stats.CORRECTIONS, checked above
+        for result in stats.pairwise_tests(scores, test=test, correction=checked, **options):
             r = result.result
             test_name = r.test
             pairs.append(

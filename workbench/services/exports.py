@@ -48,7 +48,7 @@ def export_pool(session: Session, pool: Pool, dest: TextIO) -> int:
             PoolEntry.pool_id == pool.id, PoolEntry.sampled.is_(True)
         )
     ).all()
-    rows.sort(key=lambda row: (qid_key(row.qid), row.docno))
+    rows = sorted(rows, key=lambda row: (qid_key(row.qid), row.docno))
     dest.write("".join(f"{qid} {docno}\n" for qid, docno in rows))
     return len(rows)
 

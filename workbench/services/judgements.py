@@ -13,7 +13,7 @@ from workbench.store.models import Judgement
 
 def current_judgements_query(
     campaign_id: int, *, qid: str | None = None, user_id: int | None = None
-) -> Select[tuple[Judgement]]:
+) -> Select[Judgement]:
     """Select the latest Judgement per (qid, docno, user) of a campaign, optionally filtered."""
     latest = select(func.max(Judgement.id)).where(Judgement.campaign_id == campaign_id)
     if qid is not None:

@@ -488,7 +488,9 @@ def _record_checking(
             f"{', '.join(map(str, allowed))}"
         )
     row = {**values, "campaign_id": context.campaign_id, "qid": context.qid, "position": position}
-    (new_id,) = connection.execute(_INSERT, row).inserted_primary_key
+    inserted = connection.execute(_INSERT, row).inserted_primary_key
+    assert inserted is not None  # a single-row INSERT always has its key
+    (new_id,) = inserted
     _caches_for(connection.engine).assignments.put(
         assignment_id,
         _Known(

@@ -22,6 +22,7 @@ from sqlalchemy import (
     Integer,
     LargeBinary,
     String,
+    Table,
     Text,
     UniqueConstraint,
 )
@@ -35,6 +36,7 @@ def utcnow() -> dt.datetime:
 
 
 class Base(DeclarativeBase):
+    __table__: ClassVar[Table]  # declarative classes here always map a Table, not a FromClause
     type_annotation_map: ClassVar[dict[Any, Any]] = {dict[str, Any]: JSON, list[Any]: JSON}
 
 

@@ -345,6 +345,7 @@ def decide(campaign_id: int):
         with get_store().session() as session:
             campaign = _campaign(session, campaign_id)
             adjudicator = session.get(User, current_user.id)
+            assert adjudicator is not None  # the logged-in admin's row
             try:
                 grade = int(request.form.get("grade", ""))
             except ValueError:
