@@ -27,7 +27,7 @@ def trec_order(
 
     With ``float32`` the scores are first rounded to 32-bit floats (trec_eval 9.0.8).
     """
-    keys: np.ndarray = np.asarray(scores, dtype=np.float32 if float32 else np.float64)
+    keys = np.asarray(scores, dtype=np.float32 if float32 else np.float64)
     names = as_bytes_array(docnos)
     n = len(keys)
     if n < 2:
@@ -56,7 +56,7 @@ def segment_trec_order(
     sorted one by one; elsewhere only the runs of tied scores are reordered (docno descending),
     all together.
     """
-    keys = np.asarray(scores, dtype=np.float32 if float32 else np.float64)
+    keys = np.asarray(scores, dtype=np.float32) if float32 else np.asarray(scores, dtype=np.float64)
     n = len(keys)
     if n < 2:
         return None
