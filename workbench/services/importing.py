@@ -467,7 +467,7 @@ def _parse_run(path: PathLike, split_tags: bool) -> _ParsedRun:
     return _ParsedRun(path, checksum, [(run, list(run_topic_rows(run))) for run in runs])
 
 
-def _parsed_runs(paths: Iterable[PathLike], split_tags: bool) -> Generator[_ParsedRun]:
+def _parsed_runs(paths: Iterable[PathLike], split_tags: bool) -> Generator[_ParsedRun, None, None]:
     """The runs parsed and encoded in order, PARSE_AHEAD files ahead on worker threads
     (numpy and zlib release the GIL, so parsing overlaps the inserts); the first bad file
     raises in order."""
