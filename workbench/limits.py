@@ -45,11 +45,6 @@ def at_most(what: str, limit: int) -> str:
     return f"{article} {what} of at most {limit} characters"
 
 
-def too_long(value: str, limit: int | None) -> bool:
-    """Whether ``value`` has more than ``limit`` characters (never, when limit is None)."""
-    return limit is not None and len(value) > limit
-
-
 def length_error(what: str, value: str, limit: int) -> str:
     """The message for an over-long value given as an argument (a name, label or group)."""
     shown = value if len(value) <= 40 else value[:37] + "..."

@@ -33,13 +33,6 @@ def topic_sizes(session: Session, pool: Pool) -> dict[str, int]:
     return {qid: count for qid, count in rows}
 
 
-def get_assignment(session: Session, assignment_id: int) -> Assignment:
-    assignment = session.get(Assignment, assignment_id)
-    if assignment is None:
-        raise NotFound(f"no assignment {assignment_id}")
-    return assignment
-
-
 def list_assignments(
     session: Session, campaign_id: int, *, pool_id: int | None = None, active: bool = True
 ) -> list[Assignment]:

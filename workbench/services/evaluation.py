@@ -275,18 +275,6 @@ class EvaluationTable:
         ]
         return [*notes, *self.qrels_notes]
 
-    def paired_scores(
-        self, measure: str, first: str, second: str
-    ) -> tuple[list[str], np.ndarray, np.ndarray]:
-        """The topics both runs were evaluated on, and their scores there."""
-        a, b = self.run(first).per_topic, self.run(second).per_topic
-        topics = sorted(set(a) & set(b))
-        return (
-            topics,
-            np.array([a[q][measure] for q in topics]),
-            np.array([b[q][measure] for q in topics]),
-        )
-
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "notes": self.notes()}
 
