@@ -32,7 +32,7 @@ import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy import sparse
@@ -162,8 +162,8 @@ def take_pool(
     longest = max((len(rankings[tag].docnos) for tag in order), default=0)
     taken: dict[str, None] = {}
     for j in range(longest):
-        if fair:
-            order = [order[i] for i in rng.permutation(len(order))]  # type: ignore[union-attr]
+        if fair and rng is not None:  # fair without rng was refused above
+            order = [order[i] for i in rng.permutation(len(order))]
         for tag in order:
             docnos = rankings[tag].docnos
             if j < len(docnos) and docnos[j] not in taken:
@@ -280,7 +280,7 @@ def pool_topic(
     rankings: Rankings,
     *,
     strategy: str,
-    params: Mapping[str, object],
+    params: Mapping[str, Any],  # the pool's parameters as stored (JSON)
     rng: np.random.Generator,
     exclude: Iterable[str] = (),
 ) -> list[PooledDocument]:
@@ -291,21 +291,21 @@ def pool_topic(
     """
     excluded = set(exclude)
     if strategy == "stratified":
-        return stratified_pool(rankings, params["strata"], rng, exclude=excluded)  # type: ignore[arg-type]
+        return stratified_pool(rankings, params["strata"], rng, exclude=excluded)
     if strategy == "depth":
-        pooled = depth_pool(rankings, int(params["depth"]))  # type: ignore[call-overload]
+        pooled = depth_pool(rankings, int(params["depth"]))
     elif strategy == "take":
         pooled = take_pool(
             rankings,
-            int(params["budget"]),  # type: ignore[call-overload]
-            run_order=params.get("run_order"),  # type: ignore[arg-type]
+            int(params["budget"]),
+            run_order=params.get("run_order"),
             fair=bool(params.get("fair", False)),
             rng=rng,
         )
     elif strategy == "fusion":
         pooled = fusion_pool(
             rankings,
-            int(params["budget"]),  # type: ignore[call-overload]
+            int(params["budget"]),
             method=str(params.get("fusion", "rrf")),
         )
     else:
@@ -348,8 +348,8 @@ def presentation_order(
         if mode == "random":
             rng = topic_rng(seed, "present", pool_id, qid, assessor_id, build)
             members = [members[i] for i in rng.permutation(len(members))]
-        elif mode == "priority":
-            members.sort(key=lambda i: -priorities[i])  # type: ignore[index]
+        elif mode == "priority" and priorities is not None:  # None was refused above
+            members.sort(key=lambda i: -priorities[i])
         ordered.extend(docnos[i] for i in members)
     return ordered
 

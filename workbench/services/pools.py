@@ -97,7 +97,8 @@ def extend_pool(session: Session, pool: Pool, runs: list[str]) -> int:
     (new runs after the recorded ones in the run order); existing entries are untouched.
     """
     campaign = session.get(Campaign, pool.campaign_id)
-    new_models = _select_runs(session, campaign, runs)  # type: ignore[arg-type]
+    assert campaign is not None  # pools.campaign_id is a foreign key
+    new_models = _select_runs(session, campaign, runs)
     current = pool_runs(session, pool)
     already = [run.tag for run in new_models if run.tag in {r.tag for r in current}]
     if already:

@@ -17,14 +17,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
+fcntl: ModuleType | None
 try:
     import fcntl
 except ImportError:  # Windows: processes fall back on SQLite's busy timeout
-    fcntl = None  # type: ignore[assignment]
+    fcntl = None
 
 ENV_VAR = "WORKBENCH_DATABASE_URL"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
@@ -62,7 +64,7 @@ class WriteLock:
 
     def __exit__(self, *_exc: object) -> None:
         self._depth -= 1
-        if self._depth == 0 and self._file is not None:
+        if self._depth == 0 and self._file is not None and fcntl is not None:  # _file => fcntl
             fcntl.flock(self._file, fcntl.LOCK_UN)
         self._threads.release()
 
