@@ -78,7 +78,7 @@ def _count(session: Session, model: Any, campaign_id: int) -> int:
 
 @bp.get("/")
 def campaigns():  # type: ignore[no-untyped-def]
-    with get_store().session() as session:
+    with get_store().read_session() as session:
         rows = [
             {
                 "campaign": c,
@@ -116,7 +116,7 @@ def create_campaign():  # type: ignore[no-untyped-def]
 
 @bp.get("/campaigns/<int:campaign_id>")
 def campaign(campaign_id: int):  # type: ignore[no-untyped-def]
-    with get_store().session() as session:
+    with get_store().read_session() as session:
         c = campaign_or_404(session, campaign_id)
         counts = {
             "topics": _count(session, Topic, c.id),
@@ -268,7 +268,7 @@ def _latest_pool(session: Session, c: Campaign) -> Pool:
 
 @bp.get("/campaigns/<int:campaign_id>/assignments")
 def assignments(campaign_id: int):  # type: ignore[no-untyped-def]
-    with get_store().session() as session:
+    with get_store().read_session() as session:
         c = campaign_or_404(session, campaign_id)
         pool = pools.latest_pool(session, c)
         rows = assignment_service.list_assignments(session, c.id)
@@ -356,7 +356,7 @@ def unassign(campaign_id: int, assignment_id: int):  # type: ignore[no-untyped-d
 
 @bp.get("/campaigns/<int:campaign_id>/progress")
 def campaign_progress(campaign_id: int):  # type: ignore[no-untyped-def]
-    with get_store().session() as session:
+    with get_store().read_session() as session:
         c = campaign_or_404(session, campaign_id)
         report = progress.campaign_progress(session, c.id)
         return render_template("admin/progress.html", campaign=c, report=report)
@@ -377,7 +377,7 @@ def download(campaign_id: int, kind: str):  # type: ignore[no-untyped-def]
 
 @bp.get("/users")
 def users():  # type: ignore[no-untyped-def]
-    with get_store().session() as session:
+    with get_store().read_session() as session:
         rows = user_service.list_users(session)
     return render_template("admin/users.html", users=rows, roles=user_service.ROLES)
 
@@ -420,7 +420,7 @@ def update_user(user_id: int):  # type: ignore[no-untyped-def]
         flash(f"User {name!r} updated ({action}).", "info")
     token_cache().clear()
     if token is not None:
-        with get_store().session() as session:
+        with get_store().read_session() as session:
             rows = user_service.list_users(session)
         return render_template(
             "admin/users.html", users=rows, roles=user_service.ROLES, token=token, token_user=name

@@ -23,7 +23,7 @@ def export_file(campaign_id: int, kind: str, args: Mapping[str, str]) -> tuple[i
     qrels options: assessor=<username>, final=1, binary_level=<int>; log: format=csv|json.
     """
     text = io.StringIO()
-    with get_store().session() as session:
+    with get_store().read_session() as session:
         campaign = campaign_service.get_campaign(session, campaign_id)
         slug = _slug(campaign.name)
         if kind == "pool":

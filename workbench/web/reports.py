@@ -54,7 +54,7 @@ def svg_image(svg: str) -> str:
 
 @bp.get("/")
 def index():  # type: ignore[no-untyped-def]
-    with get_store().session() as session:
+    with get_store().read_session() as session:
         campaigns = [{"id": c.id, "name": c.name} for c in campaign_service.list_campaigns(session)]
     return render_template("reports/index.html", campaigns=campaigns)
 
@@ -72,7 +72,7 @@ def agreement(campaign_id: int):  # type: ignore[no-untyped-def]
     from workbench.services.agreement import agreement_report
 
     graded = request.args.get("graded") == "1"
-    with get_store().session() as session:
+    with get_store().read_session() as session:
         campaign = _campaign(session, campaign_id)
         name = campaign.name
         n_bootstrap = current_app.config.get("REPORT_BOOTSTRAP_RESAMPLES", BOOTSTRAP_RESAMPLES)
@@ -109,7 +109,7 @@ def agreement_download(campaign_id: int, fmt: str):  # type: ignore[no-untyped-d
     if fmt not in DOWNLOADS or fmt == "trec":
         raise NotFound(f"no {fmt!r} download; formats: csv, json, md, latex")
     graded = request.args.get("graded") == "1"
-    with get_store().session() as session:
+    with get_store().read_session() as session:
         campaign = _campaign(session, campaign_id)
         name = campaign.name
         n_bootstrap = current_app.config.get("REPORT_BOOTSTRAP_RESAMPLES", BOOTSTRAP_RESAMPLES)
@@ -163,7 +163,7 @@ def evaluation(campaign_id: int):  # type: ignore[no-untyped-def]
 
     choice = _evaluation_request()
     page: dict[str, Any] = {"choice": choice, "error": None}
-    with get_store().session() as session:
+    with get_store().read_session() as session:
         campaign = _campaign(session, campaign_id)
         page["campaign"] = {"id": campaign.id, "name": campaign.name}
         page["qrels_choices"] = service.qrels_choices(session, campaign)
@@ -225,7 +225,7 @@ def evaluation_download(campaign_id: int, fmt: str):  # type: ignore[no-untyped-
     if fmt not in DOWNLOADS:
         raise NotFound(f"no {fmt!r} download; formats: {', '.join(DOWNLOADS)}")
     choice = _evaluation_request()
-    with get_store().session() as session:
+    with get_store().read_session() as session:
         campaign = _campaign(session, campaign_id)
         name = campaign.name
         try:
@@ -265,7 +265,7 @@ def adjudication(campaign_id: int):  # type: ignore[no-untyped-def]
 
     choice = _queue_request()
     error = None
-    with get_store().session() as session:
+    with get_store().read_session() as session:
         campaign = _campaign(session, campaign_id)
         scale = [(g.value, g.label) for g in campaign.grades]
         try:
