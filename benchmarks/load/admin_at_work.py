@@ -301,6 +301,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--ramp-up", type=float, default=2.0)
+    parser.add_argument(
+        "--no-admin", action="store_true", help="the assessors alone: the baseline of this machine"
+    )
     parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
 
@@ -328,7 +331,8 @@ def main(argv: list[str] | None = None) -> int:
                 target=admin_at_work,
                 args=(server.port, url, load, files, began + args.ramp_up, stop, log, folder),
             )
-            admin.start()
+            if not args.no_admin:
+                admin.start()
             sent = _with_send_times(results)
             run_load.run_assessors(
                 load,
@@ -339,7 +343,8 @@ def main(argv: list[str] | None = None) -> int:
                 ramp_up=args.ramp_up,
             )
             stop.set()
-            admin.join()
+            if admin.is_alive():
+                admin.join()
             elapsed = time.monotonic() - began
             machine_cpu = run_load.machine_cpu_seconds() - machine_before
         finally:
@@ -359,6 +364,7 @@ def main(argv: list[str] | None = None) -> int:
         "database": url.split(":", 1)[0],
         "assessors": args.assessors,
         "offered_rate": args.rate or "closed loop",
+        "admin": not args.no_admin,
         "seconds": args.seconds,
         "run_mb": args.run_mb,
         "run_lines": run_lines,

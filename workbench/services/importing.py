@@ -24,7 +24,7 @@ from sqlalchemy import Table, delete, insert, select, update
 from sqlalchemy.orm import Session
 
 from workbench import limits, trec
-from workbench.documents import read_documents
+from workbench.documents import SourceDocument, read_documents
 from workbench.services.errors import ServiceError
 from workbench.store.models import (
     Campaign,
@@ -138,7 +138,7 @@ def campaign_qids(session: Session, campaign: Campaign) -> set[str]:
 def import_documents(
     session: Session,
     campaign: Campaign,
-    paths: Iterable[PathLike],
+    paths: Iterable[PathLike | ParsedDocuments],
     *,
     only_pooled: bool = False,
     format: str | None = None,
@@ -167,7 +167,7 @@ def import_documents(
 
     for path in paths:
         report.files += 1
-        for document in read_documents(path, format=format, limits=limits.STORE_LIMITS):
+        for document in _read_documents(path, format):
             report.lines += 1
             if wanted is not None and document.docno not in wanted:
                 report.skipped += 1
@@ -192,6 +192,31 @@ def import_documents(
         )
     report.warnings.extend(missing_text_warnings(session, campaign))
     return report
+
+
+@dataclass(frozen=True)
+class ParsedDocuments:
+    """A document file read and checked before the write transaction (`prepare_documents`)."""
+
+    path: Path
+    documents: list[SourceDocument]
+
+
+def prepare_documents(
+    paths: Iterable[PathLike], *, format: str | None = None
+) -> list[ParsedDocuments]:
+    """Read and check every document file without the store, so that `import_documents` of
+    the result spends its write transaction (the store's write lock, on SQLite) on the
+    writes alone. Raises as `import_documents` would."""
+    return [ParsedDocuments(Path(path), list(_read_documents(path, format))) for path in paths]
+
+
+def _read_documents(
+    path: PathLike | ParsedDocuments, format: str | None
+) -> Iterable[SourceDocument]:
+    if isinstance(path, ParsedDocuments):
+        return path.documents
+    return read_documents(path, format=format, limits=limits.STORE_LIMITS)
 
 
 def pooled_docnos(session: Session, campaign: Campaign) -> set[str]:
@@ -227,7 +252,7 @@ def missing_text_warnings(session: Session, campaign: Campaign) -> list[str]:
 def import_runs(
     session: Session,
     campaign: Campaign,
-    paths: Iterable[PathLike],
+    paths: Iterable[PathLike | _ParsedRun],
     *,
     replace: bool = False,
     group: str = "",
@@ -296,14 +321,23 @@ class _ParsedRun:
     rows: list[tuple]  # RUN_TOPIC_COLUMNS without run_id
 
 
-def _parse_run(path: PathLike) -> _ParsedRun:
+def prepare_runs(paths: Iterable[PathLike]) -> list[_ParsedRun]:
+    """Read, check and encode every run file without the store, so that `import_runs` of the
+    result spends its write transaction (the store's write lock, on SQLite) on the writes
+    alone. Raises as `import_runs` would for a bad file."""
+    return list(_parsed_runs(paths))
+
+
+def _parse_run(path: PathLike | _ParsedRun) -> _ParsedRun:
+    if isinstance(path, _ParsedRun):  # prepared by prepare_runs
+        return path
     path = Path(path)
     checksum = hashlib.sha256(path.read_bytes()).hexdigest()
     run = trec.read_run(path, limits=limits.STORE_LIMITS)
     return _ParsedRun(path, checksum, run, list(run_topic_rows(run)))
 
 
-def _parsed_runs(paths: Iterable[PathLike]) -> Iterator[_ParsedRun]:
+def _parsed_runs(paths: Iterable[PathLike | _ParsedRun]) -> Iterator[_ParsedRun]:
     """The runs parsed and encoded in order, PARSE_AHEAD files ahead on worker threads
     (numpy and zlib release the GIL, so parsing overlaps the inserts); the first bad file
     raises in order."""

@@ -164,7 +164,7 @@ def _named(message: str, paths: list[Path]) -> str:
     return message
 
 
-def _importer(kind: str, form: Any) -> Callable[[Session, Campaign, list[Path]], Any]:
+def _importer(kind: str, form: Any) -> Callable[[Session, Campaign, list[Any]], Any]:
     if kind == "topics":
         fmt = form.get("format") or None
         return lambda s, c, paths: [importing.import_topics(s, c, p, format=fmt) for p in paths]
@@ -182,6 +182,15 @@ def _importer(kind: str, form: Any) -> Callable[[Session, Campaign, list[Path]],
     return lambda s, c, paths: [importing.import_qrels(s, c, p, name=name) for p in paths]
 
 
+def _prepared(kind: str, paths: list[Path]) -> list[Any]:
+    """Large uploads (runs, documents) read and checked before the write transaction."""
+    if kind == "runs":
+        return importing.prepare_runs(paths)
+    if kind == "documents":
+        return importing.prepare_documents(paths)
+    return paths
+
+
 @bp.post("/campaigns/<int:campaign_id>/upload/<kind>")
 def upload(campaign_id: int, kind: str):  # type: ignore[no-untyped-def]
     if kind not in UPLOAD_KINDS:
@@ -194,8 +203,9 @@ def upload(campaign_id: int, kind: str):  # type: ignore[no-untyped-def]
     with tempfile.TemporaryDirectory() as folder:
         paths = _saved(files, Path(folder))
         try:
+            prepared = _prepared(kind, paths)  # outside the write transaction: no lock held
             with get_store().session() as session:
-                reports = run_import(session, campaign_or_404(session, campaign_id), paths)
+                reports = run_import(session, campaign_or_404(session, campaign_id), prepared)
         except (ServiceError, TrecFormatError) as error:
             flash(_named(str(error), paths), "error")
         else:
