@@ -358,6 +358,10 @@ def main(argv: list[str] | None = None) -> int:
     for action, start, end, _ in log.actions:
         if action.startswith(("upload", "import")):
             windows[action] = percentiles(window_latencies(results, sent, start, end))
+    gets = [(s, e) for a, s, e, _ in log.actions if a.startswith("GET")]
+    if gets:
+        span = (gets[0][0], gets[-1][1])
+        windows["report pages"] = percentiles(window_latencies(results, sent, *span))
     pages = Counter(a for a, *_ in log.actions if a.startswith("GET"))
     slowest = max((e - s, a) for a, s, e, _ in log.actions) if log.actions else (0.0, "-")
     figures = {
