@@ -9,10 +9,11 @@ the assessors judge for `--seconds`; meanwhile one admin thread, in this order:
 1. uploads a run file of `--run-mb` MB through the admin page (multipart POST);
 2. imports a JSONL document file of `--docs-mb` MB with `workbench import documents` (a
    separate process on the same store, as an organiser would from the shell);
-3. opens every admin and report page and download in turn (campaign, progress,
-   assignments, users, exports, agreement, adjudication, evaluation with a randomization
-   test, their downloads), following a report's progress page until its result is shown,
-   and starts again until the assessors stop.
+3. opens every admin and report page and download once (campaign, progress, assignments,
+   users, exports, agreement, adjudication, evaluation with a randomization test, their
+   downloads), following a report's progress page until its result is shown.
+
+The assessors judge until the admin is done (at most `--seconds`).
 
 Reports the judgements' latency (p50/p95/p99/max) over the whole window and while each
 import ran, the admin's actions and durations, and checks the store: every acknowledged
@@ -258,14 +259,15 @@ def admin_at_work(
         log.add("import documents (CLI)", started, done.returncode)
         if done.returncode:
             log.errors.append(f"import documents: {done.stderr.strip()[-500:]}")
-        while not stop.is_set():
-            for page in admin_pages(load.campaign_id):
-                if stop.is_set():
-                    break
-                started = time.monotonic()
-                log.add(f"GET {page.split('?')[0]}", started, browser.open(page))
+        for page in admin_pages(load.campaign_id):
+            if stop.is_set():
+                break
+            started = time.monotonic()
+            log.add(f"GET {page.split('?')[0]}", started, browser.open(page))
     except Exception as error:  # reported with the figures
         log.errors.append(f"{type(error).__name__}: {error}")
+    finally:
+        stop.set()  # the admin is done: the assessors stop
 
 
 def window_latencies(
@@ -291,7 +293,9 @@ def percentiles(latencies_ms: np.ndarray) -> dict[str, float]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--assessors", type=int, default=50)
-    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument(
+        "--seconds", type=float, default=1800.0, help="at most; the admin's work sets the end"
+    )
     parser.add_argument(
         "--rate", type=float, default=300.0, help="offered judgements/s (0: closed loop)"
     )
@@ -339,6 +343,7 @@ def main(argv: list[str] | None = None) -> int:
                 server.port,
                 args.seconds,
                 results=results,
+                stop=stop,
                 rate=args.rate or None,
                 ramp_up=args.ramp_up,
             )
@@ -369,14 +374,14 @@ def main(argv: list[str] | None = None) -> int:
         "assessors": args.assessors,
         "offered_rate": args.rate or "closed loop",
         "admin": not args.no_admin,
-        "seconds": args.seconds,
+        "seconds": elapsed - args.ramp_up,
         "run_mb": args.run_mb,
         "run_lines": run_lines,
         "docs_mb": args.docs_mb,
         "documents": n_documents,
         "files_generated_s": generated,
         "judgements": percentiles(all_ms),
-        "judgements_per_s": all_ms.size / args.seconds,
+        "judgements_per_s": all_ms.size / max(elapsed - args.ramp_up, 1e-9),
         "during": windows,
         "admin_actions": [
             {"action": a, "seconds": round(e - s, 2), "status": st} for a, s, e, st in log.actions
