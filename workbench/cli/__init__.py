@@ -7,6 +7,7 @@ whole-process time is the evaluator's own. Each area owns one module of commands
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 import click
 
@@ -47,7 +48,7 @@ class LazyGroup(click.Group):
             raise
         return getattr(module, attribute)
 
-    def invoke(self, ctx: click.Context):  # type: ignore[no-untyped-def]
+    def invoke(self, ctx: click.Context) -> Any:
         """Run the command; a store that cannot be written (read-only, full disk) exits 1 with
         one line instead of a traceback."""
         try:

@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import BigInteger, and_, cast, func, or_, select, update
+from sqlalchemy import BigInteger, CursorResult, and_, cast, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from workbench.services.errors import ServiceError
@@ -252,9 +252,15 @@ def _claim_next(store: Store) -> tuple[int, int] | None:
                 .values(status=RUNNING, heartbeat_at=now, progress="starting")
                 .execution_options(synchronize_session=False)
             )
-            if claimed.rowcount == 1:
+            if cast_result(claimed).rowcount == 1:
                 return job.id, job.generation
     return None
+
+
+def cast_result(result: Any) -> CursorResult[Any]:
+    """An UPDATE's result (a CursorResult, which has a rowcount)."""
+    assert isinstance(result, CursorResult)
+    return result
 
 
 def _finish(store: Store, job_id: int, generation: int, **values: Any) -> None:

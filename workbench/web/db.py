@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from flask import Flask, current_app, jsonify, request
+from flask.typing import ResponseReturnValue
 from sqlalchemy.exc import DBAPIError
 
 from workbench.store.db import Store, default_database_url, open_store, storage_problem
@@ -19,7 +20,7 @@ def init_app(app: Flask) -> None:
     app.register_error_handler(OSError, _storage_error)
 
 
-def _storage_error(error: Exception):  # type: ignore[no-untyped-def]
+def _storage_error(error: Exception) -> ResponseReturnValue:
     """A store that cannot be written (read-only, full disk): 503 and one line in the log."""
     problem = storage_problem(error)
     if problem is None:

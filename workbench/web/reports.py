@@ -29,6 +29,7 @@ from workbench.reports import plots
 from workbench.reports.tables import FORMATS, render, to_json
 from workbench.services import campaigns as campaign_service
 from workbench.services.errors import NotFound, ServiceError
+from workbench.services.jobs import JobState
 from workbench.store.models import Campaign, Document, Topic, User
 from workbench.web.db import get_store
 from workbench.web.report_jobs import page_job, request_page
@@ -115,7 +116,7 @@ def agreement(campaign_id: int):  # type: ignore[no-untyped-def]
     name = _campaign_name(campaign_id)
     state, page = request_page("agreement", campaign_id, params)
     if page is None:
-        return _progress(state, name, "Agreement", refresh=True)
+        return _progress(state, campaign_id, name, "Agreement")
     return render_template("reports/agreement.html", job=state, **page)
 
 
@@ -129,7 +130,7 @@ def agreement_download(campaign_id: int, fmt: str):  # type: ignore[no-untyped-d
     name = _campaign_name(campaign_id)
     state, page = _fresh_page("agreement", campaign_id, _agreement_request())
     if page is None:
-        return _progress(state, name, "Agreement download", refresh=True)
+        return _progress(state, campaign_id, name, "Agreement download")
     report = page["report"]
     if fmt == "json":
         text = to_json(report)
@@ -147,7 +148,9 @@ def _campaign_name(campaign_id: int) -> str:
         return _campaign(session, campaign_id).name
 
 
-def _fresh_page(kind: str, campaign_id: int, params: dict[str, Any]):  # type: ignore[no-untyped-def]
+def _fresh_page(
+    kind: str, campaign_id: int, params: dict[str, Any]
+) -> tuple[JobState, dict[str, Any] | None]:
     """(state, context) where the context is from the campaign's current data, or from a job
     generation at least the one in ?generation= (queued after the download was asked for)."""
     state, page = request_page(kind, campaign_id, params)
@@ -160,19 +163,21 @@ def _fresh_page(kind: str, campaign_id: int, params: dict[str, Any]):  # type: i
     return state, None
 
 
-def _progress(state: Any, campaign_name: str, title: str, *, refresh: bool):  # type: ignore[no-untyped-def]
+def _progress(state: JobState, campaign_id: int, campaign_name: str, title: str) -> str:
     """The job's progress (or its error); reloads itself while the job runs. A download's
     reload asks for the generation now queued, so that it ends even while judging goes on."""
-    args = dict(request.args)
-    args["generation"] = str(state.generation)
-    reload_url = url_for(request.endpoint or "", **(request.view_args or {}), **args)
+    values: dict[str, Any] = {
+        **(request.view_args or {}),
+        **request.args.to_dict(flat=False),
+        "generation": str(state.generation),
+    }
     return render_template(
         "reports/job.html",
-        campaign={"id": request.view_args["campaign_id"], "name": campaign_name},
+        campaign={"id": campaign_id, "name": campaign_name},
         title=title,
         state=state,
-        refresh=refresh and state.pending,
-        reload_url=reload_url,
+        refresh=state.pending,
+        reload_url=url_for(request.endpoint or "", **values),
     )
 
 
@@ -278,7 +283,7 @@ def evaluation(campaign_id: int):  # type: ignore[no-untyped-def]
     name = _campaign_name(campaign_id)
     state, page = request_page("evaluation", campaign_id, _evaluation_request())
     if page is None:
-        return _progress(state, name, "Evaluation", refresh=True)
+        return _progress(state, campaign_id, name, "Evaluation")
     return render_template(
         "reports/evaluation.html", tests=TESTS, corrections=CORRECTIONS, job=state, **page
     )
@@ -301,7 +306,7 @@ def evaluation_download(campaign_id: int, fmt: str):  # type: ignore[no-untyped-
     name = _campaign_name(campaign_id)
     state, page = _fresh_page("evaluation", campaign_id, _evaluation_request())
     if page is None:
-        return _progress(state, name, "Evaluation download", refresh=True)
+        return _progress(state, campaign_id, name, "Evaluation download")
     if page["error"]:
         flash(page["error"], "error")
         return redirect(url_for("reports.evaluation", campaign_id=campaign_id))
