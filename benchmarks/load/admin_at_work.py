@@ -144,6 +144,7 @@ class Browser:
         self.port = port
         self.cookie = ""
         self.csrf = ""
+        self.last_page = ""
 
     def request(
         self, method: str, path: str, body: object = None, headers: dict[str, str] | None = None
@@ -200,11 +201,20 @@ class Browser:
         return status
 
     def open(self, path: str) -> int:
-        """GET `path`, following a report's progress page (its reload URL) to the result."""
+        """GET `path`, following a report's progress page (its reload URL) to the result. A
+        download is fetched through its link on the last page when it has one (the link
+        names the result the page showed)."""
+        stem = path.split("?")[0]
+        link = re.search(rf'href="({re.escape(stem)}\?[^"]*)"', self.last_page)
+        if link is not None:
+            path = link.group(1).replace("&amp;", "&")
         deadline = time.monotonic() + PAGE_TIMEOUT_S
         while True:
-            status, _, data = self.request("GET", path)
-            reload = REFRESH.search(data.decode("utf-8", "replace"))
+            status, headers, data = self.request("GET", path)
+            text = data.decode("utf-8", "replace")
+            if "attachment" not in headers.get("Content-Disposition", ""):
+                self.last_page = text
+            reload = REFRESH.search(text)
             if reload is None or time.monotonic() > deadline:
                 return status
             path = reload.group(1).replace("&amp;", "&")

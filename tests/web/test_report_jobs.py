@@ -73,6 +73,10 @@ def test_report_page_shows_progress_then_the_cached_result(job_app: Flask, world
     stale = admin.get(path).text  # the last result at once, marked, while it is recomputed
     assert 'id="agreement-topics"' in stale and 'id="report-stale"' in stale
     assert RELOAD.search(stale) is None  # no endless reloading while judging goes on
+    link = re.search(r'href="([^"]*agreement\.csv[^"]*)"', stale)
+    assert link and "generation=1" in link.group(1)
+    shown = admin.get(link.group(1).replace("&amp;", "&"))  # what the page shows, at once
+    assert shown.mimetype == "text/csv" and "attachment" in shown.headers["Content-Disposition"]
     deadline = time.monotonic() + DEADLINE_S
     while 'id="report-stale"' in admin.get(path).text:
         assert time.monotonic() < deadline

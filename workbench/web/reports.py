@@ -152,7 +152,9 @@ def _fresh_page(
     kind: str, campaign_id: int, params: dict[str, Any]
 ) -> tuple[JobState, dict[str, Any] | None]:
     """(state, context) where the context is from the campaign's current data, or from a job
-    generation at least the one in ?generation= (queued after the download was asked for)."""
+    generation at least the one in ?generation=: the page's download links name the
+    generation the page shows (the download is what the admin saw, even while judging goes
+    on), and a progress page's reload the generation it queued."""
     state, page = request_page(kind, campaign_id, params)
     wanted = request.args.get("generation", "")
     after = int(wanted) if wanted.isdigit() else None
