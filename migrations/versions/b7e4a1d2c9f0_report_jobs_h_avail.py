@@ -1,7 +1,7 @@
 """report jobs: heavy reports computed outside the request, with their cached results
 
 Revision ID: b7e4a1d2c9f0
-Revises: 0001
+Revises: q15_query_logs
 Create Date: 2026-11-23 10:45:00
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "b7e4a1d2c9f0"
-down_revision = "0001"
+down_revision = "q15_query_logs"
 branch_labels = None
 depends_on = None
 

@@ -71,7 +71,17 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     if not app.config.get("SECRET_KEY"):
         app.config["SECRET_KEY"] = secret_key(app.instance_path)
 
-    from workbench.web import admin, api, assess, auth, db, report_jobs, reports, security
+    from workbench.web import (
+        admin,
+        api,
+        assess,
+        auth,
+        db,
+        querylogs,
+        report_jobs,
+        reports,
+        security,
+    )
 
     db.init_app(app)
     report_jobs.init_app(app)
@@ -81,6 +91,8 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(admin.bp)
     app.register_blueprint(api.bp)
     app.register_blueprint(reports.bp)
+    app.register_blueprint(querylogs.bp)
+    app.register_blueprint(querylogs.api)
 
     @app.get("/")
     def index():  # type: ignore[no-untyped-def]

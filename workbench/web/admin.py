@@ -128,6 +128,7 @@ def campaign(campaign_id: int):  # type: ignore[no-untyped-def]
         runs = list(session.scalars(select(Run).where(Run.campaign_id == c.id).order_by(Run.tag)))
         pool = pools.latest_pool(session, c)
         stats = pools.pool_statistics(session, pool) if pool is not None else None
+        without_text = pools.documents_without_text(session, pool) if pool is not None else []
         assessors = user_service.list_users(session)
         return render_template(
             "admin/campaign.html",
@@ -136,6 +137,7 @@ def campaign(campaign_id: int):  # type: ignore[no-untyped-def]
             runs=runs,
             pool=pool,
             stats=stats,
+            without_text=without_text,
             strategies=pooling.STRATEGIES,
             fusion_methods=pooling.FUSION_METHODS,
             assessors=assessors,
@@ -164,28 +166,40 @@ def _named(message: str, paths: list[Path]) -> str:
     return message
 
 
+def _topics(form: Any) -> list[str] | None:
+    """The form's topic subset (a 'topics' text of qids, or 'topics' choices); None: all."""
+    chosen = [qid for text in form.getlist("topics") for qid in text.replace(",", " ").split()]
+    return importing.topic_list(" ".join(chosen)) if chosen else None
+
+
 def _importer(kind: str, form: Any) -> Callable[[Session, Campaign, list[Any]], Any]:
     if kind == "topics":
         fmt = form.get("format") or None
         return lambda s, c, paths: [importing.import_topics(s, c, p, format=fmt) for p in paths]
     if kind == "documents":
         only = form.get("only_pooled") == "1"
-        return lambda s, c, paths: [importing.import_documents(s, c, paths, only_pooled=only)]
+        replace = form.get("replace") == "1"
+        return lambda s, c, paths: [
+            importing.import_documents(s, c, paths, only_pooled=only, replace=replace)
+        ]
     if kind == "runs":
         options = {
             "replace": form.get("replace") == "1",
             "group": form.get("group", "").strip(),
             "contributes": form.get("contributes", "1") == "1",
+            "split_tags": form.get("split_tags") == "1",
+            "topics": _topics(form),
+            "skip_unknown_topics": form.get("skip_unknown_topics") == "1",
         }
         return lambda s, c, paths: [importing.import_runs(s, c, paths, **options)]
     name = form.get("name", "").strip() or None
     return lambda s, c, paths: [importing.import_qrels(s, c, p, name=name) for p in paths]
 
 
-def _prepared(kind: str, paths: list[Path]) -> list[Any]:
+def _prepared(kind: str, paths: list[Path], form: Any) -> list[Any]:
     """Large uploads (runs, documents) read and checked before the write transaction."""
     if kind == "runs":
-        return importing.prepare_runs(paths)
+        return importing.prepare_runs(paths, split_tags=form.get("split_tags") == "1")
     if kind == "documents":
         return importing.prepare_documents(paths)
     return paths
@@ -203,11 +217,12 @@ def upload(campaign_id: int, kind: str):  # type: ignore[no-untyped-def]
     with tempfile.TemporaryDirectory() as folder:
         paths = _saved(files, Path(folder))
         try:
-            prepared = _prepared(kind, paths)  # outside the write transaction: no lock held
+            prepared = _prepared(kind, paths, request.form)  # before the write transaction
             with get_store().session() as session:
                 reports = run_import(session, campaign_or_404(session, campaign_id), prepared)
         except (ServiceError, TrecFormatError) as error:
             flash(_named(str(error), paths), "error")
+            return campaign(campaign_id), 400  # a refused file: the page and its message
         else:
             for report in reports:
                 flash(report.summary(), "info")
@@ -249,6 +264,7 @@ def build_pool(campaign_id: int):  # type: ignore[no-untyped-def]
             budget=_int_or_none(form.get("budget"), "budget"),
             runs=form.getlist("runs") or None,
             seed=_int_or_none(form.get("seed"), "seed"),
+            topics=_topics(form),
             **params,
         )
         flash(f"Pool {pool.id} built ({strategy}).", "info")
@@ -320,6 +336,7 @@ def auto_assign(campaign_id: int):  # type: ignore[no-untyped-def]
             judges_per_topic=_int_or_none(form.get("judges_per_topic"), "judges per topic") or 1,
             assessors=assessors,
             order=form.get("order", "random"),
+            topics=_topics(form),
         )
         flash(f"{len(created)} assignments created.", "info")
     return back_to("admin.assignments", campaign_id=campaign_id)
