@@ -80,19 +80,10 @@ def querylog() -> None:
     show_default=True,
     help="k: drop queries issued by fewer distinct users.",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(("jsonl", "tsv")),
-    default=None,
-    help="Log format (default: from the file's suffix).",
-)
-@click.option(
-    "--mapping",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
-    help="qid<TAB>query lines mapping queries to topics.",
-)
+@click.option("--format", "fmt", type=click.Choice(("jsonl", "tsv")), default=None,
+              help="Log format (default: from the file's suffix).")
+@click.option("--mapping", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=None, help="qid<TAB>query lines mapping queries to topics.")
 @click.pass_context
 def import_log(
     ctx: click.Context,
@@ -112,9 +103,8 @@ def import_log(
 
     key = load_or_create_key(instance_folder())
     try:
-        prepared = prepare_query_log(
-            path, key=key, min_users=min_users, format=fmt, mapping=mapping
-        )
+        prepared = prepare_query_log(path, key=key, min_users=min_users, format=fmt,
+                                     mapping=mapping)
         with get_store(ctx).session() as session:
             campaign = get_campaign(session, campaign_name)
             summary = store_query_log(session, campaign, prepared, name=name)
@@ -198,22 +188,11 @@ def prefs(
 @querylog.command("agreement")
 @click.option("--campaign", "campaign_name", required=True)
 @click.argument("name")
-@click.option(
-    "--qrels",
-    "qrels_spec",
-    default="final",
-    show_default=True,
-    help="The assessors' qrels: final, an assessor, a qrels set or a file.",
-)
+@click.option("--qrels", "qrels_spec", default="final", show_default=True,
+              help="The assessors' qrels: final, an assessor, a qrels set or a file.")
 @preference_options
-@click.option(
-    "--bootstrap",
-    "n_bootstrap",
-    type=click.IntRange(min=1),
-    default=2000,
-    show_default=True,
-    help="Topic-bootstrap resamples for the interval.",
-)
+@click.option("--bootstrap", "n_bootstrap", type=click.IntRange(min=1), default=2000,
+              show_default=True, help="Topic-bootstrap resamples for the interval.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--format", "fmt", type=click.Choice(TABLE_FORMATS), default="text")
 @click.pass_context
@@ -239,14 +218,8 @@ def agreement(
         options = _options(strategy, min_support, deviation_threshold)
         with get_store(ctx).session() as session:
             result = click_agreement(
-                session,
-                get_campaign(session, campaign_name),
-                name,
-                qrels_spec,
-                options,
-                n_resamples=n_bootstrap,
-                seed=seed,
-                allow_files=True,
+                session, get_campaign(session, campaign_name), name, qrels_spec, options,
+                n_resamples=n_bootstrap, seed=seed, allow_files=True,
             )
     except (ServiceError, TrecFormatError) as error:
         fail(str(error))
@@ -275,13 +248,8 @@ def click_evaluation_text(
         chosen = _options(*options)
         with get_store(ctx).session() as session:
             result = click_evaluation(
-                session,
-                get_campaign(session, campaign_name),
-                name,
-                against,
-                chosen,
-                measure=measure,
-                allow_files=True,
+                session, get_campaign(session, campaign_name), name, against, chosen,
+                measure=measure, allow_files=True,
             )
     except (ServiceError, TrecFormatError) as error:
         fail(str(error))
@@ -295,20 +263,10 @@ def click_evaluation_text(
 @querylog.command("evaluate")
 @click.option("--campaign", "campaign_name", required=True)
 @click.argument("name")
-@click.option(
-    "--qrels",
-    "against",
-    default="final",
-    show_default=True,
-    help="The assessors' qrels to compare with.",
-)
-@click.option(
-    "-m",
-    "--measure",
-    default="map",
-    show_default=True,
-    help="The measure under the assessors' qrels.",
-)
+@click.option("--qrels", "against", default="final", show_default=True,
+              help="The assessors' qrels to compare with.")
+@click.option("-m", "--measure", default="map", show_default=True,
+              help="The measure under the assessors' qrels.")
 @preference_options
 @click.option("--format", "fmt", type=click.Choice(TABLE_FORMATS), default="text")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None)
@@ -327,12 +285,7 @@ def evaluate(
 ) -> None:
     """Rank the runs on click preferences and on the assessors' qrels; Kendall's tau."""
     text = click_evaluation_text(
-        ctx,
-        campaign_name,
-        name,
-        against,
-        measure,
-        fmt,
+        ctx, campaign_name, name, against, measure, fmt,
         (strategy, min_support, deviation_threshold),
     )
     _emit(text, output)

@@ -111,11 +111,8 @@ def import_log(campaign_id: int) -> ResponseReturnValue:
         upload.save(path)
         mapping = None
         if mapping_upload is not None and mapping_upload.filename:
-            mapping = (
-                Path(folder)
-                / "mapping"
-                / (secure_filename(mapping_upload.filename) or "mapping.tsv")
-            )
+            mapping = Path(folder) / "mapping" / (secure_filename(mapping_upload.filename)
+                                                  or "mapping.tsv")
             mapping.parent.mkdir()
             mapping_upload.save(mapping)
         try:
@@ -185,11 +182,7 @@ def agreement(campaign_id: int) -> ResponseReturnValue:
         try:
             chosen = _options()
             result = service.click_agreement(
-                session,
-                campaign,
-                name,
-                options["qrels"],
-                chosen,
+                session, campaign, name, options["qrels"], chosen,
                 n_resamples=current_app.config.get(
                     "REPORT_BOOTSTRAP_RESAMPLES", BOOTSTRAP_RESAMPLES
                 ),
@@ -299,10 +292,7 @@ def api_agreement(campaign_id: int) -> ResponseReturnValue:
     with get_store().read_session() as session:
         campaign = campaign_service.get_campaign(session, campaign_id)
         result = service.click_agreement(
-            session,
-            campaign,
-            request.args.get("name", ""),
-            request.args.get("qrels", "final"),
+            session, campaign, request.args.get("name", ""), request.args.get("qrels", "final"),
             _options(),
             n_resamples=current_app.config.get("REPORT_BOOTSTRAP_RESAMPLES", BOOTSTRAP_RESAMPLES),
         )
@@ -315,12 +305,8 @@ def api_evaluation(campaign_id: int) -> ResponseReturnValue:
     with get_store().read_session() as session:
         campaign = campaign_service.get_campaign(session, campaign_id)
         result = service.click_evaluation(
-            session,
-            campaign,
-            request.args.get("name", ""),
-            request.args.get("qrels", "final"),
-            _options(),
-            measure=request.args.get("measure", "map"),
+            session, campaign, request.args.get("name", ""), request.args.get("qrels", "final"),
+            _options(), measure=request.args.get("measure", "map"),
         )
         return _json(result.to_dict())
 
