@@ -66,7 +66,7 @@ def test_a_judgement_is_stored_while_an_admin_read_view_is_open(
         reader.join(HOLD_S)
     assert submit.status_code in (200, 201), submit.text
     assert still_reading, "the submit only went through after the read view had ended"
-    assert statuses == [200]
+    assert statuses in ([200], [303])  # the page, or a refused export back to its page
     with get_store_of(app).read_session() as session:
         stored = select(func.count()).where(Judgement.client_id == f"while-{case}")
         assert session.scalar(stored) == 1
@@ -82,7 +82,7 @@ def test_a_judgement_is_stored_while_an_upload_is_being_read(
 
     admin, alice = as_user("admin"), as_user("alice")
     inside, release = threading.Event(), threading.Event()
-    module, name = (trec, "read_run") if kind == "runs" else (importing, "read_documents")
+    module, name = (trec, "read_runs") if kind == "runs" else (importing, "read_documents")
     original = getattr(module, name)
 
     def held(*args: Any, **kwargs: Any) -> Any:
