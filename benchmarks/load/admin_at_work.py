@@ -140,8 +140,9 @@ def write_big_documents(path: Path, megabytes: float) -> int:
 class Browser:
     """The admin's session over HTTP/1.1 (cookies and the CSRF token of the last page)."""
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, page_timeout: float = PAGE_TIMEOUT_S) -> None:
         self.port = port
+        self.page_timeout = page_timeout
         self.cookie = ""
         self.csrf = ""
         self.last_page = ""
@@ -149,7 +150,7 @@ class Browser:
     def request(
         self, method: str, path: str, body: object = None, headers: dict[str, str] | None = None
     ) -> tuple[int, dict[str, str], bytes]:
-        connection = http.client.HTTPConnection(run_load.HOST, self.port, timeout=PAGE_TIMEOUT_S)
+        connection = http.client.HTTPConnection(run_load.HOST, self.port, timeout=self.page_timeout)
         sent = {"Cookie": self.cookie} if self.cookie else {}
         connection.request(method, path, body=body, headers=sent | (headers or {}))
         response = connection.getresponse()
@@ -208,7 +209,7 @@ class Browser:
         link = re.search(rf'href="({re.escape(stem)}\?[^"]*)"', self.last_page)
         if link is not None:
             path = link.group(1).replace("&amp;", "&")
-        deadline = time.monotonic() + PAGE_TIMEOUT_S
+        deadline = time.monotonic() + self.page_timeout
         while True:
             status, headers, data = self.request("GET", path)
             text = data.decode("utf-8", "replace")
@@ -251,10 +252,11 @@ def admin_at_work(
     stop: threading.Event,
     log: AdminLog,
     workdir: Path,
+    page_timeout: float,
 ) -> None:
     """The admin's actions (see the module docstring), from `start_at` until `stop`."""
     time.sleep(max(0.0, start_at - time.monotonic()))
-    browser = Browser(port)
+    browser = Browser(port, page_timeout)
     try:
         browser.log_in()
         started = time.monotonic()
@@ -316,6 +318,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--ramp-up", type=float, default=2.0)
     parser.add_argument(
+        "--page-timeout",
+        type=float,
+        default=PAGE_TIMEOUT_S,
+        help="seconds the admin follows a report's progress page before moving on",
+    )
+    parser.add_argument(
         "--no-admin", action="store_true", help="the assessors alone: the baseline of this machine"
     )
     parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")
@@ -343,7 +351,17 @@ def main(argv: list[str] | None = None) -> int:
             began = time.monotonic()
             admin = threading.Thread(
                 target=admin_at_work,
-                args=(server.port, url, load, files, began + args.ramp_up, stop, log, folder),
+                args=(
+                    server.port,
+                    url,
+                    load,
+                    files,
+                    began + args.ramp_up,
+                    stop,
+                    log,
+                    folder,
+                    args.page_timeout,
+                ),
             )
             if not args.no_admin:
                 admin.start()
