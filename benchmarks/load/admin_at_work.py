@@ -56,6 +56,7 @@ ADMIN = "load-admin"
 ADMIN_PASSWORD = "a long admin password"
 EXTRA_RUNS = 4
 PAGE_TIMEOUT_S = 600.0
+UPLOAD_TIMEOUT_S = 3600.0
 CSRF = re.compile(r'name="csrf-token" content="([^"]+)"')
 REFRESH = re.compile(r'http-equiv="refresh" content="1; url=([^"]+)"')
 
@@ -148,9 +149,15 @@ class Browser:
         self.last_page = ""
 
     def request(
-        self, method: str, path: str, body: object = None, headers: dict[str, str] | None = None
+        self,
+        method: str,
+        path: str,
+        body: object = None,
+        headers: dict[str, str] | None = None,
+        timeout: float | None = None,
     ) -> tuple[int, dict[str, str], bytes]:
-        connection = http.client.HTTPConnection(run_load.HOST, self.port, timeout=self.page_timeout)
+        wait = timeout or self.page_timeout
+        connection = http.client.HTTPConnection(run_load.HOST, self.port, timeout=wait)
         sent = {"Cookie": self.cookie} if self.cookie else {}
         connection.request(method, path, body=body, headers=sent | (headers or {}))
         response = connection.getresponse()
@@ -198,7 +205,7 @@ class Browser:
                 "Content-Type": f"multipart/form-data; boundary={boundary}",
                 "Content-Length": str(size),
             }
-            status, _, _ = self.request("POST", path, body, headers)
+            status, _, _ = self.request("POST", path, body, headers, timeout=UPLOAD_TIMEOUT_S)
         return status
 
     def open(self, path: str) -> int:
