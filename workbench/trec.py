@@ -560,11 +560,18 @@ def _source_size(source: Source) -> int | None:
     return None
 
 
-def read_run(source: Source, *, name: str | None = None, limits: IdLimits = NO_LIMITS) -> Run:
+def read_run(
+    source: Source,
+    *,
+    name: str | None = None,
+    limits: IdLimits = NO_LIMITS,
+    check_duplicates: bool = True,
+) -> Run:
     """Parse a run (``qid Q0 docno rank score tag``; extra fields ignored, as trec_eval).
 
-    The tag is that of the last line.  A docno twice in one topic is an error, and so is a
-    qid, docno or tag longer than ``limits`` (by default any length, as trec_eval).
+    The tag is that of the last line.  A docno twice in one topic is an error (unless
+    ``check_duplicates`` is false: trec_eval only fails on the topics it evaluates), and so is
+    a qid, docno or tag longer than ``limits`` (by default any length, as trec_eval).
     """
     path = name or _source_name(source)
     total_bytes = _source_size(source)
@@ -629,6 +636,8 @@ def read_run(source: Source, *, name: str | None = None, limits: IdLimits = NO_L
         out ^= hashes
         return out
 
+    if not check_duplicates:
+        return run
     dup = _first_duplicate(keys, docnos, lambda row: _segment_of(offsets, row))
     if dup is not None:
         docno = docnos[dup].decode("utf-8", "surrogateescape")

@@ -19,7 +19,10 @@ Flags (getopt style: ``-q -c``, ``-qc``, ``-mP.5,10`` or ``-m P.5,10``, ``-l2``,
 Output is trec_eval's, byte for byte (``rbp`` aside: trec_eval's own values come from
 uninitialised memory).  A run file ``-`` is read from standard input.  Where trec_eval 10
 stops on a qrels topic that the run lacks, the topic is skipped (as 9.0.8 did) with a warning.
-Exit status: 0 ok, 1 bad usage or measure, 2 unreadable or malformed input.
+Exit status: 0 ok, 1 bad usage or measure, 2 unreadable or malformed input, 4 a topic that
+trec_eval cannot evaluate either (a docno twice in an evaluated topic's ranking; a topic whose
+judgements are all negative): as trec_eval, the topics before it are printed (-q), no summary.
+A docno twice in a topic that is not evaluated is no error.
 """
 
 from __future__ import annotations
@@ -152,6 +155,7 @@ def _set_value(opts: Options, flag: str, value: str) -> None:
 
 def run_trec_eval(args: list[str], out=None, err=None) -> int:
     """Run the command; returns the exit status."""
+    from workbench.metrics.evaluation import TopicError
     from workbench.metrics.names import MeasureError
     from workbench.trec import TrecFormatError
 
@@ -176,6 +180,9 @@ def run_trec_eval(args: list[str], out=None, err=None) -> int:
     except TrecFormatError as error:
         err.write(f"trec_eval: {error}\n")
         return 2
+    except TopicError as error:
+        err.write(f"trec_eval: {error}\n")
+        return 4
     except MeasureError as error:
         err.write(f"trec_eval: {error}\n")
         return 1
@@ -202,7 +209,8 @@ def _evaluate_all(opts: Options, out, err) -> None:
 
             zscores = read_zscores(opts.zscores)
         for path in run_paths:
-            _print_qrels_run(opts, measures, qrels, read_run(path), path, zscores, out, err)
+            run = read_run(path, check_duplicates=False)
+            _print_qrels_run(opts, measures, qrels, run, path, zscores, out, err)
         return
     if opts.rel_format == "qrels_jg":
         from workbench.metrics.judgment_groups import evaluate_judgment_groups
@@ -240,20 +248,26 @@ def _evaluate_all(opts: Options, out, err) -> None:
 
 
 def _print_qrels_run(opts, measures, qrels, run, path, zscores, out, err) -> None:
-    from workbench.metrics.evaluation import evaluate
+    from workbench.metrics.evaluation import TopicError, evaluate
     from workbench.metrics.report import report_lines
 
-    evaluation = evaluate(
-        qrels,
-        run,
-        measures,
-        relevance_level=opts.level,
-        average_over_all_topics=opts.complete,
-        max_results=opts.max_results,
-        judged_only=opts.judged_only,
-        compat=opts.compat,
-        n_docs_in_collection=opts.n_docs,
-    )
+    try:
+        evaluation = evaluate(
+            qrels,
+            run,
+            measures,
+            relevance_level=opts.level,
+            average_over_all_topics=opts.complete,
+            max_results=opts.max_results,
+            judged_only=opts.judged_only,
+            compat=opts.compat,
+            n_docs_in_collection=opts.n_docs,
+        )
+    except TopicError as error:
+        # trec_eval prints the topics before the failing one (-q), then stops
+        partial = report_lines(error.evaluated, per_topic=opts.per_topic, summary=False)
+        out.write("".join(partial))
+        raise
     for qid in evaluation.skipped:
         err.write(
             f"trec_eval: warning: qrels topic '{qid}' has no results in {path}: skipped as "
