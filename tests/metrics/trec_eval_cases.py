@@ -222,13 +222,18 @@ def _jg_case(seed: int, rng: random.Random) -> Case:
         for jg in rng.sample(["1", "2", "3"], rng.randint(1, 3)):
             for docno in rng.sample(DOCNOS, rng.randint(1, 7)):
                 lines.append(f"{qid} {jg} {docno} {rng.choice(GRADES)}")
-    run = _run_text(rng, [q for q in qids if rng.random() < 0.95] or qids[:1], {}, None)
+    duplicate = rng.choice(qids) if rng.random() < 0.05 else None
+    run = _run_text(rng, [q for q in qids if rng.random() < 0.95] or qids[:1], _all(qids), duplicate)
     measures = ["-m", "qrels_jg"]
     if rng.random() < 0.4:
         measures = ["-m", rng.choice(["map_avgjg", "P_avgjg.1,3", "Rprec_mult_avgjg.0.5,1.5"])]
     flags = [f for f in _flags(rng, allow_j=False)]
     args = [*flags, *measures, "-R", "qrels_jg", "qrels", "run"]
     return Case(seed, {"qrels": "".join(line + "\n" for line in lines), "run": run}, args, "qrels_jg")
+
+
+def _all(qids: list[str]) -> dict[str, set[str]]:
+    return {q: set() for q in qids}
 
 
 def _prefs_case(seed: int, rng: random.Random, compat: int) -> Case:
@@ -248,7 +253,8 @@ def _prefs_case(seed: int, rng: random.Random, compat: int) -> Case:
             for jsg in rng.sample(["a", "b", "c"], rng.randint(1, 2)):
                 for docno in rng.sample(DOCNOS, rng.randint(1, 6)):
                     lines.append(f"{qid} {jg} {jsg} {docno} {rng.choice([0, 0, 1, 2, 3])}")
-    run = _run_text(rng, [q for q in qids if rng.random() < 0.95] or qids[:1], {}, None)
+    duplicate = rng.choice(qids) if rng.random() < 0.05 else None
+    run = _run_text(rng, [q for q in qids if rng.random() < 0.95] or qids[:1], _all(qids), duplicate)
     args = [*flags, *measures, "-R", "prefs", "qrels", "run"]
     return Case(seed, {"qrels": "".join(line + "\n" for line in lines), "run": run}, args, "prefs")
 
@@ -325,7 +331,7 @@ def compare(binary: str, case: Case, directory: Path, compat: int, command: bool
             if line.split()[0] in run_qids
         ]
         if not kept:  # nothing in common: trec_eval cannot read an empty qrels file
-            return None if ours.status == 0 else f"exit status {ours.status}: {ours.err!r}"
+            return None if ours.status == 7 else f"exit status {ours.status}: {ours.err!r}"
         limited = Case(case.seed, {**case.files, "qrels": "".join(kept)}, case.args, case.rel_format)
         limited.write(directory)
         theirs = run_binary(binary, limited, directory)

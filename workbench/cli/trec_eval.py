@@ -21,7 +21,8 @@ uninitialised memory).  A run file ``-`` is read from standard input.  Where tre
 stops on a qrels topic that the run lacks, the topic is skipped (as 9.0.8 did) with a warning.
 Exit status: 0 ok, 1 bad usage or measure, 2 unreadable or malformed input, 4 a topic that
 trec_eval cannot evaluate either (a docno twice in an evaluated topic's ranking; a topic whose
-judgements are all negative): as trec_eval, the topics before it are printed (-q), no summary.
+judgements are all negative): as trec_eval, the topics before it are printed (-q), no summary;
+7 no topic with both results and judgements.
 A docno twice in a topic that is not evaluated is no error.
 """
 
@@ -157,6 +158,7 @@ def run_trec_eval(args: list[str], out=None, err=None) -> int:
     """Run the command; returns the exit status."""
     from workbench.metrics.evaluation import TopicError
     from workbench.metrics.names import MeasureError
+    from workbench.metrics.prefs import UnevaluableTopic
     from workbench.trec import TrecFormatError
 
     out = out or sys.stdout
@@ -180,9 +182,12 @@ def run_trec_eval(args: list[str], out=None, err=None) -> int:
     except TrecFormatError as error:
         err.write(f"trec_eval: {error}\n")
         return 2
-    except TopicError as error:
+    except (TopicError, UnevaluableTopic) as error:
         err.write(f"trec_eval: {error}\n")
         return 4
+    except NoTopics:
+        err.write("trec_eval: No queries with both results and relevance info\n")
+        return 7
     except MeasureError as error:
         err.write(f"trec_eval: {error}\n")
         return 1
@@ -226,18 +231,30 @@ def _evaluate_all(opts: Options, out, err) -> None:
             else prefs_from_qrels(read_qrels(qrels_path))
         )
         evaluate_other = evaluate_prefs
+    from workbench.metrics.prefs import UnevaluableTopic
     from workbench.metrics.report import format_line
 
+    judged = {line.qid for line in rel_info}
     for path in run_paths:
-        lines = evaluate_other(
-            rel_info,
-            read_run(path),
-            measures,
-            per_topic=opts.per_topic,
-            average_over_all_topics=opts.complete,
-            max_results=opts.max_results,
-            relevance_level=opts.level,
-        )
+        run = read_run(path, check_duplicates=False)
+        if not opts.complete:
+            for qid in sorted(judged - set(run.topics())):
+                _warn_missing(err, qid, path)
+            if not judged & set(run.topics()):
+                raise NoTopics()
+        try:
+            lines = evaluate_other(
+                rel_info,
+                run,
+                measures,
+                per_topic=opts.per_topic,
+                average_over_all_topics=opts.complete,
+                max_results=opts.max_results,
+                relevance_level=opts.level,
+            )
+        except UnevaluableTopic as error:
+            out.write("".join(format_line(name, qid, value) for name, qid, value in error.lines))
+            raise
         out.write(
             "".join(
                 format_line(name, qid, value)
@@ -245,6 +262,13 @@ def _evaluate_all(opts: Options, out, err) -> None:
                 if opts.summary or qid != "all"
             )
         )
+
+
+def _warn_missing(err, qid: str, path: str) -> None:
+    err.write(
+        f"trec_eval: warning: qrels topic '{qid}' has no results in {path}: skipped as "
+        "trec_eval 9.0.8 does (trec_eval 10 stops here; use -c to score it 0)\n"
+    )
 
 
 def _print_qrels_run(opts, measures, qrels, run, path, zscores, out, err) -> None:
@@ -269,10 +293,9 @@ def _print_qrels_run(opts, measures, qrels, run, path, zscores, out, err) -> Non
         out.write("".join(partial))
         raise
     for qid in evaluation.skipped:
-        err.write(
-            f"trec_eval: warning: qrels topic '{qid}' has no results in {path}: skipped as "
-            "trec_eval 9.0.8 does (trec_eval 10 stops here; use -c to score it 0)\n"
-        )
+        _warn_missing(err, qid, path)
+    if len(evaluation.per_topic) == len(evaluation.hidden):
+        raise NoTopics()
     out.write(
         "".join(
             report_lines(
@@ -280,6 +303,10 @@ def _print_qrels_run(opts, measures, qrels, run, path, zscores, out, err) -> Non
             )
         )
     )
+
+
+class NoTopics(Exception):
+    """No topic has both results and judgements: trec_eval prints nothing and exits 7."""
 
 
 @click.command(

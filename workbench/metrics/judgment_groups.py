@@ -25,11 +25,12 @@ from workbench.metrics.prefs import (
     SUMMARY_ONLY,
     Line,
     assemble,
+    check_no_duplicates,
     split_measure,
     topics_to_evaluate,
 )
 from workbench.metrics.ranked import rank_topics
-from workbench.metrics.ranking import strcmp_key
+from workbench.metrics.ranking import strcmp_key, trec_order
 from workbench.trec import JudgmentGroupLine, Qrels, Run, TrecFormatError
 
 P_AVGJG_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -134,6 +135,12 @@ def _topic_values(
     """Each measure of one topic: the JG values summed in JG order, then over the number of
     JGs when there are several (trec_eval's accumulation order)."""
     totals = {name: 0.0 for name in request.names() if name not in SUMMARY_ONLY}
+    if qid in run:
+        lines = run.topic_lines(qid)
+        order = trec_order(lines.docnos, lines.scores)
+        if max_results is not None:
+            order = order[: max(max_results, 0)]
+        check_no_duplicates(qid, [lines.docnos[i].encode("utf-8", "surrogateescape") for i in order])
     for qrels in groups:
         ranked = rank_topics(
             qrels, run, [qid], relevance_level=relevance_level, max_results=max_results

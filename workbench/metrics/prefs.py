@@ -79,6 +79,29 @@ class PreferenceError(TrecFormatError):
         super().__init__("<prefs>", 0, f"topic {qid} judgment group {jg}", problem)
 
 
+class TopicProblem(Exception):
+    """Raised while evaluating one topic where trec_eval stops ("Can't calculate measure")."""
+
+
+class UnevaluableTopic(ValueError):
+    """A topic trec_eval cannot evaluate; ``lines`` are the per-topic lines printed before it
+    (trec_eval prints them, then exits with status 4)."""
+
+    def __init__(self, qid: str, reason: str, measure: str, lines: list[Line]) -> None:
+        self.qid = qid
+        self.lines = lines
+        super().__init__(f"topic {qid!r}: {reason}; can't calculate measure {measure!r}")
+
+
+def check_no_duplicates(qid: str, ranked_docnos: Sequence[bytes]) -> None:
+    """trec_eval's check on the ranked (``-M``-cut) docnos of an evaluated topic."""
+    ordered = sorted(bytes(d) for d in ranked_docnos)
+    for a, b in zip(ordered, ordered[1:]):
+        if a == b:
+            docno = a.decode("utf-8", "surrogateescape")
+            raise TopicProblem(f"docno {docno!r} appears twice in the run (duplicate docs)")
+
+
 # --------------------------------------------------------------------------- shared helpers
 
 
@@ -135,11 +158,21 @@ def assemble(
     per_topic: bool,
     summed: Sequence[str] = (),
 ) -> list[Line]:
-    """Per-topic blocks (when asked) then the summary, in trec_eval's print order."""
-    per_topic_values = [evaluate_topic(qid) for qid in topics]
+    """Per-topic blocks (when asked) then the summary, in trec_eval's print order.
+
+    A topic trec_eval cannot evaluate raises :class:`UnevaluableTopic` with the lines before it.
+    """
+    per_topic_values: list[dict[str, int | float]] = []
     lines: list[Line] = []
-    if per_topic:
-        for qid, values in zip(topics, per_topic_values, strict=True):
+    for qid in topics:
+        try:
+            values = evaluate_topic(qid)
+        except (TopicProblem, PreferenceError) as problem:
+            measure = next((n for n in names if n not in SUMMARY_ONLY), "")
+            reason = problem.expected if isinstance(problem, PreferenceError) else str(problem)
+            raise UnevaluableTopic(qid, reason, measure, lines) from None
+        per_topic_values.append(values)
+        if per_topic:
             lines.extend((name, qid, values[name]) for name in names if name not in SUMMARY_ONLY)
     return lines + summary_lines(names, per_topic_values, run, summed=summed)
 
@@ -389,7 +422,9 @@ def _prefs_ranking(run: Run, qid: str, max_results: int | None) -> np.ndarray:
     lines = run.topic_lines(qid)
     names = as_bytes_array(lines.docnos)
     order = np.lexsort((names, -np.asarray(lines.scores, dtype=np.float64)))
-    return names[order if max_results is None else order[: max(max_results, 0)]]
+    ranked = names[order if max_results is None else order[: max(max_results, 0)]]
+    check_no_duplicates(qid, ranked.tolist())
+    return ranked
 
 
 def _document_ids(judged: np.ndarray, ranked: np.ndarray) -> tuple[np.ndarray, int, int]:
