@@ -251,6 +251,7 @@ def _evaluate_all(opts: Options, out, err) -> None:
                 average_over_all_topics=opts.complete,
                 max_results=opts.max_results,
                 relevance_level=opts.level,
+                compat=opts.compat,
             )
         except UnevaluableTopic as error:
             out.write("".join(format_line(name, qid, value) for name, qid, value in error.lines))

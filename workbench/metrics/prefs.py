@@ -106,14 +106,20 @@ def check_no_duplicates(qid: str, ranked_docnos: Sequence[bytes]) -> None:
 
 
 def topics_to_evaluate(
-    judged_topics: Sequence[str], run: Run, *, average_over_all_topics: bool
-) -> list[str]:
-    """Topics trec_eval evaluates, in its order: judged topics (``strcmp`` order) that the run
-    has; with ``-c`` every judged topic (a missing one is evaluated as an empty ranking)."""
+    judged_topics: Sequence[str], run: Run, *, average_over_all_topics: bool, compat: int = 10
+) -> tuple[list[str], list[str]]:
+    """(topics trec_eval evaluates in its order, hidden ones): judged topics (``strcmp``
+    order) that the run has; with ``-c`` every judged topic (a missing one is evaluated as an
+    empty ranking).  trec_eval 9.0.8 (``compat=9``) never evaluates a missing topic: with
+    ``-c`` it is hidden, listed last, and adds 0 to the averages."""
     ordered = sorted(set(judged_topics), key=strcmp_key)
-    if average_over_all_topics:
-        return ordered
-    return [qid for qid in ordered if qid in run]
+    present = [qid for qid in ordered if qid in run]
+    if not average_over_all_topics:
+        return present, []
+    if compat >= 10:
+        return ordered, []
+    missing = [qid for qid in ordered if qid not in run]
+    return present + missing, missing
 
 
 def split_measure(argument: str) -> tuple[str, str | None]:
@@ -157,14 +163,19 @@ def assemble(
     *,
     per_topic: bool,
     summed: Sequence[str] = (),
+    hidden: Sequence[str] = (),
 ) -> list[Line]:
-    """Per-topic blocks (when asked) then the summary, in trec_eval's print order.
+    """Per-topic blocks (when asked) then the summary, in trec_eval's print order; ``hidden``
+    topics are not evaluated nor printed and add 0 (trec_eval 9.0.8's ``-c``).
 
     A topic trec_eval cannot evaluate raises :class:`UnevaluableTopic` with the lines before it.
     """
     per_topic_values: list[dict[str, int | float]] = []
     lines: list[Line] = []
     for qid in topics:
+        if qid in hidden:
+            per_topic_values.append({name: 0 for name in names})
+            continue
         try:
             values = evaluate_topic(qid)
         except (TopicProblem, PreferenceError) as problem:
@@ -414,14 +425,17 @@ def _graph_rnonrel(
 # --------------------------------------------------------------------------- one topic
 
 
-def _prefs_ranking(run: Run, qid: str, max_results: int | None) -> np.ndarray:
+def _prefs_ranking(
+    run: Run, qid: str, max_results: int | None, float32: bool = False
+) -> np.ndarray:
     """The topic's docnos (bytes) ranked as ``form_prefs_counts`` does: score descending, ties
     by docno ascending; cut at ``max_results``.  A topic missing from the run ranks nothing."""
     if qid not in run:
         return np.zeros(0, dtype="S1")
     lines = run.topic_lines(qid)
     names = as_bytes_array(lines.docnos)
-    order = np.lexsort((names, -np.asarray(lines.scores, dtype=np.float64)))
+    scores = np.asarray(lines.scores, dtype=np.float32 if float32 else np.float64)
+    order = np.lexsort((names, -scores))
     ranked = names[order if max_results is None else order[: max(max_results, 0)]]
     check_no_duplicates(qid, ranked.tolist())
     return ranked
@@ -571,6 +585,7 @@ def evaluate_prefs(
     average_over_all_topics: bool = False,
     max_results: int | None = None,
     relevance_level: int = 1,
+    compat: int = 10,
 ) -> list[Line]:
     """trec_eval's output lines ``(measure, qid, value)`` for ``-R prefs`` (or ``-R
     qrels_prefs`` with :func:`prefs_from_qrels`): per-topic blocks when ``per_topic`` (``-q``),
@@ -581,11 +596,20 @@ def evaluate_prefs(
     by_topic: dict[str, list[PrefsLine]] = {}
     for line in prefs:
         by_topic.setdefault(line.qid, []).append(line)
-    topics = topics_to_evaluate(
-        list(by_topic), run, average_over_all_topics=average_over_all_topics
+    topics, hidden = topics_to_evaluate(
+        list(by_topic), run, average_over_all_topics=average_over_all_topics, compat=compat
     )
 
     def evaluate_topic(qid: str) -> dict[str, int | float]:
-        return _topic_values(qid, by_topic[qid], _prefs_ranking(run, qid, max_results))
+        ranking = _prefs_ranking(run, qid, max_results, float32=compat < 10)
+        return _topic_values(qid, by_topic[qid], ranking)
 
-    return assemble(names, topics, evaluate_topic, run, per_topic=per_topic, summed=COUNT_MEASURES)
+    return assemble(
+        names,
+        topics,
+        evaluate_topic,
+        run,
+        per_topic=per_topic,
+        summed=COUNT_MEASURES,
+        hidden=hidden,
+    )
