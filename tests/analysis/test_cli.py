@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
@@ -94,3 +95,37 @@ def test_evaluate_refuses_unknown_qrels_and_measures(evaluated, database_url, tm
     assert unknown.exit_code == 1 and "qrels 'nobody'" in unknown.output
     measure = _run(database_url, "evaluate", "--campaign", "demo", "-m", "nonsense")
     assert measure.exit_code == 1 and "nonsense" in measure.output
+
+
+def test_evaluate_trec_format_is_trec_evals_output_for_the_same_flags(
+    evaluated, database_url, tmp_path
+):
+    """`evaluate --format trec -m X` == `trec-eval -q -l LEVEL -m X QRELS RUN` for each run:
+    no runid line unless asked, summary-only gm_map in the summary."""
+    from workbench.cli.trec_eval import run_trec_eval
+    from workbench.services import evaluation as service
+    from workbench.services.campaigns import get_campaign
+    from workbench.trec import Run, write_qrels, write_run
+
+    flags = ["-m", "map", "-m", "gm_map", "-m", "P.5"]
+    result = _run(database_url, "evaluate", "--campaign", "demo", *flags, "--format", "trec")
+    assert result.exit_code == 0, result.output
+    with evaluated.session() as s:
+        campaign = get_campaign(s, "demo")
+        qrels = service.resolve_qrels(s, campaign, "final").qrels
+        runs = service.load_runs(s, campaign)
+        level = campaign.relevance_level
+    write_qrels(qrels, tmp_path / "qrels")
+    expected = []
+    for run in runs:
+        write_run(Run.from_dict(run.as_dict(), tag=run.tag), tmp_path / run.tag)
+        out, err = io.StringIO(), io.StringIO()
+        args = ["-q", "-l", str(level), *flags, str(tmp_path / "qrels"), str(tmp_path / run.tag)]
+        assert run_trec_eval(args, out, err) == 0, err.getvalue()
+        expected.append(out.getvalue())
+    assert result.stdout == "".join(expected)
+    assert "runid" not in result.stdout
+    assert result.stdout.count("gm_map                \tall\t") == len(runs)
+    with_runid = _run(database_url, "evaluate", "--campaign", "demo", "-m", "runid", "-m", "map",
+                      "--format", "trec")  # fmt: skip
+    assert with_runid.stdout.count("runid                 \tall\t") == len(runs)

@@ -22,6 +22,33 @@ def _emit(text: str, output: Path | None) -> None:
         click.echo(f"wrote {output}", err=True)
 
 
+def _trec_eval_output(qrels, runs, measures: list[str], level: int) -> str:
+    """``trec_eval -q -l LEVEL -m ... QRELS RUN`` for each run in turn, byte for byte: the
+    measures asked for in trec_eval's order, summary-only ones (gm_map) in the summary, runid
+    only with ``-m runid``.  A qrels topic a run lacks is skipped (trec_eval 9.0.8), said on
+    stderr."""
+    from workbench.metrics import MeasureError
+    from workbench.metrics import evaluate as evaluate_run
+    from workbench.metrics.report import report_lines
+    from workbench.trec import Run
+
+    parts: list[str] = []
+    for run in runs:
+        try:
+            result = evaluate_run(
+                qrels, Run.from_dict(run.as_dict(), tag=run.tag), measures, relevance_level=level
+            )
+        except (MeasureError, ValueError) as error:
+            fail(str(error))
+        if result.skipped:
+            click.echo(
+                f"run {run.tag}: topics without results skipped: {', '.join(result.skipped)}",
+                err=True,
+            )
+        parts.extend(report_lines(result, per_topic=True))
+    return "".join(parts)
+
+
 @click.command()
 @click.option("--campaign", "campaign_name", required=True, help="Campaign name or id.")
 @click.option("--graded", is_flag=True, help="Agreement on grades (default: binary labels).")
@@ -144,7 +171,7 @@ def adjudicate(
     "fmt",
     type=click.Choice(EVALUATION_FORMATS),
     default="text",
-    help="trec = trec_eval's -q text.",
+    help="trec = trec_eval -q's output for the same -m flags (and -l), run after run.",
 )
 @click.option(
     "-l",
@@ -195,6 +222,11 @@ def evaluate(
         with store.session() as session:
             campaign = get_campaign(session, campaign_name)
             runs = service.load_runs(session, campaign)
+            if fmt == "trec":
+                named = service.resolve_qrels(session, campaign, qrels_spec, allow_files=True)
+                level = campaign.relevance_level if relevance_level is None else relevance_level
+                _emit(_trec_eval_output(named.qrels, runs, chosen, level), output)
+                return
             table = service.evaluate_campaign(
                 session,
                 campaign,
@@ -225,9 +257,6 @@ def evaluate(
             )
     except (ServiceError, TrecFormatError) as error:
         fail(str(error))
-    if fmt == "trec":
-        _emit(report.trec_eval_text(table), output)
-        return
     if fmt == "json":
         document = {"evaluation": table.to_dict(), "comparisons": comparisons.to_dict()}
         if ranking is not None:
