@@ -102,10 +102,10 @@ def test_evaluate_trec_format_is_trec_evals_output_for_the_same_flags(
 ):
     """`evaluate --format trec -m X` == `trec-eval -q -l LEVEL -m X QRELS RUN` for each run:
     no runid line unless asked, summary-only gm_map in the summary."""
-    from workbench.cli.trec_eval import run_trec_eval
     from workbench.services import evaluation as service
     from workbench.services.campaigns import get_campaign
     from workbench.trec import Run, write_qrels, write_run
+    from workbench.trec_eval_command import run_trec_eval
 
     flags = ["-m", "map", "-m", "gm_map", "-m", "P.5"]
     result = _run(database_url, "evaluate", "--campaign", "demo", *flags, "--format", "trec")

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from workbench.cli import main
-from workbench.cli.trec_eval import UsageError, parse_args, run_trec_eval
+from workbench.trec_eval_command import UsageError, parse_args, run_trec_eval
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -120,3 +120,28 @@ def test_help_and_version() -> None:
     assert status == 0 and "--compat 9" in out
     status, out, _ = _run("-v")
     assert status == 0 and "trec-eval" in out
+
+
+def test_trec_eval_starts_without_click_or_the_command_group() -> None:
+    """`workbench trec-eval` goes straight to the evaluator (start-up time, issue 10)."""
+    import subprocess
+
+    code = (
+        "import sys, runpy; sys.argv = ['workbench', 'trec-eval', sys.argv[1], sys.argv[2]];\n"
+        "try:\n    runpy.run_module('workbench', run_name='__main__')\n"
+        "except SystemExit as e:\n    assert e.code == 0, e.code\n"
+        "loaded = sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('click', 'flask', 'sqlalchemy', 'scipy', 'workbench'))\n"
+        "print(' '.join(loaded), file=sys.stderr)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(EXAMPLES / "qrels.txt"), str(EXAMPLES / "run.txt")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    loaded = done.stderr.split()
+    assert "workbench.metrics.evaluation" in loaded
+    assert not [m for m in loaded if m.startswith(("click", "flask", "sqlalchemy", "scipy"))]
+    assert not [m for m in loaded if m.startswith(("workbench.cli", "workbench.metrics.prefs"))]
+    assert done.stdout.startswith("runid                 \tall\texample\n")

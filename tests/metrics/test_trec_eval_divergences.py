@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from workbench import metrics
-from workbench.cli.trec_eval import run_trec_eval
 from workbench.metrics.evaluation import TopicError
 from workbench.metrics.measures import glibc_merge_sort
 from workbench.trec import read_qrels, read_run
+from workbench.trec_eval_command import run_trec_eval
 
 
 def _files(tmp_path: Path, qrels: str, run: str) -> tuple[str, str]:
@@ -145,9 +145,7 @@ def test_first_topic_judged_only_negative_cannot_be_evaluated(tmp_path: Path) ->
 
 def test_ideal_dcg_of_a_topic_judged_only_minus_one_is_left_over(tmp_path: Path) -> None:
     """trec_eval 10 keeps the previous topic's grade counts for it."""
-    q, r = _files(
-        tmp_path, "1 0 a 2\n1 0 b 1\n2 0 a -1\n", "1 Q0 a 1 1 r\n2 Q0 a 1 1 r\n"
-    )
+    q, r = _files(tmp_path, "1 0 a 2\n1 0 b 1\n2 0 a -1\n", "1 Q0 a 1 1 r\n2 Q0 a 1 1 r\n")
     status, out, _ = _trec_eval("-q", "-m", "ideal_dcg", q, r)
     assert status == 0
     assert out == "".join(

@@ -21,7 +21,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from workbench.cli.trec_eval import run_trec_eval
+from workbench.trec_eval_command import run_trec_eval
 
 QIDS = ["1", "2", "10", "101", "9", "a", "B", "q_3", "ab"]
 DOCNOS = ["d1", "d2", "d3", "d10", "d11", "D2", "doc-7", "x", "X9", "d100", "e1", "e2", "zz"]
@@ -223,13 +223,17 @@ def _jg_case(seed: int, rng: random.Random) -> Case:
             for docno in rng.sample(DOCNOS, rng.randint(1, 7)):
                 lines.append(f"{qid} {jg} {docno} {rng.choice(GRADES)}")
     duplicate = rng.choice(qids) if rng.random() < 0.05 else None
-    run = _run_text(rng, [q for q in qids if rng.random() < 0.95] or qids[:1], _all(qids), duplicate)
+    run = _run_text(
+        rng, [q for q in qids if rng.random() < 0.95] or qids[:1], _all(qids), duplicate
+    )
     measures = ["-m", "qrels_jg"]
     if rng.random() < 0.4:
         measures = ["-m", rng.choice(["map_avgjg", "P_avgjg.1,3", "Rprec_mult_avgjg.0.5,1.5"])]
     flags = [f for f in _flags(rng, allow_j=False)]
     args = [*flags, *measures, "-R", "qrels_jg", "qrels", "run"]
-    return Case(seed, {"qrels": "".join(line + "\n" for line in lines), "run": run}, args, "qrels_jg")
+    return Case(
+        seed, {"qrels": "".join(line + "\n" for line in lines), "run": run}, args, "qrels_jg"
+    )
 
 
 def _all(qids: list[str]) -> dict[str, set[str]]:
@@ -254,7 +258,9 @@ def _prefs_case(seed: int, rng: random.Random, compat: int) -> Case:
                 for docno in rng.sample(DOCNOS, rng.randint(1, 6)):
                     lines.append(f"{qid} {jg} {jsg} {docno} {rng.choice([0, 0, 1, 2, 3])}")
     duplicate = rng.choice(qids) if rng.random() < 0.05 else None
-    run = _run_text(rng, [q for q in qids if rng.random() < 0.95] or qids[:1], _all(qids), duplicate)
+    run = _run_text(
+        rng, [q for q in qids if rng.random() < 0.95] or qids[:1], _all(qids), duplicate
+    )
     args = [*flags, *measures, "-R", "prefs", "qrels", "run"]
     return Case(seed, {"qrels": "".join(line + "\n" for line in lines), "run": run}, args, "prefs")
 
@@ -326,7 +332,9 @@ MISSING_TOPIC = "not found in qrels"
 CRASHING_GAINS = "share one set of gain parameters"  # trec_eval 10 would crash at the end
 
 
-def compare(binary: str, case: Case, directory: Path, compat: int, command: bool = False) -> str | None:
+def compare(
+    binary: str, case: Case, directory: Path, compat: int, command: bool = False
+) -> str | None:
     """None when ours and the binary agree byte for byte (and on the exit status), else why."""
     case.write(directory)
     theirs = run_binary(binary, case, directory)
@@ -346,7 +354,9 @@ def compare(binary: str, case: Case, directory: Path, compat: int, command: bool
             if ours.status == 7 or (ours.status == 1 and CRASHING_GAINS in ours.err):
                 return None
             return f"exit status {ours.status}: {ours.err!r}"
-        limited = Case(case.seed, {**case.files, "qrels": "".join(kept)}, case.args, case.rel_format)
+        limited = Case(
+            case.seed, {**case.files, "qrels": "".join(kept)}, case.args, case.rel_format
+        )
         limited.write(directory)
         theirs = run_binary(binary, limited, directory)
         case.write(directory)

@@ -38,22 +38,29 @@ import numpy as np
 from workbench.metrics.measures import MIN_GEO_MEAN
 from workbench.metrics.names import Measure, resolve
 from workbench.metrics.ranked import Ranked, rank_topics
-from workbench.metrics.ranking import strcmp_key
+from workbench.metrics.ranking import first_repeated, strcmp_key, trec_order
 from workbench.trec import Qrels, Run, docno_hash, group_keys
 
 BOGUS_DOCNO = b"ceci_nest_pas_un_docno"  # trec_eval 10's ranking for -c topics the run lacks
 ZEROED_ON_BOGUS = ("num_ret", "utility", "rbp_resid")
 
 
-class TopicError(ValueError):
-    """A topic trec_eval cannot evaluate (it exits with status 4)."""
+class CannotEvaluate(ValueError):
+    """A topic trec_eval cannot evaluate: it stops there with "Can't calculate measure"."""
 
-    def __init__(self, qid: str, reason: str, measure: str, evaluated: Evaluation) -> None:
+    def __init__(self, qid: str, reason: str, measure: str) -> None:
         self.qid = qid
         self.reason = reason
         self.measure = measure
-        self.evaluated = evaluated
         super().__init__(f"topic {qid!r}: {reason}; can't calculate measure {measure!r}")
+
+
+class TopicError(CannotEvaluate):
+    """:class:`CannotEvaluate` from :func:`evaluate`; ``evaluated`` holds the topics before."""
+
+    def __init__(self, qid: str, reason: str, measure: str, evaluated: Evaluation) -> None:
+        self.evaluated = evaluated
+        super().__init__(qid, reason, measure)
 
 
 @dataclass
@@ -165,9 +172,9 @@ def _zero_bogus(result: Evaluation, bogus: set[str]) -> None:
     if not bogus:
         return
     for line in result.lines:
-        if not (line.name in ZEROED_ON_BOGUS or line.name.startswith("unj")):
-            if line.name != "relstring":
-                continue
+        name = line.name
+        if name not in (*ZEROED_ON_BOGUS, "relstring") and not name.startswith("unj"):
+            continue
         for q in bogus:
             values = result.per_topic[q]
             values[line.name] = "" if line.name == "relstring" else type(values[line.name])(0)
@@ -237,7 +244,7 @@ def _first_failure(
         if qid in duplicated:
             docno = _duplicate_in_ranking(run, qid, max_results, float32)
             if docno is not None:
-                return i, f"docno {docno!r} appears twice in the run (trec_eval: duplicate docs)", name
+                return i, f"docno {docno!r} appears twice in the run (duplicate docs)", name
         top = max_rel.get(qid)
         if top is None:
             continue
@@ -275,22 +282,15 @@ def _topics_with_duplicates(run: Run) -> set[str]:
     return {topics[t] for t in set(segments.tolist())}
 
 
-def _duplicate_in_ranking(
-    run: Run, qid: str, max_results: int | None, float32: bool
-) -> str | None:
+def _duplicate_in_ranking(run: Run, qid: str, max_results: int | None, float32: bool) -> str | None:
     """The first docno (strcmp order) twice among the topic's ranked, ``-M``-cut lines."""
-    from workbench.metrics.ranking import trec_order
-
     lines = run.topic_slice(qid)
     docnos = run.docnos[lines]
     order = trec_order(docnos, run.scores[lines], float32=float32)
     if max_results is not None:
         order = order[: max(max_results, 0)]
-    ranked = sorted(bytes(d) for d in docnos[order])
-    for a, b in zip(ranked, ranked[1:]):
-        if a == b:
-            return a.decode("utf-8", "surrogateescape")
-    return None
+    repeated = first_repeated(docnos[order].tolist())
+    return None if repeated is None else repeated.decode("utf-8", "surrogateescape")
 
 
 def _evaluate_ranked(

@@ -21,7 +21,6 @@ from typing import Any
 from workbench.metrics.extra import EXTRA_FAMILIES
 from workbench.metrics.measures import NOT_IN_ALL_TREC, OFFICIAL, SET, Family, families
 
-
 SHARED_GAINS = ("dcg", "ideal_dcg", "ndcg")  # one PARAMS object in trec_eval 10's m_ndcg.c
 
 

@@ -44,8 +44,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from workbench.metrics.evaluation import CannotEvaluate
 from workbench.metrics.names import MeasureError
-from workbench.metrics.ranking import as_bytes_array, strcmp_key
+from workbench.metrics.ranking import as_bytes_array, first_repeated, strcmp_key
 from workbench.trec import PrefsLine, Qrels, Run, TrecFormatError
 
 COUNT_MEASURES = ("prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret")
@@ -83,23 +84,21 @@ class TopicProblem(Exception):
     """Raised while evaluating one topic where trec_eval stops ("Can't calculate measure")."""
 
 
-class UnevaluableTopic(ValueError):
+class UnevaluableTopic(CannotEvaluate):
     """A topic trec_eval cannot evaluate; ``lines`` are the per-topic lines printed before it
     (trec_eval prints them, then exits with status 4)."""
 
     def __init__(self, qid: str, reason: str, measure: str, lines: list[Line]) -> None:
-        self.qid = qid
         self.lines = lines
-        super().__init__(f"topic {qid!r}: {reason}; can't calculate measure {measure!r}")
+        super().__init__(qid, reason, measure)
 
 
 def check_no_duplicates(qid: str, ranked_docnos: Sequence[bytes]) -> None:
     """trec_eval's check on the ranked (``-M``-cut) docnos of an evaluated topic."""
-    ordered = sorted(bytes(d) for d in ranked_docnos)
-    for a, b in zip(ordered, ordered[1:]):
-        if a == b:
-            docno = a.decode("utf-8", "surrogateescape")
-            raise TopicProblem(f"docno {docno!r} appears twice in the run (duplicate docs)")
+    repeated = first_repeated(ranked_docnos)
+    if repeated is not None:
+        docno = repeated.decode("utf-8", "surrogateescape")
+        raise TopicProblem(f"docno {docno!r} appears twice in the run (duplicate docs)")
 
 
 # --------------------------------------------------------------------------- shared helpers
