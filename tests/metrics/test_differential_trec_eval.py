@@ -39,7 +39,9 @@ def _binary(variable: str) -> str:
 
 def _differential(binary: str, compat: int, tmp_path: Path) -> None:
     failures: list[str] = []
+    compared = 0
     for seed in range(FIRST_SEED, FIRST_SEED + CASES):
+        compared += 1
         case = make_case(seed, compat)
         directory = tmp_path / f"case-{seed}"
         directory.mkdir()
@@ -54,6 +56,10 @@ def _differential(binary: str, compat: int, tmp_path: Path) -> None:
         )
         if len(failures) >= 10:
             break
+    print(
+        f"\ndifferential vs {binary} (compat {compat}): {compared} cases from seed {FIRST_SEED}, "
+        f"{len(failures)} differ"
+    )
     assert not failures, f"{len(failures)} case(s) differ:\n" + "\n".join(failures)
 
 
