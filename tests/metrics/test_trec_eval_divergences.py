@@ -188,3 +188,21 @@ def test_rndcg_is_nan_when_the_ideal_gain_never_changes(tmp_path: Path) -> None:
     q, r = _files(tmp_path, "1 0 a 0\n1 0 b 0\n", "1 Q0 a 1 1 r\n")
     status, out, _ = _trec_eval("-l", "0", "-q", "-m", "Rndcg", q, r)
     assert (status, out) == (0, _line("Rndcg", "1", "  -nan") + _line("Rndcg", "all", "  -nan"))
+
+
+@pytest.mark.parametrize(
+    ("compat", "utility"), [("9", "-1.5000"), ("10", "-5.0000")], ids=["9.0.8", "10.0"]
+)
+def test_c_topic_the_run_lacks(tmp_path: Path, compat: str, utility: str) -> None:
+    """9.0.8 adds 0 for it; 10.0 scores a one-document ranking (utility counts that document)."""
+    q, r = _files(
+        tmp_path, "1 0 a 1\n1 0 b 0\n2 0 a 1\n2 0 c 1\n", "1 Q0 a 1 1 r\n1 Q0 x 2 0.5 r\n"
+    )
+    flags = ["-c", "-m", "utility.1,-2,-1,1", "-m", "iprec_at_recall..0", "-m", "num_ret"]
+    status, out, _ = _trec_eval("--compat", compat, *flags, q, r)
+    assert status == 0
+    assert out == (
+        _line("num_ret", "all", "2")
+        + _line("iprec_at_recall_0.00", "all", "0.5000")
+        + _line("utility_1,-2,-1,1", "all", utility)
+    )

@@ -184,16 +184,17 @@ def _zero_bogus(result: Evaluation, bogus: set[str]) -> None:
 
 
 def _zero_hidden(result: Evaluation, hidden: list[str]) -> None:
-    """trec_eval 9.0.8 never evaluates ``-c`` topics the run lacks: they add 0 (not NaN)."""
+    """trec_eval 9.0.8 never evaluates ``-c`` topics the run lacks: every value of theirs is 0
+    in the averages (an empty ranking would give NaN for iprec, nonzero utility)."""
     changed = set()
     for qid in hidden:
         values = result.per_topic[qid]
         for name, value in values.items():
-            if isinstance(value, float) and value != value:
-                values[name] = 0.0
+            if isinstance(value, int | float) and value != 0:
+                values[name] = type(value)(0)
                 changed.add(name)
     for line in result.lines:
-        if line.name in changed and line.summary in ("mean", "gm"):
+        if line.name in changed and line.summary in ("mean", "gm", "sum"):
             in_order = [result.per_topic[q][line.name] for q in result.per_topic]
             result.summary[line.name] = summarise(in_order, line.summary, len(in_order))
 
