@@ -47,7 +47,10 @@ def test_agreement_text_and_csv(judged, database_url):
 def test_adjudicate_writes_final_labels_and_reports_the_queue(judged, database_url):
     result = _run(database_url, "adjudicate", "--campaign", "demo", "--rule", "majority")
     assert result.exit_code == 0, result.output
-    assert "10 final labels set, 0 kept as adjudicated, 2 waiting" in result.output
+    assert (
+        "10 final labels set, 0 kept as adjudicated, 2 left to adjudicate; the final qrels "
+        "are incomplete: 2 of the 12 pooled or judged documents lack a final label" in result.output
+    )
     with judged.session() as s:
         assert len(list(s.scalars(select(FinalLabel)))) == 10
 
@@ -83,7 +86,8 @@ def test_evaluate_formats(evaluated, database_url):
     assert md.output.startswith("*Effectiveness") and "| a | runA |" in md.output
     assert "*map per topic (assessor bob qrels).*" in md.output and "| q3 |" in md.output
     csv = _run(database_url, "evaluate", "--campaign", "demo", "-m", "map", "--format", "csv")
-    assert csv.output.splitlines()[0] == ",Run,map,map marks"
+    assert csv.stdout.splitlines()[0] == ",Run,map,map marks,Missing topics"
+    assert "note: Every run is evaluated over the 3 judged topics" in csv.stderr
 
 
 def test_evaluate_refuses_unknown_qrels_and_measures(evaluated, database_url, tmp_path):
@@ -100,8 +104,9 @@ def test_evaluate_refuses_unknown_qrels_and_measures(evaluated, database_url, tm
 def test_evaluate_trec_format_is_trec_evals_output_for_the_same_flags(
     evaluated, database_url, tmp_path
 ):
-    """`evaluate --format trec -m X` == `trec-eval -q -l LEVEL -m X QRELS RUN` for each run:
-    no runid line unless asked, summary-only gm_map in the summary."""
+    """`evaluate --format trec -m X` == `trec-eval -c -q -l LEVEL -m X QRELS RUN` for each run
+    (missing topics score 0, the campaign convention): no runid line unless asked, summary-only
+    gm_map in the summary."""
     from workbench.services import evaluation as service
     from workbench.services.campaigns import get_campaign
     from workbench.trec import Run, write_qrels, write_run
@@ -120,7 +125,15 @@ def test_evaluate_trec_format_is_trec_evals_output_for_the_same_flags(
     for run in runs:
         write_run(Run.from_dict(run.as_dict(), tag=run.tag), tmp_path / run.tag)
         out, err = io.StringIO(), io.StringIO()
-        args = ["-q", "-l", str(level), *flags, str(tmp_path / "qrels"), str(tmp_path / run.tag)]
+        args = [
+            "-c",
+            "-q",
+            "-l",
+            str(level),
+            *flags,
+            str(tmp_path / "qrels"),
+            str(tmp_path / run.tag),
+        ]
         assert run_trec_eval(args, out, err) == 0, err.getvalue()
         expected.append(out.getvalue())
     assert result.stdout == "".join(expected)

@@ -23,10 +23,10 @@ def _emit(text: str, output: Path | None) -> None:
 
 
 def _trec_eval_output(qrels, runs, measures: list[str], level: int) -> str:
-    """``trec_eval -q -l LEVEL -m ... QRELS RUN`` for each run in turn, byte for byte: the
-    measures asked for in trec_eval's order, summary-only ones (gm_map) in the summary, runid
-    only with ``-m runid``.  A qrels topic a run lacks is skipped (trec_eval 9.0.8), said on
-    stderr."""
+    """``trec_eval -c -q -l LEVEL -m ... QRELS RUN`` for each run in turn, byte for byte, on
+    the qrels of the evaluated topics (the campaign convention: a topic a run lacks scores 0,
+    as trec_eval's -c): the measures asked for in trec_eval's order, summary-only ones
+    (gm_map) in the summary, runid only with ``-m runid``."""
     from workbench.metrics import MeasureError
     from workbench.metrics import evaluate as evaluate_run
     from workbench.metrics.report import report_lines
@@ -36,15 +36,14 @@ def _trec_eval_output(qrels, runs, measures: list[str], level: int) -> str:
     for run in runs:
         try:
             result = evaluate_run(
-                qrels, Run.from_dict(run.as_dict(), tag=run.tag), measures, relevance_level=level
+                qrels,
+                Run.from_dict(run.as_dict(), tag=run.tag),
+                measures,
+                relevance_level=level,
+                average_over_all_topics=True,
             )
         except (MeasureError, ValueError) as error:
             fail(str(error))
-        if result.skipped:
-            click.echo(
-                f"run {run.tag}: topics without results skipped: {', '.join(result.skipped)}",
-                err=True,
-            )
         parts.extend(report_lines(result, per_topic=True))
     return "".join(parts)
 
@@ -129,10 +128,7 @@ def adjudicate(
             summary = apply_rule(session, campaign, rule, tie=tie, primary=primary)
     except ServiceError as error:
         fail(str(error))
-    click.echo(
-        f"{summary.rule}: {summary.labelled} final labels set, {summary.kept} kept as "
-        f"adjudicated, {summary.queued} waiting in the adjudication queue"
-    )
+    click.echo(summary.message())
 
 
 @click.command()
@@ -142,7 +138,14 @@ def adjudicate(
     "qrels_spec",
     default="final",
     show_default=True,
-    help="'final', an assessor's username, a qrels set name, or a qrels file.",
+    help="'final', an assessor's username, a qrels set name, a qrels file, or clicks:LOG "
+    "(runs on a query log's click preferences beside the --against qrels).",
+)
+@click.option(
+    "--against",
+    default="final",
+    show_default=True,
+    help="With --qrels clicks:LOG: the assessors' qrels to rank the runs by as well.",
 )
 @click.option(
     "-m",
@@ -193,12 +196,26 @@ def adjudicate(
     help="Also leave-one-run-out or leave-one-group-out on the latest pool.",
 )
 @click.option("--per-topic", is_flag=True, help="Also a topics x runs table per measure.")
+@click.option(
+    "--topic-set",
+    type=click.Choice(("all", "common")),
+    default="all",
+    show_default=True,
+    help="all: every judged topic, a topic a run lacks scores 0 (trec_eval -c); common: only "
+    "the topics every run has (the report names those dropped).",
+)
+@click.option(
+    "--allow-incomplete",
+    is_flag=True,
+    help="Evaluate final or assessor qrels although documents lack a label (the report says so).",
+)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None)
 @click.pass_context
 def evaluate(
     ctx: click.Context,
     campaign_name: str,
     qrels_spec: str,
+    against: str,
     measures: tuple[str, ...],
     test: str,
     correction: str,
@@ -208,6 +225,8 @@ def evaluate(
     stability: bool,
     reusability: str | None,
     per_topic: bool,
+    topic_set: str,
+    allow_incomplete: bool,
     output: Path | None,
 ) -> None:
     """Evaluate every run of a campaign and compare every pair with a paired test."""
@@ -216,17 +235,19 @@ def evaluate(
     from workbench.services import evaluation as service
     from workbench.services.campaigns import get_campaign
 
+    if qrels_spec.startswith("clicks:"):
+        from workbench.cli.querylog_commands import click_evaluation_text
+
+        measure = measures[0] if measures else service.DEFAULT_MEASURES[0]
+        text = click_evaluation_text(ctx, campaign_name, qrels_spec[7:], against, measure, fmt)
+        _emit(text, output)
+        return
     store = get_store(ctx)
     chosen = list(measures) or list(service.DEFAULT_MEASURES)
     try:
         with store.session() as session:
             campaign = get_campaign(session, campaign_name)
             runs = service.load_runs(session, campaign)
-            if fmt == "trec":
-                named = service.resolve_qrels(session, campaign, qrels_spec, allow_files=True)
-                level = campaign.relevance_level if relevance_level is None else relevance_level
-                _emit(_trec_eval_output(named.qrels, runs, chosen, level), output)
-                return
             table = service.evaluate_campaign(
                 session,
                 campaign,
@@ -235,10 +256,23 @@ def evaluate(
                 relevance_level=relevance_level,
                 runs=runs,
                 allow_files=True,
+                topic_set=topic_set,
+                allow_incomplete=allow_incomplete,
             )
+            if fmt == "trec":  # the same qrels, for trec_eval's own output
+                trec_qrels = service.resolve_qrels(
+                    session, campaign, qrels_spec, allow_files=True, allow_incomplete=True
+                )
             comparisons = service.compare_runs(table, test=test, correction=correction, alpha=alpha)
             ranking = (
-                service.ranking_stability(session, campaign, table.measures[0], runs=runs)
+                service.ranking_stability(
+                    session,
+                    campaign,
+                    table.measures[0],
+                    runs=runs,
+                    topic_set=topic_set,
+                    allow_incomplete=allow_incomplete,
+                )
                 if stability
                 else None
             )
@@ -251,12 +285,21 @@ def evaluate(
                     by=reusability,
                     runs=runs,
                     allow_files=True,
+                    topic_set=topic_set,
+                    allow_incomplete=allow_incomplete,
                 )
                 if reusability
                 else None
             )
     except (ServiceError, TrecFormatError) as error:
         fail(str(error))
+    if fmt in ("trec", "csv"):  # formats without a caption: the notes go to stderr
+        for note in table.notes() + comparisons.notes:
+            click.echo(f"note: {note}", err=True)
+    if fmt == "trec":
+        qrels = {q: trec_qrels.qrels[q] for q in table.topics_evaluated}
+        _emit(_trec_eval_output(qrels, runs, chosen, table.relevance_level), output)
+        return
     if fmt == "json":
         document = {"evaluation": table.to_dict(), "comparisons": comparisons.to_dict()}
         if ranking is not None:
