@@ -141,8 +141,8 @@ def _topic_values(
         order = trec_order(lines.docnos, lines.scores, float32=float32)
         if max_results is not None:
             order = order[: max(max_results, 0)]
-        ranked = [lines.docnos[i].encode("utf-8", "surrogateescape") for i in order]
-        check_no_duplicates(qid, ranked)
+        docnos = [lines.docnos[i].encode("utf-8", "surrogateescape") for i in order]
+        check_no_duplicates(qid, docnos)
     for qrels in groups:
         ranked = rank_topics(
             qrels,

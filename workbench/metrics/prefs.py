@@ -433,7 +433,7 @@ def _prefs_ranking(
         return np.zeros(0, dtype="S1")
     lines = run.topic_lines(qid)
     names = as_bytes_array(lines.docnos)
-    scores = np.asarray(lines.scores, dtype=np.float32 if float32 else np.float64)
+    scores: np.ndarray = np.asarray(lines.scores, dtype=np.float32 if float32 else np.float64)
     order = np.lexsort((names, -scores))
     ranked = names[order if max_results is None else order[: max(max_results, 0)]]
     check_no_duplicates(qid, ranked.tolist())
