@@ -142,3 +142,14 @@ def test_evaluate_trec_format_is_trec_evals_output_for_the_same_flags(
     with_runid = _run(database_url, "evaluate", "--campaign", "demo", "-m", "runid", "-m", "map",
                       "--format", "trec")  # fmt: skip
     assert with_runid.stdout.count("runid                 \tall\t") == len(runs)
+
+
+def test_evaluate_refuses_summary_only_measures_outside_the_trec_format(evaluated, database_url):
+    """gm_map has no per-topic values: refused with the reason, never silently dropped."""
+    for fmt in ("json", "text", "csv"):
+        result = _run(
+            database_url, "evaluate", "--campaign", "demo", "-m", "gm_map", "-m", "map",
+            "--format", fmt,
+        )  # fmt: skip
+        assert result.exit_code == 1
+        assert "gm_map: trec_eval gives no per-topic value" in result.output

@@ -22,6 +22,24 @@ def _emit(text: str, output: Path | None) -> None:
         click.echo(f"wrote {output}", err=True)
 
 
+def _refuse_summary_only(measures: list[str]) -> None:
+    """Measures with no per-topic value (gm_map, gm_bpref, runid, num_q) have no place in the
+    runs x measures tables and the paired tests: refused with the reason, not dropped."""
+    from workbench.metrics import MeasureError
+    from workbench.metrics.names import resolve
+
+    try:
+        summary_only = [m.name for m in resolve(measures) if not m.family.per_topic]
+    except MeasureError as error:
+        fail(str(error))
+    if summary_only:
+        fail(
+            f"{', '.join(summary_only)}: trec_eval gives no per-topic value, so there is nothing "
+            "to tabulate per run or to test per topic; use --format trec, which prints it in "
+            "each run's summary (gm_map's per-topic counterpart is map)"
+        )
+
+
 def _trec_eval_output(qrels, runs, measures: list[str], level: int) -> str:
     """``trec_eval -c -q -l LEVEL -m ... QRELS RUN`` for each run in turn, byte for byte, on
     the qrels of the evaluated topics (the campaign convention: a topic a run lacks scores 0,
@@ -244,6 +262,8 @@ def evaluate(
         return
     store = get_store(ctx)
     chosen = list(measures) or list(service.DEFAULT_MEASURES)
+    if fmt != "trec":
+        _refuse_summary_only(chosen)
     try:
         with store.session() as session:
             campaign = get_campaign(session, campaign_name)
