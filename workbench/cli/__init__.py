@@ -7,6 +7,7 @@ whole-process time is the evaluator's own. Each area owns one module of commands
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 import click
 
@@ -47,6 +48,21 @@ class LazyGroup(click.Group):
                 return None
             raise
         return getattr(module, attribute)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; a store that cannot be written (read-only, full disk) exits 1 with
+        one line instead of a traceback."""
+        try:
+            return super().invoke(ctx)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as error:
+            from workbench.store.db import storage_problem
+
+            problem = storage_problem(error)
+            if problem is None:
+                raise
+            raise click.ClickException(problem) from None
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

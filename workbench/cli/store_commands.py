@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 import click
 from sqlalchemy.orm import Session
@@ -16,6 +16,8 @@ from workbench.cli.common import fail, get_store
 from workbench.services import campaigns, exports, importing, pools
 from workbench.services.errors import ServiceError
 from workbench.trec import TrecFormatError
+
+T = TypeVar("T")
 
 
 @contextmanager
@@ -27,6 +29,25 @@ def transaction(ctx: click.Context) -> Iterator[Session]:
             yield session
     except (ServiceError, TrecFormatError) as error:
         fail(str(error))
+
+
+def _campaign_exists(ctx: click.Context, name: str) -> None:
+    """Refuse an unknown campaign before reading large files."""
+    try:
+        with get_store(ctx).read_session() as session:
+            campaigns.get_campaign(session, name)
+    except ServiceError as error:
+        fail(str(error))
+
+
+def _read_first(read: Callable[[], T]) -> T:
+    """Files read and checked before the write transaction (the store's write lock on SQLite
+    is then held for the writes alone); a bad file exits 1 with its message."""
+    try:
+        return read()
+    except (ServiceError, TrecFormatError) as error:
+        fail(str(error))
+        raise
 
 
 def split_tags(text: str | None) -> list[str] | None:
@@ -164,11 +185,13 @@ def import_documents(
     replace: bool,
 ) -> None:
     """Documents: JSONL {"docno","title","text",...} or TREC <DOC> SGML (.gz too), streamed."""
+    _campaign_exists(ctx, campaign_name)
+    prepared = _read_first(lambda: importing.prepare_documents(files, format=fmt))
     with transaction(ctx) as session:
         target = campaigns.get_campaign(session, campaign_name)
         report(
             importing.import_documents(
-                session, target, files, only_pooled=only_pooled, format=fmt, replace=replace
+                session, target, prepared, only_pooled=only_pooled, replace=replace
             )
         )
 
@@ -197,13 +220,15 @@ def import_runs(
     skip_unknown_topics: bool,
 ) -> None:
     """Runs (TREC format), stored whole."""
+    _campaign_exists(ctx, campaign_name)
+    prepared = _read_first(lambda: importing.prepare_runs(files, split_tags=split_tags))
     with transaction(ctx) as session:
         target = campaigns.get_campaign(session, campaign_name)
         report(
             importing.import_runs(
                 session,
                 target,
-                files,
+                prepared,
                 replace=replace,
                 group=group,
                 contributes=not no_contribute,

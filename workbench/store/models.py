@@ -297,6 +297,31 @@ class FinalLabel(Base):
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
 
 
+class ReportJob(Base):
+    """A report computed outside the request (services.jobs): its parameters, state, progress
+    and its last result, with the fingerprint of the campaign's data it was computed from."""
+
+    __tablename__ = "report_jobs"
+    __table_args__ = (UniqueConstraint("campaign_id", "key"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
+    kind: Mapped[str] = mapped_column(String(40))
+    key: Mapped[str] = mapped_column(String(64))  # sha256 of kind and parameters
+    params: Mapped[str] = mapped_column(Text)  # canonical JSON
+    status: Mapped[str] = mapped_column(String(16), default="queued")
+    generation: Mapped[int] = mapped_column(Integer, default=1)  # +1 at each (re)queue
+    progress: Mapped[str] = mapped_column(String(200), default="")
+    wanted: Mapped[str] = mapped_column(String(64), default="")  # fingerprint when queued
+    fingerprint: Mapped[str] = mapped_column(String(64), default="")  # of the result
+    result: Mapped[bytes | None] = mapped_column(LargeBinary, default=None)
+    result_generation: Mapped[int] = mapped_column(Integer, default=0)
+    error: Mapped[str] = mapped_column(Text, default="")
+    queued_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    heartbeat_at: Mapped[dt.datetime | None] = mapped_column(DateTime, default=None)
+    finished_at: Mapped[dt.datetime | None] = mapped_column(DateTime, default=None)
+
+
 class QueryLog(Base):
     """An imported query log, anonymised on import: ``report`` says what each rule removed
     (`workbench.querylog.AnonymisationReport`), ``key_fingerprint`` which key hashed its ids
