@@ -32,6 +32,7 @@ from __future__ import annotations
 # entry point (workbench.__main__) runs it directly, so `workbench trec-eval` starts fast.
 import sys
 from dataclasses import dataclass, field
+from functools import partial
 
 from workbench import __version__
 
@@ -219,21 +220,22 @@ def _evaluate_all(opts: Options, out, err) -> None:
     if opts.rel_format == "qrels_jg":
         from workbench.metrics.judgment_groups import evaluate_judgment_groups
 
-        rel_info = read_qrels_jg(qrels_path)
-        evaluate_other = evaluate_judgment_groups
+        groups = read_qrels_jg(qrels_path)
+        judged = {line.qid for line in groups}
+        evaluate_other = partial(evaluate_judgment_groups, groups)
     else:
         from workbench.metrics.prefs import evaluate_prefs, prefs_from_qrels
 
-        rel_info = (
+        prefs = (
             read_prefs(qrels_path)
             if opts.rel_format == "prefs"
             else prefs_from_qrels(read_qrels(qrels_path))
         )
-        evaluate_other = evaluate_prefs
+        judged = {line.qid for line in prefs}
+        evaluate_other = partial(evaluate_prefs, prefs)
     from workbench.metrics.prefs import UnevaluableTopic
     from workbench.metrics.report import format_line
 
-    judged = {line.qid for line in rel_info}
     for path in run_paths:
         run = read_run(path, check_duplicates=False)
         if not opts.complete:
@@ -243,7 +245,6 @@ def _evaluate_all(opts: Options, out, err) -> None:
                 raise NoTopics()
         try:
             lines = evaluate_other(
-                rel_info,
                 run,
                 measures,
                 per_topic=opts.per_topic,

@@ -12,7 +12,7 @@ import hashlib
 import os
 import zlib
 from collections import deque
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Generator, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import closing
 from dataclasses import dataclass, field
@@ -507,7 +507,9 @@ def _parse_run(path: PathLike | _ParsedRun, split_tags: bool) -> _ParsedRun:
     return _ParsedRun(path, checksum, [(run, list(run_topic_rows(run))) for run in runs])
 
 
-def _parsed_runs(paths: Iterable[PathLike | _ParsedRun], split_tags: bool) -> Iterator[_ParsedRun]:
+def _parsed_runs(
+    paths: Iterable[PathLike | _ParsedRun], split_tags: bool
+) -> Generator[_ParsedRun, None, None]:
     """The runs parsed and encoded in order, PARSE_AHEAD files ahead on worker threads
     (numpy and zlib release the GIL, so parsing overlaps the inserts); the first bad file
     raises in order."""
@@ -573,6 +575,7 @@ def load_run(session: Session, run_model: Run) -> trec.Run:
     ranks: list[np.ndarray] = []
     for row in rows:
         topic_docnos, topic_scores, topic_ranks = decode_run_topic(row)
+        assert topic_ranks is not None  # decoded with ranks=True
         topics.append(row.qid)
         docnos.extend(topic_docnos)
         scores.append(topic_scores)

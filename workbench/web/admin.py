@@ -65,7 +65,7 @@ def campaign_or_404(session: Session, campaign_id: int) -> Campaign:
     return campaign
 
 
-def back_to(endpoint: str, **values: Any):  # type: ignore[no-untyped-def]
+def back_to(endpoint: str, **values: Any):
     return redirect(url_for(endpoint, **values), code=303)
 
 
@@ -77,7 +77,7 @@ def _count(session: Session, model: Any, campaign_id: int) -> int:
 
 
 @bp.get("/")
-def campaigns():  # type: ignore[no-untyped-def]
+def campaigns():
     with get_store().read_session() as session:
         rows = [
             {
@@ -96,7 +96,7 @@ DEFAULT_SCALE_TEXT = ", ".join(
 
 
 @bp.post("/campaigns")
-def create_campaign():  # type: ignore[no-untyped-def]
+def create_campaign():
     form = request.form
     with change() as session:
         level = form.get("relevance_level", "1").strip()
@@ -115,7 +115,7 @@ def create_campaign():  # type: ignore[no-untyped-def]
 
 
 @bp.get("/campaigns/<int:campaign_id>")
-def campaign(campaign_id: int):  # type: ignore[no-untyped-def]
+def campaign(campaign_id: int):
     with get_store().read_session() as session:
         c = campaign_or_404(session, campaign_id)
         counts = {
@@ -206,7 +206,7 @@ def _prepared(kind: str, paths: list[Path], form: Any) -> list[Any]:
 
 
 @bp.post("/campaigns/<int:campaign_id>/upload/<kind>")
-def upload(campaign_id: int, kind: str):  # type: ignore[no-untyped-def]
+def upload(campaign_id: int, kind: str):
     if kind not in UPLOAD_KINDS:
         abort(404)
     files = [f for f in request.files.getlist("files") if f and f.filename]
@@ -244,7 +244,7 @@ def _int_or_none(text: str | None, name: str) -> int | None:
 
 
 @bp.post("/campaigns/<int:campaign_id>/pools")
-def build_pool(campaign_id: int):  # type: ignore[no-untyped-def]
+def build_pool(campaign_id: int):
     form = request.form
     with change() as session:
         c = campaign_or_404(session, campaign_id)
@@ -272,7 +272,7 @@ def build_pool(campaign_id: int):  # type: ignore[no-untyped-def]
 
 
 @bp.post("/campaigns/<int:campaign_id>/pools/<int:pool_id>/extend")
-def extend_pool(campaign_id: int, pool_id: int):  # type: ignore[no-untyped-def]
+def extend_pool(campaign_id: int, pool_id: int):
     with change() as session:
         pool = session.get(Pool, pool_id)
         if pool is None or pool.campaign_id != campaign_id:
@@ -293,7 +293,7 @@ def _latest_pool(session: Session, c: Campaign) -> Pool:
 
 
 @bp.get("/campaigns/<int:campaign_id>/assignments")
-def assignments(campaign_id: int):  # type: ignore[no-untyped-def]
+def assignments(campaign_id: int):
     with get_store().read_session() as session:
         c = campaign_or_404(session, campaign_id)
         pool = pools.latest_pool(session, c)
@@ -320,7 +320,7 @@ def _users_named(session: Session, names: list[str]) -> list[User]:
 
 
 @bp.post("/campaigns/<int:campaign_id>/assignments/auto")
-def auto_assign(campaign_id: int):  # type: ignore[no-untyped-def]
+def auto_assign(campaign_id: int):
     form = request.form
     with change() as session:
         c = campaign_or_404(session, campaign_id)
@@ -343,7 +343,7 @@ def auto_assign(campaign_id: int):  # type: ignore[no-untyped-def]
 
 
 @bp.post("/campaigns/<int:campaign_id>/assignments")
-def assign(campaign_id: int):  # type: ignore[no-untyped-def]
+def assign(campaign_id: int):
     form = request.form
     with change() as session:
         c = campaign_or_404(session, campaign_id)
@@ -363,7 +363,7 @@ def _assignment_in(session: Session, campaign_id: int, assignment_id: int) -> As
 
 
 @bp.post("/campaigns/<int:campaign_id>/assignments/<int:assignment_id>/reassign")
-def reassign(campaign_id: int, assignment_id: int):  # type: ignore[no-untyped-def]
+def reassign(campaign_id: int, assignment_id: int):
     with change("Topic reassigned.") as session:
         assignment = _assignment_in(session, campaign_id, assignment_id)
         to_user = user_service.get_user(session, request.form.get("user", ""))
@@ -372,7 +372,7 @@ def reassign(campaign_id: int, assignment_id: int):  # type: ignore[no-untyped-d
 
 
 @bp.post("/campaigns/<int:campaign_id>/assignments/<int:assignment_id>/remove")
-def unassign(campaign_id: int, assignment_id: int):  # type: ignore[no-untyped-def]
+def unassign(campaign_id: int, assignment_id: int):
     with change("Assignment withdrawn; its judgements stay in the log.") as session:
         assignment_service.unassign(session, _assignment_in(session, campaign_id, assignment_id))
     return back_to("admin.assignments", campaign_id=campaign_id)
@@ -382,7 +382,7 @@ def unassign(campaign_id: int, assignment_id: int):  # type: ignore[no-untyped-d
 
 
 @bp.get("/campaigns/<int:campaign_id>/progress")
-def campaign_progress(campaign_id: int):  # type: ignore[no-untyped-def]
+def campaign_progress(campaign_id: int):
     with get_store().read_session() as session:
         c = campaign_or_404(session, campaign_id)
         report = progress.campaign_progress(session, c.id)
@@ -390,7 +390,7 @@ def campaign_progress(campaign_id: int):  # type: ignore[no-untyped-def]
 
 
 @bp.get("/campaigns/<int:campaign_id>/download/<kind>")
-def download(campaign_id: int, kind: str):  # type: ignore[no-untyped-def]
+def download(campaign_id: int, kind: str):
     try:
         content, name = export_file(campaign_id, kind, request.args)
     except ServiceError as error:
@@ -403,14 +403,14 @@ def download(campaign_id: int, kind: str):  # type: ignore[no-untyped-def]
 
 
 @bp.get("/users")
-def users():  # type: ignore[no-untyped-def]
+def users():
     with get_store().read_session() as session:
         rows = user_service.list_users(session)
     return render_template("admin/users.html", users=rows, roles=user_service.ROLES)
 
 
 @bp.post("/users")
-def add_user():  # type: ignore[no-untyped-def]
+def add_user():
     form = request.form
     with change() as session:
         user = user_service.create_user(
@@ -424,7 +424,7 @@ def add_user():  # type: ignore[no-untyped-def]
 
 
 @bp.post("/users/<int:user_id>")
-def update_user(user_id: int):  # type: ignore[no-untyped-def]
+def update_user(user_id: int):
     """One form per action: role, password, active, token (the token is shown once)."""
     form = request.form
     action = form.get("action")

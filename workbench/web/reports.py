@@ -55,7 +55,7 @@ def svg_image(svg: str) -> str:
 
 
 @bp.get("/")
-def index():  # type: ignore[no-untyped-def]
+def index():
     with get_store().read_session() as session:
         campaigns = [{"id": c.id, "name": c.name} for c in campaign_service.list_campaigns(session)]
     return render_template("reports/index.html", campaigns=campaigns)
@@ -111,7 +111,7 @@ def _agreement_request() -> dict[str, Any]:
 
 
 @bp.get("/<int:campaign_id>/agreement")
-def agreement(campaign_id: int):  # type: ignore[no-untyped-def]
+def agreement(campaign_id: int):
     params = _agreement_request()
     name = _campaign_name(campaign_id)
     state, page = request_page("agreement", campaign_id, params)
@@ -121,7 +121,7 @@ def agreement(campaign_id: int):  # type: ignore[no-untyped-def]
 
 
 @bp.get("/<int:campaign_id>/agreement.<fmt>")
-def agreement_download(campaign_id: int, fmt: str):  # type: ignore[no-untyped-def]
+def agreement_download(campaign_id: int, fmt: str):
     """The agreement tables as CSV, Markdown or LaTeX, or the whole report as JSON."""
     from workbench.reports.agreement import agreement_tables
 
@@ -217,7 +217,7 @@ def _scope(choice: dict[str, Any]) -> dict[str, Any]:
     return {"topic_set": choice["topic_set"], "allow_incomplete": choice["allow_incomplete"]}
 
 
-def _evaluate(session: Any, campaign: Campaign, choice: dict[str, Any], runs=None):  # type: ignore[no-untyped-def]
+def _evaluate(session: Any, campaign: Campaign, choice: dict[str, Any], runs=None):
     from workbench.services import evaluation as service
 
     measures = choice["measures"] or list(service.DEFAULT_MEASURES)
@@ -295,7 +295,7 @@ page_job("evaluation", _evaluation_page)
 
 
 @bp.get("/<int:campaign_id>/evaluation")
-def evaluation(campaign_id: int):  # type: ignore[no-untyped-def]
+def evaluation(campaign_id: int):
     name = _campaign_name(campaign_id)
     state, page = request_page("evaluation", campaign_id, _evaluation_request())
     if page is None:
@@ -305,7 +305,7 @@ def evaluation(campaign_id: int):  # type: ignore[no-untyped-def]
     )
 
 
-def _optional(build):  # type: ignore[no-untyped-def]
+def _optional(build):
     """A table that needs something the campaign may lack (final labels, a pool): None then."""
     try:
         return build()
@@ -314,7 +314,7 @@ def _optional(build):  # type: ignore[no-untyped-def]
 
 
 @bp.get("/<int:campaign_id>/evaluation.<fmt>")
-def evaluation_download(campaign_id: int, fmt: str):  # type: ignore[no-untyped-def]
+def evaluation_download(campaign_id: int, fmt: str):
     from workbench.reports import evaluation as report
 
     if fmt not in DOWNLOADS:
@@ -354,7 +354,7 @@ def _queue_request() -> dict[str, Any]:
 
 
 @bp.get("/<int:campaign_id>/adjudication")
-def adjudication(campaign_id: int):  # type: ignore[no-untyped-def]
+def adjudication(campaign_id: int):
     from workbench.services.adjudication import RULES, TIES, disagreement_queue
 
     choice = _queue_request()
@@ -410,13 +410,13 @@ def _topics(session: Any, campaign: Campaign, qids: set[str]) -> dict[str, str]:
     return dict(rows.all())
 
 
-def _back(campaign_id: int, choice: dict[str, Any]):  # type: ignore[no-untyped-def]
+def _back(campaign_id: int, choice: dict[str, Any]):
     query = {k: v for k, v in choice.items() if v is not None}
     return redirect(url_for("reports.adjudication", campaign_id=campaign_id, **query), 303)
 
 
 @bp.post("/<int:campaign_id>/adjudication")
-def decide(campaign_id: int):  # type: ignore[no-untyped-def]
+def decide(campaign_id: int):
     """Record the adjudicator's final grade of one document, with the reason."""
     from workbench.services.adjudication import record_decision
 
@@ -425,6 +425,7 @@ def decide(campaign_id: int):  # type: ignore[no-untyped-def]
         with get_store().session() as session:
             campaign = _campaign(session, campaign_id)
             adjudicator = session.get(User, current_user.id)
+            assert adjudicator is not None  # the logged-in admin's row
             try:
                 grade = int(request.form.get("grade", ""))
             except ValueError:
@@ -445,7 +446,7 @@ def decide(campaign_id: int):  # type: ignore[no-untyped-def]
 
 
 @bp.post("/<int:campaign_id>/adjudication/apply")
-def apply(campaign_id: int):  # type: ignore[no-untyped-def]
+def apply(campaign_id: int):
     """Apply the chosen merge rule to every judged document (adjudicated labels are kept)."""
     from workbench.services.adjudication import apply_rule
 
