@@ -187,15 +187,16 @@ class PrefixSession(Session):
         self.nonrel = np.zeros(m)  # plain count of non-relevant documents in the prefix
         self.cursor = np.zeros(m, dtype=np.int64)  # first not handed-out position
         self.exhausted = np.array([len(lst) == 0 for lst in pool.lists])
-        # run -> positions of each pool document in it (for the prefix extension)
-        self.position = [
-            {int(d): k for k, d in enumerate(lst.tolist())} for lst in pool.lists
-        ]
+        # pool document -> (run, position in the run's list), for the prefix extension
+        self.holders: list[list[tuple[int, int]]] = [[] for _ in range(len(pool))]
+        for r, lst in enumerate(pool.lists):
+            for k, d in enumerate(lst.tolist()):
+                self.holders[d].append((r, k))
 
     def _update(self, i: int, relevant: bool) -> None:
-        for r, lst in enumerate(self.pool.lists):
-            if self.position[r].get(i) == self.prefix[r]:
-                self._extend(r, lst)
+        for r, k in self.holders[i]:
+            if k == self.prefix[r]:
+                self._extend(r, self.pool.lists[r])
 
     def _extend(self, r: int, lst: np.ndarray) -> None:
         p = int(self.prefix[r])
@@ -330,7 +331,7 @@ class ActiveLearningSession(Session):
         self.next_training = self.n_judged + self.batch
         from sklearn.linear_model import LogisticRegression  # type: ignore[import-untyped]
 
-        model = LogisticRegression(C=1.0, max_iter=1000)
+        model = LogisticRegression(C=1.0, solver="liblinear")
         model.fit(self.features[self.order], labels)
         scores = model.decision_function(self.features)
         self.ranking = np.argsort(-scores, kind="stable").tolist()
