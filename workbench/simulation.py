@@ -215,7 +215,9 @@ def _scores(qrels: Qrels, runs: Sequence[Run], level: int) -> dict[str, dict[str
     return out
 
 
-def _agreement(measure: str, reference: str, full: dict[str, float], other: dict[str, float]):
+def _agreement(
+    measure: str, reference: str, full: dict[str, float], other: dict[str, float]
+) -> RankingAgreement:
     changes = stats.rank_changes(full, other)
     with np.errstate(invalid="ignore"):
         tau = stats.kendall_tau(full, other) if len(full) > 1 else math.nan
@@ -326,7 +328,7 @@ def simulate(
             found = sum(
                 len(t.truly_relevant.intersection(orders[t.qid][: count[t.qid]])) for t in topics
             )
-            errors = []
+            errors: list[float] = []
             for g in held_out:
                 left = [r for r in runs if unit[r.tag] == g]
                 g_qrels = _budget_qrels(topics, left_out_orders[g], count, left_out_pools[g])
