@@ -190,3 +190,18 @@ def test_the_core_module_imports_neither_flask_nor_sqlalchemy():
         for alias in node.names
     }
     assert not {m for m in imported if m.split(".")[0] in {"flask", "sqlalchemy"}}
+
+
+def test_remaining_relevant_extrapolates_the_yield_curve():
+    assert adaptive.remaining_relevant([True], 50) is None
+    # last 10 all relevant, the 10 before too: no decay, 100 more at that yield
+    assert adaptive.remaining_relevant([True] * 20, 100, window=10) == 100
+    # last 10 none relevant: nothing expected
+    assert adaptive.remaining_relevant([True] * 10 + [False] * 10, 100, window=10) == 0
+    # x0 = 8, x1 = 4: y = 0.4, q = (4.5 / 8.5)^(1/10)
+    labels = [True] * 8 + [False] * 2 + [True] * 4 + [False] * 6
+    q = (4.5 / 8.5) ** 0.1
+    expected = 0.4 * q * (1 - q**100) / (1 - q)
+    assert adaptive.remaining_relevant(labels, 100, window=10) == pytest.approx(expected)
+    # fewer than 2 windows: w = n // 2 = 3
+    assert adaptive.remaining_relevant([True] * 6, 10) == pytest.approx(10.0)

@@ -449,3 +449,25 @@ def next_documents(
     for docno, relevant in judgements:
         session.observe(docno, relevant)
     return session.take(n)
+
+
+def remaining_relevant(labels: Sequence[bool], unjudged: int, *, window: int = 20) -> float | None:
+    """Relevant documents expected among `unjudged` pool documents, from the yield curve.
+
+    With x1 the relevant documents among the last w judgements and x0 among the w before them
+    (w = `window`, or half the judgements when there are fewer than 2 w), the yield
+    y = x1 / w is taken to decay geometrically by q = min(1, ((x1 + 0.5) / (x0 + 0.5))^(1/w))
+    per judgement, so the estimate is y q (1 - q^U) / (1 - q), or y U when q = 1 (U unjudged).
+    An extrapolation, not a sample-based estimate: None with fewer than two judgements.
+    """
+    n = len(labels)
+    if n < 2:
+        return None
+    w = min(window, n // 2)
+    x1 = sum(labels[n - w:])
+    x0 = sum(labels[n - 2 * w: n - w])
+    y = x1 / w
+    q = min(1.0, ((x1 + 0.5) / (x0 + 0.5)) ** (1 / w))
+    if q >= 1.0:
+        return y * unjudged
+    return y * q * (1 - q**unjudged) / (1 - q)

@@ -1,0 +1,162 @@
+"""Adaptive pools: the strategy reveals the primary judge's next documents as judgements arrive."""
+
+from __future__ import annotations
+
+import pytest
+from flask import Flask
+
+from tests.web.conftest import World, get_store_of
+from workbench import adaptive
+from workbench.services import adaptive_pools, assignments, judging, pools, users
+from workbench.services.errors import NotFound, ServiceError
+from workbench.store.models import Assignment, Campaign, Pool, PoolEntry
+
+# T1: runA ranks D1..D6, runB D8 D7 D6 D5 D4 D3 (depth 6: the pool is D1..D8).
+
+
+def _adaptive_world(app: Flask, world: World, *, budget: int = 4, share: float = 1.0):
+    store = get_store_of(app)
+    with store.session() as s:
+        campaign = s.get(Campaign, world.campaign_id)
+        pool = adaptive_pools.build_adaptive_pool(
+            s, campaign, strategy="mm", budget=budget, depth=6, batch=2, secondary_share=share,
+            seed=11,
+        )
+        made = {
+            name: assignments.assign(s, pool, "T1", users.get_user(s, name), order="random").id
+            for name in ("alice", "bob")
+        }
+        return store, pool.id, made
+
+
+def _sequence(store, assignment_id: int) -> list[str]:
+    with store.read_session() as s:
+        return judging.document_sequence(s, s.get(Assignment, assignment_id))
+
+
+def _judge(store, assignment_id: int, user_id: int, docno: str, grade: int) -> None:
+    with store.connection() as connection:
+        judging.record_judgement(
+            connection, assignment_id, user_id, judging.JudgementInput(docno, grade)
+        )
+
+
+def test_documents_are_revealed_by_the_strategy_as_the_primary_judges(app, world):
+    store, pool_id, made = _adaptive_world(app, world)
+    alice, bob = world.users["alice"], world.users["bob"]
+    with store.read_session() as s:
+        entries = s.query(PoolEntry).filter_by(pool_id=pool_id, qid="T1").all()
+        assert len(entries) == 8 and not any(e.sampled for e in entries)
+    assert _sequence(store, made["alice"]) == []
+    # MaxMean with no judgement: both runs at 1/2, the first run (runA) gives D1, then D2
+    assert adaptive_pools.advance(store, made["alice"], alice) == ["D1", "D2"]
+    assert _sequence(store, made["alice"]) == ["D1", "D2"]
+    assert adaptive_pools.advance(store, made["alice"], alice) == []  # D1, D2 not judged yet
+    assert adaptive_pools.advance(store, made["bob"], bob) == []  # bob is not the primary judge
+    assert sorted(_sequence(store, made["bob"])) == ["D1", "D2"]  # share 1.0: all revealed
+    with pytest.raises(NotFound, match="not in this assignment"):
+        _judge(store, made["alice"], alice, "D8", 1)  # not revealed
+    _judge(store, made["alice"], alice, "D1", 0)
+    _judge(store, made["alice"], alice, "D2", 0)
+    # runA 1/4 (two non-relevant), runB 1/2: runB's D8 then D7
+    assert adaptive_pools.advance(store, made["alice"], alice) == ["D8", "D7"]
+    assert _sequence(store, made["alice"]) == ["D1", "D2", "D8", "D7"]
+    _judge(store, made["alice"], alice, "D8", 2)
+    _judge(store, made["alice"], alice, "D7", 1)
+    assert adaptive_pools.advance(store, made["alice"], alice) == []  # budget 4 used
+    with store.session() as s:
+        pool = s.get(Pool, pool_id)
+        (status,) = adaptive_pools.topic_statuses(s, pool)[:1]
+        assert (status.qid, status.budget, status.revealed, status.judged, status.relevant) == (
+            "T1", 4, 4, 4, 2,
+        )
+        assert status.pool_size == 8 and status.primary == "alice" and status.finished
+        # the yield curve: w = 2, x0 = 0, x1 = 2 -> q = 1, yield 1 on 4 unrevealed
+        assert status.remaining_estimate == 4.0
+        assert adaptive_pools.set_budget(s, pool, 6, "T1") == 1
+    assert adaptive_pools.advance(store, made["alice"], alice) == ["D6", "D5"]
+    with store.session() as s:
+        adaptive_pools.stop_topic(s, s.get(Pool, pool_id), "T1")
+    _judge(store, made["alice"], alice, "D6", 0)
+    _judge(store, made["alice"], alice, "D5", 0)
+    with store.session() as s:
+        adaptive_pools.set_budget(s, s.get(Pool, pool_id), 8, "T1")
+    assert adaptive_pools.advance(store, made["alice"], alice) == []  # stopped
+
+
+def test_the_reveals_follow_the_pure_strategy(app, world):
+    store, pool_id, made = _adaptive_world(app, world, budget=8)
+    alice = world.users["alice"]
+    labels = {"D1": 1, "D2": 1, "D3": 0, "D4": 0, "D5": 0, "D6": 0, "D7": 0, "D8": 0}
+    while chosen := adaptive_pools.advance(store, made["alice"], alice):
+        for docno in chosen:
+            _judge(store, made["alice"], alice, docno, labels[docno])
+    sequence = _sequence(store, made["alice"])
+    with store.read_session() as s:
+        pool = s.get(Pool, pool_id)
+        models = pools.pool_runs(s, pool)
+        universe = adaptive.TopicPool.build(pools.topic_rankings(s, models, "T1", 6), 6)
+    expected: list[str] = []
+    while batch := adaptive.next_documents(
+        "mm", universe, [(d, labels[d] >= 1) for d in expected], 2, seed=11, qid="T1"
+    ):
+        expected += batch
+    assert sequence == expected and sorted(sequence) == sorted(labels)
+
+
+def test_other_judges_see_a_seeded_sample(app, world):
+    store, pool_id, made = _adaptive_world(app, world, budget=8, share=0.5)
+    alice = world.users["alice"]
+    while chosen := adaptive_pools.advance(store, made["alice"], alice):
+        for docno in chosen:
+            _judge(store, made["alice"], alice, docno, 0)
+    with store.read_session() as s:
+        seed = s.get(Pool, pool_id).seed
+    expected = {
+        d for d in _sequence(store, made["alice"])
+        if adaptive_pools.in_secondary_sample(seed, pool_id, "T1", d, 0.5)
+    }
+    assert 0 < len(expected) < 8
+    assert set(_sequence(store, made["bob"])) == expected
+
+
+def test_settings_are_checked_and_recorded(app, world):
+    store = get_store_of(app)
+    with store.session() as s:
+        campaign = s.get(Campaign, world.campaign_id)
+        with pytest.raises(ServiceError, match="unknown judging strategy"):
+            adaptive_pools.build_adaptive_pool(s, campaign, strategy="nope", budget=3)
+        with pytest.raises(ServiceError, match="positive --budget"):
+            adaptive_pools.build_adaptive_pool(s, campaign, strategy="mm-ns", budget=None)
+        with pytest.raises(ServiceError, match="secondary share"):
+            adaptive_pools.build_adaptive_pool(
+                s, campaign, strategy="mm-ns", budget=3, secondary_share=2.0
+            )
+        pool = adaptive_pools.build_adaptive_pool(s, campaign, strategy="mm-ns", budget=3)
+        assert pool.params["adaptive"] == {
+            "strategy": "mm-ns", "budget": 3, "batch": 5, "secondary_share": 0.2,
+        }
+        assert adaptive_pools.describe_settings(pool) == (
+            "adaptive mm-ns, budget 3 per topic, batch 5, 20 % to other judges"
+        )
+        with pytest.raises(ServiceError, match="is adaptive"):
+            pools.extend_pool(s, pool, ["runA"])
+        ordinary = s.get(Pool, world.pool_id)
+        with pytest.raises(ServiceError, match="not adaptive"):
+            adaptive_pools.set_budget(s, ordinary, 5)
+
+
+def test_budget_cannot_go_below_what_is_revealed(app, world):
+    store, pool_id, made = _adaptive_world(app, world)
+    adaptive_pools.advance(store, made["alice"], world.users["alice"])
+    with store.session() as s:
+        with pytest.raises(ServiceError, match="more than 1 documents revealed"):
+            adaptive_pools.set_budget(s, s.get(Pool, pool_id), 1)
+
+
+def test_ordinary_pools_are_untouched(app, world):
+    store = get_store_of(app)
+    alice = world.users["alice"]
+    before = _sequence(store, world.assignment["alice", "T1"])
+    assert adaptive_pools.advance(store, world.assignment["alice", "T1"], alice) == []
+    assert _sequence(store, world.assignment["alice", "T1"]) == before and len(before) == 6
