@@ -414,6 +414,9 @@ STRATEGIES: dict[str, Strategy] = {
 }
 
 
+ADAPTIVE = tuple(name for name, s in STRATEGIES.items() if s.adaptive)  # for live pools
+
+
 def get_strategy(name: str) -> Strategy:
     if name not in STRATEGIES:
         raise StrategyError(

@@ -116,7 +116,10 @@ def build_adaptive_pool(
     check_settings(strategy, budget, batch, secondary_share)
     assert budget is not None
     if adaptive.get_strategy(strategy).needs_texts:
-        adaptive.require_scikit_learn()
+        try:
+            adaptive.require_scikit_learn()
+        except adaptive.StrategyError as error:
+            raise ServiceError(str(error)) from None
     pool = pools.build_pool(
         session, campaign, strategy="depth", depth=depth, runs=runs, seed=seed, name=name
     )
