@@ -187,3 +187,48 @@ def test_the_command_line_builds_and_steers_an_adaptive_pool(world_url, world):
     assert refused.exit_code == 1 and "needs a positive --budget" in refused.output
     ordinary = run("pool", "build", "--campaign", "c1", "--strategy", "depth", "--depth", "2")
     assert ordinary.exit_code == 0 and "(" in ordinary.output and "to judge" in ordinary.output
+
+
+def test_organiser_pages_and_api(app, world, as_user):
+    admin, alice = as_user("admin"), as_user("alice")
+    campaign = world.campaign_id
+    page = admin.get(f"/admin/campaigns/{campaign}")
+    assert 'id="build-adaptive-pool"' in page.text
+    assert "<option selected>mm-ns</option>" in page.text
+    built = admin.post(
+        f"/admin/campaigns/{campaign}/adaptive-pools",
+        data={"strategy": "mm", "budget": "4", "depth": "6", "batch": "2", "seed": "3"},
+    )
+    assert built.status_code == 303 and "/adaptive" in built.headers["Location"]
+    store = get_store_of(app)
+    with store.read_session() as s:
+        pool = pools.latest_pool(s, s.get(Campaign, campaign))
+        pool_id = pool.id
+    with store.session() as s:
+        pool = s.get(Pool, pool_id)
+        assignment = assignments.assign(s, pool, "T1", users.get_user(s, "alice"))
+        assignment_id = assignment.id
+    state = alice.get(f"/api/v1/assignments/{assignment_id}").get_json()  # the next-document path
+    assert state["total"] == 2
+    status = admin.get(f"/admin/campaigns/{campaign}/pools/{pool_id}/adaptive")
+    assert status.status_code == 200 and 'data-qid="T1"' in status.text
+    assert alice.get(f"/admin/campaigns/{campaign}/pools/{pool_id}/adaptive").status_code == 403
+    api = f"/api/v1/campaigns/{campaign}/pools/{pool_id}/adaptive"
+    document = admin.get(api).get_json()
+    t1 = next(t for t in document["topics"] if t["qid"] == "T1")
+    assert (t1["budget"], t1["revealed"], t1["primary"]) == (4, 2, "alice")
+    assert document["settings"]["strategy"] == "mm"
+    assert alice.get(api).status_code == 403
+    raised = admin.post(f"{api}/budget", json={"budget": 6, "topic": "T1"})
+    assert raised.status_code == 200 and raised.get_json() == {"budget": 6, "topics": 1}
+    assert admin.post(f"{api}/budget", json={"budget": "x"}).status_code == 400
+    assert admin.post(f"{api}/budget", json={"budget": 1}).status_code == 400  # below revealed
+    assert admin.post(f"{api}/topics/T2/stop", json={"stopped": True}).get_json()["stopped"]
+    assert admin.post(f"{api}/topics/T9/stop", json={}).status_code == 404
+    form = admin.post(f"/admin/campaigns/{campaign}/pools/{pool_id}/adaptive/budget",
+                      data={"budget": "7", "qid": ""})
+    assert form.status_code == 303
+    rows = {t["qid"]: t for t in admin.get(api).get_json()["topics"]}
+    assert rows["T1"]["budget"] == 7 and rows["T2"]["stopped"] and rows["T2"]["budget"] == 7
+    ordinary = f"/admin/campaigns/{campaign}/pools/{world.pool_id}/adaptive"
+    assert admin.get(ordinary).status_code == 404
