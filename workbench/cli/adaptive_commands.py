@@ -50,6 +50,10 @@ def status(ctx: click.Context, campaign_name: str, pool_id: int | None, fmt: str
             f"{r.qid}\t{r.budget}\t{r.pool_size}\t{r.revealed}\t{r.judged}\t{r.relevant}\t"
             f"{estimate}\t{state}\t{r.primary or '-'}"
         )
+    click.echo(
+        "note: qrels hold -1 for the documents not chosen; they are not a random sample, so "
+        "compare measures that count them non-relevant with bpref and infAP."
+    )
 
 
 @adaptive_group.command("budget")
