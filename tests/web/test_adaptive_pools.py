@@ -232,3 +232,28 @@ def test_organiser_pages_and_api(app, world, as_user):
     assert rows["T1"]["budget"] == 7 and rows["T2"]["stopped"] and rows["T2"]["budget"] == 7
     ordinary = f"/admin/campaigns/{campaign}/pools/{world.pool_id}/adaptive"
     assert admin.get(ordinary).status_code == 404
+
+
+def test_evaluation_warns_about_an_adaptive_pool(world_url, world, app, tmp_path):
+    from click.testing import CliRunner
+
+    from workbench.cli import main
+
+    qrels = tmp_path / "ref.qrels"
+    qrels.write_text("T1 0 D1 2\nT1 0 D2 0\nT2 0 D3 1\n")
+
+    def evaluate():  # type: ignore[no-untyped-def]
+        return CliRunner().invoke(
+            main,
+            ["--db", world_url[0], "evaluate", "--campaign", "c1", "-m", "map", "--qrels",
+             str(qrels)],
+        )
+
+    before = evaluate()
+    assert before.exit_code == 0, before.output
+    assert "judged adaptively" not in before.stderr
+    _adaptive_world(app, world)
+    after = evaluate()
+    assert after.exit_code == 0, after.output
+    assert "warning: pool(s) 2 judged adaptively" in after.stderr
+    assert "compare with -m bpref -m infAP" in after.stderr

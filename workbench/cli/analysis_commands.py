@@ -186,6 +186,7 @@ def evaluate(
     """Evaluate every run of a campaign and compare every pair with a paired test."""
     from workbench.reports import evaluation as report
     from workbench.reports.tables import render, to_json
+    from workbench.services import adaptive_pools
     from workbench.services import evaluation as service
     from workbench.services.campaigns import get_campaign
 
@@ -205,6 +206,7 @@ def evaluate(
                 allow_files=True,
             )
             comparisons = service.compare_runs(table, test=test, correction=correction, alpha=alpha)
+            warning = adaptive_pools.evaluation_warning(session, campaign)
             ranking = (
                 service.ranking_stability(session, campaign, table.measures[0], runs=runs)
                 if stability
@@ -225,6 +227,8 @@ def evaluate(
             )
     except (ServiceError, TrecFormatError) as error:
         fail(str(error))
+    if warning:
+        click.echo(f"warning: {warning}", err=True)
     if fmt == "trec":
         _emit(report.trec_eval_text(table), output)
         return

@@ -398,6 +398,22 @@ def _username(session: Session, assignment: Assignment | None) -> str | None:
     return user.username if user is not None else None
 
 
+def evaluation_warning(session: Session, campaign: Campaign) -> str | None:
+    """What an evaluation of the campaign must say when one of its pools is adaptive."""
+    adaptive_ids = [
+        p.id
+        for p in session.scalars(select(Pool).where(Pool.campaign_id == campaign.id))
+        if settings_of(p) is not None
+    ]
+    if not adaptive_ids:
+        return None
+    return (
+        f"pool(s) {', '.join(map(str, adaptive_ids))} judged adaptively: the pooled documents "
+        "left unjudged are not a random sample, so measures that count them as non-relevant "
+        "favour the runs the strategy followed; compare with -m bpref -m infAP"
+    )
+
+
 def describe_settings(pool: Pool) -> str:
     """'adaptive mm-ns, budget 200 per topic, batch 5, 20 % to other judges' (or '')."""
     settings = settings_of(pool)
