@@ -301,7 +301,7 @@ class ActiveLearningSession(Session):
     def __init__(self, pool: TopicPool, texts: Mapping[str, str]) -> None:
         super().__init__(pool)
         require_scikit_learn()
-        from sklearn.feature_extraction.text import TfidfVectorizer  # type: ignore[import-untyped]
+        from sklearn.feature_extraction.text import TfidfVectorizer
 
         missing = [d for d in pool.docnos if d not in texts]
         if missing:
@@ -329,7 +329,7 @@ class ActiveLearningSession(Session):
         self.trained = True
         self.batch += math.ceil(self.batch / 10)
         self.next_training = self.n_judged + self.batch
-        from sklearn.linear_model import LogisticRegression  # type: ignore[import-untyped]
+        from sklearn.linear_model import LogisticRegression
 
         model = LogisticRegression(C=1.0, solver="liblinear")
         model.fit(self.features[self.order], labels)
@@ -345,7 +345,7 @@ class ActiveLearningSession(Session):
 
 def require_scikit_learn() -> None:
     try:
-        import sklearn  # type: ignore[import-untyped]  # noqa: F401
+        import sklearn  # noqa: F401
     except ModuleNotFoundError:
         raise StrategyError(
             "the 'al' strategy needs scikit-learn: pip install 'workbench[al]'"

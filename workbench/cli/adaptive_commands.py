@@ -9,12 +9,12 @@ import click
 from workbench.services import adaptive_pools, campaigns, pools
 
 
-def _pool(session, campaign_name: str, pool_id: int | None):  # type: ignore[no-untyped-def]
+def _pool(session, campaign_name: str, pool_id: int | None):
     target = campaigns.get_campaign(session, campaign_name)
     return pools.get_pool(session, target, pool_id)
 
 
-def _options(command):  # type: ignore[no-untyped-def]
+def _options(command):
     command = click.option(
         "--pool", "pool_id", type=int, default=None, help="Pool id (default: the latest)."
     )(command)

@@ -29,7 +29,7 @@ def _share(text: str | None) -> float:
 
 
 @bp.post("/campaigns/<int:campaign_id>/adaptive-pools")
-def build(campaign_id: int):  # type: ignore[no-untyped-def]
+def build(campaign_id: int):
     form = request.form
     with change() as session:
         c = campaign_or_404(session, campaign_id)
@@ -50,7 +50,7 @@ def build(campaign_id: int):  # type: ignore[no-untyped-def]
 
 
 @bp.get("/campaigns/<int:campaign_id>/pools/<int:pool_id>/adaptive")
-def status(campaign_id: int, pool_id: int):  # type: ignore[no-untyped-def]
+def status(campaign_id: int, pool_id: int):
     with get_store().read_session() as session:
         c = campaign_or_404(session, campaign_id)
         pool = pools.get_pool(session, c, pool_id)
@@ -66,7 +66,7 @@ def status(campaign_id: int, pool_id: int):  # type: ignore[no-untyped-def]
 
 
 @bp.post("/campaigns/<int:campaign_id>/pools/<int:pool_id>/adaptive/budget")
-def budget(campaign_id: int, pool_id: int):  # type: ignore[no-untyped-def]
+def budget(campaign_id: int, pool_id: int):
     qid = request.form.get("qid") or None
     with change() as session:
         pool = pools.get_pool(session, campaign_or_404(session, campaign_id), pool_id)
@@ -79,7 +79,7 @@ def budget(campaign_id: int, pool_id: int):  # type: ignore[no-untyped-def]
 
 
 @bp.post("/campaigns/<int:campaign_id>/pools/<int:pool_id>/adaptive/topics/<qid>/stop")
-def stop(campaign_id: int, pool_id: int, qid: str):  # type: ignore[no-untyped-def]
+def stop(campaign_id: int, pool_id: int, qid: str):
     resume = request.form.get("resume") == "1"
     with change() as session:
         pool = pools.get_pool(session, campaign_or_404(session, campaign_id), pool_id)
@@ -104,13 +104,13 @@ def form_choices() -> dict[str, Any]:
 # --- API ---------------------------------------------------------------------------------
 
 
-def _api_pool(session, campaign_id: int, pool_id: int):  # type: ignore[no-untyped-def]
+def _api_pool(session, campaign_id: int, pool_id: int):
     campaign = campaign_service.get_campaign(session, campaign_id)
     return pools.get_pool(session, campaign, pool_id)
 
 
 @api.errorhandler(ServiceError)
-def _refused(error: ServiceError):  # type: ignore[no-untyped-def]
+def _refused(error: ServiceError):
     from workbench.services.errors import NotFound
 
     return jsonify(error=str(error)), 404 if isinstance(error, NotFound) else 400
@@ -118,7 +118,7 @@ def _refused(error: ServiceError):  # type: ignore[no-untyped-def]
 
 @api.get("/campaigns/<int:campaign_id>/pools/<int:pool_id>/adaptive")
 @admin_required
-def api_status(campaign_id: int, pool_id: int):  # type: ignore[no-untyped-def]
+def api_status(campaign_id: int, pool_id: int):
     with get_store().read_session() as session:
         pool = _api_pool(session, campaign_id, pool_id)
         rows = adaptive_pools.topic_statuses(session, pool)
@@ -132,7 +132,7 @@ def api_status(campaign_id: int, pool_id: int):  # type: ignore[no-untyped-def]
 
 @api.post("/campaigns/<int:campaign_id>/pools/<int:pool_id>/adaptive/budget")
 @admin_required
-def api_budget(campaign_id: int, pool_id: int):  # type: ignore[no-untyped-def]
+def api_budget(campaign_id: int, pool_id: int):
     data = request.get_json(silent=True)
     if not isinstance(data, dict) or isinstance(data.get("budget"), bool) or not isinstance(
         data.get("budget"), int
@@ -150,7 +150,7 @@ def api_budget(campaign_id: int, pool_id: int):  # type: ignore[no-untyped-def]
 
 @api.post("/campaigns/<int:campaign_id>/pools/<int:pool_id>/adaptive/topics/<qid>/stop")
 @admin_required
-def api_stop(campaign_id: int, pool_id: int, qid: str):  # type: ignore[no-untyped-def]
+def api_stop(campaign_id: int, pool_id: int, qid: str):
     data = request.get_json(silent=True) or {}
     stopped = data.get("stopped", True) if isinstance(data, dict) else True
     if not isinstance(stopped, bool):
