@@ -80,8 +80,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(admin.bp)
     app.register_blueprint(api.bp)
     app.register_blueprint(reports.bp)
-    app.register_blueprint(adaptive.bp)
-    app.register_blueprint(adaptive.api)
+    app.register_blueprint(adaptive.bp)  # its JSON routes are on api.bp
 
     @app.get("/")
     def index():  # type: ignore[no-untyped-def]

@@ -6,19 +6,20 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from flask import Blueprint, abort, flash, jsonify, render_template, request
-from flask_login import current_user  # noqa: F401  (the login manager needs the import order)
+from flask import abort, flash, jsonify, render_template, request
 
 from workbench import adaptive
 from workbench.services import adaptive_pools, pools
 from workbench.services import campaigns as campaign_service
 from workbench.services.errors import ServiceError
 from workbench.web.admin import _int_or_none, back_to, campaign_or_404, change
+from workbench.web.api import bp as api_blueprint
 from workbench.web.db import get_store
 from workbench.web.security import admin_blueprint, admin_required
 
 bp = admin_blueprint("adaptive", __name__, "/admin")
-api = Blueprint("adaptive_api", __name__, url_prefix="/api/v1")
+# the JSON routes join the API blueprint, with its JSON errors and its authentication
+api = api_blueprint
 
 
 def _share(text: str | None) -> float:
@@ -109,16 +110,9 @@ def _api_pool(session, campaign_id: int, pool_id: int):
     return pools.get_pool(session, campaign, pool_id)
 
 
-@api.errorhandler(ServiceError)
-def _refused(error: ServiceError):
-    from workbench.services.errors import NotFound
-
-    return jsonify(error=str(error)), 404 if isinstance(error, NotFound) else 400
-
-
 @api.get("/campaigns/<int:campaign_id>/pools/<int:pool_id>/adaptive")
 @admin_required
-def api_status(campaign_id: int, pool_id: int):
+def adaptive_status(campaign_id: int, pool_id: int):
     with get_store().read_session() as session:
         pool = _api_pool(session, campaign_id, pool_id)
         rows = adaptive_pools.topic_statuses(session, pool)
@@ -132,7 +126,7 @@ def api_status(campaign_id: int, pool_id: int):
 
 @api.post("/campaigns/<int:campaign_id>/pools/<int:pool_id>/adaptive/budget")
 @admin_required
-def api_budget(campaign_id: int, pool_id: int):
+def adaptive_budget(campaign_id: int, pool_id: int):
     data = request.get_json(silent=True)
     if not isinstance(data, dict) or isinstance(data.get("budget"), bool) or not isinstance(
         data.get("budget"), int
@@ -150,7 +144,7 @@ def api_budget(campaign_id: int, pool_id: int):
 
 @api.post("/campaigns/<int:campaign_id>/pools/<int:pool_id>/adaptive/topics/<qid>/stop")
 @admin_required
-def api_stop(campaign_id: int, pool_id: int, qid: str):
+def adaptive_stop(campaign_id: int, pool_id: int, qid: str):
     data = request.get_json(silent=True) or {}
     stopped = data.get("stopped", True) if isinstance(data, dict) else True
     if not isinstance(stopped, bool):
