@@ -22,7 +22,7 @@ import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import Connection, func, select, update
 from sqlalchemy.orm import Session
@@ -347,10 +347,18 @@ def visible_entries(connection: Connection, assignment: Any, rows: Sequence[Any]
         return list(rows)
     share = float(recorded["secondary_share"])
     return [
-        row._replace(build=0) if hasattr(row, "_replace") else row
+        SampledEntry(row.docno, 0, row.priority)
         for row in rows
         if in_secondary_sample(seed, assignment.pool_id, assignment.qid, row.docno, share)
     ]
+
+
+class SampledEntry(NamedTuple):
+    """A revealed entry as another judge sees it: build 0, so that it is shuffled."""
+
+    docno: str
+    build: int
+    priority: float
 
 
 def in_secondary_sample(seed: int, pool_id: int, qid: str, docno: str, share: float) -> bool:
