@@ -1,4 +1,4 @@
-"""`workbench simulate`: replay judging strategies against known qrels (no store needed)."""
+"""`workbench simulate`: replay judging strategies against known qrels (no store, no Flask)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,12 @@ from pathlib import Path
 
 import click
 
-from workbench.cli.common import fail
-
 FORMATS = ("text", "json", "csv", "md", "latex")
+
+
+def fail(message: str) -> None:
+    """Exit 1 with the message (without importing the store, as cli.common does)."""
+    raise click.ClickException(message)
 
 
 def _groups(pairs: tuple[str, ...]) -> dict[str, str]:
