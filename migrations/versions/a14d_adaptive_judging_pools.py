@@ -6,7 +6,7 @@ presentation orders (keyed by the pool's signature) are recomputed. `adaptive_to
 each topic's budget, which the organiser can raise, and whether the organiser stopped it.
 
 Revision ID: a14d_adaptive
-Revises: 0001
+Revises: q15_query_logs
 Create Date: 2026-11-23 11:05:00
 """
 
@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "a14d_adaptive"
-down_revision = "0001"
+down_revision = "q15_query_logs"
 branch_labels = None
 depends_on = None
 
