@@ -33,7 +33,7 @@ def test_a_live_adaptive_pool_is_judged_end_to_end(world_server, browser) -> Non
     from selenium.webdriver.support.ui import WebDriverWait
 
     base, app, world = world_server
-    wait = WebDriverWait(browser, 20)
+    wait = WebDriverWait(browser, 30)
     store = get_store_of(app)
 
     def submit(form) -> None:  # type: ignore[no-untyped-def]
@@ -42,6 +42,10 @@ def test_a_live_adaptive_pool_is_judged_end_to_end(world_server, browser) -> Non
 
     def flashes() -> str:
         return " | ".join(e.text for e in browser.find_elements(By.CSS_SELECTOR, ".flash"))
+
+    def log_out() -> None:
+        browser.find_element(By.CSS_SELECTOR, "form.inline button.link").click()
+        wait.until(ec.url_contains("/login"))
 
     def fill(form, name: str, value: str) -> None:  # type: ignore[no-untyped-def]
         field = form.find_element(By.NAME, name)
@@ -69,7 +73,7 @@ def test_a_live_adaptive_pool_is_judged_end_to_end(world_server, browser) -> Non
         assignment_id = s.scalar(
             select(Assignment.id).where(Assignment.pool_id == pool_id, Assignment.qid == "T1")
         )
-    browser.find_element(By.CSS_SELECTOR, "form.inline button.link").click()  # log out
+    log_out()
 
     # --- alice judges what the strategy chooses, asking for more when she is through
     log_in_as(browser, base, "alice")
@@ -93,7 +97,7 @@ def test_a_live_adaptive_pool_is_judged_end_to_end(world_server, browser) -> Non
     assert seen == ["D1", "D2", "D8", "D7"]
     banner = browser.find_element(By.ID, "done-banner").text
     assert "Every document chosen so far is judged" in banner
-    browser.find_element(By.CSS_SELECTOR, "form.inline button.link").click()
+    log_out()
 
     # --- the organiser sees the topic finished, raises its budget and stops T2
     log_in_as(browser, base, "admin")
@@ -113,7 +117,7 @@ def test_a_live_adaptive_pool_is_judged_end_to_end(world_server, browser) -> Non
     assert "Topic T2 stopped." in flashes()
     row = browser.find_element(By.CSS_SELECTOR, 'tr[data-qid="T1"]')
     assert row.find_element(By.CSS_SELECTOR, ".state").text == "open"
-    browser.find_element(By.CSS_SELECTOR, "form.inline button.link").click()
+    log_out()
 
     # --- alice gets the two more: runB was relevant, so MaxMean stays on it
     log_in_as(browser, base, "alice")
