@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "agreement": "workbench.cli.analysis_commands:agreement",
     "adjudicate": "workbench.cli.analysis_commands:adjudicate",
     "evaluate": "workbench.cli.analysis_commands:evaluate",
+    "simulate": "workbench.cli.simulate_commands:simulate",
     "querylog": "workbench.cli.querylog_commands:querylog",
 }
 

@@ -250,6 +250,7 @@ def evaluate(
     """Evaluate every run of a campaign and compare every pair with a paired test."""
     from workbench.reports import evaluation as report
     from workbench.reports.tables import render, to_json
+    from workbench.services import adaptive_pools
     from workbench.services import evaluation as service
     from workbench.services.campaigns import get_campaign
 
@@ -284,6 +285,7 @@ def evaluate(
                     session, campaign, qrels_spec, allow_files=True, allow_incomplete=True
                 )
             comparisons = service.compare_runs(table, test=test, correction=correction, alpha=alpha)
+            warning = adaptive_pools.evaluation_warning(session, campaign)
             ranking = (
                 service.ranking_stability(
                     session,
@@ -313,6 +315,8 @@ def evaluate(
             )
     except (ServiceError, TrecFormatError) as error:
         fail(str(error))
+    if warning:
+        click.echo(f"warning: {warning}", err=True)
     if fmt in ("trec", "csv"):  # formats without a caption: the notes go to stderr
         for note in table.notes() + comparisons.notes:
             click.echo(f"note: {note}", err=True)

@@ -164,6 +164,22 @@ class Pool(Base):
     params: Mapped[dict[str, Any]] = mapped_column(default=dict)
     seed: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    # changes whenever an adaptive pool reveals documents (part of the pool's signature)
+    revision: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+
+
+class AdaptiveTopic(Base):
+    """One topic of an adaptive pool: its judging budget and whether the organiser stopped it."""
+
+    __tablename__ = "adaptive_topics"
+    __table_args__ = (UniqueConstraint("pool_id", "qid"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    pool_id: Mapped[int] = mapped_column(ForeignKey("pools.id", ondelete="CASCADE"))
+    qid: Mapped[str] = mapped_column(String(limits.QID))
+    budget: Mapped[int] = mapped_column(Integer)
+    stopped: Mapped[bool] = mapped_column(Boolean, default=False)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
 
 
 class PoolRun(Base):

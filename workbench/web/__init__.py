@@ -72,6 +72,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         app.config["SECRET_KEY"] = secret_key(app.instance_path)
 
     from workbench.web import (
+        adaptive,
         admin,
         api,
         assess,
@@ -91,6 +92,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(admin.bp)
     app.register_blueprint(api.bp)
     app.register_blueprint(reports.bp)
+    app.register_blueprint(adaptive.bp)  # its JSON routes are on api.bp
     app.register_blueprint(querylogs.bp)
     app.register_blueprint(querylogs.api)
 
