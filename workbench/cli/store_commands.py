@@ -329,10 +329,10 @@ def pool_build(
                 batch=batch, secondary_share=secondary_share, runs=split_tags(runs), seed=seed,
                 name=name,
             )
-            documents, _, topics = pools.pool_counts(session, built)
+            documents, _, n_topics = pools.pool_counts(session, built)
             click.echo(
                 f"{pools.describe_pool(built)}: {adaptive_pools.describe_settings(built)}; "
-                f"{documents} documents to choose from over {topics} topics"
+                f"{documents} documents to choose from over {n_topics} topics"
             )
             warn_missing_text(session, built)
             return

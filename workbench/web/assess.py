@@ -34,7 +34,7 @@ def topic_of(session: Session, assignment: Assignment) -> Topic | None:
 
 @bp.get("/")
 @assessor_required
-def topics():  # type: ignore[no-untyped-def]
+def topics():
     with get_store().read_session() as session:
         rows = []
         for a, done in progress.user_progress(session, current_user.id):
@@ -54,7 +54,7 @@ def topics():  # type: ignore[no-untyped-def]
 
 @bp.get("/<int:assignment_id>")
 @assessor_required
-def judge(assignment_id: int):  # type: ignore[no-untyped-def]
+def judge(assignment_id: int):
     adaptive_pools.advance(get_store(), assignment_id, current_user.id)  # adaptive pools
     with get_store().read_session() as session:
         assignment = own_assignment(session, assignment_id)
