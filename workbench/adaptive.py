@@ -365,7 +365,7 @@ class Strategy:
 
 def _fixed(order: Callable[[TopicPool], Iterable[str]]) -> Callable[..., Session]:
     def start(pool: TopicPool, **_: object) -> Session:
-        return FixedOrderSession(pool, [pool.index(d) for d in order(pool)])  # type: ignore[misc]
+        return FixedOrderSession(pool, [pool.at[d] for d in order(pool)])  # pool docnos only
 
     return start
 
