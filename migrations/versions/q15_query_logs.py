@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = 'q15_query_logs'
-down_revision = '0001'
+down_revision = '0002_client_id_per_campaign'
 branch_labels = None
 depends_on = None
 

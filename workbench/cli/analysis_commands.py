@@ -102,10 +102,7 @@ def adjudicate(
             summary = apply_rule(session, campaign, rule, tie=tie, primary=primary)
     except ServiceError as error:
         fail(str(error))
-    click.echo(
-        f"{summary.rule}: {summary.labelled} final labels set, {summary.kept} kept as "
-        f"adjudicated, {summary.queued} waiting in the adjudication queue"
-    )
+    click.echo(summary.message())
 
 
 @click.command()
@@ -173,6 +170,19 @@ def adjudicate(
     help="Also leave-one-run-out or leave-one-group-out on the latest pool.",
 )
 @click.option("--per-topic", is_flag=True, help="Also a topics x runs table per measure.")
+@click.option(
+    "--topic-set",
+    type=click.Choice(("all", "common")),
+    default="all",
+    show_default=True,
+    help="all: every judged topic, a topic a run lacks scores 0 (trec_eval -c); common: only "
+    "the topics every run has (the report names those dropped).",
+)
+@click.option(
+    "--allow-incomplete",
+    is_flag=True,
+    help="Evaluate final or assessor qrels although documents lack a label (the report says so).",
+)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None)
 @click.pass_context
 def evaluate(
@@ -189,6 +199,8 @@ def evaluate(
     stability: bool,
     reusability: str | None,
     per_topic: bool,
+    topic_set: str,
+    allow_incomplete: bool,
     output: Path | None,
 ) -> None:
     """Evaluate every run of a campaign and compare every pair with a paired test."""
@@ -218,10 +230,19 @@ def evaluate(
                 relevance_level=relevance_level,
                 runs=runs,
                 allow_files=True,
+                topic_set=topic_set,
+                allow_incomplete=allow_incomplete,
             )
             comparisons = service.compare_runs(table, test=test, correction=correction, alpha=alpha)
             ranking = (
-                service.ranking_stability(session, campaign, table.measures[0], runs=runs)
+                service.ranking_stability(
+                    session,
+                    campaign,
+                    table.measures[0],
+                    runs=runs,
+                    topic_set=topic_set,
+                    allow_incomplete=allow_incomplete,
+                )
                 if stability
                 else None
             )
@@ -234,12 +255,17 @@ def evaluate(
                     by=reusability,
                     runs=runs,
                     allow_files=True,
+                    topic_set=topic_set,
+                    allow_incomplete=allow_incomplete,
                 )
                 if reusability
                 else None
             )
     except (ServiceError, TrecFormatError) as error:
         fail(str(error))
+    if fmt in ("trec", "csv"):  # formats without a caption: the notes go to stderr
+        for note in table.notes() + comparisons.notes:
+            click.echo(f"note: {note}", err=True)
     if fmt == "trec":
         _emit(report.trec_eval_text(table), output)
         return

@@ -224,13 +224,16 @@ class Judgement(Base):
     """One judgement event (append-only). The current judgement of a key is its latest row.
 
     grade is None when the assessor could not judge (cannot_judge holds the reason).
-    client_id is the browser's idempotency key: a retried submission is stored once.
+    client_id is the browser's idempotency key, unique per campaign and assessor: a retried
+    submission is stored once.
     """
 
     __tablename__ = "judgements"
     __table_args__ = (
         Index("ix_judgements_key", "campaign_id", "qid", "docno", "user_id"),
-        UniqueConstraint("user_id", "client_id"),
+        UniqueConstraint(
+            "campaign_id", "user_id", "client_id", name="uq_judgements_campaign_user_client"
+        ),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
