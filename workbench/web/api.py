@@ -15,7 +15,6 @@ from typing import Any
 from flask import Blueprint, jsonify, request, send_file
 from flask_login import current_user
 from sqlalchemy.exc import DBAPIError, IntegrityError
-from werkzeug.exceptions import HTTPException
 
 from workbench import limits
 from workbench.services import campaigns as campaign_service
@@ -39,11 +38,6 @@ def _not_found(error: NotFound):  # type: ignore[no-untyped-def]
 @bp.errorhandler(ServiceError)
 def _refused(error: ServiceError):  # type: ignore[no-untyped-def]
     return jsonify(error=str(error)), 400
-
-
-@bp.errorhandler(HTTPException)
-def _http_error(error: HTTPException):  # type: ignore[no-untyped-def]
-    return jsonify(error=error.description or error.name), error.code
 
 
 def progress_json(p: progress.Progress) -> dict[str, Any]:
