@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import io
+import unicodedata
 from collections.abc import Mapping
+from urllib.parse import quote
 
 from workbench.services import campaigns as campaign_service
 from workbench.services import exports, pools
@@ -11,6 +13,20 @@ from workbench.services.errors import NotFound, ServiceError
 from workbench.web.db import get_store
 
 EXPORT_KINDS = ("pool", "qrels", "log")
+
+
+def content_disposition(filename: str) -> str:
+    """An attachment header per RFC 6266: an ASCII `filename` fallback (quotes, backslashes
+    and control characters replaced) and, for any other name, `filename*` in UTF-8 per
+    RFC 5987."""
+    ascii_name = unicodedata.normalize("NFKD", filename).encode("ascii", "ignore").decode()
+    fallback = "".join(
+        "_" if ch in '"\\' or not ch.isprintable() else ch for ch in ascii_name
+    ).strip() or "download"
+    header = f'attachment; filename="{fallback}"'
+    if fallback != filename:
+        header += f"; filename*=UTF-8''{quote(filename, safe='')}"
+    return header
 
 
 def _slug(text: str) -> str:
