@@ -237,3 +237,23 @@ def test_upload_folders_of_dead_workers_are_removed(app: Flask, world: World, tm
     assert mine.exists()  # a folder of a live process stays
     mine.rmdir()
     assert not [p for p in root.iterdir() if p.name.startswith(f"{uploads.PREFIX}{os.getpid()}")]
+
+
+def test_evaluation_with_only_non_numeric_measures_is_a_message(app: Flask, world: World) -> None:
+    alice = client_factory(app)("alice")
+    for docno, grade in [("D1", 1), ("D2", 0)]:
+        assert alice.post(judgement_url(world), json={"docno": docno, "grade": grade}).status_code
+    admin = client_factory(app)("admin")
+    page = admin.get(f"/reports/{world.campaign_id}/evaluation?measures=runid,num_q&qrels=alice")
+    assert page.status_code == 200 and "is a score per topic" in page.text
+    download = admin.get(f"/reports/{world.campaign_id}/evaluation.csv?measures=runid&qrels=alice")
+    assert download.status_code == 302
+
+
+@pytest.mark.parametrize("level", ["²", "1e3", str(2**70)])
+def test_export_options_are_bounded_integers(app: Flask, world: World, level: str) -> None:
+    admin = client_factory(app)("admin")
+    api = admin.get(f"/api/v1/campaigns/{world.campaign_id}/export/qrels?binary_level={level}")
+    assert api.status_code == 400 and "binary_level" in api.json["error"]
+    page = admin.get(f"/admin/campaigns/{world.campaign_id}/download/qrels?binary_level={level}")
+    assert page.status_code == 303

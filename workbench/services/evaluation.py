@@ -229,6 +229,11 @@ def evaluate_runs(
                 per_topic={q: {m: v[m] for m in canonical} for q, v in result.per_topic.items()},
             )
         )
+    if scored and not canonical:
+        raise ServiceError(
+            f"none of the measures {', '.join(measures)} is a score per topic "
+            "(runid, num_q and the like are not): choose a measure such as map or P_10"
+        )
     return EvaluationTable(campaign, qrels.label, relevance_level, canonical, scored)
 
 

@@ -11,6 +11,7 @@ from workbench.services import campaigns as campaign_service
 from workbench.services import exports, pools
 from workbench.services.errors import NotFound, ServiceError
 from workbench.web.db import get_store
+from workbench.web.inputs import form_int
 
 EXPORT_KINDS = ("pool", "qrels", "log")
 
@@ -51,9 +52,7 @@ def export_file(campaign_id: int, kind: str, args: Mapping[str, str]) -> tuple[i
         elif kind == "qrels":
             assessor = args.get("assessor") or None
             final = args.get("final") in {"1", "true", "yes"}
-            level = args.get("binary_level") or None
-            if level is not None and not level.lstrip("-").isdigit():
-                raise ServiceError(f"binary_level must be an integer; got {level!r}")
+            level = form_int(args.get("binary_level"), "binary_level")
             suffix = f".{_slug(assessor)}" if assessor else (".final" if final else "")
             name = f"{slug}{suffix}.qrels"
             exports.export_qrels(
@@ -62,7 +61,7 @@ def export_file(campaign_id: int, kind: str, args: Mapping[str, str]) -> tuple[i
                 text,
                 assessor=assessor,
                 final=final,
-                binary_level=None if level is None else int(level),
+                binary_level=level,
             )
         elif kind == "log":
             fmt = args.get("format", "csv")
