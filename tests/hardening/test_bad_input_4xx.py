@@ -257,3 +257,33 @@ def test_export_options_are_bounded_integers(app: Flask, world: World, level: st
     assert api.status_code == 400 and "binary_level" in api.json["error"]
     page = admin.get(f"/admin/campaigns/{world.campaign_id}/download/qrels?binary_level={level}")
     assert page.status_code == 303
+
+
+def test_a_truncated_gzip_upload_is_a_message_and_imports_nothing(app: Flask, world: World) -> None:
+    import gzip
+
+    admin = client_factory(app)("admin")
+    before = counts(app)
+    good = gzip.compress(b'{"docno": "D1", "title": "x", "text": "y"}\n' * 50)
+    for blob in (good[: len(good) // 2], good[:10] + b"\x00" * 30 + good[40:], b"\x1f\x8b junk"):
+        response = admin.post(
+            f"/admin/campaigns/{world.campaign_id}/upload/documents",
+            data={"files": (io.BytesIO(blob), "d.jsonl.gz")},
+            content_type="multipart/form-data",
+        )
+        assert response.status_code == 303
+        assert 'class="flash error' in admin.get(response.location).text
+    assert counts(app) == before
+
+
+def test_an_adjudication_reason_is_bounded(app: Flask, world: World) -> None:
+    alice = client_factory(app)("alice")
+    assert alice.post(judgement_url(world), json={"docno": "D1", "grade": 1}).status_code == 201
+    admin = client_factory(app)("admin")
+    before = counts(app)
+    form = {"qid": "T1", "docno": "D1", "grade": "1", "reason": "x" * (limits.REASON + 1)}
+    response = admin.post(f"/reports/{world.campaign_id}/adjudication", data=form)
+    assert response.status_code in (303, 400)
+    if response.status_code == 303:
+        assert "at most" in admin.get(response.location).text
+    assert counts(app) == before

@@ -6,6 +6,7 @@ file (TrecFormatError: file, line, what was expected) rolls back and is shown as
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -199,6 +200,8 @@ def upload(campaign_id: int, kind: str):  # type: ignore[no-untyped-def]
                 reports = run_import(session, campaign_or_404(session, campaign_id), paths)
         except (ServiceError, TrecFormatError) as error:
             flash(_named(str(error), paths), "error")
+        except (EOFError, OSError, zlib.error) as error:  # a corrupt or truncated .gz
+            flash(_named(f"cannot read the upload: {error}; nothing was imported", paths), "error")
         else:
             for report in reports:
                 flash(report.summary(), "info")
