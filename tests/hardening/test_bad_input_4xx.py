@@ -218,8 +218,12 @@ def test_hsts_when_cookies_are_secure(
 
 
 def test_upload_folders_of_dead_workers_are_removed(app: Flask, world: World, tmp_path) -> None:
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     root = uploads.uploads_root()
     root.mkdir(mode=0o700, exist_ok=True)
     orphan = root / f"{uploads.PREFIX}{dead.stdout.strip()}-leftover"

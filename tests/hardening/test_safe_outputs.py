@@ -51,7 +51,7 @@ def hostile_table() -> Table:
     return Table(
         ["Run", "MAP"],
         [
-            [Cell("=HYPERLINK(\"http://x\")"), Cell(0.5)],
+            [Cell('=HYPERLINK("http://x")'), Cell(0.5)],
             [Cell("<img src=x onerror=alert(1)>"), Cell(-0.25, marks="a")],
             [Cell("[click](javascript:alert(1))"), Cell(1.0)],
         ],
@@ -62,7 +62,7 @@ def hostile_table() -> Table:
 
 def test_table_csv_neutralises_formulas_and_keeps_numbers() -> None:
     rows = list(csv.reader(io.StringIO(to_csv(hostile_table()))))
-    assert rows[1][0] == "'=HYPERLINK(\"http://x\")"
+    assert rows[1][0] == '\'=HYPERLINK("http://x")'
     assert rows[2][1] == "-0.25"  # a number stays a number
     assert float(rows[1][1]) == 0.5
 
@@ -109,7 +109,7 @@ def test_latex_labels_of_several_tables_are_unique() -> None:
         ),
         (
             "Ügyfél—評価.csv",
-            "attachment; filename=\"Ugyfel.csv\"; "
+            'attachment; filename="Ugyfel.csv"; '
             "filename*=UTF-8''%C3%9Cgyf%C3%A9l%E2%80%94%E8%A9%95%E4%BE%A1.csv",
         ),
     ],
@@ -167,10 +167,10 @@ def test_downloads_with_a_non_latin_name_have_valid_headers(
 def test_the_judgement_log_csv_neutralises_formulas(app: Flask, world: World) -> None:
     alice = client_factory(app)("alice")
     url = f"/api/v1/assignments/{world.assignment['alice', 'T1']}/judgements"
-    body = {"docno": "D1", "grade": 1, "comment": "=HYPERLINK(\"http://evil\",\"x\")"}
+    body = {"docno": "D1", "grade": 1, "comment": '=HYPERLINK("http://evil","x")'}
     assert alice.post(url, json=body).status_code == 201
     admin = client_factory(app)("admin")
     log = admin.get(f"/admin/campaigns/{world.campaign_id}/download/log?format=csv")
     rows = list(csv.DictReader(io.StringIO(log.text)))
-    assert rows[-1]["comment"] == "'=HYPERLINK(\"http://evil\",\"x\")"
+    assert rows[-1]["comment"] == '\'=HYPERLINK("http://evil","x")'
     assert rows[-1]["grade"] == "1"

@@ -15,11 +15,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from tests.web.conftest import World, get_store_of, make_app, serve_in_thread
+from tests.web.conftest import PASSWORD, World, get_store_of, make_app, serve_in_thread
 from tests.web.test_browser import CHROMEDRIVER, CHROMIUM, browser, log_in_as  # noqa: F401
 from workbench.services import users as user_service
 from workbench.store.models import Judgement
-from tests.web.conftest import PASSWORD
 
 pytestmark = [
     pytest.mark.browser,
@@ -70,7 +69,9 @@ def pending(browser, key: str) -> list[dict]:  # type: ignore[no-untyped-def]  #
 
 
 def test_logged_out_in_another_tab_then_logged_in_in_place(
-    live, browser, world: World  # noqa: F811
+    live,
+    browser,  # noqa: F811
+    world: World,
 ) -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
@@ -114,7 +115,9 @@ def test_logged_out_in_another_tab_then_logged_in_in_place(
 
 
 def test_session_ended_by_the_server_then_logged_in_in_a_new_tab(
-    live, browser, world: World  # noqa: F811
+    live,
+    browser,  # noqa: F811
+    world: World,
 ) -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
@@ -130,7 +133,7 @@ def test_session_ended_by_the_server_then_logged_in_in_a_new_tab(
 
     browser.find_element(By.ID, "relogin-tab").click()  # opens the login page in a new tab
     wait.until(lambda d: len(d.window_handles) == 2)
-    browser.switch_to.window([h for h in browser.window_handles if h != judging_tab][0])
+    browser.switch_to.window(next(h for h in browser.window_handles if h != judging_tab))
     wait.until(ec.presence_of_element_located((By.ID, "username")))
     log_in_as(browser, base, "alice")
     browser.switch_to.window(judging_tab)

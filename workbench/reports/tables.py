@@ -99,10 +99,8 @@ def csv_safe(value: Any) -> Any:
     """A CSV cell a spreadsheet shows as text, not a formula (OWASP's CSV injection rule):
     a string starting with =, +, -, @, tab or CR gets a leading apostrophe unless it is a
     plain number; numbers and everything else are left as they are."""
-    if isinstance(value, str) and value.startswith(_FORMULA_START):
-        if not _PLAIN_NUMBER.fullmatch(value):
-            return "'" + value
-    return value
+    formula = isinstance(value, str) and value.startswith(_FORMULA_START)
+    return "'" + value if formula and not _PLAIN_NUMBER.fullmatch(value) else value
 
 
 def to_csv(table: Table) -> str:
@@ -182,9 +180,7 @@ LATEX_SPECIALS = {
 def latex_escape(text: str) -> str:
     """Text as LaTeX typesets it literally; line breaks and other control characters become
     spaces (a blank line would end the paragraph)."""
-    return "".join(
-        LATEX_SPECIALS.get(ch, " " if not ch.isprintable() else ch) for ch in str(text)
-    )
+    return "".join(LATEX_SPECIALS.get(ch, " " if not ch.isprintable() else ch) for ch in str(text))
 
 
 def latex_label(text: str) -> str:

@@ -111,9 +111,9 @@ def get_campaign(session: Session, name_or_id: str | int) -> Campaign:
     campaign = None
     if isinstance(name_or_id, str):
         campaign = session.scalar(select(Campaign).where(Campaign.name == name_or_id))
-        if campaign is None and name_or_id.isascii() and name_or_id.isdecimal():
-            if len(name_or_id) <= 10 and int(name_or_id) <= limits.INT32_MAX:
-                campaign = session.get(Campaign, int(name_or_id))
+        as_id = name_or_id.isascii() and name_or_id.isdecimal() and len(name_or_id) <= 10
+        if campaign is None and as_id and int(name_or_id) <= limits.INT32_MAX:
+            campaign = session.get(Campaign, int(name_or_id))
     else:
         campaign = session.get(Campaign, name_or_id)
     if campaign is None:

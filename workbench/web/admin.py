@@ -102,7 +102,6 @@ def create_campaign():  # type: ignore[no-untyped-def]
     form = request.form
     with change() as session:
         level = form_int(form.get("relevance_level"), "relevance level", default=1)
-        assert level is not None
         campaign = campaign_service.create_campaign(
             session,
             form.get("name", ""),

@@ -21,9 +21,10 @@ def content_disposition(filename: str) -> str:
     and control characters replaced) and, for any other name, `filename*` in UTF-8 per
     RFC 5987."""
     ascii_name = unicodedata.normalize("NFKD", filename).encode("ascii", "ignore").decode()
-    fallback = "".join(
-        "_" if ch in '"\\' or not ch.isprintable() else ch for ch in ascii_name
-    ).strip() or "download"
+    fallback = (
+        "".join("_" if ch in '"\\' or not ch.isprintable() else ch for ch in ascii_name).strip()
+        or "download"
+    )
     header = f'attachment; filename="{fallback}"'
     if fallback != filename:
         header += f"; filename*=UTF-8''{quote(filename, safe='')}"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any
+from typing import Any, overload
 
 from werkzeug.routing import IntegerConverter
 
@@ -20,6 +20,18 @@ from workbench.services.errors import ServiceError
 
 _INTEGER = re.compile(r"[+-]?[0-9]{1,18}")
 """ASCII digits only (str.isdigit accepts '²', which int() refuses)."""
+
+
+@overload
+def form_int(
+    text: str | None, name: str, *, minimum: int = ..., maximum: int = ..., default: int
+) -> int: ...
+
+
+@overload
+def form_int(
+    text: str | None, name: str, *, minimum: int = ..., maximum: int = ..., default: None = ...
+) -> int | None: ...
 
 
 def form_int(
@@ -48,7 +60,7 @@ class BoundedIntConverter(IntegerConverter):
 
     regex = r"\d{1,10}"
 
-    def __init__(self, map: Any, *args: Any, **kwargs: Any) -> None:  # noqa: A002
+    def __init__(self, map: Any, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("max", limits.INT32_MAX)
         super().__init__(map, *args, **kwargs)
 

@@ -115,10 +115,7 @@ def agreement_download(campaign_id: int, fmt: str):  # type: ignore[no-untyped-d
         name = campaign.name
         n_bootstrap = current_app.config.get("REPORT_BOOTSTRAP_RESAMPLES", BOOTSTRAP_RESAMPLES)
         report = agreement_report(session, campaign, graded=graded, n_bootstrap=n_bootstrap)
-    if fmt == "json":
-        text = to_json(report)
-    else:
-        text = render_all(agreement_tables(report), fmt)
+    text = to_json(report) if fmt == "json" else render_all(agreement_tables(report), fmt)
     return _attachment(text, fmt, f"{name}-agreement")
 
 

@@ -44,7 +44,12 @@ from flask_login import LoginManager, UserMixin, current_user, login_required, l
 from flask_wtf.csrf import CSRFError, CSRFProtect
 from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
-from werkzeug.exceptions import HTTPException, InternalServerError, TooManyRequests
+from werkzeug.exceptions import (
+    HTTPException,
+    InternalServerError,
+    MethodNotAllowed,
+    TooManyRequests,
+)
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from workbench import limits
@@ -268,7 +273,9 @@ class LoginThrottle:
                 )
             }
         waits = [
-            self.wait(rows[key][0], limit) - (now - rows[key][1]) for key, limit in keys if key in rows
+            self.wait(rows[key][0], limit) - (now - rows[key][1])
+            for key, limit in keys
+            if key in rows
         ]
         longest = max(waits, default=0.0)
         return math.ceil(longest) if longest > 0 else 0
@@ -387,7 +394,7 @@ def _error_page(error: HTTPException):  # type: ignore[no-untyped-def]
     retry = getattr(error, "retry_after", None)
     if retry:
         headers["Retry-After"] = str(retry)
-    if error.code == 405 and error.valid_methods:
+    if isinstance(error, MethodNotAllowed) and error.valid_methods:
         headers["Allow"] = ", ".join(error.valid_methods)
     if wants_json():
         return jsonify(error=message), error.code, headers
@@ -397,8 +404,12 @@ def _error_page(error: HTTPException):  # type: ignore[no-untyped-def]
 
 def _server_error(error: InternalServerError):  # type: ignore[no-untyped-def]
     if error.original_exception is not None:
-        log.error("unhandled error on %s %s", request.method, request.path,
-                  exc_info=error.original_exception)
+        log.error(
+            "unhandled error on %s %s",
+            request.method,
+            request.path,
+            exc_info=error.original_exception,
+        )
     return _error_page(error)
 
 
