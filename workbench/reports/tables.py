@@ -130,13 +130,14 @@ def to_csv(table: Table) -> str:
     return buffer.getvalue()
 
 
-_MD_MARKUP = re.compile(r"([\\`*_{}\[\]()#+!|~])")
+_MD_MARKUP = re.compile(r"([\\`\[\]|])")
 _HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}
 
 
 def _md_escape(text: str) -> str:
-    """Text as Markdown shows it literally: HTML characters as entities, Markdown's markup
-    characters backslash-escaped, line breaks as spaces."""
+    """Text that cannot inject into Markdown: HTML characters as entities (no tags, no
+    autolinks), brackets, backticks, backslashes and pipes backslash-escaped (no links or
+    images, no code spans, no extra table cells), line breaks as spaces."""
     text = " ".join(text.splitlines())
     text = "".join(_HTML.get(ch, ch) for ch in text)
     return _MD_MARKUP.sub(r"\\\1", text)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import secrets
-import unicodedata
 from pathlib import Path
 
 from sqlalchemy import select
@@ -22,7 +21,7 @@ from werkzeug.security import check_password_hash, generate_password_hash
 
 from workbench import limits
 from workbench.services.errors import NotFound, ServiceError
-from workbench.store.models import User
+from workbench.store.models import User, username_key
 
 ROLES = ("admin", "assessor")
 MIN_PASSWORD_LENGTH = 10
@@ -62,15 +61,11 @@ def _check_password(password: str, username: str = "") -> str:
     folded = password.casefold()
     if folded in common_passwords() or len(set(folded)) == 1:
         raise ServiceError("this password is among the most common ones: choose another")
-    if username and folded == name_key(username):
+    if username and folded == username_key(username):
         raise ServiceError("the password cannot be the username")
     return password
 
 
-def name_key(username: str) -> str:
-    """The form under which usernames are unique: NFKC-normalised and case-folded, so that
-    'Alice' and 'alice' are one name."""
-    return unicodedata.normalize("NFKC", username.strip()).casefold()
 
 
 def token_digest(token: str) -> str:
@@ -87,7 +82,7 @@ def create_user(session: Session, username: str, password: str, *, role: str = "
         raise ServiceError(f"user {username!r} already exists (names ignore case)")
     user = User(
         username=username,
-        name_key=name_key(username),
+        name_key=username_key(username),
         password_hash=generate_password_hash(
             _check_password(password, username), method=PASSWORD_HASH_METHOD
         ),
@@ -99,7 +94,7 @@ def create_user(session: Session, username: str, password: str, *, role: str = "
 
 
 def _by_name(session: Session, username: str) -> User | None:
-    key = name_key(username)
+    key = username_key(username)
     if not key or len(key) > limits.USERNAME_KEY or "\x00" in key:
         return None
     return session.scalar(select(User).where(User.name_key == key))

@@ -10,6 +10,7 @@ latest row (highest id).
 from __future__ import annotations
 
 import datetime as dt
+import unicodedata
 from typing import Any, ClassVar
 
 from sqlalchemy import (
@@ -28,6 +29,16 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 from workbench import limits
+
+
+def username_key(username: str) -> str:
+    """The form under which usernames are unique: NFKC-normalised and case-folded, so that
+    'Alice' and 'alice' are one name."""
+    return unicodedata.normalize("NFKC", username.strip()).casefold()
+
+
+def _username_key_default(context: Any) -> str:
+    return username_key(context.get_current_parameters()["username"])
 
 
 def utcnow() -> dt.datetime:
@@ -49,7 +60,9 @@ class User(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     username: Mapped[str] = mapped_column(String(limits.USERNAME), unique=True)
-    name_key: Mapped[str] = mapped_column(String(limits.USERNAME_KEY), unique=True)
+    name_key: Mapped[str] = mapped_column(
+        String(limits.USERNAME_KEY), unique=True, default=_username_key_default
+    )
     session_version: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     password_hash: Mapped[str] = mapped_column(String(255))
     role: Mapped[str] = mapped_column(String(16), default="assessor")

@@ -11,6 +11,7 @@ from flask_login import current_user, login_required, logout_user
 from workbench import limits
 from workbench.services import users as user_service
 from workbench.services.errors import ServiceError
+from workbench.store.models import username_key
 from workbench.web.db import get_store
 from workbench.web.security import (
     CurrentUser,
@@ -43,7 +44,7 @@ def login():  # type: ignore[no-untyped-def]
     limit = current_app.config["LOGIN_MAX_FAILURES"]
     address = request.remote_addr or ""
     keys = [
-        (LoginThrottle.key("account", user_service.name_key(username), address), limit),
+        (LoginThrottle.key("account", username_key(username), address), limit),
         (LoginThrottle.key("address", address), limit * current_app.config["LOGIN_IP_FACTOR"]),
     ]
     throttle = login_throttle()
