@@ -1,8 +1,8 @@
 """sessions and accounts: per-user session version, case-insensitive usernames, shared login
 failure counters
 
-Revision ID: 0002_h_security
-Revises: 0001
+Revision ID: h_security_sessions
+Revises: q15_query_logs
 Create Date: 2026-11-23 11:00:00
 
 Usernames that differ only by case (or Unicode compatibility form) cannot coexist any more:
@@ -18,8 +18,8 @@ import unicodedata
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0002_h_security"
-down_revision = "0001"
+revision = "h_security_sessions"
+down_revision = "q15_query_logs"
 branch_labels = None
 depends_on = None
 
