@@ -40,11 +40,15 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("key"),
     )
     op.create_index("ix_login_failures_last_at", "login_failures", ["last_at"])
-    with op.batch_alter_table("users") as batch:
-        batch.add_column(
-            sa.Column("session_version", sa.Integer(), nullable=False, server_default="0")
-        )
-        batch.add_column(sa.Column("name_key", sa.String(length=4 * USERNAME), nullable=True))
+    # plain ALTER TABLE ADD COLUMN: no copy of the users table (on SQLite a batch copy would
+    # drop a table that judgements reference)
+    op.add_column(
+        "users", sa.Column("session_version", sa.Integer(), nullable=False, server_default="0")
+    )
+    op.add_column(
+        "users",
+        sa.Column("name_key", sa.String(length=4 * USERNAME), nullable=False, server_default=""),
+    )
     users = sa.table(
         "users", sa.column("id", sa.Integer), sa.column("username"), sa.column("name_key")
     )
@@ -67,15 +71,14 @@ def upgrade() -> None:
         bind.execute(
             users.update().where(users.c.id == user_id).values(username=name, name_key=key)
         )
-    with op.batch_alter_table("users") as batch:
-        batch.alter_column("name_key", existing_type=sa.String(4 * USERNAME), nullable=False)
-        batch.create_unique_constraint("uq_users_name_key", ["name_key"])
+    op.create_index("ix_users_name_key", "users", ["name_key"], unique=True)
+    if bind.dialect.name != "sqlite":  # SQLite keeps the unused default (no table copy)
+        op.alter_column("users", "name_key", server_default=None)
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("users") as batch:
-        batch.drop_constraint("uq_users_name_key", type_="unique")
-        batch.drop_column("name_key")
-        batch.drop_column("session_version")
+    op.drop_index("ix_users_name_key", table_name="users")
+    op.drop_column("users", "name_key")
+    op.drop_column("users", "session_version")
     op.drop_index("ix_login_failures_last_at", table_name="login_failures")
     op.drop_table("login_failures")

@@ -61,7 +61,7 @@ class User(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     username: Mapped[str] = mapped_column(String(limits.USERNAME), unique=True)
     name_key: Mapped[str] = mapped_column(
-        String(limits.USERNAME_KEY), unique=True, default=_username_key_default
+        String(limits.USERNAME_KEY), unique=True, index=True, default=_username_key_default
     )
     session_version: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     password_hash: Mapped[str] = mapped_column(String(255))
