@@ -1,18 +1,22 @@
 """The JSON API under /api/v1: the judging page's calls, and admins' progress and exports.
 
 Browser calls are session-authenticated and carry X-CSRFToken; scripts send
-`Authorization: Bearer <token>`. Errors are JSON {"error": message} with a 4xx status.
+`Authorization: Bearer <token>`. Errors are JSON {"error": message} with a 4xx status (the
+app's handlers answer JSON for unknown routes and methods under /api/ too). Bodies are read by
+`inputs.parse_json` (bounded depth, numbers and text) within API_MAX_BYTES; judgement submits
+are rate-limited per assessor (RATE_JUDGE).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from flask import Blueprint, jsonify, request, send_file
 from flask_login import current_user
 from sqlalchemy.exc import DBAPIError, IntegrityError
-from werkzeug.exceptions import HTTPException
 
+from workbench import limits
 from workbench.services import adaptive_pools, judging, progress
 from workbench.services import campaigns as campaign_service
 from workbench.services.errors import NotFound, ServiceError
@@ -20,24 +24,20 @@ from workbench.store.models import Campaign
 from workbench.web.assess import own_assignment, topic_of
 from workbench.web.db import get_store
 from workbench.web.downloads import export_file
-from workbench.web.security import admin_required, assessor_required
+from workbench.web.inputs import parse_json
+from workbench.web.security import admin_required, assessor_required, rate_limited
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
 
 
 @bp.errorhandler(NotFound)
-def _not_found(error: NotFound):
+def _not_found(error: NotFound):  # type: ignore[no-untyped-def]
     return jsonify(error=str(error)), 404
 
 
 @bp.errorhandler(ServiceError)
-def _refused(error: ServiceError):
+def _refused(error: ServiceError):  # type: ignore[no-untyped-def]
     return jsonify(error=str(error)), 400
-
-
-@bp.errorhandler(HTTPException)
-def _http_error(error: HTTPException):
-    return jsonify(error=error.description or error.name), error.code
 
 
 def progress_json(p: progress.Progress) -> dict[str, Any]:
@@ -46,13 +46,13 @@ def progress_json(p: progress.Progress) -> dict[str, Any]:
 
 @bp.get("/me")
 @assessor_required
-def me():
+def me():  # type: ignore[no-untyped-def]
     return jsonify(id=current_user.id, username=current_user.username, role=current_user.role)
 
 
 @bp.get("/assignments")
 @assessor_required
-def my_assignments():
+def my_assignments():  # type: ignore[no-untyped-def]
     with get_store().read_session() as session:
         result = [
             {
@@ -68,7 +68,7 @@ def my_assignments():
 
 @bp.get("/assignments/<int:assignment_id>")
 @assessor_required
-def assignment_state(assignment_id: int):
+def assignment_state(assignment_id: int):  # type: ignore[no-untyped-def]
     """Topic, scale, the assessor's own judgement per position, and where to resume."""
     adaptive_pools.advance(get_store(), assignment_id, current_user.id)  # adaptive pools
     with get_store().read_session() as session:
@@ -98,7 +98,7 @@ def assignment_state(assignment_id: int):
 
 @bp.get("/assignments/<int:assignment_id>/documents/<int:position>")
 @assessor_required
-def document(assignment_id: int, position: int):
+def document(assignment_id: int, position: int):  # type: ignore[no-untyped-def]
     with get_store().read_session() as session:
         assignment = own_assignment(session, assignment_id)
         return jsonify(judging.document_at(session, assignment, position))
@@ -106,7 +106,7 @@ def document(assignment_id: int, position: int):
 
 @bp.get("/assignments/<int:assignment_id>/next")
 @assessor_required
-def next_document(assignment_id: int):
+def next_document(assignment_id: int):  # type: ignore[no-untyped-def]
     """The document where the assessor left off."""
     adaptive_pools.advance(get_store(), assignment_id, current_user.id)  # adaptive pools
     with get_store().read_session() as session:
@@ -121,6 +121,8 @@ def _judgement_input(data: Any) -> judging.JudgementInput:
     grade = data.get("grade")
     if grade is not None and (isinstance(grade, bool) or not isinstance(grade, int)):
         raise ServiceError(f"grade must be an integer or null; got {grade!r}")
+    if grade is not None and abs(grade) > limits.INT32_MAX:
+        raise ServiceError(f"grade {grade} is not on the scale")
     docno = data.get("docno")
     if not isinstance(docno, str) or not docno:
         raise ServiceError("docno (a string) is required")
@@ -131,6 +133,8 @@ def _judgement_input(data: Any) -> judging.JudgementInput:
     time_spent = data.get("time_spent_ms", 0)
     if isinstance(time_spent, bool) or not isinstance(time_spent, int | float):
         raise ServiceError("time_spent_ms must be a number")
+    if not math.isfinite(time_spent):
+        raise ServiceError("time_spent_ms must be a finite number")
     return judging.JudgementInput(
         docno=docno,
         grade=grade,
@@ -143,9 +147,10 @@ def _judgement_input(data: Any) -> judging.JudgementInput:
 
 @bp.post("/assignments/<int:assignment_id>/judgements")
 @assessor_required
-def submit(assignment_id: int):
+@rate_limited("judge")
+def submit(assignment_id: int):  # type: ignore[no-untyped-def]
     """Record (or revise) a judgement. 201 when stored, 200 when the client_id was known."""
-    data = _judgement_input(request.get_json(silent=True))
+    data = _judgement_input(parse_json(request.get_data()))
     for attempt in range(2):
         try:
             with get_store().connection(autocommit=True) as connection:
@@ -166,7 +171,7 @@ def submit(assignment_id: int):
 
 @bp.get("/campaigns")
 @admin_required
-def campaigns():
+def campaigns():  # type: ignore[no-untyped-def]
     with get_store().read_session() as session:
         return jsonify(
             campaigns=[
@@ -178,7 +183,7 @@ def campaigns():
 
 @bp.get("/campaigns/<int:campaign_id>/progress")
 @admin_required
-def campaign_progress(campaign_id: int):
+def campaign_progress(campaign_id: int):  # type: ignore[no-untyped-def]
     with get_store().read_session() as session:
         campaign = campaign_service.get_campaign(session, campaign_id)
         report = progress.campaign_progress(session, campaign.id)
@@ -197,7 +202,7 @@ def campaign_progress(campaign_id: int):
 
 @bp.get("/campaigns/<int:campaign_id>/export/<kind>")
 @admin_required
-def export(campaign_id: int, kind: str):
+def export(campaign_id: int, kind: str):  # type: ignore[no-untyped-def]
     """The latest pool, the qrels (?assessor=&final=1&binary_level=) or the judgement log
     (?format=csv|json) as a file."""
     content, name = export_file(campaign_id, kind, request.args)
