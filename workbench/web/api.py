@@ -31,12 +31,12 @@ bp = Blueprint("api", __name__, url_prefix="/api/v1")
 
 
 @bp.errorhandler(NotFound)
-def _not_found(error: NotFound):  # type: ignore[no-untyped-def]
+def _not_found(error: NotFound):
     return jsonify(error=str(error)), 404
 
 
 @bp.errorhandler(ServiceError)
-def _refused(error: ServiceError):  # type: ignore[no-untyped-def]
+def _refused(error: ServiceError):
     return jsonify(error=str(error)), 400
 
 
@@ -46,13 +46,13 @@ def progress_json(p: progress.Progress) -> dict[str, Any]:
 
 @bp.get("/me")
 @assessor_required
-def me():  # type: ignore[no-untyped-def]
+def me():
     return jsonify(id=current_user.id, username=current_user.username, role=current_user.role)
 
 
 @bp.get("/assignments")
 @assessor_required
-def my_assignments():  # type: ignore[no-untyped-def]
+def my_assignments():
     with get_store().read_session() as session:
         result = [
             {
@@ -68,7 +68,7 @@ def my_assignments():  # type: ignore[no-untyped-def]
 
 @bp.get("/assignments/<int:assignment_id>")
 @assessor_required
-def assignment_state(assignment_id: int):  # type: ignore[no-untyped-def]
+def assignment_state(assignment_id: int):
     """Topic, scale, the assessor's own judgement per position, and where to resume."""
     adaptive_pools.advance(get_store(), assignment_id, current_user.id)  # adaptive pools
     with get_store().read_session() as session:
@@ -98,7 +98,7 @@ def assignment_state(assignment_id: int):  # type: ignore[no-untyped-def]
 
 @bp.get("/assignments/<int:assignment_id>/documents/<int:position>")
 @assessor_required
-def document(assignment_id: int, position: int):  # type: ignore[no-untyped-def]
+def document(assignment_id: int, position: int):
     with get_store().read_session() as session:
         assignment = own_assignment(session, assignment_id)
         return jsonify(judging.document_at(session, assignment, position))
@@ -106,7 +106,7 @@ def document(assignment_id: int, position: int):  # type: ignore[no-untyped-def]
 
 @bp.get("/assignments/<int:assignment_id>/next")
 @assessor_required
-def next_document(assignment_id: int):  # type: ignore[no-untyped-def]
+def next_document(assignment_id: int):
     """The document where the assessor left off."""
     adaptive_pools.advance(get_store(), assignment_id, current_user.id)  # adaptive pools
     with get_store().read_session() as session:
@@ -148,7 +148,7 @@ def _judgement_input(data: Any) -> judging.JudgementInput:
 @bp.post("/assignments/<int:assignment_id>/judgements")
 @assessor_required
 @rate_limited("judge")
-def submit(assignment_id: int):  # type: ignore[no-untyped-def]
+def submit(assignment_id: int):
     """Record (or revise) a judgement. 201 when stored, 200 when the client_id was known."""
     data = _judgement_input(parse_json(request.get_data()))
     for attempt in range(2):
@@ -171,7 +171,7 @@ def submit(assignment_id: int):  # type: ignore[no-untyped-def]
 
 @bp.get("/campaigns")
 @admin_required
-def campaigns():  # type: ignore[no-untyped-def]
+def campaigns():
     with get_store().read_session() as session:
         return jsonify(
             campaigns=[
@@ -183,7 +183,7 @@ def campaigns():  # type: ignore[no-untyped-def]
 
 @bp.get("/campaigns/<int:campaign_id>/progress")
 @admin_required
-def campaign_progress(campaign_id: int):  # type: ignore[no-untyped-def]
+def campaign_progress(campaign_id: int):
     with get_store().read_session() as session:
         campaign = campaign_service.get_campaign(session, campaign_id)
         report = progress.campaign_progress(session, campaign.id)
@@ -202,7 +202,7 @@ def campaign_progress(campaign_id: int):  # type: ignore[no-untyped-def]
 
 @bp.get("/campaigns/<int:campaign_id>/export/<kind>")
 @admin_required
-def export(campaign_id: int, kind: str):  # type: ignore[no-untyped-def]
+def export(campaign_id: int, kind: str):
     """The latest pool, the qrels (?assessor=&final=1&binary_level=) or the judgement log
     (?format=csv|json) as a file."""
     content, name = export_file(campaign_id, kind, request.args)

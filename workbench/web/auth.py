@@ -34,7 +34,7 @@ def _safe_next(target: str | None) -> str:
 
 
 @bp.route("/login", methods=["GET", "POST"])
-def login():  # type: ignore[no-untyped-def]
+def login():
     if request.method == "GET":
         if current_user.is_authenticated:
             return redirect(url_for("index"))
@@ -69,7 +69,7 @@ def login():  # type: ignore[no-untyped-def]
 
 @bp.post("/logout")
 @login_required
-def logout():  # type: ignore[no-untyped-def]
+def logout():
     """End this session and every other session of the user (all browsers, all workers)."""
     with get_store().session() as session:
         user_service.end_sessions(session, user_service.user_by_id(session, current_user.id))
@@ -81,7 +81,7 @@ def logout():  # type: ignore[no-untyped-def]
 @bp.route("/account/password", methods=["GET", "POST"])
 @login_required
 @rate_limited("password")
-def change_password():  # type: ignore[no-untyped-def]
+def change_password():
     """A new password ends every session of the user; this browser is logged in again."""
     if request.method == "POST":
         with get_store().session() as session:

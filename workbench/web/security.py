@@ -193,7 +193,7 @@ def wants_json() -> bool:
 
 
 @login_manager.unauthorized_handler
-def _unauthorized():  # type: ignore[no-untyped-def]
+def _unauthorized():
     if wants_json():
         return jsonify(error="authentication required"), 401
     return redirect(url_for("auth.login", next=request.full_path.rstrip("?")))
@@ -230,7 +230,7 @@ def admin_blueprint(name: str, import_name: str, url_prefix: str) -> Blueprint:
         return None
 
     @bp.errorhandler(NotFound)
-    def _not_found(error: NotFound):  # type: ignore[no-untyped-def]
+    def _not_found(error: NotFound):
         return render_template("error.html", code=404, message=str(error)), 404
 
     return bp
@@ -341,7 +341,7 @@ def rate_limited(action: str) -> Callable[[Callable[..., Any]], Callable[..., An
                 wait = limiter.take(action, current_user.id, rate, burst)
                 if wait:
                     error = TooManyRequests(f"too many requests: try again in {math.ceil(wait)} s")
-                    error.retry_after = math.ceil(wait)  # type: ignore[attr-defined]
+                    error.retry_after = math.ceil(wait)
                     raise error
             return view(*args, **kwargs)
 
@@ -371,7 +371,7 @@ def _csrf_protect() -> None:
         csrf.protect()
 
 
-def _csrf_error(error: CSRFError):  # type: ignore[no-untyped-def]
+def _csrf_error(error: CSRFError):
     if wants_json():
         return jsonify(error=f"CSRF check failed: {error.description}"), 400
     flash(
@@ -381,7 +381,7 @@ def _csrf_error(error: CSRFError):  # type: ignore[no-untyped-def]
     return redirect(request.referrer or url_for("index")), 303
 
 
-def _error_page(error: HTTPException):  # type: ignore[no-untyped-def]
+def _error_page(error: HTTPException):
     """Errors as JSON {"error": ...} under /api/ (and for token requests), else the app's own
     error page; 5xx never show the exception."""
     if error.code is None or error.code < 400:
@@ -402,7 +402,7 @@ def _error_page(error: HTTPException):  # type: ignore[no-untyped-def]
     return page, error.code, headers
 
 
-def _server_error(error: InternalServerError):  # type: ignore[no-untyped-def]
+def _server_error(error: InternalServerError):
     if error.original_exception is not None:
         log.error(
             "unhandled error on %s %s",
@@ -419,7 +419,7 @@ CSP = (
 )
 
 
-def _headers(response):  # type: ignore[no-untyped-def]
+def _headers(response):
     """Security headers; no-store on every page but static files (pages show tokens,
     judgements and account forms); HSTS when cookies are secure (served over HTTPS)."""
     headers = response.headers
@@ -439,7 +439,10 @@ def init_app(app: Flask) -> None:
     address (and scheme) from that many proxies' X-Forwarded-For (werkzeug's ProxyFix)."""
     proxies = int(app.config.get("TRUSTED_PROXIES") or 0)
     if proxies > 0:
-        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxies, x_proto=proxies)  # type: ignore[method-assign]
+        # Flask documents wrapping app.wsgi_app; its stubs type it as a method
+        app.wsgi_app = ProxyFix(  # type: ignore[method-assign]
+            app.wsgi_app, x_for=proxies, x_proto=proxies
+        )
     app.permanent_session_lifetime = timedelta(hours=float(app.config["SESSION_HOURS"]))
     app.url_map.converters["int"] = BoundedIntConverter
     app.before_request(_body_limit)
