@@ -27,6 +27,8 @@ COMMANDS: dict[str, str] = {
     "agreement": "workbench.cli.analysis_commands:agreement",
     "adjudicate": "workbench.cli.analysis_commands:adjudicate",
     "evaluate": "workbench.cli.analysis_commands:evaluate",
+    # the course notes' further analyses
+    "collection-measures": "workbench.cli.notes_commands:collection_measures",
 }
 
 

@@ -1,0 +1,60 @@
+"""The course notes' commands end to end (files, and the fixture campaign)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from workbench.cli import main
+
+PATTERN = "RNNRNRNNRN"
+
+
+def _invoke(*args: str, database_url: str | None = None):
+    prefix = ["--db", database_url] if database_url else []
+    return CliRunner().invoke(main, [*prefix, *args], catch_exceptions=False)
+
+
+@pytest.fixture
+def example_files(tmp_path):
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text(
+        "".join(f"q 0 d{i:02d} {int(c == 'R')}\n" for i, c in enumerate(PATTERN, 1))
+        + "".join(f"q 0 missed{i} 1\n" for i in range(4))
+    )
+    run = tmp_path / "run.txt"
+    run.write_text("".join(f"q Q0 d{i:02d} {i} {100 - i} notes\n" for i in range(1, 11)))
+    return qrels, run
+
+
+def test_collection_measures_of_the_notes_example(example_files):
+    qrels, run = example_files
+    result = _invoke("collection-measures", str(qrels), str(run), "--num-docs", "1000000",
+                     "--format", "json")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    row = json.loads(result.output)["rows"][-1]
+    assert row["Topic"] == "all"
+    assert row["accuracy"] == pytest.approx(0.99999)
+    assert row["error"] == pytest.approx(0.00001)
+    assert (row["precision"], row["recall"]) == (0.4, 0.5)
+    assert row["arithmetic_mean"] == pytest.approx(0.45)
+    assert row["f1"] == pytest.approx(4 / 9)
+    text = _invoke("collection-measures", str(qrels), str(run), "-N", "1000000").output
+    assert "0.999990" in text and "Accuracy is not used" in text
+
+
+def test_collection_measures_refuses_without_a_size(example_files):
+    qrels, run = example_files
+    result = CliRunner().invoke(main, ["collection-measures", str(qrels), str(run)])
+    assert result.exit_code != 0 and "--num-docs" in result.output
+
+
+def test_collection_measures_of_a_campaign(evaluated, database_url):
+    result = _invoke("collection-measures", "--campaign", "demo", "-N", "100", "--format", "csv",
+                     database_url=database_url)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    header, *rows = result.output.strip().splitlines()
+    assert header.startswith("Run,Topics,Accuracy")
+    assert [r.split(",")[0] for r in rows] == ["runA", "runB", "runC", "runD"]

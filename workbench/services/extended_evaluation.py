@@ -1,0 +1,83 @@
+"""The evaluation report's further sections from the course notes, assembled once for the CLI
+and the web: set measures at collection scale, power and topic-set size, parameter sweeps
+with cross-validation, interleaving with simulated clicks, and efficiency beside effectiveness.
+
+Scores come from `services.evaluation` (hence the shared metric module); the formulas live in
+the pure modules `metrics.collection`, `power`, `sweeps`, `interleaving` and `efficiency`.
+Every section returns a frozen dataclass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from workbench.metrics.collection import IMBALANCE_NOTE, MEASURES, collection_set_measures
+from workbench.services.errors import ServiceError
+from workbench.services.evaluation import LoadedRun, load_runs, resolve_qrels
+from workbench.store.models import Campaign, Document
+
+# ------------------------------------------------------------------ collection-scale measures
+
+
+@dataclass(frozen=True)
+class CollectionScaleRow:
+    tag: str
+    topics: int
+    values: dict[str, float]  # mean over topics of each of metrics.collection.MEASURES
+
+
+@dataclass(frozen=True)
+class CollectionScale:
+    qrels: str
+    relevance_level: int
+    num_docs: int
+    source: str  # where N came from
+    rows: tuple[CollectionScaleRow, ...]
+    note: str = IMBALANCE_NOTE
+    measures: tuple[str, ...] = MEASURES
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def document_count(session: Session, campaign: Campaign) -> int:
+    """The number of documents stored for the campaign."""
+    query = select(func.count(Document.id)).where(Document.campaign_id == campaign.id)
+    return int(session.scalar(query) or 0)
+
+
+def collection_scale(
+    session: Session,
+    campaign: Campaign,
+    qrels: str = "final",
+    *,
+    num_docs: int | None = None,
+    runs: Sequence[LoadedRun] | None = None,
+    allow_files: bool = False,
+) -> CollectionScale:
+    """Accuracy, error, fallout, P, R, (P+R)/2 and F1 of every run's retrieved set, mean over
+    topics; N = ``num_docs`` or else the campaign's document count."""
+    named = resolve_qrels(session, campaign, qrels, allow_files=allow_files)
+    if num_docs is None:
+        num_docs, source = document_count(session, campaign), "the campaign's documents"
+        if num_docs == 0:
+            raise ServiceError(
+                f"campaign {campaign.name!r} has no documents: give the collection size N"
+            )
+    else:
+        source = "given"
+    rows = []
+    for run in runs if runs is not None else load_runs(session, campaign):
+        try:
+            result = collection_set_measures(
+                named.qrels, run.as_dict(), num_docs, relevance_level=campaign.relevance_level
+            )
+        except ValueError as error:
+            raise ServiceError(f"run {run.tag}: {error}") from None
+        rows.append(CollectionScaleRow(run.tag, len(result.per_topic), result.mean))
+    return CollectionScale(named.label, campaign.relevance_level, num_docs, source, tuple(rows))
