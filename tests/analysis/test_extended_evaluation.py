@@ -1,4 +1,4 @@
-"""The evaluation report's further sections on the fixture campaign (services.extended_evaluation)."""
+"""The evaluation report's further sections on the fixture campaign."""
 
 from __future__ import annotations
 
@@ -27,3 +27,34 @@ def test_collection_scale_counts_by_hand(evaluated):
 def test_collection_scale_needs_a_size(evaluated):
     with evaluated.session() as s, pytest.raises(ServiceError, match="no documents"):
         extended.collection_scale(s, get_campaign(s, "demo"))
+
+
+def test_power_analysis_on_the_campaign(evaluated):
+    from statsmodels.stats.power import TTestPower
+
+    from workbench.services import evaluation as service
+    from workbench.stats import two_way_anova
+
+    with evaluated.session() as s:
+        table = service.evaluate_campaign(s, get_campaign(s, "demo"), "final", ["map"])
+    analysis = extended.power_analysis(table, min_difference=0.1)
+    topics, matrix = service.score_matrix(table, "map")
+    assert analysis.n_topics == len(topics) == 3
+    assert analysis.design.variance == pytest.approx(two_way_anova(matrix).v_e)
+    assert len(analysis.pairs) == 6  # 4 runs
+    pair = analysis.pairs[0]
+    assert (pair.first, pair.second) == ("runA", "runB")
+    d = matrix[0] - matrix[1]
+    assert pair.mean_difference == pytest.approx(d.mean())
+    assert pair.power == pytest.approx(TTestPower().power(d.mean() / d.std(ddof=1), 3, 0.05))
+    assert analysis.sentence.startswith("With 3 topics, differences of at least")
+    assert analysis.design.topics_t_test >= 2
+
+
+def test_power_analysis_refuses_an_unknown_measure(evaluated):
+    from workbench.services import evaluation as service
+
+    with evaluated.session() as s:
+        table = service.evaluate_campaign(s, get_campaign(s, "demo"), "final", ["map"])
+    with pytest.raises(ServiceError, match="not in the evaluation"):
+        extended.power_analysis(table, "P_10")

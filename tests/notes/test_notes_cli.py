@@ -31,8 +31,9 @@ def example_files(tmp_path):
 
 def test_collection_measures_of_the_notes_example(example_files):
     qrels, run = example_files
-    result = _invoke("collection-measures", str(qrels), str(run), "--num-docs", "1000000",
-                     "--format", "json")  # fmt: skip
+    result = _invoke(
+        "collection-measures", str(qrels), str(run), "--num-docs", "1000000", "--format", "json"
+    )
     assert result.exit_code == 0, result.output
     row = json.loads(result.output)["rows"][-1]
     assert row["Topic"] == "all"
@@ -52,9 +53,46 @@ def test_collection_measures_refuses_without_a_size(example_files):
 
 
 def test_collection_measures_of_a_campaign(evaluated, database_url):
-    result = _invoke("collection-measures", "--campaign", "demo", "-N", "100", "--format", "csv",
-                     database_url=database_url)  # fmt: skip
+    result = _invoke(
+        "collection-measures",
+        "--campaign",
+        "demo",
+        "-N",
+        "100",
+        "--format",
+        "csv",
+        database_url=database_url,
+    )
     assert result.exit_code == 0, result.output
     header, *rows = result.output.strip().splitlines()
     assert header.startswith("Run,Topics,Accuracy")
     assert [r.split(",")[0] for r in rows] == ["runA", "runB", "runC", "runD"]
+
+
+def test_power_design_without_a_campaign():
+    result = _invoke(
+        "power",
+        "--variance",
+        "0.0219",
+        "--topics",
+        "20",
+        "--systems",
+        "3",
+        "--delta",
+        "0.1",
+        "--format",
+        "json",
+    )
+    assert result.exit_code == 0, result.output
+    design = json.loads(result.output)
+    assert design["n_topics"] == 20 and design["topics_t_test"] == 37
+    assert design["detectable_difference"] == pytest.approx(0.1382, abs=5e-5)
+
+
+def test_power_of_a_campaign(evaluated, database_url):
+    result = _invoke(
+        "power", "--campaign", "demo", "-m", "map", "--delta", "0.2", database_url=database_url
+    )
+    assert result.exit_code == 0, result.output
+    assert "With 3 topics, differences of at least" in result.output
+    assert "runA" in result.output and "noncentral t" in result.output

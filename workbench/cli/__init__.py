@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "evaluate": "workbench.cli.analysis_commands:evaluate",
     # the course notes' further analyses
     "collection-measures": "workbench.cli.notes_commands:collection_measures",
+    "power": "workbench.cli.notes_commands:power",
 }
 
 

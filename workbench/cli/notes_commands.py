@@ -31,12 +31,29 @@ _format = click.option("--format", "fmt", type=click.Choice(FORMATS), default="t
 @click.command("collection-measures")
 @click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False))
 @click.option("--campaign", "campaign_name", default=None, help="Campaign name or id.")
-@click.option("--qrels", "qrels_spec", default="final", show_default=True,
-              help="With --campaign: 'final', an assessor, a qrels set name, or a qrels file.")
-@click.option("--num-docs", "-N", type=click.IntRange(min=1), default=None,
-              help="Collection size N (default with --campaign: its document count).")
-@click.option("-l", "--level", "relevance_level", type=int, default=1, show_default=True,
-              help="Relevance level (files only; a campaign uses its own).")
+@click.option(
+    "--qrels",
+    "qrels_spec",
+    default="final",
+    show_default=True,
+    help="With --campaign: 'final', an assessor, a qrels set name, or a qrels file.",
+)
+@click.option(
+    "--num-docs",
+    "-N",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Collection size N (default with --campaign: its document count).",
+)
+@click.option(
+    "-l",
+    "--level",
+    "relevance_level",
+    type=int,
+    default=1,
+    show_default=True,
+    help="Relevance level (files only; a campaign uses its own).",
+)
 @click.option("-q", "per_topic", is_flag=True, help="Files only: also one line per topic.")
 @_format
 @_output
@@ -83,9 +100,13 @@ def collection_measures(
                 rows.append(cells(tag, "all", *(result.mean[name] for name in MEASURES)))
         except (TrecFormatError, ValueError) as error:
             fail(str(error))
-        table = Table(["Run", "Topic", *MEASURES], rows, digits=6,
-                      caption=f"Set measures at collection scale, N = {num_docs:,} documents.",
-                      notes=[IMBALANCE_NOTE])  # fmt: skip
+        table = Table(
+            ["Run", "Topic", *MEASURES],
+            rows,
+            digits=6,
+            caption=f"Set measures at collection scale, N = {num_docs:,} documents.",
+            notes=[IMBALANCE_NOTE],
+        )
         _emit(render(table, fmt), output)
         return
     from workbench.services.campaigns import get_campaign
@@ -100,3 +121,138 @@ def collection_measures(
     except (ServiceError, TrecFormatError) as error:
         fail(str(error))
     _emit(to_json(scale) if fmt == "json" else render(collection_scale_table(scale), fmt), output)
+
+
+@click.command()
+@click.option("--campaign", "campaign_name", default=None, help="Campaign name or id.")
+@click.option(
+    "--qrels",
+    "qrels_spec",
+    default="final",
+    show_default=True,
+    help="'final', an assessor, a qrels set name, or a qrels file.",
+)
+@click.option("-m", "--measure", default="map", show_default=True)
+@click.option(
+    "--test",
+    type=click.Choice(("t", "wilcoxon", "sign", "randomization", "bootstrap")),
+    default="t",
+    show_default=True,
+    help="The paired test whose power is reported.",
+)
+@click.option(
+    "--alpha",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.05,
+    show_default=True,
+)
+@click.option(
+    "--power",
+    "target",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.8,
+    show_default=True,
+    help="The power to design for (1 - beta).",
+)
+@click.option(
+    "--delta",
+    type=click.FloatRange(0, min_open=True),
+    default=None,
+    help="Minimum difference to detect: how many topics it needs.",
+)
+@click.option(
+    "--variance",
+    type=click.FloatRange(0, min_open=True),
+    default=None,
+    help="Without --campaign: the within-system variance (e.g. V_E of past data).",
+)
+@click.option(
+    "--topics",
+    type=click.IntRange(min=2),
+    default=50,
+    show_default=True,
+    help="Without --campaign: the number of topics.",
+)
+@click.option(
+    "--systems",
+    type=click.IntRange(min=2),
+    default=2,
+    show_default=True,
+    help="Without --campaign: the number of systems (ANOVA).",
+)
+@_format
+@_output
+@click.pass_context
+def power(
+    ctx: click.Context,
+    campaign_name: str | None,
+    qrels_spec: str,
+    measure: str,
+    test: str,
+    alpha: float,
+    target: float,
+    delta: float | None,
+    variance: float | None,
+    topics: int,
+    systems: int,
+    fmt: str,
+    output: Path | None,
+) -> None:
+    """Power of the paired test per pair of runs, and topic-set size design (Sakai 2016).
+
+    With --campaign: from its runs' scores (residual variance of the two-way ANOVA). Without:
+    from --variance, --topics and --systems.
+    """
+    from workbench import power as design
+    from workbench.reports.tables import Table, cells, render, to_json
+
+    if campaign_name is None:
+        if variance is None:
+            fail("give --campaign, or --variance (with --topics, --systems, --delta)")
+        try:
+            result = design.topic_set_size(
+                variance,
+                n_topics=topics,
+                systems=systems,
+                alpha=alpha,
+                power=target,
+                min_difference=delta,
+            )
+        except ValueError as error:
+            fail(str(error))
+        if fmt == "json":
+            _emit(to_json(result), output)
+            return
+        rows = [
+            cells("detectable difference (paired t-test)", result.detectable_difference),
+            cells(f"detectable range (one-way ANOVA, {systems} systems)", result.detectable_range),
+        ]
+        if delta is not None:
+            rows += [
+                cells(f"topics to detect {delta:g} (paired t-test)", result.topics_t_test),
+                cells(f"topics to detect a range {delta:g} (one-way ANOVA)", result.topics_anova),
+            ]
+        table = Table(["Topic-set size design", measure], rows, caption=result.sentence(measure))
+        _emit(render(table, fmt), output)
+        return
+    from workbench.reports.extended import power_table, topic_set_size_table
+    from workbench.services import evaluation as service
+    from workbench.services.campaigns import get_campaign
+    from workbench.services.extended_evaluation import power_analysis
+
+    try:
+        with get_store(ctx).session() as session:
+            campaign = get_campaign(session, campaign_name)
+            table = service.evaluate_campaign(
+                session, campaign, qrels_spec, [measure], allow_files=True
+            )
+            analysis = power_analysis(
+                table, test=test, alpha=alpha, power=target, min_difference=delta
+            )
+    except (ServiceError, TrecFormatError) as error:
+        fail(str(error))
+    if fmt == "json":
+        _emit(to_json(analysis), output)
+        return
+    tables = [topic_set_size_table(analysis), power_table(analysis)]
+    _emit("\n".join(render(t, fmt) for t in tables), output)

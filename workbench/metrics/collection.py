@@ -159,9 +159,7 @@ def collection_set_measures(
         average_over_all_topics=average_over_all_topics,
     )
     per_topic = {
-        qid: set_measures(
-            num_docs, int(v["num_rel"]), int(v["num_ret"]), int(v["num_rel_ret"])
-        )
+        qid: set_measures(num_docs, int(v["num_rel"]), int(v["num_ret"]), int(v["num_rel_ret"]))
         for qid, v in result.per_topic.items()
     }
     return CollectionEvaluation(num_docs, per_topic)

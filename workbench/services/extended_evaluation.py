@@ -16,9 +16,17 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from workbench import power as power_design
+from workbench import stats
 from workbench.metrics.collection import IMBALANCE_NOTE, MEASURES, collection_set_measures
 from workbench.services.errors import ServiceError
-from workbench.services.evaluation import LoadedRun, load_runs, resolve_qrels
+from workbench.services.evaluation import (
+    EvaluationTable,
+    LoadedRun,
+    load_runs,
+    resolve_qrels,
+    score_matrix,
+)
 from workbench.store.models import Campaign, Document
 
 # ------------------------------------------------------------------ collection-scale measures
@@ -81,3 +89,84 @@ def collection_scale(
             raise ServiceError(f"run {run.tag}: {error}") from None
         rows.append(CollectionScaleRow(run.tag, len(result.per_topic), result.mean))
     return CollectionScale(named.label, campaign.relevance_level, num_docs, source, tuple(rows))
+
+
+# ------------------------------------------------------------------ power and topic-set size
+
+
+@dataclass(frozen=True)
+class PowerAnalysis:
+    """Per pair of runs the achieved power and detectable difference; the topic-set design."""
+
+    measure: str
+    qrels: str
+    test: str
+    alpha: float
+    power: float
+    n_topics: int  # the common topics (the paired design)
+    pairs: tuple[power_design.PairPower, ...]
+    design: power_design.TopicSetSize
+    sentence: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def power_analysis(
+    table: EvaluationTable,
+    measure: str | None = None,
+    *,
+    test: str = "t",
+    alpha: float = 0.05,
+    power: float = 0.8,
+    min_difference: float | None = None,
+) -> PowerAnalysis:
+    """Power of ``test`` on every pair of runs over the common topics, and Sakai's topic-set
+    size design from the residual variance V_E of the two-way ANOVA (runs x topics)."""
+    if test not in stats.PAIRED_TESTS:
+        raise ServiceError(
+            f"unknown test {test!r}; expected one of {', '.join(stats.PAIRED_TESTS)}"
+        )
+    measure = measure or table.measures[0]
+    if measure not in table.measures:
+        raise ServiceError(f"measure {measure!r} is not in the evaluation ({table.measures})")
+    topics, matrix = score_matrix(table, measure)
+    if len(table.runs) < 2 or len(topics) < 2:
+        raise ServiceError("power analysis needs at least two runs sharing two topics")
+    anova = stats.two_way_anova(matrix)
+    if anova.v_e <= 0:
+        raise ServiceError(f"the residual variance of {measure} is 0: nothing to design from")
+    try:
+        pairs = tuple(
+            power_design.pair_power(
+                table.runs[i].tag,
+                table.runs[j].tag,
+                matrix[i] - matrix[j],
+                test=test,
+                alpha=alpha,
+                power=power,
+            )
+            for i in range(len(table.runs))
+            for j in range(i + 1, len(table.runs))
+        )
+        design = power_design.topic_set_size(
+            anova.v_e,
+            n_topics=len(topics),
+            systems=len(table.runs),
+            alpha=alpha,
+            power=power,
+            min_difference=min_difference,
+        )
+    except ValueError as error:
+        raise ServiceError(str(error)) from None
+    return PowerAnalysis(
+        measure,
+        table.qrels,
+        test,
+        alpha,
+        power,
+        len(topics),
+        pairs,
+        design,
+        design.sentence(measure),
+    )
