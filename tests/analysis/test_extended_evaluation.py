@@ -58,3 +58,24 @@ def test_power_analysis_refuses_an_unknown_measure(evaluated):
         table = service.evaluate_campaign(s, get_campaign(s, "demo"), "final", ["map"])
     with pytest.raises(ServiceError, match="not in the evaluation"):
         extended.power_analysis(table, "P_10")
+
+
+def test_parameter_sweep_from_a_mapping(evaluated):
+    from workbench import sweeps
+    from workbench.services import evaluation as service
+
+    with evaluated.session() as s:
+        table = service.evaluate_campaign(s, get_campaign(s, "demo"), "final", ["map"])
+    mapping = "tag,k\nrunA,1\nrunB,2\nrunC,3\n"
+    result = extended.parameter_sweep(table, mapping=mapping, folds=3, seed=1)
+    assert result.grid.excluded == ("runD",)
+    assert result.means["runA"] == pytest.approx(table.run("runA").summary["map"])
+    scores = {
+        t: {q: v["map"] for q, v in table.run(t).per_topic.items()}
+        for t in ("runA", "runB", "runC")
+    }
+    assert result.cv == sweeps.cross_validate(scores, k=3, seed=1)
+    with pytest.raises(ServiceError, match="either a tag pattern or a mapping"):
+        extended.parameter_sweep(table)
+    with pytest.raises(ServiceError, match="no run tag matches"):
+        extended.parameter_sweep(table, pattern="bm25_{k}")

@@ -96,3 +96,55 @@ def test_power_of_a_campaign(evaluated, database_url):
     assert result.exit_code == 0, result.output
     assert "With 3 topics, differences of at least" in result.output
     assert "runA" in result.output and "noncentral t" in result.output
+
+
+def _grid_files(folder):
+    """Four settings x 3 topics; the ranking quality grows with k1 and falls with b."""
+    qrels = folder / "qrels.txt"
+    qrels.write_text("".join(f"q{t} 0 rel{t} 1\n" for t in range(3)))
+    runs = []
+    for k1 in (1, 2):
+        for b in (0.5, 1):
+            tag = f"bm25_k1={k1}_b={b}"
+            depth = 1 + (2 - k1) + int(b == 1)  # rank of the relevant document
+            path = folder / f"{tag}.txt"
+            lines = []
+            for t in range(3):
+                docs = [f"x{i}" for i in range(depth - 1)] + [f"rel{t}"]
+                lines += [f"q{t} Q0 {d} {r} {10 - r} {tag}\n" for r, d in enumerate(docs, 1)]
+            path.write_text("".join(lines))
+            runs.append(str(path))
+    return str(qrels), runs
+
+
+def test_sweep_of_run_files_writes_a_heat_map(tmp_path):
+    qrels, runs = _grid_files(tmp_path)
+    plot = tmp_path / "grid.svg"
+    result = _invoke(
+        "sweep",
+        qrels,
+        *runs,
+        "--pattern",
+        "bm25_k1={k1}_b={b}",
+        "-m",
+        "map",
+        "--folds",
+        "3",
+        "--plot",
+        str(plot),
+        "--format",
+        "json",
+    )
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.output[result.output.index("{") :])
+    assert document["means"]["bm25_k1=2_b=0.5"] == 1.0
+    assert document["means"]["bm25_k1=1_b=1"] == pytest.approx(1 / 3)
+    assert document["cv"]["best_tag"] == "bm25_k1=2_b=0.5"
+    assert document["cv"]["overfitting_gap"] == 0.0
+    assert plot.read_text().startswith("<?xml") and "b" in plot.read_text()
+
+
+def test_sweep_needs_a_grid(tmp_path):
+    qrels, runs = _grid_files(tmp_path)
+    result = CliRunner().invoke(main, ["sweep", qrels, *runs])
+    assert result.exit_code != 0 and "--pattern or --mapping" in result.output

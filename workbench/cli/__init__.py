@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     # the course notes' further analyses
     "collection-measures": "workbench.cli.notes_commands:collection_measures",
     "power": "workbench.cli.notes_commands:power",
+    "sweep": "workbench.cli.notes_commands:sweep",
 }
 
 

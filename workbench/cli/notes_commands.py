@@ -256,3 +256,125 @@ def power(
         return
     tables = [topic_set_size_table(analysis), power_table(analysis)]
     _emit("\n".join(render(t, fmt) for t in tables), output)
+
+
+@click.command()
+@click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False))
+@click.option("--campaign", "campaign_name", default=None, help="Campaign name or id.")
+@click.option(
+    "--qrels",
+    "qrels_spec",
+    default="final",
+    show_default=True,
+    help="With --campaign: 'final', an assessor, a qrels set name, or a qrels file.",
+)
+@click.option("--pattern", default=None, help="Tag pattern, e.g. 'bm25_k1={k1}_b={b}'.")
+@click.option(
+    "--mapping",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="CSV/TSV file with a header 'tag,<parameter>...'.",
+)
+@click.option("-m", "--measure", default="map", show_default=True)
+@click.option(
+    "-l",
+    "--level",
+    "relevance_level",
+    type=int,
+    default=1,
+    show_default=True,
+    help="Relevance level (files only; a campaign uses its own).",
+)
+@click.option("--folds", type=click.IntRange(min=2), default=5, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "--plot",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write an SVG: heat map over the first two parameters (a curve for one).",
+)
+@_format
+@_output
+@click.pass_context
+def sweep(
+    ctx: click.Context,
+    files: tuple[str, ...],
+    campaign_name: str | None,
+    qrels_spec: str,
+    pattern: str | None,
+    mapping: Path | None,
+    measure: str,
+    relevance_level: int,
+    folds: int,
+    seed: int,
+    plot: Path | None,
+    fmt: str,
+    output: Path | None,
+) -> None:
+    """A parameter grid of runs: the measure per setting and K-fold cross-validation over
+    topics against the best setting in hindsight (the overfitting gap).
+
+    Either QRELS RUN [RUN ...] or --campaign; the grid from --pattern or --mapping.
+    """
+    from workbench import sweeps
+    from workbench.reports.extended import cross_validation_table, sweep_plot, sweep_table
+    from workbench.reports.tables import render, to_json
+
+    mapping_text = mapping.read_text(encoding="utf-8") if mapping is not None else None
+    if campaign_name is None:
+        if len(files) < 2:
+            fail("give QRELS RUN [RUN ...], or --campaign")
+        from workbench.metrics import MeasureError, evaluate
+        from workbench.trec import read_qrels, read_run
+
+        try:
+            qrels = read_qrels(files[0])
+            scores: dict[str, dict[str, float]] = {}
+            name = measure
+            for path in files[1:]:
+                run = read_run(path)
+                tag = run.tag or Path(path).name
+                if tag in scores:
+                    fail(f"{path}: run tag {tag!r} appears twice")
+                result = evaluate(qrels, run, [measure], relevance_level=relevance_level)
+                name = next(line.name for line in result.lines if line.per_topic)
+                scores[tag] = {q: float(v[name]) for q, v in result.per_topic.items()}
+            if (pattern is None) == (mapping_text is None):
+                fail("give either --pattern or --mapping")
+            grid = (
+                sweeps.grid_from_tags(scores, pattern)
+                if pattern is not None
+                else sweeps.grid_from_mapping(mapping_text or "", list(scores), name=str(mapping))
+            )
+            result_ = sweeps.sweep(grid, scores, measure=name, k=folds, seed=seed)
+        except (TrecFormatError, MeasureError, sweeps.SweepError) as error:
+            fail(str(error))
+    else:
+        from workbench.services import evaluation as service
+        from workbench.services.campaigns import get_campaign
+        from workbench.services.extended_evaluation import parameter_sweep
+
+        try:
+            with get_store(ctx).session() as session:
+                campaign = get_campaign(session, campaign_name)
+                table = service.evaluate_campaign(
+                    session, campaign, qrels_spec, [measure], allow_files=True
+                )
+                result_ = parameter_sweep(
+                    table,
+                    pattern=pattern,
+                    mapping=mapping_text,
+                    mapping_name=str(mapping),
+                    folds=folds,
+                    seed=seed,
+                )
+        except (ServiceError, TrecFormatError) as error:
+            fail(str(error))
+    if plot is not None:
+        plot.write_text(sweep_plot(result_), encoding="utf-8")
+        click.echo(f"wrote {plot}", err=True)
+    if fmt == "json":
+        _emit(to_json(result_), output)
+        return
+    tables = [sweep_table(result_), cross_validation_table(result_)]
+    _emit("\n".join(render(t, fmt) for t in tables), output)

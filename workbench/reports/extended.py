@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from workbench.reports.tables import Table, bold_best, cells
+from workbench.reports import plots
+from workbench.reports.tables import Cell, Table, bold_best, cells
 from workbench.services.extended_evaluation import CollectionScale, PowerAnalysis
+from workbench.sweeps import SweepResult
 
 _COLLECTION_COLUMNS = {
     "accuracy": "Accuracy",
@@ -107,4 +109,85 @@ def topic_set_size_table(analysis: PowerAnalysis) -> Table:
         ),
         label="tab:topic-set-size",
         digits=4,
+    )
+
+
+def sweep_table(result: SweepResult) -> Table:
+    """One row per setting: its parameters, mean, and how many folds chose it."""
+    chosen = result.cv.chosen
+    names = result.grid.parameters
+    rows = [
+        [
+            Cell(tag),
+            *(Cell(setting[p]) for p in names),
+            Cell(result.means[tag]),
+            Cell(chosen.get(tag, 0)),
+        ]
+        for tag, setting in sorted(
+            result.grid.settings.items(), key=lambda item: -result.means[item[0]]
+        )
+    ]
+    notes = []
+    if result.grid.excluded:
+        notes.append(f"Runs not in the grid: {', '.join(result.grid.excluded)}.")
+    if result.dropped_topics:
+        notes.append(
+            f"{len(result.dropped_topics)} topics left out because some setting has no score "
+            f"on them: {', '.join(result.dropped_topics)}."
+        )
+    table = Table(
+        ["Run", *names, result.measure, "Folds choosing it"],
+        rows,
+        caption=(
+            f"{result.measure} over the parameter grid ({len(rows)} settings, "
+            f"{len(result.topics)} topics), best first."
+        ),
+        label="tab:sweep",
+        notes=notes,
+    )
+    bold_best(table, len(names) + 1)
+    return table
+
+
+def cross_validation_table(result: SweepResult) -> Table:
+    """Per fold: held-out topics, the setting chosen on the others, training and test scores;
+    the caption gives the cross-validated score, the best in hindsight and the gap."""
+    cv = result.cv
+    rows = [
+        cells(
+            f.index, len(f.test_topics), f.chosen, f.training_score, f.test_score, f.best_test_score
+        )
+        for f in cv.folds
+    ]
+    return Table(
+        ["Fold", "Test topics", "Chosen on training", "Training", "Test", "Best on test"],
+        rows,
+        caption=(
+            f"{cv.k}-fold cross-validation over topics (seed {cv.seed}) of {result.measure}: "
+            f"cross-validated {cv.cv_score:.4f}; best in hindsight {cv.best_tag} "
+            f"{cv.best_score:.4f}; overfitting gap {cv.overfitting_gap:.4f}."
+        ),
+        label="tab:cross-validation",
+    )
+
+
+def sweep_plot(result: SweepResult) -> str:
+    """The heat map of a two-parameter grid (best in hindsight outlined), or a curve."""
+    names = result.grid.parameters
+    if len(names) >= 2:
+        xs, ys, rows = result.heat()
+        best = result.grid.settings[result.cv.best_tag]
+        return plots.parameter_heatmap(
+            xs,
+            ys,
+            rows,
+            x_name=names[0],
+            y_name=names[1],
+            measure=result.measure,
+            best=(best[names[0]], best[names[1]]),
+        )
+    xs = result.grid.values(names[0])
+    by_value = {s[names[0]]: t for t, s in result.grid.settings.items()}
+    return plots.parameter_curve(
+        xs, [result.means[by_value[x]] for x in xs], x_name=names[0], measure=result.measure
     )

@@ -17,7 +17,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from workbench import power as power_design
-from workbench import stats
+from workbench import stats, sweeps
 from workbench.metrics.collection import IMBALANCE_NOTE, MEASURES, collection_set_measures
 from workbench.services.errors import ServiceError
 from workbench.services.evaluation import (
@@ -170,3 +170,39 @@ def power_analysis(
         design,
         design.sentence(measure),
     )
+
+
+# ------------------------------------------------------------------ parameter sweeps
+
+
+def parameter_sweep(
+    table: EvaluationTable,
+    *,
+    pattern: str | None = None,
+    mapping: str | None = None,
+    mapping_name: str = "mapping",
+    measure: str | None = None,
+    folds: int = 5,
+    seed: int = 0,
+) -> sweeps.SweepResult:
+    """The runs named by a tag ``pattern`` (or a ``mapping`` file's text) as one system's
+    parameter grid: mean ``measure`` per setting and K-fold cross-validation over topics."""
+    measure = measure or table.measures[0]
+    if measure not in table.measures:
+        raise ServiceError(f"measure {measure!r} is not in the evaluation ({table.measures})")
+    tags = [r.tag for r in table.runs]
+    try:
+        if (pattern is None) == (mapping is None):
+            raise sweeps.SweepError("give either a tag pattern or a mapping file")
+        grid = (
+            sweeps.grid_from_tags(tags, pattern)
+            if pattern is not None
+            else sweeps.grid_from_mapping(mapping or "", tags, name=mapping_name)
+        )
+        scores = {
+            tag: {q: float(v[measure]) for q, v in table.run(tag).per_topic.items()}
+            for tag in grid.settings
+        }
+        return sweeps.sweep(grid, scores, measure=measure, k=folds, seed=seed)
+    except sweeps.SweepError as error:
+        raise ServiceError(str(error)) from None
