@@ -79,3 +79,32 @@ def test_parameter_sweep_from_a_mapping(evaluated):
         extended.parameter_sweep(table)
     with pytest.raises(ServiceError, match="no run tag matches"):
         extended.parameter_sweep(table, pattern="bm25_{k}")
+
+
+def test_interleaving_study_on_the_campaign(evaluated):
+    from workbench import interleaving
+    from workbench.services import evaluation as service
+
+    with evaluated.session() as s:
+        campaign = get_campaign(s, "demo")
+        runs = service.load_runs(s, campaign)
+        table = service.evaluate_campaign(s, campaign, "final", ["map"], runs=runs)
+        study = extended.interleaving_study(s, campaign, table, runs, impressions=5, seed=2)
+        qrels = service.resolve_qrels(s, campaign, "final").qrels
+    assert len(study.pairs) == 6
+    first = study.pairs[0]
+    assert (first.comparison.first, first.comparison.second) == ("runA", "runB")
+    expected = interleaving.compare(
+        {q: list(r.docnos) for q, r in runs[0].rankings.items()},
+        {q: list(r.docnos) for q, r in runs[1].rankings.items()},
+        qrels,
+        names=("runA", "runB"),
+        impressions=5,
+        seed=2,
+    )
+    assert first.comparison == expected
+    assert first.offline_difference == pytest.approx(
+        table.run("runA").summary["map"] - table.run("runB").summary["map"]
+    )
+    a = study.agreement
+    assert a.agree + a.disagree + a.undecided == 6

@@ -148,3 +148,36 @@ def test_sweep_needs_a_grid(tmp_path):
     qrels, runs = _grid_files(tmp_path)
     result = CliRunner().invoke(main, ["sweep", qrels, *runs])
     assert result.exit_code != 0 and "--pattern or --mapping" in result.output
+
+
+def test_interleave_run_files(tmp_path):
+    qrels, runs = _grid_files(tmp_path)
+    result = _invoke(
+        "interleave",
+        qrels,
+        runs[0],
+        runs[3],
+        "--impressions",
+        "20",
+        "--method",
+        "balanced",
+        "--format",
+        "json",
+    )
+    assert result.exit_code == 0, result.output
+    study = json.loads(result.output)
+    pair = study["pairs"][0]
+    # bm25_k1=1_b=0.5 ranks the relevant document 2nd, bm25_k1=2_b=1 2nd too: no offline winner
+    assert pair["comparison"]["first"] == "bm25_k1=1_b=0.5"
+    assert pair["offline_difference"] == 0.0
+    assert study["agreement"]["undecided"] == 1
+    text = _invoke("interleave", qrels, runs[1], runs[2]).output
+    assert "team-draft interleaving" in text and "bm25_k1=2_b=0.5" in text
+
+
+def test_interleave_of_a_campaign(evaluated, database_url):
+    result = _invoke(
+        "interleave", "--campaign", "demo", "--impressions", "3", database_url=database_url
+    )
+    assert result.exit_code == 0, result.output
+    assert "Interleaving agrees with the offline map" in result.output

@@ -31,6 +31,7 @@ COMMANDS: dict[str, str] = {
     "collection-measures": "workbench.cli.notes_commands:collection_measures",
     "power": "workbench.cli.notes_commands:power",
     "sweep": "workbench.cli.notes_commands:sweep",
+    "interleave": "workbench.cli.notes_commands:interleave",
 }
 
 

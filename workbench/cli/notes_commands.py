@@ -378,3 +378,162 @@ def sweep(
         return
     tables = [sweep_table(result_), cross_validation_table(result_)]
     _emit("\n".join(render(t, fmt) for t in tables), output)
+
+
+@click.command()
+@click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False))
+@click.option("--campaign", "campaign_name", default=None, help="Campaign name or id.")
+@click.option(
+    "--qrels",
+    "qrels_spec",
+    default="final",
+    show_default=True,
+    help="With --campaign: 'final', an assessor, a qrels set name, or a qrels file.",
+)
+@click.option(
+    "--method",
+    type=click.Choice(("team-draft", "balanced")),
+    default="team-draft",
+    show_default=True,
+)
+@click.option(
+    "--impressions",
+    type=click.IntRange(1, 10_000),
+    default=10,
+    show_default=True,
+    help="Simulated users per query.",
+)
+@click.option(
+    "--length",
+    type=click.IntRange(1, 1000),
+    default=10,
+    show_default=True,
+    help="Documents shown per interleaved list.",
+)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "--decay",
+    type=click.FloatRange(min=0),
+    default=1.0,
+    show_default=True,
+    help="Examination probability 1/rank^decay.",
+)
+@click.option("--p-relevant", type=click.FloatRange(0, 1), default=0.9, show_default=True)
+@click.option("--p-nonrelevant", type=click.FloatRange(0, 1), default=0.05, show_default=True)
+@click.option(
+    "-m",
+    "--measure",
+    default="map",
+    show_default=True,
+    help="The offline measure interleaving is compared with.",
+)
+@click.option(
+    "-l",
+    "--level",
+    "relevance_level",
+    type=int,
+    default=1,
+    show_default=True,
+    help="Relevance level (files only; a campaign uses its own).",
+)
+@_format
+@_output
+@click.pass_context
+def interleave(
+    ctx: click.Context,
+    files: tuple[str, ...],
+    campaign_name: str | None,
+    qrels_spec: str,
+    method: str,
+    impressions: int,
+    length: int,
+    seed: int,
+    decay: float,
+    p_relevant: float,
+    p_nonrelevant: float,
+    measure: str,
+    relevance_level: int,
+    fmt: str,
+    output: Path | None,
+) -> None:
+    """Interleave every pair of runs with clicks simulated from the qrels: per-query
+    wins/ties/losses, a sign test, and agreement with the offline measure.
+
+    Either QRELS RUN RUN [RUN ...] or --campaign.
+    """
+    from workbench import interleaving
+    from workbench.reports.extended import interleaving_table
+    from workbench.reports.tables import render, to_json
+
+    try:
+        model = interleaving.ClickModel(decay, p_relevant, p_nonrelevant, relevance_level)
+    except ValueError as error:
+        fail(str(error))
+    if campaign_name is None:
+        if len(files) < 3:
+            fail("give QRELS RUN RUN [RUN ...], or --campaign")
+        from workbench.metrics import MeasureError, evaluate
+        from workbench.pooling import ranked_list
+        from workbench.trec import read_qrels, read_run
+
+        try:
+            qrels = read_qrels(files[0])
+            rankings: dict[str, dict[str, list[str]]] = {}
+            offline: dict[str, dict[str, float]] = {}
+            name = measure
+            for path in files[1:]:
+                run = read_run(path)
+                tag = run.tag or Path(path).name
+                if tag in rankings:
+                    fail(f"{path}: run tag {tag!r} appears twice")
+                rankings[tag] = {}
+                for qid in run.topics():
+                    lines = run.topic_lines(qid)
+                    rankings[tag][qid] = list(ranked_list(lines.docnos, lines.scores).docnos)
+                result = evaluate(qrels, run, [measure], relevance_level=relevance_level)
+                name = next(line.name for line in result.lines if line.per_topic)
+                offline[tag] = {q: float(v[name]) for q, v in result.per_topic.items()}
+            study = interleaving.study(
+                rankings,
+                qrels.to_dict(),
+                offline,
+                measure=name,
+                method=method,
+                impressions=impressions,
+                length=length,
+                seed=seed,
+                model=model,
+            )
+        except (TrecFormatError, MeasureError, ValueError) as error:
+            fail(str(error))
+    else:
+        from workbench.services import evaluation as service
+        from workbench.services.campaigns import get_campaign
+        from workbench.services.extended_evaluation import interleaving_study
+
+        try:
+            with get_store(ctx).session() as session:
+                campaign = get_campaign(session, campaign_name)
+                runs = service.load_runs(session, campaign)
+                table = service.evaluate_campaign(
+                    session, campaign, qrels_spec, [measure], runs=runs, allow_files=True
+                )
+                model = interleaving.ClickModel(
+                    decay, p_relevant, p_nonrelevant, campaign.relevance_level
+                )
+                study = interleaving_study(
+                    session,
+                    campaign,
+                    table,
+                    runs,
+                    qrels_spec,
+                    method=method,
+                    impressions=impressions,
+                    length=length,
+                    seed=seed,
+                    model=model,
+                    allow_files=True,
+                )
+        except (ServiceError, TrecFormatError) as error:
+            fail(str(error))
+    _emit(to_json(study) if fmt == "json" else render(interleaving_table(study), fmt), output)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from workbench.interleaving import InterleavingStudy
 from workbench.reports import plots
 from workbench.reports.tables import Cell, Table, bold_best, cells
 from workbench.services.extended_evaluation import CollectionScale, PowerAnalysis
@@ -191,3 +192,63 @@ def sweep_plot(result: SweepResult) -> str:
     return plots.parameter_curve(
         xs, [result.means[by_value[x]] for x in xs], x_name=names[0], measure=result.measure
     )
+
+
+def interleaving_table(result: InterleavingStudy) -> Table:
+    """Per pair: query wins/ties/losses, sign-test p, the interleaving preference and the
+    offline one; the caption gives the agreement rate."""
+    rows = []
+    for outcome in result.pairs:
+        c = outcome.comparison
+        online = {1: c.first, -1: c.second}.get(c.preference, "none")
+        offline = {1: c.first, -1: c.second}.get(
+            int((outcome.offline_difference > 0) - (outcome.offline_difference < 0)), "none"
+        )
+        rows.append(
+            cells(
+                c.first,
+                c.second,
+                f"{c.wins}/{c.ties}/{c.losses}",
+                c.p_value,
+                online,
+                outcome.offline_difference,
+                offline,
+                "-" if "none" in (online, offline) else "yes" if online == offline else "no",
+            )
+        )
+    a = result.agreement
+    m = result.model
+    notes = []
+    skipped = sorted({q for o in result.pairs for q in o.comparison.skipped})
+    if skipped:
+        notes.append(
+            f"Topics without qrels or without both rankings, not interleaved: {', '.join(skipped)}."
+        )
+    return Table(
+        [
+            "Run A",
+            "Run B",
+            "Queries W/T/L",
+            "Sign test p",
+            "Interleaving prefers",
+            f"Offline {result.measure} A-B",
+            "Offline prefers",
+            "Agree",
+        ],
+        rows,
+        caption=(
+            f"{result.method} interleaving, {result.impressions} simulated impressions per "
+            f"query (seed {result.seed}); clicks from a position-based model (examination "
+            f"1/rank^{m.decay:g}, click {m.p_relevant:g} on the top grade, "
+            f"{m.p_nonrelevant:g} below grade {m.relevance_level}). Interleaving agrees with "
+            f"the offline {result.measure} on {a.agree} of {a.agree + a.disagree} pairs both "
+            f"decide ({_percent(a.rate)}); {a.undecided} undecided."
+        ),
+        label="tab:interleaving",
+        digits=4,
+        notes=notes,
+    )
+
+
+def _percent(rate: float) -> str:
+    return "-" if rate != rate else f"{100 * rate:.0f} %"

@@ -16,8 +16,8 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from workbench import interleaving, stats, sweeps
 from workbench import power as power_design
-from workbench import stats, sweeps
 from workbench.metrics.collection import IMBALANCE_NOTE, MEASURES, collection_set_measures
 from workbench.services.errors import ServiceError
 from workbench.services.evaluation import (
@@ -205,4 +205,43 @@ def parameter_sweep(
         }
         return sweeps.sweep(grid, scores, measure=measure, k=folds, seed=seed)
     except sweeps.SweepError as error:
+        raise ServiceError(str(error)) from None
+
+
+# ------------------------------------------------------------------ interleaving
+
+
+def interleaving_study(
+    session: Session,
+    campaign: Campaign,
+    table: EvaluationTable,
+    runs: Sequence[LoadedRun],
+    qrels: str = "final",
+    *,
+    measure: str | None = None,
+    method: str = "team-draft",
+    impressions: int = 10,
+    length: int = 10,
+    seed: int = 0,
+    model: interleaving.ClickModel | None = None,
+    allow_files: bool = False,
+) -> interleaving.InterleavingStudy:
+    """Interleave every pair of the campaign's runs with clicks simulated from the ``qrels``
+    (the spec ``table`` was evaluated with) and compare each preference with the offline
+    ``measure`` of the table."""
+    measure = measure or table.measures[0]
+    if measure not in table.measures:
+        raise ServiceError(f"measure {measure!r} is not in the evaluation ({table.measures})")
+    if len(runs) < 2:
+        raise ServiceError("interleaving needs at least two runs")
+    named = resolve_qrels(session, campaign, qrels, allow_files=allow_files)
+    rankings = {r.tag: {q: list(x.docnos) for q, x in r.rankings.items()} for r in runs}
+    offline = {r.tag: {q: float(v[measure]) for q, v in r.per_topic.items()} for r in table.runs}
+    try:
+        return interleaving.study(
+            rankings, named.qrels, offline, measure=measure, method=method,
+            impressions=impressions, length=length, seed=seed,
+            model=model or interleaving.ClickModel(relevance_level=table.relevance_level),
+        )  # fmt: skip
+    except ValueError as error:
         raise ServiceError(str(error)) from None
