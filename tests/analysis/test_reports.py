@@ -105,3 +105,17 @@ def test_plots_are_deterministic_svg():
     assert ">7<" in texts and ">alice<" in texts
     with pytest.raises(ValueError, match="11 interpolated"):
         plots.precision_recall_curves({"r": [1.0]})
+
+
+def test_confusion_heat_map_scale_starts_at_zero_and_every_count_is_readable() -> None:
+    from matplotlib.colors import to_rgba
+
+    from workbench.reports.plots import confusion_figure
+
+    figure = confusion_figure([[8, 12], [20, 16]], [0, 1], first="alice", second="bob")
+    axes = figure.axes[0]
+    norm = axes.images[0].norm
+    assert (norm.vmin, norm.vmax) == (0, 20)  # not autoscaled from the smallest count, 8
+    colours = {t.get_text(): to_rgba(t.get_color()) for t in axes.texts}
+    black, white = to_rgba("black"), to_rgba("white")
+    assert colours == {"8": black, "12": white, "20": white, "16": white}

@@ -11,6 +11,7 @@ import http.client
 import json
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from sqlalchemy import select
@@ -36,15 +37,22 @@ def test_sigkill_mid_load_loses_no_acknowledged_judgement(
         kwargs={"results": results, "stop": stop},
     )
     loader.start()
+    def acknowledged() -> int:
+        return sum(len(r.acknowledged) for r in results)
+
     try:
-        time.sleep(1.2)
+        _wait_until(lambda: acknowledged() >= 20, "judgements acknowledged before the kill")
         server.kill()
-        acknowledged_before_kill = sum(len(r.acknowledged) for r in results)
-        time.sleep(0.3)
+        acknowledged_before_kill = acknowledged()
+        _wait_until(
+            lambda: sum(r.connection_errors for r in results) > 0, "a request hit the dead server"
+        )
         server = run_load.Server(
             database_url, tmp_path / "server", port=server.port, threads=4
         ).start()
-        time.sleep(1.0)
+        _wait_until(
+            lambda: acknowledged() >= acknowledged_before_kill + 20, "the load to resume"
+        )
     finally:
         stop.set()
         loader.join()
@@ -122,3 +130,12 @@ def test_two_tabs_revising_one_document_keep_both_and_the_later_wins(
     ]
     assert state["judgements"][2]["grade"] == 0
     assert state["judgements"][2]["comment"] == "from tab B"
+
+
+def _wait_until(condition: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
+    """Poll `condition` every 20 ms until it holds; fail naming `what` after `timeout` s."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)

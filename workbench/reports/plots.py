@@ -68,8 +68,8 @@ def per_topic_bars(
     axes.set_ylabel(measure)
     axes.set_title(f"{measure} per topic")
     axes.grid(axis="y", alpha=0.3)
-    if runs:
-        axes.legend(fontsize="small")
+    if runs:  # beside the axes, where it hides no bar
+        axes.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return _svg(figure)
 
 
@@ -77,10 +77,18 @@ def confusion_heatmap(
     matrix: Sequence[Sequence[int]], labels: Sequence[int | str], *, first: str, second: str
 ) -> str:
     """A confusion matrix as a heat map with the counts written in the cells."""
+    return _svg(confusion_figure(matrix, labels, first=first, second=second))
+
+
+def confusion_figure(
+    matrix: Sequence[Sequence[int]], labels: Sequence[int | str], *, first: str, second: str
+) -> Figure:
+    """The heat map's figure. The colour scale runs from 0 to the largest count; a count is
+    written in white on the darker half of the scale, in black on the lighter half."""
     figure = _figure(1.2 + 0.8 * len(labels), 1.0 + 0.8 * len(labels))
     axes = figure.add_subplot()
-    image = axes.imshow(matrix, cmap="Blues")
     peak = max((max(row) for row in matrix), default=0)
+    image = axes.imshow(matrix, cmap="Blues", vmin=0, vmax=max(peak, 1))
     for i, row in enumerate(matrix):
         for j, count in enumerate(row):
             colour = "white" if peak and count > peak / 2 else "black"
@@ -92,7 +100,7 @@ def confusion_heatmap(
     axes.set_ylabel(first)
     axes.set_title(f"{first} vs {second}")
     figure.colorbar(image, ax=axes, fraction=0.046, pad=0.04)
-    return _svg(figure)
+    return figure
 
 
 def parameter_heatmap(
