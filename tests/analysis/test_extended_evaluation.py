@@ -108,3 +108,77 @@ def test_interleaving_study_on_the_campaign(evaluated):
     )
     a = study.agreement
     assert a.agree + a.disagree + a.undecided == 6
+
+
+def _sidecar(tmp_path, text, name="eff.csv"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_efficiency_import_and_report(evaluated, tmp_path):
+    from workbench.reports.extended import efficiency_plot, efficiency_table
+    from workbench.services import evaluation as service
+    from workbench.services.efficiency import import_efficiency, run_efficiency
+
+    csv = (
+        "run,qid,latency_ms,mean_latency_ms,cost_per_1000_queries,hardware\n"
+        "runA,,,30,0.5,big box\n"
+        "runB,,,10,0.1,laptop\n"
+        "runC,q1,5,,,\n"
+        "runC,q2,7,,,\n"
+    )
+    with evaluated.session() as s:
+        result = import_efficiency(s, get_campaign(s, "demo"), _sidecar(tmp_path, csv))
+    assert result.runs == ("runA", "runB", "runC") and result.replaced == ()
+    with evaluated.session() as s:
+        campaign = get_campaign(s, "demo")
+        stored = run_efficiency(s, campaign)
+        table = service.evaluate_campaign(s, campaign, "final", ["map"])
+        report = extended.efficiency_report(s, campaign, table)
+    assert stored["runC"].mean_latency_ms == 6.0
+    assert stored["runC"].per_query_latency_ms == {"q1": 5.0, "q2": 7.0}
+    assert report.missing == ("runD",)
+    maps = {r.tag: r.summary["map"] for r in table.runs}
+    points = {t: (lat, maps[t]) for t, lat in (("runA", 30.0), ("runB", 10.0), ("runC", 6.0))}
+    from workbench.efficiency import pareto_frontier
+
+    assert report.latency_frontier == tuple(pareto_frontier(points))
+    assert report.cost_frontier == tuple(
+        pareto_frontier({"runA": (0.5, maps["runA"]), "runB": (0.1, maps["runB"])})
+    )
+    text = efficiency_table(report)
+    assert text.rows[3][-1].value == "no figures"
+    assert "runD" in text.notes[0]
+    svg = efficiency_plot(report)
+    assert svg is not None and "Pareto frontier" in svg and "runC" in svg
+
+
+def test_efficiency_import_refuses_and_changes_nothing(evaluated, tmp_path):
+    from workbench.services.efficiency import import_efficiency, run_efficiency
+
+    good = _sidecar(tmp_path, '{"run": "runA", "mean_latency_ms": 3}', "a.json")
+    with evaluated.session() as s:
+        import_efficiency(s, get_campaign(s, "demo"), good)
+    cases = [
+        ('[{"run": "runB", "mean_latency_ms": 1}, {"run": "nope"}]', "has no run nope"),
+        ('{"run": "runA", "mean_latency_ms": 9}', "already have efficiency figures"),
+        ('{"run": "runB", "per_query_latency_ms": {"q9": 1}}', "has no topic q9"),
+        ("run,mean_latency_ms\nrunB,slow\n", r"bad\.json:2: expected a number"),
+    ]
+    for text, message in cases:
+        with pytest.raises(ServiceError, match=message), evaluated.session() as s:
+            import_efficiency(s, get_campaign(s, "demo"), _sidecar(tmp_path, text, "bad.json"))
+    with evaluated.session() as s:
+        assert {
+            t: e.mean_latency_ms for t, e in run_efficiency(s, get_campaign(s, "demo")).items()
+        } == {"runA": 3.0}
+        again = import_efficiency(
+            s,
+            get_campaign(s, "demo"),
+            _sidecar(tmp_path, '{"run": "runA", "mean_latency_ms": 9}', "c.json"),
+            replace=True,
+        )
+    assert again.replaced == ("runA",)
+    with evaluated.session() as s:
+        assert run_efficiency(s, get_campaign(s, "demo"))["runA"].mean_latency_ms == 9.0

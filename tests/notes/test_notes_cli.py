@@ -181,3 +181,41 @@ def test_interleave_of_a_campaign(evaluated, database_url):
     )
     assert result.exit_code == 0, result.output
     assert "Interleaving agrees with the offline map" in result.output
+
+
+def test_efficiency_import_and_show(evaluated, database_url, tmp_path):
+    sidecar = tmp_path / "eff.json"
+    sidecar.write_text(
+        json.dumps(
+            [
+                {"run": "runA", "mean_latency_ms": 20, "throughput_qps": 50},
+                {"run": "runB", "mean_latency_ms": 5},
+            ]
+        )
+    )
+    result = _invoke(
+        "efficiency", "import", "--campaign", "demo", str(sidecar), database_url=database_url
+    )
+    assert result.exit_code == 0, result.output
+    assert "stored for 2 runs" in result.output
+    plot = tmp_path / "pareto.svg"
+    shown = _invoke(
+        "efficiency",
+        "show",
+        "--campaign",
+        "demo",
+        "--plot",
+        str(plot),
+        "--format",
+        "csv",
+        database_url=database_url,
+    )
+    assert shown.exit_code == 0, shown.output
+    lines = [line for line in shown.output.splitlines() if line.startswith("run")]
+    assert lines[0].startswith("runA,") and ",20.0,,50.0," in lines[0]
+    assert "no figures" in lines[2]
+    assert "Pareto frontier" in plot.read_text()
+    again = CliRunner().invoke(
+        main, ["--db", database_url, "efficiency", "import", "--campaign", "demo", str(sidecar)]
+    )
+    assert again.exit_code != 0 and "already have efficiency figures" in again.output

@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "power": "workbench.cli.notes_commands:power",
     "sweep": "workbench.cli.notes_commands:sweep",
     "interleave": "workbench.cli.notes_commands:interleave",
+    "efficiency": "workbench.cli.notes_commands:efficiency",
 }
 
 

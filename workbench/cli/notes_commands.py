@@ -537,3 +537,90 @@ def interleave(
         except (ServiceError, TrecFormatError) as error:
             fail(str(error))
     _emit(to_json(study) if fmt == "json" else render(interleaving_table(study), fmt), output)
+
+
+@click.group()
+def efficiency() -> None:
+    """Runs' efficiency figures: import a sidecar file, show them beside effectiveness."""
+
+
+@efficiency.command("import")
+@click.option("--campaign", "campaign_name", required=True, help="Campaign name or id.")
+@click.option("--replace", is_flag=True, help="Replace figures the runs already have.")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.pass_context
+def efficiency_import(ctx: click.Context, campaign_name: str, replace: bool, path: Path) -> None:
+    """Store a sidecar file's figures (JSON or CSV per run) for the campaign's runs."""
+    from workbench.services.campaigns import get_campaign
+    from workbench.services.efficiency import import_efficiency
+
+    try:
+        with get_store(ctx).session() as session:
+            result = import_efficiency(
+                session, get_campaign(session, campaign_name), path, replace=replace
+            )
+    except ServiceError as error:
+        fail(str(error))
+    replaced = f" ({len(result.replaced)} replaced)" if result.replaced else ""
+    click.echo(f"efficiency figures stored for {len(result.runs)} runs{replaced}")
+
+
+@efficiency.command("show")
+@click.option("--campaign", "campaign_name", required=True, help="Campaign name or id.")
+@click.option(
+    "--qrels",
+    "qrels_spec",
+    default="final",
+    show_default=True,
+    help="'final', an assessor, a qrels set name, or a qrels file.",
+)
+@click.option("-m", "--measure", default="map", show_default=True)
+@click.option(
+    "--cost",
+    type=click.Choice(("mean_latency_ms", "cost_per_1000_queries")),
+    default="mean_latency_ms",
+    show_default=True,
+    help="The x axis of --plot.",
+)
+@click.option(
+    "--plot",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write an SVG of effectiveness against the cost, Pareto frontier marked.",
+)
+@_format
+@_output
+@click.pass_context
+def efficiency_show(
+    ctx: click.Context,
+    campaign_name: str,
+    qrels_spec: str,
+    measure: str,
+    cost: str,
+    plot: Path | None,
+    fmt: str,
+    output: Path | None,
+) -> None:
+    """Efficiency figures beside effectiveness, with the Pareto frontiers."""
+    from workbench.reports.extended import efficiency_plot, efficiency_table
+    from workbench.reports.tables import render, to_json
+    from workbench.services import evaluation as service
+    from workbench.services.campaigns import get_campaign
+    from workbench.services.extended_evaluation import efficiency_report
+
+    try:
+        with get_store(ctx).session() as session:
+            campaign = get_campaign(session, campaign_name)
+            table = service.evaluate_campaign(
+                session, campaign, qrels_spec, [measure], allow_files=True
+            )
+            report = efficiency_report(session, campaign, table)
+    except (ServiceError, TrecFormatError) as error:
+        fail(str(error))
+    if plot is not None:
+        svg = efficiency_plot(report, cost)
+        if svg is None:
+            fail(f"no run gives {cost}: nothing to plot")
+        plot.write_text(svg or "", encoding="utf-8")
+        click.echo(f"wrote {plot}", err=True)
+    _emit(to_json(report) if fmt == "json" else render(efficiency_table(report), fmt), output)

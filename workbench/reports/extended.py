@@ -5,7 +5,11 @@ from __future__ import annotations
 from workbench.interleaving import InterleavingStudy
 from workbench.reports import plots
 from workbench.reports.tables import Cell, Table, bold_best, cells
-from workbench.services.extended_evaluation import CollectionScale, PowerAnalysis
+from workbench.services.extended_evaluation import (
+    CollectionScale,
+    EfficiencyReport,
+    PowerAnalysis,
+)
 from workbench.sweeps import SweepResult
 
 _COLLECTION_COLUMNS = {
@@ -252,3 +256,62 @@ def interleaving_table(result: InterleavingStudy) -> Table:
 
 def _percent(rate: float) -> str:
     return "-" if rate != rate else f"{100 * rate:.0f} %"
+
+
+COSTS = {"mean_latency_ms": "mean latency (ms)", "cost_per_1000_queries": "cost per 1,000 queries"}
+
+
+def efficiency_table(report: EfficiencyReport) -> Table:
+    """Each run's effectiveness beside its efficiency figures; Pareto marks."""
+    rows = []
+    for row in report.rows:
+        f = row.figures
+        marks = [
+            name
+            for name, frontier in (("latency", report.latency_frontier),
+                                   ("cost", report.cost_frontier))
+            if row.tag in frontier
+        ]  # fmt: skip
+        rows.append(
+            cells(
+                row.tag,
+                row.effectiveness,
+                *(
+                    (f.mean_latency_ms, f.p95_latency_ms, f.throughput_qps, f.index_size_bytes,
+                     f.cost_per_1000_queries, f.hardware or None)
+                    if f is not None
+                    else (None,) * 6
+                ),
+                ", ".join(marks) or ("no figures" if f is None else "-"),
+            )
+        )  # fmt: skip
+    notes = []
+    if report.missing:
+        notes.append(
+            f"Runs without efficiency figures (left out of the frontiers): "
+            f"{', '.join(report.missing)}."
+        )
+    table = Table(
+        ["Run", report.measure, "Mean latency (ms)", "p95 latency (ms)", "Throughput (q/s)",
+         "Index size (bytes)", "Cost / 1,000 queries", "Hardware", "Pareto frontier"],
+        rows,
+        caption=(
+            f"Efficiency beside effectiveness ({report.measure}, {report.qrels} qrels). A run is "
+            "on the Pareto frontier when no other run is both at least as fast (or cheap) and "
+            "at least as effective, and better in one."
+        ),
+        label="tab:efficiency",
+        digits=4,
+        notes=notes,
+    )  # fmt: skip
+    bold_best(table, 1)
+    return table
+
+
+def efficiency_plot(report: EfficiencyReport, cost: str = "mean_latency_ms") -> str | None:
+    """Effectiveness against ``cost`` with the Pareto frontier; None when no run gives it."""
+    points = report.points(cost)
+    if not points:
+        return None
+    frontier = report.latency_frontier if cost == "mean_latency_ms" else report.cost_frontier
+    return plots.pareto_plot(points, frontier, cost=COSTS[cost], measure=report.measure)

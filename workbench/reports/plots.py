@@ -125,9 +125,9 @@ def parameter_heatmap(
     for i, row in enumerate(rows):
         for j, value in enumerate(row):
             if value == value:  # not NaN
-                light = high > low and value < low + (high - low) / 2
+                dark = high > low and value < low + (high - low) / 2  # viridis: low is dark
                 axes.text(j, i, f"{value:.3f}", ha="center", va="center", fontsize="x-small",
-                          color="white" if light else "black")  # fmt: skip
+                          color="white" if dark else "black")  # fmt: skip
     if best is not None and best[0] in xs and best[1] in ys:
         from matplotlib.patches import Rectangle
 

@@ -16,9 +16,10 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from workbench import interleaving, stats, sweeps
+from workbench import efficiency, interleaving, stats, sweeps
 from workbench import power as power_design
 from workbench.metrics.collection import IMBALANCE_NOTE, MEASURES, collection_set_measures
+from workbench.services.efficiency import run_efficiency
 from workbench.services.errors import ServiceError
 from workbench.services.evaluation import (
     EvaluationTable,
@@ -245,3 +246,62 @@ def interleaving_study(
         )  # fmt: skip
     except ValueError as error:
         raise ServiceError(str(error)) from None
+
+
+# ------------------------------------------------------------------ efficiency
+
+
+@dataclass(frozen=True)
+class EfficiencyRow:
+    tag: str
+    effectiveness: float
+    figures: efficiency.Efficiency | None  # None: the run has no efficiency figures
+
+
+@dataclass(frozen=True)
+class EfficiencyReport:
+    """Efficiency beside effectiveness, and the Pareto frontiers against latency and cost."""
+
+    measure: str
+    qrels: str
+    rows: tuple[EfficiencyRow, ...]
+    latency_frontier: tuple[str, ...]  # runs with a mean latency that no other dominates
+    cost_frontier: tuple[str, ...]  # the same against the cost per 1,000 queries
+
+    @property
+    def missing(self) -> tuple[str, ...]:
+        """The runs without figures (shown, but left out of the frontiers and plots)."""
+        return tuple(r.tag for r in self.rows if r.figures is None)
+
+    def points(self, cost: str) -> dict[str, tuple[float, float]]:
+        """Run -> (cost, effectiveness) for the runs that give ``cost``."""
+        result = {}
+        for row in self.rows:
+            value = getattr(row.figures, cost, None) if row.figures is not None else None
+            if value is not None:
+                result[row.tag] = (float(value), row.effectiveness)
+        return result
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def efficiency_report(
+    session: Session, campaign: Campaign, table: EvaluationTable, measure: str | None = None
+) -> EfficiencyReport:
+    """The stored efficiency figures of every run beside its ``measure`` (summary)."""
+    measure = measure or table.measures[0]
+    if measure not in table.measures:
+        raise ServiceError(f"measure {measure!r} is not in the evaluation ({table.measures})")
+    figures = run_efficiency(session, campaign)
+    rows = tuple(
+        EfficiencyRow(r.tag, float(r.summary[measure]), figures.get(r.tag)) for r in table.runs
+    )
+    report = EfficiencyReport(measure, table.qrels, rows, (), ())
+    return EfficiencyReport(
+        measure,
+        table.qrels,
+        rows,
+        tuple(efficiency.pareto_frontier(report.points("mean_latency_ms"))),
+        tuple(efficiency.pareto_frontier(report.points("cost_per_1000_queries"))),
+    )
