@@ -219,3 +219,40 @@ def test_efficiency_import_and_show(evaluated, database_url, tmp_path):
         main, ["--db", database_url, "efficiency", "import", "--campaign", "demo", str(sidecar)]
     )
     assert again.exit_code != 0 and "already have efficiency figures" in again.output
+
+
+def test_evaluate_with_the_notes_sections(evaluated, database_url):
+    result = _invoke(
+        "evaluate",
+        "--campaign",
+        "demo",
+        "-m",
+        "map",
+        "--notes",
+        "--num-docs",
+        "100",
+        database_url=database_url,
+    )
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "Set measures of each run's retrieved set at collection scale, N = 100" in out
+    assert "With 3 topics, differences of at least" in out
+    assert "No run has efficiency figures" in out
+    assert "team-draft interleaving" in out
+    document = json.loads(
+        _invoke(
+            "evaluate",
+            "--campaign",
+            "demo",
+            "-m",
+            "map",
+            "--notes",
+            "--format",
+            "json",
+            database_url=database_url,
+        ).output
+    )
+    notes = document["notes"]
+    assert notes["collection"] is None and "no documents" in notes["collection_reason"]
+    assert notes["power"]["n_topics"] == 3
+    assert notes["sweep"] is None and "pattern" in notes["sweep_reason"]

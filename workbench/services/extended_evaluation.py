@@ -305,3 +305,108 @@ def efficiency_report(
         tuple(efficiency.pareto_frontier(report.points("mean_latency_ms"))),
         tuple(efficiency.pareto_frontier(report.points("cost_per_1000_queries"))),
     )
+
+
+# ------------------------------------------------------------------ the report's sections
+
+MAX_INTERLEAVINGS = 50_000  # pairs x topics x impressions computed inside a report request
+
+
+@dataclass(frozen=True)
+class ExtendedSections:
+    """The further sections of a campaign's evaluation report; a section that cannot be
+    built carries the reason instead (shown where the section would be)."""
+
+    collection: CollectionScale | None
+    collection_reason: str
+    power: PowerAnalysis | None
+    power_reason: str
+    efficiency: EfficiencyReport | None
+    efficiency_reason: str
+    interleaving: interleaving.InterleavingStudy | None
+    interleaving_reason: str
+    sweep: sweeps.SweepResult | None
+    sweep_reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def extended_sections(
+    session: Session,
+    campaign: Campaign,
+    table: EvaluationTable,
+    runs: Sequence[LoadedRun],
+    qrels: str = "final",
+    *,
+    test: str = "t",
+    alpha: float = 0.05,
+    num_docs: int | None = None,
+    min_difference: float | None = None,
+    sweep_pattern: str | None = None,
+    folds: int = 5,
+    interleaving_method: str = "team-draft",
+    impressions: int = 10,
+    seed: int = 0,
+    max_interleavings: int = MAX_INTERLEAVINGS,
+    allow_files: bool = False,
+) -> ExtendedSections:
+    """Every further section for the table's first measure (one call for the CLI and web)."""
+    measure = table.measures[0]
+
+    def attempt(build):  # type: ignore[no-untyped-def]
+        try:
+            return build(), ""
+        except ServiceError as error:
+            return None, str(error)
+
+    collection, collection_reason = attempt(
+        lambda: collection_scale(
+            session, campaign, qrels, num_docs=num_docs, runs=runs, allow_files=allow_files
+        )
+    )
+    power, power_reason = attempt(
+        lambda: power_analysis(
+            table, measure, test=test, alpha=alpha, min_difference=min_difference
+        )
+    )
+    efficiency_section, efficiency_reason = attempt(
+        lambda: efficiency_report(session, campaign, table, measure)
+    )
+    if efficiency_section is not None and len(efficiency_section.missing) == len(table.runs):
+        efficiency_section = None
+        efficiency_reason = (
+            "No run has efficiency figures: import a sidecar file with "
+            "`workbench efficiency import`."
+        )
+    n_pairs = len(runs) * (len(runs) - 1) // 2
+    work = n_pairs * len(table.topics()) * impressions
+    if work > max_interleavings:
+        study, study_reason = (
+            None,
+            (
+                f"{n_pairs} pairs x {len(table.topics())} topics x {impressions} impressions "
+                f"= {work:,} interleavings is more than a report computes "
+                f"({max_interleavings:,}): run `workbench interleave --campaign {campaign.name}`."
+            ),
+        )
+    else:
+        study, study_reason = attempt(
+            lambda: interleaving_study(
+                session, campaign, table, runs, qrels, measure=measure,
+                method=interleaving_method, impressions=impressions, seed=seed,
+                allow_files=allow_files,
+            )
+        )  # fmt: skip
+    if sweep_pattern:
+        sweep, sweep_reason = attempt(
+            lambda: parameter_sweep(
+                table, pattern=sweep_pattern, measure=measure, folds=folds, seed=seed
+            )
+        )
+    else:
+        sweep, sweep_reason = None, "Give a run-tag pattern such as bm25_k1={k1}_b={b}."
+    return ExtendedSections(
+        collection, collection_reason, power, power_reason, efficiency_section,
+        efficiency_reason, study, study_reason, sweep, sweep_reason,
+    )  # fmt: skip
