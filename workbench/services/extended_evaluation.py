@@ -401,7 +401,11 @@ def extended_sections(
     if sweep_pattern:
         sweep, sweep_reason = attempt(
             lambda: parameter_sweep(
-                table, pattern=sweep_pattern, measure=measure, folds=folds, seed=seed
+                table,
+                pattern=sweep_pattern,
+                measure=measure,
+                folds=min(folds, len(table.topics())),  # K is named in the report
+                seed=seed,
             )
         )
     else:

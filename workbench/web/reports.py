@@ -160,6 +160,7 @@ def _evaluate(session: Any, campaign: Campaign, choice: dict[str, Any], runs=Non
 def evaluation(campaign_id: int):  # type: ignore[no-untyped-def]
     from workbench.reports import evaluation as report
     from workbench.services import evaluation as service
+    from workbench.web.extended_report import notes_page
 
     choice = _evaluation_request()
     page: dict[str, Any] = {"choice": choice, "error": None}
@@ -205,6 +206,7 @@ def evaluation(campaign_id: int):  # type: ignore[no-untyped-def]
                 )
                 for by in ("run", "group")
             ]
+            page["notes"] = notes_page(session, campaign, table, runs, choice, comparisons.alpha)
         except ServiceError as error:
             page["error"] = str(error)
     return render_template("reports/evaluation.html", tests=TESTS, corrections=CORRECTIONS, **page)
