@@ -256,3 +256,56 @@ def test_evaluate_with_the_notes_sections(evaluated, database_url):
     assert notes["collection"] is None and "no documents" in notes["collection_reason"]
     assert notes["power"]["n_topics"] == 3
     assert notes["sweep"] is None and "pattern" in notes["sweep_reason"]
+
+
+def test_import_runs_with_an_efficiency_sidecar_is_one_transaction(store, database_url, tmp_path):
+    topics = tmp_path / "topics.tsv"
+    topics.write_text("q1\tfirst\nq2\tsecond\n")
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 d1 1 2.0 fast\nq2 Q0 d2 1 1.0 fast\n")
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"run": "fast", "per_query_latency_ms": {"q1": 3, "q7": 4}}')
+    good = tmp_path / "good.json"
+    good.write_text('{"run": "fast", "per_query_latency_ms": {"q1": 3, "q2": 5}}')
+    assert _invoke("campaign", "create", "c", database_url=database_url).exit_code == 0
+    assert (
+        _invoke(
+            "import", "topics", "--campaign", "c", str(topics), database_url=database_url
+        ).exit_code
+        == 0
+    )
+    refused = CliRunner().invoke(
+        main,
+        [
+            "--db",
+            database_url,
+            "import",
+            "runs",
+            "--campaign",
+            "c",
+            str(run),
+            "--efficiency",
+            str(bad),
+        ],
+    )
+    assert refused.exit_code != 0 and "has no topic q7" in refused.output
+    from workbench.services.campaigns import get_campaign
+    from workbench.services.efficiency import run_efficiency
+    from workbench.services.errors import ServiceError
+    from workbench.services.evaluation import load_runs
+
+    with store.session() as s, pytest.raises(ServiceError, match="no runs"):
+        load_runs(s, get_campaign(s, "c"))
+    done = _invoke(
+        "import",
+        "runs",
+        "--campaign",
+        "c",
+        str(run),
+        "--efficiency",
+        str(good),
+        database_url=database_url,
+    )
+    assert done.exit_code == 0, done.output
+    with store.session() as s:
+        assert run_efficiency(s, get_campaign(s, "c"))["fast"].mean_latency_ms == 4.0

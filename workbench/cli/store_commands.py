@@ -148,6 +148,12 @@ def import_documents(
 @click.option("--replace", is_flag=True, help="Overwrite runs whose tag is already stored.")
 @click.option("--group", default="", help="Team or group that submitted the runs.")
 @click.option("--no-contribute", is_flag=True, help="The runs do not contribute to pools.")
+@click.option(
+    "--efficiency",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="A sidecar file (JSON or CSV) of the runs' efficiency figures, imported with them.",
+)
 @click.pass_context
 def import_runs(
     ctx: click.Context,
@@ -156,6 +162,7 @@ def import_runs(
     replace: bool,
     group: str,
     no_contribute: bool,
+    efficiency: str | None,
 ) -> None:
     """Runs (TREC format), stored whole."""
     with transaction(ctx) as session:
@@ -165,6 +172,11 @@ def import_runs(
                 session, target, files, replace=replace, group=group, contributes=not no_contribute
             )
         )
+        if efficiency is not None:  # in the same transaction: both or neither
+            from workbench.services.efficiency import import_efficiency
+
+            stored = import_efficiency(session, target, efficiency, replace=replace)
+            click.echo(f"efficiency figures stored for {len(stored.runs)} runs")
 
 
 @import_group.command("qrels")
