@@ -137,7 +137,8 @@ def parameter_heatmap(
     axes.set_yticks(range(len(ys)), [f"{y:g}" if isinstance(y, float) else y for y in ys])
     axes.set_xlabel(x_name)
     axes.set_ylabel(y_name)
-    axes.set_title(f"{measure} over the {x_name} x {y_name} grid")
+    outlined = " (best outlined)" if best is not None else ""
+    axes.set_title(f"{measure} over the {x_name} x {y_name} grid{outlined}")
     figure.colorbar(image, ax=axes, fraction=0.046, pad=0.04, label=measure)
     return _svg(figure)
 
