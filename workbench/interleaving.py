@@ -23,7 +23,7 @@ the highest grade. Every random draw comes from one seeded generator.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -185,7 +185,7 @@ class InterleavingComparison:
         return int(np.sign(self.wins - self.losses))
 
 
-def interleave(method: str):  # type: ignore[no-untyped-def]
+def interleave(method: str) -> Callable[..., Interleaved]:
     """The interleaving function named ``method``."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}")

@@ -25,6 +25,7 @@ difference is sigma_d^2 = 2 sigma^2; the topic-set size is the smallest n whose 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from scipy import optimize, stats
@@ -130,7 +131,7 @@ def anova_topics(
     return _smallest(enough, 2)
 
 
-def _smallest(enough, start: int) -> int:  # type: ignore[no-untyped-def]
+def _smallest(enough: Callable[[int], bool], start: int) -> int:
     """The smallest n >= start with enough(n), for a monotone predicate (doubling + bisection)."""
     if enough(start):
         return start
@@ -166,7 +167,7 @@ class PairPower:
 def pair_power(
     first: str,
     second: str,
-    differences,  # type: ignore[no-untyped-def]
+    differences: Iterable[float],
     *,
     test: str = "t",
     alpha: float = 0.05,

@@ -257,7 +257,9 @@ class SweepResult:
     dropped_topics: tuple[str, ...]  # topics some setting lacks (left out, and said so)
     cv: CrossValidation
 
-    def heat(self, x: str | None = None, y: str | None = None):  # type: ignore[no-untyped-def]
+    def heat(
+        self, x: str | None = None, y: str | None = None
+    ) -> tuple[list[Value], list[Value], list[list[float]]]:
         """heat_matrix over the first two parameters (or x, y)."""
         names = self.grid.parameters
         return heat_matrix(self.grid, self.means, x or names[0], y or names[1])

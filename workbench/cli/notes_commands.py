@@ -76,16 +76,17 @@ def collection_measures(
     """
     from workbench.metrics.collection import IMBALANCE_NOTE, MEASURES, collection_set_measures
     from workbench.reports.extended import collection_scale_table
-    from workbench.reports.tables import Table, cells, render, to_json
+    from workbench.reports.tables import Cell, Table, cells, render, to_json
 
     if campaign_name is None:
         if len(files) < 2 or num_docs is None:
             fail("give QRELS RUN [RUN ...] and --num-docs N, or --campaign")
+        assert num_docs is not None
         from workbench.trec import read_qrels, read_run
 
         try:
             qrels = read_qrels(files[0])
-            rows = []
+            rows: list[list[Cell]] = []
             for path in files[1:]:
                 run = read_run(path)
                 result = collection_set_measures(
@@ -209,6 +210,7 @@ def power(
     if campaign_name is None:
         if variance is None:
             fail("give --campaign, or --variance (with --topics, --systems, --delta)")
+        assert variance is not None
         try:
             result = design.topic_set_size(
                 variance,
@@ -243,11 +245,11 @@ def power(
     try:
         with get_store(ctx).session() as session:
             campaign = get_campaign(session, campaign_name)
-            table = service.evaluate_campaign(
+            evaluation = service.evaluate_campaign(
                 session, campaign, qrels_spec, [measure], allow_files=True
             )
             analysis = power_analysis(
-                table, test=test, alpha=alpha, power=target, min_difference=delta
+                evaluation, test=test, alpha=alpha, power=target, min_difference=delta
             )
     except (ServiceError, TrecFormatError) as error:
         fail(str(error))

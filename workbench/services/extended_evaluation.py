@@ -9,9 +9,9 @@ Every section returns a frozen dataclass.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -29,6 +29,8 @@ from workbench.services.evaluation import (
     score_matrix,
 )
 from workbench.store.models import Campaign, Document
+
+T = TypeVar("T")
 
 # ------------------------------------------------------------------ collection-scale measures
 
@@ -354,7 +356,7 @@ def extended_sections(
     """Every further section for the table's first measure (one call for the CLI and web)."""
     measure = table.measures[0]
 
-    def attempt(build):  # type: ignore[no-untyped-def]
+    def attempt(build: Callable[[], T]) -> tuple[T | None, str]:
         try:
             return build(), ""
         except ServiceError as error:
