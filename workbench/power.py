@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from scipy import optimize, stats
 
@@ -56,6 +57,7 @@ def paired_t_power(effect_size: float, n: int, *, alpha: float = 0.05) -> float:
     return (0.0 if math.isnan(upper) else upper) + (0.0 if math.isnan(lower) else lower)
 
 
+@lru_cache(maxsize=256)  # one value per (n, alpha, power): every pair of a report shares it
 def paired_t_detectable_effect(n: int, *, alpha: float = 0.05, power: float = 0.8) -> float:
     """The smallest effect size d whose paired t-test power with ``n`` topics reaches ``power``."""
     _check(alpha, power)
@@ -93,8 +95,13 @@ def sign_test_power(n: int, p_win: float, *, alpha: float = 0.05) -> float:
         raise ValueError(f"p_win must be in [0, 1], got {p_win}")
     if n < 1:
         return 0.0
-    rejecting = [k for k in range(n + 1) if stats.binomtest(k, n, 0.5).pvalue <= alpha]
-    return float(sum(stats.binom.pmf(k, n, p_win) for k in rejecting))
+    return float(stats.binom.pmf(list(_sign_rejections(n, alpha)), n, p_win).sum())
+
+
+@lru_cache(maxsize=256)
+def _sign_rejections(n: int, alpha: float) -> tuple[int, ...]:
+    """The win counts out of n that the two-sided sign test rejects at ``alpha``."""
+    return tuple(k for k in range(n + 1) if stats.binomtest(k, n, 0.5).pvalue <= alpha)
 
 
 # ------------------------------------------------------------------------------ one-way ANOVA
