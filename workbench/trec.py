@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import BinaryIO, NamedTuple
+from typing import Any, BinaryIO, NamedTuple
 
 import numpy as np
 
@@ -161,10 +161,31 @@ def _tokenise(
     return lines, n_lines
 
 
-def _scan(source: Source, width: int = 0, path: str | None = None) -> Iterator[_Lines]:
+UTF8 = "UTF-8 text"  # what a line holding bytes that are not UTF-8 should have been
+
+
+def check_utf8(data: bytes, path: str, first_line_number: int = 1) -> None:
+    """Refuse bytes that are not UTF-8, naming the line (data starts at that line number)."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        start = data.rfind(b"\n", 0, error.start) + 1
+        end = data.find(b"\n", error.start)
+        text = data[start : end if end >= 0 else len(data)].decode("utf-8", "replace")
+        number = first_line_number + data.count(b"\n", 0, error.start)
+        raise TrecFormatError(path, number, text.rstrip("\r"), UTF8) from None
+
+
+def _scan(
+    source: Source, width: int = 0, path: str | None = None, *, utf8: bool = False
+) -> Iterator[_Lines]:
+    """Tokenised chunks; ``utf8``: refuse a line that is not UTF-8 (chunks end at newlines,
+    so no character is cut)."""
     path = path or _source_name(source)
     line_number = 1
     for chunk in _chunks(source):
+        if utf8:
+            check_utf8(chunk, path, line_number)
         lines, n = _tokenise(chunk, line_number, width, path)
         line_number += n
         yield lines
@@ -213,6 +234,7 @@ def _field(lines: _Lines, k: int, rows: np.ndarray | None = None) -> np.ndarray:
     return _gather(lines.buf, lines.starts[tokens], lines.ends[tokens])
 
 
+_INTEGER = re.compile(rb"[+-]?[0-9]+")
 _POW10 = np.array([float(10**k) for k in range(23)])
 
 
@@ -247,26 +269,51 @@ def _fast_decimal(columns: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarr
     return values, exact, n_dots > 0
 
 
-def _numbers(lines: _Lines, path: str, k: int, what: str, integer: bool = False) -> np.ndarray:
-    """Field k of every line as float64 (int64 when ``integer``), strictly numeric."""
+def _numbers(
+    lines: _Lines,
+    path: str,
+    k: int,
+    what: str,
+    integer: bool = False,
+    bounds: tuple[int, int] | None = None,
+) -> np.ndarray:
+    """Field k of every line as float64 (int64 when ``integer``), strictly numeric.
+
+    ``bounds`` (integers only): the lowest and highest value accepted (else int64's range).
+    """
     columns = _field_columns(lines, k)
     values, exact, has_dot = _fast_decimal(columns)
+    low, high = bounds or (-(2**63), 2**63 - 1)
     if integer:
         exact &= ~has_dot
+        if bounds is not None:
+            exact &= (values >= low) & (values <= high)
     if exact.all():
         return values.astype(np.int64) if integer else values
     rest = np.flatnonzero(~exact)
     strings = _as_strings(columns[:, rest])
     kind, dtype = ("an integer", np.int64) if integer else ("a number", np.float64)
-    try:
-        slow = strings.astype(dtype)
-    except (ValueError, OverflowError):
+    if not integer:
+        try:
+            slow = strings.astype(dtype)
+        except ValueError:
+            for i, token in zip(rest, strings, strict=True):
+                try:
+                    float(token)
+                except ValueError:
+                    raise _fail(path, lines, int(i), f"{kind} as field {k + 1} ({what})") from None
+            raise
+    else:
+        parsed: list[int] = []
         for i, token in zip(rest, strings, strict=True):
-            try:
-                int(token) if integer else float(token)
-            except ValueError:
-                raise _fail(path, lines, int(i), f"{kind} as field {k + 1} ({what})") from None
-        raise
+            if not _INTEGER.fullmatch(bytes(token)):
+                raise _fail(path, lines, int(i), f"{kind} as field {k + 1} ({what})")
+            value = int(token)
+            if not low <= value <= high:
+                expected = f"an integer from {low} to {high} as field {k + 1} ({what})"
+                raise _fail(path, lines, int(i), expected)
+            parsed.append(value)
+        slow = np.array(parsed, dtype=np.int64)
     out = values.astype(dtype)
     out[rest] = slow
     return out
@@ -567,17 +614,83 @@ def read_run(source: Source, *, name: str | None = None, limits: IdLimits = NO_L
     qid, docno or tag longer than ``limits`` (by default any length, as trec_eval).
     """
     path = name or _source_name(source)
+    parsed = _read_run(source, path, limits, strict=False)
+    _check_run_duplicates(source, path, parsed.run, parsed.line_numbers)
+    return parsed.run
+
+
+def read_runs(
+    source: Source,
+    *,
+    name: str | None = None,
+    limits: IdLimits = NO_LIMITS,
+    split_tags: bool = False,
+) -> list[Run]:
+    """Parse a run file for import, refusing whatever :func:`read_run` would let pass.
+
+    Exactly 6 fields per line; the rank an integer that fits 64 bits; UTF-8 bytes; at least
+    one line; one tag per file, unless ``split_tags``: then one run per tag, in the order
+    the tags first appear (a docno may then repeat in a topic across tags, never within one).
+    """
+    path = name or _source_name(source)
+    parsed = _read_run(source, path, limits, strict=True)
+    run = parsed.run
+    if not run.n_lines:
+        raise TrecFormatError(path, 1, "", "run lines (qid Q0 docno rank score tag)")
+    if len(parsed.tags) == 1:
+        _check_run_duplicates(source, path, run, parsed.line_numbers)
+        return [run]
+    if not split_tags:
+        other = parsed.tag_codes != 0
+        line_number = int(parsed.line_numbers[other].min())
+        first = int(parsed.line_numbers[~other].min())
+        raise TrecFormatError(
+            path,
+            line_number,
+            _nth_line(source, line_number),
+            f"one run tag per file ({parsed.tags[0]!r}, as on line {first}; "
+            "--split-tags imports one run per tag)",
+        )
+    runs = []
+    topic_of = np.repeat(np.arange(len(run._topics)), np.diff(run.offsets))
+    for code, tag in enumerate(parsed.tags):
+        rows = np.flatnonzero(parsed.tag_codes == code)
+        counts = np.bincount(topic_of[rows], minlength=len(run._topics))
+        kept = np.flatnonzero(counts)
+        part = Run(
+            [run._topics[i] for i in kept],
+            _offsets(counts[kept]),
+            run.docnos[rows],
+            run.scores[rows],
+            run.ranks[rows],
+            tag,
+            docno_hashes=run.docno_hashes[rows],
+        )
+        _check_run_duplicates(source, path, part, parsed.line_numbers[rows])
+        runs.append(part)
+    return runs
+
+
+class _ParsedRun(NamedTuple):
+    run: Run  # not yet checked for duplicates
+    line_numbers: np.ndarray  # per row of the run
+    tags: list[str]  # distinct tags in order of appearance (strict reading only)
+    tag_codes: np.ndarray  # per row, the index of its tag in ``tags`` (strict reading only)
+
+
+def _read_run(source: Source, path: str, limits: IdLimits, strict: bool) -> _ParsedRun:
     total_bytes = _source_size(source)
     columns: dict[str, _Column] = {}
     seg_starts: list[int] = []
     seg_qids: list[bytes] = []
+    tag_codes: dict[bytes, int] = {}
     n_rows = 0
     previous: bytes | None = None
     last: _Lines | None = None
-    for lines in _scan(source, 6, path):
+    for lines in _scan(source, 6, path, utf8=strict):
         if not len(lines.n_fields):
             continue
-        _check_fields(lines, path, 6, False, "qid Q0 docno rank score tag")
+        _check_fields(lines, path, 6, strict, "qid Q0 docno rank score tag")
         qids = _field(lines, 0)
         _check_lengths(lines, path, 0, qids, limits.qid, "qid")
         starts = np.flatnonzero(qids[1:] != qids[:-1]) + 1
@@ -593,9 +706,11 @@ def read_run(source: Source, *, name: str | None = None, limits: IdLimits = NO_L
             "docnos": docnos,
             "hashes": docno_hash(docnos),
             "scores": _numbers(lines, path, 4, "score"),
-            "ranks": _ranks(lines),
+            "ranks": _numbers(lines, path, 3, "rank", integer=True) if strict else _ranks(lines),
             "lines": lines.line_numbers.astype(np.int32),
         }
+        if strict:
+            chunk["tags"] = _tag_codes(lines, path, limits, tag_codes)
         if not columns:
             chunk_bytes = len(lines.buf) - len(_PADDING)
             estimate = 2 * len(qids)
@@ -612,17 +727,51 @@ def read_run(source: Source, *, name: str | None = None, limits: IdLimits = NO_L
         tag = _decode(_field(last, 5, np.array([final])))[0]
         if limits.tag is not None and len(tag) > limits.tag:
             raise _fail(path, last, final, f"{at_most('run tag', limits.tag)} as field 6")
-    if columns:
-        docnos, hashes, scores, ranks, line_numbers = (c.values() for c in columns.values())
-    else:
-        docnos, hashes = np.zeros(0, dtype="S1"), np.zeros(0, dtype=np.uint64)
-        scores, ranks = np.zeros(0), np.zeros(0, dtype=np.int64)
-        line_numbers = np.zeros(0, dtype=np.int32)
+    empty = {
+        "docnos": np.zeros(0, dtype="S1"),
+        "hashes": np.zeros(0, dtype=np.uint64),
+        "scores": np.zeros(0),
+        "ranks": np.zeros(0, dtype=np.int64),
+        "lines": np.zeros(0, dtype=np.int32),
+        "tags": np.zeros(0, dtype=np.int32),
+    }
+    values = {key: columns[key].values() if key in columns else empty[key] for key in empty}
     topics, order, offsets = _group_segments(seg_starts, seg_qids, n_rows)
     if order is not None:
-        docnos, scores, ranks = docnos[order], scores[order], ranks[order]
-        hashes, line_numbers = hashes[order], line_numbers[order]
-    run = Run(topics, offsets, docnos, scores, ranks, tag, docno_hashes=hashes)
+        values = {key: column[order] if len(column) else column for key, column in values.items()}
+    tags = _decode(tag_codes)
+    if strict and tags:
+        tag = tags[0] if len(tags) == 1 else tag
+    run = Run(
+        topics,
+        offsets,
+        values["docnos"],
+        values["scores"],
+        values["ranks"],
+        tag,
+        docno_hashes=values["hashes"],
+    )
+    return _ParsedRun(run, values["lines"], tags, values["tags"])
+
+
+def _tag_codes(lines: _Lines, path: str, limits: IdLimits, codes: dict[bytes, int]) -> np.ndarray:
+    """The index of each line's tag (field 6) in ``codes``, which gains the chunk's new tags."""
+    tags = _field(lines, 5)
+    if len(codes) == 1 and np.all(tags == next(iter(codes))):
+        return np.zeros(len(tags), dtype=np.int32)
+    _check_lengths(lines, path, 5, tags, limits.tag, "run tag")
+    distinct, inverse = np.unique(tags, return_inverse=True)
+    first_rows = np.full(len(distinct), len(tags))
+    np.minimum.at(first_rows, inverse, np.arange(len(tags)))
+    for k in np.argsort(first_rows, kind="stable"):
+        codes.setdefault(bytes(distinct[k]), len(codes))
+    mapping = np.array([codes[bytes(t)] for t in distinct], dtype=np.int32)
+    return mapping[inverse.ravel()]
+
+
+def _check_run_duplicates(source: Source, path: str, run: Run, line_numbers: np.ndarray) -> None:
+    """A docno twice in one topic of ``run`` is an error naming the second line."""
+    offsets, topics, hashes, docnos = run.offsets, run._topics, run.docno_hashes, run.docnos
 
     def keys() -> np.ndarray:
         out = np.repeat(np.arange(len(topics), dtype=np.uint64) * MIX, np.diff(offsets))
@@ -634,7 +783,6 @@ def read_run(source: Source, *, name: str | None = None, limits: IdLimits = NO_L
         docno = docnos[dup].decode("utf-8", "surrogateescape")
         qid = topics[_segment_of(offsets, dup)]
         raise _duplicate_error(source, path, int(line_numbers[dup]), "run", qid, docno)
-    return run
 
 
 def _segment_of(offsets: np.ndarray, row: int) -> int:
@@ -783,20 +931,25 @@ class Qrels:
         )
 
 
-def read_qrels(source: Source, *, limits: IdLimits = NO_LIMITS) -> Qrels:
+GRADE_BOUNDS = (-(2**31), 2**31 - 1)  # a stored grade is a 32-bit integer column
+
+
+def read_qrels(source: Source, *, limits: IdLimits = NO_LIMITS, strict: bool = False) -> Qrels:
     """Parse qrels (exactly 4 fields ``qid iteration docno rel``; rel an integer).
 
     A (qid, docno) judged twice is an error, as in trec_eval, and so is a qid, iteration or
-    docno longer than ``limits`` (by default any length).
+    docno longer than ``limits`` (by default any length).  ``strict`` (imports): the bytes
+    must be UTF-8 and every grade must fit 32 bits (:data:`GRADE_BOUNDS`).
     """
     path = _source_name(source)
     parts: list[tuple[np.ndarray, ...]] = []
     lines_seen: list[np.ndarray] = []
-    for lines in _scan(source, 4, path):
+    bounds = GRADE_BOUNDS if strict else None
+    for lines in _scan(source, 4, path, utf8=strict):
         if not len(lines.n_fields):
             continue
         _check_fields(lines, path, 4, True, "qid iteration docno rel")
-        rels = _numbers(lines, path, 3, "relevance grade", integer=True)
+        rels = _numbers(lines, path, 3, "relevance grade", integer=True, bounds=bounds)
         fields = (_field(lines, 0), _field(lines, 1), _field(lines, 2))
         for k, limit, what in (
             (0, limits.qid, "qid"),
@@ -903,19 +1056,27 @@ class TopicStatement:
     extra: dict = field(default_factory=dict)
 
 
-_TOP = re.compile(rb"<top>(.*?)</top>", re.S | re.I)
-_TAG = re.compile(rb"<(num|title|desc|narr)>", re.I)
-_LABEL = re.compile(r"^\s*(Number:|Description:|Narrative:|Topic:)", re.I)
+_TOPIC_FIELDS = (b"num", b"title", b"desc", b"narr")
+_LABELS = ("number:", "description:", "narrative:", "topic:")
+TSV_HEADERS = ({"qid", "id", "query_id", "topic", "num"}, {"title", "query", "text"})
 
 
 def read_topics(
-    source: Source, *, format: str | None = None, limits: IdLimits = NO_LIMITS
+    source: Source,
+    *,
+    format: str | None = None,
+    limits: IdLimits = NO_LIMITS,
+    notes: list[str] | None = None,
 ) -> list[TopicStatement]:
     """Parse topics: TREC ``<top>`` SGML, TSV ``qid<TAB>title`` or JSONL objects.
 
-    JSONL objects need ``qid`` (or ``id``/``query_id``) and ``title`` (or ``query``/``text``);
-    ``description``/``narrative`` are optional and other keys go to ``extra``.  A qid longer
-    than ``limits.qid`` is an error.
+    JSONL objects need ``qid`` (or ``id``/``query_id``, a string or an integer) and ``title``
+    (or ``query``/``text``, a string); ``description``/``narrative`` are optional strings and
+    other keys go to ``extra``.  Bad input is an error naming its line: bytes that are not
+    UTF-8, a qid twice in the file, a qid longer than ``limits.qid``, an unclosed ``<top>``.
+    A first TSV line naming the columns (``qid<TAB>title``, names from :data:`TSV_HEADERS`)
+    is skipped, and said so in ``notes`` when given; one whose qid is such a name and whose
+    title is not is refused rather than guessed at.  Time is linear in the input on any bytes.
     """
     path = _source_name(source)
     stream, owned = _open(source)
@@ -926,23 +1087,24 @@ def read_topics(
             stream.close()
     if isinstance(data, str):
         data = data.encode()
+    check_utf8(data, path)
     if b"\0" in data:
         at = data.index(b"\0")
-        line = data[data.rfind(b"\n", 0, at) + 1 :].split(b"\n", 1)[0]
-        raise TrecFormatError(
-            path,
-            _line_number_at(data, at),
-            line.decode("utf-8", "replace"),
-            WITHOUT_NUL,
-        )
+        number, line = _line_at(data, at)
+        raise TrecFormatError(path, number, line, WITHOUT_NUL)
     fmt = format or _guess_topic_format(data)
     readers = {"trec": _read_trec_topics, "tsv": _read_tsv_topics, "jsonl": _read_jsonl_topics}
     if fmt not in readers:
         raise ValueError(f"unknown topic format {fmt!r} (expected trec, tsv or jsonl)")
     topics: list[TopicStatement] = []
-    for number, line, topic in readers[fmt](data, path):
+    first_line: dict[str, int] = {}
+    for number, line, topic in readers[fmt](data, path, notes):
         if limits.qid is not None and len(topic.qid) > limits.qid:
             raise TrecFormatError(path, number, line, at_most("qid", limits.qid))
+        if topic.qid in first_line:
+            expected = f"each qid once (qid {topic.qid!r} is also on line {first_line[topic.qid]})"
+            raise TrecFormatError(path, number, line, expected)
+        first_line[topic.qid] = number
         topics.append(topic)
     return topics
 
@@ -971,43 +1133,113 @@ def _line_at(data: bytes, offset: int) -> tuple[int, str]:
     return _line_number_at(data, offset), text.rstrip("\r")
 
 
-def _read_trec_topics(data: bytes, path: str) -> Iterator[NumberedTopic]:
+def find_elements(
+    lower: bytes, name: bytes, start: int = 0, end: int | None = None
+) -> Iterator[tuple[int, int, int]]:
+    """(open, content start, content end) of each ``<name>...</name>`` in ``lower[start:end]``
+    (the text already lower-cased, ``name`` too); the last one may be unclosed: then its
+    content end is -1 and the search stops.  Linear: each byte is looked at a bounded number
+    of times, whatever the input.
+    """
+    end = len(lower) if end is None else end
+    opener, closer = b"<" + name + b">", b"</" + name + b">"
+    at = lower.find(opener, start, end)
+    while at >= 0:
+        body = at + len(opener)
+        close = lower.find(closer, body, end)
+        yield at, body, close
+        if close < 0:
+            return
+        at = lower.find(opener, close + len(closer), end)
+
+
+def strip_markup(text: str) -> str:
+    """Text without its ``<...>`` tags (a ``<`` never closed is kept), in linear time."""
+    out: list[str] = []
+    at = 0
+    while True:
+        opener = text.find("<", at)
+        if opener < 0:
+            break
+        close = text.find(">", opener + 1)
+        if close < 0:
+            break
+        if close == opener + 1:  # "<>" is text
+            out.append(text[at : close + 1])
+        else:
+            out.append(text[at:opener])
+        at = close + 1
+    out.append(text[at:])
+    return "".join(out)
+
+
+def _read_trec_topics(data: bytes, path: str, notes: list[str] | None) -> Iterator[NumberedTopic]:
+    lower = data.lower()
     found = False
-    for match in _TOP.finditer(data):
-        body = match.group(1)
-        parts: dict[str, str] = {}
-        tags = list(_TAG.finditer(body))
-        num_at = match.start()
-        for k, tag in enumerate(tags):
-            end = tags[k + 1].start() if k + 1 < len(tags) else len(body)
-            text = body[tag.end() : end].decode("utf-8", "replace")
-            text = re.sub(r"</\w+>", "", text)
-            name = tag.group(1).decode().lower()
-            parts[name] = " ".join(_LABEL.sub("", text).split())
-            if name == "num":
-                num_at = match.start(1) + tag.start()
+    for at, body, close in find_elements(lower, b"top"):
+        if close < 0:
+            number, line = _line_at(data, at)
+            raise TrecFormatError(path, number, line, "</top> closing this topic")
+        found = True
+        parts, num_at = _topic_fields(data, lower, body, close)
         qid = parts.get("num", "")
         if not qid:
-            line = _line_number_at(data, match.start())
-            raise TrecFormatError(path, line, "<top>", "a <num> Number: with a topic id")
-        found = True
+            number, line = _line_at(data, at)
+            raise TrecFormatError(path, number, line, "a <num> Number: with a topic id")
         statement = TopicStatement(
             qid, parts.get("title", ""), parts.get("desc", ""), parts.get("narr", "")
         )
-        yield (*_line_at(data, num_at), statement)
+        yield (*_line_at(data, num_at if num_at >= 0 else at), statement)
     if not found and data.strip():
         first = data.strip().splitlines()[0].decode("utf-8", "replace")
         raise TrecFormatError(path, 1, first, "TREC topics (<top> ... </top>)")
 
 
-def _read_tsv_topics(data: bytes, path: str) -> Iterator[NumberedTopic]:
-    for number, raw in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+def _topic_fields(data: bytes, lower: bytes, start: int, end: int) -> tuple[dict[str, str], int]:
+    """The <num>, <title>, <desc>, <narr> fields of one topic body data[start:end] (each runs
+    to the next field tag, closing tags and labels like "Number:" dropped), and where <num> is.
+    """
+    tags: list[tuple[int, bytes]] = []
+    for name in _TOPIC_FIELDS:
+        opener = b"<" + name + b">"
+        at = lower.find(opener, start, end)
+        while at >= 0:
+            tags.append((at, name))
+            at = lower.find(opener, at + len(opener), end)
+    tags.sort()
+    parts: dict[str, str] = {}
+    num_at = -1
+    for k, (at, name) in enumerate(tags):
+        stop = tags[k + 1][0] if k + 1 < len(tags) else end
+        text = strip_markup(data[at + len(name) + 2 : stop].decode("utf-8")).strip()
+        for label in _LABELS:
+            if text[: len(label)].lower() == label:
+                text = text[len(label) :]
+                break
+        parts[name.decode()] = " ".join(text.split())
+        if name == b"num":
+            num_at = at
+    return parts, num_at
+
+
+def _read_tsv_topics(data: bytes, path: str, notes: list[str] | None) -> Iterator[NumberedTopic]:
+    first = True
+    for number, raw in enumerate(data.decode("utf-8").splitlines(), 1):
         line = raw.rstrip("\r")
         if not line.strip() or line.startswith("#"):
             continue
         qid, sep, title = line.partition("\t")
         if not sep or not qid.strip():
             raise TrecFormatError(path, number, line, "qid<TAB>title")
+        if first and qid.strip().lower() in TSV_HEADERS[0]:
+            if title.strip().lower() not in TSV_HEADERS[1]:
+                expected = "a topic, or a header naming the columns qid<TAB>title"
+                raise TrecFormatError(path, number, line, expected)
+            if notes is not None:
+                notes.append(f"{path}:{number}: header line {line!r} skipped")
+            first = False
+            continue
+        first = False
         yield number, line, TopicStatement(qid.strip(), title.strip())
 
 
@@ -1022,28 +1254,80 @@ def has_nul(value: object) -> bool:
     return False
 
 
-def _read_jsonl_topics(data: bytes, path: str) -> Iterator[NumberedTopic]:
-    for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+def json_object(line: str, path: str, number: int) -> dict[str, Any]:
+    """One JSONL line as an object, or a TrecFormatError (bad JSON, nested too deep, NUL)."""
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise TrecFormatError(path, number, line, f"a JSON object ({error.msg})") from None
+    except RecursionError:
+        raise TrecFormatError(path, number, line, "a JSON object nested less deep") from None
+    if not isinstance(obj, dict):
+        raise TrecFormatError(path, number, line, "a JSON object")
+    if ("\x00" in line or "\\u0000" in line) and has_nul(obj):  # a NUL, raw or escaped
+        raise TrecFormatError(path, number, line, WITHOUT_NUL)
+    return obj
+
+
+def json_field(
+    obj: dict[str, Any],
+    keys: tuple[str, ...],
+    path: str,
+    number: int,
+    line: str,
+    *,
+    ids: bool = False,
+    required: str = "",
+) -> str | None:
+    """The first of ``keys`` present in a JSONL object, as a string; None when absent or null
+    (an error saying ``required`` is expected, when given).  A value must be a string
+    (``ids``: or an integer, not a boolean); anything else is an error naming the key and
+    the type found.
+    """
+    key = value = None
+    for key in keys:
+        if key in obj:
+            value = obj[key]
+            break
+    if type(value) is str:
+        return value
+    if value is None:
+        if required:
+            raise TrecFormatError(path, number, line, required)
+        return None
+    if isinstance(value, str) or (ids and isinstance(value, int) and not isinstance(value, bool)):
+        return str(value)
+    kind = "a string or an integer" if ids else "a string"
+    expected = f"{kind} as {key!r} (not {_json_type(value)})"
+    raise TrecFormatError(path, number, line, expected)
+
+
+def _json_type(value: object) -> str:
+    names = {bool: "a boolean", int: "a number", float: "a number", list: "an array"}
+    return names.get(type(value), "an object")
+
+
+_TOPIC_KEYS = (("qid", "id", "query_id"), ("title", "query", "text"))
+
+
+def _read_jsonl_topics(data: bytes, path: str, notes: list[str] | None) -> Iterator[NumberedTopic]:
+    for number, line in enumerate(data.decode("utf-8").splitlines(), 1):
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError:
-            raise TrecFormatError(path, number, line, "a JSON object") from None
-        if not isinstance(obj, dict):
-            raise TrecFormatError(path, number, line, "a JSON object")
-        if has_nul(obj):
-            raise TrecFormatError(path, number, line, WITHOUT_NUL)
-        qid = next((obj[k] for k in ("qid", "id", "query_id") if k in obj), None)
-        title = next((obj[k] for k in ("title", "query", "text") if k in obj), None)
-        if qid is None or str(qid) == "" or title is None:
-            raise TrecFormatError(path, number, line, 'an object with "qid" and "title"')
-        known = {"qid", "id", "query_id", "title", "query", "text", "description", "narrative"}
+        obj = json_object(line, path, number)
+        needed = 'an object with "qid" and "title"'
+        qid = json_field(obj, _TOPIC_KEYS[0], path, number, line, ids=True, required=needed)
+        title = json_field(obj, _TOPIC_KEYS[1], path, number, line, required=needed)
+        if not qid:
+            raise TrecFormatError(path, number, line, 'a non-empty "qid"')
+        description = json_field(obj, ("description",), path, number, line)
+        narrative = json_field(obj, ("narrative",), path, number, line)
+        known = {*_TOPIC_KEYS[0], *_TOPIC_KEYS[1], "description", "narrative"}
         statement = TopicStatement(
-            str(qid),
-            str(title),
-            str(obj.get("description", "")),
-            str(obj.get("narrative", "")),
+            qid,
+            title or "",
+            description or "",
+            narrative or "",
             {k: v for k, v in obj.items() if k not in known},
         )
         yield number, line, statement

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from sqlalchemy import select
 
 from workbench.store.models import Campaign, Grade, Judgement, User
 
@@ -100,14 +101,27 @@ def add_runs_and_pool(session, campaign, folder) -> None:
     pools.build_pool(session, campaign, strategy="depth", depth=3, seed=1)
 
 
+def judge_the_rest_of_the_pool(session, campaign) -> None:
+    """alice judges the two pooled documents nobody judged (q1/d11, q3/d12) as 0, so that
+    every pooled document gets a final label."""
+    alice = session.scalar(select(User.id).where(User.username == "alice"))
+    for qid, docno in (("q1", "d11"), ("q3", "d12")):
+        session.add(
+            Judgement(campaign_id=campaign.id, qid=qid, docno=docno, user_id=alice, grade=0)
+        )
+    session.flush()
+
+
 @pytest.fixture
 def evaluated(judged, tmp_path):
-    """The judged campaign with runs, a pool, and final labels by majority (ties higher)."""
+    """The judged campaign with runs, a pool, and final labels by majority (ties higher) for
+    every pooled document."""
     from workbench.services.adjudication import apply_rule
     from workbench.services.campaigns import get_campaign
 
     with judged.session() as session:
         campaign = get_campaign(session, "demo")
         add_runs_and_pool(session, campaign, tmp_path)
+        judge_the_rest_of_the_pool(session, campaign)
         apply_rule(session, campaign, "majority", tie="higher")
     return judged

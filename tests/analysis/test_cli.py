@@ -46,7 +46,10 @@ def test_agreement_text_and_csv(judged, database_url):
 def test_adjudicate_writes_final_labels_and_reports_the_queue(judged, database_url):
     result = _run(database_url, "adjudicate", "--campaign", "demo", "--rule", "majority")
     assert result.exit_code == 0, result.output
-    assert "10 final labels set, 0 kept as adjudicated, 2 waiting" in result.output
+    assert (
+        "10 final labels set, 0 kept as adjudicated, 2 left to adjudicate; the final qrels "
+        "are incomplete: 2 of the 12 pooled or judged documents lack a final label" in result.output
+    )
     with judged.session() as s:
         assert len(list(s.scalars(select(FinalLabel)))) == 10
 
@@ -82,7 +85,8 @@ def test_evaluate_formats(evaluated, database_url):
     assert md.output.startswith("*Effectiveness") and "| a | runA |" in md.output
     assert "*map per topic (assessor bob qrels).*" in md.output and "| q3 |" in md.output
     csv = _run(database_url, "evaluate", "--campaign", "demo", "-m", "map", "--format", "csv")
-    assert csv.output.splitlines()[0] == ",Run,map,map marks"
+    assert csv.stdout.splitlines()[0] == ",Run,map,map marks,Missing topics"
+    assert "note: Every run is evaluated over the 3 judged topics" in csv.stderr
 
 
 def test_evaluate_refuses_unknown_qrels_and_measures(evaluated, database_url, tmp_path):

@@ -14,9 +14,9 @@ from workbench.services.campaigns import get_campaign
 from workbench.services.errors import ServiceError
 
 FINAL = {
-    "q1": {"d1": 2, "d2": 0, "d3": 1, "d4": 0},
+    "q1": {"d1": 2, "d2": 0, "d3": 1, "d4": 0, "d11": 0},
     "q2": {"d1": 2, "d5": 0, "d6": 2, "d7": 1},
-    "q3": {"d2": 2, "d8": 1, "d9": 0, "d10": 2},
+    "q3": {"d2": 2, "d8": 1, "d9": 0, "d10": 2, "d12": 0},
 }
 
 

@@ -134,6 +134,8 @@ def test_applying_a_rule_from_the_page(admin, app, judged):
         data={"rule": "any", "tie": "adjudicate", "csrf_token": token(admin, queue_url)},
     )
     assert response.status_code == 303
+    page = admin.get(response.headers["Location"]).get_data(as_text=True)
+    assert "any: 12 final labels set, 0 kept as adjudicated, 0 left to adjudicate." in page
     with judged.session() as s:
         labels = {(f.qid, f.docno): f.grade for f in s.scalars(select(FinalLabel))}
     assert len(labels) == 12 and labels[("q3", "d9")] == 1

@@ -97,6 +97,34 @@ MATRIX: list[tuple[str, str, str, dict | None, dict[str, int]]] = [
     ("reports.adjudication", "GET", "/reports/{c}/adjudication", None, ADMIN_GET),
     ("reports.decide", "POST", "/reports/{c}/adjudication", None, ADMIN_POST),
     ("reports.apply", "POST", "/reports/{c}/adjudication/apply", None, ADMIN_POST),
+    ("querylogs.index", "GET", "/querylogs/{c}", None, ADMIN_GET),
+    ("querylogs.import_log", "POST", "/querylogs/{c}/import", None, ADMIN_POST),
+    ("querylogs.report", "GET", "/querylogs/{c}/report?name=x", None, {**ADMIN_GET, "admin": 404}),
+    (
+        "querylogs.agreement",
+        "GET",
+        "/querylogs/{c}/agreement?name=x",
+        None,
+        {**ADMIN_GET, "admin": 404},
+    ),
+    ("querylogs_api.api_logs", "GET", "/api/v1/campaigns/{c}/querylogs", None, ADMIN_API),
+    (  # no file uploaded: refused
+        "querylogs_api.api_import",
+        "POST",
+        "/api/v1/campaigns/{c}/querylogs",
+        None,
+        {**ADMIN_API, "admin": 400},
+    ),
+    *(
+        (
+            f"querylogs_api.api_{view}",
+            "GET",
+            f"/api/v1/campaigns/{{c}}/querylogs/{view}?name=x",
+            None,
+            {**ADMIN_API, "admin": 404},
+        )
+        for view in ("report", "agreement", "evaluation", "prefs")
+    ),
 ]
 UNSAFE = [row for row in MATRIX if row[1] == "POST"]
 

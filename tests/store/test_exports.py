@@ -56,9 +56,21 @@ def test_qrels_of_single_judges_skip_cannot_judge_and_keep_latest(store, campaig
         judge(session, campaign_id, "ann", "1", "d1", 2, time_spent_ms=900)  # revised
         judge(session, campaign_id, "bob", "1", "a1", 0)
         judge(session, campaign_id, "bob", "2", "x2", None, cannot_judge="broken page")
-        assert qrels_text(session, campaign_id) == "1 0 a1 0\n1 0 d1 2\n"
+        with pytest.raises(exports.IncompleteQrels, match="3 of the 5 pooled or judged") as e:
+            qrels_text(session, campaign_id)
+        assert e.value.completeness.missing == (("1", "c1"), ("2", "x1"), ("2", "x2"))
+        header = (
+            "# INCOMPLETE qrels: 3 of the 5 pooled or judged documents lack a label (e.g. topic"
+            " 1 document c1).\n# Those documents are absent (unjudged); exported with "
+            "allow_incomplete.\n"
+        )
+        assert qrels_text(session, campaign_id, allow_incomplete=True) == (
+            header + "1 0 a1 0\n1 0 d1 2\n"
+        )
         assert qrels_text(session, campaign_id, assessor="ann") == "1 0 d1 2\n"
-        assert qrels_text(session, campaign_id, binary_level=2) == "1 0 a1 0\n1 0 d1 1\n"
+        assert qrels_text(session, campaign_id, binary_level=2, allow_incomplete=True) == (
+            header + "1 0 a1 0\n1 0 d1 1\n"
+        )
         with pytest.raises(NotFound, match="no assessor"):
             qrels_text(session, campaign_id, assessor="carl")
 
@@ -74,8 +86,13 @@ def test_two_judges_need_adjudication_or_an_assessor(store, campaign_id):
             FinalLabel(campaign_id=campaign_id, qid="1", docno="d1", grade=1, rule="manual")
         )
         session.flush()
-        assert qrels_text(session, campaign_id) == "1 0 d1 1\n"
-        assert qrels_text(session, campaign_id, final=True) == "1 0 d1 1\n"
+        with pytest.raises(ServiceError, match="4 of the 5 pooled or judged documents lack a fi"):
+            qrels_text(session, campaign_id, final=True)
+        partial = qrels_text(session, campaign_id, allow_incomplete=True)
+        assert partial.startswith("# INCOMPLETE qrels: 4 of the 5") and partial.endswith(
+            "allow_incomplete.\n1 0 d1 1\n"
+        )
+        assert qrels_text(session, campaign_id, final=True, allow_incomplete=True) == partial
         with pytest.raises(ServiceError, match="not both"):
             qrels_text(session, campaign_id, final=True, assessor="ann")
 
@@ -91,7 +108,7 @@ def test_stratified_pools_export_unsampled_documents_as_minus_one(store, campaig
         # d1 is also in the depth-1 pool of the fixture (sampled there), so never -1.
         unsampled = sorted(e.docno for e in entries if not e.sampled and e.docno != "d1")
         judge(session, campaign_id, "ann", "1", "a1", 1)
-        lines = qrels_text(session, campaign_id).splitlines()
+        lines = qrels_text(session, campaign_id, allow_incomplete=True).splitlines()[2:]
     assert "1 0 a1 1" in lines
     assert sorted(line.split()[2] for line in lines if line.endswith(" -1")) == unsampled
     assert len(unsampled) >= 2
@@ -118,3 +135,26 @@ def test_judgement_log_csv_and_json(store, campaign_id):
     records = json.loads(data.getvalue())
     assert records[2]["time_spent_ms"] == 1200 and records[2]["revision"] == 2
     assert set(records[0]) == set(exports.LOG_FIELDS)
+
+
+def test_qrels_of_an_unfinished_assessor_are_refused_unless_asked(store, campaign_id):
+    from workbench.services import assignments
+
+    with store.session() as session:
+        campaign = campaigns.get_campaign(session, campaign_id)
+        ann = session.query(User).filter_by(username="ann").one()
+        assignments.assign(session, pools.latest_pool(session, campaign), "1", ann)
+        judge(session, campaign_id, "ann", "1", "d1", 2)
+        judge(session, campaign_id, "ann", "1", "c1", None, cannot_judge="blank page")
+        with pytest.raises(exports.IncompleteQrels, match="2 of the 3 pooled or judged docu"):
+            qrels_text(session, campaign_id, assessor="ann")
+        text = qrels_text(session, campaign_id, assessor="ann", allow_incomplete=True)
+        assert text.splitlines() == [
+            "# INCOMPLETE qrels: 2 of the 3 pooled or judged documents lack a grade by ann "
+            "(e.g. topic 1 document a1).",
+            "# Those documents are absent (unjudged); exported with allow_incomplete.",
+            "1 0 d1 2",
+        ]
+        judge(session, campaign_id, "ann", "1", "a1", 0)
+        judge(session, campaign_id, "ann", "1", "c1", 1)
+        assert qrels_text(session, campaign_id, assessor="ann") == "1 0 a1 0\n1 0 c1 1\n1 0 d1 2\n"

@@ -49,8 +49,13 @@ def test_a_campaign_from_files_to_qrels(cli, files, tmp_path):
     assert cli("export", "pool", "--campaign", "trec8", "-o", str(out)).exit_code == 0
     assert out.read_text().splitlines()[:3] == ["1 a1", "1 a2", "1 b2"]
     qrels = tmp_path / "qrels.txt"
-    assert cli("export", "qrels", "--campaign", "trec8", "-o", str(qrels)).exit_code == 0
-    assert qrels.read_text() == ""  # nothing judged yet
+    refused = cli("export", "qrels", "--campaign", "trec8", "-o", str(qrels))
+    assert refused.exit_code == 1 and "7 of the 7 pooled or judged documents" in refused.stderr
+    assert not qrels.exists()  # refused before the file is opened
+    partial = ["export", "qrels", "--campaign", "trec8", "-o", str(qrels), "--allow-incomplete"]
+    exported = cli(*partial)
+    assert exported.exit_code == 0 and "warning: incomplete qrels: 7 of the 7" in exported.stderr
+    assert qrels.read_text().startswith("# INCOMPLETE qrels: 7 of the 7")  # nothing judged yet
     log = cli("export", "log", "--campaign", "trec8", "--format", "json")
     assert log.exit_code == 0 and log.stdout == "[]\n"
     docs = cli("import", "documents", "--campaign", "trec8", "--only-pooled", str(files["docs"]))
@@ -66,7 +71,7 @@ def test_a_campaign_from_files_to_qrels(cli, files, tmp_path):
         (["pool", "build", "--campaign", "c", "--strategy", "take"], "--budget"),
         (["pool", "stats", "--campaign", "c"], "has no pool yet"),
         (["export", "qrels", "--campaign", "c", "--final", "--assessor", "a"], "not both"),
-        (["import", "runs", "--campaign", "c", "BAD"], "bad_run:1: expected at least 6 fields"),
+        (["import", "runs", "--campaign", "c", "BAD"], "bad_run:1: expected exactly 6 fields"),
     ],
 )
 def test_failures_exit_non_zero_with_the_message(cli, files, tmp_path, args, message):

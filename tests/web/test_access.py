@@ -14,6 +14,7 @@ ADMIN_PAGES = [
     "/admin/campaigns/{c}/progress",
     "/admin/campaigns/{c}/download/pool",
     "/admin/users",
+    "/querylogs/{c}",
 ]
 ADMIN_POSTS = [
     "/admin/campaigns",
@@ -26,11 +27,13 @@ ADMIN_POSTS = [
     "/admin/campaigns/{c}/assignments/{a}/remove",
     "/admin/users",
     "/admin/users/{u}",
+    "/querylogs/{c}/import",
 ]
 ADMIN_API = [
     "/api/v1/campaigns",
     "/api/v1/campaigns/{c}/progress",
     "/api/v1/campaigns/{c}/export/pool",
+    "/api/v1/campaigns/{c}/querylogs",
 ]
 ASSESSOR_API = [
     "/api/v1/me",
@@ -72,6 +75,16 @@ COVERED_ENDPOINTS = {
     "api.campaigns",
     "api.campaign_progress",
     "api.export",
+    "querylogs.index",
+    "querylogs.import_log",
+    "querylogs.report",
+    "querylogs.agreement",
+    "querylogs_api.api_logs",
+    "querylogs_api.api_import",
+    "querylogs_api.api_report",
+    "querylogs_api.api_agreement",
+    "querylogs_api.api_evaluation",
+    "querylogs_api.api_prefs",
 }
 
 

@@ -254,10 +254,19 @@ def test_downloads(app: Flask, as_user, world: World) -> None:
     assert pool.headers["Content-Disposition"].startswith("attachment; filename=c1.pool1.txt")
     assert pool.data.decode().splitlines()[:2] == ["T1 D1", "T1 D2"]
     assert len(pool.data.decode().splitlines()) == 12
-    alice = admin.get(f"/admin/campaigns/{cid}/download/qrels?assessor=alice")
-    assert alice.data.decode() == "T1 0 D1 2\nT2 0 D3 1\n"
-    binary = admin.get(f"/admin/campaigns/{cid}/download/qrels?assessor=bob&binary_level=1")
-    assert binary.data.decode() == "T1 0 D1 0\n"
+    unfinished = admin.get(f"/admin/campaigns/{cid}/download/qrels?assessor=alice")
+    assert unfinished.status_code == 303  # refused: alice judged 2 of her 12 documents
+    page = admin.get(unfinished.headers["Location"]).text
+    assert "10 of the 12 pooled or judged documents lack a grade by alice" in page
+    assert "allow_incomplete=1" in page  # the explicit choice is offered
+    alice = admin.get(f"/admin/campaigns/{cid}/download/qrels?assessor=alice&allow_incomplete=1")
+    assert "c1.alice.incomplete.qrels" in alice.headers["Content-Disposition"]
+    assert alice.data.decode().splitlines()[0].startswith("# INCOMPLETE qrels: 10 of the 12")
+    assert alice.data.decode().splitlines()[2:] == ["T1 0 D1 2", "T2 0 D3 1"]
+    binary = admin.get(
+        f"/admin/campaigns/{cid}/download/qrels?assessor=bob&binary_level=1&allow_incomplete=1"
+    )
+    assert binary.data.decode().splitlines()[2:] == ["T1 0 D1 0"]
     shared = admin.get(f"/admin/campaigns/{cid}/download/qrels", follow_redirects=True)
     assert "more than one judge" in shared.text
     log = admin.get(f"/admin/campaigns/{cid}/download/log?format=csv").data.decode()

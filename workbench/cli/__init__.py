@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "agreement": "workbench.cli.analysis_commands:agreement",
     "adjudicate": "workbench.cli.analysis_commands:adjudicate",
     "evaluate": "workbench.cli.analysis_commands:evaluate",
+    "querylog": "workbench.cli.querylog_commands:querylog",
     # the course notes' further analyses
     "collection-measures": "workbench.cli.notes_commands:collection_measures",
     "power": "workbench.cli.notes_commands:power",

@@ -102,10 +102,7 @@ def adjudicate(
             summary = apply_rule(session, campaign, rule, tie=tie, primary=primary)
     except ServiceError as error:
         fail(str(error))
-    click.echo(
-        f"{summary.rule}: {summary.labelled} final labels set, {summary.kept} kept as "
-        f"adjudicated, {summary.queued} waiting in the adjudication queue"
-    )
+    click.echo(summary.message())
 
 
 @click.command()
@@ -115,7 +112,14 @@ def adjudicate(
     "qrels_spec",
     default="final",
     show_default=True,
-    help="'final', an assessor's username, a qrels set name, or a qrels file.",
+    help="'final', an assessor's username, a qrels set name, a qrels file, or clicks:LOG "
+    "(runs on a query log's click preferences beside the --against qrels).",
+)
+@click.option(
+    "--against",
+    default="final",
+    show_default=True,
+    help="With --qrels clicks:LOG: the assessors' qrels to rank the runs by as well.",
 )
 @click.option(
     "-m",
@@ -185,12 +189,26 @@ def adjudicate(
     default=None,
     help="With --notes: the runs' tag pattern of a parameter grid, e.g. 'bm25_b={b}'.",
 )
+@click.option(
+    "--topic-set",
+    type=click.Choice(("all", "common")),
+    default="all",
+    show_default=True,
+    help="all: every judged topic, a topic a run lacks scores 0 (trec_eval -c); common: only "
+    "the topics every run has (the report names those dropped).",
+)
+@click.option(
+    "--allow-incomplete",
+    is_flag=True,
+    help="Evaluate final or assessor qrels although documents lack a label (the report says so).",
+)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None)
 @click.pass_context
 def evaluate(
     ctx: click.Context,
     campaign_name: str,
     qrels_spec: str,
+    against: str,
     measures: tuple[str, ...],
     test: str,
     correction: str,
@@ -203,6 +221,8 @@ def evaluate(
     extended: bool,
     num_docs: int | None,
     sweep_pattern: str | None,
+    topic_set: str,
+    allow_incomplete: bool,
     output: Path | None,
 ) -> None:
     """Evaluate every run of a campaign and compare every pair with a paired test."""
@@ -213,6 +233,13 @@ def evaluate(
     from workbench.services.campaigns import get_campaign
     from workbench.services.extended_evaluation import extended_sections
 
+    if qrels_spec.startswith("clicks:"):
+        from workbench.cli.querylog_commands import click_evaluation_text
+
+        measure = measures[0] if measures else service.DEFAULT_MEASURES[0]
+        text = click_evaluation_text(ctx, campaign_name, qrels_spec[7:], against, measure, fmt)
+        _emit(text, output)
+        return
     store = get_store(ctx)
     chosen = list(measures) or list(service.DEFAULT_MEASURES)
     try:
@@ -227,10 +254,19 @@ def evaluate(
                 relevance_level=relevance_level,
                 runs=runs,
                 allow_files=True,
+                topic_set=topic_set,
+                allow_incomplete=allow_incomplete,
             )
             comparisons = service.compare_runs(table, test=test, correction=correction, alpha=alpha)
             ranking = (
-                service.ranking_stability(session, campaign, table.measures[0], runs=runs)
+                service.ranking_stability(
+                    session,
+                    campaign,
+                    table.measures[0],
+                    runs=runs,
+                    topic_set=topic_set,
+                    allow_incomplete=allow_incomplete,
+                )
                 if stability
                 else None
             )
@@ -243,6 +279,8 @@ def evaluate(
                     by=reusability,
                     runs=runs,
                     allow_files=True,
+                    topic_set=topic_set,
+                    allow_incomplete=allow_incomplete,
                 )
                 if reusability
                 else None
@@ -255,6 +293,9 @@ def evaluate(
                 )  # fmt: skip
     except (ServiceError, TrecFormatError) as error:
         fail(str(error))
+    if fmt in ("trec", "csv"):  # formats without a caption: the notes go to stderr
+        for note in table.notes() + comparisons.notes:
+            click.echo(f"note: {note}", err=True)
     if fmt == "trec":
         _emit(report.trec_eval_text(table), output)
         return

@@ -6,6 +6,7 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, TextIO
 
 import click
@@ -101,6 +102,24 @@ def campaign_list(ctx: click.Context) -> None:
 # ---------------------------------------------------------------- import
 
 campaign_option = click.option("--campaign", "campaign_name", required=True, help="Campaign.")
+topics_option = click.option(
+    "--topics", default=None, help="Only these topics: QID,QID,... or @FILE (one qid a line)."
+)
+
+
+def topic_list(text: str | None) -> list[str] | None:
+    """The --topics value (QID,QID,... or @FILE) as qids, None for every topic; call it inside
+    `transaction`, which turns a bad list into an exit with its message."""
+    if text is None:
+        return None
+    if text.startswith("@"):
+        try:
+            text = Path(text[1:]).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise ServiceError(f"cannot read the topic list {text[1:]!r}: {error}") from None
+    return importing.topic_list(text)
+
+
 files_argument = click.argument(
     "files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False)
 )
@@ -130,15 +149,27 @@ def import_topics(ctx: click.Context, campaign_name: str, files: tuple[str, ...]
 @files_argument
 @click.option("--only-pooled", is_flag=True, help="Keep only documents some pool holds.")
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "trec"]), default=None)
+@click.option(
+    "--replace",
+    is_flag=True,
+    help="Change the text of judged documents (recorded in the judgement log).",
+)
 @click.pass_context
 def import_documents(
-    ctx: click.Context, campaign_name: str, files: tuple[str, ...], only_pooled: bool, fmt: str
+    ctx: click.Context,
+    campaign_name: str,
+    files: tuple[str, ...],
+    only_pooled: bool,
+    fmt: str,
+    replace: bool,
 ) -> None:
     """Documents: JSONL {"docno","title","text",...} or TREC <DOC> SGML (.gz too), streamed."""
     with transaction(ctx) as session:
         target = campaigns.get_campaign(session, campaign_name)
         report(
-            importing.import_documents(session, target, files, only_pooled=only_pooled, format=fmt)
+            importing.import_documents(
+                session, target, files, only_pooled=only_pooled, format=fmt, replace=replace
+            )
         )
 
 
@@ -148,6 +179,11 @@ def import_documents(
 @click.option("--replace", is_flag=True, help="Overwrite runs whose tag is already stored.")
 @click.option("--group", default="", help="Team or group that submitted the runs.")
 @click.option("--no-contribute", is_flag=True, help="The runs do not contribute to pools.")
+@click.option("--split-tags", is_flag=True, help="A file with several tags: one run per tag.")
+@topics_option
+@click.option(
+    "--skip-unknown-topics", is_flag=True, help="Leave out (and report) topics the campaign lacks."
+)
 @click.option(
     "--efficiency",
     type=click.Path(exists=True, dir_okay=False),
@@ -162,6 +198,9 @@ def import_runs(
     replace: bool,
     group: str,
     no_contribute: bool,
+    split_tags: bool,
+    topics: str | None,
+    skip_unknown_topics: bool,
     efficiency: str | None,
 ) -> None:
     """Runs (TREC format), stored whole."""
@@ -169,7 +208,15 @@ def import_runs(
         target = campaigns.get_campaign(session, campaign_name)
         report(
             importing.import_runs(
-                session, target, files, replace=replace, group=group, contributes=not no_contribute
+                session,
+                target,
+                files,
+                replace=replace,
+                group=group,
+                contributes=not no_contribute,
+                split_tags=split_tags,
+                topics=topic_list(topics),
+                skip_unknown_topics=skip_unknown_topics,
             )
         )
         if efficiency is not None:  # in the same transaction: both or neither
@@ -222,6 +269,7 @@ def pool() -> None:
 @click.option("--fair", is_flag=True, help="FairTake@N: reshuffle the run order at every depth.")
 @click.option("--strata", default=None, help="Stratified: BOUND:RATE,... e.g. 10:1.0,30:0.2")
 @click.option("--name", default="", help="A name for the pool.")
+@topics_option
 @click.pass_context
 def pool_build(
     ctx: click.Context,
@@ -235,8 +283,9 @@ def pool_build(
     fair: bool,
     strata: str | None,
     name: str,
+    topics: str | None,
 ) -> None:
-    """Build a pool from the campaign's runs."""
+    """Build a pool from the campaign's runs (of every topic, or of --topics)."""
     extra: dict[str, Any] = {}
     if strategy == "fusion":
         extra["fusion"] = fusion
@@ -255,6 +304,7 @@ def pool_build(
             runs=split_tags(runs),
             seed=seed,
             name=name,
+            topics=topic_list(topics),
             **extra,
         )
         documents, sampled, topics = pools.pool_counts(session, built)
@@ -367,6 +417,11 @@ def export_pool(
 @click.option("--assessor", default=None, help="One assessor's current judgements.")
 @click.option("--final", is_flag=True, help="The adjudicated final labels.")
 @click.option("--binary-level", type=int, default=None, help="Write 1 for grades >= L, else 0.")
+@click.option(
+    "--allow-incomplete",
+    is_flag=True,
+    help="Export even though pooled or judged documents lack a label (said in a # header).",
+)
 @click.pass_context
 def export_qrels(
     ctx: click.Context,
@@ -375,16 +430,29 @@ def export_qrels(
     assessor: str | None,
     final: bool,
     binary_level: int | None,
+    allow_incomplete: bool,
 ) -> None:
-    """Qrels from the judgements made so far."""
+    """Qrels from the judgements made so far; refused while documents lack a label unless
+    --allow-incomplete."""
     with transaction(ctx) as session:
         target = campaigns.get_campaign(session, campaign_name)
+        completeness = exports.qrels_completeness(session, target, assessor=assessor, final=final)
+        if not (completeness.complete or allow_incomplete):
+            raise exports.IncompleteQrels(completeness)  # before the output file is opened
         count = write_output(
             output,
             lambda dest: exports.export_qrels(
-                session, target, dest, assessor=assessor, final=final, binary_level=binary_level
+                session,
+                target,
+                dest,
+                assessor=assessor,
+                final=final,
+                binary_level=binary_level,
+                allow_incomplete=allow_incomplete,
             ),
         )
+    if not completeness.complete:
+        click.echo(f"warning: incomplete qrels: {completeness.describe()}", err=True)
     click.echo(f"{count} qrels line(s) written", err=True)
 
 

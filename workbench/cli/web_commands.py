@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from workbench.cli.common import fail, get_store
-from workbench.cli.store_commands import split_tags, transaction
+from workbench.cli.store_commands import split_tags, topic_list, topics_option, transaction
 from workbench.services import assignments as assignment_service
 from workbench.services import campaigns, pools
 from workbench.services import users as user_service
@@ -104,6 +104,7 @@ def _read_password(from_stdin: bool) -> str:
     show_default=True,
     help="Presentation order of each assessor's documents.",
 )
+@topics_option
 @click.pass_context
 def assign(
     ctx: click.Context,
@@ -112,6 +113,7 @@ def assign(
     assessors: str | None,
     pool_id: int | None,
     order: str,
+    topics: str | None,
 ) -> None:
     """Assign every topic of a pool to J assessors, balancing documents per assessor."""
     with transaction(ctx) as session:
@@ -124,7 +126,12 @@ def assign(
             else user_service.list_users(session, role="assessor")
         )
         created = assignment_service.auto_assign(
-            session, pool, judges_per_topic=judges_per_topic, assessors=users, order=order
+            session,
+            pool,
+            judges_per_topic=judges_per_topic,
+            assessors=users,
+            order=order,
+            topics=topic_list(topics),
         )
         sizes = assignment_service.topic_sizes(session, pool)
         load: dict[str, int] = {}

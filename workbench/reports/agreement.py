@@ -39,6 +39,8 @@ def groups_table(report: AgreementReport) -> Table:
             _interval(g.bootstrap_low, g.bootstrap_high),
             g.krippendorff_alpha,
             g.reading,
+            " & ".join(g.judges) if g.cohen_kappa is not None else None,
+            g.cohen_kappa,
         )
 
     return Table(
@@ -52,6 +54,8 @@ def groups_table(report: AgreementReport) -> Table:
             "95% CI (topic bootstrap)",
             f"Krippendorff alpha ({level})",
             "Reading",
+            "Two judges",
+            "Cohen kappa (two judges)",
         ],
         [row(report.overall), *(row(t) for t in report.per_topic)],
         caption=(
@@ -59,7 +63,8 @@ def groups_table(report: AgreementReport) -> Table:
             "and per topic. Agreement: share of agreeing judge pairs; Fleiss' kappa over "
             "items with two or more judges, with a bootstrap interval resampling topics (overall, "
             f"from {MIN_BOOTSTRAP_TOPICS} topics); reading of Fleiss' kappa after the course "
-            "notes."
+            "notes. Where a topic has exactly two judges, their Cohen's kappa over the documents "
+            "both judged."
         ),
         label="tab:agreement-topics",
         digits=3,

@@ -42,7 +42,9 @@ def significance_note(comparisons: Comparisons) -> str:
 
 
 def runs_table(table: EvaluationTable, comparisons: Comparisons | None = None) -> Table:
-    """Runs x measures with letters, the best value per measure in bold, significance marks."""
+    """Runs x measures with letters, the best value per measure in bold, significance marks,
+    and each run's missing judged topics (scored 0, or dropped with the common-topic set);
+    the caption states the topic convention and every note of the evaluation."""
     tags = [r.tag for r in table.runs]
     index = {tag: i for i, tag in enumerate(tags)}
     rows = []
@@ -54,21 +56,25 @@ def runs_table(table: EvaluationTable, comparisons: Comparisons | None = None) -
                 beaten = comparisons.beats(measure, run.tag)
                 cell.marks = "".join(sorted(letter(index[t]) for t in beaten))
             row.append(cell)
+        missing = [q for q, lacking in table.dropped_topics.items() if run.tag in lacking]
+        row.append(Cell(" ".join(run.missing_topics or missing) or "none"))
         rows.append(row)
+    notes = table.notes() + (comparisons.notes if comparisons is not None else [])
     result = Table(
-        ["", "Run", *table.measures],
+        ["", "Run", *table.measures, "Missing topics"],
         rows,
         caption=(
             f"Effectiveness of the {len(tags)} runs of {table.campaign} against the "
             f"{table.qrels} qrels (relevant: grade >= {table.relevance_level}). "
-            "The best value per measure is in bold."
-        ),
+            "The best value per measure is in bold. " + " ".join(notes)
+        ).strip(),
         label=f"tab:{table.campaign}-runs",
     )
+    measure_columns = range(2, 2 + len(table.measures))
     if comparisons is not None:
         result.caption += " " + significance_note(comparisons)
-        result.marked = set(range(2, len(result.columns)))
-    for column in range(2, len(result.columns)):
+        result.marked = set(measure_columns)
+    for column in measure_columns:
         bold_best(result, column)
     return result
 
@@ -115,6 +121,7 @@ def comparisons_table(comparisons: Comparisons, digits: int = 4) -> Table:
             f"Pairwise comparisons: {comparisons.test}, p-values corrected with "
             f"{comparisons.correction} over all pairs of runs per measure; significant at "
             f"alpha = {comparisons.alpha:g}. W/T/L: topics where A is better/tied/worse."
+            + "".join(f" {note}" for note in comparisons.notes)
         ),
         label="tab:comparisons",
         digits=digits,
@@ -169,7 +176,7 @@ def stability_table(stability: RankingStability) -> Table:
             f"Ranking of the runs by {stability.measure} under each assessor's qrels against "
             f"the ranking under the {stability.reference} qrels "
             f"({' > '.join(stability.reference_order)}); tau_AP takes the {stability.reference} "
-            "ranking as ground truth."
+            "ranking as ground truth." + "".join(f" {note}" for note in stability.notes)
         ),
         label="tab:ranking-stability",
         digits=3,

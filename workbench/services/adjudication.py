@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from workbench.agreement import binarise, merge_grades
 from workbench.services.errors import ServiceError
+from workbench.services.exports import qrels_completeness
 from workbench.services.judgements import current_judgements
 from workbench.store.models import Campaign, FinalLabel, User, utcnow
 
@@ -58,6 +59,20 @@ class AdjudicationSummary:
     labelled: int  # documents whose final label the rule set
     kept: int  # documents kept as an adjudicator decided them
     queued: int  # documents the rule could not decide
+    unlabelled: str = ""  # what the final qrels lack now (`exports.Completeness`), "" if none
+
+    def message(self) -> str:
+        """What the CLI and the web say after applying a rule."""
+        text = (
+            f"{self.rule}: {self.labelled} final labels set, {self.kept} kept as adjudicated, "
+            f"{self.queued} left to adjudicate"
+        )
+        if self.unlabelled:
+            text += (
+                f"; the final qrels are incomplete: {self.unlabelled} (exports and evaluation "
+                "refuse them unless asked for incomplete qrels)"
+            )
+        return text + "."
 
 
 def judge_names(session: Session, campaign: Campaign) -> dict[int, str]:
@@ -161,7 +176,14 @@ def apply_rule(
         label.created_at = utcnow()
         labelled += 1
     session.flush()
-    return AdjudicationSummary(rule=rule_name, labelled=labelled, kept=kept, queued=queued)
+    completeness = qrels_completeness(session, campaign, final=True)
+    return AdjudicationSummary(
+        rule=rule_name,
+        labelled=labelled,
+        kept=kept,
+        queued=queued,
+        unlabelled="" if completeness.complete else completeness.describe(),
+    )
 
 
 def disagreement_queue(

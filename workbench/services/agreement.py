@@ -111,6 +111,8 @@ class GroupAgreement:
     reading: str
     bootstrap_low: float = math.nan  # topic-bootstrap 95 % interval of Fleiss' kappa
     bootstrap_high: float = math.nan  # (overall only: a topic cannot resample topics)
+    judges: list[str] = field(default_factory=list)  # per topic: who judged it
+    cohen_kappa: float | None = None  # per topic with exactly two judges: their Cohen's kappa
 
 
 @dataclass
@@ -160,6 +162,32 @@ def group_agreement(name: str, labels: np.ndarray, *, level: str) -> GroupAgreem
         krippendorff_alpha=alpha,
         reading=stats.kappa_reading(kappa),
     )
+
+
+def topic_agreement(
+    qid: str,
+    ratings: Ratings,
+    labels: np.ndarray,
+    *,
+    level: str,
+    categories: Sequence[int],
+) -> GroupAgreement:
+    """`group_agreement` of one topic, and where exactly two assessors judged it their
+    (unweighted) Cohen's kappa over the documents both judged."""
+    rows = labels[ratings.rows_of_topic(qid)]
+    result = group_agreement(qid, rows, level=level)
+    judged = np.flatnonzero((~np.isnan(rows)).any(axis=0))
+    result.judges = [ratings.assessors[j] for j in judged]
+    if len(judged) == 2:
+        a, b = rows[:, judged[0]], rows[:, judged[1]]
+        both = ~np.isnan(a) & ~np.isnan(b)
+        if both.any():
+            first, second = a[both].astype(int), b[both].astype(int)
+            with np.errstate(all="ignore"):
+                result.cohen_kappa = _safe(
+                    lambda: stats.cohen_kappa(first, second, labels=list(categories))
+                )
+    return result
 
 
 def _safe(compute: Callable[[], float]) -> float:
@@ -288,7 +316,7 @@ def agreement_report(
     item_topics = [qid for qid, _ in ratings.items]
 
     per_topic = [
-        group_agreement(qid, labels[ratings.rows_of_topic(qid)], level=level)
+        topic_agreement(qid, ratings, labels, level=level, categories=categories)
         for qid in ratings.topics()
     ]
     per_pair = []

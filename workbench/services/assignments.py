@@ -10,12 +10,14 @@ the log) and gives the topic to someone else.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from workbench.pooling import PRESENTATION_ORDERS
 from workbench.services.errors import NotFound, ServiceError
+from workbench.services.importing import listed
 from workbench.store.models import Assignment, Pool, PoolEntry, User
 
 ORDERS = PRESENTATION_ORDERS
@@ -109,8 +111,10 @@ def auto_assign(
     judges_per_topic: int,
     assessors: list[User],
     order: str = "random",
+    topics: Sequence[str] | None = None,
 ) -> list[Assignment]:
-    """Give every topic of `pool` `judges_per_topic` judges, balancing documents per assessor.
+    """Give every topic of `pool` (of `topics`, when given: each must be in the pool)
+    `judges_per_topic` judges, balancing documents per assessor.
 
     Existing active assignments count towards both J and the loads. Returns the new ones.
     """
@@ -125,13 +129,22 @@ def auto_assign(
     sizes = topic_sizes(session, pool)
     if not sizes:
         raise ServiceError(f"pool {pool.id} has no documents to judge")
+    if topics is not None:
+        outside = [qid for qid in topics if qid not in sizes]
+        if outside or not topics:
+            raise ServiceError(
+                f"pool {pool.id} has no documents to judge for topic(s) {listed(outside)}"
+                if outside
+                else "no topics chosen"
+            )
     judges: dict[str, set[int]] = defaultdict(set)
     load: dict[int, int] = defaultdict(int)
     for existing in list_assignments(session, pool.campaign_id, pool_id=pool.id):
         judges[existing.qid].add(existing.user_id)
         load[existing.user_id] += sizes.get(existing.qid, 0)
     created = []
-    for qid in sorted(sizes, key=lambda q: (-sizes[q], q)):
+    targets = sizes if topics is None else {qid: sizes[qid] for qid in topics}
+    for qid in sorted(targets, key=lambda q: (-sizes[q], q)):
         candidates = sorted(
             (user for user in eligible if user.id not in judges[qid]),
             key=lambda user: (load[user.id], user.username),

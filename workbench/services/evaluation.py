@@ -5,7 +5,14 @@ correction and correlation from `workbench.stats`, every pool contribution from
 `workbench.pooling`. Qrels are named by a spec: "final" (the adjudicated FinalLabel rows),
 an assessor's username (that assessor's current grades), the name of an imported QrelsSet,
 or, from the command line only, the path of a qrels file. Final and assessor qrels are read
-through `services.exports.export_qrels`, so a report scores exactly the exported files.
+through `services.exports.export_qrels`, so a report scores exactly the exported files, and
+like the export they are refused while documents lack a label unless allow_incomplete (then
+the report says so).
+
+Topics (`TOPIC_SETS`): by default every run is evaluated over every judged topic of the qrels
+and a topic the run lacks scores 0 (trec_eval's -c), so every run keeps every topic in the
+paired tests; "common" evaluates only the topics every run has and names what it drops. A
+measure that is undefined on a topic (NaN) is reported as such, never as 0.
 """
 
 from __future__ import annotations
@@ -49,21 +56,48 @@ RESAMPLING_TESTS = ("randomization", "bootstrap")
 # ---------------------------------------------------------------------------------- qrels
 
 
+TOPIC_SETS = {
+    "all": "every judged topic; a topic a run lacks scores 0 (trec_eval -c)",
+    "common": "only the judged topics every run has (names the topics it drops)",
+}
+
+
 @dataclass(frozen=True)
 class NamedQrels:
     label: str  # what the report calls them: "final", "assessor alice", "qrels set X", a path
     qrels: QrelsDict
+    notes: tuple[str, ...] = ()  # e.g. that they are incomplete and were asked for anyway
 
 
 def exported_qrels(
-    session: Session, campaign: Campaign, *, assessor: str | None = None, final: bool = False
-) -> QrelsDict:
+    session: Session,
+    campaign: Campaign,
+    *,
+    assessor: str | None = None,
+    final: bool = False,
+    allow_incomplete: bool = False,
+) -> tuple[QrelsDict, tuple[str, ...]]:
     """Exactly the qrels `services.exports.export_qrels` writes (the one home of labels ->
-    qrels: final labels or one assessor's grades, -1 for unsampled pooled documents)."""
+    qrels: final labels or one assessor's grades, -1 for unsampled pooled documents), and a
+    note when they are incomplete (refused, `exports.IncompleteQrels`, unless
+    allow_incomplete)."""
+    completeness = exports.qrels_completeness(session, campaign, assessor=assessor, final=final)
+    if not (completeness.complete or allow_incomplete):
+        raise exports.IncompleteQrels(completeness)
     buffer = io.StringIO()
-    exports.export_qrels(session, campaign, buffer, assessor=assessor, final=final)
+    exports.export_qrels(
+        session, campaign, buffer, assessor=assessor, final=final, allow_incomplete=True
+    )
     buffer.seek(0)
-    return read_qrels(buffer).to_dict()
+    notes = (
+        ()
+        if completeness.complete
+        else (
+            f"INCOMPLETE qrels, evaluated as asked: {completeness.describe()}; they count as "
+            "unjudged (not relevant).",
+        )
+    )
+    return read_qrels(buffer).to_dict(), notes
 
 
 def has_final_labels(session: Session, campaign: Campaign) -> bool:
@@ -87,18 +121,30 @@ def qrels_choices(session: Session, campaign: Campaign) -> list[str]:
 
 
 def resolve_qrels(
-    session: Session, campaign: Campaign, spec: str = "final", *, allow_files: bool = False
+    session: Session,
+    campaign: Campaign,
+    spec: str = "final",
+    *,
+    allow_files: bool = False,
+    allow_incomplete: bool = False,
 ) -> NamedQrels:
     """Qrels named by `spec`: 'final', an assessor's username, a QrelsSet name, or (only with
-    allow_files, i.e. from the command line, never from the web) a qrels file."""
+    allow_files, i.e. from the command line, never from the web) a qrels file. Final and
+    assessor qrels that lack labels are refused unless allow_incomplete."""
     if spec == "final":
         if not has_final_labels(session, campaign):
             raise ServiceError(
                 f"campaign {campaign.name!r} has no final labels yet: run `workbench adjudicate`"
             )
-        return NamedQrels("final", exported_qrels(session, campaign, final=True))
+        qrels, notes = exported_qrels(
+            session, campaign, final=True, allow_incomplete=allow_incomplete
+        )
+        return NamedQrels("final", qrels, notes)
     if spec in {user.username for user in assessors(session, campaign)}:
-        return NamedQrels(f"assessor {spec}", exported_qrels(session, campaign, assessor=spec))
+        qrels, notes = exported_qrels(
+            session, campaign, assessor=spec, allow_incomplete=allow_incomplete
+        )
+        return NamedQrels(f"assessor {spec}", qrels, notes)
     qrels_set = session.scalar(
         select(QrelsSet).where(QrelsSet.campaign_id == campaign.id, QrelsSet.name == spec)
     )
@@ -158,24 +204,76 @@ class RunScores:
     group: str
     contributes: bool
     summary: dict[str, float]  # counts (num_rel ...) are ints
-    per_topic: dict[str, dict[str, float]]
+    per_topic: dict[str, dict[str, float]]  # every evaluated topic, missing ones included
+    missing_topics: list[str] = field(default_factory=list)  # judged topics the run lacks
+    unjudged_topics: list[str] = field(default_factory=list)  # run topics outside the qrels
+    undefined: dict[str, list[str]] = field(default_factory=dict)  # measure -> NaN topics
 
 
 @dataclass
 class EvaluationTable:
-    """Runs x measures (summary and per topic) under one set of qrels."""
+    """Runs x measures (summary and per topic) under one set of qrels.
+
+    topic_set "all": every run over every judged topic (`topics_evaluated`), a missing topic
+    scoring 0; "common": the judged topics every run has, `dropped_topics` naming the others
+    (topic -> the runs that lack it).
+    """
 
     campaign: str
     qrels: str
     relevance_level: int
     measures: list[str]  # canonical trec_eval names
     runs: list[RunScores]
+    topic_set: str = "all"
+    topics_evaluated: list[str] = field(default_factory=list)
+    judged_topics: int = 0  # topics of the qrels
+    dropped_topics: dict[str, list[str]] = field(default_factory=dict)
+    qrels_notes: list[str] = field(default_factory=list)
 
     def run(self, tag: str) -> RunScores:
         return next(r for r in self.runs if r.tag == tag)
 
     def topics(self) -> list[str]:
         return sorted({qid for r in self.runs for qid in r.per_topic})
+
+    def notes(self) -> list[str]:
+        """What every rendering says beside the scores: the topic convention, each run's
+        missing topics, the topics dropped, undefined (NaN) scores, incomplete qrels."""
+        n = len(self.topics_evaluated)
+        if self.topic_set == "common":
+            dropped = "; ".join(
+                f"{qid} (lacked by {', '.join(tags)})" for qid, tags in self.dropped_topics.items()
+            )
+            notes = [
+                f"Common-topic set: only the {n} of the {self.judged_topics} judged topics that "
+                "every run has are evaluated"
+                + (f"; dropped: {dropped}." if dropped else "; none dropped.")
+            ]
+        else:
+            notes = [
+                f"Every run is evaluated over the {n} judged topics of the {self.qrels} qrels; "
+                "a topic a run lacks scores 0 (trec_eval -c)."
+            ]
+            notes += [
+                f"{r.tag} lacks {len(r.missing_topics)} judged topic(s), scored 0: "
+                + ", ".join(r.missing_topics)
+                + "."
+                for r in self.runs
+                if r.missing_topics
+            ]
+        notes += [
+            f"{r.tag} has {len(r.unjudged_topics)} topic(s) without judgements, not evaluated: "
+            + ", ".join(r.unjudged_topics)
+            + "."
+            for r in self.runs
+            if r.unjudged_topics
+        ]
+        notes += [
+            f"{measure} of {r.tag} is undefined (NaN, not 0) on topic(s) {', '.join(topics)}."
+            for r in self.runs
+            for measure, topics in r.undefined.items()
+        ]
+        return [*notes, *self.qrels_notes]
 
     def paired_scores(
         self, measure: str, first: str, second: str
@@ -190,7 +288,28 @@ class EvaluationTable:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**asdict(self), "notes": self.notes()}
+
+
+def _topic_scope(
+    runs: Sequence[LoadedRun], qrels: QrelsDict, topic_set: str
+) -> tuple[list[str], dict[str, list[str]]]:
+    """(the judged topics to evaluate, topic -> runs lacking it for those dropped)."""
+    if topic_set not in TOPIC_SETS:
+        raise ServiceError(
+            f"unknown topic set {topic_set!r}; expected one of {', '.join(TOPIC_SETS)}"
+        )
+    judged = sorted(qrels)
+    if topic_set == "all":
+        return judged, {}
+    lacking = {q: [r.tag for r in runs if q not in r.rankings] for q in judged}
+    common = [q for q in judged if not lacking[q]]
+    if not common:
+        raise ServiceError(
+            "no judged topic is common to every run; evaluate over all judged topics instead "
+            "(missing topics score 0)"
+        )
+    return common, {q: tags for q, tags in lacking.items() if tags}
 
 
 def evaluate_runs(
@@ -200,19 +319,23 @@ def evaluate_runs(
     *,
     campaign: str,
     relevance_level: int,
-    average_over_all_topics: bool = False,
+    topic_set: str = "all",
 ) -> EvaluationTable:
-    """Evaluate every run with the metric module; measure names are canonicalised by it."""
+    """Evaluate every run with the metric module (measure names canonicalised by it) over the
+    judged topics of `topic_set`, always averaging over all of them (trec_eval -c): a topic a
+    run lacks is evaluated as an empty ranking, 0 for every score."""
+    topics, dropped = _topic_scope(runs, qrels.qrels, topic_set)
+    scoped = {q: qrels.qrels[q] for q in topics}
     scored = []
     canonical: list[str] = []
     for run in runs:
         try:
             result = evaluate(
-                qrels.qrels,
-                run.as_dict(),
+                scoped,
+                {q: v for q, v in run.as_dict().items() if q in scoped},
                 measures=list(measures),
                 relevance_level=relevance_level,
-                average_over_all_topics=average_over_all_topics,
+                average_over_all_topics=True,
             )
         except MeasureError as error:
             raise ServiceError(str(error)) from None
@@ -220,16 +343,38 @@ def evaluate_runs(
         canonical = canonical or [
             line.name for line in result.lines if line.kind != "string" and line.per_topic
         ]
+        per_topic = {q: {m: v[m] for m in canonical} for q, v in result.per_topic.items()}
+        undefined = {
+            m: [q for q in topics if q in per_topic and _is_nan(per_topic[q][m])] for m in canonical
+        }
         scored.append(
             RunScores(
                 tag=run.tag,
                 group=run.group,
                 contributes=run.contributes,
                 summary={m: result.summary[m] for m in canonical},
-                per_topic={q: {m: v[m] for m in canonical} for q, v in result.per_topic.items()},
+                per_topic=per_topic,
+                missing_topics=[q for q in topics if q not in run.rankings],
+                unjudged_topics=sorted(q for q in run.rankings if q not in qrels.qrels),
+                undefined={m: qs for m, qs in undefined.items() if qs},
             )
         )
-    return EvaluationTable(campaign, qrels.label, relevance_level, canonical, scored)
+    return EvaluationTable(
+        campaign,
+        qrels.label,
+        relevance_level,
+        canonical,
+        scored,
+        topic_set=topic_set,
+        topics_evaluated=topics,
+        judged_topics=len(qrels.qrels),
+        dropped_topics=dropped,
+        qrels_notes=list(qrels.notes),
+    )
+
+
+def _is_nan(value: Any) -> bool:
+    return isinstance(value, float) and math.isnan(value)
 
 
 def evaluate_campaign(
@@ -239,15 +384,19 @@ def evaluate_campaign(
     measures: Sequence[str] = DEFAULT_MEASURES,
     *,
     relevance_level: int | None = None,
-    average_over_all_topics: bool = False,
+    topic_set: str = "all",
     runs: Sequence[LoadedRun] | None = None,
     allow_files: bool = False,
+    allow_incomplete: bool = False,
 ) -> EvaluationTable:
-    """Evaluate every run of the campaign (contributing or not) against the named qrels.
+    """Evaluate every run of the campaign (contributing or not) against the named qrels over
+    the judged topics of `topic_set` (`TOPIC_SETS`).
 
     `runs` (from `load_runs`) saves reloading them when one page needs several analyses.
     """
-    named = resolve_qrels(session, campaign, qrels, allow_files=allow_files)
+    named = resolve_qrels(
+        session, campaign, qrels, allow_files=allow_files, allow_incomplete=allow_incomplete
+    )
     level = campaign.relevance_level if relevance_level is None else relevance_level
     return evaluate_runs(
         runs if runs is not None else load_runs(session, campaign),
@@ -255,7 +404,7 @@ def evaluate_campaign(
         measures,
         campaign=campaign.name,
         relevance_level=level,
-        average_over_all_topics=average_over_all_topics,
+        topic_set=topic_set,
     )
 
 
@@ -265,18 +414,24 @@ def precision_recall(
     qrels: str = "final",
     *,
     runs: Sequence[LoadedRun] | None = None,
+    topic_set: str = "all",
+    allow_incomplete: bool = False,
 ) -> dict[str, list[float]]:
-    """Run tag -> the 11-point interpolated precision (recall 0.0 .. 1.0), mean over topics."""
-    named = resolve_qrels(session, campaign, qrels)
-    return {
-        run.tag: [
-            float(v)
-            for v in interpolated_precision_recall(
-                named.qrels, run.as_dict(), relevance_level=campaign.relevance_level
-            )["all"]
-        ]
-        for run in (runs if runs is not None else load_runs(session, campaign))
-    }
+    """Run tag -> the 11-point interpolated precision (recall 0.0 .. 1.0), mean over the
+    judged topics of `topic_set`, a topic the run lacks counting as an empty ranking."""
+    named = resolve_qrels(session, campaign, qrels, allow_incomplete=allow_incomplete)
+    runs = runs if runs is not None else load_runs(session, campaign)
+    topics, _ = _topic_scope(runs, named.qrels, topic_set)
+    scoped = {q: named.qrels[q] for q in topics}
+    curves = {}
+    for run in runs:
+        ranked = run.as_dict()
+        with_empty = {q: ranked.get(q, {}) for q in topics}
+        curve = interpolated_precision_recall(
+            scoped, with_empty, relevance_level=campaign.relevance_level
+        )["all"]
+        curves[run.tag] = [float(v) for v in curve]
+    return curves
 
 
 # ---------------------------------------------------------------------------------- tests
@@ -310,6 +465,7 @@ class Comparisons:
     correction: str  # the correction's name
     alpha: float
     pairs: list[PairComparison]
+    notes: list[str] = field(default_factory=list)  # topics a measure's tests left out
 
     def beats(self, measure: str, tag: str) -> list[str]:
         """The runs `tag` is significantly better than on `measure`."""
@@ -327,14 +483,18 @@ class Comparisons:
         return asdict(self)
 
 
-def common_topics(table: EvaluationTable) -> list[str]:
-    """The topics on which every run has a score (the paired design)."""
-    return sorted(set.intersection(*(set(r.per_topic) for r in table.runs)))
+def common_topics(table: EvaluationTable, measure: str | None = None) -> list[str]:
+    """The topics on which every run has a score (the paired design): every evaluated topic,
+    less those where some run's `measure` is undefined (NaN)."""
+    topics = sorted(set.intersection(*(set(r.per_topic) for r in table.runs)))
+    if measure is None:
+        return topics
+    return [q for q in topics if not any(_is_nan(r.per_topic[q][measure]) for r in table.runs)]
 
 
 def score_matrix(table: EvaluationTable, measure: str) -> tuple[list[str], np.ndarray]:
-    """(common topics, runs x topics scores of `measure`), runs in table order."""
-    topics = common_topics(table)
+    """(common topics with `measure` defined, runs x topics scores), runs in table order."""
+    topics = common_topics(table, measure)
     return topics, np.array([[r.per_topic[q][measure] for q in topics] for r in table.runs])
 
 
@@ -362,9 +522,18 @@ def compare_runs(
         options = {"n_resamples": n_resamples, "seed": seed}
     test_name = stats.PAIRED_TESTS[test].__name__.replace("_", " ")
     pairs: list[PairComparison] = []
+    notes: list[str] = []
     for measure in measures or table.measures:
         topics, matrix = score_matrix(table, measure)
+        left_out = sorted(set(common_topics(table)) - set(topics))
+        if left_out:
+            notes.append(
+                f"Tests on {measure} leave out topic(s) {', '.join(left_out)}, where a run's "
+                f"{measure} is undefined (NaN)."
+            )
         if len(table.runs) < 2 or len(topics) < 2:
+            if len(table.runs) >= 2:
+                notes.append(f"No test on {measure}: fewer than 2 topics with scores.")
             continue
         scores = {r.tag: matrix[i] for i, r in enumerate(table.runs)}
         for result in stats.pairwise_tests(scores, test=test, correction=correction, **options):
@@ -388,7 +557,7 @@ def compare_runs(
                     significant=result.adjusted_p_value <= alpha,
                 )
             )
-    return Comparisons(test_name, stats.CORRECTIONS[correction], alpha, pairs)
+    return Comparisons(test_name, stats.CORRECTIONS[correction], alpha, pairs, notes)
 
 
 def tukey_hsd(table: EvaluationTable, measure: str) -> stats.TukeyResult | None:
@@ -417,6 +586,7 @@ class RankingStability:
     reference: str
     reference_order: list[str]
     comparisons: list[RankingComparison]
+    notes: list[str] = field(default_factory=list)  # assessors left out, incomplete qrels
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -443,26 +613,44 @@ def ranking_stability(
     measure: str = "map",
     *,
     runs: Sequence[LoadedRun] | None = None,
+    topic_set: str = "all",
+    allow_incomplete: bool = False,
 ) -> RankingStability:
-    """Rank the runs under the final qrels and under each assessor's; compare the rankings."""
+    """Rank the runs under the final qrels and under each assessor's; compare the rankings.
+
+    An assessor whose qrels are incomplete is left out, and the notes say so, unless
+    allow_incomplete (then their qrels are used, and the notes say that).
+    """
     runs = runs if runs is not None else load_runs(session, campaign)
     level = campaign.relevance_level
+    final = resolve_qrels(session, campaign, "final", allow_incomplete=allow_incomplete)
     reference = evaluate_runs(
-        runs,
-        resolve_qrels(session, campaign, "final"),
-        [measure],
-        campaign=campaign.name,
-        relevance_level=level,
+        runs, final, [measure], campaign=campaign.name, relevance_level=level, topic_set=topic_set
     )
     canonical = reference.measures[0]
     reference_scores = {r.tag: r.summary[canonical] for r in reference.runs}
     comparisons = []
+    notes = list(final.notes)
     for user in assessors(session, campaign):
-        qrels = resolve_qrels(session, campaign, user.username)
-        table = evaluate_runs(runs, qrels, [measure], campaign=campaign.name, relevance_level=level)
+        try:
+            qrels = resolve_qrels(
+                session, campaign, user.username, allow_incomplete=allow_incomplete
+            )
+        except exports.IncompleteQrels as refused:
+            notes.append(f"assessor {user.username} left out: {refused.completeness.describe()}.")
+            continue
+        notes.extend(f"assessor {user.username}: {note}" for note in qrels.notes)
+        table = evaluate_runs(
+            runs,
+            qrels,
+            [measure],
+            campaign=campaign.name,
+            relevance_level=level,
+            topic_set=topic_set,
+        )
         scores = {r.tag: r.summary[canonical] for r in table.runs}
         comparisons.append(compare_rankings(reference_scores, scores, qrels.label))
-    return RankingStability(canonical, "final", stats.ranking(reference_scores), comparisons)
+    return RankingStability(canonical, "final", stats.ranking(reference_scores), comparisons, notes)
 
 
 # ------------------------------------------------------------------------------ reusability
@@ -538,6 +726,8 @@ def leave_out(
     judged_measure: str = "Judged@10",
     runs: Sequence[LoadedRun] | None = None,
     allow_files: bool = False,
+    topic_set: str = "all",
+    allow_incomplete: bool = False,
 ) -> Reusability:
     """Leave-one-run-out (by="run") or leave-one-group-out (by="group") for every
     contributing run: U = pooled documents contributed by the unit's runs and by no other
@@ -545,12 +735,16 @@ def leave_out(
     """
     if by not in ("run", "group"):
         raise ServiceError(f"leave-one-out unit must be 'run' or 'group'; got {by!r}")
-    named = resolve_qrels(session, campaign, qrels, allow_files=allow_files)
+    named = resolve_qrels(
+        session, campaign, qrels, allow_files=allow_files, allow_incomplete=allow_incomplete
+    )
     level = campaign.relevance_level
     runs = runs if runs is not None else load_runs(session, campaign)
     pool = pools.get_pool(session, campaign)
     contributed = contributed_documents(session, pool, runs)
-    full = evaluate_runs(runs, named, [measure], campaign=campaign.name, relevance_level=level)
+    full = evaluate_runs(
+        runs, named, [measure], campaign=campaign.name, relevance_level=level, topic_set=topic_set
+    )
     canonical = full.measures[0]
     scores = {r.tag: r.summary[canonical] for r in full.runs}
     order = stats.ranking(scores)
@@ -567,15 +761,16 @@ def leave_out(
             continue
         reduced: QrelsDict = {}
         n_unique = n_relevant = 0
-        for qid, judged in named.qrels.items():
+        for qid in full.topics_evaluated:
+            labels = named.qrels[qid]
             per_run = contributed.get(qid, {})
             mine = set().union(*(d for t, d in per_run.items() if unit[t] == unit[run.tag]))
             theirs = set().union(*(d for t, d in per_run.items() if unit[t] != unit[run.tag]))
             unique = mine - theirs
             n_unique += len(unique)
-            n_relevant += sum(1 for d in unique if judged.get(d, 0) >= level)
-            reduced[qid] = {d: g for d, g in judged.items() if d not in unique}
-        table = evaluate_runs(
+            n_relevant += sum(1 for d in unique if labels.get(d, 0) >= level)
+            reduced[qid] = {d: g for d, g in labels.items() if d not in unique}
+        table = evaluate_runs(  # over the same topics as `full`
             [run],
             NamedQrels("left out", reduced),
             [measure],
@@ -602,7 +797,12 @@ def leave_out(
         )
     comparison = compare_rankings(scores, left_out_scores, "left out")
     judged = evaluate_runs(
-        runs, named, [judged_measure], campaign=campaign.name, relevance_level=level
+        runs,
+        named,
+        [judged_measure],
+        campaign=campaign.name,
+        relevance_level=level,
+        topic_set=topic_set,
     )
     return Reusability(
         measure=canonical,

@@ -9,6 +9,7 @@ Every section returns a frozen dataclass.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, TypeVar
@@ -202,8 +203,12 @@ def parameter_sweep(
             if pattern is not None
             else sweeps.grid_from_mapping(mapping or "", tags, name=mapping_name)
         )
-        scores = {
-            tag: {q: float(v[measure]) for q, v in table.run(tag).per_topic.items()}
+        scores = {  # an undefined (NaN) score leaves the topic out, and the report says so
+            tag: {
+                q: float(v[measure])
+                for q, v in table.run(tag).per_topic.items()
+                if not math.isnan(float(v[measure]))
+            }
             for tag in grid.settings
         }
         return sweeps.sweep(grid, scores, measure=measure, k=folds, seed=seed)
@@ -239,7 +244,10 @@ def interleaving_study(
         raise ServiceError("interleaving needs at least two runs")
     named = resolve_qrels(session, campaign, qrels, allow_files=allow_files)
     rankings = {r.tag: {q: list(x.docnos) for q, x in r.rankings.items()} for r in runs}
-    offline = {r.tag: {q: float(v[measure]) for q, v in r.per_topic.items()} for r in table.runs}
+    offline = {  # undefined (NaN) scores stay out of the offline mean difference
+        r.tag: {q: float(v[measure]) for q, v in r.per_topic.items() if v[measure] == v[measure]}
+        for r in table.runs
+    }
     try:
         return interleaving.study(
             rankings, named.qrels, offline, measure=measure, method=method,

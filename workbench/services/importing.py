@@ -12,7 +12,7 @@ import hashlib
 import os
 import zlib
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import closing
 from dataclasses import dataclass, field
@@ -29,6 +29,7 @@ from workbench.services.errors import ServiceError
 from workbench.store.models import (
     Campaign,
     Document,
+    Judgement,
     Pool,
     PoolEntry,
     QrelsEntry,
@@ -103,12 +104,13 @@ def import_topics(
     session: Session, campaign: Campaign, path: PathLike, *, format: str | None = None
 ) -> ImportReport:
     """Add the topics of a file; topics already in the campaign get the file's statements."""
-    statements = trec.read_topics(path, format=format, limits=limits.STORE_LIMITS)
+    notes: list[str] = []
+    statements = trec.read_topics(path, format=format, limits=limits.STORE_LIMITS, notes=notes)
     existing = {
         topic.qid: topic
         for topic in session.scalars(select(Topic).where(Topic.campaign_id == campaign.id))
     }
-    report = ImportReport("topics", files=1)
+    report = ImportReport("topics", files=1, warnings=notes)
     for statement in statements:
         fields = {
             "title": statement.title,
@@ -142,18 +144,24 @@ def import_documents(
     *,
     only_pooled: bool = False,
     format: str | None = None,
+    replace: bool = False,
 ) -> ImportReport:
     """Stream documents (JSONL or TREC SGML) into the campaign, in batches.
 
     A docno already stored gets the new title/text; only_pooled keeps just the documents some
-    pool of the campaign holds. Warns about pooled documents still without text.
+    pool of the campaign holds. A new title or text for a document someone has judged is
+    refused unless replace=True; then each current judgement of it gets a log event saying
+    so (same grade, its comment noting the file). Warns about pooled documents still
+    without text.
     """
     query = select(Document.docno, Document.id).where(Document.campaign_id == campaign.id)
     existing: dict[str, int] = {docno: doc_id for docno, doc_id in session.execute(query)}
+    judged = judged_documents(session, campaign)
     wanted = pooled_docnos(session, campaign) if only_pooled else None
     report = ImportReport("documents")
     new_rows: list[dict] = []
     changed_rows: list[dict] = []
+    replaced: dict[str, str] = {}  # judged docno -> the file that changed it
     seen: set[str] = set()
     duplicates = 0
 
@@ -177,12 +185,22 @@ def import_documents(
                 continue
             seen.add(document.docno)
             fields = {"title": document.title, "text": document.text, "extra": document.extra}
-            if document.docno in existing:
-                changed_rows.append({"id": existing[document.docno], **fields})
-                report.updated += 1
-            else:
+            doc_id = existing.get(document.docno)
+            if doc_id is None:
                 new_rows.append({"campaign_id": campaign.id, "docno": document.docno, **fields})
                 report.added += 1
+            else:
+                before = judged.get(document.docno)
+                if before is not None and before != (document.title, document.text):
+                    if not replace:
+                        raise ServiceError(
+                            f"{path}: document {document.docno!r} has been judged and this "
+                            "file changes its title or text (ask for replacement to change "
+                            "it; the judgement log will record it)"
+                        )
+                    replaced[document.docno] = Path(path).name
+                changed_rows.append({"id": doc_id, **fields})
+                report.updated += 1
             if len(new_rows) + len(changed_rows) >= DOCUMENT_BATCH:
                 flush()
     flush()
@@ -190,8 +208,53 @@ def import_documents(
         report.warnings.append(
             f"{duplicates} document(s) appeared more than once; the first was kept"
         )
+    if replaced:
+        events = log_replaced_documents(session, campaign, replaced)
+        report.warnings.append(
+            f"{len(replaced)} judged document(s) got a new title or text, recorded as "
+            f"{events} judgement log event(s): {listed(sorted(replaced))}"
+        )
     report.warnings.extend(missing_text_warnings(session, campaign))
     return report
+
+
+def judged_documents(session: Session, campaign: Campaign) -> dict[str, tuple[str, str]]:
+    """(title, text) of every stored document some assessor of the campaign has judged."""
+    judged = select(Judgement.docno).where(Judgement.campaign_id == campaign.id)
+    query = select(Document.docno, Document.title, Document.text).where(
+        Document.campaign_id == campaign.id, Document.docno.in_(judged)
+    )
+    return {docno: (title, text) for docno, title, text in session.execute(query)}
+
+
+def log_replaced_documents(session: Session, campaign: Campaign, replaced: dict[str, str]) -> int:
+    """Append, for each current judgement of a replaced document, an event that repeats it
+    (grade, reason, comment) with a note naming the import file; returns the event count."""
+    rows = session.scalars(
+        select(Judgement)
+        .where(Judgement.campaign_id == campaign.id, Judgement.docno.in_(list(replaced)))
+        .order_by(Judgement.id)
+    )
+    latest: dict[tuple[str, str, int], Judgement] = {}
+    for judgement in rows:
+        latest[(judgement.qid, judgement.docno, judgement.user_id)] = judgement
+    for (qid, docno, user_id), current in latest.items():
+        note = f"[document text replaced by the import of {replaced[docno]}]"
+        session.add(
+            Judgement(
+                campaign_id=campaign.id,
+                qid=qid,
+                docno=docno,
+                user_id=user_id,
+                grade=current.grade,
+                cannot_judge=current.cannot_judge,
+                comment=f"{current.comment} {note}".strip(),
+                time_spent_ms=0,
+                position=current.position,
+            )
+        )
+    session.flush()
+    return len(latest)
 
 
 def pooled_docnos(session: Session, campaign: Campaign) -> set[str]:
@@ -232,78 +295,179 @@ def import_runs(
     replace: bool = False,
     group: str = "",
     contributes: bool = True,
+    split_tags: bool = False,
+    topics: Collection[str] | None = None,
+    skip_unknown_topics: bool = False,
 ) -> ImportReport:
     """Store each run whole. A tag already in the campaign is refused unless replace=True
-    (the run keeps its id, so pools that name it still do); topics the campaign lacks are an
-    error that lists them."""
+    (the run keeps its id, so pools that name it still do).
+
+    A file with two tags is refused unless split_tags (one run per tag). topics: keep only
+    these campaign topics of every run (a judged subset); topics the campaign lacks are an
+    error that lists them, unless skip_unknown_topics (they are left out and reported).
+    Docnos the campaign's documents lack are imported and reported.
+    """
     if len(group) > limits.RUN_GROUP:
         raise ServiceError(limits.length_error("run group", group, limits.RUN_GROUP))
     known_qids = campaign_qids(session, campaign)
+    chosen = known_qids if topics is None else chosen_topics(topics, known_qids, campaign)
     stored = {
         run.tag: run for run in session.scalars(select(Run).where(Run.campaign_id == campaign.id))
     }
     report = ImportReport("runs")
     batch_tags: dict[str, str] = {}
-    with closing(_parsed_runs(paths)) as parsed_runs:
+    documents = DocnoSet(session, campaign)
+    with closing(_parsed_runs(paths, split_tags)) as parsed_runs:
         for parsed in parsed_runs:
-            path, run = parsed.path, parsed.run
+            path = parsed.path
             report.files += 1
-            report.lines += run.n_lines
-            if run.tag in batch_tags:
-                raise ServiceError(
-                    f"{path}: run tag {run.tag!r} is also the tag of {batch_tags[run.tag]}"
-                )
-            batch_tags[run.tag] = str(path)
-            unknown = [qid for qid in run.topics() if qid not in known_qids]
-            if unknown:
-                raise ServiceError(
-                    f"{path}: run {run.tag!r} names {len(unknown)} topic(s) the campaign "
-                    f"{campaign.name!r} lacks: {listed(unknown)}"
-                )
-            fields = {
-                "file_name": path.name,
-                "checksum": parsed.checksum,
-                "group": group,
-                "contributes": contributes,
-                "line_count": run.n_lines,
-            }
-            model = stored.get(run.tag)
-            if model is not None:
-                if not replace:
+            for run, all_rows in parsed.runs:
+                report.lines += run.n_lines
+                if run.tag in batch_tags:
                     raise ServiceError(
-                        f"{path}: campaign {campaign.name!r} already has a run tagged {run.tag!r} "
-                        "(ask for replacement to overwrite it)"
+                        f"{path}: run tag {run.tag!r} is also the tag of {batch_tags[run.tag]}"
                     )
-                for name, value in fields.items():
-                    setattr(model, name, value)
-                session.execute(delete(RunTopic).where(RunTopic.run_id == model.id))
-                report.updated += 1
-            else:
-                model = Run(campaign_id=campaign.id, tag=run.tag, **fields)
-                session.add(model)
-                report.added += 1
-            session.flush()
-            rows = [(model.id, *row) for row in parsed.rows]
-            bulk_insert(session, RunTopic.__table__, RUN_TOPIC_COLUMNS, rows)
+                batch_tags[run.tag] = str(path)
+                rows = _kept_rows(
+                    run, all_rows, path, campaign, known_qids, chosen, report, skip_unknown_topics
+                )
+                fields = {
+                    "file_name": path.name,
+                    "checksum": parsed.checksum,
+                    "group": group,
+                    "contributes": contributes,
+                    "line_count": sum(row[1] for row in rows),
+                }
+                model = stored.get(run.tag)
+                if model is not None:
+                    if not replace:
+                        raise ServiceError(
+                            f"{path}: campaign {campaign.name!r} already has a run tagged "
+                            f"{run.tag!r} (ask for replacement to overwrite it)"
+                        )
+                    for name, value in fields.items():
+                        setattr(model, name, value)
+                    session.execute(delete(RunTopic).where(RunTopic.run_id == model.id))
+                    report.updated += 1
+                else:
+                    model = Run(campaign_id=campaign.id, tag=run.tag, **fields)
+                    session.add(model)
+                    report.added += 1
+                session.flush()
+                bulk_insert(
+                    session,
+                    RunTopic.__table__,
+                    RUN_TOPIC_COLUMNS,
+                    [(model.id, *row) for row in rows],
+                )
+                report.warnings.extend(documents.missing_warning(run, {row[0] for row in rows}))
     return report
+
+
+def topic_list(text: str) -> list[str]:
+    """Topics given as qids separated by commas, spaces or lines (no qid holds either)."""
+    qids = text.replace(",", " ").split()
+    if not qids:
+        raise ServiceError("the topic list is empty")
+    return list(dict.fromkeys(qids))
+
+
+def chosen_topics(topics: Collection[str], known: set[str], campaign: Campaign) -> set[str]:
+    """The chosen topics, each a topic of the campaign (else an error listing the others)."""
+    unknown = [qid for qid in topics if qid not in known]
+    if unknown:
+        raise ServiceError(
+            f"campaign {campaign.name!r} has no topic(s) {listed(unknown)} (chosen topics)"
+        )
+    if not topics:
+        raise ServiceError("no topics chosen")
+    return set(topics)
+
+
+def _kept_rows(
+    run: trec.Run,
+    rows: list[tuple],
+    path: Path,
+    campaign: Campaign,
+    known: set[str],
+    chosen: set[str],
+    report: ImportReport,
+    skip_unknown: bool,
+) -> list[tuple]:
+    """The RunTopic rows of the run's chosen topics; unknown topics refused or reported."""
+    unknown = [qid for qid in run.topics() if qid not in known]
+    if unknown and not skip_unknown:
+        raise ServiceError(
+            f"{path}: run {run.tag!r} names {len(unknown)} topic(s) the campaign "
+            f"{campaign.name!r} lacks: {listed(unknown)} (skip unknown topics to leave them out)"
+        )
+    if unknown:
+        report.warnings.append(
+            f"{path}: run {run.tag!r}: {len(unknown)} topic(s) the campaign lacks were "
+            f"skipped: {listed(unknown)}"
+        )
+    outside = [qid for qid in run.topics() if qid in known and qid not in chosen]
+    if outside:
+        report.warnings.append(
+            f"{path}: run {run.tag!r}: {len(outside)} topic(s) outside the chosen topics were "
+            f"left out: {listed(outside)}"
+        )
+    kept = [row for row in rows if row[0] in chosen]
+    if not kept:
+        raise ServiceError(f"{path}: run {run.tag!r} has no line for any chosen campaign topic")
+    return kept
+
+
+class DocnoSet:
+    """The campaign's docnos as 64-bit hashes, for counting the run docnos it lacks."""
+
+    def __init__(self, session: Session, campaign: Campaign) -> None:
+        docnos = [
+            d.encode()
+            for d in session.scalars(
+                select(Document.docno).where(Document.campaign_id == campaign.id)
+            )
+        ]
+        self.count = len(docnos)
+        self.hashes = np.sort(trec.docno_hash(np.array(docnos, dtype=bytes))) if docnos else None
+
+    def missing_warning(self, run: trec.Run, qids: set[str]) -> list[str]:
+        """A warning counting and listing the distinct docnos of the run's topics ``qids``
+        that no document of the campaign has (their pool entries will show 'no text')."""
+        rows = np.concatenate(
+            [np.arange(run.topic_slice(q).start, run.topic_slice(q).stop) for q in qids]
+        )
+        hashes = run.docno_hashes[rows]
+        if self.hashes is None:
+            lacking = rows
+        else:
+            at = np.minimum(np.searchsorted(self.hashes, hashes), len(self.hashes) - 1)
+            lacking = rows[self.hashes[at] != hashes]
+        if not len(lacking):
+            return []
+        missing = sorted(d.decode() for d in np.unique(run.docnos[lacking]).tolist())
+        where = "no documents yet" if self.hashes is None else f"{self.count} documents"
+        return [
+            f"run {run.tag!r}: {len(missing)} docno(s) are not among the campaign's documents "
+            f"({where}; pooled, they show 'no text' until imported): {listed(missing)}"
+        ]
 
 
 @dataclass
 class _ParsedRun:
     path: Path
     checksum: str
-    run: trec.Run
-    rows: list[tuple]  # RUN_TOPIC_COLUMNS without run_id
+    runs: list[tuple[trec.Run, list[tuple]]]  # each run, its RUN_TOPIC_COLUMNS without run_id
 
 
-def _parse_run(path: PathLike) -> _ParsedRun:
+def _parse_run(path: PathLike, split_tags: bool) -> _ParsedRun:
     path = Path(path)
     checksum = hashlib.sha256(path.read_bytes()).hexdigest()
-    run = trec.read_run(path, limits=limits.STORE_LIMITS)
-    return _ParsedRun(path, checksum, run, list(run_topic_rows(run)))
+    runs = trec.read_runs(path, limits=limits.STORE_LIMITS, split_tags=split_tags)
+    return _ParsedRun(path, checksum, [(run, list(run_topic_rows(run))) for run in runs])
 
 
-def _parsed_runs(paths: Iterable[PathLike]) -> Iterator[_ParsedRun]:
+def _parsed_runs(paths: Iterable[PathLike], split_tags: bool) -> Iterator[_ParsedRun]:
     """The runs parsed and encoded in order, PARSE_AHEAD files ahead on worker threads
     (numpy and zlib release the GIL, so parsing overlaps the inserts); the first bad file
     raises in order."""
@@ -311,7 +475,7 @@ def _parsed_runs(paths: Iterable[PathLike]) -> Iterator[_ParsedRun]:
     with ThreadPoolExecutor(max_workers=PARSE_AHEAD) as workers:
         try:
             for path in paths:
-                pending.append(workers.submit(_parse_run, path))
+                pending.append(workers.submit(_parse_run, path, split_tags))
                 if len(pending) > PARSE_AHEAD:
                     yield pending.popleft().result()
             while pending:
@@ -393,7 +557,7 @@ def import_qrels(
 ) -> ImportReport:
     """Store a qrels file as a named QrelsSet (default name: the file name)."""
     path = Path(path)
-    qrels = trec.read_qrels(path, limits=limits.STORE_LIMITS)
+    qrels = trec.read_qrels(path, limits=limits.STORE_LIMITS, strict=True)
     name = name or path.name
     if len(name) > limits.QRELS_SET_NAME:
         raise ServiceError(limits.length_error("qrels name", name, limits.QRELS_SET_NAME))

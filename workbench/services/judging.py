@@ -128,6 +128,7 @@ _GRADE_ON_SCALE = exists().where(
 _STORED_ID = (
     select(Judgement.id)
     .where(
+        Judgement.campaign_id == Assignment.campaign_id,
         Judgement.user_id == Assignment.user_id,
         Judgement.client_id == bindparam("client_id", type_=String),
     )
@@ -393,7 +394,8 @@ def record_judgement(
     """Append `user_id`'s judgement for a document of assignment `assignment_id`; returns
     (row, created).
 
-    A client_id already stored for this assessor returns that row with created=False.
+    A client_id already stored for this assessor in this campaign returns that row with
+    created=False.
     Raises NotFound for an assignment that is not the user's or has been withdrawn, or a
     document outside the assessor's sequence; ServiceError for a grade outside the campaign
     scale, a 'cannot judge' without a reason, or text with a NUL character (which PostgreSQL

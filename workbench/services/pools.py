@@ -19,7 +19,13 @@ from sqlalchemy.orm import Session
 
 from workbench import limits, pooling
 from workbench.services.errors import NotFound, ServiceError
-from workbench.services.importing import bulk_insert, decode_run_topic, listed
+from workbench.services.importing import (
+    bulk_insert,
+    campaign_qids,
+    chosen_topics,
+    decode_run_topic,
+    listed,
+)
 from workbench.store.models import (
     Campaign,
     Document,
@@ -45,6 +51,7 @@ def build_pool(
     runs: list[str] | None = None,
     seed: int | None = None,
     name: str = "",
+    topics: Sequence[str] | None = None,
     **params: Any,
 ) -> Pool:
     """Pool the chosen runs (default: every contributing run, by tag) topic by topic.
@@ -52,6 +59,7 @@ def build_pool(
     depth: depth-k. take: Take@N with budget N per topic (fair=True: FairTake@N).
     fusion: Take@N by fused score (fusion='rrf'|'combsum'|'borda'). stratified: strata
     'BOUND:RATE,...' (default 10:1.0,30:0.2,100:0.05) sampled by best rank.
+    topics: pool only these campaign topics (recorded; extensions keep to them).
     """
     if len(name) > limits.POOL_NAME:
         raise ServiceError(limits.length_error("pool name", name, limits.POOL_NAME))
@@ -61,6 +69,10 @@ def build_pool(
         seed = secrets.randbelow(2**31)
     recorded["runs"] = [run.tag for run in models]
     recorded["checksums"] = {run.tag: run.checksum for run in models}
+    if topics is not None:
+        recorded["topics"] = sorted(
+            chosen_topics(topics, campaign_qids(session, campaign), campaign), key=qid_key
+        )
     pool = Pool(campaign_id=campaign.id, name=name, strategy=strategy, params=recorded, seed=seed)
     session.add(pool)
     session.flush()
@@ -69,7 +81,8 @@ def build_pool(
     )
     rows: list[tuple] = []
     pool_id = pool.id
-    for qid, rankings in _topic_rankings(session, models, _ranking_limit(recorded)):
+    chosen = recorded.get("topics")
+    for qid, rankings in _topic_rankings(session, models, _ranking_limit(recorded), chosen):
         rng = pooling.topic_rng(seed, strategy, qid, 0)
         pooled = pooling.pool_topic(rankings, strategy=strategy, params=_pure(recorded), rng=rng)
         rows.extend(_entry_row(pool_id, qid, p, build=0) for p in pooled)
@@ -112,7 +125,8 @@ def extend_pool(session: Session, pool: Pool, runs: list[str]) -> int:
     rows: list[tuple] = []
     pool_id = pool.id
     models = [*current, *new_models]
-    for qid, rankings in _topic_rankings(session, models, _ranking_limit(params)):
+    chosen = params.get("topics")
+    for qid, rankings in _topic_rankings(session, models, _ranking_limit(params), chosen):
         rng = pooling.topic_rng(pool.seed, pool.strategy, qid, build)
         pooled = pooling.pool_topic(
             rankings,
@@ -351,14 +365,20 @@ def _select_runs(session: Session, campaign: Campaign, tags: Sequence[str] | Non
 
 
 def _topic_rankings(
-    session: Session, models: Sequence[Run], limit: int | None = None
+    session: Session,
+    models: Sequence[Run],
+    limit: int | None = None,
+    topics: Sequence[str] | None = None,
 ) -> Iterator[tuple[str, dict[str, pooling.RankedList]]]:
-    """(qid, {tag: ranked list}) for every topic any of the runs has, one topic at a time.
+    """(qid, {tag: ranked list}) for every topic any of the runs has (of `topics`, when
+    given), one topic at a time.
 
     With `limit`, only each list's first `limit` documents are kept (enough for depth pools).
     """
     tag_of = {run.id: run.tag for run in models}
     qids = session.scalars(select(RunTopic.qid).where(RunTopic.run_id.in_(tag_of)).distinct()).all()
+    if topics is not None:
+        qids = [qid for qid in qids if qid in set(topics)]
     for qid in sorted(qids, key=qid_key):
         columns = (RunTopic.run_id, RunTopic.n_lines, RunTopic.docnos, RunTopic.scores)
         rows = session.execute(

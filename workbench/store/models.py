@@ -245,13 +245,16 @@ class Judgement(Base):
     """One judgement event (append-only). The current judgement of a key is its latest row.
 
     grade is None when the assessor could not judge (cannot_judge holds the reason).
-    client_id is the browser's idempotency key: a retried submission is stored once.
+    client_id is the browser's idempotency key, unique per campaign and assessor: a retried
+    submission is stored once.
     """
 
     __tablename__ = "judgements"
     __table_args__ = (
         Index("ix_judgements_key", "campaign_id", "qid", "docno", "user_id"),
-        UniqueConstraint("user_id", "client_id"),
+        UniqueConstraint(
+            "campaign_id", "user_id", "client_id", name="uq_judgements_campaign_user_client"
+        ),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -311,3 +314,43 @@ class FinalLabel(Base):
     adjudicator_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"), default=None)
     reason: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class QueryLog(Base):
+    """An imported query log, anonymised on import: ``report`` says what each rule removed
+    (`workbench.querylog.AnonymisationReport`), ``key_fingerprint`` which key hashed its ids
+    (the key itself stays outside the store)."""
+
+    __tablename__ = "query_logs"
+    __table_args__ = (UniqueConstraint("campaign_id", "name"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(limits.QUERY_LOG_NAME))
+    source: Mapped[str] = mapped_column(String(limits.FILE_NAME), default="")
+    key_fingerprint: Mapped[str] = mapped_column(String(64))
+    min_users: Mapped[int] = mapped_column(Integer)
+    report: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class QueryLogImpression(Base):
+    """One anonymised impression: hashed session and user, masked query text and its
+    normalised key, the topic it maps to (None: no topic), the docnos in rank order and the
+    clicks as [docno, time or None] in time order."""
+
+    __tablename__ = "query_log_impressions"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    query_log_id: Mapped[int] = mapped_column(
+        ForeignKey("query_logs.id", ondelete="CASCADE"), index=True
+    )
+    line: Mapped[int] = mapped_column(Integer)
+    session: Mapped[str] = mapped_column(String(64))
+    user_hash: Mapped[str] = mapped_column(String(64))
+    query: Mapped[str] = mapped_column(Text)
+    query_key: Mapped[str] = mapped_column(Text)
+    qid: Mapped[str | None] = mapped_column(String(limits.QID), default=None)
+    time: Mapped[float] = mapped_column(Float)
+    results: Mapped[list[Any]] = mapped_column(default=list)
+    clicks: Mapped[list[Any]] = mapped_column(default=list)

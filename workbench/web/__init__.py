@@ -71,7 +71,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     if not app.config.get("SECRET_KEY"):
         app.config["SECRET_KEY"] = secret_key(app.instance_path)
 
-    from workbench.web import admin, api, assess, auth, db, reports, security
+    from workbench.web import admin, api, assess, auth, db, querylogs, reports, security
 
     db.init_app(app)
     security.init_app(app)
@@ -80,6 +80,8 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(admin.bp)
     app.register_blueprint(api.bp)
     app.register_blueprint(reports.bp)
+    app.register_blueprint(querylogs.bp)
+    app.register_blueprint(querylogs.api)
 
     @app.get("/")
     def index():  # type: ignore[no-untyped-def]

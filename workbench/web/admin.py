@@ -128,6 +128,7 @@ def campaign(campaign_id: int):  # type: ignore[no-untyped-def]
         runs = list(session.scalars(select(Run).where(Run.campaign_id == c.id).order_by(Run.tag)))
         pool = pools.latest_pool(session, c)
         stats = pools.pool_statistics(session, pool) if pool is not None else None
+        without_text = pools.documents_without_text(session, pool) if pool is not None else []
         assessors = user_service.list_users(session)
         return render_template(
             "admin/campaign.html",
@@ -136,6 +137,7 @@ def campaign(campaign_id: int):  # type: ignore[no-untyped-def]
             runs=runs,
             pool=pool,
             stats=stats,
+            without_text=without_text,
             strategies=pooling.STRATEGIES,
             fusion_methods=pooling.FUSION_METHODS,
             assessors=assessors,
@@ -164,18 +166,30 @@ def _named(message: str, paths: list[Path]) -> str:
     return message
 
 
+def _topics(form: Any) -> list[str] | None:
+    """The form's topic subset (a 'topics' text of qids, or 'topics' choices); None: all."""
+    chosen = [qid for text in form.getlist("topics") for qid in text.replace(",", " ").split()]
+    return importing.topic_list(" ".join(chosen)) if chosen else None
+
+
 def _importer(kind: str, form: Any) -> Callable[[Session, Campaign, list[Path]], Any]:
     if kind == "topics":
         fmt = form.get("format") or None
         return lambda s, c, paths: [importing.import_topics(s, c, p, format=fmt) for p in paths]
     if kind == "documents":
         only = form.get("only_pooled") == "1"
-        return lambda s, c, paths: [importing.import_documents(s, c, paths, only_pooled=only)]
+        replace = form.get("replace") == "1"
+        return lambda s, c, paths: [
+            importing.import_documents(s, c, paths, only_pooled=only, replace=replace)
+        ]
     if kind == "runs":
         options = {
             "replace": form.get("replace") == "1",
             "group": form.get("group", "").strip(),
             "contributes": form.get("contributes", "1") == "1",
+            "split_tags": form.get("split_tags") == "1",
+            "topics": _topics(form),
+            "skip_unknown_topics": form.get("skip_unknown_topics") == "1",
         }
         return lambda s, c, paths: [importing.import_runs(s, c, paths, **options)]
     name = form.get("name", "").strip() or None
@@ -198,6 +212,7 @@ def upload(campaign_id: int, kind: str):  # type: ignore[no-untyped-def]
                 reports = run_import(session, campaign_or_404(session, campaign_id), paths)
         except (ServiceError, TrecFormatError) as error:
             flash(_named(str(error), paths), "error")
+            return campaign(campaign_id), 400  # a refused file: the page and its message
         else:
             for report in reports:
                 flash(report.summary(), "info")
@@ -239,6 +254,7 @@ def build_pool(campaign_id: int):  # type: ignore[no-untyped-def]
             budget=_int_or_none(form.get("budget"), "budget"),
             runs=form.getlist("runs") or None,
             seed=_int_or_none(form.get("seed"), "seed"),
+            topics=_topics(form),
             **params,
         )
         flash(f"Pool {pool.id} built ({strategy}).", "info")
@@ -310,6 +326,7 @@ def auto_assign(campaign_id: int):  # type: ignore[no-untyped-def]
             judges_per_topic=_int_or_none(form.get("judges_per_topic"), "judges per topic") or 1,
             assessors=assessors,
             order=form.get("order", "random"),
+            topics=_topics(form),
         )
         flash(f"{len(created)} assignments created.", "info")
     return back_to("admin.assignments", campaign_id=campaign_id)

@@ -20,7 +20,8 @@ def _slug(text: str) -> str:
 def export_file(campaign_id: int, kind: str, args: Mapping[str, str]) -> tuple[io.BytesIO, str]:
     """Export `kind` ('pool', 'qrels' or 'log') of a campaign as (UTF-8 bytes, file name).
 
-    qrels options: assessor=<username>, final=1, binary_level=<int>; log: format=csv|json.
+    qrels options: assessor=<username>, final=1, binary_level=<int>, allow_incomplete=1 (export
+    although documents lack a label; the file says so in a # header); log: format=csv|json.
     """
     text = io.StringIO()
     with get_store().session() as session:
@@ -35,10 +36,12 @@ def export_file(campaign_id: int, kind: str, args: Mapping[str, str]) -> tuple[i
         elif kind == "qrels":
             assessor = args.get("assessor") or None
             final = args.get("final") in {"1", "true", "yes"}
+            allow_incomplete = args.get("allow_incomplete") in {"1", "true", "yes"}
             level = args.get("binary_level") or None
             if level is not None and not level.lstrip("-").isdigit():
                 raise ServiceError(f"binary_level must be an integer; got {level!r}")
             suffix = f".{_slug(assessor)}" if assessor else (".final" if final else "")
+            suffix += ".incomplete" if allow_incomplete else ""
             name = f"{slug}{suffix}.qrels"
             exports.export_qrels(
                 session,
@@ -47,6 +50,7 @@ def export_file(campaign_id: int, kind: str, args: Mapping[str, str]) -> tuple[i
                 assessor=assessor,
                 final=final,
                 binary_level=None if level is None else int(level),
+                allow_incomplete=allow_incomplete,
             )
         elif kind == "log":
             fmt = args.get("format", "csv")

@@ -139,19 +139,29 @@ def _evaluation_request() -> dict[str, Any]:
     measures += [m for m in text.replace(",", " ").split() if m]
     test = request.args.get("test", "t")
     correction = request.args.get("correction", "holm")
+    topic_set = request.args.get("topic_set", "all")
     return {
         "qrels": request.args.get("qrels", "final"),
         "measures": measures,
         "test": test if test in TESTS else "t",
         "correction": correction if correction in CORRECTIONS else "holm",
+        "topic_set": topic_set if topic_set in ("all", "common") else "all",
+        "allow_incomplete": request.args.get("allow_incomplete") == "1",
     }
+
+
+def _scope(choice: dict[str, Any]) -> dict[str, Any]:
+    """The topic set and incomplete-qrels choice, as the evaluation services take them."""
+    return {"topic_set": choice["topic_set"], "allow_incomplete": choice["allow_incomplete"]}
 
 
 def _evaluate(session: Any, campaign: Campaign, choice: dict[str, Any], runs=None):  # type: ignore[no-untyped-def]
     from workbench.services import evaluation as service
 
     measures = choice["measures"] or list(service.DEFAULT_MEASURES)
-    table = service.evaluate_campaign(session, campaign, choice["qrels"], measures, runs=runs)
+    table = service.evaluate_campaign(
+        session, campaign, choice["qrels"], measures, runs=runs, **_scope(choice)
+    )
     comparisons = service.compare_runs(table, test=choice["test"], correction=choice["correction"])
     return table, comparisons
 
@@ -173,6 +183,7 @@ def evaluation(campaign_id: int):  # type: ignore[no-untyped-def]
             table, comparisons = _evaluate(session, campaign, choice, runs)
             first = table.measures[0]
             page["runs"] = report.runs_table(table, comparisons)
+            page["notes"] = table.notes() + comparisons.notes
             page["comparisons"] = report.comparisons_table(comparisons)
             tukey = service.tukey_hsd(table, first)
             page["tukey"] = report.tukey_table(tukey, first) if tukey is not None else None
@@ -184,11 +195,13 @@ def evaluation(campaign_id: int):  # type: ignore[no-untyped-def]
                     measure=first,
                 )
             )
-            curves = service.precision_recall(session, campaign, choice["qrels"], runs=runs)
+            curves = service.precision_recall(
+                session, campaign, choice["qrels"], runs=runs, **_scope(choice)
+            )
             page["curves"] = svg_image(plots.precision_recall_curves(curves))
             page["stability"] = _optional(
                 lambda: report.stability_table(
-                    service.ranking_stability(session, campaign, first, runs=runs)
+                    service.ranking_stability(session, campaign, first, runs=runs, **_scope(choice))
                 )
             )
             page["reusability"] = [
@@ -201,6 +214,7 @@ def evaluation(campaign_id: int):  # type: ignore[no-untyped-def]
                             measure=first,
                             by=by,
                             runs=runs,
+                            **_scope(choice),
                         )
                     )
                 )
@@ -361,11 +375,7 @@ def apply(campaign_id: int):  # type: ignore[no-untyped-def]
     try:
         with get_store().session() as session:
             summary = apply_rule(session, _campaign(session, campaign_id), **choice)
-        flash(
-            f"{summary.rule}: {summary.labelled} final labels set, {summary.kept} kept as "
-            f"adjudicated, {summary.queued} left to adjudicate.",
-            "ok",
-        )
+        flash(summary.message(), "ok")
     except ServiceError as error:
         flash(str(error), "error")
     return _back(campaign_id, choice)

@@ -1,0 +1,141 @@
+"""Campaign evaluation that says what it left out (issue 10 §2, §3): runs that lack topics,
+undefined (NaN) scores, and final qrels that lack labels."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+import pytrec_eval
+
+from tests.analysis.conftest import add_runs_and_pool
+from tests.analysis.test_evaluation_service import FINAL
+from workbench.services import evaluation as service
+from workbench.services import exports, importing
+from workbench.services.adjudication import apply_rule
+from workbench.services.campaigns import get_campaign
+from workbench.services.errors import ServiceError
+
+SHORT_RUN = "q1 Q0 d3 1 9 runE\nq1 Q0 d1 2 8 runE\nq1 Q0 d2 3 7 runE\n"  # lacks q2 and q3
+
+
+@pytest.fixture
+def with_short_run(evaluated, tmp_path):
+    """The evaluated campaign plus runE (not contributing), which has only topic q1."""
+    path = tmp_path / "runE.txt"
+    path.write_text(SHORT_RUN)
+    with evaluated.session() as s:
+        importing.import_runs(s, get_campaign(s, "demo"), [path], contributes=False)
+    return evaluated
+
+
+def test_a_run_lacking_topics_scores_0_there_and_stays_in_every_test(with_short_run):
+    with with_short_run.session() as s:
+        table = service.evaluate_campaign(s, get_campaign(s, "demo"), measures=["map", "P.10"])
+    short = table.run("runE")
+    assert table.topics_evaluated == ["q1", "q2", "q3"]
+    assert short.missing_topics == ["q2", "q3"]
+    assert all(r.missing_topics == [] for r in table.runs if r.tag != "runE")
+    q1 = pytrec_eval.RelevanceEvaluator(FINAL, {"map"}).evaluate(
+        {"q1": {"d3": 9.0, "d1": 8.0, "d2": 7.0}}
+    )["q1"]["map"]
+    assert short.per_topic["q2"]["map"] == short.per_topic["q3"]["map"] == 0.0
+    assert short.summary["map"] == pytest.approx(q1 / 3)  # averaged over all 3 judged topics
+    assert "runE lacks 2 judged topic(s), scored 0: q2, q3." in table.notes()
+    assert table.notes()[0].startswith("Every run is evaluated over the 3 judged topics")
+    comparisons = service.compare_runs(table)
+    with_e = [p for p in comparisons.pairs if "runE" in (p.first, p.second)]
+    assert len(with_e) == 2 * 4  # runE against the four others, on both measures
+    assert {p.n_topics for p in comparisons.pairs} == {3}
+    tukey = service.tukey_hsd(table, "map")
+    assert tukey is not None and len(tukey.pairs) == 10
+
+
+@pytest.mark.skipif(not os.environ.get("WORKBENCH_TREC_EVAL"), reason="WORKBENCH_TREC_EVAL unset")
+def test_the_missing_topic_convention_is_trec_eval_minus_c(with_short_run, tmp_path: Path):
+    qrels = tmp_path / "final.qrels"
+    qrels.write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in FINAL.items() for d, g in
+                             docs.items()))  # fmt: skip
+    run = tmp_path / "runE.txt"
+    run.write_text(SHORT_RUN)
+    binary = os.environ["WORKBENCH_TREC_EVAL"]
+    out = subprocess.run([binary, "-c", "-m", "map", str(qrels), str(run)], capture_output=True,
+                         text=True, check=True).stdout  # fmt: skip
+    with with_short_run.session() as s:
+        table = service.evaluate_campaign(s, get_campaign(s, "demo"), measures=["map"])
+    assert out.split()[-1] == f"{table.run('runE').summary['map']:.4f}"
+
+
+def test_the_common_topic_set_names_what_it_drops(with_short_run):
+    with with_short_run.session() as s:
+        table = service.evaluate_campaign(
+            s, get_campaign(s, "demo"), measures=["map"], topic_set="common"
+        )
+        with pytest.raises(ServiceError, match="unknown topic set 'some'"):
+            service.evaluate_campaign(s, get_campaign(s, "demo"), topic_set="some")
+    assert table.topics_evaluated == ["q1"]
+    assert table.dropped_topics == {"q2": ["runE"], "q3": ["runE"]}
+    assert table.notes()[0] == (
+        "Common-topic set: only the 1 of the 3 judged topics that every run has are evaluated; "
+        "dropped: q2 (lacked by runE); q3 (lacked by runE)."
+    )
+    assert all(set(r.per_topic) == {"q1"} for r in table.runs)
+    comparisons = service.compare_runs(table)
+    assert comparisons.pairs == []  # one topic cannot be tested, and the report says so
+    assert comparisons.notes == ["No test on map: fewer than 2 topics with scores."]
+
+
+def test_an_undefined_score_is_reported_never_a_made_up_zero(evaluated, monkeypatch):
+    """The metric module gives NaN where a measure is undefined on a topic (trec_eval -J with
+    no judged document retrieved); the report names it and the tests leave that topic out."""
+    real = service.evaluate
+
+    def runA_undefined_on_q2(qrels, run, **options):  # type: ignore[no-untyped-def]
+        result = real(qrels, run, **options)
+        if set(run.get("q2", {})) == {"d1", "d6", "d5"} and "P_10" in result.per_topic["q2"]:
+            result.per_topic["q2"]["P_10"] = math.nan
+        return result
+
+    monkeypatch.setattr(service, "evaluate", runA_undefined_on_q2)
+    with evaluated.session() as s:
+        table = service.evaluate_campaign(s, get_campaign(s, "demo"), measures=["map", "P.10"])
+    assert table.run("runA").undefined == {"P_10": ["q2"]}
+    assert "P_10 of runA is undefined (NaN, not 0) on topic(s) q2." in table.notes()
+    topics, matrix = service.score_matrix(table, "P_10")
+    assert topics == ["q1", "q3"] and not np.isnan(matrix).any()
+    assert service.score_matrix(table, "map")[0] == ["q1", "q2", "q3"]
+    comparisons = service.compare_runs(table)
+    assert {p.n_topics for p in comparisons.pairs if p.measure == "P_10"} == {2}
+    assert {p.n_topics for p in comparisons.pairs if p.measure == "map"} == {3}
+    assert comparisons.notes == [
+        "Tests on P_10 leave out topic(s) q2, where a run's P_10 is undefined (NaN)."
+    ]
+
+
+def test_final_qrels_with_documents_left_to_adjudicate_are_refused(judged, tmp_path):
+    """The issue's case: a majority rule leaves ties to adjudicate; 'final' qrels then lack
+    them, and evaluating or exporting them must say so or refuse."""
+    with judged.session() as s:
+        campaign = get_campaign(s, "demo")
+        add_runs_and_pool(s, campaign, tmp_path)  # pools d11 and d12, which nobody judged
+        summary = apply_rule(s, campaign, "majority", tie="adjudicate")
+        assert summary.queued > 0
+        missing = summary.queued + 2
+        expected = f"{missing} of the 14 pooled or judged documents lack a final label"
+        with pytest.raises(exports.IncompleteQrels, match=expected):
+            service.evaluate_campaign(s, campaign)
+        with pytest.raises(exports.IncompleteQrels, match=expected):
+            service.leave_out(s, campaign)
+        table = service.evaluate_campaign(s, campaign, allow_incomplete=True)
+        stability = service.ranking_stability(s, campaign, allow_incomplete=True)
+    incomplete = [n for n in table.notes() if n.startswith("INCOMPLETE qrels")]
+    assert incomplete == [
+        f"INCOMPLETE qrels, evaluated as asked: {expected} (e.g. topic q1 document d11); they "
+        "count as unjudged (not relevant)."
+    ]
+    assert stability.notes[0] == incomplete[0]
+    assert len(stability.comparisons) == 3  # the assessors have no assignments: complete

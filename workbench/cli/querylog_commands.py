@@ -1,0 +1,312 @@
+"""`workbench querylog`: import an anonymised query log, its report, click preferences, their
+agreement with the assessors, runs evaluated on them, and the pool's click priority."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from workbench.cli.common import fail, get_store
+from workbench.clicks import STRATEGIES
+from workbench.services.errors import ServiceError
+from workbench.trec import TrecFormatError
+
+if TYPE_CHECKING:
+    from workbench.services.querylogs import PreferenceOptions
+
+F = TypeVar("F", bound=Callable[..., Any])
+TABLE_FORMATS = ("text", "json", "csv", "md", "latex")
+INSTANCE_ENV = "WORKBENCH_INSTANCE_PATH"
+
+
+def instance_folder() -> Path:
+    """$WORKBENCH_INSTANCE_PATH, else ./instance: where the anonymisation key lives."""
+    return Path(os.environ.get(INSTANCE_ENV) or Path.cwd() / "instance")
+
+
+def preference_options(function: F) -> F:
+    """The options that say how click preferences are drawn."""
+    function = click.option(
+        "--deviation-threshold",
+        type=float,
+        default=None,
+        help="Count only clicks whose click deviation CD(d, p) exceeds this.",
+    )(function)
+    function = click.option(
+        "--min-support",
+        type=click.IntRange(min=1),
+        default=2,
+        show_default=True,
+        help="Keep a preference stated by at least m impressions (and by more than its opposite).",
+    )(function)
+    return click.option(
+        "--strategy", type=click.Choice(STRATEGIES), default="skip-above", show_default=True
+    )(function)
+
+
+def _options(
+    strategy: str, min_support: int, deviation_threshold: float | None
+) -> PreferenceOptions:
+    from workbench.services.querylogs import PreferenceOptions
+
+    return PreferenceOptions(strategy, min_support, deviation_threshold)
+
+
+def _emit(text: str, output: Path | None) -> None:
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        output.write_text(text, encoding="utf-8")
+        click.echo(f"wrote {output}", err=True)
+
+
+@click.group()
+def querylog() -> None:
+    """Query logs: clicks as preference judgements beside the assessors' labels."""
+
+
+@querylog.command("import")
+@click.option("--campaign", "campaign_name", required=True, help="Campaign name or id.")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--name", default=None, help="Name of the log (default: the file name).")
+@click.option(
+    "--min-users",
+    type=click.IntRange(min=1),
+    default=5,
+    show_default=True,
+    help="k: drop queries issued by fewer distinct users.",
+)
+@click.option("--format", "fmt", type=click.Choice(("jsonl", "tsv")), default=None,
+              help="Log format (default: from the file's suffix).")
+@click.option("--mapping", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=None, help="qid<TAB>query lines mapping queries to topics.")
+@click.pass_context
+def import_log(
+    ctx: click.Context,
+    campaign_name: str,
+    path: Path,
+    name: str | None,
+    min_users: int,
+    fmt: str | None,
+    mapping: Path | None,
+) -> None:
+    """Import a query log (JSONL or TSV), anonymised: hashed ids, masked queries, k users."""
+    from workbench.querylog import load_or_create_key
+    from workbench.reports.querylogs import anonymisation_table
+    from workbench.reports.tables import render
+    from workbench.services.campaigns import get_campaign
+    from workbench.services.querylogs import prepare_query_log, store_query_log
+
+    key = load_or_create_key(instance_folder())
+    try:
+        prepared = prepare_query_log(path, key=key, min_users=min_users, format=fmt,
+                                     mapping=mapping)
+        with get_store(ctx).session() as session:
+            campaign = get_campaign(session, campaign_name)
+            summary = store_query_log(session, campaign, prepared, name=name)
+    except (ServiceError, TrecFormatError) as error:
+        fail(str(error))
+    click.echo(render(anonymisation_table(summary), "text"), nl=False)
+    for warning in summary.warnings:
+        click.echo(f"warning: {warning}", err=True)
+
+
+@querylog.command("list")
+@click.option("--campaign", "campaign_name", required=True)
+@click.option("--format", "fmt", type=click.Choice(TABLE_FORMATS), default="text")
+@click.pass_context
+def list_logs(ctx: click.Context, campaign_name: str, fmt: str) -> None:
+    """The campaign's query logs."""
+    from workbench.reports.querylogs import logs_table
+    from workbench.reports.tables import render
+    from workbench.services.campaigns import get_campaign
+    from workbench.services.querylogs import list_query_logs
+
+    try:
+        with get_store(ctx).session() as session:
+            summaries = list_query_logs(session, get_campaign(session, campaign_name))
+    except ServiceError as error:
+        fail(str(error))
+    click.echo(render(logs_table(summaries), fmt), nl=False)
+
+
+@querylog.command("report")
+@click.option("--campaign", "campaign_name", required=True)
+@click.argument("name")
+@click.option("--format", "fmt", type=click.Choice(TABLE_FORMATS), default="text")
+@click.pass_context
+def report(ctx: click.Context, campaign_name: str, name: str, fmt: str) -> None:
+    """The anonymisation report of a log: what each rule removed."""
+    from workbench.reports.querylogs import anonymisation_table
+    from workbench.reports.tables import render, to_json
+    from workbench.services.campaigns import get_campaign
+    from workbench.services.querylogs import query_log_summary
+
+    try:
+        with get_store(ctx).session() as session:
+            summary = query_log_summary(session, get_campaign(session, campaign_name), name)
+    except ServiceError as error:
+        fail(str(error))
+    if fmt == "json":
+        click.echo(to_json(summary.to_dict()), nl=False)
+    else:
+        click.echo(render(anonymisation_table(summary), fmt), nl=False)
+
+
+@querylog.command("prefs")
+@click.option("--campaign", "campaign_name", required=True)
+@click.argument("name")
+@preference_options
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@click.pass_context
+def prefs(
+    ctx: click.Context,
+    campaign_name: str,
+    name: str,
+    strategy: str,
+    min_support: int,
+    deviation_threshold: float | None,
+    output: Path | None,
+) -> None:
+    """The click preferences as a trec_eval prefs file (`trec-eval -R prefs PREFS RUN`)."""
+    from workbench.services.campaigns import get_campaign
+    from workbench.services.querylogs import export_prefs
+
+    try:
+        options = _options(strategy, min_support, deviation_threshold)
+        with get_store(ctx).session() as session:
+            text = export_prefs(session, get_campaign(session, campaign_name), name, options)
+    except ServiceError as error:
+        fail(str(error))
+    _emit(text, output)
+
+
+@querylog.command("agreement")
+@click.option("--campaign", "campaign_name", required=True)
+@click.argument("name")
+@click.option("--qrels", "qrels_spec", default="final", show_default=True,
+              help="The assessors' qrels: final, an assessor, a qrels set or a file.")
+@preference_options
+@click.option("--bootstrap", "n_bootstrap", type=click.IntRange(min=1), default=2000,
+              show_default=True, help="Topic-bootstrap resamples for the interval.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--format", "fmt", type=click.Choice(TABLE_FORMATS), default="text")
+@click.pass_context
+def agreement(
+    ctx: click.Context,
+    campaign_name: str,
+    name: str,
+    qrels_spec: str,
+    strategy: str,
+    min_support: int,
+    deviation_threshold: float | None,
+    n_bootstrap: int,
+    seed: int,
+    fmt: str,
+) -> None:
+    """Share of click preferences consistent with the assessors' grades, per topic and overall."""
+    from workbench.reports.querylogs import agreement_table
+    from workbench.reports.tables import render, to_json
+    from workbench.services.campaigns import get_campaign
+    from workbench.services.querylogs import click_agreement
+
+    try:
+        options = _options(strategy, min_support, deviation_threshold)
+        with get_store(ctx).session() as session:
+            result = click_agreement(
+                session, get_campaign(session, campaign_name), name, qrels_spec, options,
+                n_resamples=n_bootstrap, seed=seed, allow_files=True,
+            )
+    except (ServiceError, TrecFormatError) as error:
+        fail(str(error))
+    if fmt == "json":
+        click.echo(to_json(result.to_dict()), nl=False)
+    else:
+        click.echo(render(agreement_table(result), fmt), nl=False)
+
+
+def click_evaluation_text(
+    ctx: click.Context,
+    campaign_name: str,
+    name: str,
+    against: str,
+    measure: str,
+    fmt: str,
+    options: tuple[str, int, float | None] = ("skip-above", 2, None),
+) -> str:
+    """The click evaluation report as `workbench evaluate --qrels clicks:NAME` prints it."""
+    from workbench.reports.querylogs import click_evaluation_table
+    from workbench.reports.tables import render, to_json
+    from workbench.services.campaigns import get_campaign
+    from workbench.services.querylogs import click_evaluation
+
+    try:
+        chosen = _options(*options)
+        with get_store(ctx).session() as session:
+            result = click_evaluation(
+                session, get_campaign(session, campaign_name), name, against, chosen,
+                measure=measure, allow_files=True,
+            )
+    except (ServiceError, TrecFormatError) as error:
+        fail(str(error))
+    if fmt == "json":
+        return to_json(result.to_dict())
+    if fmt not in TABLE_FORMATS:
+        fail(f"--format {fmt} is not offered for click evaluation; use one of {TABLE_FORMATS}")
+    return render(click_evaluation_table(result), fmt)
+
+
+@querylog.command("evaluate")
+@click.option("--campaign", "campaign_name", required=True)
+@click.argument("name")
+@click.option("--qrels", "against", default="final", show_default=True,
+              help="The assessors' qrels to compare with.")
+@click.option("-m", "--measure", default="map", show_default=True,
+              help="The measure under the assessors' qrels.")
+@preference_options
+@click.option("--format", "fmt", type=click.Choice(TABLE_FORMATS), default="text")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@click.pass_context
+def evaluate(
+    ctx: click.Context,
+    campaign_name: str,
+    name: str,
+    against: str,
+    measure: str,
+    strategy: str,
+    min_support: int,
+    deviation_threshold: float | None,
+    fmt: str,
+    output: Path | None,
+) -> None:
+    """Rank the runs on click preferences and on the assessors' qrels; Kendall's tau."""
+    text = click_evaluation_text(
+        ctx, campaign_name, name, against, measure, fmt,
+        (strategy, min_support, deviation_threshold),
+    )
+    _emit(text, output)
+
+
+@querylog.command("prioritise")
+@click.option("--campaign", "campaign_name", required=True)
+@click.argument("name")
+@click.option("--pool", "pool_id", type=int, required=True, help="The pool's id.")
+@click.pass_context
+def prioritise(ctx: click.Context, campaign_name: str, name: str, pool_id: int) -> None:
+    """Order a pool by click deviation: assign it with `--order priority` afterwards."""
+    from workbench.services.campaigns import get_campaign
+    from workbench.services.querylogs import prioritise_pool
+
+    try:
+        with get_store(ctx).session() as session:
+            result = prioritise_pool(session, get_campaign(session, campaign_name), pool_id, name)
+    except ServiceError as error:
+        fail(str(error))
+    click.echo(
+        f"pool {result.pool}: {result.entries} entries prioritised by the click deviation of "
+        f"{result.log} ({result.shown} seen by users; the others last)"
+    )

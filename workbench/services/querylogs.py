@@ -1,0 +1,549 @@
+"""Query logs of a campaign: import (anonymised), click preferences, their agreement with the
+assessors, runs evaluated on them, and click deviation as the pool's judging priority.
+
+The signals are `workbench.clicks` (pure), the file format and anonymisation
+`workbench.querylog` (pure); this module only joins them to the store.  An import reads the
+log twice outside any transaction (the users of each query are counted first, then the
+impressions of queries with at least k users are kept), so any bad line raises before anything
+is written; the rows are then stored in one short transaction.
+
+Impressions are matched to topics by the normalised, masked query text (`querylog.query_key`)
+of the topic's title, or by an explicit mapping file (``qid<TAB>query``); impressions of other
+queries are kept (they count in E(p), the expected click rate per rank over all queries) but
+give no preferences.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import func, insert, select
+from sqlalchemy.orm import Session
+
+from workbench import clicks, limits, querylog, stats
+from workbench.metrics.prefs import evaluate_prefs
+from workbench.services import evaluation
+from workbench.services.errors import NotFound, ServiceError
+from workbench.store.models import (
+    Assignment,
+    Campaign,
+    Pool,
+    PoolEntry,
+    QueryLog,
+    QueryLogImpression,
+    Topic,
+)
+from workbench.trec import Run as TrecRun
+
+PathLike = str | os.PathLike[str]
+BATCH = 2000
+DEFAULT_MIN_SUPPORT = 2
+UNSHOWN_PRIORITY = -2.0  # below any click deviation (which lies in [-1, 1])
+PREFS_MEASURE = "prefs_simp"
+
+
+# ------------------------------------------------------------------------------------ import
+
+
+@dataclass(frozen=True)
+class QueryLogSummary:
+    """A stored log: its anonymisation report and how its impressions map to topics."""
+
+    name: str
+    source: str
+    created_at: str
+    min_users: int
+    impressions: int
+    mapped_impressions: int
+    topics: int  # campaign topics with at least one impression
+    unmapped_queries: int
+    anonymisation: querylog.AnonymisationReport
+    warnings: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {k: v for k, v in vars(self).items() if k != "anonymisation"}
+        out["anonymisation"] = self.anonymisation.to_dict()
+        out["warnings"] = list(self.warnings)
+        return out
+
+
+@dataclass(frozen=True)
+class PreparedLog:
+    """A log read, checked and anonymised, not yet stored (see :func:`prepare_query_log`)."""
+
+    source: str
+    key_fingerprint: str
+    min_users: int
+    impressions: tuple[querylog.AnonymisedImpression, ...]
+    report: querylog.AnonymisationReport
+    mapping: dict[str, str] | None  # query key -> qid, from a mapping file
+    mapping_name: str = ""
+
+
+def prepare_query_log(
+    path: PathLike,
+    *,
+    key: bytes,
+    min_users: int = querylog.DEFAULT_MIN_USERS,
+    format: str | None = None,
+    mapping: PathLike | None = None,
+) -> PreparedLog:
+    """Read the log twice (count each query's users, then keep the queries with at least k)
+    and the mapping file, outside any store transaction: the write that follows is short, so
+    assessors never wait for a large log to be parsed."""
+    path = Path(path)
+    try:
+        anonymiser = querylog.LogAnonymiser(key, min_users=min_users)
+    except ValueError as error:
+        raise ServiceError(str(error)) from None
+    anonymiser.observe(querylog.read_log(path, format=format))
+    kept = tuple(anonymiser.keep(querylog.read_log(path, format=format)))
+    return PreparedLog(
+        path.name[: limits.FILE_NAME],
+        querylog.key_fingerprint(key),
+        min_users,
+        kept,
+        anonymiser.report(),
+        querylog.read_query_mapping(mapping) if mapping is not None else None,
+        Path(mapping).name if mapping is not None else "",
+    )
+
+
+def _topic_keys(session: Session, campaign: Campaign, prepared: PreparedLog) -> dict[str, str]:
+    """{query key: qid}: from the mapping file, else from the topics' titles."""
+    topics = {
+        qid: title
+        for qid, title in session.execute(
+            select(Topic.qid, Topic.title).where(Topic.campaign_id == campaign.id)
+        )
+    }
+    if prepared.mapping is not None:
+        unknown = sorted(set(prepared.mapping.values()) - set(topics))
+        if unknown:
+            raise ServiceError(
+                f"{prepared.mapping_name}: topics not in campaign {campaign.name!r}: "
+                + ", ".join(unknown[:20])
+            )
+        return prepared.mapping
+    keys: dict[str, str] = {}
+    for qid in sorted(topics):
+        key = querylog.query_key(topics[qid])
+        if not key:
+            continue
+        if key in keys:
+            raise ServiceError(
+                f"topics {keys[key]} and {qid} have the same normalised title {key!r}: "
+                "give a mapping file (qid<TAB>query) to say which query is which topic"
+            )
+        keys[key] = qid
+    return keys
+
+
+def store_query_log(
+    session: Session, campaign: Campaign, prepared: PreparedLog, *, name: str | None = None
+) -> QueryLogSummary:
+    """Store a prepared log under ``name`` (default: the file name) with its report."""
+    name = name or prepared.source
+    if len(name) > limits.QUERY_LOG_NAME:
+        raise ServiceError(limits.length_error("query log name", name, limits.QUERY_LOG_NAME))
+    if session.scalar(
+        select(QueryLog.id).where(QueryLog.campaign_id == campaign.id, QueryLog.name == name)
+    ):
+        raise ServiceError(f"campaign {campaign.name!r} already has a query log named {name!r}")
+    topic_of = _topic_keys(session, campaign, prepared)
+    log = QueryLog(
+        campaign_id=campaign.id,
+        name=name,
+        source=prepared.source,
+        key_fingerprint=prepared.key_fingerprint,
+        min_users=prepared.min_users,
+        report={"anonymisation": prepared.report.to_dict()},
+    )
+    session.add(log)
+    session.flush()
+    rows = [
+        {
+            "query_log_id": log.id,
+            "line": imp.line,
+            "session": imp.session,
+            "user_hash": imp.user,
+            "query": imp.query,
+            "query_key": imp.query_key,
+            "qid": topic_of.get(imp.query_key),
+            "time": imp.time,
+            "results": list(imp.results),
+            "clicks": [[c.docno, c.time] for c in imp.clicks],
+        }
+        for imp in prepared.impressions
+    ]
+    for start in range(0, len(rows), BATCH):
+        session.execute(insert(QueryLogImpression), rows[start : start + BATCH])
+    session.flush()
+    summary = summarise(session, log)
+    if summary.impressions and not summary.mapped_impressions:
+        summary = _with_warning(summary, "no impression matches a topic of the campaign")
+    return summary
+
+
+def import_query_log(
+    session: Session,
+    campaign: Campaign,
+    path: PathLike,
+    *,
+    key: bytes,
+    name: str | None = None,
+    min_users: int = querylog.DEFAULT_MIN_USERS,
+    format: str | None = None,
+    mapping: PathLike | None = None,
+) -> QueryLogSummary:
+    """:func:`prepare_query_log` then :func:`store_query_log` in the caller's session."""
+    prepared = prepare_query_log(path, key=key, min_users=min_users, format=format,
+                                 mapping=mapping)
+    return store_query_log(session, campaign, prepared, name=name)
+
+
+def _with_warning(summary: QueryLogSummary, warning: str) -> QueryLogSummary:
+    return QueryLogSummary(**{**vars(summary), "warnings": (*summary.warnings, warning)})
+
+
+def summarise(session: Session, log: QueryLog) -> QueryLogSummary:
+    counts = session.execute(
+        select(
+            func.count(),
+            func.count(QueryLogImpression.qid),
+            func.count(func.distinct(QueryLogImpression.qid)),
+        ).where(QueryLogImpression.query_log_id == log.id)
+    ).one()
+    unmapped = session.scalar(
+        select(func.count(func.distinct(QueryLogImpression.query_key))).where(
+            QueryLogImpression.query_log_id == log.id, QueryLogImpression.qid.is_(None)
+        )
+    )
+    return QueryLogSummary(
+        log.name,
+        log.source,
+        log.created_at.isoformat(timespec="seconds"),
+        log.min_users,
+        counts[0],
+        counts[1],
+        counts[2],
+        unmapped or 0,
+        querylog.AnonymisationReport.from_dict(log.report["anonymisation"]),
+    )
+
+
+def get_query_log(session: Session, campaign: Campaign, name: str) -> QueryLog:
+    log = session.scalar(
+        select(QueryLog).where(QueryLog.campaign_id == campaign.id, QueryLog.name == name)
+    )
+    if log is None:
+        raise NotFound(f"campaign {campaign.name!r} has no query log named {name!r}")
+    return log
+
+
+def list_query_logs(session: Session, campaign: Campaign) -> list[QueryLogSummary]:
+    logs = session.scalars(
+        select(QueryLog).where(QueryLog.campaign_id == campaign.id).order_by(QueryLog.name)
+    )
+    return [summarise(session, log) for log in logs]
+
+
+def query_log_summary(session: Session, campaign: Campaign, name: str) -> QueryLogSummary:
+    return summarise(session, get_query_log(session, campaign, name))
+
+
+# ------------------------------------------------------------------------------- signals
+
+
+def load_impressions(session: Session, log: QueryLog) -> list[clicks.Impression]:
+    """Every stored impression; ``query`` is the topic id, or ``?`` + the query key for an
+    impression matching no topic; ``end_time`` the time of the session's next impression."""
+    rows = session.execute(
+        select(
+            QueryLogImpression.session,
+            QueryLogImpression.user_hash,
+            QueryLogImpression.qid,
+            QueryLogImpression.query_key,
+            QueryLogImpression.time,
+            QueryLogImpression.results,
+            QueryLogImpression.clicks,
+        )
+        .where(QueryLogImpression.query_log_id == log.id)
+        .order_by(QueryLogImpression.session, QueryLogImpression.time, QueryLogImpression.id)
+    ).all()
+    out = []
+    for k, row in enumerate(rows):
+        following = rows[k + 1] if k + 1 < len(rows) else None
+        end = following.time if following is not None and following.session == row.session else None
+        out.append(
+            clicks.Impression(
+                row.qid if row.qid is not None else "?" + row.query_key,
+                tuple(row.results),
+                tuple(clicks.Click(d, t) for d, t in row.clicks),
+                session=row.session,
+                user=row.user_hash,
+                time=row.time,
+                end_time=end,
+            )
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class PreferenceOptions:
+    """How preferences are drawn: Joachims' ``strategy``, the minimum support m, and an
+    optional click-deviation threshold (only clicks with CD(d, p) > threshold count)."""
+
+    strategy: str = clicks.SKIP_ABOVE
+    min_support: int = DEFAULT_MIN_SUPPORT
+    deviation_threshold: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.strategy not in clicks.STRATEGIES:
+            raise ServiceError(
+                f"unknown preference strategy {self.strategy!r}; expected one of "
+                + ", ".join(clicks.STRATEGIES)
+            )
+        if self.min_support < 1:
+            raise ServiceError(f"min support must be at least 1, got {self.min_support}")
+
+    def describe(self) -> str:
+        text = f"{self.strategy}, m = {self.min_support}"
+        if self.deviation_threshold is not None:
+            text += f", clicks with CD > {self.deviation_threshold:g}"
+        return text
+
+
+def click_preferences(
+    session: Session, log: QueryLog, options: PreferenceOptions
+) -> list[clicks.Preference]:
+    """The log's aggregated preferences on topics (see `clicks.aggregate_preferences`)."""
+    impressions = load_impressions(session, log)
+    if options.deviation_threshold is not None:
+        keep = clicks.deviating_clicks(
+            clicks.click_deviation(impressions), options.deviation_threshold
+        )
+        impressions = clicks.filter_clicks(impressions, keep)
+    mapped = [imp for imp in impressions if not imp.query.startswith("?")]
+    return clicks.aggregate_preferences(
+        mapped, options.strategy, min_support=options.min_support
+    )
+
+
+def export_prefs(
+    session: Session, campaign: Campaign, name: str, options: PreferenceOptions
+) -> str:
+    """trec_eval's prefs file (``-R prefs``) of the log's click preferences."""
+    log = get_query_log(session, campaign, name)
+    return clicks.prefs_text(clicks.prefs_lines(click_preferences(session, log, options)))
+
+
+# ------------------------------------------------------------------------------ agreement
+
+
+@dataclass(frozen=True)
+class TopicAgreement:
+    qid: str
+    consistent: int
+    comparable: int
+    share: float
+
+
+@dataclass(frozen=True)
+class ClickAgreement:
+    """Click preferences against the assessors' grades: per topic and pooled, with a
+    topic-bootstrap interval of the pooled share."""
+
+    log: str
+    qrels: str
+    options: str
+    preferences: int  # click preferences on topics
+    topics: tuple[TopicAgreement, ...]
+    consistent: int
+    comparable: int
+    share: float
+    interval: tuple[float, float]
+    confidence: float
+
+    def to_dict(self) -> dict[str, Any]:
+        out = dict(vars(self))
+        out["topics"] = [vars(t) for t in self.topics]
+        out["interval"] = list(self.interval)
+        return out
+
+
+def click_agreement(
+    session: Session,
+    campaign: Campaign,
+    name: str,
+    qrels: str = "final",
+    options: PreferenceOptions = PreferenceOptions(),
+    *,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    allow_files: bool = False,
+) -> ClickAgreement:
+    """Share of click preferences a > b, both documents judged with different grades, where
+    grade(a) > grade(b) (`clicks.preference_agreement`)."""
+    log = get_query_log(session, campaign, name)
+    prefs = click_preferences(session, log, options)
+    named = evaluation.resolve_qrels(session, campaign, qrels, allow_files=allow_files)
+    per_topic = clicks.preference_agreement(prefs, named.qrels)
+    pooled = clicks.pooled_agreement(per_topic)
+    interval = clicks.agreement_interval(
+        per_topic, n_resamples=n_resamples, confidence=confidence, seed=seed
+    )
+    return ClickAgreement(
+        name,
+        named.label,
+        options.describe(),
+        len(prefs),
+        tuple(TopicAgreement(q, a.consistent, a.comparable, a.share) for q, a in per_topic.items()),
+        pooled.consistent,
+        pooled.comparable,
+        pooled.share,
+        interval,
+        confidence,
+    )
+
+
+# ----------------------------------------------------------------------------- evaluation
+
+
+@dataclass(frozen=True)
+class RunUnderBoth:
+    tag: str
+    clicks: float  # the prefs measure over the topics with click preferences
+    assessors: float  # the measure under the assessors' qrels
+    click_topics: int
+
+
+@dataclass(frozen=True)
+class ClickEvaluation:
+    """Runs scored on click preferences (trec_eval ``-R prefs``) and on the assessors' qrels,
+    the system ranking under each and Kendall's tau (and tau_AP, assessors as reference)."""
+
+    log: str
+    qrels: str
+    options: str
+    prefs_measure: str
+    measure: str
+    preference_topics: int
+    campaign_topics: int
+    runs: tuple[RunUnderBoth, ...]
+    clicks_order: tuple[str, ...]
+    assessors_order: tuple[str, ...]
+    kendall_tau: float
+    tau_ap: float
+
+    def to_dict(self) -> dict[str, Any]:
+        out = dict(vars(self))
+        out["runs"] = [vars(r) for r in self.runs]
+        return out
+
+
+def click_evaluation(
+    session: Session,
+    campaign: Campaign,
+    name: str,
+    qrels: str = "final",
+    options: PreferenceOptions = PreferenceOptions(),
+    *,
+    measure: str = "map",
+    prefs_measures: Sequence[str] = ("all_prefs",),
+    allow_files: bool = False,
+) -> ClickEvaluation:
+    """Every run evaluated with trec_eval's preference measures on the click preferences
+    (``all_prefs``; ``prefs_simp`` ranks them) and with ``measure`` on the assessors' qrels.
+    A run is scored on the topics that have click preferences (trec_eval's rule: topics of
+    both the prefs and the run); ``preference_topics`` of ``campaign_topics`` says how many."""
+    log = get_query_log(session, campaign, name)
+    lines = clicks.prefs_lines(click_preferences(session, log, options))
+    if not lines:
+        raise ServiceError(
+            f"query log {name!r} gives no click preferences ({options.describe()}) on the "
+            "campaign's topics"
+        )
+    runs = evaluation.load_runs(session, campaign)
+    table = evaluation.evaluate_campaign(
+        session, campaign, qrels, [measure], runs=runs, allow_files=allow_files
+    )
+    canonical = table.measures[0]
+    assessor_scores = {r.tag: r.summary[canonical] for r in table.runs}
+    click_scores: dict[str, float] = {}
+    rows = []
+    for run in runs:
+        trec_run = TrecRun.from_dict(run.as_dict(), tag=run.tag)
+        out = evaluate_prefs(lines, trec_run, list(prefs_measures), per_topic=True)
+        summary = {m: v for m, q, v in out if q == "all"}
+        topics = {q for _, q, _ in out if q != "all"}
+        click_scores[run.tag] = float(summary.get(PREFS_MEASURE, math.nan))
+        rows.append(
+            RunUnderBoth(run.tag, click_scores[run.tag], assessor_scores[run.tag], len(topics))
+        )
+    enough = len(runs) >= 2
+    campaign_topics = session.scalar(
+        select(func.count()).select_from(Topic).where(Topic.campaign_id == campaign.id)
+    )
+    clicks_order = stats.ranking(click_scores)
+    assessors_order = stats.ranking(assessor_scores)
+    return ClickEvaluation(
+        name,
+        table.qrels,
+        options.describe(),
+        PREFS_MEASURE,
+        canonical,
+        len({line.qid for line in lines}),
+        campaign_topics or 0,
+        tuple(rows),
+        tuple(clicks_order),
+        tuple(assessors_order),
+        stats.kendall_tau(assessor_scores, click_scores) if enough else math.nan,
+        stats.tau_ap(assessors_order, clicks_order) if enough else math.nan,
+    )
+
+
+# -------------------------------------------------------------------------------- pooling
+
+
+@dataclass(frozen=True)
+class PoolPriorities:
+    pool: int
+    log: str
+    entries: int
+    shown: int  # pool entries users saw in the log
+
+
+def prioritise_pool(
+    session: Session, campaign: Campaign, pool_id: int, name: str
+) -> PoolPriorities:
+    """Set the pool entries' priority to their click deviation (`clicks.document_deviation`:
+    observed minus expected clicks per impression), so assessors with the 'priority' order
+    judge first what users favoured; entries users never saw get -2, below any deviation.
+    Refused once the pool has assignments (their order must not change under an assessor).
+    The pool's params record the source of its priorities."""
+    pool = session.get(Pool, pool_id)
+    if pool is None or pool.campaign_id != campaign.id:
+        raise NotFound(f"campaign {campaign.name!r} has no pool {pool_id}")
+    if session.scalar(select(Assignment.id).where(Assignment.pool_id == pool.id).limit(1)):
+        raise ServiceError(
+            f"pool {pool_id} already has assignments: prioritise a pool before assigning it"
+        )
+    log = get_query_log(session, campaign, name)
+    deviation = clicks.document_deviation(load_impressions(session, log))
+    entries = session.scalars(select(PoolEntry).where(PoolEntry.pool_id == pool.id)).all()
+    shown = 0
+    for entry in entries:
+        value = deviation.get((entry.qid, entry.docno))
+        shown += value is not None
+        entry.priority = UNSHOWN_PRIORITY if value is None else value
+    pool.params = {**pool.params, "priority": f"click deviation, query log {name}"}
+    session.flush()
+    return PoolPriorities(pool.id, name, len(entries), shown)
+

@@ -1,0 +1,321 @@
+"""Organisers' query-log pages and API: import (anonymised), the anonymisation report, click
+preferences against the assessors, and runs ranked on clicks beside the assessors' qrels.
+
+Every view is admin-only; forms carry the CSRF token; the anonymisation key is read from the
+app config ``QUERYLOG_KEY`` (bytes) or the instance folder (`querylog.load_or_create_key`),
+never from the store.  The log is parsed and anonymised before the write transaction opens.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from flask import (
+    Blueprint,
+    Response,
+    current_app,
+    flash,
+    jsonify,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
+from flask.typing import ResponseReturnValue
+from werkzeug.exceptions import HTTPException
+from werkzeug.utils import secure_filename
+
+from workbench import clicks, querylog
+from workbench.reports.tables import json_safe
+from workbench.services import campaigns as campaign_service
+from workbench.services import evaluation as evaluation_service
+from workbench.services import querylogs as service
+from workbench.services.errors import NotFound, ServiceError
+from workbench.trec import TrecFormatError
+from workbench.web.db import get_store
+from workbench.web.security import admin_blueprint, admin_required
+
+bp = admin_blueprint("querylogs", __name__, "/querylogs")
+api = Blueprint("querylogs_api", __name__, url_prefix="/api/v1/campaigns")
+BOOTSTRAP_RESAMPLES = 1000  # app config REPORT_BOOTSTRAP_RESAMPLES overrides
+
+
+def anonymisation_key() -> bytes:
+    key = current_app.config.get("QUERYLOG_KEY")
+    return key if key else querylog.load_or_create_key(current_app.instance_path)
+
+
+def _int(name: str, default: int, low: int) -> int:
+    text = request.values.get(name, "").strip()
+    try:
+        value = int(text) if text else default
+    except ValueError:
+        raise ServiceError(f"{name} must be an integer, got {text[:40]!r}") from None
+    if value < low:
+        raise ServiceError(f"{name} must be at least {low}, got {value}")
+    return value
+
+
+def _options() -> service.PreferenceOptions:
+    """Preference options from the request (query string or form)."""
+    threshold = request.values.get("threshold", "").strip()
+    try:
+        deviation = float(threshold) if threshold else None
+    except ValueError:
+        raise ServiceError(f"threshold must be a number, got {threshold[:40]!r}") from None
+    return service.PreferenceOptions(
+        request.values.get("strategy", clicks.SKIP_ABOVE),
+        _int("min_support", service.DEFAULT_MIN_SUPPORT, 1),
+        deviation,
+    )
+
+
+def _page_options() -> dict[str, Any]:
+    return {
+        "strategies": clicks.STRATEGIES,
+        "strategy": request.args.get("strategy", clicks.SKIP_ABOVE),
+        "min_support": request.args.get("min_support", str(service.DEFAULT_MIN_SUPPORT)),
+        "threshold": request.args.get("threshold", ""),
+        "qrels": request.args.get("qrels", "final"),
+        "measure": request.args.get("measure", "map"),
+    }
+
+
+# ------------------------------------------------------------------------------- pages
+
+
+@bp.get("/<int:campaign_id>")
+def index(campaign_id: int) -> ResponseReturnValue:
+    with get_store().read_session() as session:
+        campaign = campaign_service.get_campaign(session, campaign_id)
+        logs = service.list_query_logs(session, campaign)
+        return render_template(
+            "querylogs/index.html",
+            campaign=campaign,
+            logs=logs,
+            default_k=querylog.DEFAULT_MIN_USERS,
+        )
+
+
+@bp.post("/<int:campaign_id>/import")
+def import_log(campaign_id: int) -> ResponseReturnValue:
+    upload = request.files.get("log")
+    if upload is None or not upload.filename:
+        flash("Choose a query log to upload.", "error")
+        return redirect(url_for("querylogs.index", campaign_id=campaign_id), code=303)
+    mapping_upload = request.files.get("mapping")
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / (secure_filename(upload.filename) or "log")
+        upload.save(path)
+        mapping = None
+        if mapping_upload is not None and mapping_upload.filename:
+            mapping = Path(folder) / "mapping" / (secure_filename(mapping_upload.filename)
+                                                  or "mapping.tsv")
+            mapping.parent.mkdir()
+            mapping_upload.save(mapping)
+        try:
+            prepared = service.prepare_query_log(
+                path,
+                key=anonymisation_key(),
+                min_users=_int("min_users", querylog.DEFAULT_MIN_USERS, 1),
+                format=request.form.get("format") or None,
+                mapping=mapping,
+            )
+            with get_store().session() as session:
+                campaign = campaign_service.get_campaign(session, campaign_id)
+                summary = service.store_query_log(
+                    session, campaign, prepared, name=request.form.get("name", "").strip() or None
+                )
+        except (ServiceError, TrecFormatError) as error:
+            if isinstance(error, NotFound):
+                raise
+            message = str(error).replace(str(path), path.name)
+            if mapping is not None:
+                message = message.replace(str(mapping), mapping.name)
+            flash(message, "error")
+            return redirect(url_for("querylogs.index", campaign_id=campaign_id), code=303)
+    flash(
+        f"Query log {summary.name!r}: {summary.impressions} impressions stored "
+        f"({summary.mapped_impressions} on {summary.topics} topics).",
+        "info",
+    )
+    for warning in summary.warnings:
+        flash(warning, "warning")
+    return redirect(
+        url_for("querylogs.report", campaign_id=campaign_id, name=summary.name), code=303
+    )
+
+
+@bp.get("/<int:campaign_id>/report")
+def report(campaign_id: int) -> ResponseReturnValue:
+    from workbench.reports.querylogs import anonymisation_table
+
+    name = request.args.get("name", "")
+    with get_store().read_session() as session:
+        campaign = campaign_service.get_campaign(session, campaign_id)
+        summary = service.query_log_summary(session, campaign, name)
+        choices = evaluation_service.qrels_choices(session, campaign)
+        return render_template(
+            "querylogs/report.html",
+            campaign=campaign,
+            summary=summary,
+            table=anonymisation_table(summary),
+            qrels_choices=choices,
+            **_page_options(),
+        )
+
+
+@bp.get("/<int:campaign_id>/agreement")
+def agreement(campaign_id: int) -> ResponseReturnValue:
+    """Click preferences against the assessors, and the runs ranked under each."""
+    from workbench.reports.querylogs import agreement_table, click_evaluation_table
+
+    name = request.args.get("name", "")
+    options = _page_options()
+    with get_store().read_session() as session:
+        campaign = campaign_service.get_campaign(session, campaign_id)
+        service.get_query_log(session, campaign, name)
+        choices = evaluation_service.qrels_choices(session, campaign)
+        tables, error = [], None
+        try:
+            chosen = _options()
+            result = service.click_agreement(
+                session, campaign, name, options["qrels"], chosen,
+                n_resamples=current_app.config.get(
+                    "REPORT_BOOTSTRAP_RESAMPLES", BOOTSTRAP_RESAMPLES
+                ),
+            )
+            tables.append(("click-agreement", agreement_table(result)))
+            evaluated = service.click_evaluation(
+                session, campaign, name, options["qrels"], chosen, measure=options["measure"]
+            )
+            tables.append(("click-evaluation", click_evaluation_table(evaluated)))
+        except ServiceError as refused:
+            if isinstance(refused, NotFound):
+                raise
+            error = str(refused)
+        return render_template(
+            "querylogs/agreement.html",
+            campaign=campaign,
+            name=name,
+            tables=tables,
+            error=error,
+            qrels_choices=choices,
+            **options,
+        )
+
+
+# --------------------------------------------------------------------------------- API
+
+
+@api.errorhandler(NotFound)
+def _api_not_found(error: NotFound) -> ResponseReturnValue:
+    return jsonify(error=str(error)), 404
+
+
+@api.errorhandler(ServiceError)
+def _api_refused(error: ServiceError) -> ResponseReturnValue:
+    return jsonify(error=str(error)), 400
+
+
+@api.errorhandler(TrecFormatError)
+def _api_bad_file(error: TrecFormatError) -> ResponseReturnValue:
+    return jsonify(error=str(error)), 400
+
+
+@api.errorhandler(HTTPException)
+def _api_http_error(error: HTTPException) -> ResponseReturnValue:
+    return jsonify(error=error.description or error.name), error.code or 500
+
+
+def _json(value: Any) -> Response:
+    return jsonify(json_safe(value))
+
+
+@api.get("/<int:campaign_id>/querylogs")
+@admin_required
+def api_logs(campaign_id: int) -> ResponseReturnValue:
+    with get_store().read_session() as session:
+        campaign = campaign_service.get_campaign(session, campaign_id)
+        logs = service.list_query_logs(session, campaign)
+        return _json({"querylogs": [log.to_dict() for log in logs]})
+
+
+@api.post("/<int:campaign_id>/querylogs")
+@admin_required
+def api_import(campaign_id: int) -> ResponseReturnValue:
+    """Multipart upload: ``log`` (and optionally ``mapping``), form fields name, min_users,
+    format; the anonymisation report as JSON (201)."""
+    upload = request.files.get("log")
+    if upload is None or not upload.filename:
+        raise ServiceError("upload the query log as the multipart field 'log'")
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / (secure_filename(upload.filename) or "log")
+        upload.save(path)
+        mapping_upload = request.files.get("mapping")
+        mapping = None
+        if mapping_upload is not None and mapping_upload.filename:
+            mapping = Path(folder) / "mapping.tsv"
+            mapping_upload.save(mapping)
+        try:
+            prepared = service.prepare_query_log(
+                path,
+                key=anonymisation_key(),
+                min_users=_int("min_users", querylog.DEFAULT_MIN_USERS, 1),
+                format=request.form.get("format") or None,
+                mapping=mapping,
+            )
+        except TrecFormatError as error:
+            raise ServiceError(str(error).replace(str(path), path.name)) from None
+        with get_store().session() as session:
+            campaign = campaign_service.get_campaign(session, campaign_id)
+            summary = service.store_query_log(
+                session, campaign, prepared, name=request.form.get("name", "").strip() or None
+            )
+    return _json(summary.to_dict()), 201
+
+
+@api.get("/<int:campaign_id>/querylogs/report")
+@admin_required
+def api_report(campaign_id: int) -> ResponseReturnValue:
+    with get_store().read_session() as session:
+        campaign = campaign_service.get_campaign(session, campaign_id)
+        summary = service.query_log_summary(session, campaign, request.args.get("name", ""))
+        return _json(summary.to_dict())
+
+
+@api.get("/<int:campaign_id>/querylogs/agreement")
+@admin_required
+def api_agreement(campaign_id: int) -> ResponseReturnValue:
+    with get_store().read_session() as session:
+        campaign = campaign_service.get_campaign(session, campaign_id)
+        result = service.click_agreement(
+            session, campaign, request.args.get("name", ""), request.args.get("qrels", "final"),
+            _options(),
+            n_resamples=current_app.config.get("REPORT_BOOTSTRAP_RESAMPLES", BOOTSTRAP_RESAMPLES),
+        )
+        return _json(result.to_dict())
+
+
+@api.get("/<int:campaign_id>/querylogs/evaluation")
+@admin_required
+def api_evaluation(campaign_id: int) -> ResponseReturnValue:
+    with get_store().read_session() as session:
+        campaign = campaign_service.get_campaign(session, campaign_id)
+        result = service.click_evaluation(
+            session, campaign, request.args.get("name", ""), request.args.get("qrels", "final"),
+            _options(), measure=request.args.get("measure", "map"),
+        )
+        return _json(result.to_dict())
+
+
+@api.get("/<int:campaign_id>/querylogs/prefs")
+@admin_required
+def api_prefs(campaign_id: int) -> ResponseReturnValue:
+    """The click preferences as a trec_eval prefs file (text/plain)."""
+    with get_store().read_session() as session:
+        campaign = campaign_service.get_campaign(session, campaign_id)
+        text = service.export_prefs(session, campaign, request.args.get("name", ""), _options())
+    return Response(text, mimetype="text/plain")
