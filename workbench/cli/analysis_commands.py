@@ -290,6 +290,7 @@ def evaluate(
                 sections = extended_sections(
                     session, campaign, table, runs, qrels_spec, test=test, alpha=alpha,
                     num_docs=num_docs, sweep_pattern=sweep_pattern, allow_files=True,
+                    allow_incomplete=allow_incomplete,
                 )  # fmt: skip
     except (ServiceError, TrecFormatError) as error:
         fail(str(error))

@@ -71,10 +71,13 @@ def collection_scale(
     num_docs: int | None = None,
     runs: Sequence[LoadedRun] | None = None,
     allow_files: bool = False,
+    allow_incomplete: bool = False,
 ) -> CollectionScale:
     """Accuracy, error, fallout, P, R, (P+R)/2 and F1 of every run's retrieved set, mean over
     topics; N = ``num_docs`` or else the campaign's document count."""
-    named = resolve_qrels(session, campaign, qrels, allow_files=allow_files)
+    named = resolve_qrels(
+        session, campaign, qrels, allow_files=allow_files, allow_incomplete=allow_incomplete
+    )
     if num_docs is None:
         num_docs, source = document_count(session, campaign), "the campaign's documents"
         if num_docs == 0:
@@ -233,6 +236,7 @@ def interleaving_study(
     seed: int = 0,
     model: interleaving.ClickModel | None = None,
     allow_files: bool = False,
+    allow_incomplete: bool = False,
 ) -> interleaving.InterleavingStudy:
     """Interleave every pair of the campaign's runs with clicks simulated from the ``qrels``
     (the spec ``table`` was evaluated with) and compare each preference with the offline
@@ -242,7 +246,9 @@ def interleaving_study(
         raise ServiceError(f"measure {measure!r} is not in the evaluation ({table.measures})")
     if len(runs) < 2:
         raise ServiceError("interleaving needs at least two runs")
-    named = resolve_qrels(session, campaign, qrels, allow_files=allow_files)
+    named = resolve_qrels(
+        session, campaign, qrels, allow_files=allow_files, allow_incomplete=allow_incomplete
+    )
     rankings = {r.tag: {q: list(x.docnos) for q, x in r.rankings.items()} for r in runs}
     offline = {  # undefined (NaN) scores stay out of the offline mean difference
         r.tag: {q: float(v[measure]) for q, v in r.per_topic.items() if v[measure] == v[measure]}
@@ -360,6 +366,7 @@ def extended_sections(
     seed: int = 0,
     max_interleavings: int = MAX_INTERLEAVINGS,
     allow_files: bool = False,
+    allow_incomplete: bool = False,
 ) -> ExtendedSections:
     """Every further section for the table's first measure (one call for the CLI and web)."""
     measure = table.measures[0]
@@ -372,7 +379,13 @@ def extended_sections(
 
     collection, collection_reason = attempt(
         lambda: collection_scale(
-            session, campaign, qrels, num_docs=num_docs, runs=runs, allow_files=allow_files
+            session,
+            campaign,
+            qrels,
+            num_docs=num_docs,
+            runs=runs,
+            allow_files=allow_files,
+            allow_incomplete=allow_incomplete,
         )
     )
     power, power_reason = attempt(
@@ -405,7 +418,7 @@ def extended_sections(
             lambda: interleaving_study(
                 session, campaign, table, runs, qrels, measure=measure,
                 method=interleaving_method, impressions=impressions, seed=seed,
-                allow_files=allow_files,
+                allow_files=allow_files, allow_incomplete=allow_incomplete,
             )
         )  # fmt: skip
     if sweep_pattern:

@@ -47,6 +47,7 @@ def notes_page(session: Any, campaign: Any, table: Any, runs: Any, choice: dict[
         session, campaign, table, runs, choice["qrels"], test=choice["test"], alpha=alpha,
         num_docs=options["num_docs"], min_difference=options["delta"],
         sweep_pattern=options["sweep"] or None, interleaving_method=options["interleaving"],
+        allow_incomplete=bool(choice.get("allow_incomplete")),
     )  # fmt: skip
     page: dict[str, Any] = {"options": options, "sections": sections}
     if sections.collection is not None:

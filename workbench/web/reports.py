@@ -220,7 +220,9 @@ def evaluation(campaign_id: int):  # type: ignore[no-untyped-def]
                 )
                 for by in ("run", "group")
             ]
-            page["notes"] = notes_page(session, campaign, table, runs, choice, comparisons.alpha)
+            page["course_notes"] = notes_page(
+                session, campaign, table, runs, choice, comparisons.alpha
+            )
         except ServiceError as error:
             page["error"] = str(error)
     return render_template("reports/evaluation.html", tests=TESTS, corrections=CORRECTIONS, **page)
