@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import io
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import workbench.trec as trec
+from tests.cost import LINEAR_BOUND, growth, on_disk, refused
 from workbench.limits import IdLimits
 from workbench.trec import (
     JudgmentGroupLine,
@@ -338,3 +340,203 @@ def test_topic_qids_longer_than_the_limit_name_their_line(
     assert "123456" in caught.value.line
     assert caught.value.expected == "a qid of at most 5 characters"
     assert [t.qid for t in read_topics(path)] == ["1", "123456"]
+
+
+# --------------------------------------------------------------------------- imports never guess
+
+
+def _bytes_file(tmp_path: Path, data: bytes, name: str = "f.txt") -> Path:
+    path = tmp_path / name
+    path.write_bytes(data)
+    return path
+
+
+def _refusal(read, path: Path, **options) -> TrecFormatError:  # type: ignore[no-untyped-def]
+    with pytest.raises(TrecFormatError) as caught:
+        read(path, **options)
+    error = caught.value
+    assert str(error).startswith(f"{path}:{error.line_number}: expected {error.expected}; got ")
+    return error
+
+
+def test_a_run_file_with_two_tags_is_refused_or_split_on_request(tmp_path):
+    text = "1 Q0 a 1 3 first\n1 Q0 b 2 2 first\n2 Q0 a 1 5 second\n1 Q0 a 1 9 second\n"
+    path = _file(tmp_path, text)
+    error = _refusal(trec.read_runs, path)
+    assert error.line_number == 3
+    assert error.line == "2 Q0 a 1 5 second"
+    assert "one run tag per file ('first', as on line 1" in error.expected
+    assert "--split-tags" in error.expected
+    first, second = trec.read_runs(path, split_tags=True)
+    assert (first.tag, first.to_dict()) == ("first", {"1": {"a": 3.0, "b": 2.0}})
+    assert (second.tag, second.to_dict()) == ("second", {"2": {"a": 5.0}, "1": {"a": 9.0}})
+    assert (first.n_lines, second.n_lines) == (2, 2)
+    mixed = _file(tmp_path, "1 Q0 a 1 3 first\n2 Q0 a 1 5 second\n", "mixed.txt")
+    assert read_run(mixed).tag == "second"  # trec_eval reading: the last line's tag
+
+
+def test_split_tags_still_refuses_a_docno_twice_in_one_run(tmp_path):
+    path = _file(tmp_path, "1 Q0 a 1 3 x\n1 Q0 a 1 3 y\n1 Q0 a 2 1 y\n")
+    error = _refusal(trec.read_runs, path, split_tags=True)
+    assert error.line_number == 3 and "docno 'a' repeats in topic '1'" in error.expected
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "# only a comment\n"])
+def test_an_empty_run_file_is_refused(tmp_path, text):
+    error = _refusal(trec.read_runs, _file(tmp_path, text))
+    assert (error.line_number, error.expected) == (1, "run lines (qid Q0 docno rank score tag)")
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("1 Q0 a 1 3", "exactly 6 fields (qid Q0 docno rank score tag)"),
+        ("1 Q0 a 1 3 tag extra", "exactly 6 fields (qid Q0 docno rank score tag)"),
+        ("1 Q0 a 9223372036854775808 3 tag", "an integer from"),
+        ("1 Q0 a 99999999999999999999 3 tag", "an integer from"),
+        ("1 Q0 a 1.5 3 tag", "an integer as field 4 (rank)"),
+        ("1 Q0 a 1_0 3 tag", "an integer as field 4 (rank)"),
+    ],
+)
+def test_run_lines_an_import_refuses(tmp_path, line, expected):
+    path = _file(tmp_path, f"1 Q0 ok 1 3 tag\n{line}\n")
+    error = _refusal(trec.read_runs, path)
+    assert error.line_number == 2 and expected in error.expected
+
+
+def test_a_field_longer_than_any_store_limit_is_refused_before_it_is_gathered(tmp_path):
+    path = _file(tmp_path, "1 Q0 a 1 3 tag\n1 Q0 " + "d" * 2000 + " 2 1 tag\n")
+    error = _refusal(trec.read_runs, path)
+    assert (error.line_number, error.expected) == (2, "a field of at most 1024 bytes as field 3")
+    qrels = _file(tmp_path, "1 0 a " + "9" * 5000 + "\n", "qrels.txt")
+    error = _refusal(read_qrels, qrels, strict=True)
+    assert (error.line_number, error.expected) == (1, "a field of at most 1024 bytes as field 4")
+
+
+def test_the_largest_rank_is_read_exactly(tmp_path):
+    path = _file(tmp_path, "1 Q0 a 9223372036854775807 3 tag\n1 Q0 b -5 2 tag\n")
+    assert trec.read_runs(path)[0].ranks.tolist() == [2**63 - 1, -5]
+
+
+def test_qrels_grades_must_fit_32_bits_on_import(tmp_path):
+    path = _file(tmp_path, "1 0 a 1\n1 0 b 2147483648\n")
+    error = _refusal(read_qrels, path, strict=True)
+    assert error.line_number == 2
+    assert (
+        error.expected == "an integer from -2147483648 to 2147483647 as field 4 (relevance grade)"
+    )
+    assert read_qrels(path).to_dict() == {"1": {"a": 1, "b": 2**31}}  # trec_eval reading
+    low = _file(tmp_path, "1 0 a -2147483648\n1 0 b 2147483647\n", "ok.txt")
+    assert read_qrels(low, strict=True).to_dict() == {"1": {"a": -(2**31), "b": 2**31 - 1}}
+    huge = _file(tmp_path, "1 0 a 99999999999999999999\n", "huge.txt")
+    assert "an integer from" in _refusal(read_qrels, huge).expected  # never an OverflowError
+
+
+@pytest.mark.parametrize(
+    ("read", "data", "options", "line_number"),
+    [
+        ("read_runs", b"1 Q0 a 1 3 tag\n1 Q0 b\xff 2 2 tag\n", {}, 2),
+        ("read_runs", b"1 Q0 a 1 3 t\xe9g\n", {}, 1),
+        ("read_qrels", b"1 0 a 1\n\n1 0 \xc3 0\n", {"strict": True}, 3),
+        ("read_topics", b"1\tfirst\n2\tcaf\xe9\n", {}, 2),
+        ("read_topics", b'{"qid": "1", "title": "\xff"}\n', {}, 1),
+        ("read_topics", b"<top>\n<num> 1\n<title> caf\xe9\n</top>\n", {}, 3),
+    ],
+)
+def test_bytes_that_are_not_utf8_are_refused(tmp_path, read, data, options, line_number):
+    error = _refusal(getattr(trec, read), _bytes_file(tmp_path, data), **options)
+    assert (error.line_number, error.expected) == (line_number, "UTF-8 text")
+
+
+@pytest.mark.parametrize(
+    ("text", "fmt", "line_number"),
+    [
+        ("1\tfirst\n2\tsecond\n1\tagain\n", "tsv", 3),
+        ('{"qid": "7", "title": "a"}\n{"qid": 7, "title": "b"}\n', "jsonl", 2),
+        ("<top><num> 5 <title> a </top>\n<top>\n<num> Number: 5\n<title> b\n</top>\n", "trec", 3),
+    ],
+)
+def test_a_qid_twice_in_one_topics_file_is_refused(tmp_path, text, fmt, line_number):
+    error = _refusal(read_topics, _file(tmp_path, text), format=fmt)
+    assert error.line_number == line_number
+    assert "each qid once" in error.expected and "also on line 1" in error.expected
+
+
+def test_a_tsv_header_is_detected_and_reported_or_refused(tmp_path):
+    notes: list[str] = []
+    path = _file(tmp_path, "qid\ttitle\n1\tfirst\n")
+    assert read_topics(path, notes=notes) == [TopicStatement("1", "first")]
+    assert notes == [f"{path}:1: header line 'qid\\ttitle' skipped"]
+    other = _file(tmp_path, "# comment\nQuery_ID\tQuery\n2\tsecond\n", "other.tsv")
+    assert [t.qid for t in read_topics(other)] == ["2"]
+    ambiguous = _file(tmp_path, "qid\tfirst topic\n", "ambiguous.tsv")
+    error = _refusal(read_topics, ambiguous)
+    assert error.expected == "a topic, or a header naming the columns qid<TAB>title"
+    later = _file(tmp_path, "1\tfirst\nqid\ttitle\n", "later.tsv")  # only a first line
+    assert [t.qid for t in read_topics(later)] == ["1", "qid"]
+
+
+@pytest.mark.parametrize(
+    ("record", "expected"),
+    [
+        ('{"qid": true, "title": "x"}', "a string or an integer as 'qid' (not a boolean)"),
+        ('{"qid": {"a": 1}, "title": "x"}', "a string or an integer as 'qid' (not an object)"),
+        ('{"qid": "1", "title": ["x"]}', "a string as 'title' (not an array)"),
+        ('{"qid": "1", "title": 5}', "a string as 'title' (not a number)"),
+        ('{"qid": "1", "title": "x", "narrative": {}}', "a string as 'narrative' (not an object)"),
+        ('{"id": 1.0, "query": "x"}', "a string or an integer as 'id' (not a number)"),
+        ('{"qid": "1", "title": null}', 'an object with "qid" and "title"'),
+    ],
+)
+def test_jsonl_topic_values_of_the_wrong_type_are_refused(tmp_path, record, expected):
+    error = _refusal(read_topics, _file(tmp_path, record + "\n"), format="jsonl")
+    assert (error.line_number, error.expected) == (1, expected)
+
+
+def test_an_unclosed_topic_is_refused(tmp_path):
+    path = _file(tmp_path, "<top>\n<num> 1\n<title> a\n</top>\n\n<top>\n<num> 2\n")
+    error = _refusal(read_topics, path)
+    assert (error.line_number, error.expected) == (6, "</top> closing this topic")
+
+
+def test_topic_fields_drop_markup_and_labels(tmp_path):
+    text = (
+        "<TOP>\n<NUM> Number: 301 </num>\n<TITLE> International <b>Crime</b>\n"
+        "<DESC> Description:\nFind <x> crime.\n<narr> Narrative: A <relevant> doc.\n</TOP>\n"
+    )
+    (topic,) = read_topics(_file(tmp_path, text))
+    assert topic == TopicStatement("301", "International Crime", "Find crime.", "A doc.")
+
+
+# --------------------------------------------------------------------------- linear time
+
+
+@pytest.mark.parametrize(
+    ("make", "n"),
+    [
+        (lambda n: "<top>" * n, 20_000),  # repeated unclosed openers
+        (lambda n: "<top><num> 1 " + "<title>" * n + "</top>\n", 5_000),
+        (lambda n: "<top><num> 1 <title>" + "<" * n + "</top>\n", 50_000),
+        (lambda n: "<top><num>" + " " * n + "</top>\n", 200_000),  # long whitespace runs
+        (lambda n: "<top><num> 1 <title>" + "</" * n + "</top>\n", 50_000),
+        (lambda n: "<top>\n<num> 1\n</top>\n" * n, 5_000),  # many good topics...
+        (lambda n: "1\t" + " " * n + "\n", 200_000),
+        (lambda n: '{"qid": "1", "title": "' + " " * n + '"}\n', 200_000),
+    ],
+)
+def test_topic_reading_is_linear_on_adversarial_input(tmp_path, make, n):
+    assert growth(refused(read_topics, TrecFormatError), on_disk(tmp_path, make), n) < LINEAR_BOUND
+
+
+@pytest.mark.parametrize(
+    ("reader", "make", "n"),
+    [
+        (trec.read_runs, lambda n: "1 Q0 a 1 3 tag" + " " * n + "\n", 200_000),
+        (trec.read_runs, lambda n: "1 Q0 a 1 3 tag\n" + "\n" * n, 200_000),
+        (trec.read_runs, lambda n: "1 Q0 a 1 3 " + "t" * n + "\n", 200_000),
+        (trec.read_runs, lambda n: "".join(f"1 Q0 d{i} {i} 3 t{i % 2}\n" for i in range(n)), 5_000),
+        (partial(read_qrels, strict=True), lambda n: "1 0 a " + "9" * n + "\n", 200_000),
+    ],
+)
+def test_run_and_qrels_reading_is_linear_on_adversarial_input(tmp_path, reader, make, n):
+    assert growth(refused(reader, TrecFormatError), on_disk(tmp_path, make), n) < LINEAR_BOUND

@@ -15,15 +15,16 @@ from __future__ import annotations
 
 import gzip
 import html
+import io
 import os
 import re
 import zlib
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import numpy as np
 
@@ -126,7 +127,7 @@ def read_documents(
 Line = tuple[int, str, int]
 
 
-def _lines(path: Path, sizes: SizeLimits) -> Iterator[Line]:
+def _lines(path: Path, sizes: SizeLimits) -> Generator[Line, None, None]:
     """The file's lines, decoded (strict UTF-8, no NUL), each at most `sizes.document_bytes`;
     a .gz is decompressed, bounded by `sizes`, and a corrupt or truncated one is an error.
 
@@ -139,7 +140,7 @@ def _lines(path: Path, sizes: SizeLimits) -> Iterator[Line]:
     if compressed:
         budget = min(budget, max(RATIO_GRACE, sizes.gzip_ratio * os.path.getsize(path)))
     with ExitStack() as stack:
-        stream: BinaryIO = stack.enter_context(open(path, "rb"))
+        stream: io.BufferedIOBase = stack.enter_context(open(path, "rb"))
         if compressed:
             stream = stack.enter_context(gzip.GzipFile(fileobj=stream, mode="rb"))
         total = 0
@@ -176,13 +177,13 @@ def _block_lines(chunk: bytes, number: int, name: str, sizes: SizeLimits) -> Ite
         text = chunk.decode("utf-8")
     except UnicodeDecodeError as error:
         start = chunk.rfind(b"\n", 0, error.start) + 1
-        line = chunk[start : chunk.find(b"\n", error.start)].decode("utf-8", "replace")
+        shown = chunk[start : chunk.find(b"\n", error.start)].decode("utf-8", "replace")
         at = number + chunk.count(b"\n", 0, error.start) + 1
-        raise TrecFormatError(name, at, line.rstrip("\r"), UTF8) from None
+        raise TrecFormatError(name, at, shown.rstrip("\r"), UTF8) from None
     if "\x00" in text:
         at = text.index("\x00")
-        line = text[text.rfind("\n", 0, at) + 1 : text.find("\n", at)]
-        raise TrecFormatError(name, number + text.count("\n", 0, at) + 1, line, WITHOUT_NUL)
+        shown = text[text.rfind("\n", 0, at) + 1 : text.find("\n", at)]
+        raise TrecFormatError(name, number + text.count("\n", 0, at) + 1, shown, WITHOUT_NUL)
     if len(chunk) > sizes.document_bytes:  # else no line can be too long
         ends = np.flatnonzero(np.frombuffer(chunk, dtype=np.uint8) == 10)
         too_long = np.flatnonzero(np.diff(ends, prepend=-1) > sizes.document_bytes)
@@ -192,15 +193,18 @@ def _block_lines(chunk: bytes, number: int, name: str, sizes: SizeLimits) -> Ite
             shown = _head(chunk[start : int(ends[k])])
             raise TrecFormatError(name, number + k + 1, shown, _document_size(sizes))
     ascii = len(text) == len(chunk)  # then character offsets are byte offsets
-    line_ends = [] if ascii else np.flatnonzero(np.frombuffer(chunk, dtype=np.uint8) == 10)
+    line_ends = np.zeros(0, dtype=np.int64)
+    if not ascii:
+        line_ends = np.flatnonzero(np.frombuffer(chunk, dtype=np.uint8) == 10)
     line = 0  # lines of the chunk before the item
     at = previous = 0  # where the item starts, in the text and in the chunk's bytes
     while at < len(text):
         end = text.index("\n", at) + 1
         count = 1
         if text[end : end + 1] in _SPACES:  # blank lines may follow: they join the item
-            blank_to = _BLANK.match(text, end).end()
-            end = text.rfind("\n", end - 1, blank_to) + 1
+            blank = _BLANK.match(text, end)
+            assert blank is not None  # the pattern matches the empty string
+            end = text.rfind("\n", end - 1, blank.end()) + 1
             count = text.count("\n", at, end)
         line += count
         stop = end if ascii else int(line_ends[line - 1]) + 1

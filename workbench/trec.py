@@ -68,22 +68,21 @@ def _chunks(source: Source) -> Iterator[bytes]:
     """The file's bytes in large pieces, each ending with a newline."""
     stream, owned = _open(source)
     try:
-        rest = b""
+        pending: list[bytes] = []  # blocks of a line longer than a block (joined once: linear)
         while True:
             block = stream.read(_CHUNK_BYTES)
             if isinstance(block, str):
                 block = block.encode()
             if not block:
                 break
-            data = rest + block
-            cut = data.rfind(b"\n") + 1
+            cut = block.rfind(b"\n") + 1
             if cut == 0:
-                rest = data
+                pending.append(block)
                 continue
-            rest = data[cut:]
-            yield data[:cut]
-        if rest:
-            yield rest + b"\n"
+            yield b"".join((*pending, block[:cut]))
+            pending = [block[cut:]]
+        if any(pending):
+            yield b"".join((*pending, b"\n"))
     finally:
         if owned:
             stream.close()
@@ -308,12 +307,14 @@ def _numbers(
         for i, token in zip(rest, strings, strict=True):
             if not _INTEGER.fullmatch(bytes(token)):
                 raise _fail(path, lines, int(i), f"{kind} as field {k + 1} ({what})")
-            value = int(token)
+            digits = token.lstrip(b"+-").lstrip(b"0")
+            value = int(token) if len(digits) <= 20 else high + 1  # no long conversion
             if not low <= value <= high:
                 expected = f"an integer from {low} to {high} as field {k + 1} ({what})"
                 raise _fail(path, lines, int(i), expected)
             parsed.append(value)
         slow = np.array(parsed, dtype=np.int64)
+    values[rest] = 0  # inexact ones (maybe out of range) are replaced next
     out = values.astype(dtype)
     out[rest] = slow
     return out
@@ -331,6 +332,19 @@ def _check_fields(lines: _Lines, path: str, n: int, exact: bool, layout: str) ->
         i = int(np.argmax(bad))
         count = "exactly" if exact else "at least"
         raise _fail(path, lines, i, f"{count} {n} fields ({layout})")
+
+
+MAX_FIELD_BYTES = 1024  # on import: above every store limit (4 bytes a character at most)
+
+
+def _check_token_bytes(lines: _Lines, path: str, limit: int = MAX_FIELD_BYTES) -> None:
+    """Refuse a field longer than ``limit`` bytes before any is gathered: a chunk's fields
+    become fixed-width arrays, so one long field would cost its length times the lines."""
+    long = np.flatnonzero(lines.ends - lines.starts > limit)
+    if len(long):
+        line = int(np.searchsorted(lines.first, long[0], side="right")) - 1
+        field = int(long[0] - lines.first[line]) + 1
+        raise _fail(path, lines, line, f"a field of at most {limit} bytes as field {field}")
 
 
 def _check_lengths(
@@ -691,6 +705,8 @@ def _read_run(source: Source, path: str, limits: IdLimits, strict: bool) -> _Par
         if not len(lines.n_fields):
             continue
         _check_fields(lines, path, 6, strict, "qid Q0 docno rank score tag")
+        if strict:
+            _check_token_bytes(lines, path)
         qids = _field(lines, 0)
         _check_lengths(lines, path, 0, qids, limits.qid, "qid")
         starts = np.flatnonzero(qids[1:] != qids[:-1]) + 1
@@ -735,23 +751,25 @@ def _read_run(source: Source, path: str, limits: IdLimits, strict: bool) -> _Par
         "lines": np.zeros(0, dtype=np.int32),
         "tags": np.zeros(0, dtype=np.int32),
     }
-    values = {key: columns[key].values() if key in columns else empty[key] for key in empty}
+    kept: dict[str, np.ndarray] = {
+        key: columns[key].values() if key in columns else empty[key] for key in empty
+    }
     topics, order, offsets = _group_segments(seg_starts, seg_qids, n_rows)
     if order is not None:
-        values = {key: column[order] if len(column) else column for key, column in values.items()}
+        kept = {key: column[order] if len(column) else column for key, column in kept.items()}
     tags = _decode(tag_codes)
     if strict and tags:
         tag = tags[0] if len(tags) == 1 else tag
     run = Run(
         topics,
         offsets,
-        values["docnos"],
-        values["scores"],
-        values["ranks"],
+        kept["docnos"],
+        kept["scores"],
+        kept["ranks"],
         tag,
-        docno_hashes=values["hashes"],
+        docno_hashes=kept["hashes"],
     )
-    return _ParsedRun(run, values["lines"], tags, values["tags"])
+    return _ParsedRun(run, kept["lines"], tags, kept["tags"])
 
 
 def _tag_codes(lines: _Lines, path: str, limits: IdLimits, codes: dict[bytes, int]) -> np.ndarray:
@@ -949,6 +967,8 @@ def read_qrels(source: Source, *, limits: IdLimits = NO_LIMITS, strict: bool = F
         if not len(lines.n_fields):
             continue
         _check_fields(lines, path, 4, True, "qid iteration docno rel")
+        if strict:
+            _check_token_bytes(lines, path)
         rels = _numbers(lines, path, 3, "relevance grade", integer=True, bounds=bounds)
         fields = (_field(lines, 0), _field(lines, 1), _field(lines, 2))
         for k, limit, what in (

@@ -3,6 +3,7 @@ undefined (NaN) scores, and final qrels that lack labels."""
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import subprocess
@@ -139,3 +140,32 @@ def test_final_qrels_with_documents_left_to_adjudicate_are_refused(judged, tmp_p
     ]
     assert stability.notes[0] == incomplete[0]
     assert len(stability.comparisons) == 3  # the assessors have no assignments: complete
+
+
+def test_the_evaluate_command_offers_both_choices(with_short_run, database_url):
+    from click.testing import CliRunner
+    from sqlalchemy import delete
+
+    from workbench.cli import main
+    from workbench.store.models import FinalLabel
+
+    def run(*args: str):  # type: ignore[no-untyped-def]
+        return CliRunner().invoke(main, ["--db", database_url, "evaluate", "--campaign", "demo",
+                                         "-m", "map", *args])  # fmt: skip
+
+    common = run("--topic-set", "common", "--format", "md")
+    assert common.exit_code == 0, common.output
+    assert "dropped: q2 (lacked by runE); q3 (lacked by runE)." in common.stdout
+    assert "| e | runE |" in common.stdout and "| q2 q3 |" in common.stdout  # its own gaps
+    every = run("--format", "md")
+    assert "runE lacks 2 judged topic(s), scored 0: q2, q3." in every.stdout
+    assert "| q2 q3 |" in every.stdout
+    with with_short_run.session() as s:
+        s.execute(delete(FinalLabel).where(FinalLabel.docno == "d12"))
+    refused = run()
+    assert refused.exit_code == 1
+    assert "1 of the 14 pooled or judged documents lack a final label" in refused.stderr
+    allowed = run("--allow-incomplete", "--format", "json")
+    assert allowed.exit_code == 0
+    assert any(n.startswith("INCOMPLETE qrels") for n in json.loads(allowed.stdout)["evaluation"]
+               ["notes"])  # fmt: skip

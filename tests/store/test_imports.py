@@ -11,7 +11,16 @@ from sqlalchemy import select
 from workbench import limits, trec
 from workbench.services import campaigns, importing
 from workbench.services.errors import NotFound, ServiceError
-from workbench.store.models import Document, QrelsEntry, Run, RunTopic, Topic
+from workbench.store.models import (
+    Document,
+    Judgement,
+    PoolEntry,
+    QrelsEntry,
+    Run,
+    RunTopic,
+    Topic,
+    User,
+)
 
 from .conftest import row_counts, write_run
 
@@ -313,3 +322,282 @@ def test_campaign_names_and_grade_labels_longer_than_their_columns_are_refused(s
             campaigns.create_campaign(session, name + "c")
         with pytest.raises(ServiceError, match="a grade label of at most 80 characters"):
             campaigns.create_campaign(session, "other", scale=f"0={label}l,1=yes")
+
+
+# ---------------------------------------------------------------- imports that never guess
+
+
+def test_a_run_file_with_two_tags_is_refused_unless_split(store, campaign_id, tmp_path):
+    both = tmp_path / "both.txt"
+    both.write_text("1 Q0 a1 1 3 X\n1 Q0 d1 2 2 X\n2 Q0 x1 1 5 Y\n1 Q0 a1 1 9 Y\n")
+    failed_import_changes_nothing(
+        store,
+        campaign_id,
+        lambda s, c: importing.import_runs(s, c, [both]),
+        trec.TrecFormatError,
+        r"both.txt:3: expected one run tag per file \('X', as on line 1; --split-tags",
+    )
+    with store.session() as session:
+        campaign = campaigns.get_campaign(session, campaign_id)
+        report = importing.import_runs(session, campaign, [both], split_tags=True)
+        assert (report.added, report.files, report.lines) == (2, 1, 4)
+    with store.session() as session:
+        runs = {run.tag: run for run in session.scalars(select(Run))}
+        assert {tag: run.line_count for tag, run in runs.items()} == {"X": 2, "Y": 2}
+        assert runs["X"].file_name == runs["Y"].file_name == "both.txt"
+        assert importing.load_run(session, runs["Y"]).to_dict() == {
+            "2": {"x1": 5.0},
+            "1": {"a1": 9.0},
+        }
+
+
+@pytest.mark.parametrize(
+    ("content", "match"),
+    [
+        ("", r"empty.txt:1: expected run lines"),
+        ("1 Q0 a1 1 3 X\n1 Q0 a2 2 2\n", r"empty.txt:2: expected exactly 6 fields"),
+        ("1 Q0 a1 99999999999999999999 3 X\n", r"empty.txt:1: expected an integer from"),
+        ("1 Q0 a\xff 1 3 X\n", r"empty.txt:1: expected UTF-8 text"),
+    ],
+)
+def test_bad_run_files_are_refused_and_change_nothing(store, campaign_id, tmp_path, content, match):
+    path = tmp_path / "empty.txt"
+    path.write_bytes(content.encode("latin-1"))
+    failed_import_changes_nothing(
+        store,
+        campaign_id,
+        lambda s, c: importing.import_runs(s, c, [path]),
+        trec.TrecFormatError,
+        match,
+    )
+
+
+def test_qrels_grades_beyond_32_bits_and_bad_bytes_are_refused(store, campaign_id, tmp_path):
+    for content, match in [
+        (b"1 0 a1 1\n1 0 d1 2147483648\n", r"q.txt:2: expected an integer from -2147483648"),
+        (b"1 0 a\xe91 1\n", r"q.txt:1: expected UTF-8 text"),
+    ]:
+        path = tmp_path / "q.txt"
+        path.write_bytes(content)
+        failed_import_changes_nothing(
+            store,
+            campaign_id,
+            lambda s, c, path=path: importing.import_qrels(s, c, path),
+            trec.TrecFormatError,
+            match,
+        )
+
+
+def test_topics_files_with_a_qid_twice_or_a_header(store, campaign_id, tmp_path):
+    twice = tmp_path / "twice.tsv"
+    twice.write_text("7\tseven\n8\teight\n7\tseven again\n")
+    failed_import_changes_nothing(  # an IntegrityError from the database before
+        store,
+        campaign_id,
+        lambda s, c: importing.import_topics(s, c, twice),
+        trec.TrecFormatError,
+        r"twice.tsv:3: expected each qid once \(qid '7' is also on line 1\)",
+    )
+    header = tmp_path / "header.tsv"
+    header.write_text("qid\ttitle\n7\tseven\n")
+    with store.session() as session:
+        campaign = campaigns.get_campaign(session, campaign_id)
+        report = importing.import_topics(session, campaign, header)
+        assert report.added == 1
+        assert report.warnings == [f"{header}:1: header line 'qid\\ttitle' skipped"]
+        assert "qid" not in importing.campaign_qids(session, campaign)
+
+
+def test_runs_with_unknown_topics_can_skip_them_and_say_so(store, campaign_id, tmp_path):
+    run = write_run(tmp_path / "r.txt", "R", [("1", "a1", 3), ("9", "z", 2), ("10", "z", 1)])
+    with store.session() as session:
+        campaign = campaigns.get_campaign(session, campaign_id)
+        report = importing.import_runs(session, campaign, [run], skip_unknown_topics=True)
+        assert report.added == 1
+        assert f"{run}: run 'R': 2 topic(s) the campaign lacks were skipped: 9, 10" in (
+            report.warnings
+        )
+        stored = session.scalar(select(Run).where(Run.tag == "R"))
+        assert stored.line_count == 1
+        assert importing.load_run(session, stored).to_dict() == {"1": {"a1": 3.0}}
+    only_unknown = write_run(tmp_path / "u.txt", "U", [("9", "z", 2)])
+    failed_import_changes_nothing(
+        store,
+        campaign_id,
+        lambda s, c: importing.import_runs(s, c, [only_unknown], skip_unknown_topics=True),
+        ServiceError,
+        "has no line for any chosen campaign topic",
+    )
+
+
+def test_runs_keep_only_the_chosen_topics(store, files, campaign_id):
+    with store.session() as session:
+        campaign = campaigns.get_campaign(session, campaign_id)
+        report = importing.import_runs(session, campaign, [files["A"]], topics=["2"])
+        assert f"{files['A']}: run 'A': 1 topic(s) outside the chosen topics were left out: 1" in (
+            report.warnings
+        )
+        stored = session.scalar(select(Run).where(Run.tag == "A"))
+        assert importing.load_run(session, stored).topics() == ["2"]
+        assert stored.line_count == 2
+    failed_import_changes_nothing(
+        store,
+        campaign_id,
+        lambda s, c: importing.import_runs(s, c, [files["B"]], topics=["2", "77"]),
+        ServiceError,
+        r"has no topic\(s\) 77 \(chosen topics\)",
+    )
+    assert importing.topic_list(" 1, 2\n3 ,1 ") == ["1", "2", "3"]
+    with pytest.raises(ServiceError, match="the topic list is empty"):
+        importing.topic_list(" , ")
+
+
+def test_run_docnos_the_documents_lack_are_reported(store, files, campaign_id):
+    with store.session() as session:
+        campaign = campaigns.get_campaign(session, campaign_id)
+        report = importing.import_runs(session, campaign, [files["C"]])
+        assert report.warnings == [
+            "run 'C': 3 docno(s) are not among the campaign's documents (no documents yet; "
+            "pooled, they show 'no text' until imported): c1, c3, d1"
+        ]
+        importing.import_documents(session, campaign, [files["docs"]])  # a1, d1, zz
+        report = importing.import_runs(session, campaign, [files["A"]])
+        assert report.added == 1
+        assert report.warnings == [
+            "run 'A': 5 docno(s) are not among the campaign's documents (3 documents; "
+            "pooled, they show 'no text' until imported): a2, a3, d2, x1, x2"
+        ]
+
+
+def test_judged_documents_change_only_when_replacing_and_the_log_says_so(
+    store, files, campaign_id, tmp_path
+):
+    with store.session() as session:
+        campaign = campaigns.get_campaign(session, campaign_id)
+        importing.import_documents(session, campaign, [files["docs"]])
+        user = User(username="ann", password_hash="x")
+        session.add(user)
+        session.flush()
+        session.add(
+            Judgement(
+                campaign_id=campaign.id,
+                qid="1",
+                docno="d1",
+                user_id=user.id,
+                grade=2,
+                comment="clear",
+                time_spent_ms=900,
+            )
+        )
+    same = tmp_path / "same.jsonl"
+    same.write_text('{"docno": "d1", "text": "delta"}\n{"docno": "a1", "text": "new alpha"}\n')
+    with store.session() as session:  # d1 unchanged, a1 not judged: both fine
+        report = importing.import_documents(
+            session, campaigns.get_campaign(session, campaign_id), [same]
+        )
+        assert report.updated == 2
+    changed = tmp_path / "changed.jsonl"
+    changed.write_text('{"docno": "d1", "text": "delta, rewritten"}\n')
+    failed_import_changes_nothing(
+        store,
+        campaign_id,
+        lambda s, c: importing.import_documents(s, c, [changed]),
+        ServiceError,
+        "document 'd1' has been judged and this file changes its title or text",
+    )
+    with store.session() as session:
+        campaign = campaigns.get_campaign(session, campaign_id)
+        report = importing.import_documents(session, campaign, [changed], replace=True)
+        assert (
+            "1 judged document(s) got a new title or text, recorded as 1 judgement log"
+            in (report.warnings[0])
+        )
+        log = session.scalars(select(Judgement).order_by(Judgement.id)).all()
+        assert [(j.docno, j.grade, j.comment, j.time_spent_ms) for j in log] == [
+            ("d1", 2, "clear", 900),
+            ("d1", 2, "clear [document text replaced by the import of changed.jsonl]", 0),
+        ]
+        text = session.scalar(select(Document.text).where(Document.docno == "d1"))
+        assert text == "delta, rewritten"
+
+
+def test_pools_and_assignments_of_a_topic_subset(store, files, campaign_id):
+    from workbench.services import assignments, pools
+
+    with store.session() as session:
+        campaign = campaigns.get_campaign(session, campaign_id)
+        importing.import_runs(session, campaign, [files["A"], files["B"]])
+        pool = pools.build_pool(session, campaign, depth=2, seed=1, topics=["2"])
+        assert pool.params["topics"] == ["2"]
+        assert {e.qid for e in session.scalars(select(PoolEntry))} == {"2"}
+        with pytest.raises(ServiceError, match=r"has no topic\(s\) 5"):
+            pools.build_pool(session, campaign, depth=2, topics=["5"])
+        full = pools.build_pool(session, campaign, depth=2, seed=1)
+        users = [User(username=name, password_hash="x") for name in ("ann", "bob")]
+        session.add_all(users)
+        session.flush()
+        created = assignments.auto_assign(
+            session, full, judges_per_topic=1, assessors=users, topics=["1"]
+        )
+        assert [a.qid for a in created] == ["1"]
+        with pytest.raises(ServiceError, match=r"no documents to judge for topic\(s\) 9"):
+            assignments.auto_assign(
+                session, full, judges_per_topic=1, assessors=users, topics=["9"]
+            )
+
+
+def test_the_import_options_from_the_command_line(database_url, files, tmp_path):
+    from click.testing import CliRunner
+
+    from workbench.cli import main
+
+    runner = CliRunner()
+
+    def cli(*args: str, stdin: str | None = None):  # type: ignore[no-untyped-def]
+        return runner.invoke(main, ["--db", database_url, *args], input=stdin)
+
+    assert cli("campaign", "create", "c").exit_code == 0
+    assert cli("import", "topics", "--campaign", "c", str(files["topics"])).exit_code == 0
+    both = tmp_path / "both.txt"
+    both.write_text("1 Q0 a1 1 3 X\n2 Q0 x1 1 5 X\n9 Q0 z 1 1 X\n1 Q0 d1 1 9 Y\n")
+    refused = cli("import", "runs", "--campaign", "c", str(both))
+    assert refused.exit_code == 1 and "both.txt:4: expected one run tag per file" in refused.stderr
+    unknown = cli("import", "runs", "--campaign", "c", "--split-tags", str(both))
+    assert unknown.exit_code == 1 and "lacks: 9" in unknown.stderr
+    chosen = tmp_path / "chosen.txt"
+    chosen.write_text("1\n")
+    imported = cli(
+        "import",
+        "runs",
+        "--campaign",
+        "c",
+        "--split-tags",
+        "--skip-unknown-topics",
+        "--topics",
+        f"@{chosen}",
+        str(both),
+    )
+    assert imported.exit_code == 0, imported.output
+    assert "runs: 2 added" in imported.stdout
+    assert "topic(s) the campaign lacks were skipped: 9" in imported.stderr
+    assert "outside the chosen topics were left out: 2" in imported.stderr
+    assert "docno(s) are not among the campaign's documents" in imported.stderr
+    assert cli("import", "runs", "--campaign", "c", str(files["A"])).exit_code == 0
+    built = cli("pool", "build", "--campaign", "c", "--depth", "1", "--topics", "2")
+    assert built.exit_code == 0 and "over 1 topics" in built.output
+    bad_topics = cli("pool", "build", "--campaign", "c", "--topics", "@" + str(tmp_path / "no"))
+    assert bad_topics.exit_code == 1 and "cannot read the topic list" in bad_topics.stderr
+    for name in ("ann", "bob"):
+        added = cli("user", "add", name, "--password-stdin", stdin="a long passphrase 42\n")
+        assert added.exit_code == 0, added.output
+    assert cli("pool", "build", "--campaign", "c", "--depth", "1").exit_code == 0
+    assigned = cli("assign", "--campaign", "c", "--judges-per-topic", "1", "--topics", "1")
+    assert assigned.exit_code == 0 and "1 new assignments" in assigned.output
+    corrupt = tmp_path / "docs.jsonl.gz"
+    corrupt.write_bytes(b"\x1f\x8b\x08\x00 not really gzip")
+    broken = cli("import", "documents", "--campaign", "c", str(corrupt))
+    assert broken.exit_code == 1
+    assert "docs.jsonl.gz:1: expected a complete, valid gzip file" in broken.stderr
+    assert "Traceback" not in broken.output
+    replaced = cli("import", "documents", "--campaign", "c", "--replace", str(files["docs"]))
+    assert replaced.exit_code == 0 and "documents: 3 added" in replaced.stdout

@@ -307,10 +307,10 @@ def pool_build(
             topics=topic_list(topics),
             **extra,
         )
-        documents, sampled, topics = pools.pool_counts(session, built)
+        documents, sampled, n_topics = pools.pool_counts(session, built)
         click.echo(
             f"{pools.describe_pool(built)}: {documents} documents "
-            f"({sampled} to judge) over {topics} topics"
+            f"({sampled} to judge) over {n_topics} topics"
         )
         warn_missing_text(session, built)
 
