@@ -9,8 +9,13 @@ summed, peak memory the largest), and workbench also evaluates them all in one p
 
 A sanity line compares workbench's per-topic values (``-q``) with pytrec_eval's at 4 dp.
 
-    python benchmarks/bench_trec_eval.py [--workload marco|adhoc|all] [--repeat N]
-        [--tools workbench,pytrec_eval,ranx,trec_eval] [--profile]
+``--workload startup`` times one small run (the bundled example, trec_eval's default measures)
+as whole processes, workbench against the trec_eval binary, many times: the start-up cost.
+The trec_eval binary is ``--trec-eval PATH``, else ``$WORKBENCH_TREC_EVAL``, else
+``trec_eval`` on PATH (build one with ``scripts/build-trec-eval.sh SOURCE_DIR OUTPUT``, -O3).
+
+    python benchmarks/bench_trec_eval.py [--workload marco|adhoc|startup|all] [--repeat N]
+        [--tools workbench,pytrec_eval,ranx,trec_eval] [--trec-eval PATH] [--profile]
 """
 
 from __future__ import annotations
@@ -94,19 +99,34 @@ class Measurement:
     peak_mib: float
 
 
+GNU_TIME = "/usr/bin/time"
+
+
 def run_process(command: Sequence[str], stdout_path: Path) -> Measurement:
-    """Run ``command`` to completion; its wall time and its own peak RSS (``wait4``)."""
+    """Run ``command`` to completion: wall time, CPU time and peak RSS of that process alone.
+
+    The command runs under GNU time, which reports the user+system time and ``ru_maxrss`` of
+    its own child: a process forked straight from this (large) Python would carry this
+    process's peak RSS into its own across ``exec`` (Linux keeps ``maxrss`` over exec).
+    Without GNU time, ``wait4``'s figures are used (peak memory then overstated).
+    """
+    wrapped = os.access(GNU_TIME, os.X_OK)
+    full = [GNU_TIME, "-f", "WBTIME %e %U %S %M", *command] if wrapped else list(command)
     with stdout_path.open("wb") as out:
         start = time.perf_counter()
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.PIPE)
+        process = subprocess.Popen(full, stdout=out, stderr=subprocess.PIPE)
         _, status, usage = os.wait4(process.pid, 0)
         wall = time.perf_counter() - start
     process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode != 0:
-        err = process.stderr.read().decode(errors="replace") if process.stderr else ""
-        raise RuntimeError(f"{' '.join(command[:4])} ... exited {process.returncode}: {err}")
+    err = process.stderr.read().decode(errors="replace") if process.stderr else ""
     if process.stderr:
         process.stderr.close()
+    if process.returncode != 0:
+        raise RuntimeError(f"{' '.join(command[:4])} ... exited {process.returncode}: {err}")
+    if wrapped:
+        report = [line for line in err.splitlines() if line.startswith("WBTIME ")][-1]
+        _, _elapsed, user, system, peak_kib = report.split()
+        return Measurement(wall, float(user) + float(system), int(peak_kib) / 1024)
     cpu = usage.ru_utime + usage.ru_stime
     return Measurement(wall, cpu, usage.ru_maxrss / 1024)  # ru_maxrss is in KiB on Linux
 
@@ -151,7 +171,34 @@ def tool_command(tool: str, qrels: Path, run: Path) -> list[str]:
     if tool == "ranx":
         return [sys.executable, "-c", RANX_SCRIPT, str(qrels), str(run)]
     flags = [arg for m in TREC_EVAL_MEASURES for arg in ("-m", m)]
-    return ["trec_eval", *flags, str(qrels), str(run)]
+    return [TREC_EVAL_BINARY[0], *flags, str(qrels), str(run)]
+
+
+TREC_EVAL_BINARY = ["trec_eval"]  # set from --trec-eval / $WORKBENCH_TREC_EVAL in main()
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def bench_startup(tools: Sequence[str], repeat: int, scratch: Path) -> list[str]:
+    """Whole-process time on the bundled example (3 topics, 60 lines), default measures."""
+    qrels, run = EXAMPLES / "qrels.txt", EXAMPLES / "run.txt"
+    commands = {"workbench": [sys.executable, "-m", "workbench", "trec-eval", str(qrels), str(run)]}
+    if "trec_eval" in tools:
+        commands["trec_eval"] = [TREC_EVAL_BINARY[0], str(qrels), str(run)]
+    python = [sys.executable, "-c", "pass"]
+    commands["python -c pass"] = python
+    commands["python -c 'import numpy'"] = [sys.executable, "-c", "import numpy"]
+    samples: dict[str, list[Measurement]] = {label: [] for label in commands}
+    for _ in range(repeat):  # interleaved, so that load on the machine hits every tool alike
+        for label, command in commands.items():
+            samples[label].append(run_process(command, scratch / "out.txt"))
+    results = {label: median_measurement(values) for label, values in samples.items()}
+    base = results["workbench"]
+    lines = [format_row("startup", label, m, base) for label, m in results.items()]
+    lines.append(
+        "  (wall and cpu in seconds; the python lines are the interpreter's own start-up here,"
+        " with and without numpy)"
+    )
+    return lines
 
 
 def median_measurement(samples: Sequence[Measurement]) -> Measurement:
@@ -200,10 +247,20 @@ def check_against_pytrec(qrels: Path, runs: Sequence[Path], scratch: Path) -> st
 def format_row(workload: str, label: str, m: Measurement, base: Measurement | None) -> str:
     ratio = ""
     if base:
-        ratio = (
-            f"{base.wall / m.wall:9.2f} {base.cpu / m.cpu:8.2f} {base.peak_mib / m.peak_mib:8.2f}"
+        ratio = " ".join(
+            f"{_ratio(a, b):>{width}}"
+            for a, b, width in (
+                (base.wall, m.wall, 9),
+                (base.cpu, m.cpu, 8),
+                (base.peak_mib, m.peak_mib, 8),
+            )
         )
-    return f"{workload:<8} {label:<34} {m.wall:8.2f} {m.cpu:8.2f} {m.peak_mib:9.0f} {ratio}"
+    return f"{workload:<8} {label:<34} {m.wall:8.3f} {m.cpu:8.2f} {m.peak_mib:9.1f} {ratio}"
+
+
+def _ratio(ours: float, theirs: float) -> str:
+    """ours / theirs to 2 decimals ('-' when theirs is below the clock's resolution)."""
+    return f"{ours / theirs:.2f}" if theirs > 0 else "-"
 
 
 def reference_lines(workload: str, ours: dict[str, Measurement]) -> list[str]:
@@ -286,9 +343,9 @@ def bench_adhoc(
 
 def warm_up(tools: Sequence[str], scratch: Path) -> None:
     """One untimed process per tool on a small input: page cache, .pyc and JIT caches."""
-    runs, qrels = generate_adhoc(DEFAULT_DATA_DIR)
+    qrels, run = EXAMPLES / "qrels.txt", EXAMPLES / "run.txt"
     for tool in tools:
-        run_process(tool_command(tool, qrels, runs[0]), scratch / "warm-up.txt")
+        run_process(tool_command(tool, qrels, run), scratch / "warm-up.txt")
 
 
 def profile_workbench(workload: str) -> str:
@@ -307,7 +364,12 @@ def profile_workbench(workload: str) -> str:
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--workload", choices=["marco", "adhoc", "all"], default="all")
+    parser.add_argument("--workload", choices=["marco", "adhoc", "startup", "all"], default="all")
+    parser.add_argument(
+        "--trec-eval",
+        default=os.environ.get("WORKBENCH_TREC_EVAL", "trec_eval"),
+        help="the trec_eval binary (default $WORKBENCH_TREC_EVAL, else trec_eval on PATH)",
+    )
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (median)")
     parser.add_argument(
         "--tools", default=",".join(TOOLS), help="comma-separated subset of " + ",".join(TOOLS)
@@ -329,7 +391,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
 
 def main(argv: Sequence[str]) -> int:
     args = parse_args(argv)
-    workloads = ["marco", "adhoc"] if args.workload == "all" else [args.workload]
+    workloads = ["startup", "marco", "adhoc"] if args.workload == "all" else [args.workload]
+    TREC_EVAL_BINARY[0] = args.trec_eval
     if args.profile:
         for workload in workloads:
             print(f"== cProfile, workbench on W-{workload}\n{profile_workbench(workload)}")
@@ -340,9 +403,9 @@ def main(argv: Sequence[str]) -> int:
         print(f"unknown tools: {', '.join(sorted(unknown))}", file=sys.stderr)
         return 2
     notes = []
-    if "trec_eval" in tools and shutil.which("trec_eval") is None:
+    if "trec_eval" in tools and shutil.which(args.trec_eval) is None:
         tools.remove("trec_eval")
-        notes.append("trec_eval: no binary on PATH, skipped")
+        notes.append(f"trec_eval: no binary {args.trec_eval!r}, skipped")
     header = (
         "workload",
         "tool",
@@ -358,7 +421,9 @@ def main(argv: Sequence[str]) -> int:
         scratch = Path(tmp)
         warm_up(tools, scratch)
         for workload in workloads:
-            if workload == "marco":
+            if workload == "startup":
+                lines = bench_startup(tools, max(args.repeat, 21), scratch)
+            elif workload == "marco":
                 lines = bench_marco(tools, args.repeat, scratch)
             else:
                 lines = bench_adhoc(tools, args.repeat, scratch, args.check_runs, args.ranx_sample)

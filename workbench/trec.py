@@ -621,15 +621,23 @@ def _source_size(source: Source) -> int | None:
     return None
 
 
-def read_run(source: Source, *, name: str | None = None, limits: IdLimits = NO_LIMITS) -> Run:
+def read_run(
+    source: Source,
+    *,
+    name: str | None = None,
+    limits: IdLimits = NO_LIMITS,
+    check_duplicates: bool = True,
+) -> Run:
     """Parse a run (``qid Q0 docno rank score tag``; extra fields ignored, as trec_eval).
 
-    The tag is that of the last line.  A docno twice in one topic is an error, and so is a
-    qid, docno or tag longer than ``limits`` (by default any length, as trec_eval).
+    The tag is that of the last line.  A docno twice in one topic is an error (unless
+    ``check_duplicates`` is false: trec_eval only fails on the topics it evaluates), and so is
+    a qid, docno or tag longer than ``limits`` (by default any length, as trec_eval).
     """
     path = name or _source_name(source)
     parsed = _read_run(source, path, limits, strict=False)
-    _check_run_duplicates(source, path, parsed.run, parsed.line_numbers)
+    if check_duplicates:
+        _check_run_duplicates(source, path, parsed.run, parsed.line_numbers)
     return parsed.run
 
 

@@ -1,7 +1,7 @@
 """run efficiency figures (sidecar files): the run_efficiency table
 
 Revision ID: notes_run_efficiency
-Revises: q15_query_logs
+Revises: a14d_adaptive
 Create Date: 2026-11-23 11:00:00
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "notes_run_efficiency"
-down_revision = "q15_query_logs"
+down_revision = "a14d_adaptive"
 branch_labels = None
 depends_on = None
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
@@ -98,3 +99,57 @@ def test_evaluate_refuses_unknown_qrels_and_measures(evaluated, database_url, tm
     assert unknown.exit_code == 1 and "qrels 'nobody'" in unknown.output
     measure = _run(database_url, "evaluate", "--campaign", "demo", "-m", "nonsense")
     assert measure.exit_code == 1 and "nonsense" in measure.output
+
+
+def test_evaluate_trec_format_is_trec_evals_output_for_the_same_flags(
+    evaluated, database_url, tmp_path
+):
+    """`evaluate --format trec -m X` == `trec-eval -c -q -l LEVEL -m X QRELS RUN` for each run
+    (missing topics score 0, the campaign convention): no runid line unless asked, summary-only
+    gm_map in the summary."""
+    from workbench.services import evaluation as service
+    from workbench.services.campaigns import get_campaign
+    from workbench.trec import Run, write_qrels, write_run
+    from workbench.trec_eval_command import run_trec_eval
+
+    flags = ["-m", "map", "-m", "gm_map", "-m", "P.5"]
+    result = _run(database_url, "evaluate", "--campaign", "demo", *flags, "--format", "trec")
+    assert result.exit_code == 0, result.output
+    with evaluated.session() as s:
+        campaign = get_campaign(s, "demo")
+        qrels = service.resolve_qrels(s, campaign, "final").qrels
+        runs = service.load_runs(s, campaign)
+        level = campaign.relevance_level
+    write_qrels(qrels, tmp_path / "qrels")
+    expected = []
+    for run in runs:
+        write_run(Run.from_dict(run.as_dict(), tag=run.tag), tmp_path / run.tag)
+        out, err = io.StringIO(), io.StringIO()
+        args = [
+            "-c",
+            "-q",
+            "-l",
+            str(level),
+            *flags,
+            str(tmp_path / "qrels"),
+            str(tmp_path / run.tag),
+        ]
+        assert run_trec_eval(args, out, err) == 0, err.getvalue()
+        expected.append(out.getvalue())
+    assert result.stdout == "".join(expected)
+    assert "runid" not in result.stdout
+    assert result.stdout.count("gm_map                \tall\t") == len(runs)
+    with_runid = _run(database_url, "evaluate", "--campaign", "demo", "-m", "runid", "-m", "map",
+                      "--format", "trec")  # fmt: skip
+    assert with_runid.stdout.count("runid                 \tall\t") == len(runs)
+
+
+def test_evaluate_refuses_summary_only_measures_outside_the_trec_format(evaluated, database_url):
+    """gm_map has no per-topic values: refused with the reason, never silently dropped."""
+    for fmt in ("json", "text", "csv"):
+        result = _run(
+            database_url, "evaluate", "--campaign", "demo", "-m", "gm_map", "-m", "map",
+            "--format", fmt,
+        )  # fmt: skip
+        assert result.exit_code == 1
+        assert "gm_map: trec_eval gives no per-topic value" in result.output

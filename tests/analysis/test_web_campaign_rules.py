@@ -24,7 +24,14 @@ def client_and_id(evaluated, database_url, tmp_path):
         importing.import_runs(s, get_campaign(s, "demo"), [path], contributes=False)
         create_user(s, "organiser", "a long secret 1", role="admin")
         campaign_id = s.scalar(select(Campaign.id).where(Campaign.name == "demo"))
-    app = create_app({"DATABASE_URL": database_url, "SECRET_KEY": "test", "TESTING": True})
+    app = create_app(
+        {
+            "DATABASE_URL": database_url,
+            "SECRET_KEY": "test",
+            "TESTING": True,
+            "REPORT_JOB_WAIT_SECONDS": 120,  # the report job's result, not its progress page
+        }
+    )
     return login(app, "organiser", "a long secret 1"), campaign_id
 
 

@@ -12,6 +12,7 @@ from workbench.services.users import create_user
 from workbench.store.models import Campaign, FinalLabel, User
 from workbench.web import create_app
 
+JOB_WAIT_S = 120  # the report jobs run in child processes; these tests read their results
 CSRF = re.compile(r'name="csrf-token" content="([^"]+)"')
 
 
@@ -27,6 +28,7 @@ def app(judged, database_url, tmp_path):
             "SECRET_KEY": "test",
             "TESTING": True,
             "REPORT_BOOTSTRAP_RESAMPLES": 50,
+            "REPORT_JOB_WAIT_SECONDS": JOB_WAIT_S,
         }
     )
     app.config["CAMPAIGN_ID"] = campaign_id
@@ -165,7 +167,14 @@ def evaluated_app(evaluated, database_url):
     with evaluated.session() as s:
         create_user(s, "organiser", "a long secret 1", role="admin")
         campaign_id = s.scalar(select(Campaign.id).where(Campaign.name == "demo"))
-    app = create_app({"DATABASE_URL": database_url, "SECRET_KEY": "test", "TESTING": True})
+    app = create_app(
+        {
+            "DATABASE_URL": database_url,
+            "SECRET_KEY": "test",
+            "TESTING": True,
+            "REPORT_JOB_WAIT_SECONDS": JOB_WAIT_S,
+        }
+    )
     app.config["CAMPAIGN_ID"] = campaign_id
     return app
 

@@ -125,6 +125,27 @@ MATRIX: list[tuple[str, str, str, dict | None, dict[str, int]]] = [
         )
         for view in ("report", "agreement", "evaluation", "prefs")
     ),
+    (
+        "adaptive.build",
+        "POST",
+        "/admin/campaigns/{c}/adaptive-pools",
+        {"strategy": "mm", "budget": "2"},
+        ADMIN_POST,
+    ),
+    # the world's pool {p} is not adaptive: its adaptive page is a 404, the API a 400
+    ("adaptive.status", "GET", "/admin/campaigns/{c}/pools/{p}/adaptive", None,
+     {**ADMIN_GET, "admin": 404}),
+    ("adaptive.budget", "POST", "/admin/campaigns/{c}/pools/{p}/adaptive/budget",
+     {"budget": "3"}, ADMIN_POST),
+    ("adaptive.stop", "POST", "/admin/campaigns/{c}/pools/{p}/adaptive/topics/T1/stop", None,
+     ADMIN_POST),
+    ("api.adaptive_status", "GET", "/api/v1/campaigns/{c}/pools/{p}/adaptive", None,
+     {**ADMIN_API, "admin": 400}),
+    ("api.adaptive_budget", "POST", "/api/v1/campaigns/{c}/pools/{p}/adaptive/budget",
+     {"budget": 3}, {**ADMIN_API, "admin": 400}),
+    ("api.adaptive_stop", "POST",
+     "/api/v1/campaigns/{c}/pools/{p}/adaptive/topics/T1/stop", {"stopped": True},
+     {**ADMIN_API, "admin": 400}),
 ]
 UNSAFE = [row for row in MATRIX if row[1] == "POST"]
 

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from workbench.cli import main
-from workbench.cli.trec_eval import UsageError, parse_args, run_trec_eval
+from workbench.trec_eval_command import UsageError, parse_args, run_trec_eval
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -99,10 +99,10 @@ def test_run_from_stdin(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_malformed_input_exit_2(tmp_path: Path) -> None:
     bad = tmp_path / "bad.run"
-    bad.write_text("401 Q0 DOC 1 1.0 t\n401 Q0 DOC 2 0.5 t\n")
+    bad.write_text("401 Q0 DOC 1 1.0 t\n401 Q0 DOC 2 0.5\n")
     status, out, err = _run(str(EXAMPLES / "qrels.txt"), str(bad))
     assert (status, out) == (2, "")
-    assert err.startswith(f"trec_eval: {bad}:2: expected each docno at most once per topic")
+    assert err.startswith(f"trec_eval: {bad}:2: expected ")
     status, _, err = _run(str(EXAMPLES / "qrels.txt"), str(tmp_path / "missing.run"))
     assert status == 2 and "cannot read" in err
 
@@ -120,3 +120,28 @@ def test_help_and_version() -> None:
     assert status == 0 and "--compat 9" in out
     status, out, _ = _run("-v")
     assert status == 0 and "trec-eval" in out
+
+
+def test_trec_eval_starts_without_click_or_the_command_group() -> None:
+    """`workbench trec-eval` goes straight to the evaluator (start-up time, issue 10)."""
+    import subprocess
+
+    code = (
+        "import sys, runpy; sys.argv = ['workbench', 'trec-eval', sys.argv[1], sys.argv[2]];\n"
+        "try:\n    runpy.run_module('workbench', run_name='__main__')\n"
+        "except SystemExit as e:\n    assert e.code == 0, e.code\n"
+        "loaded = sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('click', 'flask', 'sqlalchemy', 'scipy', 'workbench'))\n"
+        "print(' '.join(loaded), file=sys.stderr)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(EXAMPLES / "qrels.txt"), str(EXAMPLES / "run.txt")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    loaded = done.stderr.split()
+    assert "workbench.metrics.evaluation" in loaded
+    assert not [m for m in loaded if m.startswith(("click", "flask", "sqlalchemy", "scipy"))]
+    assert not [m for m in loaded if m.startswith(("workbench.cli", "workbench.metrics.prefs"))]
+    assert done.stdout.startswith("runid                 \tall\texample\n")

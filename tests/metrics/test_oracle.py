@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.cli.trec_eval import run_trec_eval
+from workbench.trec_eval_command import run_trec_eval
 
 MEAS_PARAMS = (
     "-q -miprec_at_recall..10,.20,.25,.75,.50 -m P.5,7,3 -m recall.20,2000 "

@@ -10,13 +10,13 @@ from hypothesis import strategies as st
 
 from workbench.metrics.names import MeasureError
 from workbench.metrics.prefs import (
-    PreferenceError,
+    UnevaluableTopic,
     evaluate_prefs,
     prefs_from_qrels,
     resolve_prefs_measures,
 )
 from workbench.metrics.report import format_line
-from workbench.trec import PrefsLine, Qrels, Run, TrecFormatError, read_prefs, read_qrels, read_run
+from workbench.trec import PrefsLine, Qrels, Run, read_prefs, read_qrels, read_run
 
 
 def trec_eval_text(lines: list[tuple[str, str, int | float | str]]) -> str:
@@ -239,17 +239,21 @@ def test_measure_names_and_nicknames() -> None:
 
 
 def test_inconsistent_preferences_are_rejected() -> None:
-    run = Run.from_dict(ranking("q", "A", "B"))
-    twice = prefs("q", "0", "0", ("A", 1), ("A", 2), ("B", 0))
-    with pytest.raises(PreferenceError, match="one rel level"):
+    """trec_eval stops on such a topic ("Can't calculate measure", exit 4), after printing the
+    topics before it: UnevaluableTopic carries those lines."""
+    run = Run.from_dict({**ranking("a", "A"), **ranking("q", "A", "B")})
+    first = prefs("a", "0", "0", ("A", 1))
+    twice = first + prefs("q", "0", "0", ("A", 1), ("A", 2), ("B", 0))
+    with pytest.raises(UnevaluableTopic, match="one rel level") as caught:
         evaluate_prefs(twice, run, ["prefs_simp"], per_topic=True)
+    assert caught.value.qid == "q" and [line[1] for line in caught.value.lines] == ["a"]
     cycle = prefs("q", "0", "x", ("A", 2), ("B", 1)) + prefs("q", "0", "y", ("B", 2), ("A", 1))
-    with pytest.raises(TrecFormatError, match="contradictions"):
+    with pytest.raises(UnevaluableTopic, match="contradictions"):
         evaluate_prefs(cycle, run, ["prefs_simp"], per_topic=True)
     zero_and_relevant = prefs("q", "0", "x", ("A", 0), ("B", 1)) + prefs(
         "q", "0", "y", ("A", 2), ("B", 1)
     )
-    with pytest.raises(TrecFormatError, match="relevant and non-relevant"):
+    with pytest.raises(UnevaluableTopic, match="relevant and non-relevant"):
         evaluate_prefs(zero_and_relevant, run, ["prefs_simp"], per_topic=True)
 
 

@@ -204,6 +204,7 @@ def make_app(url: str, tmp_path: Path, **config: object) -> Flask:
         "SECRET_KEY": "test-key",
         "WTF_CSRF_ENABLED": False,
         "INSTANCE_PATH": str(tmp_path / "instance"),
+        "REPORT_JOB_WAIT_SECONDS": 120,  # report pages show the job's result, not its progress
     }
     settings.update(config)
     return create_app(settings)

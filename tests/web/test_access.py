@@ -28,6 +28,9 @@ ADMIN_POSTS = [
     "/admin/users",
     "/admin/users/{u}",
     "/querylogs/{c}/import",
+    "/admin/campaigns/{c}/adaptive-pools",
+    "/admin/campaigns/{c}/pools/{p}/adaptive/budget",
+    "/admin/campaigns/{c}/pools/{p}/adaptive/topics/T1/stop",
 ]
 ADMIN_API = [
     "/api/v1/campaigns",
@@ -85,6 +88,14 @@ COVERED_ENDPOINTS = {
     "querylogs_api.api_agreement",
     "querylogs_api.api_evaluation",
     "querylogs_api.api_prefs",
+    # adaptive pools (every role in tests/hardening/test_security_matrix.py)
+    "adaptive.build",
+    "adaptive.status",
+    "adaptive.budget",
+    "adaptive.stop",
+    "api.adaptive_status",
+    "api.adaptive_budget",
+    "api.adaptive_stop",
 }
 
 

@@ -7,6 +7,7 @@ whole-process time is the evaluator's own. Each area owns one module of commands
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 import click
 
@@ -27,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "agreement": "workbench.cli.analysis_commands:agreement",
     "adjudicate": "workbench.cli.analysis_commands:adjudicate",
     "evaluate": "workbench.cli.analysis_commands:evaluate",
+    "simulate": "workbench.cli.simulate_commands:simulate",
     "querylog": "workbench.cli.querylog_commands:querylog",
     # the course notes' further analyses
     "collection-measures": "workbench.cli.notes_commands:collection_measures",
@@ -53,6 +55,21 @@ class LazyGroup(click.Group):
                 return None
             raise
         return getattr(module, attribute)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; a store that cannot be written (read-only, full disk) exits 1 with
+        one line instead of a traceback."""
+        try:
+            return super().invoke(ctx)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as error:
+            from workbench.store.db import storage_problem
+
+            problem = storage_problem(error)
+            if problem is None:
+                raise
+            raise click.ClickException(problem) from None
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

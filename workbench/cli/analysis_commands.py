@@ -22,6 +22,50 @@ def _emit(text: str, output: Path | None) -> None:
         click.echo(f"wrote {output}", err=True)
 
 
+def _refuse_summary_only(measures: list[str]) -> None:
+    """Measures with no per-topic value (gm_map, gm_bpref, runid, num_q) have no place in the
+    runs x measures tables and the paired tests: refused with the reason, not dropped."""
+    from workbench.metrics import MeasureError
+    from workbench.metrics.names import resolve
+
+    try:
+        summary_only = [m.name for m in resolve(measures) if not m.family.per_topic]
+    except MeasureError as error:
+        fail(str(error))
+    if summary_only:
+        fail(
+            f"{', '.join(summary_only)}: trec_eval gives no per-topic value, so there is nothing "
+            "to tabulate per run or to test per topic; use --format trec, which prints it in "
+            "each run's summary (gm_map's per-topic counterpart is map)"
+        )
+
+
+def _trec_eval_output(qrels, runs, measures: list[str], level: int) -> str:
+    """``trec_eval -c -q -l LEVEL -m ... QRELS RUN`` for each run in turn, byte for byte, on
+    the qrels of the evaluated topics (the campaign convention: a topic a run lacks scores 0,
+    as trec_eval's -c): the measures asked for in trec_eval's order, summary-only ones
+    (gm_map) in the summary, runid only with ``-m runid``."""
+    from workbench.metrics import MeasureError
+    from workbench.metrics import evaluate as evaluate_run
+    from workbench.metrics.report import report_lines
+    from workbench.trec import Run
+
+    parts: list[str] = []
+    for run in runs:
+        try:
+            result = evaluate_run(
+                qrels,
+                Run.from_dict(run.as_dict(), tag=run.tag),
+                measures,
+                relevance_level=level,
+                average_over_all_topics=True,
+            )
+        except (MeasureError, ValueError) as error:
+            fail(str(error))
+        parts.extend(report_lines(result, per_topic=True))
+    return "".join(parts)
+
+
 @click.command()
 @click.option("--campaign", "campaign_name", required=True, help="Campaign name or id.")
 @click.option("--graded", is_flag=True, help="Agreement on grades (default: binary labels).")
@@ -148,7 +192,7 @@ def adjudicate(
     "fmt",
     type=click.Choice(EVALUATION_FORMATS),
     default="text",
-    help="trec = trec_eval's -q text.",
+    help="trec = trec_eval -q's output for the same -m flags (and -l), run after run.",
 )
 @click.option(
     "-l",
@@ -229,6 +273,7 @@ def evaluate(
     from workbench.reports import evaluation as report
     from workbench.reports.extended import extended_tables
     from workbench.reports.tables import render, to_json
+    from workbench.services import adaptive_pools
     from workbench.services import evaluation as service
     from workbench.services.campaigns import get_campaign
     from workbench.services.extended_evaluation import extended_sections
@@ -242,6 +287,8 @@ def evaluate(
         return
     store = get_store(ctx)
     chosen = list(measures) or list(service.DEFAULT_MEASURES)
+    if fmt != "trec":
+        _refuse_summary_only(chosen)
     try:
         with store.session() as session:
             campaign = get_campaign(session, campaign_name)
@@ -257,7 +304,12 @@ def evaluate(
                 topic_set=topic_set,
                 allow_incomplete=allow_incomplete,
             )
+            if fmt == "trec":  # the same qrels, for trec_eval's own output
+                trec_qrels = service.resolve_qrels(
+                    session, campaign, qrels_spec, allow_files=True, allow_incomplete=True
+                )
             comparisons = service.compare_runs(table, test=test, correction=correction, alpha=alpha)
+            warning = adaptive_pools.evaluation_warning(session, campaign)
             ranking = (
                 service.ranking_stability(
                     session,
@@ -294,11 +346,14 @@ def evaluate(
                 )  # fmt: skip
     except (ServiceError, TrecFormatError) as error:
         fail(str(error))
+    if warning:
+        click.echo(f"warning: {warning}", err=True)
     if fmt in ("trec", "csv"):  # formats without a caption: the notes go to stderr
         for note in table.notes() + comparisons.notes:
             click.echo(f"note: {note}", err=True)
     if fmt == "trec":
-        _emit(report.trec_eval_text(table), output)
+        qrels = {q: trec_qrels.qrels[q] for q in table.topics_evaluated}
+        _emit(_trec_eval_output(qrels, runs, chosen, table.relevance_level), output)
         return
     if fmt == "json":
         document = {"evaluation": table.to_dict(), "comparisons": comparisons.to_dict()}

@@ -7,15 +7,18 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 import click
 from sqlalchemy.orm import Session
 
+from workbench import adaptive
 from workbench.cli.common import fail, get_store
-from workbench.services import campaigns, exports, importing, pools
+from workbench.services import adaptive_pools, campaigns, exports, importing, pools
 from workbench.services.errors import ServiceError
 from workbench.trec import TrecFormatError
+
+T = TypeVar("T")
 
 
 @contextmanager
@@ -27,6 +30,25 @@ def transaction(ctx: click.Context) -> Iterator[Session]:
             yield session
     except (ServiceError, TrecFormatError) as error:
         fail(str(error))
+
+
+def _campaign_exists(ctx: click.Context, name: str) -> None:
+    """Refuse an unknown campaign before reading large files."""
+    try:
+        with get_store(ctx).read_session() as session:
+            campaigns.get_campaign(session, name)
+    except ServiceError as error:
+        fail(str(error))
+
+
+def _read_first(read: Callable[[], T]) -> T:
+    """Files read and checked before the write transaction (the store's write lock on SQLite
+    is then held for the writes alone); a bad file exits 1 with its message."""
+    try:
+        return read()
+    except (ServiceError, TrecFormatError) as error:
+        fail(str(error))
+        raise
 
 
 def split_tags(text: str | None) -> list[str] | None:
@@ -101,6 +123,7 @@ def campaign_list(ctx: click.Context) -> None:
 
 # ---------------------------------------------------------------- import
 
+ADAPTIVE_STRATEGIES = adaptive.ADAPTIVE
 campaign_option = click.option("--campaign", "campaign_name", required=True, help="Campaign.")
 topics_option = click.option(
     "--topics", default=None, help="Only these topics: QID,QID,... or @FILE (one qid a line)."
@@ -164,11 +187,13 @@ def import_documents(
     replace: bool,
 ) -> None:
     """Documents: JSONL {"docno","title","text",...} or TREC <DOC> SGML (.gz too), streamed."""
+    _campaign_exists(ctx, campaign_name)
+    prepared = _read_first(lambda: importing.prepare_documents(files, format=fmt))
     with transaction(ctx) as session:
         target = campaigns.get_campaign(session, campaign_name)
         report(
             importing.import_documents(
-                session, target, files, only_pooled=only_pooled, format=fmt, replace=replace
+                session, target, prepared, only_pooled=only_pooled, replace=replace
             )
         )
 
@@ -204,13 +229,15 @@ def import_runs(
     efficiency: str | None,
 ) -> None:
     """Runs (TREC format), stored whole."""
+    _campaign_exists(ctx, campaign_name)
+    prepared = _read_first(lambda: importing.prepare_runs(files, split_tags=split_tags))
     with transaction(ctx) as session:
         target = campaigns.get_campaign(session, campaign_name)
         report(
             importing.import_runs(
                 session,
                 target,
-                files,
+                prepared,
                 replace=replace,
                 group=group,
                 contributes=not no_contribute,
@@ -255,12 +282,23 @@ def pool() -> None:
 @campaign_option
 @click.option(
     "--strategy",
-    type=click.Choice(["depth", "take", "fusion", "stratified"]),
+    type=click.Choice(["depth", "take", "fusion", "stratified", *ADAPTIVE_STRATEGIES]),
     default="depth",
     show_default=True,
+    help=f"Adaptive ({', '.join(ADAPTIVE_STRATEGIES)}): the strategy picks each next document.",
 )
-@click.option("--depth", default=10, show_default=True, help="k of depth-k pooling.")
-@click.option("--budget", type=int, default=None, help="Documents per topic (take, fusion).")
+@click.option("--depth", type=int, default=None, help="k of depth-k pooling [10; adaptive: 100].")
+@click.option(
+    "--budget", type=int, default=None, help="Documents per topic (take, fusion, adaptive)."
+)
+@click.option("--batch", type=int, default=5, show_default=True, help="Adaptive: reveal size.")
+@click.option(
+    "--secondary-share",
+    type=float,
+    default=0.2,
+    show_default=True,
+    help="Adaptive: share of the chosen documents that other judges of a topic also judge.",
+)
 @click.option("--runs", default=None, help="TAG,TAG (default: every contributing run).")
 @click.option("--seed", type=int, default=None, help="Random seed (default: drawn and recorded).")
 @click.option(
@@ -275,8 +313,10 @@ def pool_build(
     ctx: click.Context,
     campaign_name: str,
     strategy: str,
-    depth: int,
+    depth: int | None,
     budget: int | None,
+    batch: int,
+    secondary_share: float,
     runs: str | None,
     seed: int | None,
     fusion: str,
@@ -295,11 +335,24 @@ def pool_build(
         extra["strata"] = strata
     with transaction(ctx) as session:
         target = campaigns.get_campaign(session, campaign_name)
+        if strategy in ADAPTIVE_STRATEGIES:
+            built = adaptive_pools.build_adaptive_pool(
+                session, target, strategy=strategy, budget=budget, depth=depth or 100,
+                batch=batch, secondary_share=secondary_share, runs=split_tags(runs), seed=seed,
+                name=name,
+            )
+            documents, _, topics = pools.pool_counts(session, built)
+            click.echo(
+                f"{pools.describe_pool(built)}: {adaptive_pools.describe_settings(built)}; "
+                f"{documents} documents to choose from over {topics} topics"
+            )
+            warn_missing_text(session, built)
+            return
         built = pools.build_pool(
             session,
             target,
             strategy=strategy,
-            depth=depth,
+            depth=depth or 10,
             budget=budget,
             runs=split_tags(runs),
             seed=seed,
@@ -469,3 +522,8 @@ def export_log(ctx: click.Context, campaign_name: str, output: str | None, fmt: 
             output, lambda dest: exports.export_judgement_log(session, target, dest, fmt=fmt)
         )
     click.echo(f"{count} judgement(s) written", err=True)
+
+
+from workbench.cli.adaptive_commands import adaptive_group  # noqa: E402  (uses the helpers above)
+
+pool.add_command(adaptive_group)

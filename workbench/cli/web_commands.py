@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import socket
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -157,6 +159,7 @@ def run_server(ctx: click.Context, host: str, port: int, workers: int, threads: 
     from workbench.store.db import ENV_VAR
     from workbench.web import INSTANCE_ENV, secret_key
 
+    refuse_port_in_use(host, port)
     instance = Path.cwd() / "instance"
     os.environ[ENV_VAR] = get_store(ctx).url
     os.environ[INSTANCE_ENV] = str(instance)
@@ -173,6 +176,27 @@ def run_server(ctx: click.Context, host: str, port: int, workers: int, threads: 
         log_access=False,
         websockets=False,
     ).serve()
+
+
+def refuse_port_in_use(host: str, port: int) -> None:
+    """Exit with a clear message when something already listens on host:port.
+
+    granian binds with SO_REUSEPORT, so a second server on the same port would start and share
+    the traffic; a plain bind (without SO_REUSEPORT) fails while any socket listens there."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as error:
+        fail(f"cannot serve on {host}:{port}: {error.strerror}")
+        return
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as error:
+            if error.errno == errno.EADDRINUSE:
+                fail(f"port {port} on {host} is already in use (another server?); choose --port")
+            fail(f"cannot serve on {host}:{port}: {error.strerror}")
 
 
 def server_options(command: Callable[..., None]) -> Callable[..., None]:

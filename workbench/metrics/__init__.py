@@ -2,12 +2,29 @@
 
 ``evaluate(qrels, run, ["map", "P@10", "nDCG@10"])`` returns an :class:`Evaluation` with
 per-topic values and the summary, keyed by trec_eval's printed names (``map``, ``P_10``,
-``ndcg_cut_10``).  Imports neither Flask nor SQLAlchemy.
+``ndcg_cut_10``).  Imports neither Flask nor SQLAlchemy.  Names load on first use, so that
+importing one submodule (``workbench.metrics.names``) does not load the rest.
 """
 
-from workbench.metrics.evaluation import Evaluation, evaluate, interpolated_precision_recall
-from workbench.metrics.names import Measure, MeasureError, parse_measure
-from workbench.metrics.ranking import trec_order
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from workbench.metrics.evaluation import Evaluation, evaluate, interpolated_precision_recall
+    from workbench.metrics.names import Measure, MeasureError, parse_measure
+    from workbench.metrics.ranking import trec_order
+
+_HOMES = {
+    "Evaluation": "workbench.metrics.evaluation",
+    "evaluate": "workbench.metrics.evaluation",
+    "interpolated_precision_recall": "workbench.metrics.evaluation",
+    "Measure": "workbench.metrics.names",
+    "MeasureError": "workbench.metrics.names",
+    "parse_measure": "workbench.metrics.names",
+    "trec_order": "workbench.metrics.ranking",
+}
 
 __all__ = [
     "Evaluation",
@@ -18,3 +35,10 @@ __all__ = [
     "parse_measure",
     "trec_order",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(home), name)

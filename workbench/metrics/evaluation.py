@@ -8,7 +8,23 @@ qrels, ranking uses 32-bit float scores, the iprec cutoffs round with +0.9, and 
 ``-c`` count in the averages but are not reported per topic (``Evaluation.hidden``).
 
 Summary: num_ret, num_rel, num_rel_ret and num_nonrel_judged_ret are summed, gm_map and
-gm_bpref are exp(mean(log(max(v, 1e-5)))), everything else is the arithmetic mean over num_q.
+gm_bpref are exp(mean(log(max(v, 1e-5)))), everything else is the arithmetic mean over num_q
+(per-topic doubles added in print order, then divided).  With ``-c`` the summary ``num_rel``
+is trec_eval's: the qrels lines with rel > 0 over all qrels topics, whatever ``-l``, ``-J``
+and ``-M`` (``te_calc_avg_num_rel``).
+
+trec_eval 10 scores a ``-c`` topic that the run lacks on a one-document ranking of an unknown
+docno, then sets num_ret, utility, relstring (unparameterised), unj and rbp_resid to 0; so do we.
+
+Undefined values are NaN, as trec_eval computes them: with ``-J`` (or ``-M 0``) a topic can
+retrieve no document, and then ``iprec_at_recall`` at a cutoff of 0 relevant documents is
+0/0 (trec_eval prints ``-nan``), and so is ``11pt_avg`` and the summaries they enter.
+
+:class:`TopicError` is raised where trec_eval stops with "Can't calculate measure": a docno
+twice in the ranked (``-M``-cut) lines of an evaluated topic, or an evaluated topic whose
+judgements are all negative before any topic with a nonnegative one (trec_eval 9 and 10 then
+find no buffer; after one, a topic whose judgements are all below -1 crashes trec_eval).
+``TopicError.evaluated`` holds the topics evaluated before it, which trec_eval prints.
 """
 
 from __future__ import annotations
@@ -22,8 +38,29 @@ import numpy as np
 from workbench.metrics.measures import MIN_GEO_MEAN
 from workbench.metrics.names import Measure, resolve
 from workbench.metrics.ranked import Ranked, rank_topics
-from workbench.metrics.ranking import strcmp_key
-from workbench.trec import Qrels, Run
+from workbench.metrics.ranking import first_repeated, strcmp_key, trec_order
+from workbench.trec import Qrels, Run, docno_hash, group_keys
+
+BOGUS_DOCNO = b"ceci_nest_pas_un_docno"  # trec_eval 10's ranking for -c topics the run lacks
+ZEROED_ON_BOGUS = ("num_ret", "utility", "rbp_resid")
+
+
+class CannotEvaluate(ValueError):
+    """A topic trec_eval cannot evaluate: it stops there with "Can't calculate measure"."""
+
+    def __init__(self, qid: str, reason: str, measure: str) -> None:
+        self.qid = qid
+        self.reason = reason
+        self.measure = measure
+        super().__init__(f"topic {qid!r}: {reason}; can't calculate measure {measure!r}")
+
+
+class TopicError(CannotEvaluate):
+    """:class:`CannotEvaluate` from :func:`evaluate`; ``evaluated`` holds the topics before."""
+
+    def __init__(self, qid: str, reason: str, measure: str, evaluated: Evaluation) -> None:
+        self.evaluated = evaluated
+        super().__init__(qid, reason, measure)
 
 
 @dataclass
@@ -85,17 +122,176 @@ def evaluate(
     qids, skipped, hidden = select_topics(
         qrels, run, average_over_all_topics=average_over_all_topics, compat=compat
     )
-    ranked = rank_topics(
-        qrels,
-        run,
-        qids,
-        relevance_level=relevance_level,
-        max_results=max_results,
-        judged_only=judged_only,
-        float32=compat < 10,
-        n_docs_in_collection=n_docs_in_collection,
+    bogus = [q for q in qids if q not in run] if compat >= 10 else []
+    if bogus:
+        run = _with_bogus_topics(run, bogus)
+
+    def evaluate_topics(topics: list[str], hidden_topics: list[str]) -> Evaluation:
+        ranked = rank_topics(
+            qrels,
+            run,
+            topics,
+            relevance_level=relevance_level,
+            max_results=max_results,
+            judged_only=judged_only,
+            float32=compat < 10,
+            n_docs_in_collection=n_docs_in_collection,
+        )
+        result = _evaluate_ranked(ranked, chosen, run.tag, skipped, hidden_topics, topics)
+        _zero_bogus(result, set(bogus) & set(topics))
+        _zero_hidden(result, hidden_topics)
+        _stale_ideal_dcg(result, [q for q in topics if q not in hidden_topics], _max_rel(qrels))
+        if average_over_all_topics and "num_rel" in result.summary:
+            result.summary["num_rel"] = int((qrels.rels > 0).sum())
+        return result
+
+    failure = _first_failure(qrels, run, qids, hidden, chosen, max_results, compat < 10)
+    if failure is not None:
+        index, reason, measure = failure
+        raise TopicError(qids[index], reason, measure, evaluate_topics(qids[:index], []))
+    return evaluate_topics(qids, hidden)
+
+
+def _with_bogus_topics(run: Run, qids: list[str]) -> Run:
+    """The run with a one-line ranking of :data:`BOGUS_DOCNO` for each of ``qids``."""
+    n = len(qids)
+    extra = np.array([BOGUS_DOCNO] * n)
+    return Run(
+        run.topics() + qids,
+        np.concatenate((run.offsets, run.offsets[-1] + np.arange(1, n + 1))),
+        np.concatenate((run.docnos, extra)),
+        np.concatenate((run.scores, np.ones(n))),
+        np.concatenate((run.ranks, np.ones(n, dtype=run.ranks.dtype))),
+        run.tag,
+        docno_hashes=np.concatenate((run.docno_hashes, docno_hash(extra))),
     )
-    return _evaluate_ranked(ranked, chosen, run.tag, skipped, hidden, qids)
+
+
+def _zero_bogus(result: Evaluation, bogus: set[str]) -> None:
+    """trec_eval 10's clean-up of a bogus ranking's values (exact measure names only)."""
+    if not bogus:
+        return
+    for line in result.lines:
+        name = line.name
+        if name not in (*ZEROED_ON_BOGUS, "relstring") and not name.startswith("unj"):
+            continue
+        for q in bogus:
+            values = result.per_topic[q]
+            values[line.name] = "" if line.name == "relstring" else type(values[line.name])(0)
+        if line.summary in ("mean", "sum"):
+            in_order = [result.per_topic[q][line.name] for q in result.per_topic]
+            result.summary[line.name] = summarise(in_order, line.summary, len(in_order))
+
+
+def _zero_hidden(result: Evaluation, hidden: list[str]) -> None:
+    """trec_eval 9.0.8 never evaluates ``-c`` topics the run lacks: every value of theirs is 0
+    in the averages (an empty ranking would give NaN for iprec, nonzero utility)."""
+    changed = set()
+    for qid in hidden:
+        values = result.per_topic[qid]
+        for name, value in values.items():
+            if isinstance(value, int | float) and value != 0:
+                values[name] = type(value)(0)
+                changed.add(name)
+    for line in result.lines:
+        if line.name in changed and line.summary in ("mean", "gm", "sum"):
+            in_order = [result.per_topic[q][line.name] for q in result.per_topic]
+            result.summary[line.name] = summarise(in_order, line.summary, len(in_order))
+
+
+def _stale_ideal_dcg(result: Evaluation, order: list[str], max_rel: dict[str, int]) -> None:
+    """trec_eval 10's ideal_dcg for a topic judged only -1: that of the last topic evaluated
+    before it with a nonnegative judgement (its grade counts are left over in trec_eval)."""
+    names = [line.name for line in result.lines if line.name.startswith("ideal_dcg")]
+    if not names:
+        return
+    last: str | None = None
+    changed = False
+    for qid in order:
+        top = max_rel.get(qid, 0)
+        if top >= 0:
+            last = qid
+        elif last is not None:
+            for name in names:
+                result.per_topic[qid][name] = result.per_topic[last][name]
+            changed = True
+    if changed:
+        for name in names:
+            in_order = [result.per_topic[q][name] for q in result.per_topic]
+            result.summary[name] = summarise(in_order, "mean", len(in_order))
+
+
+def _first_failure(
+    qrels: Qrels,
+    run: Run,
+    qids: list[str],
+    hidden: list[str],
+    chosen: list[Measure],
+    max_results: int | None,
+    float32: bool,
+) -> tuple[int, str, str] | None:
+    """(index in ``qids``, reason, measure) of the first topic trec_eval cannot evaluate."""
+    measure = next((m for m in chosen if m.family.summary not in ("runid", "num_q")), None)
+    if measure is None:
+        return None
+    name = measure.name
+    duplicated = _topics_with_duplicates(run)
+    max_rel = _max_rel(qrels)
+    allocated = False
+    skip = set(hidden)
+    for i, qid in enumerate(qids):
+        if qid in skip:
+            continue
+        if qid in duplicated:
+            docno = _duplicate_in_ranking(run, qid, max_results, float32)
+            if docno is not None:
+                return i, f"docno {docno!r} appears twice in the run (duplicate docs)", name
+        top = max_rel.get(qid)
+        if top is None:
+            continue
+        if top >= 0:
+            allocated = True
+        elif not allocated:
+            return i, "every judgement of the topic is negative (trec_eval finds no buffer)", name
+        elif top < -1:
+            return i, "every judgement of the topic is below -1 (trec_eval crashes)", name
+    return None
+
+
+def _max_rel(qrels: Qrels) -> dict[str, int]:
+    """The largest grade of each qrels topic."""
+    offsets = qrels.offsets
+    if not len(qrels.grouped_rels):
+        return {}
+    tops = np.maximum.reduceat(qrels.grouped_rels, offsets[:-1]).tolist()
+    return dict(zip(qrels.topics(), tops, strict=True))
+
+
+def _topics_with_duplicates(run: Run) -> set[str]:
+    """Topics where some docno (by hash) appears twice; checked exactly later."""
+    if len(run.docnos) < 2:
+        return set()
+    counts = np.diff(run.offsets)
+    keys = group_keys(run.docno_hashes, np.repeat(np.arange(len(counts)), counts))
+    ordered = np.sort(keys)
+    repeated = ordered[1:][ordered[1:] == ordered[:-1]]
+    if not len(repeated):
+        return set()
+    rows = np.flatnonzero(np.isin(keys, repeated))
+    topics = run.topics()
+    segments = np.searchsorted(run.offsets, rows, side="right") - 1
+    return {topics[t] for t in set(segments.tolist())}
+
+
+def _duplicate_in_ranking(run: Run, qid: str, max_results: int | None, float32: bool) -> str | None:
+    """The first docno (strcmp order) twice among the topic's ranked, ``-M``-cut lines."""
+    lines = run.topic_slice(qid)
+    docnos = run.docnos[lines]
+    order = trec_order(docnos, run.scores[lines], float32=float32)
+    if max_results is not None:
+        order = order[: max(max_results, 0)]
+    repeated = first_repeated(docnos[order].tolist())
+    return None if repeated is None else repeated.decode("utf-8", "surrogateescape")
 
 
 def _evaluate_ranked(

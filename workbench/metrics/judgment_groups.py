@@ -25,11 +25,12 @@ from workbench.metrics.prefs import (
     SUMMARY_ONLY,
     Line,
     assemble,
+    check_no_duplicates,
     split_measure,
     topics_to_evaluate,
 )
 from workbench.metrics.ranked import rank_topics
-from workbench.metrics.ranking import strcmp_key
+from workbench.metrics.ranking import strcmp_key, trec_order
 from workbench.trec import JudgmentGroupLine, Qrels, Run, TrecFormatError
 
 P_AVGJG_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -130,13 +131,26 @@ def _topic_values(
     *,
     relevance_level: int,
     max_results: int | None,
+    float32: bool = False,
 ) -> dict[str, float]:
     """Each measure of one topic: the JG values summed in JG order, then over the number of
     JGs when there are several (trec_eval's accumulation order)."""
     totals = {name: 0.0 for name in request.names() if name not in SUMMARY_ONLY}
+    if qid in run:
+        lines = run.topic_lines(qid)
+        order = trec_order(lines.docnos, lines.scores, float32=float32)
+        if max_results is not None:
+            order = order[: max(max_results, 0)]
+        docnos = [lines.docnos[i].encode("utf-8", "surrogateescape") for i in order]
+        check_no_duplicates(qid, docnos)
     for qrels in groups:
         ranked = rank_topics(
-            qrels, run, [qid], relevance_level=relevance_level, max_results=max_results
+            qrels,
+            run,
+            [qid],
+            relevance_level=relevance_level,
+            max_results=max_results,
+            float32=float32,
         )
         if "map_avgjg" in totals:
             totals["map_avgjg"] += float(average_precision(ranked)[0])
@@ -163,13 +177,14 @@ def evaluate_judgment_groups(
     average_over_all_topics: bool = False,
     max_results: int | None = None,
     relevance_level: int = 1,
+    compat: int = 10,
 ) -> list[Line]:
     """trec_eval's output lines ``(measure, qid, value)`` for ``-R qrels_jg``: per-topic blocks
     when ``per_topic`` (``-q``), then the ``all`` summary (runid, num_q, means over topics)."""
     request = _Request(measure_names)
     by_topic = _judgment_groups(lines)
-    topics = topics_to_evaluate(
-        list(by_topic), run, average_over_all_topics=average_over_all_topics
+    topics, hidden = topics_to_evaluate(
+        list(by_topic), run, average_over_all_topics=average_over_all_topics, compat=compat
     )
 
     def evaluate_topic(qid: str) -> dict[str, int | float]:
@@ -180,6 +195,9 @@ def evaluate_judgment_groups(
             request,
             relevance_level=relevance_level,
             max_results=max_results,
+            float32=compat < 10,
         )
 
-    return assemble(request.names(), topics, evaluate_topic, run, per_topic=per_topic)
+    return assemble(
+        request.names(), topics, evaluate_topic, run, per_topic=per_topic, hidden=hidden
+    )

@@ -19,6 +19,7 @@ import numpy as np
 from workbench.metrics.ranked import NONPOOL, UNJUDGED, Ranked, discount
 
 MIN_GEO_MEAN = 0.00001
+UNDEFINED = -math.nan  # x86's 0.0/0.0: a NaN with the sign bit set (printed "-nan")
 INFAP_EPSILON = 0.00001
 
 Values = np.ndarray | list[str]
@@ -95,9 +96,14 @@ def interpolated_precision(r: Ranked, points: list[float], rounding: str) -> np.
     """(topics, points): max precision at or after the rank of the c-th relevant doc.
 
     c = lround(p R) (trec_eval 10, ``rounding="round"``) or (long)(p R + 0.9) (9.0.8).
-    c beyond the relevant retrieved docs gives 0; c = 0 the maximum precision overall.
+    c beyond the relevant retrieved docs gives 0; c = 0 the maximum precision overall, which
+    is num_rel_ret / num_ret = 0/0 = NaN on an empty ranking (``-J``), as in trec_eval.
     """
     out = np.zeros((r.n_topics, len(points)))
+    empty = r.num_ret == 0
+    if empty.any():
+        for j, p in enumerate(points):
+            out[empty & (_relevant_cutoff(p, r.num_rel, rounding) == 0), j] = UNDEFINED
     rel_rows = np.flatnonzero(r.is_rel)
     if not len(rel_rows):
         return out
@@ -107,13 +113,20 @@ def interpolated_precision(r: Ranked, points: list[float], rounding: str) -> np.
     first = np.searchsorted(topic, np.arange(r.n_topics))
     n_rr = r.num_rel_ret
     for j, p in enumerate(points):
-        c = (
-            np.floor(p * r.num_rel + 0.5) if rounding == "round" else np.floor(p * r.num_rel + 0.9)
-        ).astype(np.int64)
+        c = _relevant_cutoff(p, r.num_rel, rounding)
         ok = (c <= n_rr) & (n_rr > 0)
         idx = first + np.maximum(c - 1, 0)
         out[ok, j] = best[idx[ok]]
     return out
+
+
+def _relevant_cutoff(p: float, num_rel: np.ndarray, rounding: str) -> np.ndarray:
+    """The cutoff in relevant documents: lround(p R), or (long)(p R + 0.9) for 9.0.8."""
+    if rounding == "round":  # C's lround: halves away from zero, exactly
+        x = p * num_rel
+        whole = np.trunc(x)
+        return (whole + (x - whole >= 0.5)).astype(np.int64)
+    return np.floor(p * num_rel + 0.9).astype(np.int64)
 
 
 def _segment_reverse_max(values: np.ndarray, segment: np.ndarray) -> np.ndarray:
@@ -337,14 +350,50 @@ def _level_gains(r: Ranked, t: int, pairs: dict[int, float]) -> list[tuple[int, 
                 break
         else:
             gains.append([level, float(level), counts[level]])
-    gains.sort(key=lambda e: e[1])
+    gains = glibc_merge_sort(gains, lambda a, b: _c_int(a[1] - b[1]))
     return [(int(a), b, int(c)) for a, b, c in gains]
 
 
+def _c_int(x: float) -> int:
+    """C's (int) conversion of a double: truncation toward zero."""
+    return int(x)
+
+
+def glibc_merge_sort(items: list, compare: Callable[[Any, Any], int]) -> list:
+    """glibc's qsort for small arrays (a top-down merge sort), comparator and all.
+
+    trec_eval sorts gain levels with ``(int)(g1 - g2)``, which calls gains less than 1 apart
+    equal; such an inconsistent comparator gives an order only this exact algorithm repeats.
+    """
+    if len(items) <= 1:
+        return list(items)
+    half = len(items) // 2
+    left = glibc_merge_sort(items[:half], compare)
+    right = glibc_merge_sort(items[half:], compare)
+    out = []
+    i = j = 0
+    while i < len(left) and j < len(right):
+        if compare(left[i], right[j]) <= 0:
+            out.append(left[i])
+            i += 1
+        else:
+            out.append(right[j])
+            j += 1
+    return out + left[i:] + right[j:]
+
+
 def _ideal_sequence(levels: list[tuple[int, float, int]]) -> list[float]:
-    """The positive ideal gains in rank order (highest gain level first)."""
+    """The positive ideal gains in rank order (highest gain level first).
+
+    As trec_eval walks its levels: the top level's gain is checked even when no document has
+    it; below it, levels without documents are skipped and the first gain <= 0 stops.
+    """
     out: list[float] = []
+    if not levels or levels[-1][1] <= 0:
+        return out
     for _level, gain, count in reversed(levels):
+        if count == 0:
+            continue
         if gain <= 0:
             break
         out.extend([gain] * count)
@@ -379,12 +428,30 @@ def _dcg(r: Ranked, pairs: dict[int, float]) -> list[tuple[str, Values]]:
 def _ideal_dcg(r: Ranked, pairs: dict[int, float]) -> list[tuple[str, Values]]:
     """trec_eval 10's ideal_dcg: the dcg of the judged documents in gain order."""
     _, _, judged_gain = gain_table(r, pairs)
-    return [("ideal_dcg", ideal_dcg(r, judged_gain))]
+    return [("ideal_dcg", _ideal(r, pairs, judged_gain))]
+
+
+def _ideal_dcg_by_levels(r: Ranked, pairs: dict[int, float]) -> np.ndarray:
+    """Ideal DCG from trec_eval's sorted gain levels (differs from sorting the gains when
+    gain parameters lie less than 1 apart: see :func:`glibc_merge_sort`)."""
+    out = np.zeros(r.n_topics)
+    for t in range(r.n_topics):
+        total = 0.0
+        for i, g in enumerate(_ideal_sequence(_level_gains(r, t, pairs))):
+            total += g / math.log2(i + 2)
+        out[t] = total
+    return out
+
+
+def _ideal(r: Ranked, pairs: dict[int, float], judged_gain: np.ndarray) -> np.ndarray:
+    if pairs:
+        return _ideal_dcg_by_levels(r, pairs)
+    return ideal_dcg(r, judged_gain)
 
 
 def _ndcg(r: Ranked, pairs: dict[int, float]) -> list[tuple[str, Values]]:
     rows, gains, judged_gain = gain_table(r, pairs)
-    return [("ndcg", _safe_div(dcg(r, rows, gains), ideal_dcg(r, judged_gain)))]
+    return [("ndcg", _safe_div(dcg(r, rows, gains), _ideal(r, pairs, judged_gain)))]
 
 
 def _ndcg_rel(r: Ranked, pairs: dict[int, float]) -> list[tuple[str, Values]]:
@@ -415,36 +482,65 @@ def _ndcg_rel(r: Ranked, pairs: dict[int, float]) -> list[tuple[str, Values]]:
 
 
 def _rndcg(r: Ranked, pairs: dict[int, float]) -> list[tuple[str, Values]]:
-    """Mean of ndcg at each rank where the ideal gain changes (trec_eval's R levels)."""
+    """Mean of ndcg at each rank where the ideal gain changes (trec_eval's R levels).
+
+    0 when the topic has no relevant document; NaN (0/0, as trec_eval) when the ideal gain
+    never changes at a positive ideal DCG (e.g. every judged document has grade 0 and ``-l 0``).
+    """
     out = np.zeros(r.n_topics)
     for t in range(r.n_topics):
         if r.num_rel[t] == 0:
             continue
         levels = _level_gains(r, t, pairs)
-        lookup = {level: g for level, g, _ in levels}
-        ideal = _ideal_sequence(levels)
-        rels = r.topic_rels(t).tolist()
-        results_dcg = ideal_dcg_v = total = 0.0
-        n_points = 0
-        previous = ideal[0] if ideal else 0.0
-        for i in range(max(len(rels), len(ideal) + 1)):
-            current = ideal[i] if i < len(ideal) else 0.0
-            if current != previous:
-                if ideal_dcg_v > 0:
-                    total += results_dcg / ideal_dcg_v
-                    n_points += 1
-                previous = current
-            if i < len(rels):
-                g = lookup.get(rels[i], 0.0)
-                if g != 0:
-                    results_dcg += g / math.log2(i + 2)
-            if current > 0:
-                ideal_dcg_v += current / math.log2(i + 2)
-        if len(rels) > len(ideal) + 1 and ideal_dcg_v > 0:
-            total += results_dcg / ideal_dcg_v
-            n_points += 1
-        out[t] = total / n_points if n_points else 0.0
+        out[t] = _rndcg_topic(r.topic_rels(t).tolist(), levels)
     return [("Rndcg", out)]
+
+
+def _rndcg_topic(rels: list[int], levels: list[tuple[int, float, int]]) -> float:
+    lookup = {level: g for level, g, _ in reversed(levels)}  # the first level listed wins
+    cur = len(levels) - 1
+    ideal_gain = levels[cur][1] if cur >= 0 else 0.0
+    old_gain = ideal_gain
+    at_level = changes = i = 0
+    total = results_dcg = ideal_dcg = 0.0
+    n = len(rels)
+
+    def step_ideal() -> None:
+        nonlocal at_level, cur, ideal_gain, old_gain, total, changes
+        at_level += 1
+        while cur >= 0 and at_level > levels[cur][2]:
+            at_level = 1
+            cur -= 1
+            ideal_gain = levels[cur][1] if cur >= 0 else 0.0
+        if old_gain != ideal_gain:
+            if ideal_dcg > 0.0:
+                total += results_dcg / ideal_dcg
+                changes += 1
+            old_gain = ideal_gain
+
+    while i < n and ideal_gain > 0.0:
+        gain = lookup.get(rels[i], 0.0)
+        step_ideal()
+        if gain != 0:
+            results_dcg += gain / math.log2(i + 2)
+        if ideal_gain > 0.0:
+            ideal_dcg += ideal_gain / math.log2(i + 2)
+        i += 1
+    if i < n:
+        while i < n:
+            gain = lookup.get(rels[i], 0.0)
+            if gain != 0:
+                results_dcg += gain / math.log2(i + 2)
+            i += 1
+        if ideal_dcg > 0.0:
+            total += results_dcg / ideal_dcg
+            changes += 1
+    while ideal_gain > 0.0:
+        step_ideal()
+        if ideal_gain > 0.0:
+            ideal_dcg += ideal_gain / math.log2(i + 2)
+        i += 1
+    return total / changes if changes else UNDEFINED
 
 
 def _ndcg_cut(r: Ranked, cutoffs: list[int]) -> list[tuple[str, Values]]:
@@ -482,8 +578,9 @@ def _set_recall(r: Ranked, _: Any) -> list[tuple[str, Values]]:
 
 
 def _set_map(r: Ranked, _: Any) -> list[tuple[str, Values]]:
-    p = _safe_div(r.num_rel_ret, r.num_ret)
-    return [("set_map", p * _safe_div(r.num_rel_ret, r.num_rel))]
+    """rel_ret * rel_ret / (ret * rel), as trec_eval (not P * recall: the last bit differs)."""
+    rel_ret = r.num_rel_ret.astype(np.float64)
+    return [("set_map", _safe_div(rel_ret * rel_ret, r.num_ret * r.num_rel.astype(np.float64)))]
 
 
 def f_measure(r: Ranked, beta_squared: float) -> np.ndarray:

@@ -21,6 +21,8 @@ from typing import Any
 from workbench.metrics.extra import EXTRA_FAMILIES
 from workbench.metrics.measures import NOT_IN_ALL_TREC, OFFICIAL, SET, Family, families
 
+SHARED_GAINS = ("dcg", "ideal_dcg", "ndcg")  # one PARAMS object in trec_eval 10's m_ndcg.c
+
 
 class MeasureError(ValueError):
     """An unknown measure or malformed measure parameters."""
@@ -160,7 +162,8 @@ def _atol(text: str) -> int:
 def resolve(names: list[str] | tuple[str, ...], compat: int = 10) -> list[Measure]:
     """Measures for a list of names/nicknames, in trec_eval's output order.
 
-    A family named twice keeps the parameters given last (as trec_eval's ``-m``).
+    A family named twice keeps the first parameters given (as trec_eval's ``-m``: a later
+    ``-m P.5`` or a plain ``-m P`` changes nothing once ``-m P.10`` is given).
     """
     chosen: dict[str, Measure] = {}
     extra: dict[str, Measure] = {}
@@ -174,8 +177,14 @@ def resolve(names: list[str] | tuple[str, ...], compat: int = 10) -> list[Measur
         measure = parse_measure(name, compat)
         if measure.family in EXTRA_FAMILIES:
             extra[f"{measure.name}:{measure.param_text}"] = measure
-        else:
+        elif measure.name not in chosen or chosen[measure.name].param_text is None:
             chosen[measure.name] = measure
+    shared = [m for m in chosen.values() if m.name in SHARED_GAINS]
+    if len(shared) > 1 and any(m.param_text is not None for m in shared):
+        raise MeasureError(
+            "dcg, ideal_dcg and ndcg share one set of gain parameters in trec_eval 10, which "
+            "then frees them twice and crashes: give gains to one of them per call"
+        )
     order = family_order(compat)
     ordered = sorted(chosen.values(), key=lambda m: order.index(m.name))
     return ordered + list(extra.values())

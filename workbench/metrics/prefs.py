@@ -44,8 +44,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from workbench.metrics.evaluation import CannotEvaluate
 from workbench.metrics.names import MeasureError
-from workbench.metrics.ranking import as_bytes_array, strcmp_key
+from workbench.metrics.ranking import as_bytes_array, first_repeated, strcmp_key
 from workbench.trec import PrefsLine, Qrels, Run, TrecFormatError
 
 COUNT_MEASURES = ("prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret")
@@ -79,18 +80,45 @@ class PreferenceError(TrecFormatError):
         super().__init__("<prefs>", 0, f"topic {qid} judgment group {jg}", problem)
 
 
+class TopicProblem(Exception):
+    """Raised while evaluating one topic where trec_eval stops ("Can't calculate measure")."""
+
+
+class UnevaluableTopic(CannotEvaluate):
+    """A topic trec_eval cannot evaluate; ``lines`` are the per-topic lines printed before it
+    (trec_eval prints them, then exits with status 4)."""
+
+    def __init__(self, qid: str, reason: str, measure: str, lines: list[Line]) -> None:
+        self.lines = lines
+        super().__init__(qid, reason, measure)
+
+
+def check_no_duplicates(qid: str, ranked_docnos: Sequence[bytes]) -> None:
+    """trec_eval's check on the ranked (``-M``-cut) docnos of an evaluated topic."""
+    repeated = first_repeated(ranked_docnos)
+    if repeated is not None:
+        docno = repeated.decode("utf-8", "surrogateescape")
+        raise TopicProblem(f"docno {docno!r} appears twice in the run (duplicate docs)")
+
+
 # --------------------------------------------------------------------------- shared helpers
 
 
 def topics_to_evaluate(
-    judged_topics: Sequence[str], run: Run, *, average_over_all_topics: bool
-) -> list[str]:
-    """Topics trec_eval evaluates, in its order: judged topics (``strcmp`` order) that the run
-    has; with ``-c`` every judged topic (a missing one is evaluated as an empty ranking)."""
+    judged_topics: Sequence[str], run: Run, *, average_over_all_topics: bool, compat: int = 10
+) -> tuple[list[str], list[str]]:
+    """(topics trec_eval evaluates in its order, hidden ones): judged topics (``strcmp``
+    order) that the run has; with ``-c`` every judged topic (a missing one is evaluated as an
+    empty ranking).  trec_eval 9.0.8 (``compat=9``) never evaluates a missing topic: with
+    ``-c`` it is hidden, listed last, and adds 0 to the averages."""
     ordered = sorted(set(judged_topics), key=strcmp_key)
-    if average_over_all_topics:
-        return ordered
-    return [qid for qid in ordered if qid in run]
+    present = [qid for qid in ordered if qid in run]
+    if not average_over_all_topics:
+        return present, []
+    if compat >= 10:
+        return ordered, []
+    missing = [qid for qid in ordered if qid not in run]
+    return present + missing, missing
 
 
 def split_measure(argument: str) -> tuple[str, str | None]:
@@ -134,12 +162,27 @@ def assemble(
     *,
     per_topic: bool,
     summed: Sequence[str] = (),
+    hidden: Sequence[str] = (),
 ) -> list[Line]:
-    """Per-topic blocks (when asked) then the summary, in trec_eval's print order."""
-    per_topic_values = [evaluate_topic(qid) for qid in topics]
+    """Per-topic blocks (when asked) then the summary, in trec_eval's print order; ``hidden``
+    topics are not evaluated nor printed and add 0 (trec_eval 9.0.8's ``-c``).
+
+    A topic trec_eval cannot evaluate raises :class:`UnevaluableTopic` with the lines before it.
+    """
+    per_topic_values: list[dict[str, int | float]] = []
     lines: list[Line] = []
-    if per_topic:
-        for qid, values in zip(topics, per_topic_values, strict=True):
+    for qid in topics:
+        if qid in hidden:
+            per_topic_values.append({name: 0 for name in names})
+            continue
+        try:
+            values = evaluate_topic(qid)
+        except (TopicProblem, PreferenceError) as problem:
+            measure = next((n for n in names if n not in SUMMARY_ONLY), "")
+            reason = problem.expected if isinstance(problem, PreferenceError) else str(problem)
+            raise UnevaluableTopic(qid, reason, measure, lines) from None
+        per_topic_values.append(values)
+        if per_topic:
             lines.extend((name, qid, values[name]) for name in names if name not in SUMMARY_ONLY)
     return lines + summary_lines(names, per_topic_values, run, summed=summed)
 
@@ -381,15 +424,20 @@ def _graph_rnonrel(
 # --------------------------------------------------------------------------- one topic
 
 
-def _prefs_ranking(run: Run, qid: str, max_results: int | None) -> np.ndarray:
+def _prefs_ranking(
+    run: Run, qid: str, max_results: int | None, float32: bool = False
+) -> np.ndarray:
     """The topic's docnos (bytes) ranked as ``form_prefs_counts`` does: score descending, ties
     by docno ascending; cut at ``max_results``.  A topic missing from the run ranks nothing."""
     if qid not in run:
         return np.zeros(0, dtype="S1")
     lines = run.topic_lines(qid)
     names = as_bytes_array(lines.docnos)
-    order = np.lexsort((names, -np.asarray(lines.scores, dtype=np.float64)))
-    return names[order if max_results is None else order[: max(max_results, 0)]]
+    scores: np.ndarray = np.asarray(lines.scores, dtype=np.float32 if float32 else np.float64)
+    order = np.lexsort((names, -scores))
+    ranked = names[order if max_results is None else order[: max(max_results, 0)]]
+    check_no_duplicates(qid, ranked.tolist())
+    return ranked
 
 
 def _document_ids(judged: np.ndarray, ranked: np.ndarray) -> tuple[np.ndarray, int, int]:
@@ -536,6 +584,7 @@ def evaluate_prefs(
     average_over_all_topics: bool = False,
     max_results: int | None = None,
     relevance_level: int = 1,
+    compat: int = 10,
 ) -> list[Line]:
     """trec_eval's output lines ``(measure, qid, value)`` for ``-R prefs`` (or ``-R
     qrels_prefs`` with :func:`prefs_from_qrels`): per-topic blocks when ``per_topic`` (``-q``),
@@ -546,11 +595,20 @@ def evaluate_prefs(
     by_topic: dict[str, list[PrefsLine]] = {}
     for line in prefs:
         by_topic.setdefault(line.qid, []).append(line)
-    topics = topics_to_evaluate(
-        list(by_topic), run, average_over_all_topics=average_over_all_topics
+    topics, hidden = topics_to_evaluate(
+        list(by_topic), run, average_over_all_topics=average_over_all_topics, compat=compat
     )
 
     def evaluate_topic(qid: str) -> dict[str, int | float]:
-        return _topic_values(qid, by_topic[qid], _prefs_ranking(run, qid, max_results))
+        ranking = _prefs_ranking(run, qid, max_results, float32=compat < 10)
+        return _topic_values(qid, by_topic[qid], ranking)
 
-    return assemble(names, topics, evaluate_topic, run, per_topic=per_topic, summed=COUNT_MEASURES)
+    return assemble(
+        names,
+        topics,
+        evaluate_topic,
+        run,
+        per_topic=per_topic,
+        summed=COUNT_MEASURES,
+        hidden=hidden,
+    )

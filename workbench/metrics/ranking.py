@@ -6,7 +6,8 @@ bytes); the rank column is ignored.  trec_eval 9.0.8 compared scores as 32-bit f
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from itertools import pairwise
 
 import numpy as np
 
@@ -109,3 +110,9 @@ def _order_ties(
 def strcmp_key(text: str) -> bytes:
     """Sort key comparing ids as trec_eval's ``strcmp`` does (bytes of the utf-8 text)."""
     return text.encode("utf-8", "surrogateescape")
+
+
+def first_repeated(docnos: Iterable[bytes]) -> bytes | None:
+    """The smallest (``strcmp`` order) docno given twice, as trec_eval reports it, or None."""
+    ordered = sorted(bytes(d) for d in docnos)
+    return next((a for a, b in pairwise(ordered) if a == b), None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -15,6 +16,8 @@ def format_line(name: str, qid: str, value: int | float | str) -> str:
         text = value
     elif isinstance(value, int | bool):
         text = str(int(value))
+    elif value != value:  # NaN: glibc prints its sign ("-nan" for x86's 0.0/0.0)
+        text = f"{'-nan' if math.copysign(1.0, value) < 0 else 'nan':>6}"
     else:
         text = f"{value:6.4f}"
     return f"{name:<22}\t{qid}\t{text}\n"

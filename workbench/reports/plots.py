@@ -186,3 +186,27 @@ def pareto_plot(
     axes.grid(alpha=0.3)
     axes.set_title(f"{measure} against {cost}")
     return _svg(figure)
+
+
+def curves(
+    series: Mapping[str, tuple[Sequence[float], Sequence[float]]],
+    *,
+    xlabel: str,
+    ylabel: str,
+    title: str,
+    ylim: tuple[float, float] | None = None,
+) -> str:
+    """One line with markers per series (name -> (xs, ys)), e.g. a measure against cost."""
+    figure = _figure(6, 4.5)
+    axes = figure.add_subplot()
+    for name, (xs, ys) in series.items():
+        axes.plot(list(xs), list(ys), marker="o", markersize=3, label=name)
+    axes.set_xlabel(xlabel)
+    axes.set_ylabel(ylabel)
+    if ylim is not None:
+        axes.set_ylim(*ylim)
+    axes.grid(alpha=0.3)
+    axes.set_title(title)
+    if series:
+        axes.legend(fontsize="small", loc="lower right")
+    return _svg(figure)

@@ -16,6 +16,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from workbench.pooling import PRESENTATION_ORDERS
+from workbench.services import adaptive_pools
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.importing import listed
 from workbench.store.models import Assignment, Pool, PoolEntry, User
@@ -24,7 +25,10 @@ ORDERS = PRESENTATION_ORDERS
 
 
 def topic_sizes(session: Session, pool: Pool) -> dict[str, int]:
-    """Number of documents to judge (sampled pool entries) per topic of `pool`."""
+    """Number of documents to judge (sampled pool entries) per topic of `pool`; for an
+    adaptive pool, each topic's budget (at most its pool)."""
+    if adaptive_pools.settings_of(pool) is not None:
+        return adaptive_pools.topic_budgets(session, pool)
     rows = session.execute(
         select(PoolEntry.qid, func.count())
         .where(PoolEntry.pool_id == pool.id, PoolEntry.sampled.is_(True))

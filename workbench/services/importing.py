@@ -24,7 +24,7 @@ from sqlalchemy import Table, delete, insert, select, update
 from sqlalchemy.orm import Session
 
 from workbench import limits, trec
-from workbench.documents import read_documents
+from workbench.documents import SourceDocument, read_documents
 from workbench.services.errors import ServiceError
 from workbench.store.models import (
     Campaign,
@@ -140,7 +140,7 @@ def campaign_qids(session: Session, campaign: Campaign) -> set[str]:
 def import_documents(
     session: Session,
     campaign: Campaign,
-    paths: Iterable[PathLike],
+    paths: Iterable[PathLike | ParsedDocuments],
     *,
     only_pooled: bool = False,
     format: str | None = None,
@@ -175,7 +175,7 @@ def import_documents(
 
     for path in paths:
         report.files += 1
-        for document in read_documents(path, format=format, limits=limits.STORE_LIMITS):
+        for document in _read_documents(path, format):
             report.lines += 1
             if wanted is not None and document.docno not in wanted:
                 report.skipped += 1
@@ -257,6 +257,37 @@ def log_replaced_documents(session: Session, campaign: Campaign, replaced: dict[
     return len(latest)
 
 
+@dataclass(frozen=True)
+class ParsedDocuments:
+    """A document file read and checked before the write transaction (`prepare_documents`)."""
+
+    path: Path
+    documents: list[SourceDocument]
+
+    def __fspath__(self) -> str:  # messages and file names name the file
+        return str(self.path)
+
+    def __str__(self) -> str:
+        return str(self.path)
+
+
+def prepare_documents(
+    paths: Iterable[PathLike], *, format: str | None = None
+) -> list[ParsedDocuments]:
+    """Read and check every document file without the store, so that `import_documents` of
+    the result spends its write transaction (the store's write lock, on SQLite) on the
+    writes alone. Raises as `import_documents` would."""
+    return [ParsedDocuments(Path(path), list(_read_documents(path, format))) for path in paths]
+
+
+def _read_documents(
+    path: PathLike | ParsedDocuments, format: str | None
+) -> Iterable[SourceDocument]:
+    if isinstance(path, ParsedDocuments):
+        return path.documents
+    return read_documents(path, format=format, limits=limits.STORE_LIMITS)
+
+
 def pooled_docnos(session: Session, campaign: Campaign) -> set[str]:
     """Every docno in any pool of the campaign."""
     query = (
@@ -290,7 +321,7 @@ def missing_text_warnings(session: Session, campaign: Campaign) -> list[str]:
 def import_runs(
     session: Session,
     campaign: Campaign,
-    paths: Iterable[PathLike],
+    paths: Iterable[PathLike | _ParsedRun],
     *,
     replace: bool = False,
     group: str = "",
@@ -460,14 +491,23 @@ class _ParsedRun:
     runs: list[tuple[trec.Run, list[tuple]]]  # each run, its RUN_TOPIC_COLUMNS without run_id
 
 
-def _parse_run(path: PathLike, split_tags: bool) -> _ParsedRun:
+def prepare_runs(paths: Iterable[PathLike], *, split_tags: bool = False) -> list[_ParsedRun]:
+    """Read, check and encode every run file without the store, so that `import_runs` of the
+    result spends its write transaction (the store's write lock, on SQLite) on the writes
+    alone. Raises as `import_runs` would for a bad file."""
+    return list(_parsed_runs(paths, split_tags))
+
+
+def _parse_run(path: PathLike | _ParsedRun, split_tags: bool) -> _ParsedRun:
+    if isinstance(path, _ParsedRun):  # prepared by prepare_runs
+        return path
     path = Path(path)
     checksum = hashlib.sha256(path.read_bytes()).hexdigest()
     runs = trec.read_runs(path, limits=limits.STORE_LIMITS, split_tags=split_tags)
     return _ParsedRun(path, checksum, [(run, list(run_topic_rows(run))) for run in runs])
 
 
-def _parsed_runs(paths: Iterable[PathLike], split_tags: bool) -> Iterator[_ParsedRun]:
+def _parsed_runs(paths: Iterable[PathLike | _ParsedRun], split_tags: bool) -> Iterator[_ParsedRun]:
     """The runs parsed and encoded in order, PARSE_AHEAD files ahead on worker threads
     (numpy and zlib release the GIL, so parsing overlaps the inserts); the first bad file
     raises in order."""

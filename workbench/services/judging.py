@@ -34,6 +34,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session
 
 from workbench import pooling
+from workbench.services import adaptive_pools
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.judgements import current_judgements
 from workbench.store.models import (
@@ -135,7 +136,7 @@ _STORED_ID = (
     .scalar_subquery()
 )
 _SIGNATURE = (
-    select(Pool.seed, Pool.created_at, _LATEST_BUILD.label("latest_build"))
+    select(Pool.seed, Pool.created_at, _LATEST_BUILD.label("latest_build"), Pool.revision)
     .select_from(Assignment)
     .join(Pool, Pool.id == Assignment.pool_id)
     .where(Assignment.id == bindparam("assignment_id"))
@@ -191,6 +192,7 @@ _APPEND_IF_KNOWN = (
             Pool.seed == bindparam("seed"),
             Pool.created_at == bindparam("pool_created_at", type_=DateTime),
             func.coalesce(_LATEST_BUILD, -1) == bindparam("latest_build"),
+            Pool.revision == bindparam("revision"),
             or_(bindparam("grade", type_=Integer).is_(None), _GRADE_ON_SCALE),
             _STORED_ID.is_(None),
         ),
@@ -237,6 +239,7 @@ def _sequence(
         return found
     topic = {"pool_id": assignment.pool_id, "qid": assignment.qid}
     rows = connection.execute(_POOL_ENTRIES, topic).all()
+    rows = adaptive_pools.visible_entries(connection, assignment, rows)  # adaptive pools
     docnos = pooling.presentation_order(
         [row.docno for row in rows],
         mode=assignment.order,
@@ -385,6 +388,7 @@ class _Known:
     seed: int
     pool_created_at: dt.datetime
     latest_build: int
+    revision: int
     positions: dict[str, int]
 
 
@@ -431,6 +435,7 @@ def record_judgement(
                 "seed": known.seed,
                 "pool_created_at": known.pool_created_at,
                 "latest_build": known.latest_build,
+                "revision": known.revision,
             },
         ).first()
         if appended is not None:
@@ -476,7 +481,7 @@ def _record_checking(
         if (stored.qid, stored.docno) != (context.qid, values["docno"]):
             raise ServiceError("client_id was already used for another document")
         return stored, False
-    signature = (context.seed, context.created_at, context.latest_build)
+    signature = (context.seed, context.created_at, context.latest_build, context.revision)
     positions = _sequence(connection, context, signature).positions
     position = positions.get(values["docno"])
     if position is None:
@@ -498,6 +503,7 @@ def _record_checking(
             context.seed,
             context.created_at,
             -1 if context.latest_build is None else context.latest_build,
+            context.revision,
             positions,
         ),
     )

@@ -96,6 +96,8 @@ def extend_pool(session: Session, pool: Pool, runs: list[str]) -> int:
     The strategy is re-applied to all the pool's runs with the recorded parameters and seed
     (new runs after the recorded ones in the run order); existing entries are untouched.
     """
+    if (pool.params or {}).get("adaptive"):
+        raise ServiceError(f"pool {pool.id} is adaptive: raise its budget instead of extending it")
     campaign = session.get(Campaign, pool.campaign_id)
     new_models = _select_runs(session, campaign, runs)  # type: ignore[arg-type]
     current = pool_runs(session, pool)
@@ -380,15 +382,21 @@ def _topic_rankings(
     if topics is not None:
         qids = [qid for qid in qids if qid in set(topics)]
     for qid in sorted(qids, key=qid_key):
-        columns = (RunTopic.run_id, RunTopic.n_lines, RunTopic.docnos, RunTopic.scores)
-        rows = session.execute(
-            select(*columns).where(RunTopic.run_id.in_(tag_of), RunTopic.qid == qid)
-        )
-        rankings: dict[str, pooling.RankedList] = {}
-        for row in rows:
-            docnos, scores = decode_run_topic(row, ranks=False)[:2]
-            rankings[tag_of[row.run_id]] = pooling.ranked_list(docnos, scores, limit=limit)
-        yield qid, {run.tag: rankings[run.tag] for run in models if run.tag in rankings}
+        yield qid, topic_rankings(session, models, qid, limit)
+
+
+def topic_rankings(
+    session: Session, models: Sequence[Run], qid: str, limit: int | None = None
+) -> dict[str, pooling.RankedList]:
+    """{tag: ranked list} of one topic for the runs that have it, in the runs' order."""
+    tag_of = {run.id: run.tag for run in models}
+    columns = (RunTopic.run_id, RunTopic.n_lines, RunTopic.docnos, RunTopic.scores)
+    rows = session.execute(select(*columns).where(RunTopic.run_id.in_(tag_of), RunTopic.qid == qid))
+    rankings: dict[str, pooling.RankedList] = {}
+    for row in rows:
+        docnos, scores = decode_run_topic(row, ranks=False)[:2]
+        rankings[tag_of[row.run_id]] = pooling.ranked_list(docnos, scores, limit=limit)
+    return {run.tag: rankings[run.tag] for run in models if run.tag in rankings}
 
 
 # a PoolEntry row: pool, topic and build, then the fields of a PooledDocument in its order

@@ -11,8 +11,10 @@ waits. Server databases get a connection pool without pre-ping (see `make_engine
 
 from __future__ import annotations
 
+import errno
 import os
 import threading
+import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -43,7 +45,7 @@ class WriteLock:
     def __init__(self, database: str | None) -> None:
         self._threads = threading.RLock()
         self._depth = 0
-        self._path = f"{database}-writelock" if database not in (None, "", ":memory:") else None
+        self._path = f"{_file_of(database)}-writelock" if _file_of(database) else None
         self._file: int | None = None
 
     def __enter__(self) -> WriteLock:
@@ -65,6 +67,16 @@ class WriteLock:
         if self._depth == 0 and self._file is not None:
             fcntl.flock(self._file, fcntl.LOCK_UN)
         self._threads.release()
+
+
+def _file_of(database: str | None) -> str | None:
+    """The file of a SQLite database name (a path, or a `file:` URI), None in memory."""
+    if database is None or database in ("", ":memory:"):
+        return None
+    if database.startswith("file:"):
+        path = urllib.parse.urlsplit(database).path
+        return path if path and path != ":memory:" else None
+    return database
 
 
 _write_locks: dict[str, WriteLock] = {}
@@ -200,6 +212,46 @@ class Store:
 
     def dispose(self) -> None:
         self.engine.dispose()
+
+
+_SQLITE_STORAGE_MESSAGES = {
+    "attempt to write a readonly database": "the database is read-only",
+    "database or disk is full": "the disk holding the database is full",
+    "disk i/o error": "the disk holding the database failed (I/O error)",
+    "unable to open database file": "the database file cannot be opened",
+}
+_SERVER_STORAGE_STATES = {
+    "53100": "the database server's disk is full",
+    "25006": "the database is read-only (a read-only transaction or standby server)",
+}
+_OS_STORAGE_ERRORS = {
+    errno.ENOSPC: "the disk is full",
+    errno.EDQUOT: "the disk quota is exceeded",
+    errno.EROFS: "the file system is read-only",
+    errno.EACCES: "permission denied",
+}
+
+
+def storage_problem(error: BaseException) -> str | None:
+    """One line saying why the store cannot be written (read-only database or file system, a
+    full disk, a file that cannot be opened), or None when `error` is something else."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.errno in _OS_STORAGE_ERRORS:
+            where = f": {current.filename}" if current.filename else ""
+            return f"{_OS_STORAGE_ERRORS[current.errno]}{where}"
+        state = getattr(current, "sqlstate", None) or getattr(current, "pgcode", None)
+        if state in _SERVER_STORAGE_STATES:
+            return _SERVER_STORAGE_STATES[state]
+        if type(current).__module__.startswith("sqlite3"):
+            text = str(current).lower()
+            for needle, message in _SQLITE_STORAGE_MESSAGES.items():
+                if needle in text:
+                    return f"{message} ({current})"
+        current = getattr(current, "orig", None) or current.__cause__ or current.__context__
+    return None
 
 
 def open_store(url: str | None = None, *, upgrade: bool = False) -> Store:

@@ -183,6 +183,22 @@ class Pool(Base):
     params: Mapped[dict[str, Any]] = mapped_column(default=dict)
     seed: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    # changes whenever an adaptive pool reveals documents (part of the pool's signature)
+    revision: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+
+
+class AdaptiveTopic(Base):
+    """One topic of an adaptive pool: its judging budget and whether the organiser stopped it."""
+
+    __tablename__ = "adaptive_topics"
+    __table_args__ = (UniqueConstraint("pool_id", "qid"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    pool_id: Mapped[int] = mapped_column(ForeignKey("pools.id", ondelete="CASCADE"))
+    qid: Mapped[str] = mapped_column(String(limits.QID))
+    budget: Mapped[int] = mapped_column(Integer)
+    stopped: Mapped[bool] = mapped_column(Boolean, default=False)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
 
 
 class PoolRun(Base):
@@ -314,6 +330,31 @@ class FinalLabel(Base):
     adjudicator_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"), default=None)
     reason: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class ReportJob(Base):
+    """A report computed outside the request (services.jobs): its parameters, state, progress
+    and its last result, with the fingerprint of the campaign's data it was computed from."""
+
+    __tablename__ = "report_jobs"
+    __table_args__ = (UniqueConstraint("campaign_id", "key"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
+    kind: Mapped[str] = mapped_column(String(40))
+    key: Mapped[str] = mapped_column(String(64))  # sha256 of kind and parameters
+    params: Mapped[str] = mapped_column(Text)  # canonical JSON
+    status: Mapped[str] = mapped_column(String(16), default="queued")
+    generation: Mapped[int] = mapped_column(Integer, default=1)  # +1 at each (re)queue
+    progress: Mapped[str] = mapped_column(String(200), default="")
+    wanted: Mapped[str] = mapped_column(String(64), default="")  # fingerprint when queued
+    fingerprint: Mapped[str] = mapped_column(String(64), default="")  # of the result
+    result: Mapped[bytes | None] = mapped_column(LargeBinary, default=None)
+    result_generation: Mapped[int] = mapped_column(Integer, default=0)
+    error: Mapped[str] = mapped_column(Text, default="")
+    queued_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    heartbeat_at: Mapped[dt.datetime | None] = mapped_column(DateTime, default=None)
+    finished_at: Mapped[dt.datetime | None] = mapped_column(DateTime, default=None)
 
 
 class QueryLog(Base):

@@ -71,15 +71,28 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     if not app.config.get("SECRET_KEY"):
         app.config["SECRET_KEY"] = secret_key(app.instance_path)
 
-    from workbench.web import admin, api, assess, auth, db, querylogs, reports, security
+    from workbench.web import (
+        adaptive,
+        admin,
+        api,
+        assess,
+        auth,
+        db,
+        querylogs,
+        report_jobs,
+        reports,
+        security,
+    )
 
     db.init_app(app)
+    report_jobs.init_app(app)
     security.init_app(app)
     app.register_blueprint(auth.bp)
     app.register_blueprint(assess.bp)
     app.register_blueprint(admin.bp)
     app.register_blueprint(api.bp)
     app.register_blueprint(reports.bp)
+    app.register_blueprint(adaptive.bp)  # its JSON routes are on api.bp
     app.register_blueprint(querylogs.bp)
     app.register_blueprint(querylogs.api)
 

@@ -78,7 +78,7 @@ def _count(session: Session, model: Any, campaign_id: int) -> int:
 
 @bp.get("/")
 def campaigns():  # type: ignore[no-untyped-def]
-    with get_store().session() as session:
+    with get_store().read_session() as session:
         rows = [
             {
                 "campaign": c,
@@ -116,7 +116,7 @@ def create_campaign():  # type: ignore[no-untyped-def]
 
 @bp.get("/campaigns/<int:campaign_id>")
 def campaign(campaign_id: int):  # type: ignore[no-untyped-def]
-    with get_store().session() as session:
+    with get_store().read_session() as session:
         c = campaign_or_404(session, campaign_id)
         counts = {
             "topics": _count(session, Topic, c.id),
@@ -172,7 +172,7 @@ def _topics(form: Any) -> list[str] | None:
     return importing.topic_list(" ".join(chosen)) if chosen else None
 
 
-def _importer(kind: str, form: Any) -> Callable[[Session, Campaign, list[Path]], Any]:
+def _importer(kind: str, form: Any) -> Callable[[Session, Campaign, list[Any]], Any]:
     if kind == "topics":
         fmt = form.get("format") or None
         return lambda s, c, paths: [importing.import_topics(s, c, p, format=fmt) for p in paths]
@@ -196,6 +196,15 @@ def _importer(kind: str, form: Any) -> Callable[[Session, Campaign, list[Path]],
     return lambda s, c, paths: [importing.import_qrels(s, c, p, name=name) for p in paths]
 
 
+def _prepared(kind: str, paths: list[Path], form: Any) -> list[Any]:
+    """Large uploads (runs, documents) read and checked before the write transaction."""
+    if kind == "runs":
+        return importing.prepare_runs(paths, split_tags=form.get("split_tags") == "1")
+    if kind == "documents":
+        return importing.prepare_documents(paths)
+    return paths
+
+
 @bp.post("/campaigns/<int:campaign_id>/upload/<kind>")
 def upload(campaign_id: int, kind: str):  # type: ignore[no-untyped-def]
     if kind not in UPLOAD_KINDS:
@@ -208,8 +217,9 @@ def upload(campaign_id: int, kind: str):  # type: ignore[no-untyped-def]
     with tempfile.TemporaryDirectory() as folder:
         paths = _saved(files, Path(folder))
         try:
+            prepared = _prepared(kind, paths, request.form)  # before the write transaction
             with get_store().session() as session:
-                reports = run_import(session, campaign_or_404(session, campaign_id), paths)
+                reports = run_import(session, campaign_or_404(session, campaign_id), prepared)
         except (ServiceError, TrecFormatError) as error:
             flash(_named(str(error), paths), "error")
             return campaign(campaign_id), 400  # a refused file: the page and its message
@@ -284,7 +294,7 @@ def _latest_pool(session: Session, c: Campaign) -> Pool:
 
 @bp.get("/campaigns/<int:campaign_id>/assignments")
 def assignments(campaign_id: int):  # type: ignore[no-untyped-def]
-    with get_store().session() as session:
+    with get_store().read_session() as session:
         c = campaign_or_404(session, campaign_id)
         pool = pools.latest_pool(session, c)
         rows = assignment_service.list_assignments(session, c.id)
@@ -373,7 +383,7 @@ def unassign(campaign_id: int, assignment_id: int):  # type: ignore[no-untyped-d
 
 @bp.get("/campaigns/<int:campaign_id>/progress")
 def campaign_progress(campaign_id: int):  # type: ignore[no-untyped-def]
-    with get_store().session() as session:
+    with get_store().read_session() as session:
         c = campaign_or_404(session, campaign_id)
         report = progress.campaign_progress(session, c.id)
         return render_template("admin/progress.html", campaign=c, report=report)
@@ -394,7 +404,7 @@ def download(campaign_id: int, kind: str):  # type: ignore[no-untyped-def]
 
 @bp.get("/users")
 def users():  # type: ignore[no-untyped-def]
-    with get_store().session() as session:
+    with get_store().read_session() as session:
         rows = user_service.list_users(session)
     return render_template("admin/users.html", users=rows, roles=user_service.ROLES)
 
@@ -437,7 +447,7 @@ def update_user(user_id: int):  # type: ignore[no-untyped-def]
         flash(f"User {name!r} updated ({action}).", "info")
     token_cache().clear()
     if token is not None:
-        with get_store().session() as session:
+        with get_store().read_session() as session:
             rows = user_service.list_users(session)
         return render_template(
             "admin/users.html", users=rows, roles=user_service.ROLES, token=token, token_user=name

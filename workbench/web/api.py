@@ -13,8 +13,8 @@ from flask_login import current_user
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from werkzeug.exceptions import HTTPException
 
+from workbench.services import adaptive_pools, judging, progress
 from workbench.services import campaigns as campaign_service
-from workbench.services import judging, progress
 from workbench.services.errors import NotFound, ServiceError
 from workbench.store.models import Campaign
 from workbench.web.assess import own_assignment, topic_of
@@ -70,6 +70,7 @@ def my_assignments():  # type: ignore[no-untyped-def]
 @assessor_required
 def assignment_state(assignment_id: int):  # type: ignore[no-untyped-def]
     """Topic, scale, the assessor's own judgement per position, and where to resume."""
+    adaptive_pools.advance(get_store(), assignment_id, current_user.id)  # adaptive pools
     with get_store().read_session() as session:
         assignment = own_assignment(session, assignment_id)
         campaign = session.get(Campaign, assignment.campaign_id)
@@ -107,6 +108,7 @@ def document(assignment_id: int, position: int):  # type: ignore[no-untyped-def]
 @assessor_required
 def next_document(assignment_id: int):  # type: ignore[no-untyped-def]
     """The document where the assessor left off."""
+    adaptive_pools.advance(get_store(), assignment_id, current_user.id)  # adaptive pools
     with get_store().read_session() as session:
         assignment = own_assignment(session, assignment_id)
         position = judging.resume_position(session, assignment)

@@ -7,8 +7,8 @@ from flask_login import current_user
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from workbench.services import adaptive_pools, judging, progress
 from workbench.services import campaigns as campaign_service
-from workbench.services import judging, progress
 from workbench.store.models import Assignment, Campaign, Topic
 from workbench.web.db import get_store
 from workbench.web.security import assessor_required
@@ -55,6 +55,7 @@ def topics():  # type: ignore[no-untyped-def]
 @bp.get("/<int:assignment_id>")
 @assessor_required
 def judge(assignment_id: int):  # type: ignore[no-untyped-def]
+    adaptive_pools.advance(get_store(), assignment_id, current_user.id)  # adaptive pools
     with get_store().read_session() as session:
         assignment = own_assignment(session, assignment_id)
         campaign = session.get(Campaign, assignment.campaign_id)
@@ -62,6 +63,7 @@ def judge(assignment_id: int):  # type: ignore[no-untyped-def]
         topic = topic_of(session, assignment)
         grades = campaign_service.scale_of(campaign)
         total = len(judging.document_sequence(session, assignment))
+        adaptive = adaptive_pools.is_adaptive(session, assignment.pool_id)
     return render_template(
         "assess/judge.html",
         assignment=assignment,
@@ -69,4 +71,5 @@ def judge(assignment_id: int):  # type: ignore[no-untyped-def]
         topic=topic,
         grades=grades,
         total=total,
+        adaptive=adaptive,
     )

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from flask import Flask, current_app
+from flask import Flask, current_app, jsonify, request
+from flask.typing import ResponseReturnValue
+from sqlalchemy.exc import DBAPIError
 
-from workbench.store.db import Store, default_database_url, open_store
+from workbench.store.db import Store, default_database_url, open_store, storage_problem
 
 EXTENSION = "workbench_store"
 
@@ -14,6 +16,20 @@ def init_app(app: Flask) -> None:
     url = app.config.get("DATABASE_URL") or default_database_url(app.instance_path)
     app.config["DATABASE_URL"] = url
     app.extensions[EXTENSION] = open_store(url, upgrade=True)
+    app.register_error_handler(DBAPIError, _storage_error)
+    app.register_error_handler(OSError, _storage_error)
+
+
+def _storage_error(error: Exception) -> ResponseReturnValue:
+    """A store that cannot be written (read-only, full disk): 503 and one line in the log."""
+    problem = storage_problem(error)
+    if problem is None:
+        raise error
+    current_app.logger.error("store unavailable: %s (%s %s)", problem, request.method, request.path)
+    message = f"The store cannot be written: {problem}. Nothing was saved; try again later."
+    if request.path.startswith("/api/"):
+        return jsonify(error=message), 503
+    return message, 503, {"Content-Type": "text/plain; charset=utf-8"}
 
 
 def get_store() -> Store:

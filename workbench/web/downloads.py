@@ -24,7 +24,7 @@ def export_file(campaign_id: int, kind: str, args: Mapping[str, str]) -> tuple[i
     although documents lack a label; the file says so in a # header); log: format=csv|json.
     """
     text = io.StringIO()
-    with get_store().session() as session:
+    with get_store().read_session() as session:
         campaign = campaign_service.get_campaign(session, campaign_id)
         slug = _slug(campaign.name)
         if kind == "pool":

@@ -28,6 +28,14 @@ def _number(name: str, kind: type) -> Any:
     return value if value > 0 else None
 
 
+DEFAULT_OPTIONS: dict[str, Any] = {
+    "num_docs": None,
+    "delta": None,
+    "sweep": "",
+    "interleaving": "team-draft",
+}
+
+
 def notes_request() -> dict[str, Any]:
     """The section options: collection size N, minimum difference, sweep pattern, method."""
     method = request.args.get("interleaving", "team-draft")
@@ -41,8 +49,10 @@ def notes_request() -> dict[str, Any]:
 
 def notes_page(session: Any, campaign: Any, table: Any, runs: Any, choice: dict[str, Any],
                alpha: float) -> dict[str, Any]:  # fmt: skip
-    """Tables, plots and reasons of the further sections, for the template."""
-    options = notes_request()
+    """Tables, plots and reasons of the further sections, for the template; the options come
+    with the report's choice (``choice["notes"]``, from `notes_request`), as a report job
+    runs outside the request."""
+    options = {**DEFAULT_OPTIONS, **(choice.get("notes") or {})}
     sections = extended_sections(
         session, campaign, table, runs, choice["qrels"], test=choice["test"], alpha=alpha,
         num_docs=options["num_docs"], min_difference=options["delta"],

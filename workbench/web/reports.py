@@ -29,8 +29,10 @@ from workbench.reports import plots
 from workbench.reports.tables import FORMATS, render, to_json
 from workbench.services import campaigns as campaign_service
 from workbench.services.errors import NotFound, ServiceError
+from workbench.services.jobs import JobState
 from workbench.store.models import Campaign, Document, Topic, User
 from workbench.web.db import get_store
+from workbench.web.report_jobs import page_job, request_page
 from workbench.web.security import admin_blueprint
 
 bp = admin_blueprint("reports", __name__, "/reports")
@@ -54,7 +56,7 @@ def svg_image(svg: str) -> str:
 
 @bp.get("/")
 def index():  # type: ignore[no-untyped-def]
-    with get_store().session() as session:
+    with get_store().read_session() as session:
         campaigns = [{"id": c.id, "name": c.name} for c in campaign_service.list_campaigns(session)]
     return render_template("reports/index.html", campaigns=campaigns)
 
@@ -66,17 +68,18 @@ def _campaign(session: Any, campaign_id: int) -> Campaign:
 # ------------------------------------------------------------------------------ agreement
 
 
-@bp.get("/<int:campaign_id>/agreement")
-def agreement(campaign_id: int):  # type: ignore[no-untyped-def]
+def _agreement_page(
+    session: Any, campaign: Campaign, params: dict[str, Any], progress: Any
+) -> dict[str, Any]:
+    """The agreement page's context (a report job: bootstrap intervals take a while)."""
     from workbench.reports.agreement import groups_table, pairs_table
     from workbench.services.agreement import agreement_report
 
-    graded = request.args.get("graded") == "1"
-    with get_store().session() as session:
-        campaign = _campaign(session, campaign_id)
-        name = campaign.name
-        n_bootstrap = current_app.config.get("REPORT_BOOTSTRAP_RESAMPLES", BOOTSTRAP_RESAMPLES)
-        report = agreement_report(session, campaign, graded=graded, n_bootstrap=n_bootstrap)
+    progress("agreement with bootstrap intervals")
+    report = agreement_report(
+        session, campaign, graded=params["graded"], n_bootstrap=params["n_bootstrap"]
+    )
+    progress("confusion matrices")
     heatmaps = [
         {
             "title": f"{p.first} vs {p.second}",
@@ -86,39 +89,98 @@ def agreement(campaign_id: int):  # type: ignore[no-untyped-def]
         }
         for p in report.per_pair
     ]
-    return render_template(
-        "reports/agreement.html",
-        campaign={"id": campaign_id, "name": name},
-        graded=graded,
-        report=report,
-        groups=groups_table(report),
-        pairs=pairs_table(report.per_pair, report, title="Agreement per pair of assessors"),
-        assessors=pairs_table(
+    return {
+        "campaign": {"id": campaign.id, "name": campaign.name},
+        "graded": params["graded"],
+        "report": report,
+        "groups": groups_table(report),
+        "pairs": pairs_table(report.per_pair, report, title="Agreement per pair of assessors"),
+        "assessors": pairs_table(
             report.per_assessor, report, title="Each assessor against the others"
         ),
-        heatmaps=heatmaps,
-    )
+        "heatmaps": heatmaps,
+    }
+
+
+page_job("agreement", _agreement_page)
+
+
+def _agreement_request() -> dict[str, Any]:
+    n_bootstrap = current_app.config.get("REPORT_BOOTSTRAP_RESAMPLES", BOOTSTRAP_RESAMPLES)
+    return {"graded": request.args.get("graded") == "1", "n_bootstrap": int(n_bootstrap)}
+
+
+@bp.get("/<int:campaign_id>/agreement")
+def agreement(campaign_id: int):  # type: ignore[no-untyped-def]
+    params = _agreement_request()
+    name = _campaign_name(campaign_id)
+    state, page = request_page("agreement", campaign_id, params)
+    if page is None:
+        return _progress(state, campaign_id, name, "Agreement")
+    return render_template("reports/agreement.html", job=state, **page)
 
 
 @bp.get("/<int:campaign_id>/agreement.<fmt>")
 def agreement_download(campaign_id: int, fmt: str):  # type: ignore[no-untyped-def]
     """The agreement tables as CSV, Markdown or LaTeX, or the whole report as JSON."""
     from workbench.reports.agreement import agreement_tables
-    from workbench.services.agreement import agreement_report
 
     if fmt not in DOWNLOADS or fmt == "trec":
         raise NotFound(f"no {fmt!r} download; formats: csv, json, md, latex")
-    graded = request.args.get("graded") == "1"
-    with get_store().session() as session:
-        campaign = _campaign(session, campaign_id)
-        name = campaign.name
-        n_bootstrap = current_app.config.get("REPORT_BOOTSTRAP_RESAMPLES", BOOTSTRAP_RESAMPLES)
-        report = agreement_report(session, campaign, graded=graded, n_bootstrap=n_bootstrap)
+    name = _campaign_name(campaign_id)
+    state, page = _fresh_page("agreement", campaign_id, _agreement_request())
+    if page is None:
+        return _progress(state, campaign_id, name, "Agreement download")
+    report = page["report"]
     if fmt == "json":
         text = to_json(report)
     else:
         text = "\n".join(render(t, fmt) for t in agreement_tables(report))
     return _attachment(text, fmt, f"{name}-agreement")
+
+
+# ---------------------------------------------------------------------------- report jobs
+
+
+def _campaign_name(campaign_id: int) -> str:
+    """The campaign's name (404 when there is none)."""
+    with get_store().read_session() as session:
+        return _campaign(session, campaign_id).name
+
+
+def _fresh_page(
+    kind: str, campaign_id: int, params: dict[str, Any]
+) -> tuple[JobState, dict[str, Any] | None]:
+    """(state, context) where the context is from the campaign's current data, or from a job
+    generation at least the one in ?generation=: the page's download links name the
+    generation the page shows (the download is what the admin saw, even while judging goes
+    on), and a progress page's reload the generation it queued."""
+    state, page = request_page(kind, campaign_id, params)
+    wanted = request.args.get("generation", "")
+    after = int(wanted) if wanted.isdigit() else None
+    if page is not None and (
+        state.fresh or (after is not None and state.result_generation >= after)
+    ):
+        return state, page
+    return state, None
+
+
+def _progress(state: JobState, campaign_id: int, campaign_name: str, title: str) -> str:
+    """The job's progress (or its error); reloads itself while the job runs. A download's
+    reload asks for the generation now queued, so that it ends even while judging goes on."""
+    values: dict[str, Any] = {
+        **(request.view_args or {}),
+        **request.args.to_dict(flat=False),
+        "generation": str(state.generation),
+    }
+    return render_template(
+        "reports/job.html",
+        campaign={"id": campaign_id, "name": campaign_name},
+        title=title,
+        state=state,
+        refresh=state.pending,
+        reload_url=url_for(request.endpoint or "", **values),
+    )
 
 
 def _attachment(text: str, fmt: str, stem: str) -> Response:
@@ -134,6 +196,8 @@ def _attachment(text: str, fmt: str, stem: str) -> Response:
 
 
 def _evaluation_request() -> dict[str, Any]:
+    from workbench.web.extended_report import notes_request
+
     measures = [m for m in request.args.getlist("measure") if m.strip()]
     text = request.args.get("measures", "")
     measures += [m for m in text.replace(",", " ").split() if m]
@@ -147,6 +211,7 @@ def _evaluation_request() -> dict[str, Any]:
         "correction": correction if correction in CORRECTIONS else "holm",
         "topic_set": topic_set if topic_set in ("all", "common") else "all",
         "allow_incomplete": request.args.get("allow_incomplete") == "1",
+        "notes": notes_request(),  # the course notes' section options
     }
 
 
@@ -166,66 +231,84 @@ def _evaluate(session: Any, campaign: Campaign, choice: dict[str, Any], runs=Non
     return table, comparisons
 
 
-@bp.get("/<int:campaign_id>/evaluation")
-def evaluation(campaign_id: int):  # type: ignore[no-untyped-def]
+def _evaluation_page(
+    session: Any, campaign: Campaign, choice: dict[str, Any], progress: Any
+) -> dict[str, Any]:
+    """The evaluation page's context (a report job: tests, stability and reusability take a
+    while). A report the campaign cannot have sets "error"."""
     from workbench.reports import evaluation as report
     from workbench.services import evaluation as service
     from workbench.web.extended_report import notes_page
 
-    choice = _evaluation_request()
     page: dict[str, Any] = {"choice": choice, "error": None}
-    with get_store().session() as session:
-        campaign = _campaign(session, campaign_id)
-        page["campaign"] = {"id": campaign.id, "name": campaign.name}
-        page["qrels_choices"] = service.qrels_choices(session, campaign)
-        try:
-            runs = service.load_runs(session, campaign)
-            table, comparisons = _evaluate(session, campaign, choice, runs)
-            first = table.measures[0]
-            page["runs"] = report.runs_table(table, comparisons)
-            page["notes"] = table.notes() + comparisons.notes
-            page["comparisons"] = report.comparisons_table(comparisons)
-            tukey = service.tukey_hsd(table, first)
-            page["tukey"] = report.tukey_table(tukey, first) if tukey is not None else None
-            page["per_topic"] = report.per_topic_table(table, first)
-            page["bars"] = svg_image(
-                plots.per_topic_bars(
-                    {r.tag: {q: v[first] for q, v in r.per_topic.items()} for r in table.runs},
-                    table.topics(),
-                    measure=first,
-                )
+    page["campaign"] = {"id": campaign.id, "name": campaign.name}
+    page["qrels_choices"] = service.qrels_choices(session, campaign)
+    try:
+        progress("evaluating the runs")
+        runs = service.load_runs(session, campaign)
+        table, comparisons = _evaluate(session, campaign, choice, runs)
+        page["evaluation_table"], page["evaluation_comparisons"] = table, comparisons
+        first = table.measures[0]
+        page["runs"] = report.runs_table(table, comparisons)
+        page["notes"] = table.notes() + comparisons.notes
+        page["comparisons"] = report.comparisons_table(comparisons)
+        tukey = service.tukey_hsd(table, first)
+        page["tukey"] = report.tukey_table(tukey, first) if tukey is not None else None
+        page["per_topic"] = report.per_topic_table(table, first)
+        progress("plots")
+        page["bars"] = svg_image(
+            plots.per_topic_bars(
+                {r.tag: {q: v[first] for q, v in r.per_topic.items()} for r in table.runs},
+                table.topics(),
+                measure=first,
             )
-            curves = service.precision_recall(
-                session, campaign, choice["qrels"], runs=runs, **_scope(choice)
+        )
+        curves = service.precision_recall(
+            session, campaign, choice["qrels"], runs=runs, **_scope(choice)
+        )
+        page["curves"] = svg_image(plots.precision_recall_curves(curves))
+        progress("ranking stability")
+        page["stability"] = _optional(
+            lambda: report.stability_table(
+                service.ranking_stability(session, campaign, first, runs=runs, **_scope(choice))
             )
-            page["curves"] = svg_image(plots.precision_recall_curves(curves))
-            page["stability"] = _optional(
-                lambda: report.stability_table(
-                    service.ranking_stability(session, campaign, first, runs=runs, **_scope(choice))
-                )
-            )
-            page["reusability"] = [
-                _optional(
-                    lambda by=by: report.reusability_table(
-                        service.leave_out(
-                            session,
-                            campaign,
-                            qrels=choice["qrels"],
-                            measure=first,
-                            by=by,
-                            runs=runs,
-                            **_scope(choice),
-                        )
+        )
+        progress("reusability")
+        page["reusability"] = [
+            _optional(
+                lambda by=by: report.reusability_table(
+                    service.leave_out(
+                        session,
+                        campaign,
+                        qrels=choice["qrels"],
+                        measure=first,
+                        by=by,
+                        runs=runs,
+                        **_scope(choice),
                     )
                 )
-                for by in ("run", "group")
-            ]
-            page["course_notes"] = notes_page(
-                session, campaign, table, runs, choice, comparisons.alpha
             )
-        except ServiceError as error:
-            page["error"] = str(error)
-    return render_template("reports/evaluation.html", tests=TESTS, corrections=CORRECTIONS, **page)
+            for by in ("run", "group")
+        ]
+        progress("the course notes' sections")
+        page["course_notes"] = notes_page(session, campaign, table, runs, choice, comparisons.alpha)
+    except ServiceError as error:
+        page["error"] = str(error)
+    return page
+
+
+page_job("evaluation", _evaluation_page)
+
+
+@bp.get("/<int:campaign_id>/evaluation")
+def evaluation(campaign_id: int):  # type: ignore[no-untyped-def]
+    name = _campaign_name(campaign_id)
+    state, page = request_page("evaluation", campaign_id, _evaluation_request())
+    if page is None:
+        return _progress(state, campaign_id, name, "Evaluation")
+    return render_template(
+        "reports/evaluation.html", tests=TESTS, corrections=CORRECTIONS, job=state, **page
+    )
 
 
 def _optional(build):  # type: ignore[no-untyped-def]
@@ -242,15 +325,14 @@ def evaluation_download(campaign_id: int, fmt: str):  # type: ignore[no-untyped-
 
     if fmt not in DOWNLOADS:
         raise NotFound(f"no {fmt!r} download; formats: {', '.join(DOWNLOADS)}")
-    choice = _evaluation_request()
-    with get_store().session() as session:
-        campaign = _campaign(session, campaign_id)
-        name = campaign.name
-        try:
-            table, comparisons = _evaluate(session, campaign, choice)
-        except ServiceError as error:
-            flash(str(error), "error")
-            return redirect(url_for("reports.evaluation", campaign_id=campaign_id))
+    name = _campaign_name(campaign_id)
+    state, page = _fresh_page("evaluation", campaign_id, _evaluation_request())
+    if page is None:
+        return _progress(state, campaign_id, name, "Evaluation download")
+    if page["error"]:
+        flash(page["error"], "error")
+        return redirect(url_for("reports.evaluation", campaign_id=campaign_id))
+    table, comparisons = page["evaluation_table"], page["evaluation_comparisons"]
     if fmt == "trec":
         text = report.trec_eval_text(table)
     elif fmt == "json":
@@ -283,7 +365,7 @@ def adjudication(campaign_id: int):  # type: ignore[no-untyped-def]
 
     choice = _queue_request()
     error = None
-    with get_store().session() as session:
+    with get_store().read_session() as session:
         campaign = _campaign(session, campaign_id)
         scale = [(g.value, g.label) for g in campaign.grades]
         try:

@@ -9,8 +9,31 @@ $WORKBENCH_SECRET_KEY is set. `workbench serve` sets both before it starts the w
 from __future__ import annotations
 
 import os
+import signal
+import threading
+import time
 from pathlib import Path
 
 from workbench.web import INSTANCE_ENV, create_app
 
+PARENT_CHECK_S = 0.5
+EXIT_GRACE_S = 5.0
+
+
+def exit_with_parent(parent: int) -> None:
+    """Watch the process that started this worker; when it dies (even by SIGKILL, which it
+    cannot forward) the worker is re-parented, and it then stops itself: SIGTERM, and after
+    EXIT_GRACE_S an immediate exit. Committed judgements are durable either way."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_CHECK_S)
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(EXIT_GRACE_S)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
+exit_with_parent(os.getppid())
 app = create_app({"INSTANCE_PATH": os.environ.get(INSTANCE_ENV) or str(Path.cwd() / "instance")})

@@ -1,0 +1,177 @@
+"""Report jobs (services.jobs): queued once, computed from one snapshot, cached until the
+campaign's judgements, runs, qrels or final labels change; orphans are queued again."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import select, update
+
+from tests.web.conftest import write_campaign_files
+from workbench.services import campaigns, importing, jobs
+from workbench.services.errors import ServiceError
+from workbench.store import Store
+from workbench.store.models import Campaign, FinalLabel, Judgement, ReportJob, User, utcnow
+
+KIND = "test-judgement-count"
+
+
+class Wakes:
+    """A stand-in for the process's worker: counts wake-ups; the test runs the jobs."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def wake(self) -> None:
+        self.count += 1
+
+
+def count_judgements(session: Any, campaign: Campaign, params: dict[str, Any], progress) -> bytes:  # type: ignore[no-untyped-def]
+    progress("counting")
+    if params.get("refuse"):
+        raise ServiceError("this report needs final labels")
+    rows = session.scalars(select(Judgement.id).where(Judgement.campaign_id == campaign.id))
+    return str(len(rows.all())).encode()
+
+
+jobs.register(KIND, count_judgements)
+
+
+@pytest.fixture
+def campaign(store: Store, tmp_path: Path) -> int:
+    files = write_campaign_files(tmp_path / "files")
+    with store.session() as s:
+        c = campaigns.create_campaign(s, "c1")
+        other = campaigns.create_campaign(s, "c2")
+        s.add(User(username="ann", password_hash="-", role="assessor"))
+        importing.import_topics(s, c, files["topics"])
+        importing.import_runs(s, c, [files["runA"]])
+        assert other.id != c.id
+        return c.id
+
+
+def judge(store: Store, campaign_id: int, grade: int = 1, docno: str = "D1") -> None:
+    with store.session() as s:
+        user = s.scalar(select(User.id))
+        s.add(Judgement(campaign_id=campaign_id, qid="T1", docno=docno, user_id=user, grade=grade))
+
+
+def run_queued(store: Store) -> int:
+    """Claim and compute every queued job in this process; how many ran."""
+    ran = 0
+    while (claimed := jobs._claim_next(store)) is not None:
+        jobs.run_job(store, claimed[0])
+        ran += 1
+    return ran
+
+
+def test_a_job_is_queued_once_and_its_result_cached(store: Store, campaign: int) -> None:
+    wakes = Wakes()
+    first = jobs.request_job(store, campaign, KIND, {}, worker=wakes, wait=0)
+    again = jobs.request_job(store, campaign, KIND, {}, worker=wakes, wait=0)
+    assert (first.status, first.generation, first.result) == ("queued", 1, None)
+    assert again.id == first.id and again.generation == 1 and wakes.count == 2
+    assert run_queued(store) == 1
+    done = jobs.request_job(store, campaign, KIND, {}, worker=wakes, wait=0)
+    assert (done.status, done.result, done.fresh, done.result_generation) == ("done", b"0", True, 1)
+    assert wakes.count == 2  # nothing to do: not woken
+    assert run_queued(store) == 0
+    other = jobs.request_job(store, campaign, KIND, {"x": 1}, worker=wakes, wait=0)
+    assert other.id != first.id  # other parameters, another job
+
+
+def test_a_judgement_makes_the_result_stale_and_it_is_recomputed(
+    store: Store, campaign: int
+) -> None:
+    wakes = Wakes()
+    jobs.request_job(store, campaign, KIND, {}, worker=wakes, wait=0)
+    run_queued(store)
+    judge(store, campaign)
+    stale = jobs.request_job(store, campaign, KIND, {}, worker=wakes, wait=0)
+    assert (stale.status, stale.generation, stale.result, stale.fresh) == ("queued", 2, b"0", False)
+    run_queued(store)
+    fresh = jobs.request_job(store, campaign, KIND, {}, worker=wakes, wait=0)
+    assert (fresh.result, fresh.fresh, fresh.result_generation) == (b"1", True, 2)
+
+
+def test_another_campaigns_judgement_changes_nothing(store: Store, campaign: int) -> None:
+    with store.read_session() as s:
+        before = jobs.fingerprint(s, campaign)
+        other = s.scalar(select(Campaign.id).where(Campaign.name == "c2"))
+    judge(store, other)
+    with store.read_session() as s:
+        assert jobs.fingerprint(s, campaign) == before
+
+
+def test_runs_qrels_and_final_labels_change_the_fingerprint(
+    store: Store, campaign: int, tmp_path: Path
+) -> None:
+    files = write_campaign_files(tmp_path / "more")
+    judge(store, campaign)
+    seen = []
+
+    def now() -> str:
+        with store.read_session() as s:
+            return jobs.fingerprint(s, campaign)
+
+    seen.append(now())
+    with store.session() as s:
+        c = s.get(Campaign, campaign)
+        importing.import_runs(s, c, [files["runB"]])
+    seen.append(now())
+    files["runB"].write_text(files["runB"].read_text().replace(" 9 runB", " 9.5 runB"))
+    with store.session() as s:
+        importing.import_runs(s, s.get(Campaign, campaign), [files["runB"]], replace=True)
+    seen.append(now())
+    with store.session() as s:
+        importing.import_qrels(s, s.get(Campaign, campaign), files["qrels"])
+    seen.append(now())
+    with store.session() as s:
+        s.add(FinalLabel(campaign_id=campaign, qid="T1", docno="D1", grade=1, rule="majority"))
+    seen.append(now())
+    with store.session() as s:
+        s.execute(update(FinalLabel).values(grade=2))  # changed in place
+    seen.append(now())
+    assert len(set(seen)) == len(seen)
+
+
+def test_a_refused_report_fails_once_until_the_data_change(store: Store, campaign: int) -> None:
+    wakes = Wakes()
+    jobs.request_job(store, campaign, KIND, {"refuse": True}, worker=wakes, wait=0)
+    run_queued(store)
+    failed = jobs.request_job(store, campaign, KIND, {"refuse": True}, worker=wakes, wait=0)
+    assert (failed.status, failed.error) == ("failed", "this report needs final labels")
+    assert run_queued(store) == 0
+    judge(store, campaign)
+    again = jobs.request_job(store, campaign, KIND, {"refuse": True}, worker=wakes, wait=0)
+    assert (again.status, again.generation) == ("queued", 2)
+
+
+def test_an_orphaned_job_is_queued_again(store: Store, campaign: int) -> None:
+    """A job whose process died (no heartbeat for STALE_S) is queued by the next request."""
+    wakes = Wakes()
+    queued = jobs.request_job(store, campaign, KIND, {}, worker=wakes, wait=0)
+    assert jobs._claim_next(store) == (queued.id, 1)  # claimed, then its process dies
+    running = jobs.request_job(store, campaign, KIND, {}, worker=wakes, wait=0)
+    assert (running.status, running.generation) == ("running", 1)
+    long_ago = utcnow() - dt.timedelta(seconds=jobs.STALE_S + 1)
+    with store.session() as s:
+        s.execute(update(ReportJob).values(heartbeat_at=long_ago))
+    requeued = jobs.request_job(store, campaign, KIND, {}, worker=wakes, wait=0)
+    assert (requeued.status, requeued.generation) == ("queued", 2)
+    jobs._finish(store, queued.id, 1, status="done", result=b"late")  # the first claim's
+    with store.read_session() as s:
+        assert s.scalar(select(ReportJob.result)) is None
+    assert run_queued(store) == 1
+    assert jobs.request_job(store, campaign, KIND, {}, worker=wakes, wait=0).result == b"0"
+
+
+def test_a_deleted_campaign_takes_its_jobs_along(store: Store, campaign: int) -> None:
+    jobs.request_job(store, campaign, KIND, {}, worker=Wakes(), wait=0)
+    with store.session() as s:
+        s.delete(s.get(Campaign, campaign))
+    with store.read_session() as s:
+        assert s.scalar(select(ReportJob.id)) is None

@@ -1,0 +1,128 @@
+"""Admin read views run in read transactions: a judgement submit completes while one is open.
+
+Each case holds an admin GET request inside its store transaction (a service function it calls
+is made to wait) and submits a judgement meanwhile. On SQLite a view in a write transaction
+holds the database's write lock, so the submit would wait until the view ends.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+from flask import Flask
+from sqlalchemy import func, select
+
+from tests.web.conftest import World, get_store_of
+from workbench.services import adjudication, exports, pools, progress
+from workbench.services import users as user_service
+from workbench.store.models import Document, Judgement, Run
+
+HOLD_S = 20.0
+
+
+def _views(world: World) -> list[tuple[str, Any, str]]:
+    """(admin GET path, module, function the view calls inside its transaction)."""
+    c = world.campaign_id
+    return [
+        (f"/admin/campaigns/{c}/download/qrels", exports, "export_qrels"),
+        (f"/admin/campaigns/{c}/download/log", exports, "export_judgement_log"),
+        (f"/admin/campaigns/{c}", pools, "pool_statistics"),
+        (f"/admin/campaigns/{c}/progress", progress, "campaign_progress"),
+        (f"/admin/campaigns/{c}/assignments", progress, "assignment_progress"),
+        ("/admin/users", user_service, "list_users"),
+        (f"/reports/{c}/adjudication", adjudication, "disagreement_queue"),
+    ]
+
+
+@pytest.mark.parametrize("case", range(7))
+def test_a_judgement_is_stored_while_an_admin_read_view_is_open(
+    app: Flask, as_user, world: World, monkeypatch: pytest.MonkeyPatch, case: int
+) -> None:
+    path, module, name = _views(world)[case]
+    admin, alice = as_user("admin"), as_user("alice")
+    inside, release = threading.Event(), threading.Event()
+    original = getattr(module, name)
+
+    def held(*args: Any, **kwargs: Any) -> Any:
+        inside.set()
+        release.wait(HOLD_S)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, held)
+    statuses: list[int] = []
+    reader = threading.Thread(target=lambda: statuses.append(admin.get(path).status_code))
+    reader.start()
+    try:
+        assert inside.wait(HOLD_S), f"{path} never reached {name}"
+        submit = alice.post(
+            f"/api/v1/assignments/{world.assignment['alice', 'T1']}/judgements",
+            json={"docno": "D1", "grade": 2, "client_id": f"while-{case}"},
+        )
+        still_reading = reader.is_alive() and not release.is_set()
+    finally:
+        release.set()
+        reader.join(HOLD_S)
+    assert submit.status_code in (200, 201), submit.text
+    assert still_reading, "the submit only went through after the read view had ended"
+    assert statuses in ([200], [303])  # the page, or a refused export back to its page
+    with get_store_of(app).read_session() as session:
+        stored = select(func.count()).where(Judgement.client_id == f"while-{case}")
+        assert session.scalar(stored) == 1
+
+
+@pytest.mark.parametrize("kind", ["runs", "documents"])
+def test_a_judgement_is_stored_while_an_upload_is_being_read(
+    app: Flask, as_user, world: World, monkeypatch: pytest.MonkeyPatch, tmp_path, kind: str
+) -> None:
+    """A large upload is read and checked before its write transaction: judging goes on."""
+    from workbench import trec
+    from workbench.services import importing
+
+    admin, alice = as_user("admin"), as_user("alice")
+    inside, release = threading.Event(), threading.Event()
+    module, name = (trec, "read_runs") if kind == "runs" else (importing, "read_documents")
+    original = getattr(module, name)
+
+    def held(*args: Any, **kwargs: Any) -> Any:
+        inside.set()
+        release.wait(HOLD_S)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, held)
+    upload = tmp_path / ("new.run" if kind == "runs" else "new.jsonl")
+    if kind == "runs":
+        upload.write_text("T1 Q0 D1 1 9 runC\nT1 Q0 D2 2 8 runC\n")
+    else:
+        upload.write_text('{"docno": "D99", "title": "new", "text": "new text"}\n')
+    statuses: list[int] = []
+
+    def post() -> None:
+        with upload.open("rb") as file:
+            data = {"files": (file, upload.name)}
+            path = f"/admin/campaigns/{world.campaign_id}/upload/{kind}"
+            statuses.append(admin.post(path, data=data).status_code)
+
+    uploader = threading.Thread(target=post)
+    uploader.start()
+    try:
+        assert inside.wait(HOLD_S), "the upload was never read"
+        submit = alice.post(
+            f"/api/v1/assignments/{world.assignment['alice', 'T1']}/judgements",
+            json={"docno": "D2", "grade": 1, "client_id": f"during-{kind}"},
+        )
+        still_reading = uploader.is_alive() and not release.is_set()
+    finally:
+        release.set()
+        uploader.join(HOLD_S)
+    assert submit.status_code == 201, submit.text
+    assert still_reading, "the submit only went through after the upload was stored"
+    assert statuses == [303]
+    with get_store_of(app).read_session() as session:
+        stored = select(func.count()).where(Judgement.client_id == f"during-{kind}")
+        assert session.scalar(stored) == 1
+        if kind == "runs":
+            assert session.scalar(select(Run.id).where(Run.tag == "runC")) is not None
+        else:
+            assert session.scalar(select(Document.id).where(Document.docno == "D99")) is not None

@@ -1,0 +1,146 @@
+"""Heavy report pages run as jobs: the page shows the job's progress, then its cached result;
+a judgement makes the result stale (shown, marked, recomputed); a download waits for a result
+as new as itself. The job runs in the app's worker process, as in production."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import select
+
+from tests.web.conftest import World, client_factory, get_store_of, make_app, serve_in_thread
+from tests.web.test_browser import CHROMEDRIVER, CHROMIUM, browser, log_in_as  # noqa: F401
+from workbench.services import jobs
+from workbench.store.models import ReportJob
+from workbench.web.report_jobs import seal, sealing_key, unseal
+
+DEADLINE_S = 180.0
+RELOAD = re.compile(r'http-equiv="refresh" content="1; url=([^"]+)"')
+
+
+@pytest.fixture
+def job_app(world_url: tuple[str, World], tmp_path: Path) -> Iterator[Flask]:
+    """The world's app with requests that never wait for a job: they show its progress."""
+    app = make_app(world_url[0], tmp_path, REPORT_JOB_WAIT_SECONDS=0)
+    yield app
+    get_store_of(app).dispose()
+
+
+def _until(client: FlaskClient, path: str, done: str) -> str:
+    """GET path until its page contains `done` (the job's result); the page's text."""
+    deadline = time.monotonic() + DEADLINE_S
+    while True:
+        page = client.get(path).text
+        if done in page:
+            return page
+        assert 'id="report-job"' in page, page
+        assert time.monotonic() < deadline, f"no result within {DEADLINE_S} s: {page}"
+        time.sleep(0.2)
+
+
+def _job(app: Flask) -> ReportJob:
+    with get_store_of(app).read_session() as session:
+        job = session.scalar(select(ReportJob))
+        assert job is not None
+        return job
+
+
+def test_report_page_shows_progress_then_the_cached_result(job_app: Flask, world_url) -> None:
+    world = world_url[1]
+    make = client_factory(job_app)
+    admin, alice = make("admin"), make("alice")
+    path = f"/reports/{world.campaign_id}/agreement"
+
+    first = admin.get(path)
+    assert first.status_code == 200
+    assert 'id="report-job"' in first.text and RELOAD.search(first.text)
+    assert 'id="agreement-topics"' not in first.text
+    page = _until(admin, path, 'id="agreement-topics"')
+    assert 'id="report-stale"' not in page
+    assert (_job(job_app).status, _job(job_app).generation) == ("done", 1)
+
+    submit = alice.post(
+        f"/api/v1/assignments/{world.assignment['alice', 'T1']}/judgements",
+        json={"docno": "D1", "grade": 2},
+    )
+    assert submit.status_code == 201
+    stale = admin.get(path).text  # the last result at once, marked, while it is recomputed
+    assert 'id="agreement-topics"' in stale and 'id="report-stale"' in stale
+    assert RELOAD.search(stale) is None  # no endless reloading while judging goes on
+    link = re.search(r'href="([^"]*agreement\.csv[^"]*)"', stale)
+    assert link and "generation=1" in link.group(1)
+    shown = admin.get(link.group(1).replace("&amp;", "&"))  # what the page shows, at once
+    assert shown.mimetype == "text/csv" and "attachment" in shown.headers["Content-Disposition"]
+    deadline = time.monotonic() + DEADLINE_S
+    while 'id="report-stale"' in admin.get(path).text:
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    job = _job(job_app)
+    assert (job.status, job.result_generation) == ("done", 2)
+    with get_store_of(job_app).read_session() as session:
+        assert job.fingerprint == jobs.fingerprint(session, world.campaign_id)
+
+
+def test_download_waits_for_a_result_as_new_as_itself(job_app: Flask, world_url) -> None:
+    world = world_url[1]
+    admin = client_factory(job_app)("admin")
+    path = f"/reports/{world.campaign_id}/agreement.csv"
+    answer = admin.get(path)
+    deadline = time.monotonic() + DEADLINE_S
+    while "attachment" not in answer.headers.get("Content-Disposition", ""):
+        reload = RELOAD.search(answer.text)
+        assert reload, answer.text
+        assert "generation=1" in reload.group(1)
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+        answer = admin.get(reload.group(1).replace("&amp;", "&"))
+    assert answer.mimetype == "text/csv"
+    assert "Fleiss" in answer.text or "kappa" in answer.text.lower()
+
+
+def test_report_pages_are_refused_to_assessors_before_any_job(job_app: Flask, world_url) -> None:
+    alice = client_factory(job_app)("alice")
+    assert alice.get(f"/reports/{world_url[1].campaign_id}/evaluation").status_code in (302, 403)
+    with get_store_of(job_app).read_session() as session:
+        assert session.scalar(select(ReportJob.id)) is None
+
+
+def test_a_result_without_this_apps_seal_is_never_unpickled() -> None:
+    key = sealing_key("one secret")
+    sealed = seal({"runs": [1, 2]}, key)
+    assert unseal(sealed, key) == {"runs": [1, 2]}
+    with pytest.raises(ValueError, match="seal"):
+        unseal(sealed, sealing_key("another secret"))
+    with pytest.raises(ValueError, match="seal"):
+        unseal(sealed.replace(b"runs", b"rung"), key)
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(
+    not (CHROMIUM.exists() and CHROMEDRIVER.exists()), reason="needs chromium and chromedriver"
+)
+def test_browser_follows_the_progress_page_to_the_report(
+    job_app: Flask,
+    world_url,
+    browser,  # noqa: F811
+) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    job_app.config.update(TESTING=False)
+    with serve_in_thread(job_app) as base:
+        log_in_as(browser, base, "admin")
+        browser.get(f"{base}/reports/{world_url[1].campaign_id}/evaluation?measures=P.5")
+        assert browser.find_elements(By.ID, "report-job")  # the progress first
+        WebDriverWait(browser, DEADLINE_S).until(
+            ec.presence_of_element_located((By.ID, "evaluation-options"))
+        )
+        assert not browser.find_elements(By.ID, "report-job")
+        assert browser.find_element(By.NAME, "measures").get_attribute("value") == "P.5"

@@ -1,0 +1,476 @@
+"""Adaptive judging: which pooled document to judge next, from the judgements made so far.
+
+One protocol for every strategy (docs/methods.md sections 1.2-1.7): a topic's `TopicPool`
+(the depth-k pool of the runs, and each run's ranking of it) and the judgements so far, in the
+order they were made, give the next document(s) to judge. A strategy's state is a function of
+the judgements alone, so the same judgements always give the same next document: the live
+judging service rebuilds it from the stored judgements; the simulator keeps one `Session` per
+topic and feeds it one judgement at a time (the same answers, without the replay).
+
+Notation: runs r (tags sorted; "first" below means first in that order), the run's list
+L_r = its documents within the pool depth, in trec order (`pooling.ranked_list`); a run's
+*judged prefix* is the longest prefix of L_r whose documents are all judged, p_r its length,
+and x_r / n_r the relevant / judged documents in it. Pulling a run judges the first document
+of L_r that is neither judged nor already handed out.
+
+Strategies (`STRATEGIES`):
+  depth    the depth-k pool in order of best rank, then docno (`pooling.depth_pool`): judging
+           a budget b judges the first b documents of the depth-1, depth-2, ... pools.
+  take     Take@N round robin (`pooling.take_pool`, runs in tag order).
+  rrf, combsum, borda
+           fusion Take@N: fused score descending (`pooling.fusion_pool`).
+  mtf      move-to-front (Cormack, Palmer & Clarke, SIGIR 1998): pull the run of highest
+           priority -(non-relevant documents in its judged prefix), ties to the first run. A
+           relevant document keeps the run's priority, so judging stays on it; a non-relevant
+           one lowers it by 1 and judging moves to the new highest (VisualPool's form of the
+           priority update, docs/methods.md 1.5).
+  hedge    Hedge (Aslam, Pavlu & Savell, CIKM 2003): rank gain g(rho) = ln D - ln rho with
+           D = depth + 1; a document a run does not retrieve within the depth gets the mean
+           gain of the ranks |L_r|+1..D (0 when |L_r| = depth). Run weights
+           w_r = beta^L_r / sum beta^L, beta = 0.8; judge argmax_d sum_r w_r g_r(d) (ties to
+           the earlier document of the depth order); then L_r += g_r(d)/2 when d is
+           non-relevant, L_r -= g_r(d)/2 when relevant.
+  ts       Thompson sampling / BLA (Losada, Parapar & Barreiro, SAC 2016, IP&M 2017): draw
+           theta_r ~ Beta(1 + x_r, 1 + n_r - x_r), pull argmax theta_r. The generator is
+           seeded by (seed, topic, number of judgements), so replays draw the same.
+  mm       MaxMean: pull argmax (1 + x_r) / (2 + n_r), the Beta posterior mean (ties: first).
+  mm-ns    MaxMean, non-stationary (Losada et al., IP&M 2017): the relevance rate of a run
+           falls with depth, so the counts are discounted towards the top of the prefix:
+           x_r = sum_{k<p_r} gamma^(p_r-1-k) rel_k, n_r = sum_{k<p_r} gamma^(p_r-1-k),
+           gamma = 0.9 (our reading of the paper's discount; the value is ours, not theirs).
+  al       continuous active learning (Cormack & Grossman, SIGIR 2014): a logistic regression
+           on TF-IDF of the pooled documents' texts, trained on the judgements, ranks the
+           unjudged pool; retrained after batches of growing size (1, then each batch
+           ceil(b/10) larger than the last); before both labels are seen, the depth order.
+           Needs the documents' texts and scikit-learn (the optional extra `al`).
+
+Judgements of documents outside the pool are ignored. A pool whose documents are all judged
+returns no next document.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from workbench import pooling
+from workbench.pooling import RankedList, Rankings
+
+Judgement = tuple[str, bool]  # (docno, relevant)
+
+HEDGE_BETA = 0.8
+MMNS_GAMMA = 0.9
+
+
+class StrategyError(ValueError):
+    """A strategy that cannot run here (unknown name, missing texts or optional package)."""
+
+
+@dataclass(frozen=True)
+class TopicPool:
+    """The depth-k pool of one topic: documents in depth order, and each run's list of them.
+
+    `lists[i]` holds the pool indices of run `tags[i]`'s documents at ranks 1..len.
+    """
+
+    docnos: tuple[str, ...]
+    tags: tuple[str, ...]
+    lists: tuple[np.ndarray, ...]
+    depth: int
+    rankings: Rankings = field(repr=False, compare=False)
+    at: Mapping[str, int] = field(repr=False, compare=False, default_factory=dict)
+
+    @classmethod
+    def build(cls, rankings: Rankings, depth: int) -> TopicPool:
+        """The pool of `rankings` (run tag -> `pooling.RankedList`) cut at `depth`."""
+        cut = {
+            tag: RankedList(r.docnos[:depth], np.asarray(r.scores)[:depth])
+            for tag, r in rankings.items()
+        }
+        docnos = tuple(p.docno for p in pooling.depth_pool(cut, depth)) if cut else ()
+        at = {d: i for i, d in enumerate(docnos)}
+        tags = tuple(sorted(cut))
+        lists = tuple(np.array([at[d] for d in cut[t].docnos], dtype=np.int64) for t in tags)
+        return cls(docnos, tags, lists, depth, cut, at)
+
+    def __len__(self) -> int:
+        return len(self.docnos)
+
+    def index(self, docno: str) -> int | None:
+        return self.at.get(docno)
+
+
+class Session:
+    """One topic's judging under a strategy: `observe` judgements, `take` the next ones.
+
+    Subclasses implement `_pick` (the next pool index, or None) and may react in `_update`.
+    """
+
+    def __init__(self, pool: TopicPool) -> None:
+        self.pool = pool
+        self.judged = np.zeros(len(pool), dtype=bool)  # judged or handed out
+        self.labels: dict[int, bool] = {}
+        self.order: list[int] = []  # judged pool indices in the order judged
+
+    @property
+    def n_judged(self) -> int:
+        return len(self.labels)
+
+    def observe(self, docno: str, relevant: bool) -> None:
+        """Record a judgement (a document outside the pool, or judged again, is ignored)."""
+        i = self.pool.index(docno)
+        if i is None or i in self.labels:
+            return
+        self.judged[i] = True
+        self.labels[i] = bool(relevant)
+        self.order.append(i)
+        self._update(i, bool(relevant))
+
+    def take(self, n: int = 1) -> list[str]:
+        """The next `n` documents to judge (fewer when the pool runs out).
+
+        Each is handed out before the next is chosen, without a label: a batch for one
+        assessor, not n copies of the same document.
+        """
+        chosen: list[str] = []
+        while len(chosen) < n:
+            i = self._pick()
+            if i is None:
+                break
+            self.judged[i] = True
+            self._handed_out(i)
+            chosen.append(self.pool.docnos[i])
+        return chosen
+
+    def _pick(self) -> int | None:
+        raise NotImplementedError
+
+    def _update(self, i: int, relevant: bool) -> None:
+        """React to the judgement of pool index i (default: nothing)."""
+
+    def _handed_out(self, i: int) -> None:
+        """React to index i being handed out without a label (default: nothing)."""
+
+
+class FixedOrderSession(Session):
+    """A non-adaptive strategy: a fixed order of the pool, judged from the top."""
+
+    def __init__(self, pool: TopicPool, order: Sequence[int]) -> None:
+        super().__init__(pool)
+        self.fixed = list(order)
+        self.cursor = 0
+
+    def _pick(self) -> int | None:
+        while self.cursor < len(self.fixed) and self.judged[self.fixed[self.cursor]]:
+            self.cursor += 1
+        return self.fixed[self.cursor] if self.cursor < len(self.fixed) else None
+
+
+class PrefixSession(Session):
+    """Runs as arms: each run's judged prefix and its (discounted) counts x_r, n_r.
+
+    gamma = 1 gives plain counts. Subclasses choose the arm from `x`, `n` and `prefix`.
+    """
+
+    gamma = 1.0
+
+    def __init__(self, pool: TopicPool) -> None:
+        super().__init__(pool)
+        m = len(pool.tags)
+        self.prefix = np.zeros(m, dtype=np.int64)
+        self.x = np.zeros(m)
+        self.n = np.zeros(m)
+        self.nonrel = np.zeros(m)  # plain count of non-relevant documents in the prefix
+        self.cursor = np.zeros(m, dtype=np.int64)  # first not handed-out position
+        self.exhausted = np.array([len(lst) == 0 for lst in pool.lists])
+        # pool document -> (run, position in the run's list), for the prefix extension
+        self.holders: list[list[tuple[int, int]]] = [[] for _ in range(len(pool))]
+        for r, lst in enumerate(pool.lists):
+            for k, d in enumerate(lst.tolist()):
+                self.holders[d].append((r, k))
+
+    def _update(self, i: int, relevant: bool) -> None:
+        for r, k in self.holders[i]:
+            if k == self.prefix[r]:
+                self._extend(r, self.pool.lists[r])
+
+    def _extend(self, r: int, lst: np.ndarray) -> None:
+        p = int(self.prefix[r])
+        while p < len(lst) and int(lst[p]) in self.labels:
+            relevant = self.labels[int(lst[p])]
+            self.x[r] = self.gamma * self.x[r] + relevant
+            self.n[r] = self.gamma * self.n[r] + 1
+            self.nonrel[r] += not relevant
+            p += 1
+        self.prefix[r] = p
+
+    def _next_of(self, r: int) -> int | None:
+        """Run r's first document neither judged nor handed out (None: run exhausted)."""
+        lst = self.pool.lists[r]
+        c = max(int(self.cursor[r]), int(self.prefix[r]))
+        while c < len(lst) and self.judged[lst[c]]:
+            c += 1
+        self.cursor[r] = c
+        if c == len(lst):
+            self.exhausted[r] = True
+            return None
+        return int(lst[c])
+
+    def _arm_values(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def _pick(self) -> int | None:
+        while not self.exhausted.all():
+            values = np.where(self.exhausted, -np.inf, self._arm_values())
+            r = int(np.argmax(values))  # ties: the first run
+            i = self._next_of(r)
+            if i is not None:
+                return i
+        return None
+
+
+class MoveToFrontSession(PrefixSession):
+    def _arm_values(self) -> np.ndarray:
+        return -self.nonrel
+
+
+class MaxMeanSession(PrefixSession):
+    def _arm_values(self) -> np.ndarray:
+        return (1 + self.x) / (2 + self.n)
+
+
+class MaxMeanNonStationarySession(MaxMeanSession):
+    gamma = MMNS_GAMMA
+
+
+class ThompsonSession(PrefixSession):
+    def __init__(self, pool: TopicPool, seed: int, qid: str) -> None:
+        super().__init__(pool)
+        self.seed, self.qid = seed, qid
+        self.draws = 0
+
+    def _arm_values(self) -> np.ndarray:
+        rng = pooling.topic_rng(self.seed, "ts", self.qid, self.n_judged, self.draws)
+        self.draws += 1
+        return rng.beta(1 + self.x, 1 + self.n - self.x)
+
+    def _update(self, i: int, relevant: bool) -> None:
+        super()._update(i, relevant)
+        self.draws = 0
+
+
+class HedgeSession(Session):
+    def __init__(self, pool: TopicPool, beta: float = HEDGE_BETA) -> None:
+        super().__init__(pool)
+        self.beta = beta
+        self.gains = hedge_gains(pool)
+        self.loss = np.zeros(len(pool.tags))
+
+    def weights(self) -> np.ndarray:
+        """w_r = beta^L_r / sum beta^L (computed from L - min L, which cancels)."""
+        w = self.beta ** (self.loss - self.loss.min()) if len(self.loss) else self.loss
+        return w / w.sum() if len(w) else w
+
+    def _update(self, i: int, relevant: bool) -> None:
+        self.loss += (-0.5 if relevant else 0.5) * self.gains[:, i]
+
+    def _pick(self) -> int | None:
+        if self.judged.all():
+            return None
+        scores = self.weights() @ self.gains
+        scores[self.judged] = -np.inf
+        return int(np.argmax(scores))  # ties: the earlier document of the depth order
+
+
+def hedge_gains(pool: TopicPool) -> np.ndarray:
+    """g_r(d) for every run (rows, tag order) and pool document (columns, pool order)."""
+    big_d = pool.depth + 1
+    gains = np.zeros((len(pool.tags), len(pool)))
+    for r, lst in enumerate(pool.lists):
+        missing = np.arange(len(lst) + 1, big_d + 1)
+        gains[r, :] = (math.log(big_d) - np.log(missing)).mean() if len(missing) else 0.0
+        gains[r, lst] = math.log(big_d) - np.log(np.arange(1, len(lst) + 1))
+    return gains
+
+
+class ActiveLearningSession(Session):
+    def __init__(self, pool: TopicPool, texts: Mapping[str, str]) -> None:
+        super().__init__(pool)
+        require_scikit_learn()
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
+        missing = [d for d in pool.docnos if d not in texts]
+        if missing:
+            raise StrategyError(
+                f"active learning needs the text of every pooled document; "
+                f"{len(missing)} have none (e.g. {missing[0]!r})"
+            )
+        self.features: Any = (
+            TfidfVectorizer(sublinear_tf=True).fit_transform([texts[d] for d in pool.docnos])
+            if len(pool)
+            else None
+        )
+        self.ranking: list[int] = list(range(len(pool)))  # the depth order until trained
+        self.cursor = 0
+        self.trained = False
+        self.next_training = 1
+        self.batch = 1
+
+    def _update(self, i: int, relevant: bool) -> None:
+        if self.trained and self.n_judged < self.next_training:
+            return
+        labels = [self.labels[j] for j in self.order]
+        if len(set(labels)) < 2:
+            return
+        self.trained = True
+        self.batch += math.ceil(self.batch / 10)
+        self.next_training = self.n_judged + self.batch
+        from sklearn.linear_model import LogisticRegression
+
+        model = LogisticRegression(C=1.0, solver="liblinear")
+        model.fit(self.features[self.order], labels)
+        scores = model.decision_function(self.features)
+        self.ranking = np.argsort(-scores, kind="stable").tolist()
+        self.cursor = 0
+
+    def _pick(self) -> int | None:
+        while self.cursor < len(self.ranking) and self.judged[self.ranking[self.cursor]]:
+            self.cursor += 1
+        return self.ranking[self.cursor] if self.cursor < len(self.ranking) else None
+
+
+def require_scikit_learn() -> None:
+    try:
+        import sklearn  # noqa: F401
+    except ModuleNotFoundError:
+        raise StrategyError(
+            "the 'al' strategy needs scikit-learn: pip install 'workbench[al]'"
+        ) from None
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """A named strategy: how to start a session on a topic's pool."""
+
+    name: str
+    description: str
+    adaptive: bool
+    start: Callable[..., Session]
+    needs_texts: bool = False
+
+
+def _fixed(order: Callable[[TopicPool], Iterable[str]]) -> Callable[..., Session]:
+    def start(pool: TopicPool, **_: object) -> Session:
+        return FixedOrderSession(pool, [pool.index(d) for d in order(pool)])  # type: ignore[misc]
+
+    return start
+
+
+def _take_order(pool: TopicPool) -> list[str]:
+    return [p.docno for p in pooling.take_pool(pool.rankings, len(pool))] if len(pool) else []
+
+
+def _fusion_order(method: str) -> Callable[[TopicPool], list[str]]:
+    def order(pool: TopicPool) -> list[str]:
+        if not len(pool):
+            return []
+        return [p.docno for p in pooling.fusion_pool(pool.rankings, len(pool), method=method)]
+
+    return order
+
+
+def _active_learning(pool: TopicPool, *, texts: Mapping[str, str] | None = None, **_: object):
+    if texts is None:
+        raise StrategyError("active learning needs the documents' texts")
+    return ActiveLearningSession(pool, texts)
+
+
+STRATEGIES: dict[str, Strategy] = {
+    s.name: s
+    for s in (
+        Strategy("depth", "depth-k order: best rank, then docno", False,
+                 _fixed(lambda pool: pool.docnos)),
+        Strategy("take", "Take@N round robin over the runs", False, _fixed(_take_order)),
+        Strategy("rrf", "fusion Take@N, reciprocal rank fusion", False,
+                 _fixed(_fusion_order("rrf"))),
+        Strategy("combsum", "fusion Take@N, CombSUM", False, _fixed(_fusion_order("combsum"))),
+        Strategy("borda", "fusion Take@N, Borda count", False, _fixed(_fusion_order("borda"))),
+        Strategy("mtf", "move-to-front (Cormack et al. 1998)", True,
+                 lambda pool, **_: MoveToFrontSession(pool)),
+        Strategy("hedge", "Hedge (Aslam et al. 2003)", True, lambda pool, **_: HedgeSession(pool)),
+        Strategy("ts", "Thompson sampling bandit (Losada et al. 2016)", True,
+                 lambda pool, *, seed=0, qid="", **_: ThompsonSession(pool, seed, qid)),
+        Strategy("mm", "MaxMean bandit (Losada et al. 2016)", True,
+                 lambda pool, **_: MaxMeanSession(pool)),
+        Strategy("mm-ns", "MaxMean bandit, non-stationary (Losada et al. 2017)", True,
+                 lambda pool, **_: MaxMeanNonStationarySession(pool)),
+        Strategy("al", "continuous active learning, logistic regression on TF-IDF", True,
+                 _active_learning, needs_texts=True),
+    )
+}
+
+
+ADAPTIVE = tuple(name for name, s in STRATEGIES.items() if s.adaptive)  # for live pools
+
+
+def get_strategy(name: str) -> Strategy:
+    if name not in STRATEGIES:
+        raise StrategyError(
+            f"unknown judging strategy {name!r}; expected one of {', '.join(STRATEGIES)}"
+        )
+    return STRATEGIES[name]
+
+
+def start_session(
+    strategy: str,
+    pool: TopicPool,
+    *,
+    seed: int = 0,
+    qid: str = "",
+    texts: Mapping[str, str] | None = None,
+) -> Session:
+    """A fresh session of `strategy` on `pool` (texts: docno -> text, for 'al')."""
+    return get_strategy(strategy).start(pool, seed=seed, qid=qid, texts=texts)
+
+
+def next_documents(
+    strategy: str,
+    pool: TopicPool,
+    judgements: Iterable[Judgement],
+    n: int = 1,
+    *,
+    seed: int = 0,
+    qid: str = "",
+    texts: Mapping[str, str] | None = None,
+) -> list[str]:
+    """The next `n` documents to judge after `judgements` (docno, relevant), in judging order."""
+    session = start_session(strategy, pool, seed=seed, qid=qid, texts=texts)
+    for docno, relevant in judgements:
+        session.observe(docno, relevant)
+    return session.take(n)
+
+
+def remaining_relevant(labels: Sequence[bool], unjudged: int, *, window: int = 20) -> float | None:
+    """Relevant documents expected among `unjudged` pool documents, from the yield curve.
+
+    With x1 the relevant documents among the last w judgements and x0 among the w before them
+    (w = `window`, or half the judgements when there are fewer than 2 w), the yield
+    y = x1 / w is taken to decay geometrically by q = min(1, ((x1 + 0.5) / (x0 + 0.5))^(1/w))
+    per judgement, so the estimate is y q (1 - q^U) / (1 - q), or y U when q = 1 (U unjudged).
+    An extrapolation, not a sample-based estimate: None with fewer than two judgements.
+    """
+    n = len(labels)
+    if n < 2:
+        return None
+    w = min(window, n // 2)
+    x1 = sum(labels[n - w:])
+    x0 = sum(labels[n - 2 * w: n - w])
+    y = x1 / w
+    q = min(1.0, ((x1 + 0.5) / (x0 + 0.5)) ** (1 / w))
+    if q >= 1.0:
+        return y * unjudged
+    return y * q * (1 - q**unjudged) / (1 - q)

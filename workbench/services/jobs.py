@@ -1,0 +1,453 @@
+"""Reports computed outside the request: a job table, a worker per process that runs each job
+in a child process, and results cached until the campaign's data change.
+
+A job is one (campaign, kind, parameters). `request_job` reads it in a read transaction and
+queues it (a short write) when it has no result for the campaign's current data, as told by
+`fingerprint` (its judgements, runs, qrels, final labels, pools, topics and scale). It then
+waits at most `wait` seconds for the result, so a request thread is never held longer.
+
+Each process has one `Worker`: a thread, started when a job is queued and ended when none is
+left, that claims jobs one at a time and has a child process compute each (`serve`), so that
+the computation never competes for this process's interpreter lock with the request threads.
+The child reads in one read transaction (a consistent snapshot, no write lock), writes its
+progress and a heartbeat in short transactions, and stores the result with the fingerprint of
+the snapshot it read. A job whose process died (no heartbeat for STALE_S) is queued again by
+the next request that finds it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import hashlib
+import json
+import os
+import select as io_select
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import BigInteger, CursorResult, and_, cast, func, or_, select, update
+from sqlalchemy.orm import Session
+
+from workbench.services.errors import ServiceError
+from workbench.store import Store
+from workbench.store.models import (
+    Campaign,
+    FinalLabel,
+    Grade,
+    Judgement,
+    Pool,
+    QrelsEntry,
+    QrelsSet,
+    ReportJob,
+    Run,
+    Topic,
+    utcnow,
+)
+
+QUEUED, RUNNING, DONE, FAILED = "queued", "running", "done", "failed"
+HEARTBEAT_S = 5.0
+STALE_S = 30.0
+"""A running job without a heartbeat, or a queued one unclaimed, for this long is orphaned."""
+TIMEOUT_S = 900.0
+IDLE_S = 30.0
+"""How long the worker and its child process wait for another job before they end."""
+POLL_S = 0.05
+
+Progress = Callable[[str], None]
+JobFunction = Callable[[Session, Campaign, dict[str, Any], Progress], bytes]
+_functions: dict[str, JobFunction] = {}
+
+
+def register(kind: str, function: JobFunction) -> None:
+    """Make `kind` runnable: function(session, campaign, params, progress) -> result bytes.
+    It raises ServiceError for a report the campaign cannot have (stored as the job's error)."""
+    _functions[kind] = function
+
+
+@dataclass(frozen=True)
+class JobState:
+    """A job as a request sees it. `result` is the latest result, computed from the data of
+    job generation `result_generation`; `fresh` when that data is still the campaign's."""
+
+    id: int
+    status: str
+    progress: str
+    generation: int
+    result: bytes | None
+    result_generation: int
+    fresh: bool
+    error: str
+    finished_at: dt.datetime | None
+
+    @property
+    def pending(self) -> bool:
+        return self.status in (QUEUED, RUNNING)
+
+
+def job_key(kind: str, params: Mapping[str, Any]) -> tuple[str, str]:
+    """(canonical JSON of the parameters, sha256 of kind and JSON)."""
+    text = json.dumps(params, sort_keys=True, separators=(",", ":"))
+    return text, hashlib.sha256(f"{kind}\n{text}".encode()).hexdigest()
+
+
+def fingerprint(session: Session, campaign_id: int) -> str:
+    """A digest of what a campaign's reports are computed from; it changes when a judgement,
+    run, qrels set or label, final label, pool, topic or the scale is added, changed or
+    removed. Judgements are an append-only log (count and last id); final labels may change
+    in place, so their grades, rules and adjudicators enter weighted by id."""
+
+    def one(query: Any) -> list[Any]:
+        return [list(row) for row in session.execute(query)]
+
+    def counted(model: Any) -> Any:
+        return select(func.count(model.id), func.max(model.id)).where(
+            model.campaign_id == campaign_id
+        )
+
+    weight = cast(FinalLabel.id, BigInteger)
+    parts = [
+        one(counted(Judgement)),
+        one(counted(Pool)),
+        one(counted(Topic)),
+        one(
+            select(Run.id, Run.checksum, Run.contributes, Run.group)
+            .where(Run.campaign_id == campaign_id)
+            .order_by(Run.id)
+        ),
+        one(
+            select(QrelsSet.id, func.count(QrelsEntry.id), func.max(QrelsEntry.id))
+            .join(QrelsEntry, QrelsEntry.qrels_set_id == QrelsSet.id, isouter=True)
+            .where(QrelsSet.campaign_id == campaign_id)
+            .group_by(QrelsSet.id)
+            .order_by(QrelsSet.id)
+        ),
+        one(
+            select(
+                func.count(FinalLabel.id),
+                func.max(FinalLabel.id),
+                func.sum(weight * FinalLabel.grade),
+                func.sum(weight * func.length(FinalLabel.rule)),
+                func.sum(weight * func.coalesce(FinalLabel.adjudicator_id, 0)),
+            ).where(FinalLabel.campaign_id == campaign_id)
+        ),
+        one(select(Campaign.relevance_level).where(Campaign.id == campaign_id)),
+        one(
+            select(Grade.value, Grade.key)
+            .where(Grade.campaign_id == campaign_id)
+            .order_by(Grade.value)
+        ),
+    ]
+    return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()
+
+
+def _state(job: ReportJob, current: str) -> JobState:
+    return JobState(
+        id=job.id,
+        status=job.status,
+        progress=job.progress,
+        generation=job.generation,
+        result=job.result,
+        result_generation=job.result_generation,
+        fresh=job.result is not None and job.fingerprint == current,
+        error=job.error,
+        finished_at=job.finished_at,
+    )
+
+
+def _orphaned(job: ReportJob, now: dt.datetime) -> bool:
+    stale = now - dt.timedelta(seconds=STALE_S)
+    if job.status == QUEUED:
+        return job.queued_at < stale
+    return job.status == RUNNING and (job.heartbeat_at or job.queued_at) < stale
+
+
+def _needs_run(job: ReportJob | None, current: str, now: dt.datetime) -> bool:
+    if job is None:
+        return True
+    if job.status in (DONE, FAILED):
+        return job.wanted != current
+    return _orphaned(job, now)
+
+
+def request_job(
+    store: Store,
+    campaign_id: int,
+    kind: str,
+    params: Mapping[str, Any],
+    *,
+    worker: Worker,
+    wait: float = 1.0,
+) -> JobState:
+    """The job's state, after queueing it when its result (if any) predates the campaign's
+    current data or its process died, and waiting at most `wait` seconds for it to finish."""
+    if kind not in _functions:
+        raise ValueError(f"no job kind {kind!r}")
+    text, key = job_key(kind, params)
+    where = and_(ReportJob.campaign_id == campaign_id, ReportJob.key == key)
+    with store.read_session() as session:
+        current = fingerprint(session, campaign_id)
+        job = session.scalar(select(ReportJob).where(where))
+        state = _state(job, current) if job is not None else None
+        queue = _needs_run(job, current, utcnow())
+    if queue:
+        with store.session() as session:
+            job = session.scalar(select(ReportJob).where(where))
+            now = utcnow()
+            if job is None:
+                job = ReportJob(
+                    campaign_id=campaign_id, kind=kind, key=key, params=text, generation=0
+                )
+                session.add(job)
+            if _needs_run(job, current, now) or job.id is None:
+                job.status, job.progress, job.error = QUEUED, "queued", ""
+                job.generation = (job.generation or 0) + 1
+                job.wanted, job.queued_at, job.heartbeat_at = current, now, None
+            session.flush()
+            state = _state(job, current)
+    assert state is not None
+    if state.pending:
+        worker.wake()
+    deadline = time.monotonic() + wait
+    while state.pending and time.monotonic() < deadline:
+        time.sleep(POLL_S)
+        with store.read_session() as session:
+            job = session.get(ReportJob, state.id)
+            if job is None:  # the campaign was deleted meanwhile
+                break
+            state = _state(job, current)
+    return state
+
+
+def _claim_next(store: Store) -> tuple[int, int] | None:
+    """Mark the oldest queued (or orphaned) job running; (job id, generation), or None."""
+    with store.session() as session:
+        now = utcnow()
+        stale = now - dt.timedelta(seconds=STALE_S)
+        candidates = session.scalars(
+            select(ReportJob)
+            .where(
+                or_(
+                    ReportJob.status == QUEUED,
+                    and_(ReportJob.status == RUNNING, ReportJob.heartbeat_at < stale),
+                )
+            )
+            .order_by(ReportJob.queued_at)
+            .limit(5)
+        ).all()
+        for job in candidates:
+            claimed = session.execute(
+                update(ReportJob)
+                .where(
+                    ReportJob.id == job.id,
+                    ReportJob.status == job.status,
+                    ReportJob.generation == job.generation,
+                )
+                .values(status=RUNNING, heartbeat_at=now, progress="starting")
+                .execution_options(synchronize_session=False)
+            )
+            if cast_result(claimed).rowcount == 1:
+                return job.id, job.generation
+    return None
+
+
+def cast_result(result: Any) -> CursorResult[Any]:
+    """An UPDATE's result (a CursorResult, which has a rowcount)."""
+    assert isinstance(result, CursorResult)
+    return result
+
+
+def _finish(store: Store, job_id: int, generation: int, **values: Any) -> None:
+    """Store the outcome of the job's generation (unless it was claimed again meanwhile)."""
+    with store.session() as session:
+        session.execute(
+            update(ReportJob)
+            .where(
+                ReportJob.id == job_id,
+                ReportJob.generation == generation,
+                ReportJob.status == RUNNING,
+            )
+            .values(finished_at=utcnow(), progress="", **values)
+            .execution_options(synchronize_session=False)
+        )
+
+
+def _touch(store: Store, job_id: int, generation: int, **values: Any) -> None:
+    with store.session() as session:
+        session.execute(
+            update(ReportJob)
+            .where(ReportJob.id == job_id, ReportJob.generation == generation)
+            .values(heartbeat_at=utcnow(), **values)
+            .execution_options(synchronize_session=False)
+        )
+
+
+def run_job(store: Store, job_id: int) -> None:
+    """Compute a claimed job (in the child process) and store its result or error."""
+    with store.read_session() as session:
+        job = session.get(ReportJob, job_id)
+        if job is None or job.status != RUNNING:
+            return
+        kind, generation = job.kind, job.generation
+        params, campaign_id = json.loads(job.params), job.campaign_id
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(HEARTBEAT_S):
+            _touch(store, job_id, generation)
+
+    def progress(text: str) -> None:
+        _touch(store, job_id, generation, progress=text[:200])
+
+    heart = threading.Thread(target=beat, name="job-heartbeat", daemon=True)
+    heart.start()
+    current = ""
+    try:
+        with store.read_session() as session:
+            current = fingerprint(session, campaign_id)
+            campaign = session.get(Campaign, campaign_id)
+            if campaign is None:
+                raise ServiceError(f"campaign {campaign_id} no longer exists")
+            result = _functions[kind](session, campaign, params, progress)
+    except ServiceError as error:
+        seen = {"wanted": current} if current else {}
+        _finish(store, job_id, generation, status=FAILED, error=str(error), **seen)
+    except Exception as error:
+        traceback.print_exc()
+        message = f"the report failed ({type(error).__name__}: {error})"
+        seen = {"wanted": current} if current else {}
+        _finish(store, job_id, generation, status=FAILED, error=message, **seen)
+    else:
+        _finish(
+            store,
+            job_id,
+            generation,
+            status=DONE,
+            result=result,
+            result_generation=generation,
+            fingerprint=current,
+            wanted=current,
+            error="",
+        )
+    finally:
+        stop.set()
+
+
+class Worker:
+    """This process's job runner: a thread, alive while there are jobs (and IDLE_S after),
+    that claims them one at a time and has a child process (`command`, with `env`) compute
+    each, for at most `timeout` s. The child is started once and reads job ids on its stdin,
+    so that it imports the statistics and plotting libraries once; it exits when its stdin
+    closes (this thread ending, or this process dying)."""
+
+    def __init__(
+        self,
+        store: Store,
+        command: Sequence[str],
+        env: Mapping[str, str],
+        *,
+        timeout: float = TIMEOUT_S,
+        idle: float = IDLE_S,
+    ) -> None:
+        self.store = store
+        self.command = list(command)
+        self.env = dict(env)
+        self.timeout = timeout
+        self.idle = idle
+        self._wakeup = threading.Condition()
+        self._pending = False
+        self._thread: threading.Thread | None = None
+
+    def wake(self) -> None:
+        """Look for jobs to run (starts the thread when it is not running)."""
+        with self._wakeup:
+            self._pending = True
+            self._wakeup.notify()
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name="report-jobs", daemon=True)
+                self._thread.start()
+
+    def _loop(self) -> None:
+        child: subprocess.Popen[bytes] | None = None
+        try:
+            while True:
+                with self._wakeup:
+                    if not self._pending:
+                        self._wakeup.wait(self.idle)
+                    if not self._pending:
+                        self._thread = None
+                        return
+                    self._pending = False
+                try:
+                    while (claimed := _claim_next(self.store)) is not None:
+                        child = self._run(child, *claimed)
+                except Exception:  # the store is unreachable: the next request wakes us again
+                    traceback.print_exc()
+        finally:
+            if child is not None:
+                _close(child)
+
+    def _run(
+        self, child: subprocess.Popen[bytes] | None, job_id: int, generation: int
+    ) -> subprocess.Popen[bytes] | None:
+        """Have the child compute the job; the child, or None when it had to be stopped."""
+        if child is None or child.poll() is not None:
+            child = subprocess.Popen(
+                self.command,
+                env=self.env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+            )
+        assert child.stdin is not None and child.stdout is not None
+        try:
+            child.stdin.write(f"{job_id}\n".encode())
+            child.stdin.flush()
+            ready, _, _ = io_select.select([child.stdout], [], [], self.timeout)
+            answered = bool(ready) and child.stdout.readline() != b""
+        except OSError:
+            answered = False
+        if answered:
+            return child
+        if not ready:
+            error = f"the report took longer than {self.timeout:.0f} s and was stopped"
+        else:
+            error = f"the report's process exited with status {child.wait()}"
+        child.kill()
+        child.wait()
+        _finish(self.store, job_id, generation, status=FAILED, error=error)
+        return None
+
+
+def _close(child: subprocess.Popen[bytes]) -> None:
+    """End an idle child: its stdin closes, it exits."""
+    if child.stdin is not None:
+        with contextlib.suppress(OSError):
+            child.stdin.close()
+    try:
+        child.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait()
+
+
+def serve(store: Store) -> None:
+    """The child process: at a lower CPU priority than the web workers, compute each job id
+    read from stdin and answer a line on stdout when it is stored; exit at end of input.
+    Anything else the job prints goes to stderr."""
+    with contextlib.suppress(OSError):
+        os.nice(10)
+    answers = sys.stdout
+    sys.stdout = sys.stderr
+    try:
+        for line in sys.stdin:
+            run_job(store, int(line))
+            answers.write("done\n")
+            answers.flush()
+    finally:
+        store.dispose()

@@ -1,0 +1,156 @@
+"""Adaptive pools on the web: build one, follow each topic, raise budgets, stop topics (organisers);
+the same as JSON under /api/v1 (organisers, with a session or a bearer token)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from flask import abort, flash, jsonify, render_template, request
+
+from workbench import adaptive
+from workbench.services import adaptive_pools, pools
+from workbench.services import campaigns as campaign_service
+from workbench.services.errors import ServiceError
+from workbench.web.admin import _int_or_none, back_to, campaign_or_404, change
+from workbench.web.api import bp as api_blueprint
+from workbench.web.db import get_store
+from workbench.web.security import admin_blueprint, admin_required
+
+bp = admin_blueprint("adaptive", __name__, "/admin")
+# the JSON routes join the API blueprint, with its JSON errors and its authentication
+api = api_blueprint
+
+
+def _share(text: str | None) -> float:
+    try:
+        return float((text or "0.2").strip())
+    except ValueError:
+        raise ServiceError(f"the secondary share must be a number; got {text!r}") from None
+
+
+@bp.post("/campaigns/<int:campaign_id>/adaptive-pools")
+def build(campaign_id: int):
+    form = request.form
+    with change() as session:
+        c = campaign_or_404(session, campaign_id)
+        pool = adaptive_pools.build_adaptive_pool(
+            session,
+            c,
+            strategy=form.get("strategy", "mm-ns"),
+            budget=_int_or_none(form.get("budget"), "budget"),
+            depth=_int_or_none(form.get("depth"), "depth") or adaptive_pools.DEFAULT_DEPTH,
+            batch=_int_or_none(form.get("batch"), "batch") or adaptive_pools.DEFAULT_BATCH,
+            secondary_share=_share(form.get("secondary_share")),
+            runs=form.getlist("runs") or None,
+            seed=_int_or_none(form.get("seed"), "seed"),
+        )
+        flash(f"Pool {pool.id} built: {adaptive_pools.describe_settings(pool)}.", "info")
+        return back_to("adaptive.status", campaign_id=campaign_id, pool_id=pool.id)
+    return back_to("admin.campaign", campaign_id=campaign_id)
+
+
+@bp.get("/campaigns/<int:campaign_id>/pools/<int:pool_id>/adaptive")
+def status(campaign_id: int, pool_id: int):
+    with get_store().read_session() as session:
+        c = campaign_or_404(session, campaign_id)
+        pool = pools.get_pool(session, c, pool_id)
+        if adaptive_pools.settings_of(pool) is None:
+            abort(404)
+        rows = adaptive_pools.topic_statuses(session, pool)
+        described = adaptive_pools.describe_settings(pool)
+        campaign = {"id": c.id, "name": c.name}
+    return render_template(
+        "admin/adaptive.html", campaign=campaign, pool_id=pool_id, described=described,
+        rows=rows, tab="overview",
+    )
+
+
+@bp.post("/campaigns/<int:campaign_id>/pools/<int:pool_id>/adaptive/budget")
+def budget(campaign_id: int, pool_id: int):
+    qid = request.form.get("qid") or None
+    with change() as session:
+        pool = pools.get_pool(session, campaign_or_404(session, campaign_id), pool_id)
+        value = _int_or_none(request.form.get("budget"), "budget")
+        if value is None:
+            raise ServiceError("give a budget")
+        changed = adaptive_pools.set_budget(session, pool, value, qid)
+        flash(f"Budget {value} for {changed} topic(s).", "info")
+    return back_to("adaptive.status", campaign_id=campaign_id, pool_id=pool_id)
+
+
+@bp.post("/campaigns/<int:campaign_id>/pools/<int:pool_id>/adaptive/topics/<qid>/stop")
+def stop(campaign_id: int, pool_id: int, qid: str):
+    resume = request.form.get("resume") == "1"
+    with change() as session:
+        pool = pools.get_pool(session, campaign_or_404(session, campaign_id), pool_id)
+        adaptive_pools.stop_topic(session, pool, qid, stopped=not resume)
+        flash(f"Topic {qid} {'resumed' if resume else 'stopped'}.", "info")
+    return back_to("adaptive.status", campaign_id=campaign_id, pool_id=pool_id)
+
+
+@bp.app_context_processor
+def form_choices() -> dict[str, Any]:
+    """What the campaign page's adaptive form offers (one registry: workbench.adaptive)."""
+    return {
+        "adaptive_strategies": adaptive.ADAPTIVE,
+        "adaptive_defaults": {
+            "depth": adaptive_pools.DEFAULT_DEPTH,
+            "batch": adaptive_pools.DEFAULT_BATCH,
+            "secondary_share": adaptive_pools.DEFAULT_SECONDARY_SHARE,
+        },
+    }
+
+
+# --- API ---------------------------------------------------------------------------------
+
+
+def _api_pool(session, campaign_id: int, pool_id: int):
+    campaign = campaign_service.get_campaign(session, campaign_id)
+    return pools.get_pool(session, campaign, pool_id)
+
+
+@api.get("/campaigns/<int:campaign_id>/pools/<int:pool_id>/adaptive")
+@admin_required
+def adaptive_status(campaign_id: int, pool_id: int):
+    with get_store().read_session() as session:
+        pool = _api_pool(session, campaign_id, pool_id)
+        rows = adaptive_pools.topic_statuses(session, pool)
+        settings = adaptive_pools.settings_of(pool)
+    return jsonify(
+        pool=pool_id,
+        settings=dataclasses.asdict(settings) if settings else None,
+        topics=[{**dataclasses.asdict(r), "finished": r.finished} for r in rows],
+    )
+
+
+@api.post("/campaigns/<int:campaign_id>/pools/<int:pool_id>/adaptive/budget")
+@admin_required
+def adaptive_budget(campaign_id: int, pool_id: int):
+    data = request.get_json(silent=True)
+    if not isinstance(data, dict) or isinstance(data.get("budget"), bool) or not isinstance(
+        data.get("budget"), int
+    ):
+        raise ServiceError("expected a JSON object with an integer budget")
+    topic = data.get("topic")
+    if topic is not None and not isinstance(topic, str):
+        raise ServiceError("topic must be a string")
+    with get_store().session() as session:
+        changed = adaptive_pools.set_budget(
+            session, _api_pool(session, campaign_id, pool_id), data["budget"], topic
+        )
+    return jsonify(budget=data["budget"], topics=changed)
+
+
+@api.post("/campaigns/<int:campaign_id>/pools/<int:pool_id>/adaptive/topics/<qid>/stop")
+@admin_required
+def adaptive_stop(campaign_id: int, pool_id: int, qid: str):
+    data = request.get_json(silent=True) or {}
+    stopped = data.get("stopped", True) if isinstance(data, dict) else True
+    if not isinstance(stopped, bool):
+        raise ServiceError("stopped must be true or false")
+    with get_store().session() as session:
+        adaptive_pools.stop_topic(
+            session, _api_pool(session, campaign_id, pool_id), qid, stopped=stopped
+        )
+    return jsonify(topic=qid, stopped=stopped)

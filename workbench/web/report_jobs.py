@@ -1,0 +1,102 @@
+"""The web side of report jobs (`services.jobs`): each app's worker, sealed results, and the
+child process that computes them (`python -m workbench.web.report_jobs`, job ids on stdin).
+
+A job's result is the template context of its report page, pickled and sealed with an HMAC
+keyed by the app's secret key, so that only what this app's job processes wrote is ever
+unpickled. Config: REPORT_JOB_WAIT_SECONDS (how long a request waits for a job before it
+shows its progress; default 1), REPORT_JOB_TIMEOUT_SECONDS (default 900).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import pickle
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from flask import Flask, current_app
+from sqlalchemy.orm import Session
+
+from workbench.services import jobs
+from workbench.store.db import ENV_VAR, open_store
+from workbench.store.models import Campaign
+from workbench.web.db import get_store
+
+EXTENSION = "workbench_report_jobs"
+KEY_ENV = "WORKBENCH_REPORT_JOB_KEY"
+WAIT_S = 1.0
+DIGEST = hashlib.sha256().digest_size
+
+PageFunction = Callable[[Session, Campaign, dict[str, Any], jobs.Progress], dict[str, Any]]
+
+
+def seal(context: Mapping[str, Any], key: bytes) -> bytes:
+    """The pickled context, preceded by its HMAC-SHA256 under `key`."""
+    data = pickle.dumps(dict(context), protocol=pickle.HIGHEST_PROTOCOL)
+    return hmac.new(key, data, hashlib.sha256).digest() + data
+
+
+def unseal(sealed: bytes, key: bytes) -> dict[str, Any]:
+    """The context of `seal`; ValueError when the seal does not match (never unpickled)."""
+    tag, data = sealed[:DIGEST], sealed[DIGEST:]
+    if not hmac.compare_digest(tag, hmac.new(key, data, hashlib.sha256).digest()):
+        raise ValueError("a report job's result does not carry this app's seal")
+    context: dict[str, Any] = pickle.loads(data)  # sealed by this app: never foreign bytes
+    return context
+
+
+def sealing_key(secret: str | bytes) -> bytes:
+    secret = secret.encode() if isinstance(secret, str) else secret
+    return hmac.new(secret, b"workbench report jobs", hashlib.sha256).digest()
+
+
+def page_job(kind: str, build: PageFunction) -> None:
+    """Register `kind`: its result is the sealed context `build` returns."""
+
+    def run(
+        session: Session, campaign: Campaign, params: dict[str, Any], progress: jobs.Progress
+    ) -> bytes:
+        key = bytes.fromhex(os.environ[KEY_ENV])
+        return seal(build(session, campaign, params, progress), key)
+
+    jobs.register(kind, run)
+
+
+def init_app(app: Flask) -> None:
+    """The app's worker: it runs each job in `python -m workbench.web.report_jobs`."""
+    store = app.extensions["workbench_store"]
+    key = sealing_key(app.config["SECRET_KEY"])
+    package_root = str(Path(__file__).resolve().parents[2])
+    path = os.environ.get("PYTHONPATH", "")
+    env = {
+        **os.environ,
+        ENV_VAR: store.url,
+        KEY_ENV: key.hex(),
+        "PYTHONPATH": os.pathsep.join(p for p in (package_root, path) if p),
+    }
+    timeout = float(app.config.get("REPORT_JOB_TIMEOUT_SECONDS", jobs.TIMEOUT_S))
+    command = [sys.executable, "-m", "workbench.web.report_jobs"]
+    app.extensions[EXTENSION] = (jobs.Worker(store, command, env, timeout=timeout), key)
+
+
+def request_page(
+    kind: str, campaign_id: int, params: Mapping[str, Any]
+) -> tuple[jobs.JobState, dict[str, Any] | None]:
+    """The job's state and, when it has a result (fresh or not: see state.fresh), the page
+    context; queues the job when needed and waits at most REPORT_JOB_WAIT_SECONDS."""
+    worker, key = current_app.extensions[EXTENSION]
+    wait = float(current_app.config.get("REPORT_JOB_WAIT_SECONDS", WAIT_S))
+    state = jobs.request_job(get_store(), campaign_id, kind, params, worker=worker, wait=wait)
+    if state.result is None:
+        return state, None
+    return state, unseal(state.result, key)
+
+
+if __name__ == "__main__":
+    import workbench.web.reports  # noqa: F401 - registers the report jobs
+
+    jobs.serve(open_store())
