@@ -18,7 +18,14 @@ def notes_app(evaluated, database_url):
     with evaluated.session() as s:
         create_user(s, "organiser", "a long secret 1", role="admin")
         campaign_id = s.scalar(select(Campaign.id).where(Campaign.name == "demo"))
-    app = create_app({"DATABASE_URL": database_url, "SECRET_KEY": "test", "TESTING": True})
+    app = create_app(
+        {
+            "DATABASE_URL": database_url,
+            "SECRET_KEY": "test",
+            "TESTING": True,
+            "REPORT_JOB_WAIT_SECONDS": 120,  # the report job's result, not its progress page
+        }
+    )
     app.config["CAMPAIGN_ID"] = campaign_id
     return app
 
