@@ -21,10 +21,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from workbench import cacm, clicks
+import numpy as np
+
+from workbench import cacm, clicks, stats
+from workbench.metrics.prefs import evaluate_prefs
+from workbench.pooling import ranked_list
 from workbench.services import campaigns, importing, querylogs
 from workbench.store import open_store
-from workbench.trec import read_run, write_qrels
+from workbench.trec import Run, read_run, write_qrels
 
 HERE = Path(__file__).resolve().parent
 KEY = bytes(range(32))  # a fixed key: the figures do not depend on it
@@ -37,6 +41,31 @@ def simulator():  # type: ignore[no-untyped-def]
     sys.modules["click_simulator"] = module
     spec.loader.exec_module(module)
     return module
+
+
+def own_and_others(runs, impressions, assessors) -> None:  # type: ignore[no-untyped-def]
+    """Each run scored (prefs_simp, skip-above, m = 2) on the preferences drawn from its own
+    result lists and on those drawn from the other runs' lists only."""
+    shown_by: dict[tuple[str, tuple[str, ...]], set[str]] = {}
+    for tag, run in runs.items():
+        for qid, scores in run.items():
+            docnos = list(scores)
+            top = ranked_list(docnos, np.array([scores[d] for d in docnos]), limit=10).docnos
+            shown_by.setdefault((qid, tuple(top)), set()).add(tag)
+    scores: dict[str, dict[str, float]] = {"own": {}, "others": {}}
+    for tag, run in runs.items():
+        trec_run = Run.from_dict(run, tag=tag)
+        for label in scores:
+            chosen = [i for i in impressions
+                      if (tag in shown_by.get((i.query, i.results), set())) == (label == "own")]
+            prefs = clicks.prefs_lines(clicks.aggregate_preferences(chosen, min_support=2))
+            out = evaluate_prefs(prefs, trec_run, ["prefs_simp"], per_topic=False)
+            scores[label][tag] = next(v for m, _, v in out if m == "prefs_simp")
+    for label, values in scores.items():
+        shown = ", ".join(f"{t} {v:.3f}" for t, v in sorted(values.items()))
+        print(f"prefs_simp on the {label} lists' preferences: {shown}; Kendall's tau with MAP "
+              f"{stats.kendall_tau(assessors, values):.3f}")
+    print()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -114,6 +143,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"\nKendall's tau {evaluation.kendall_tau:.3f}, tau_AP "
                       f"{evaluation.tau_ap:.3f}; click preferences on "
                       f"{evaluation.preference_topics} of {evaluation.campaign_topics} topics\n")
+                assessors = {row.tag: row.assessors for row in evaluation.runs}
+                own_and_others(runs, impressions, assessors)
         store.dispose()
     print(f"({time.perf_counter() - started:.1f} s)")
     return 0

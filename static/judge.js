@@ -1,6 +1,10 @@
 /* The judging page: keyboard judging, immediate saving with retries, idle-aware timing,
    query-term highlighting. Plain JavaScript, no build step. Document text is only ever
-   inserted as text nodes (never as HTML). */
+   inserted as text nodes (never as HTML).
+   No judgement is dropped when the session ends (logout in another tab, expiry, a CSRF
+   failure, a 401): unsent judgements stay queued in localStorage, the assessor is asked to
+   log in again (here, or in a new tab) and the queue is then resent, each judgement with its
+   own client_id so that none is stored twice. */
 (function () {
   "use strict";
 
@@ -9,6 +13,9 @@
   var API = root.dataset.api;
   var ASSIGNMENT = root.dataset.assignment;
   var CSRF = document.querySelector('meta[name="csrf-token"]').content;
+  var ME_URL = root.dataset.me;
+  var LOGIN_URL = root.dataset.login;
+  var USERNAME = root.dataset.username;
   var IDLE_MS = parseInt(root.dataset.idleMs, 10) || 60000;
   var BREAK_MS = parseInt(root.dataset.breakMs, 10) || 0;  // 0: no break reminders
   var sinceBreakMs = 0;      // active time since the last break (a long pause is one)
@@ -24,6 +31,8 @@
   var docs = {};             // position -> document (cache)
   var queue = loadPending(); // judgements not yet confirmed by the server
   var sending = false;
+  var sessionLost = false;   // the server refused our session: wait for a new login
+  var sessionTimer = null;
   var backoffMs = 0;
   var failureText = "";
   var activeMs = {};         // position -> active milliseconds not yet sent
@@ -168,7 +177,7 @@
     pump();
   }
   function pump() {
-    if (sending || !queue.length) return;
+    if (sending || sessionLost || !queue.length) return;
     sending = true;
     var entry = queue[0];
     api(API + "/judgements", {
@@ -188,6 +197,9 @@
         pump();
       } else if (result.status >= 500 || result.status === 429 || result.status === 408) {
         retryLater("the server answered " + result.status);
+      } else if (result.status === 401 || result.status === 403 ||
+                 (result.status === 400 && /CSRF/.test((result.body && result.body.error) || ""))) {
+        loseSession();   // the judgement stays first in the queue
       } else {
         queue.shift(); savePending();
         rejected(entry, (result.body && result.body.error) || ("error " + result.status));
@@ -200,6 +212,80 @@
       renderStatus();
     });
   }
+  // ---------- a lost session: log in again, then resend the queue ----------
+  function pageToken(html) {
+    var doc = new DOMParser().parseFromString(html, "text/html");
+    var meta = doc.querySelector('meta[name="csrf-token"]');
+    return meta ? meta.content : null;
+  }
+  function loseSession() {
+    if (!sessionLost) {
+      sessionLost = true;
+      $("relogin").hidden = false;
+      $("relogin-error").textContent = "";
+      if (!sessionTimer) sessionTimer = setInterval(checkSession, 3000);
+    }
+    failureText = "Not saved yet: your session has ended. Log in again to send " +
+      queue.length + (queue.length === 1 ? " judgement" : " judgements") +
+      "; they are kept in this browser meanwhile.";
+    $("relogin-text").textContent = failureText;
+    checkSession();
+  }
+  function checkSession() {
+    // logged in again (in another tab, or by the form here)? then take the new CSRF token
+    return api(ME_URL).then(function (r) {
+      if (r.status !== 200) return null;
+      return r.json();
+    }).then(function (me) {
+      if (!me || !sessionLost) return;
+      if (me.username !== USERNAME) {
+        $("relogin-error").textContent = "This browser is now logged in as " + me.username +
+          ": log in as " + USERNAME + " to send these judgements.";
+        return;
+      }
+      return fetch(location.pathname, {credentials: "same-origin"}).then(function (r) {
+        return r.text();
+      }).then(function (html) {
+        var token = pageToken(html);
+        if (!token) return;
+        CSRF = token;
+        resumeSession();
+      });
+    }).catch(function () { /* offline: try again at the next tick */ });
+  }
+  function resumeSession() {
+    sessionLost = false;
+    if (sessionTimer) { clearInterval(sessionTimer); sessionTimer = null; }
+    $("relogin").hidden = true;
+    $("relogin-password").value = "";
+    failureText = ""; backoffMs = 0;
+    renderStatus();
+    pump();
+  }
+  $("relogin-form").addEventListener("submit", function (event) {
+    event.preventDefault();
+    var password = $("relogin-password").value;
+    $("relogin-error").textContent = "Logging in…";
+    fetch(LOGIN_URL, {credentials: "same-origin"}).then(function (r) {
+      return r.text();
+    }).then(function (html) {
+      var form = new URLSearchParams();
+      form.set("username", USERNAME);
+      form.set("password", password);
+      form.set("csrf_token", pageToken(html) || "");
+      return fetch(LOGIN_URL, {method: "POST", body: form, credentials: "same-origin"});
+    }).then(function (r) {
+      if (r.status === 401) throw new Error("wrong password");
+      if (r.status === 429) throw new Error("too many failed logins; wait a little and try again");
+      if (!r.ok) throw new Error("the server answered " + r.status);
+      $("relogin-error").textContent = "";
+      return checkSession();
+    }).catch(function (error) {
+      $("relogin-error").textContent = "Not logged in: " + error.message + ".";
+    });
+  });
+  window.addEventListener("focus", function () { if (sessionLost) checkSession(); });
+
   function retryLater(why) {
     backoffMs = Math.min(backoffMs ? backoffMs * 2 : 1000, 30000);
     failureText = "Not saved yet: " + why + ". Retrying in " + Math.round(backoffMs / 1000) + " s…";
@@ -220,7 +306,6 @@
       state.judgements[entry.position] = entry.previous || null;
     }
     failureText = "Not saved: " + message;
-    if (/CSRF/.test(message)) failureText += " — reload the page.";
     renderMap(); renderProgress();
     if (entry.position === position) renderJudgement();
   }

@@ -188,7 +188,8 @@ def test_anonymiser_hashes_masks_and_drops_rare_queries(tmp_path):
     anonymiser.observe(read_log(path))
     kept = list(anonymiser.keep(read_log(path)))
     assert [k.line for k in kept] == [2, 3, 4, 5, 6]
-    assert kept[0].user == keyed_hash(KEY, "u1") and kept[0].session == keyed_hash(KEY, "s1")
+    assert kept[0].user == keyed_hash(KEY, "u1")
+    assert kept[0].session == keyed_hash(KEY, "session:s1") != keyed_hash(KEY, "s1")
     assert kept[0].query == "Common Query" and kept[0].query_key == "common query"
     assert kept[3].query == "mail [email]" and kept[3].query_key == "mail [email]"
     report = anonymiser.report()

@@ -25,7 +25,7 @@ from workbench.store.db import Store
 CAMPAIGN = "demo"
 SEED = 2024
 ADMIN = ("admin", "demo-admin")
-ASSESSORS = (("alice", "demo-alice"), ("bob", "demo-bob"), ("carol", "demo-carol"))
+ASSESSORS = (("alice", "demo-alice"), ("bob", "demo-bob-pw"), ("carol", "demo-carol"))
 RUN_QUALITY = {
     "alpha-dense": 2.2,
     "beta-bm25": 1.4,

@@ -23,6 +23,28 @@ USERNAME = 80
 POOL_NAME = 120
 QUERY_LOG_NAME = 120
 FILE_NAME = 500
+USERNAME_KEY = 4 * USERNAME
+"""A username's case-folded form (``str.casefold`` may lengthen a name, at most threefold)."""
+PASSWORD = 1024
+COMMENT = 10_000
+CANNOT_JUDGE = 1_000
+CLIENT_ID = 64
+DESCRIPTION = 20_000
+"""A campaign's description."""
+REASON = 10_000
+"""An adjudicator's reason."""
+
+API_BODY_BYTES = 64 * 1024
+"""The largest request body of the JSON API (a judgement is a few hundred bytes)."""
+FORM_BODY_BYTES = 1024 * 1024
+"""The largest body of any form that is not a file upload."""
+UPLOAD_BODY_BYTES = 512 * 1024 * 1024
+"""The default largest upload (runs, documents, topics, qrels): ``MAX_CONTENT_LENGTH``,
+``$WORKBENCH_MAX_UPLOAD_MB`` for `workbench serve`."""
+JSON_DEPTH = 32
+"""The deepest nesting of arrays and objects a JSON body may have."""
+INT32_MAX = 2**31 - 1
+"""The largest integer column value every store takes (PostgreSQL's INTEGER)."""
 
 
 @dataclass(frozen=True)

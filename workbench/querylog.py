@@ -58,6 +58,7 @@ DEFAULT_MIN_USERS = 5
 MIN_DIGITS = 6
 KEY_ENV = "WORKBENCH_QUERYLOG_KEY"
 KEY_FILE = "querylog_key"
+SESSION_PREFIX = "session:"  # sessions hash apart from users: a session named like a user differs
 
 _SPACE = re.compile(r"\s+")
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
@@ -472,9 +473,9 @@ class LogAnonymiser:
                 self._dropped.add(user, key)
                 continue
             self._kept.add(user, key)
+            session = keyed_hash(self.key, SESSION_PREFIX + imp.session)
             yield AnonymisedImpression(
-                imp.line, keyed_hash(self.key, imp.session), user, masked, key, imp.time,
-                imp.results, imp.clicks,
+                imp.line, session, user, masked, key, imp.time, imp.results, imp.clicks
             )
 
     def report(self) -> AnonymisationReport:

@@ -170,8 +170,10 @@ class Server:
         command += ["--workers", str(self.workers), "--threads", str(self.threads)]
         self.workdir.mkdir(parents=True, exist_ok=True)
         log = open(self.workdir / "server.log", "ab")  # noqa: SIM115 - owned by the child
+        # simulated assessors judge faster than people: no per-assessor submit rate limit
+        env = {**os.environ, "WORKBENCH_JUDGE_SUBMITS_PER_SECOND": "0"}
         self.process = subprocess.Popen(
-            command, cwd=self.workdir, stdout=log, stderr=log, start_new_session=True
+            command, cwd=self.workdir, stdout=log, stderr=log, start_new_session=True, env=env
         )
         log.close()
         self._wait_until_up()

@@ -1,7 +1,7 @@
 """run efficiency figures (sidecar files): the run_efficiency table
 
 Revision ID: notes_run_efficiency
-Revises: a14d_adaptive
+Revises: h_security_sessions
 Create Date: 2026-11-23 11:00:00
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "notes_run_efficiency"
-down_revision = "a14d_adaptive"
+down_revision = "h_security_sessions"
 branch_labels = None
 depends_on = None
 

@@ -1,7 +1,7 @@
 """query logs and clicks (issue 15): anonymised impressions of imported query logs
 
 Revision ID: q15_query_logs
-Revises: 0001
+Revises: 0002_client_id_per_campaign
 Create Date: 2026-11-23 10:48:08
 """
 

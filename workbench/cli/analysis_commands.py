@@ -92,7 +92,7 @@ def agreement(
 ) -> None:
     """Inter-assessor agreement: overall, per topic, per pair, each assessor vs the others."""
     from workbench.reports.agreement import agreement_tables
-    from workbench.reports.tables import render, to_json
+    from workbench.reports.tables import render_all, to_json
     from workbench.services.agreement import agreement_report
     from workbench.services.campaigns import get_campaign
 
@@ -111,7 +111,7 @@ def agreement(
         _emit(to_json(report), output)
     else:
         separator = "\n" if fmt == "text" else ""
-        _emit(separator.join(render(t, fmt) for t in agreement_tables(report)), output)
+        _emit(render_all(agreement_tables(report), fmt, separator), output)
 
 
 @click.command()
@@ -272,7 +272,7 @@ def evaluate(
     """Evaluate every run of a campaign and compare every pair with a paired test."""
     from workbench.reports import evaluation as report
     from workbench.reports.extended import extended_tables
-    from workbench.reports.tables import render, to_json
+    from workbench.reports.tables import render_all, to_json
     from workbench.services import adaptive_pools
     from workbench.services import evaluation as service
     from workbench.services.campaigns import get_campaign
@@ -376,4 +376,4 @@ def evaluate(
             tables.append(report.reusability_table(left_out))
         if sections is not None:
             tables.extend(extended_tables(sections))
-    _emit("\n".join(render(t, fmt) for t in tables), output)
+    _emit(render_all(tables, fmt), output)

@@ -1,19 +1,36 @@
 """SVG plots with matplotlib's object API (no pyplot state, so safe in web workers).
 
 Every function returns the SVG text of one figure; the output is deterministic (no date,
-fixed element ids), so identical data gives identical files.
+fixed element ids), so identical data gives identical files. Every label is plain text: run
+tags, topic ids and names are never parsed as mathtext or TeX (`$\\fake$` shows as itself).
 """
 
 from __future__ import annotations
 
+import functools
 import io
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, ParamSpec
+
+P = ParamSpec("P")
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 RECALL_LEVELS = [i / 10 for i in range(11)]
+
+
+def _plain_text(plot: Callable[P, str]) -> Callable[P, str]:
+    """Draw with mathtext and TeX off, so that labels are shown as given."""
+
+    @functools.wraps(plot)
+    def plain(*args: P.args, **kwargs: P.kwargs) -> str:
+        from matplotlib import rc_context
+
+        with rc_context({"text.parse_math": False, "text.usetex": False}):
+            return plot(*args, **kwargs)
+
+    return plain
 
 
 def _figure(width: float, height: float) -> Figure:
@@ -32,6 +49,7 @@ def _svg(figure: Figure) -> str:
     return buffer.getvalue()
 
 
+@_plain_text
 def precision_recall_curves(curves: Mapping[str, Sequence[float]], *, title: str = "") -> str:
     """11-point interpolated precision-recall curves, one line per run (values at recall
     0.0, 0.1, ..., 1.0)."""
@@ -52,6 +70,7 @@ def precision_recall_curves(curves: Mapping[str, Sequence[float]], *, title: str
     return _svg(figure)
 
 
+@_plain_text
 def per_topic_bars(
     scores: Mapping[str, Mapping[str, float]], topics: Sequence[str], *, measure: str
 ) -> str:
@@ -73,6 +92,7 @@ def per_topic_bars(
     return _svg(figure)
 
 
+@_plain_text
 def confusion_heatmap(
     matrix: Sequence[Sequence[int]], labels: Sequence[int | str], *, first: str, second: str
 ) -> str:

@@ -3,14 +3,22 @@
 A cell carries its value, whether it is bold (the best of its column) and its significance
 marks (the letters of the rows it is significantly better than, as in ranx and PyTerrier).
 Numbers are shown with `digits` decimals; NaN and None print as "-" (null in JSON).
+
+Text from users (campaign names, run tags, topic ids, assessors' names) cannot attack a
+reader: CSV cells that a spreadsheet would run as a formula are neutralised (`csv_safe`),
+Markdown escapes HTML and its own markup, LaTeX escapes every text field and labels keep
+only safe characters; `render_all` makes the labels of several tables unique.
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import math
+import re
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, is_dataclass
 from typing import Any
 
@@ -83,6 +91,18 @@ def to_text(table: Table) -> str:
     return "\n".join(out) + "\n"
 
 
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def csv_safe(value: Any) -> Any:
+    """A CSV cell a spreadsheet shows as text, not a formula (OWASP's CSV injection rule):
+    a string starting with =, +, -, @, tab or CR gets a leading apostrophe unless it is a
+    plain number; numbers and everything else are left as they are."""
+    formula = isinstance(value, str) and value.startswith(_FORMULA_START)
+    return "'" + value if formula and not _PLAIN_NUMBER.fullmatch(value) else value
+
+
 def to_csv(table: Table) -> str:
     """Values at full precision; a column '<name> marks' after each column that carries marks."""
     marked = [
@@ -94,22 +114,33 @@ def to_csv(table: Table) -> str:
         header.extend([name, f"{name} marks"] if has_marks else [name])
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(header)
+    writer.writerow([csv_safe(name) for name in header])
     for row in table.rows:
         line: list[Any] = []
         for cell, has_marks in zip(row, marked, strict=True):
             value = cell.value
             line.append(
-                "" if value is None or (isinstance(value, float) and math.isnan(value)) else value
+                ""
+                if value is None or (isinstance(value, float) and math.isnan(value))
+                else csv_safe(value)
             )
             if has_marks:
-                line.append(cell.marks)
+                line.append(csv_safe(cell.marks))
         writer.writerow(line)
     return buffer.getvalue()
 
 
+_MD_MARKUP = re.compile(r"([\\`\[\]|])")
+_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}
+
+
 def _md_escape(text: str) -> str:
-    return text.replace("|", "\\|")
+    """Text that cannot inject into Markdown: HTML characters as entities (no tags, no
+    autolinks), brackets, backticks, backslashes and pipes backslash-escaped (no links or
+    images, no code spans, no extra table cells), line breaks as spaces."""
+    text = " ".join(text.splitlines())
+    text = "".join(_HTML.get(ch, ch) for ch in text)
+    return _MD_MARKUP.sub(r"\\\1", text)
 
 
 def to_markdown(table: Table) -> str:
@@ -118,13 +149,13 @@ def to_markdown(table: Table) -> str:
     def show(cell: Cell) -> str:
         text = _md_escape(table.shown(cell))
         text = f"**{text}**" if cell.bold else text
-        return text + (f"<sup>{cell.marks}</sup>" if cell.marks else "")
+        return text + (f"<sup>{_md_escape(cell.marks)}</sup>" if cell.marks else "")
 
-    lines = [f"*{table.caption}*", ""] if table.caption else []
+    lines = [f"*{_md_escape(table.caption)}*", ""] if table.caption else []
     lines.append("| " + " | ".join(_md_escape(c) for c in table.columns) + " |")
     lines.append("|" + "|".join("---" for _ in table.columns) + "|")
     lines.extend("| " + " | ".join(show(c) for c in row) + " |" for row in table.rows)
-    lines.extend(["", *table.notes] if table.notes else [])
+    lines.extend(["", *(_md_escape(note) for note in table.notes)] if table.notes else [])
     return "\n".join(lines) + "\n"
 
 
@@ -139,11 +170,23 @@ LATEX_SPECIALS = {
     "}": r"\}",
     "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "|": r"\textbar{}",
+    "[": "{[}",
+    "]": "{]}",
 }
 
 
 def latex_escape(text: str) -> str:
-    return "".join(LATEX_SPECIALS.get(ch, ch) for ch in text)
+    """Text as LaTeX typesets it literally; line breaks and other control characters become
+    spaces (a blank line would end the paragraph)."""
+    return "".join(LATEX_SPECIALS.get(ch, " " if not ch.isprintable() else ch) for ch in str(text))
+
+
+def latex_label(text: str) -> str:
+    """A \\label key: letters, digits and : - . only (anything else becomes -)."""
+    return re.sub(r"[^A-Za-z0-9:.-]", "-", text) or "tab"
 
 
 def to_latex(table: Table) -> str:
@@ -156,7 +199,7 @@ def to_latex(table: Table) -> str:
         text = rf"\textbf{{{text}}}" if cell.bold else text
         if width and isinstance(cell.value, float):
             pad = "a" * (width - len(cell.marks))
-            text += f"$^{{{cell.marks}}}$" if cell.marks else ""
+            text += f"$^{{{latex_escape(cell.marks)}}}$" if cell.marks else ""
             text += rf"\hphantom{{$^{{{pad}}}$}}" if pad else ""
         return text
 
@@ -167,7 +210,7 @@ def to_latex(table: Table) -> str:
         rf"\caption{{{latex_escape(table.caption)}}}",
     ]
     if table.label:
-        lines.append(rf"\label{{{table.label}}}")
+        lines.append(rf"\label{{{latex_label(table.label)}}}")
     lines += [
         rf"\begin{{tabular}}{{{spec}}}",
         r"\toprule",
@@ -212,6 +255,21 @@ def table_json(table: Table) -> dict[str, Any]:
         "bold": [[c.bold for c in row] for row in table.rows],
         "marks": [[c.marks for c in row] for row in table.rows],
     }
+
+
+def render_all(tables: Iterable[Table], fmt: str, separator: str = "\n") -> str:
+    """Several tables in one document; repeated LaTeX labels get -2, -3, ... so each is
+    unique."""
+    seen: dict[str, int] = {}
+    out = []
+    for table in tables:
+        if table.label:
+            key = latex_label(table.label)
+            seen[key] = seen.get(key, 0) + 1
+            if seen[key] > 1:
+                table = dataclasses.replace(table, label=f"{key}-{seen[key]}")
+        out.append(render(table, fmt))
+    return separator.join(out)
 
 
 def render(table: Table, fmt: str) -> str:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from workbench import limits
 from workbench.agreement import binarise, merge_grades
 from workbench.services.errors import ServiceError
 from workbench.services.exports import qrels_completeness
@@ -239,6 +240,8 @@ def record_decision(
     reason = reason.strip()
     if not reason:
         raise ServiceError("an adjudication needs a reason")
+    if len(reason) > limits.REASON or "\x00" in reason:
+        raise ServiceError(f"a reason has at most {limits.REASON} characters and no NUL")
     scale = [g.value for g in campaign.grades]
     if scale and grade not in scale:
         raise ServiceError(f"grade {grade} is not on the scale of {campaign.name!r}: {scale}")

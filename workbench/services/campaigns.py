@@ -59,9 +59,13 @@ def _checked_scale(points: list[ScalePoint]) -> list[ScalePoint]:
         raise ServiceError(f"scale keys must be unique; got {keys}")
     if any(len(key) > limits.GRADE_KEY for key in keys):
         raise ServiceError(f"scale keys have at most {limits.GRADE_KEY} characters")
-    for _, label, _ in points:
+    for _, label, key in points:
         if len(label) > limits.GRADE_LABEL:
             raise ServiceError(limits.length_error("grade label", label, limits.GRADE_LABEL))
+        if not (label.isprintable() and key.isprintable()):
+            raise ServiceError(f"grade labels and keys are printable text; got {label!r}")
+    if any(abs(value) > limits.INT32_MAX for value in values):
+        raise ServiceError(f"scale values are at most {limits.INT32_MAX}")
     if any(value < 0 for value in values):
         raise ServiceError("scale values must be non-negative (negative qrels values are reserved)")
     return sorted(points)
@@ -81,6 +85,12 @@ def create_campaign(
         raise ServiceError("a campaign needs a name")
     if len(name) > limits.CAMPAIGN_NAME:
         raise ServiceError(limits.length_error("campaign name", name, limits.CAMPAIGN_NAME))
+    if not name.isprintable():
+        raise ServiceError(f"a campaign name is one line of printable characters; got {name!r}")
+    if len(description) > limits.DESCRIPTION or "\x00" in description:
+        raise ServiceError(
+            f"a description has at most {limits.DESCRIPTION} characters and no NUL character"
+        )
     points = parse_scale(scale) if isinstance(scale, str) else _checked_scale(list(scale))
     if relevance_level not in {value for value, _, _ in points}:
         raise ServiceError(
@@ -101,7 +111,8 @@ def get_campaign(session: Session, name_or_id: str | int) -> Campaign:
     campaign = None
     if isinstance(name_or_id, str):
         campaign = session.scalar(select(Campaign).where(Campaign.name == name_or_id))
-        if campaign is None and name_or_id.isdigit():
+        as_id = name_or_id.isascii() and name_or_id.isdecimal() and len(name_or_id) <= 10
+        if campaign is None and as_id and int(name_or_id) <= limits.INT32_MAX:
             campaign = session.get(Campaign, int(name_or_id))
     else:
         campaign = session.get(Campaign, name_or_id)

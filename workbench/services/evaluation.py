@@ -359,6 +359,11 @@ def evaluate_runs(
                 undefined={m: qs for m, qs in undefined.items() if qs},
             )
         )
+    if scored and not canonical:
+        raise ServiceError(
+            f"none of the measures {', '.join(measures)} is a score per topic "
+            "(runid, num_q and the like are not): choose a measure such as map or P_10"
+        )
     return EvaluationTable(
         campaign,
         qrels.label,

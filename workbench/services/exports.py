@@ -11,6 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from workbench import trec
+from workbench.reports.tables import csv_safe
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.judgements import current_judgements
 from workbench.services.pools import qid_key
@@ -300,5 +301,5 @@ def export_judgement_log(
     else:
         writer = csv.DictWriter(dest, fieldnames=LOG_FIELDS, lineterminator="\n")
         writer.writeheader()
-        writer.writerows(records)
+        writer.writerows({k: csv_safe(v) for k, v in record.items()} for record in records)
     return len(records)

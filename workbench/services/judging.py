@@ -33,7 +33,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session
 
-from workbench import pooling
+from workbench import limits, pooling
 from workbench.services import adaptive_pools
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.judgements import current_judgements
@@ -49,8 +49,8 @@ from workbench.store.models import (
 )
 
 MAX_TIME_SPENT_MS = 24 * 3600 * 1000
-MAX_COMMENT_LENGTH = 10_000
-MAX_CLIENT_ID_LENGTH = 64
+MAX_COMMENT_LENGTH = limits.COMMENT
+MAX_CLIENT_ID_LENGTH = limits.CLIENT_ID
 
 
 @dataclass(frozen=True)
@@ -375,6 +375,8 @@ def _checked_reason(data: JudgementInput) -> str | None:
     reason = (data.cannot_judge or "").strip()
     if not reason:
         raise ServiceError("give a grade, or a reason why the document cannot be judged")
+    if len(reason) > limits.CANNOT_JUDGE:
+        raise ServiceError(f"cannot_judge reason longer than {limits.CANNOT_JUDGE} characters")
     return reason
 
 

@@ -2,6 +2,10 @@
 
 Passwords are hashed with werkzeug.security; an API token is shown once and only its
 SHA-256 digest is stored (users.api_token_hash), so a token is looked up by its digest.
+Usernames are unique without regard to case: ``users.name_key`` holds the case-folded name.
+Each user has a session version (``users.session_version``): a browser session carries the
+version it was opened under and ends when the version changes, which logging out, a new
+password, deactivation and reactivation do.
 """
 
 from __future__ import annotations
@@ -9,6 +13,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import secrets
+from pathlib import Path
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -16,10 +21,11 @@ from werkzeug.security import check_password_hash, generate_password_hash
 
 from workbench import limits
 from workbench.services.errors import NotFound, ServiceError
-from workbench.store.models import User
+from workbench.store.models import User, username_key
 
 ROLES = ("admin", "assessor")
-MIN_PASSWORD_LENGTH = 8
+MIN_PASSWORD_LENGTH = 10
+COMMON_PASSWORDS_FILE = Path(__file__).with_name("common_passwords.txt")
 PASSWORD_HASH_METHOD = "scrypt"
 """werkzeug's method for new password hashes (tests may pick a cheaper one)."""
 
@@ -36,12 +42,30 @@ def _check_role(role: str) -> str:
     return role
 
 
-def _check_password(password: str) -> str:
+@functools.cache
+def common_passwords() -> frozenset[str]:
+    """The shipped list of most used passwords (case-folded), which are refused."""
+    lines = COMMON_PASSWORDS_FILE.read_text(encoding="utf-8").splitlines()
+    return frozenset(line.strip().casefold() for line in lines if line and line[0] != "#")
+
+
+def _check_password(password: str, username: str = "") -> str:
+    """At least MIN_PASSWORD_LENGTH characters, at most limits.PASSWORD, no NUL, and neither a
+    common password, one character repeated, nor the username."""
     if "\x00" in password:
         raise ServiceError("a password cannot contain a NUL character")
     if len(password) < MIN_PASSWORD_LENGTH:
         raise ServiceError(f"password too short: at least {MIN_PASSWORD_LENGTH} characters")
+    if len(password) > limits.PASSWORD:
+        raise ServiceError(f"password too long: at most {limits.PASSWORD} characters")
+    folded = password.casefold()
+    if folded in common_passwords() or len(set(folded)) == 1:
+        raise ServiceError("this password is among the most common ones: choose another")
+    if username and folded == username_key(username):
+        raise ServiceError("the password cannot be the username")
     return password
+
+
 
 
 def token_digest(token: str) -> str:
@@ -50,15 +74,17 @@ def token_digest(token: str) -> str:
 
 
 def create_user(session: Session, username: str, password: str, *, role: str = "assessor") -> User:
+    """A new user; the name is unique without regard to case ('Alice' and 'alice' clash)."""
     username = username.strip()
     if not username or len(username) > limits.USERNAME or not username.isprintable():
         raise ServiceError(f"username must be 1 to {limits.USERNAME} printable characters")
-    if session.scalar(select(User).where(User.username == username)) is not None:
-        raise ServiceError(f"user {username!r} already exists")
+    if _by_name(session, username) is not None:
+        raise ServiceError(f"user {username!r} already exists (names ignore case)")
     user = User(
         username=username,
+        name_key=username_key(username),
         password_hash=generate_password_hash(
-            _check_password(password), method=PASSWORD_HASH_METHOD
+            _check_password(password, username), method=PASSWORD_HASH_METHOD
         ),
         role=_check_role(role),
     )
@@ -67,17 +93,26 @@ def create_user(session: Session, username: str, password: str, *, role: str = "
     return user
 
 
-def get_user(session: Session, name_or_id: str | int) -> User:
-    """The user with this id or username; NotFound otherwise."""
-    if "\x00" in str(name_or_id):
-        raise NotFound(f"no user {name_or_id!r}")
-    if isinstance(name_or_id, int) or str(name_or_id).isdigit():
-        user = session.get(User, int(name_or_id))
-        if user is not None:
-            return user
-    user = session.scalar(select(User).where(User.username == str(name_or_id)))
+def _by_name(session: Session, username: str) -> User | None:
+    key = username_key(username)
+    if not key or len(key) > limits.USERNAME_KEY or "\x00" in key:
+        return None
+    return session.scalar(select(User).where(User.name_key == key))
+
+
+def get_user(session: Session, username: str) -> User:
+    """The user of this name (case-insensitive), never looked up as an id; NotFound otherwise."""
+    user = _by_name(session, username)
     if user is None:
-        raise NotFound(f"no user {name_or_id!r}")
+        raise NotFound(f"no user {username!r}")
+    return user
+
+
+def user_by_id(session: Session, user_id: int) -> User:
+    """The user with this id; NotFound otherwise."""
+    user = session.get(User, user_id) if 0 < user_id <= limits.INT32_MAX else None
+    if user is None:
+        raise NotFound(f"no user with id {user_id}")
     return user
 
 
@@ -90,9 +125,8 @@ def list_users(session: Session, *, role: str | None = None) -> list[User]:
 
 def authenticate(session: Session, username: str, password: str) -> User | None:
     """The active user whose password matches, else None (same cost for unknown names)."""
-    username = username.strip()
-    valid = "\x00" not in username and "\x00" not in password
-    user = session.scalar(select(User).where(User.username == username)) if valid else None
+    valid = "\x00" not in password and len(password) <= limits.PASSWORD
+    user = _by_name(session, username) if valid else None
     if user is None:
         check_password_hash(_dummy_hash(PASSWORD_HASH_METHOD), password)
         return None
@@ -102,9 +136,17 @@ def authenticate(session: Session, username: str, password: str) -> User | None:
 
 
 def set_password(session: Session, user: User, password: str) -> None:
+    """A new password; every open browser session of the user ends."""
     user.password_hash = generate_password_hash(
-        _check_password(password), method=PASSWORD_HASH_METHOD
+        _check_password(password, user.username), method=PASSWORD_HASH_METHOD
     )
+    end_sessions(session, user)
+
+
+def end_sessions(session: Session, user: User) -> None:
+    """End every browser session of `user` (logout everywhere): bump the session version."""
+    user.session_version = (user.session_version or 0) + 1
+    session.flush()
 
 
 def set_role(session: Session, user: User, role: str) -> None:
@@ -112,7 +154,11 @@ def set_role(session: Session, user: User, role: str) -> None:
 
 
 def set_active(session: Session, user: User, active: bool) -> None:
-    user.active = active
+    """Deactivate or reactivate; either ends the user's browser sessions (a session opened
+    before a deactivation does not come back with the reactivation)."""
+    if user.active != active:
+        user.active = active
+        end_sessions(session, user)
 
 
 def new_api_token(session: Session, user: User) -> str:

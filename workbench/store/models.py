@@ -10,6 +10,7 @@ latest row (highest id).
 from __future__ import annotations
 
 import datetime as dt
+import unicodedata
 from typing import Any, ClassVar
 
 from sqlalchemy import (
@@ -30,6 +31,16 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 from workbench import limits
 
 
+def username_key(username: str) -> str:
+    """The form under which usernames are unique: NFKC-normalised and case-folded, so that
+    'Alice' and 'alice' are one name."""
+    return unicodedata.normalize("NFKC", username.strip()).casefold()
+
+
+def _username_key_default(context: Any) -> str:
+    return username_key(context.get_current_parameters()["username"])
+
+
 def utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC).replace(tzinfo=None)
 
@@ -39,17 +50,36 @@ class Base(DeclarativeBase):
 
 
 class User(Base):
-    """A person who logs in. role is 'admin' (organiser, may adjudicate) or 'assessor'."""
+    """A person who logs in. role is 'admin' (organiser, may adjudicate) or 'assessor'.
+
+    name_key is the case-folded username (unique: 'Alice' and 'alice' cannot coexist);
+    session_version is bumped to end every browser session of the user.
+    """
 
     __tablename__ = "users"
 
     id: Mapped[int] = mapped_column(primary_key=True)
     username: Mapped[str] = mapped_column(String(limits.USERNAME), unique=True)
+    name_key: Mapped[str] = mapped_column(
+        String(limits.USERNAME_KEY), unique=True, index=True, default=_username_key_default
+    )
+    session_version: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     password_hash: Mapped[str] = mapped_column(String(255))
     role: Mapped[str] = mapped_column(String(16), default="assessor")
     api_token_hash: Mapped[str | None] = mapped_column(String(128), unique=True, default=None)
     active: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class LoginFailure(Base):
+    """Recent failed logins of one throttling key (a digest of an account and address, or of
+    an address), shared by every worker process. last_at is seconds since the epoch."""
+
+    __tablename__ = "login_failures"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    failures: Mapped[int] = mapped_column(Integer)
+    last_at: Mapped[float] = mapped_column(Float, index=True)
 
 
 class Campaign(Base):

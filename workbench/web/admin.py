@@ -6,13 +6,13 @@ file (TrecFormatError: file, line, what was expected) rolls back and is shown as
 
 from __future__ import annotations
 
-import tempfile
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from flask import abort, flash, redirect, render_template, request, send_file, url_for
+from flask import abort, current_app, flash, redirect, render_template, request, send_file, url_for
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 from werkzeug.datastructures import FileStorage
@@ -37,7 +37,9 @@ from workbench.store.models import (
 from workbench.trec import TrecFormatError
 from workbench.web.db import get_store
 from workbench.web.downloads import export_file
+from workbench.web.inputs import form_int
 from workbench.web.security import admin_blueprint, token_cache
+from workbench.web.uploads import upload_folder
 
 bp = admin_blueprint("admin", __name__, "/admin")
 UPLOAD_KINDS = ("topics", "documents", "runs", "qrels")
@@ -99,14 +101,12 @@ DEFAULT_SCALE_TEXT = ", ".join(
 def create_campaign():  # type: ignore[no-untyped-def]
     form = request.form
     with change() as session:
-        level = form.get("relevance_level", "1").strip()
-        if not level.lstrip("-").isdigit():
-            raise ServiceError(f"relevance level must be an integer; got {level!r}")
+        level = form_int(form.get("relevance_level"), "relevance level", default=1)
         campaign = campaign_service.create_campaign(
             session,
             form.get("name", ""),
             scale=form.get("scale", "") or DEFAULT_SCALE_TEXT,
-            relevance_level=int(level),
+            relevance_level=level,
             description=form.get("description", ""),
         )
         flash(f"Campaign {campaign.name!r} created.", "info")
@@ -148,10 +148,11 @@ def campaign(campaign_id: int):  # type: ignore[no-untyped-def]
 
 
 def _saved(files: list[FileStorage], folder: Path) -> list[Path]:
-    """Store uploads under their own (sanitised) names so importer messages name them."""
+    """Store uploads under their own (sanitised, at most 100 characters, the end kept for the
+    suffixes) names so importer messages name them."""
     paths = []
     for number, upload in enumerate(files):
-        name = secure_filename(upload.filename or "") or f"upload-{number}"
+        name = secure_filename(upload.filename or "")[-100:] or f"upload-{number}"
         path = folder / f"{number}" / name
         path.parent.mkdir()
         upload.save(path)
@@ -214,7 +215,7 @@ def upload(campaign_id: int, kind: str):  # type: ignore[no-untyped-def]
         flash("Choose at least one file to upload.", "error")
         return back_to("admin.campaign", campaign_id=campaign_id)
     run_import = _importer(kind, request.form)
-    with tempfile.TemporaryDirectory() as folder:
+    with upload_folder() as folder:
         paths = _saved(files, Path(folder))
         try:
             prepared = _prepared(kind, paths, request.form)  # before the write transaction
@@ -223,6 +224,9 @@ def upload(campaign_id: int, kind: str):  # type: ignore[no-untyped-def]
         except (ServiceError, TrecFormatError) as error:
             flash(_named(str(error), paths), "error")
             return campaign(campaign_id), 400  # a refused file: the page and its message
+        except (EOFError, OSError, zlib.error) as error:  # a corrupt or truncated .gz
+            flash(_named(f"cannot read the upload: {error}; nothing was imported", paths), "error")
+            return campaign(campaign_id), 400
         else:
             for report in reports:
                 flash(report.summary(), "info")
@@ -232,15 +236,6 @@ def upload(campaign_id: int, kind: str):  # type: ignore[no-untyped-def]
 
 
 # --- pools ------------------------------------------------------------------------------
-
-
-def _int_or_none(text: str | None, name: str) -> int | None:
-    text = (text or "").strip()
-    if not text:
-        return None
-    if not text.lstrip("-").isdigit():
-        raise ServiceError(f"{name} must be an integer; got {text!r}")
-    return int(text)
 
 
 @bp.post("/campaigns/<int:campaign_id>/pools")
@@ -260,10 +255,10 @@ def build_pool(campaign_id: int):  # type: ignore[no-untyped-def]
             session,
             c,
             strategy=strategy,
-            depth=_int_or_none(form.get("depth"), "depth") or 10,
-            budget=_int_or_none(form.get("budget"), "budget"),
+            depth=form_int(form.get("depth"), "depth", minimum=1, default=10),
+            budget=form_int(form.get("budget"), "budget", minimum=1),
             runs=form.getlist("runs") or None,
-            seed=_int_or_none(form.get("seed"), "seed"),
+            seed=form_int(form.get("seed"), "seed", minimum=0),
             topics=_topics(form),
             **params,
         )
@@ -333,7 +328,9 @@ def auto_assign(campaign_id: int):  # type: ignore[no-untyped-def]
         created = assignment_service.auto_assign(
             session,
             _latest_pool(session, c),
-            judges_per_topic=_int_or_none(form.get("judges_per_topic"), "judges per topic") or 1,
+            judges_per_topic=form_int(
+                form.get("judges_per_topic"), "judges per topic", minimum=1, default=1
+            ),
             assessors=assessors,
             order=form.get("order", "random"),
             topics=_topics(form),
@@ -445,6 +442,12 @@ def update_user(user_id: int):  # type: ignore[no-untyped-def]
             raise ServiceError(f"unknown action {action!r}")
         name = user.username
         flash(f"User {name!r} updated ({action}).", "info")
+        if action in ("token", "active"):
+            flash(
+                f"The change reaches API requests served by other worker processes within "
+                f"{current_app.config['TOKEN_CACHE_SECONDS']:g} s (tokens are cached).",
+                "info",
+            )
     token_cache().clear()
     if token is not None:
         with get_store().read_session() as session:

@@ -1,18 +1,22 @@
 """The JSON API under /api/v1: the judging page's calls, and admins' progress and exports.
 
 Browser calls are session-authenticated and carry X-CSRFToken; scripts send
-`Authorization: Bearer <token>`. Errors are JSON {"error": message} with a 4xx status.
+`Authorization: Bearer <token>`. Errors are JSON {"error": message} with a 4xx status (the
+app's handlers answer JSON for unknown routes and methods under /api/ too). Bodies are read by
+`inputs.parse_json` (bounded depth, numbers and text) within API_MAX_BYTES; judgement submits
+are rate-limited per assessor (RATE_JUDGE).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from flask import Blueprint, jsonify, request, send_file
 from flask_login import current_user
 from sqlalchemy.exc import DBAPIError, IntegrityError
-from werkzeug.exceptions import HTTPException
 
+from workbench import limits
 from workbench.services import adaptive_pools, judging, progress
 from workbench.services import campaigns as campaign_service
 from workbench.services.errors import NotFound, ServiceError
@@ -20,7 +24,8 @@ from workbench.store.models import Campaign
 from workbench.web.assess import own_assignment, topic_of
 from workbench.web.db import get_store
 from workbench.web.downloads import export_file
-from workbench.web.security import admin_required, assessor_required
+from workbench.web.inputs import parse_json
+from workbench.web.security import admin_required, assessor_required, rate_limited
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
 
@@ -33,11 +38,6 @@ def _not_found(error: NotFound):  # type: ignore[no-untyped-def]
 @bp.errorhandler(ServiceError)
 def _refused(error: ServiceError):  # type: ignore[no-untyped-def]
     return jsonify(error=str(error)), 400
-
-
-@bp.errorhandler(HTTPException)
-def _http_error(error: HTTPException):  # type: ignore[no-untyped-def]
-    return jsonify(error=error.description or error.name), error.code
 
 
 def progress_json(p: progress.Progress) -> dict[str, Any]:
@@ -121,6 +121,8 @@ def _judgement_input(data: Any) -> judging.JudgementInput:
     grade = data.get("grade")
     if grade is not None and (isinstance(grade, bool) or not isinstance(grade, int)):
         raise ServiceError(f"grade must be an integer or null; got {grade!r}")
+    if grade is not None and abs(grade) > limits.INT32_MAX:
+        raise ServiceError(f"grade {grade} is not on the scale")
     docno = data.get("docno")
     if not isinstance(docno, str) or not docno:
         raise ServiceError("docno (a string) is required")
@@ -131,6 +133,8 @@ def _judgement_input(data: Any) -> judging.JudgementInput:
     time_spent = data.get("time_spent_ms", 0)
     if isinstance(time_spent, bool) or not isinstance(time_spent, int | float):
         raise ServiceError("time_spent_ms must be a number")
+    if not math.isfinite(time_spent):
+        raise ServiceError("time_spent_ms must be a finite number")
     return judging.JudgementInput(
         docno=docno,
         grade=grade,
@@ -143,9 +147,10 @@ def _judgement_input(data: Any) -> judging.JudgementInput:
 
 @bp.post("/assignments/<int:assignment_id>/judgements")
 @assessor_required
+@rate_limited("judge")
 def submit(assignment_id: int):  # type: ignore[no-untyped-def]
     """Record (or revise) a judgement. 201 when stored, 200 when the client_id was known."""
-    data = _judgement_input(request.get_json(silent=True))
+    data = _judgement_input(parse_json(request.get_data()))
     for attempt in range(2):
         try:
             with get_store().connection(autocommit=True) as connection:

@@ -1,16 +1,25 @@
-"""Login and logout, with throttling of repeated failures per username and per IP."""
+"""Login and logout, with throttling of repeated failures per account and address and per
+address (`security.LoginThrottle`); the password page, rate-limited per user."""
 
 from __future__ import annotations
 
 from urllib.parse import urlsplit
 
 from flask import Blueprint, current_app, flash, redirect, render_template, request, url_for
-from flask_login import current_user, login_required, login_user, logout_user
+from flask_login import current_user, login_required, logout_user
 
+from workbench import limits
 from workbench.services import users as user_service
 from workbench.services.errors import ServiceError
+from workbench.store.models import username_key
 from workbench.web.db import get_store
-from workbench.web.security import CurrentUser, login_throttle
+from workbench.web.security import (
+    CurrentUser,
+    LoginThrottle,
+    login_throttle,
+    rate_limited,
+    start_session,
+)
 
 bp = Blueprint("auth", __name__)
 
@@ -30,34 +39,40 @@ def login():  # type: ignore[no-untyped-def]
         if current_user.is_authenticated:
             return redirect(url_for("index"))
         return render_template("auth/login.html", next=request.args.get("next", ""))
-    username = request.form.get("username", "").strip()
+    username = request.form.get("username", "").strip()[: limits.USERNAME + 1]
     password = request.form.get("password", "")
     limit = current_app.config["LOGIN_MAX_FAILURES"]
+    address = request.remote_addr or ""
     keys = [
-        (f"user:{username.lower()}", limit),
-        (f"ip:{request.remote_addr}", limit * current_app.config["LOGIN_IP_FACTOR"]),
+        (LoginThrottle.key("account", username_key(username), address), limit),
+        (LoginThrottle.key("address", address), limit * current_app.config["LOGIN_IP_FACTOR"]),
     ]
     throttle = login_throttle()
-    wait = throttle.retry_after(keys, current_app.config["LOGIN_LOCKOUT_SECONDS"])
+    wait = throttle.retry_after(keys)
     if wait:
         flash(f"Too many failed logins. Try again in {wait} seconds.", "error")
         page = render_template("auth/login.html", next=request.form.get("next", ""))
         return page, 429, {"Retry-After": str(wait)}
-    with get_store().session() as session:
-        user = user_service.authenticate(session, username, password)
+    with get_store().read_session() as session:
+        user = None
+        if len(username) <= limits.USERNAME:
+            user = user_service.authenticate(session, username, password)
         current = CurrentUser.of(user) if user is not None else None
     if current is None:
         throttle.failed(keys)
         flash("Unknown username or wrong password.", "error")
         return render_template("auth/login.html", next=request.form.get("next", "")), 401
     throttle.succeeded(keys[0][0])
-    login_user(current)
+    start_session(current)
     return redirect(_safe_next(request.form.get("next")))
 
 
 @bp.post("/logout")
 @login_required
 def logout():  # type: ignore[no-untyped-def]
+    """End this session and every other session of the user (all browsers, all workers)."""
+    with get_store().session() as session:
+        user_service.end_sessions(session, user_service.user_by_id(session, current_user.id))
     logout_user()
     flash("You are logged out.", "info")
     return redirect(url_for("auth.login"))
@@ -65,10 +80,12 @@ def logout():  # type: ignore[no-untyped-def]
 
 @bp.route("/account/password", methods=["GET", "POST"])
 @login_required
+@rate_limited("password")
 def change_password():  # type: ignore[no-untyped-def]
+    """A new password ends every session of the user; this browser is logged in again."""
     if request.method == "POST":
         with get_store().session() as session:
-            user = user_service.get_user(session, current_user.id)
+            user = user_service.user_by_id(session, current_user.id)
             if (
                 user_service.authenticate(session, user.username, request.form.get("old", ""))
                 is None
@@ -80,6 +97,8 @@ def change_password():  # type: ignore[no-untyped-def]
             except ServiceError as error:
                 flash(str(error), "error")
                 return render_template("auth/password.html"), 400
-        flash("Password changed.", "info")
+            current = CurrentUser.of(user)
+        start_session(current)
+        flash("Password changed; your other sessions have ended.", "info")
         return redirect(url_for("index"))
     return render_template("auth/password.html")

@@ -3,14 +3,32 @@
 from __future__ import annotations
 
 import io
+import unicodedata
 from collections.abc import Mapping
+from urllib.parse import quote
 
 from workbench.services import campaigns as campaign_service
 from workbench.services import exports, pools
 from workbench.services.errors import NotFound, ServiceError
 from workbench.web.db import get_store
+from workbench.web.inputs import form_int
 
 EXPORT_KINDS = ("pool", "qrels", "log")
+
+
+def content_disposition(filename: str) -> str:
+    """An attachment header per RFC 6266: an ASCII `filename` fallback (quotes, backslashes
+    and control characters replaced) and, for any other name, `filename*` in UTF-8 per
+    RFC 5987."""
+    ascii_name = unicodedata.normalize("NFKD", filename).encode("ascii", "ignore").decode()
+    fallback = (
+        "".join("_" if ch in '"\\' or not ch.isprintable() else ch for ch in ascii_name).strip()
+        or "download"
+    )
+    header = f'attachment; filename="{fallback}"'
+    if fallback != filename:
+        header += f"; filename*=UTF-8''{quote(filename, safe='')}"
+    return header
 
 
 def _slug(text: str) -> str:
@@ -37,9 +55,7 @@ def export_file(campaign_id: int, kind: str, args: Mapping[str, str]) -> tuple[i
             assessor = args.get("assessor") or None
             final = args.get("final") in {"1", "true", "yes"}
             allow_incomplete = args.get("allow_incomplete") in {"1", "true", "yes"}
-            level = args.get("binary_level") or None
-            if level is not None and not level.lstrip("-").isdigit():
-                raise ServiceError(f"binary_level must be an integer; got {level!r}")
+            level = form_int(args.get("binary_level"), "binary_level")
             suffix = f".{_slug(assessor)}" if assessor else (".final" if final else "")
             suffix += ".incomplete" if allow_incomplete else ""
             name = f"{slug}{suffix}.qrels"
@@ -49,7 +65,7 @@ def export_file(campaign_id: int, kind: str, args: Mapping[str, str]) -> tuple[i
                 text,
                 assessor=assessor,
                 final=final,
-                binary_level=None if level is None else int(level),
+                binary_level=level,
                 allow_incomplete=allow_incomplete,
             )
         elif kind == "log":

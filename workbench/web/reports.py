@@ -26,12 +26,13 @@ from flask_login import current_user
 from sqlalchemy import select
 
 from workbench.reports import plots
-from workbench.reports.tables import FORMATS, render, to_json
+from workbench.reports.tables import FORMATS, render, render_all, to_json
 from workbench.services import campaigns as campaign_service
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.jobs import JobState
 from workbench.store.models import Campaign, Document, Topic, User
 from workbench.web.db import get_store
+from workbench.web.downloads import content_disposition
 from workbench.web.report_jobs import page_job, request_page
 from workbench.web.security import admin_blueprint
 
@@ -132,10 +133,7 @@ def agreement_download(campaign_id: int, fmt: str):  # type: ignore[no-untyped-d
     if page is None:
         return _progress(state, campaign_id, name, "Agreement download")
     report = page["report"]
-    if fmt == "json":
-        text = to_json(report)
-    else:
-        text = "\n".join(render(t, fmt) for t in agreement_tables(report))
+    text = to_json(report) if fmt == "json" else render_all(agreement_tables(report), fmt)
     return _attachment(text, fmt, f"{name}-agreement")
 
 
@@ -188,7 +186,7 @@ def _attachment(text: str, fmt: str, stem: str) -> Response:
     return Response(
         text,
         mimetype=DOWNLOADS[fmt],
-        headers={"Content-Disposition": f'attachment; filename="{stem}.{extension}"'},
+        headers={"Content-Disposition": content_disposition(f"{stem}.{extension}")},
     )
 
 

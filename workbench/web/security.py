@@ -1,17 +1,29 @@
-"""Login, roles, CSRF and login throttling.
+"""Login, roles, CSRF, throttling, request limits, error pages and security headers.
 
 Browser sessions use Flask-Login; scripts send `Authorization: Bearer <token>` and are then
 authenticated by token only (the session cookie is ignored) and exempt from CSRF. Every
 other state-changing request must carry the CSRF token (form field or X-CSRFToken header).
+
+A browser session holds the user's id and session version (`users.session_version`) and the
+time of the login: it ends when the version changes (logout, new password, deactivation or
+reactivation, on every worker at once since each request reads the user) and
+SESSION_HOURS after the login. API tokens are cached per process for TOKEN_CACHE_SECONDS: a
+token revoked or a user deactivated in one worker takes up to that long to reach the others.
+Failed logins are counted in the store (shared by every worker) per account and address and
+per address, with a doubling wait (`LoginThrottle`).
 """
 
 from __future__ import annotations
 
+import hashlib
+import logging
+import math
 import threading
 import time
-from collections import defaultdict, deque
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from functools import wraps
 from typing import Any
 
@@ -25,19 +37,36 @@ from flask import (
     redirect,
     render_template,
     request,
+    session,
     url_for,
 )
-from flask_login import LoginManager, UserMixin, current_user, login_required
+from flask_login import LoginManager, UserMixin, current_user, login_required, login_user
 from flask_wtf.csrf import CSRFError, CSRFProtect
+from sqlalchemy import delete, select
+from sqlalchemy.exc import IntegrityError
+from werkzeug.exceptions import (
+    HTTPException,
+    InternalServerError,
+    MethodNotAllowed,
+    TooManyRequests,
+)
+from werkzeug.middleware.proxy_fix import ProxyFix
 
+from workbench import limits
 from workbench.services import users as user_service
 from workbench.services.errors import NotFound
-from workbench.store.models import User
+from workbench.store.models import LoginFailure, User
 from workbench.web.db import get_store
+from workbench.web.inputs import BoundedIntConverter
 
 login_manager = LoginManager()
 csrf = CSRFProtect()
 UNSAFE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
+
+
+log = logging.getLogger(__name__)
+LOGIN_AT = "_login_at"
+"""The session key holding when (epoch seconds) the session's login happened."""
 
 
 @dataclass(frozen=True)
@@ -47,14 +76,31 @@ class CurrentUser(UserMixin):
     id: int
     username: str
     role: str
+    session_version: int = 0
 
     @classmethod
     def of(cls, user: User) -> CurrentUser:
-        return cls(user.id, user.username, user.role)
+        return cls(user.id, user.username, user.role, user.session_version or 0)
 
     @property
     def is_admin(self) -> bool:
         return self.role == "admin"
+
+    def get_id(self) -> str:
+        """What the session cookie keeps: 'id.version'."""
+        return f"{self.id}.{self.session_version}"
+
+
+def start_session(user: CurrentUser) -> None:
+    """Log `user` in: a fresh session (so a new CSRF token; nothing of the anonymous session
+    is kept but its flashed messages) that ends SESSION_HOURS from now."""
+    flashes = session.get("_flashes")
+    session.clear()
+    if flashes:
+        session["_flashes"] = flashes
+    session.permanent = True
+    session[LOGIN_AT] = int(time.time())
+    login_user(user)
 
 
 def bearer_token() -> str | None:
@@ -64,12 +110,23 @@ def bearer_token() -> str | None:
 
 
 @login_manager.user_loader
-def _load_user(user_id: str) -> CurrentUser | None:
+def _load_user(session_id: str) -> CurrentUser | None:
+    """The session's user, if active, still at the session's version, and the session is
+    younger than SESSION_HOURS."""
     if bearer_token() is not None:
         return None  # token requests never ride on a session cookie
-    with get_store().read_session() as session:
-        user = session.get(User, int(user_id))
-        return CurrentUser.of(user) if user is not None and user.active else None
+    user_id, _, version = session_id.partition(".")
+    if not (user_id.isdecimal() and version.isdecimal()) or len(user_id) > 10:
+        return None
+    login_at = session.get(LOGIN_AT)
+    lifetime = current_app.permanent_session_lifetime.total_seconds()
+    if not isinstance(login_at, int) or time.time() - login_at > lifetime:
+        return None
+    with get_store().read_session() as db:
+        user = db.get(User, int(user_id)) if int(user_id) <= limits.INT32_MAX else None
+        if user is None or not user.active or user.session_version != int(version):
+            return None
+        return CurrentUser.of(user)
 
 
 class TokenCache:
@@ -180,42 +237,131 @@ def admin_blueprint(name: str, import_name: str, url_prefix: str) -> Blueprint:
 
 
 class LoginThrottle:
-    """Refuse logins for a key (a username, an IP) with `limit` failures in the last `window` s.
+    """Failed logins per key, in the store so that every worker process shares them.
 
-    Keys are (key, limit) pairs, so an IP shared by a classroom can get a higher limit than
-    a single username.
+    A key is a digest (fixed length, whatever the username's length) of an account and the
+    client's address, or of an address alone. After `limit` failures of a key the next login
+    for it waits `window` seconds, and each further failure doubles the wait (at most
+    `max_wait`). A key is forgotten one quiet `window` after its wait ends, or at a successful
+    login. Nothing is written for a refused (throttled) attempt, and expired keys are deleted
+    on each write, so the table holds only keys that failed recently.
     """
 
-    def __init__(self) -> None:
-        self._failures: dict[str, deque[float]] = defaultdict(deque)
-        self._lock = threading.Lock()
+    def __init__(self, window: float, max_wait: float) -> None:
+        self.window = window
+        self.max_wait = max_wait
 
-    def _recent(self, key: str, window: float, now: float) -> deque[float]:
-        failures = self._failures[key]
-        while failures and failures[0] <= now - window:
-            failures.popleft()
-        return failures
+    @staticmethod
+    def key(*parts: str) -> str:
+        text = "\x1f".join(part[: 4 * limits.USERNAME] for part in parts)
+        return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()
 
-    def retry_after(self, keys: list[tuple[str, int]], window: float) -> int:
+    def wait(self, failures: int, limit: int) -> float:
+        """Seconds a key with this many failures waits after its last failure."""
+        if failures < limit:
+            return 0.0
+        return min(self.window * 2 ** min(failures - limit, 30), self.max_wait)
+
+    def retry_after(self, keys: list[tuple[str, int]]) -> int:
         """Seconds until a login for these keys may be tried again (0 = allowed now)."""
-        now = time.monotonic()
-        with self._lock:
-            waits = [
-                failures[-limit] + window - now
-                for key, limit in keys
-                if len(failures := self._recent(key, window, now)) >= limit
-            ]
-        return int(max(waits)) + 1 if waits else 0
+        now = time.time()
+        with get_store().read_session() as db:
+            rows = {
+                row.key: (row.failures, row.last_at)
+                for row in db.scalars(
+                    select(LoginFailure).where(LoginFailure.key.in_([k for k, _ in keys]))
+                )
+            }
+        waits = [
+            self.wait(rows[key][0], limit) - (now - rows[key][1])
+            for key, limit in keys
+            if key in rows
+        ]
+        longest = max(waits, default=0.0)
+        return math.ceil(longest) if longest > 0 else 0
 
     def failed(self, keys: list[tuple[str, int]]) -> None:
-        now = time.monotonic()
-        with self._lock:
-            for key, _ in keys:
-                self._failures[key].append(now)
+        """Count a failure for each key (a key quiet for its wait and a window starts again)."""
+        now = time.time()
+        for attempt in range(2):
+            try:
+                with get_store().session() as db:
+                    horizon = now - self.max_wait - self.window
+                    db.execute(delete(LoginFailure).where(LoginFailure.last_at < horizon))
+                    for key, limit in keys:
+                        row = db.get(LoginFailure, key)
+                        if row is None:
+                            db.add(LoginFailure(key=key, failures=1, last_at=now))
+                            continue
+                        forgotten = now - row.last_at > self.wait(row.failures, limit) + self.window
+                        row.failures = 1 if forgotten else row.failures + 1
+                        row.last_at = now
+                return
+            except IntegrityError:  # another worker inserted the same key: count again
+                if attempt:
+                    raise
 
     def succeeded(self, key: str) -> None:
+        with get_store().session() as db:
+            db.execute(delete(LoginFailure).where(LoginFailure.key == key))
+
+
+class RateLimiter:
+    """Token buckets per (action, user) in this process: `burst` requests at once, refilled
+    at `rate` per second; at most `size` buckets (the least recently used go first)."""
+
+    def __init__(self, size: int = 10_000) -> None:
+        self.size = size
+        self._buckets: OrderedDict[tuple[str, int], tuple[float, float]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def take(self, action: str, user_id: int, rate: float, burst: float) -> float:
+        """0 if the request may go ahead, else the seconds until it may."""
+        now = time.monotonic()
         with self._lock:
-            self._failures.pop(key, None)
+            tokens, then = self._buckets.pop((action, user_id), (burst, now))
+            tokens = min(burst, tokens + (now - then) * rate)
+            wait = 0.0 if tokens >= 1 else (1 - tokens) / rate
+            self._buckets[action, user_id] = (tokens - 1 if not wait else tokens, now)
+            while len(self._buckets) > self.size:
+                self._buckets.popitem(last=False)
+        return wait
+
+
+def rate_limited(action: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Limit a view per logged-in user to config RATE_<ACTION>: (per second, burst); a 429
+    with Retry-After beyond it. A rate of 0 turns the limit off."""
+
+    def decorator(view: Callable[..., Any]) -> Callable[..., Any]:
+        @wraps(view)
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            rate, burst = current_app.config[f"RATE_{action.upper()}"]
+            if rate and current_user.is_authenticated and request.method in UNSAFE_METHODS:
+                limiter: RateLimiter = current_app.extensions["workbench_rate_limiter"]
+                wait = limiter.take(action, current_user.id, rate, burst)
+                if wait:
+                    error = TooManyRequests(f"too many requests: try again in {math.ceil(wait)} s")
+                    error.retry_after = math.ceil(wait)  # type: ignore[attr-defined]
+                    raise error
+            return view(*args, **kwargs)
+
+        return wrapped
+
+    return decorator
+
+
+def _body_limit() -> None:
+    """MAX_CONTENT_LENGTH per route: uploads get MAX_CONTENT_LENGTH, the JSON API
+    API_MAX_BYTES and every other form FORM_MAX_BYTES (never more than MAX_CONTENT_LENGTH)."""
+    config = current_app.config
+    largest = config["MAX_CONTENT_LENGTH"]
+    if request.endpoint in UPLOAD_ENDPOINTS:
+        return
+    own = config["API_MAX_BYTES"] if request.path.startswith("/api/") else config["FORM_MAX_BYTES"]
+    request.max_content_length = min(own, largest) if largest else own
+
+
+UPLOAD_ENDPOINTS = {"admin.upload"}
 
 
 def _csrf_protect() -> None:
@@ -235,27 +381,82 @@ def _csrf_error(error: CSRFError):  # type: ignore[no-untyped-def]
     return redirect(request.referrer or url_for("index")), 303
 
 
+def _error_page(error: HTTPException):  # type: ignore[no-untyped-def]
+    """Errors as JSON {"error": ...} under /api/ (and for token requests), else the app's own
+    error page; 5xx never show the exception."""
+    if error.code is None or error.code < 400:
+        return error
+    if error.code >= 500:
+        message = "Something went wrong on the server; the error has been logged."
+    else:
+        message = error.description or error.name
+    headers = {}
+    retry = getattr(error, "retry_after", None)
+    if retry:
+        headers["Retry-After"] = str(retry)
+    if isinstance(error, MethodNotAllowed) and error.valid_methods:
+        headers["Allow"] = ", ".join(error.valid_methods)
+    if wants_json():
+        return jsonify(error=message), error.code, headers
+    page = render_template("error.html", code=error.code, title=error.name, message=message)
+    return page, error.code, headers
+
+
+def _server_error(error: InternalServerError):  # type: ignore[no-untyped-def]
+    if error.original_exception is not None:
+        log.error(
+            "unhandled error on %s %s",
+            request.method,
+            request.path,
+            exc_info=error.original_exception,
+        )
+    return _error_page(error)
+
+
+CSP = (
+    "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
+    "script-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'"
+)
+
+
+def _headers(response):  # type: ignore[no-untyped-def]
+    """Security headers; no-store on every page but static files (pages show tokens,
+    judgements and account forms); HSTS when cookies are secure (served over HTTPS)."""
+    headers = response.headers
+    headers.setdefault("X-Content-Type-Options", "nosniff")
+    headers.setdefault("X-Frame-Options", "DENY")
+    headers.setdefault("Referrer-Policy", "same-origin")
+    headers.setdefault("Content-Security-Policy", CSP)
+    if request.endpoint != "static":
+        headers["Cache-Control"] = "no-store"
+    if current_app.config.get("SESSION_COOKIE_SECURE"):
+        headers.setdefault("Strict-Transport-Security", "max-age=31536000; includeSubDomains")
+    return response
+
+
 def init_app(app: Flask) -> None:
+    """Login, CSRF, limits, error pages and headers; TRUSTED_PROXIES > 0 takes the client
+    address (and scheme) from that many proxies' X-Forwarded-For (werkzeug's ProxyFix)."""
+    proxies = int(app.config.get("TRUSTED_PROXIES") or 0)
+    if proxies > 0:
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxies, x_proto=proxies)  # type: ignore[method-assign]
+    app.permanent_session_lifetime = timedelta(hours=float(app.config["SESSION_HOURS"]))
+    app.url_map.converters["int"] = BoundedIntConverter
+    app.before_request(_body_limit)
     login_manager.init_app(app)
     login_manager.login_view = "auth.login"
     login_manager.session_protection = "basic"
     csrf.init_app(app)
     app.before_request(_csrf_protect)
     app.register_error_handler(CSRFError, _csrf_error)
-    app.extensions["workbench_login_throttle"] = LoginThrottle()
-    app.extensions["workbench_token_cache"] = TokenCache(app.config.get("TOKEN_CACHE_SECONDS", 5.0))
-
-    @app.after_request
-    def _headers(response):  # type: ignore[no-untyped-def]
-        response.headers.setdefault("X-Content-Type-Options", "nosniff")
-        response.headers.setdefault("X-Frame-Options", "DENY")
-        response.headers.setdefault("Referrer-Policy", "same-origin")
-        response.headers.setdefault(
-            "Content-Security-Policy",
-            "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
-            "script-src 'self'; frame-ancestors 'none'",
-        )
-        return response
+    app.register_error_handler(HTTPException, _error_page)
+    app.register_error_handler(InternalServerError, _server_error)
+    app.extensions["workbench_login_throttle"] = LoginThrottle(
+        float(app.config["LOGIN_LOCKOUT_SECONDS"]), float(app.config["LOGIN_MAX_WAIT_SECONDS"])
+    )
+    app.extensions["workbench_rate_limiter"] = RateLimiter()
+    app.extensions["workbench_token_cache"] = TokenCache(app.config["TOKEN_CACHE_SECONDS"])
+    app.after_request(_headers)
 
 
 def login_throttle() -> LoginThrottle:
