@@ -30,6 +30,12 @@ COMMANDS: dict[str, str] = {
     "evaluate": "workbench.cli.analysis_commands:evaluate",
     "simulate": "workbench.cli.simulate_commands:simulate",
     "querylog": "workbench.cli.querylog_commands:querylog",
+    # the course notes' further analyses
+    "collection-measures": "workbench.cli.notes_commands:collection_measures",
+    "power": "workbench.cli.notes_commands:power",
+    "sweep": "workbench.cli.notes_commands:sweep",
+    "interleave": "workbench.cli.notes_commands:interleave",
+    "efficiency": "workbench.cli.notes_commands:efficiency",
 }
 
 

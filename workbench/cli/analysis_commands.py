@@ -215,6 +215,25 @@ def adjudicate(
 )
 @click.option("--per-topic", is_flag=True, help="Also a topics x runs table per measure.")
 @click.option(
+    "--notes",
+    "extended",
+    is_flag=True,
+    help="Also the course notes' sections: collection-scale set measures, power and topic-set "
+    "size, efficiency, interleaving (and a sweep with --sweep).",
+)
+@click.option(
+    "--num-docs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="With --notes: the collection size N (default: the campaign's documents).",
+)
+@click.option(
+    "--sweep",
+    "sweep_pattern",
+    default=None,
+    help="With --notes: the runs' tag pattern of a parameter grid, e.g. 'bm25_b={b}'.",
+)
+@click.option(
     "--topic-set",
     type=click.Choice(("all", "common")),
     default="all",
@@ -243,16 +262,21 @@ def evaluate(
     stability: bool,
     reusability: str | None,
     per_topic: bool,
+    extended: bool,
+    num_docs: int | None,
+    sweep_pattern: str | None,
     topic_set: str,
     allow_incomplete: bool,
     output: Path | None,
 ) -> None:
     """Evaluate every run of a campaign and compare every pair with a paired test."""
     from workbench.reports import evaluation as report
+    from workbench.reports.extended import extended_tables
     from workbench.reports.tables import render_all, to_json
     from workbench.services import adaptive_pools
     from workbench.services import evaluation as service
     from workbench.services.campaigns import get_campaign
+    from workbench.services.extended_evaluation import extended_sections
 
     if qrels_spec.startswith("clicks:"):
         from workbench.cli.querylog_commands import click_evaluation_text
@@ -313,6 +337,13 @@ def evaluate(
                 if reusability
                 else None
             )
+            sections = None
+            if extended:
+                sections = extended_sections(
+                    session, campaign, table, runs, qrels_spec, test=test, alpha=alpha,
+                    num_docs=num_docs, sweep_pattern=sweep_pattern, allow_files=True,
+                    allow_incomplete=allow_incomplete,
+                )  # fmt: skip
     except (ServiceError, TrecFormatError) as error:
         fail(str(error))
     if warning:
@@ -330,6 +361,8 @@ def evaluate(
             document["ranking_stability"] = ranking.to_dict()
         if left_out is not None:
             document["reusability"] = left_out.to_dict()
+        if sections is not None:
+            document["notes"] = sections.to_dict()
         _emit(to_json(document), output)
         return
     tables = [report.runs_table(table, comparisons)]
@@ -341,4 +374,6 @@ def evaluate(
             tables.append(report.stability_table(ranking))
         if left_out is not None:
             tables.append(report.reusability_table(left_out))
+        if sections is not None:
+            tables.extend(extended_tables(sections))
     _emit(render_all(tables, fmt), output)

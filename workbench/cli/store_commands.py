@@ -209,6 +209,12 @@ def import_documents(
 @click.option(
     "--skip-unknown-topics", is_flag=True, help="Leave out (and report) topics the campaign lacks."
 )
+@click.option(
+    "--efficiency",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="A sidecar file (JSON or CSV) of the runs' efficiency figures, imported with them.",
+)
 @click.pass_context
 def import_runs(
     ctx: click.Context,
@@ -220,6 +226,7 @@ def import_runs(
     split_tags: bool,
     topics: str | None,
     skip_unknown_topics: bool,
+    efficiency: str | None,
 ) -> None:
     """Runs (TREC format), stored whole."""
     _campaign_exists(ctx, campaign_name)
@@ -239,6 +246,11 @@ def import_runs(
                 skip_unknown_topics=skip_unknown_topics,
             )
         )
+        if efficiency is not None:  # in the same transaction: both or neither
+            from workbench.services.efficiency import import_efficiency
+
+            stored = import_efficiency(session, target, efficiency, replace=replace)
+            click.echo(f"efficiency figures stored for {len(stored.runs)} runs")
 
 
 @import_group.command("qrels")

@@ -123,6 +123,91 @@ def confusion_figure(
     return figure
 
 
+def parameter_heatmap(
+    xs: Sequence[float | str],
+    ys: Sequence[float | str],
+    rows: Sequence[Sequence[float]],
+    *,
+    x_name: str,
+    y_name: str,
+    measure: str,
+    best: tuple[float | str, float | str] | None = None,
+) -> str:
+    """A measure over a two-parameter grid (rows[y][x]; NaN cells are left blank), the value
+    written in each cell, the best-in-hindsight cell outlined."""
+    import numpy as np
+
+    figure = _figure(1.8 + 0.75 * len(xs), 1.4 + 0.55 * len(ys))
+    axes = figure.add_subplot()
+    matrix = np.ma.masked_invalid(np.array(rows, dtype=float))
+    image = axes.imshow(matrix, cmap="viridis", origin="lower", aspect="auto")
+    low, high = float(matrix.min()), float(matrix.max())
+    for i, row in enumerate(rows):
+        for j, value in enumerate(row):
+            if value == value:  # not NaN
+                dark = high > low and value < low + (high - low) / 2  # viridis: low is dark
+                axes.text(j, i, f"{value:.3f}", ha="center", va="center", fontsize="x-small",
+                          color="white" if dark else "black")  # fmt: skip
+    if best is not None and best[0] in xs and best[1] in ys:
+        from matplotlib.patches import Rectangle
+
+        j, i = list(xs).index(best[0]), list(ys).index(best[1])
+        axes.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="red", lw=2))
+    axes.set_xticks(range(len(xs)), [f"{x:g}" if isinstance(x, float) else x for x in xs])
+    axes.set_yticks(range(len(ys)), [f"{y:g}" if isinstance(y, float) else y for y in ys])
+    axes.set_xlabel(x_name)
+    axes.set_ylabel(y_name)
+    outlined = " (best outlined)" if best is not None else ""
+    axes.set_title(f"{measure} over the {x_name} x {y_name} grid{outlined}")
+    figure.colorbar(image, ax=axes, fraction=0.046, pad=0.04, label=measure)
+    return _svg(figure)
+
+
+def parameter_curve(
+    xs: Sequence[float | str], values: Sequence[float], *, x_name: str, measure: str
+) -> str:
+    """A measure along a one-parameter sweep."""
+    figure = _figure(5, 3.5)
+    axes = figure.add_subplot()
+    positions = list(xs) if all(isinstance(x, float) for x in xs) else list(range(len(xs)))
+    axes.plot(positions, list(values), marker="o")
+    if positions != list(xs):
+        axes.set_xticks(positions, [str(x) for x in xs])
+    axes.set_xlabel(x_name)
+    axes.set_ylabel(measure)
+    axes.grid(alpha=0.3)
+    axes.set_title(f"{measure} over {x_name}")
+    return _svg(figure)
+
+
+def pareto_plot(
+    points: Mapping[str, tuple[float, float]],
+    frontier: Sequence[str],
+    *,
+    cost: str,
+    measure: str,
+) -> str:
+    """Effectiveness (y) against a cost such as latency (x), one labelled point per run; the
+    runs on the Pareto frontier joined by a line (cost ascending)."""
+    figure = _figure(6, 4.5)
+    axes = figure.add_subplot()
+    on_frontier = set(frontier)
+    for tag, (x, y) in points.items():
+        marker, colour = ("o", "tab:red") if tag in on_frontier else ("s", "tab:gray")
+        axes.scatter([x], [y], marker=marker, color=colour, zorder=3)
+        axes.annotate(tag, (x, y), textcoords="offset points", xytext=(4, 4), fontsize="small")
+    line = sorted((points[t] for t in frontier), key=lambda p: p[0])
+    if line:
+        axes.plot([p[0] for p in line], [p[1] for p in line], color="tab:red", lw=1,
+                  label="Pareto frontier")  # fmt: skip
+        axes.legend(fontsize="small", loc="lower right")
+    axes.set_xlabel(cost)
+    axes.set_ylabel(measure)
+    axes.grid(alpha=0.3)
+    axes.set_title(f"{measure} against {cost}")
+    return _svg(figure)
+
+
 def curves(
     series: Mapping[str, tuple[Sequence[float], Sequence[float]]],
     *,

@@ -182,6 +182,27 @@ class RunTopic(Base):
     ranks: Mapped[bytes] = mapped_column(LargeBinary)
 
 
+class RunEfficiency(Base):
+    """A run's efficiency figures from a sidecar file (`workbench.efficiency`); None = not given.
+
+    per_query_latency_ms maps a qid to milliseconds.
+    """
+
+    __tablename__ = "run_efficiency"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    run_id: Mapped[int] = mapped_column(
+        ForeignKey("runs.id", ondelete="CASCADE"), unique=True, index=True
+    )
+    mean_latency_ms: Mapped[float | None] = mapped_column(Float, default=None)
+    throughput_qps: Mapped[float | None] = mapped_column(Float, default=None)
+    index_size_bytes: Mapped[float | None] = mapped_column(Float, default=None)
+    hardware: Mapped[str] = mapped_column(String(200), default="")
+    cost_per_1000_queries: Mapped[float | None] = mapped_column(Float, default=None)
+    per_query_latency_ms: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    source: Mapped[str] = mapped_column(String(limits.FILE_NAME), default="")
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+
 class Pool(Base):
     """A pool with every choice recorded so it can be rebuilt bit for bit."""
 

@@ -194,6 +194,8 @@ def _attachment(text: str, fmt: str, stem: str) -> Response:
 
 
 def _evaluation_request() -> dict[str, Any]:
+    from workbench.web.extended_report import notes_request
+
     measures = [m for m in request.args.getlist("measure") if m.strip()]
     text = request.args.get("measures", "")
     measures += [m for m in text.replace(",", " ").split() if m]
@@ -207,6 +209,7 @@ def _evaluation_request() -> dict[str, Any]:
         "correction": correction if correction in CORRECTIONS else "holm",
         "topic_set": topic_set if topic_set in ("all", "common") else "all",
         "allow_incomplete": request.args.get("allow_incomplete") == "1",
+        "notes": notes_request(),  # the course notes' section options
     }
 
 
@@ -233,6 +236,7 @@ def _evaluation_page(
     while). A report the campaign cannot have sets "error"."""
     from workbench.reports import evaluation as report
     from workbench.services import evaluation as service
+    from workbench.web.extended_report import notes_page
 
     page: dict[str, Any] = {"choice": choice, "error": None}
     page["campaign"] = {"id": campaign.id, "name": campaign.name}
@@ -284,6 +288,8 @@ def _evaluation_page(
             )
             for by in ("run", "group")
         ]
+        progress("the course notes' sections")
+        page["course_notes"] = notes_page(session, campaign, table, runs, choice, comparisons.alpha)
     except ServiceError as error:
         page["error"] = str(error)
     return page

@@ -1,0 +1,628 @@
+"""Commands for the course notes' further analyses: collection-scale set measures, power and
+topic-set size, parameter sweeps, interleaving, and run efficiency figures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from workbench.cli.common import fail, get_store
+from workbench.services.errors import ServiceError
+from workbench.trec import TrecFormatError
+
+FORMATS = ("text", "json", "csv", "md", "latex")
+
+
+def _emit(text: str, output: Path | None) -> None:
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        output.write_text(text, encoding="utf-8")
+        click.echo(f"wrote {output}", err=True)
+
+
+_output = click.option(
+    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None
+)
+_format = click.option("--format", "fmt", type=click.Choice(FORMATS), default="text")
+
+
+@click.command("collection-measures")
+@click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False))
+@click.option("--campaign", "campaign_name", default=None, help="Campaign name or id.")
+@click.option(
+    "--qrels",
+    "qrels_spec",
+    default="final",
+    show_default=True,
+    help="With --campaign: 'final', an assessor, a qrels set name, or a qrels file.",
+)
+@click.option(
+    "--num-docs",
+    "-N",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Collection size N (default with --campaign: its document count).",
+)
+@click.option(
+    "-l",
+    "--level",
+    "relevance_level",
+    type=int,
+    default=1,
+    show_default=True,
+    help="Relevance level (files only; a campaign uses its own).",
+)
+@click.option("-q", "per_topic", is_flag=True, help="Files only: also one line per topic.")
+@_format
+@_output
+@click.pass_context
+def collection_measures(
+    ctx: click.Context,
+    files: tuple[str, ...],
+    campaign_name: str | None,
+    qrels_spec: str,
+    num_docs: int | None,
+    relevance_level: int,
+    per_topic: bool,
+    fmt: str,
+    output: Path | None,
+) -> None:
+    """Accuracy, error, fallout, precision, recall, (P+R)/2 and F1 at collection scale.
+
+    Either QRELS RUN [RUN ...] with --num-docs N, or --campaign (N = its document count
+    unless --num-docs is given).
+    """
+    from workbench.metrics.collection import IMBALANCE_NOTE, MEASURES, collection_set_measures
+    from workbench.reports.extended import collection_scale_table
+    from workbench.reports.tables import Cell, Table, cells, render, to_json
+
+    if campaign_name is None:
+        if len(files) < 2 or num_docs is None:
+            fail("give QRELS RUN [RUN ...] and --num-docs N, or --campaign")
+        assert num_docs is not None
+        from workbench.trec import read_qrels, read_run
+
+        try:
+            qrels = read_qrels(files[0])
+            rows: list[list[Cell]] = []
+            for path in files[1:]:
+                run = read_run(path)
+                result = collection_set_measures(
+                    qrels, run, num_docs, relevance_level=relevance_level
+                )
+                tag = run.tag or Path(path).name
+                if per_topic:
+                    rows.extend(
+                        cells(tag, qid, *(getattr(m, name) for name in MEASURES))
+                        for qid, m in result.per_topic.items()
+                    )
+                rows.append(cells(tag, "all", *(result.mean[name] for name in MEASURES)))
+        except (TrecFormatError, ValueError) as error:
+            fail(str(error))
+        table = Table(
+            ["Run", "Topic", *MEASURES],
+            rows,
+            digits=6,
+            caption=f"Set measures at collection scale, N = {num_docs:,} documents.",
+            notes=[IMBALANCE_NOTE],
+        )
+        _emit(render(table, fmt), output)
+        return
+    from workbench.services.campaigns import get_campaign
+    from workbench.services.extended_evaluation import collection_scale
+
+    try:
+        with get_store(ctx).session() as session:
+            campaign = get_campaign(session, campaign_name)
+            scale = collection_scale(
+                session, campaign, qrels_spec, num_docs=num_docs, allow_files=True
+            )
+    except (ServiceError, TrecFormatError) as error:
+        fail(str(error))
+    _emit(to_json(scale) if fmt == "json" else render(collection_scale_table(scale), fmt), output)
+
+
+@click.command()
+@click.option("--campaign", "campaign_name", default=None, help="Campaign name or id.")
+@click.option(
+    "--qrels",
+    "qrels_spec",
+    default="final",
+    show_default=True,
+    help="'final', an assessor, a qrels set name, or a qrels file.",
+)
+@click.option("-m", "--measure", default="map", show_default=True)
+@click.option(
+    "--test",
+    type=click.Choice(("t", "wilcoxon", "sign", "randomization", "bootstrap")),
+    default="t",
+    show_default=True,
+    help="The paired test whose power is reported.",
+)
+@click.option(
+    "--alpha",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.05,
+    show_default=True,
+)
+@click.option(
+    "--power",
+    "target",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.8,
+    show_default=True,
+    help="The power to design for (1 - beta).",
+)
+@click.option(
+    "--delta",
+    type=click.FloatRange(0, min_open=True),
+    default=None,
+    help="Minimum difference to detect: how many topics it needs.",
+)
+@click.option(
+    "--variance",
+    type=click.FloatRange(0, min_open=True),
+    default=None,
+    help="Without --campaign: the within-system variance (e.g. V_E of past data).",
+)
+@click.option(
+    "--topics",
+    type=click.IntRange(min=2),
+    default=50,
+    show_default=True,
+    help="Without --campaign: the number of topics.",
+)
+@click.option(
+    "--systems",
+    type=click.IntRange(min=2),
+    default=2,
+    show_default=True,
+    help="Without --campaign: the number of systems (ANOVA).",
+)
+@_format
+@_output
+@click.pass_context
+def power(
+    ctx: click.Context,
+    campaign_name: str | None,
+    qrels_spec: str,
+    measure: str,
+    test: str,
+    alpha: float,
+    target: float,
+    delta: float | None,
+    variance: float | None,
+    topics: int,
+    systems: int,
+    fmt: str,
+    output: Path | None,
+) -> None:
+    """Power of the paired test per pair of runs, and topic-set size design (Sakai 2016).
+
+    With --campaign: from its runs' scores (residual variance of the two-way ANOVA). Without:
+    from --variance, --topics and --systems.
+    """
+    from workbench import power as design
+    from workbench.reports.tables import Table, cells, render, to_json
+
+    if campaign_name is None:
+        if variance is None:
+            fail("give --campaign, or --variance (with --topics, --systems, --delta)")
+        assert variance is not None
+        try:
+            result = design.topic_set_size(
+                variance,
+                n_topics=topics,
+                systems=systems,
+                alpha=alpha,
+                power=target,
+                min_difference=delta,
+            )
+        except ValueError as error:
+            fail(str(error))
+        if fmt == "json":
+            _emit(to_json(result), output)
+            return
+        rows = [
+            cells("detectable difference (paired t-test)", result.detectable_difference),
+            cells(f"detectable range (one-way ANOVA, {systems} systems)", result.detectable_range),
+        ]
+        if delta is not None:
+            rows += [
+                cells(f"topics to detect {delta:g} (paired t-test)", result.topics_t_test),
+                cells(f"topics to detect a range {delta:g} (one-way ANOVA)", result.topics_anova),
+            ]
+        table = Table(["Topic-set size design", measure], rows, caption=result.sentence(measure))
+        _emit(render(table, fmt), output)
+        return
+    from workbench.reports.extended import power_table, topic_set_size_table
+    from workbench.services import evaluation as service
+    from workbench.services.campaigns import get_campaign
+    from workbench.services.extended_evaluation import power_analysis
+
+    try:
+        with get_store(ctx).session() as session:
+            campaign = get_campaign(session, campaign_name)
+            evaluation = service.evaluate_campaign(
+                session, campaign, qrels_spec, [measure], allow_files=True
+            )
+            analysis = power_analysis(
+                evaluation, test=test, alpha=alpha, power=target, min_difference=delta
+            )
+    except (ServiceError, TrecFormatError) as error:
+        fail(str(error))
+    if fmt == "json":
+        _emit(to_json(analysis), output)
+        return
+    tables = [topic_set_size_table(analysis), power_table(analysis)]
+    _emit("\n".join(render(t, fmt) for t in tables), output)
+
+
+@click.command()
+@click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False))
+@click.option("--campaign", "campaign_name", default=None, help="Campaign name or id.")
+@click.option(
+    "--qrels",
+    "qrels_spec",
+    default="final",
+    show_default=True,
+    help="With --campaign: 'final', an assessor, a qrels set name, or a qrels file.",
+)
+@click.option("--pattern", default=None, help="Tag pattern, e.g. 'bm25_k1={k1}_b={b}'.")
+@click.option(
+    "--mapping",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="CSV/TSV file with a header 'tag,<parameter>...'.",
+)
+@click.option("-m", "--measure", default="map", show_default=True)
+@click.option(
+    "-l",
+    "--level",
+    "relevance_level",
+    type=int,
+    default=1,
+    show_default=True,
+    help="Relevance level (files only; a campaign uses its own).",
+)
+@click.option("--folds", type=click.IntRange(min=2), default=5, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "--plot",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write an SVG: heat map over the first two parameters (a curve for one).",
+)
+@_format
+@_output
+@click.pass_context
+def sweep(
+    ctx: click.Context,
+    files: tuple[str, ...],
+    campaign_name: str | None,
+    qrels_spec: str,
+    pattern: str | None,
+    mapping: Path | None,
+    measure: str,
+    relevance_level: int,
+    folds: int,
+    seed: int,
+    plot: Path | None,
+    fmt: str,
+    output: Path | None,
+) -> None:
+    """A parameter grid of runs: the measure per setting and K-fold cross-validation over
+    topics against the best setting in hindsight (the overfitting gap).
+
+    Either QRELS RUN [RUN ...] or --campaign; the grid from --pattern or --mapping.
+    """
+    from workbench import sweeps
+    from workbench.reports.extended import cross_validation_table, sweep_plot, sweep_table
+    from workbench.reports.tables import render, to_json
+
+    mapping_text = mapping.read_text(encoding="utf-8") if mapping is not None else None
+    if campaign_name is None:
+        if len(files) < 2:
+            fail("give QRELS RUN [RUN ...], or --campaign")
+        from workbench.metrics import MeasureError, evaluate
+        from workbench.trec import read_qrels, read_run
+
+        try:
+            qrels = read_qrels(files[0])
+            scores: dict[str, dict[str, float]] = {}
+            name = measure
+            for path in files[1:]:
+                run = read_run(path)
+                tag = run.tag or Path(path).name
+                if tag in scores:
+                    fail(f"{path}: run tag {tag!r} appears twice")
+                result = evaluate(qrels, run, [measure], relevance_level=relevance_level)
+                name = next(line.name for line in result.lines if line.per_topic)
+                scores[tag] = {q: float(v[name]) for q, v in result.per_topic.items()}
+            if (pattern is None) == (mapping_text is None):
+                fail("give either --pattern or --mapping")
+            grid = (
+                sweeps.grid_from_tags(scores, pattern)
+                if pattern is not None
+                else sweeps.grid_from_mapping(mapping_text or "", list(scores), name=str(mapping))
+            )
+            result_ = sweeps.sweep(grid, scores, measure=name, k=folds, seed=seed)
+        except (TrecFormatError, MeasureError, sweeps.SweepError) as error:
+            fail(str(error))
+    else:
+        from workbench.services import evaluation as service
+        from workbench.services.campaigns import get_campaign
+        from workbench.services.extended_evaluation import parameter_sweep
+
+        try:
+            with get_store(ctx).session() as session:
+                campaign = get_campaign(session, campaign_name)
+                table = service.evaluate_campaign(
+                    session, campaign, qrels_spec, [measure], allow_files=True
+                )
+                result_ = parameter_sweep(
+                    table,
+                    pattern=pattern,
+                    mapping=mapping_text,
+                    mapping_name=str(mapping),
+                    folds=folds,
+                    seed=seed,
+                )
+        except (ServiceError, TrecFormatError) as error:
+            fail(str(error))
+    if plot is not None:
+        plot.write_text(sweep_plot(result_), encoding="utf-8")
+        click.echo(f"wrote {plot}", err=True)
+    if fmt == "json":
+        _emit(to_json(result_), output)
+        return
+    tables = [sweep_table(result_), cross_validation_table(result_)]
+    _emit("\n".join(render(t, fmt) for t in tables), output)
+
+
+@click.command()
+@click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False))
+@click.option("--campaign", "campaign_name", default=None, help="Campaign name or id.")
+@click.option(
+    "--qrels",
+    "qrels_spec",
+    default="final",
+    show_default=True,
+    help="With --campaign: 'final', an assessor, a qrels set name, or a qrels file.",
+)
+@click.option(
+    "--method",
+    type=click.Choice(("team-draft", "balanced")),
+    default="team-draft",
+    show_default=True,
+)
+@click.option(
+    "--impressions",
+    type=click.IntRange(1, 10_000),
+    default=10,
+    show_default=True,
+    help="Simulated users per query.",
+)
+@click.option(
+    "--length",
+    type=click.IntRange(1, 1000),
+    default=10,
+    show_default=True,
+    help="Documents shown per interleaved list.",
+)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "--decay",
+    type=click.FloatRange(min=0),
+    default=1.0,
+    show_default=True,
+    help="Examination probability 1/rank^decay.",
+)
+@click.option("--p-relevant", type=click.FloatRange(0, 1), default=0.9, show_default=True)
+@click.option("--p-nonrelevant", type=click.FloatRange(0, 1), default=0.05, show_default=True)
+@click.option(
+    "-m",
+    "--measure",
+    default="map",
+    show_default=True,
+    help="The offline measure interleaving is compared with.",
+)
+@click.option(
+    "-l",
+    "--level",
+    "relevance_level",
+    type=int,
+    default=1,
+    show_default=True,
+    help="Relevance level (files only; a campaign uses its own).",
+)
+@_format
+@_output
+@click.pass_context
+def interleave(
+    ctx: click.Context,
+    files: tuple[str, ...],
+    campaign_name: str | None,
+    qrels_spec: str,
+    method: str,
+    impressions: int,
+    length: int,
+    seed: int,
+    decay: float,
+    p_relevant: float,
+    p_nonrelevant: float,
+    measure: str,
+    relevance_level: int,
+    fmt: str,
+    output: Path | None,
+) -> None:
+    """Interleave every pair of runs with clicks simulated from the qrels: per-query
+    wins/ties/losses, a sign test, and agreement with the offline measure.
+
+    Either QRELS RUN RUN [RUN ...] or --campaign.
+    """
+    from workbench import interleaving
+    from workbench.reports.extended import interleaving_table
+    from workbench.reports.tables import render, to_json
+
+    try:
+        model = interleaving.ClickModel(decay, p_relevant, p_nonrelevant, relevance_level)
+    except ValueError as error:
+        fail(str(error))
+    if campaign_name is None:
+        if len(files) < 3:
+            fail("give QRELS RUN RUN [RUN ...], or --campaign")
+        from workbench.metrics import MeasureError, evaluate
+        from workbench.pooling import ranked_list
+        from workbench.trec import read_qrels, read_run
+
+        try:
+            qrels = read_qrels(files[0])
+            rankings: dict[str, dict[str, list[str]]] = {}
+            offline: dict[str, dict[str, float]] = {}
+            name = measure
+            for path in files[1:]:
+                run = read_run(path)
+                tag = run.tag or Path(path).name
+                if tag in rankings:
+                    fail(f"{path}: run tag {tag!r} appears twice")
+                rankings[tag] = {}
+                for qid in run.topics():
+                    lines = run.topic_lines(qid)
+                    rankings[tag][qid] = list(ranked_list(lines.docnos, lines.scores).docnos)
+                result = evaluate(qrels, run, [measure], relevance_level=relevance_level)
+                name = next(line.name for line in result.lines if line.per_topic)
+                offline[tag] = {q: float(v[name]) for q, v in result.per_topic.items()}
+            study = interleaving.study(
+                rankings,
+                qrels.to_dict(),
+                offline,
+                measure=name,
+                method=method,
+                impressions=impressions,
+                length=length,
+                seed=seed,
+                model=model,
+            )
+        except (TrecFormatError, MeasureError, ValueError) as error:
+            fail(str(error))
+    else:
+        from workbench.services import evaluation as service
+        from workbench.services.campaigns import get_campaign
+        from workbench.services.extended_evaluation import interleaving_study
+
+        try:
+            with get_store(ctx).session() as session:
+                campaign = get_campaign(session, campaign_name)
+                runs = service.load_runs(session, campaign)
+                table = service.evaluate_campaign(
+                    session, campaign, qrels_spec, [measure], runs=runs, allow_files=True
+                )
+                model = interleaving.ClickModel(
+                    decay, p_relevant, p_nonrelevant, campaign.relevance_level
+                )
+                study = interleaving_study(
+                    session,
+                    campaign,
+                    table,
+                    runs,
+                    qrels_spec,
+                    method=method,
+                    impressions=impressions,
+                    length=length,
+                    seed=seed,
+                    model=model,
+                    allow_files=True,
+                )
+        except (ServiceError, TrecFormatError) as error:
+            fail(str(error))
+    _emit(to_json(study) if fmt == "json" else render(interleaving_table(study), fmt), output)
+
+
+@click.group()
+def efficiency() -> None:
+    """Runs' efficiency figures: import a sidecar file, show them beside effectiveness."""
+
+
+@efficiency.command("import")
+@click.option("--campaign", "campaign_name", required=True, help="Campaign name or id.")
+@click.option("--replace", is_flag=True, help="Replace figures the runs already have.")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.pass_context
+def efficiency_import(ctx: click.Context, campaign_name: str, replace: bool, path: Path) -> None:
+    """Store a sidecar file's figures (JSON or CSV per run) for the campaign's runs."""
+    from workbench.services.campaigns import get_campaign
+    from workbench.services.efficiency import import_efficiency
+
+    try:
+        with get_store(ctx).session() as session:
+            result = import_efficiency(
+                session, get_campaign(session, campaign_name), path, replace=replace
+            )
+    except ServiceError as error:
+        fail(str(error))
+    replaced = f" ({len(result.replaced)} replaced)" if result.replaced else ""
+    click.echo(f"efficiency figures stored for {len(result.runs)} runs{replaced}")
+
+
+@efficiency.command("show")
+@click.option("--campaign", "campaign_name", required=True, help="Campaign name or id.")
+@click.option(
+    "--qrels",
+    "qrels_spec",
+    default="final",
+    show_default=True,
+    help="'final', an assessor, a qrels set name, or a qrels file.",
+)
+@click.option("-m", "--measure", default="map", show_default=True)
+@click.option(
+    "--cost",
+    type=click.Choice(("mean_latency_ms", "cost_per_1000_queries")),
+    default="mean_latency_ms",
+    show_default=True,
+    help="The x axis of --plot.",
+)
+@click.option(
+    "--plot",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write an SVG of effectiveness against the cost, Pareto frontier marked.",
+)
+@_format
+@_output
+@click.pass_context
+def efficiency_show(
+    ctx: click.Context,
+    campaign_name: str,
+    qrels_spec: str,
+    measure: str,
+    cost: str,
+    plot: Path | None,
+    fmt: str,
+    output: Path | None,
+) -> None:
+    """Efficiency figures beside effectiveness, with the Pareto frontiers."""
+    from workbench.reports.extended import efficiency_plot, efficiency_table
+    from workbench.reports.tables import render, to_json
+    from workbench.services import evaluation as service
+    from workbench.services.campaigns import get_campaign
+    from workbench.services.extended_evaluation import efficiency_report
+
+    try:
+        with get_store(ctx).session() as session:
+            campaign = get_campaign(session, campaign_name)
+            table = service.evaluate_campaign(
+                session, campaign, qrels_spec, [measure], allow_files=True
+            )
+            report = efficiency_report(session, campaign, table)
+    except (ServiceError, TrecFormatError) as error:
+        fail(str(error))
+    if plot is not None:
+        svg = efficiency_plot(report, cost)
+        if svg is None:
+            fail(f"no run gives {cost}: nothing to plot")
+        plot.write_text(svg or "", encoding="utf-8")
+        click.echo(f"wrote {plot}", err=True)
+    _emit(to_json(report) if fmt == "json" else render(efficiency_table(report), fmt), output)
