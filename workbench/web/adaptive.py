@@ -39,12 +39,16 @@ def build(campaign_id: int):
             session,
             c,
             strategy=form.get("strategy", "mm-ns"),
-            budget=form_int(form.get("budget"), "budget"),
-            depth=form_int(form.get("depth"), "depth") or adaptive_pools.DEFAULT_DEPTH,
-            batch=form_int(form.get("batch"), "batch") or adaptive_pools.DEFAULT_BATCH,
+            budget=form_int(form.get("budget"), "budget", minimum=1),
+            depth=form_int(
+                form.get("depth"), "depth", minimum=1, default=adaptive_pools.DEFAULT_DEPTH
+            ),
+            batch=form_int(
+                form.get("batch"), "batch", minimum=1, default=adaptive_pools.DEFAULT_BATCH
+            ),
             secondary_share=_share(form.get("secondary_share")),
             runs=form.getlist("runs") or None,
-            seed=form_int(form.get("seed"), "seed"),
+            seed=form_int(form.get("seed"), "seed", minimum=0),
         )
         flash(f"Pool {pool.id} built: {adaptive_pools.describe_settings(pool)}.", "info")
         return back_to("adaptive.status", campaign_id=campaign_id, pool_id=pool.id)
@@ -72,7 +76,7 @@ def budget(campaign_id: int, pool_id: int):
     qid = request.form.get("qid") or None
     with change() as session:
         pool = pools.get_pool(session, campaign_or_404(session, campaign_id), pool_id)
-        value = form_int(request.form.get("budget"), "budget")
+        value = form_int(request.form.get("budget"), "budget", minimum=1)
         if value is None:
             raise ServiceError("give a budget")
         changed = adaptive_pools.set_budget(session, pool, value, qid)
