@@ -25,6 +25,7 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 MAX_BYTES = 20_000_000
 MAX_TEXT = 200  # characters of hardware or a run tag
@@ -59,9 +60,9 @@ class Efficiency:
         return values[max(math.ceil(0.95 * len(values)) - 1, 0)]
 
 
-def _number(text: object, where: str, name: str) -> float:
+def _number(text: Any, where: str, name: str) -> float:  # any parsed JSON or CSV value
     try:
-        value = float(text)  # type: ignore[arg-type]
+        value = float(text)
     except (TypeError, ValueError):
         raise EfficiencyFormatError(
             f"{where}: expected a number for {name}; got {text!r}"
@@ -81,17 +82,17 @@ def _text(value: object, where: str, name: str) -> str:
     return value.strip()
 
 
-def _finish(run: str, figures: dict[str, object], per_query: dict[str, float]) -> Efficiency:
+def _finish(run: str, figures: Mapping[str, Any], per_query: dict[str, float]) -> Efficiency:
     mean = figures.get("mean_latency_ms")
     if mean is None and per_query:
         mean = sum(per_query.values()) / len(per_query)
     return Efficiency(
         run,
-        mean_latency_ms=mean,  # type: ignore[arg-type]
-        throughput_qps=figures.get("throughput_qps"),  # type: ignore[arg-type]
-        index_size_bytes=figures.get("index_size_bytes"),  # type: ignore[arg-type]
+        mean_latency_ms=mean,
+        throughput_qps=figures.get("throughput_qps"),
+        index_size_bytes=figures.get("index_size_bytes"),
         hardware=str(figures.get("hardware", "")),
-        cost_per_1000_queries=figures.get("cost_per_1000_queries"),  # type: ignore[arg-type]
+        cost_per_1000_queries=figures.get("cost_per_1000_queries"),
         per_query_latency_ms=per_query,
     )
 
