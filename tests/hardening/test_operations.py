@@ -24,6 +24,7 @@ from tests.web.conftest import World, make_app
 from workbench.cli import main
 from workbench.store import open_store
 from workbench.store.models import Document
+from workbench.web.security import LOGIN_AT
 
 run_load = load_generator()
 ENV = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
@@ -134,8 +135,9 @@ def test_web_write_on_a_read_only_database_is_a_503_with_one_log_line(
     app: Flask = make_app(url, tmp_path, TESTING=False)
     client = app.test_client()
     with client.session_transaction() as session:
-        session["_user_id"] = str(world.users["alice"])
+        session["_user_id"] = f"{world.users['alice']}.0"  # id.session version (new user: 0)
         session["_fresh"] = True
+        session[LOGIN_AT] = int(time.time())
     caplog.set_level(logging.ERROR)
     answer = client.post(
         f"/api/v1/assignments/{world.assignment['alice', 'T1']}/judgements",

@@ -206,3 +206,17 @@ def test_c_topic_the_run_lacks(tmp_path: Path, compat: str, utility: str) -> Non
         + _line("iprec_at_recall_0.00", "all", "0.5000")
         + _line("utility_1,-2,-1,1", "all", utility)
     )
+
+
+def test_11pt_avg_adds_the_cutoffs_from_the_highest_down(tmp_path: Path) -> None:
+    """m_11pt_avg.c sums the 11 interpolated precisions from cutoff 1.0 down to 0.0; adding them
+    upwards changed the last printed digit in 2 of 20,000 random cases (harness seed 102387:
+    both binaries print 0.2812, the upward sum 0.2813)."""
+    from tests.metrics.trec_eval_cases import make_case
+
+    case = make_case(102387)
+    case.write(tmp_path)
+    args = [str(tmp_path / a) if a in case.files else a for a in case.args]
+    status, out, _ = _trec_eval(*args)
+    assert status == 0
+    assert _line("11pt_avg", "all", "0.2812") in out

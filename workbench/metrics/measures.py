@@ -324,7 +324,7 @@ def _11pt(rounding: str) -> Compute:
     def compute(r: Ranked, points: list[float]) -> list[tuple[str, Values]]:
         values = interpolated_precision(r, points, rounding)
         total = np.zeros(r.n_topics)
-        for j in range(len(points)):
+        for j in reversed(range(len(points))):  # trec_eval adds from the highest cutoff down
             total = total + values[:, j]
         return [("11pt_avg", total / len(points))]
 
