@@ -22,6 +22,13 @@ def _emit(text: str, output: Path | None) -> None:
         click.echo(f"wrote {output}", err=True)
 
 
+def _emit_report(report: object, tables: list, fmt: str, output: Path | None) -> None:
+    """The report as JSON, or its tables in one document (unique LaTeX labels)."""
+    from workbench.reports.tables import render_all, to_json
+
+    _emit(to_json(report) if fmt == "json" else render_all(tables, fmt), output)
+
+
 _output = click.option(
     "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None
 )
@@ -253,11 +260,7 @@ def power(
             )
     except (ServiceError, TrecFormatError) as error:
         fail(str(error))
-    if fmt == "json":
-        _emit(to_json(analysis), output)
-        return
-    tables = [topic_set_size_table(analysis), power_table(analysis)]
-    _emit("\n".join(render(t, fmt) for t in tables), output)
+    _emit_report(analysis, [topic_set_size_table(analysis), power_table(analysis)], fmt, output)
 
 
 @click.command()
@@ -320,7 +323,6 @@ def sweep(
     """
     from workbench import sweeps
     from workbench.reports.extended import cross_validation_table, sweep_plot, sweep_table
-    from workbench.reports.tables import render, to_json
 
     mapping_text = mapping.read_text(encoding="utf-8") if mapping is not None else None
     if campaign_name is None:
@@ -375,11 +377,7 @@ def sweep(
     if plot is not None:
         plot.write_text(sweep_plot(result_), encoding="utf-8")
         click.echo(f"wrote {plot}", err=True)
-    if fmt == "json":
-        _emit(to_json(result_), output)
-        return
-    tables = [sweep_table(result_), cross_validation_table(result_)]
-    _emit("\n".join(render(t, fmt) for t in tables), output)
+    _emit_report(result_, [sweep_table(result_), cross_validation_table(result_)], fmt, output)
 
 
 @click.command()
