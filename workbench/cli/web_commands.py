@@ -32,11 +32,17 @@ def user() -> None:
     "--role", type=click.Choice(user_service.ROLES), default="assessor", show_default=True
 )
 @click.option("--password-stdin", is_flag=True, help="Read the password from standard input.")
-@click.option("--token", is_flag=True, help="Also create an API token and print it (once).")
+@click.option(
+    "--token",
+    is_flag=True,
+    help="Also create an API token and print it (once). Without --password-stdin no password "
+    "is asked for: a script account that cannot log in in a browser.",
+)
 @click.pass_context
 def user_add(ctx: click.Context, name: str, role: str, password_stdin: bool, token: bool) -> None:
-    """Add a user NAME (the password is asked for, or read from stdin)."""
-    password = _read_password(password_stdin)
+    """Add a user NAME (the password is asked for, or read from stdin; with --token alone, a
+    script account without a password)."""
+    password = None if token and not password_stdin else _read_password(password_stdin)
     with transaction(ctx) as session:
         created = user_service.create_user(session, name, password, role=role)
         secret = user_service.new_api_token(session, created) if token else None
@@ -76,6 +82,30 @@ def user_role(ctx: click.Context, name: str, role: str) -> None:
     with transaction(ctx) as session:
         user_service.set_role(session, user_service.get_user(session, name), role)
     click.echo(f"{name} is now {role}")
+
+
+@user.command("activate")
+@click.argument("name")
+@click.pass_context
+def user_activate(ctx: click.Context, name: str) -> None:
+    """Let user NAME log in again."""
+    _set_active(ctx, name, True)
+    click.echo(f"{name} is active")
+
+
+@user.command("deactivate")
+@click.argument("name")
+@click.pass_context
+def user_deactivate(ctx: click.Context, name: str) -> None:
+    """Stop user NAME from logging in (ends their sessions; judgements stay). The last active
+    admin cannot be deactivated."""
+    _set_active(ctx, name, False)
+    click.echo(f"{name} is deactivated")
+
+
+def _set_active(ctx: click.Context, name: str, active: bool) -> None:
+    with transaction(ctx) as session:
+        user_service.set_active(session, user_service.get_user(session, name), active)
 
 
 @user.command("token")

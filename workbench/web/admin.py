@@ -363,7 +363,10 @@ def _assignment_in(session: Session, campaign_id: int, assignment_id: int) -> As
 def reassign(campaign_id: int, assignment_id: int):
     with change("Topic reassigned.") as session:
         assignment = _assignment_in(session, campaign_id, assignment_id)
-        to_user = user_service.get_user(session, request.form.get("user", ""))
+        name = request.form.get("user", "").strip()
+        if not name:
+            raise ServiceError("choose the assessor to give the topic to")
+        to_user = user_service.get_user(session, name)
         assignment_service.reassign(session, assignment, to_user)
     return back_to("admin.assignments", campaign_id=campaign_id)
 
