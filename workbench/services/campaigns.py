@@ -128,3 +128,9 @@ def list_campaigns(session: Session) -> list[Campaign]:
 def scale_of(campaign: Campaign) -> list[dict[str, int | str]]:
     """The campaign's relevance scale as the judging page and the API show it."""
     return [{"value": g.value, "label": g.label, "key": g.key} for g in campaign.grades]
+
+
+def set_count_withdrawn(campaign: Campaign, count: bool) -> None:
+    """Whether the judgements of withdrawn assignments count in agreement, adjudication and
+    qrels (they always stay in the judgement log)."""
+    campaign.count_withdrawn = count

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from workbench import trec
 from workbench.reports.tables import csv_safe
 from workbench.services.errors import NotFound, ServiceError
-from workbench.services.judgements import current_judgements
+from workbench.services.judgements import counted_judgements, current_judgements
 from workbench.services.pools import qid_key
 from workbench.store.models import (
     Assignment,
@@ -193,7 +193,7 @@ def _final_labels(session: Session, campaign: Campaign) -> dict:
 def _single_judge_labels(session: Session, campaign: Campaign) -> dict:
     labels: dict[tuple[str, str], int] = {}
     judges: dict[tuple[str, str], int] = {}
-    for judgement in current_judgements(session, campaign.id):
+    for judgement in counted_judgements(session, campaign):
         if judgement.grade is None:
             continue
         key = (judgement.qid, judgement.docno)
@@ -213,7 +213,7 @@ def _single_judge_labels(session: Session, campaign: Campaign) -> dict:
 def _graded(session: Session, campaign: Campaign) -> set[tuple[str, str]]:
     """(qid, docno) with a current grade by some assessor."""
     return {
-        (j.qid, j.docno) for j in current_judgements(session, campaign.id) if j.grade is not None
+        (j.qid, j.docno) for j in counted_judgements(session, campaign) if j.grade is not None
     }
 
 

@@ -26,6 +26,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    true,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -97,6 +98,8 @@ class Campaign(Base):
     description: Mapped[str] = mapped_column(Text, default="")
     relevance_level: Mapped[int] = mapped_column(Integer, default=1)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    # do the judgements of withdrawn assignments count in agreement, adjudication, qrels?
+    count_withdrawn: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
 
     grades: Mapped[list[Grade]] = relationship(
         back_populates="campaign", order_by="Grade.value", cascade="all, delete-orphan"

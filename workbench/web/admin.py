@@ -144,6 +144,15 @@ def campaign(campaign_id: int):
         )
 
 
+@bp.post("/campaigns/<int:campaign_id>/withdrawn")
+def set_count_withdrawn(campaign_id: int):
+    count = request.form.get("count_withdrawn") == "1"
+    done = f"Judgements of withdrawn assignments {'count' if count else 'no longer count'}."
+    with change(done) as session:
+        campaign_service.set_count_withdrawn(campaign_or_404(session, campaign_id), count)
+    return back_to("admin.campaign", campaign_id=campaign_id)
+
+
 # --- uploads ----------------------------------------------------------------------------
 
 
