@@ -105,7 +105,7 @@ def test_pool_and_assignment_forms_take_a_topic_subset(app: Flask, as_user, worl
         data={"judges_per_topic": "1", "assessors": ["carol"], "topics": ["T1"]},
         follow_redirects=True,
     )
-    assert "1 assignments created." in page.text
+    assert "1 assignment created." in page.text
     with get_store_of(app).session() as session:
         mine = session.scalars(select(Assignment).where(Assignment.pool_id == pool.id)).all()
     assert [a.qid for a in mine] == ["T1"]

@@ -12,7 +12,7 @@ from typing import Any, TextIO, TypeVar
 import click
 from sqlalchemy.orm import Session
 
-from workbench import adaptive
+from workbench import adaptive, pooling
 from workbench.cli.common import fail, get_store
 from workbench.services import adaptive_pools, campaigns, exports, importing, pools
 from workbench.services.errors import ServiceError
@@ -278,19 +278,44 @@ def pool() -> None:
     """Build, extend and describe pools."""
 
 
+def pool_strategy_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Add one option per pooling parameter, generated from `pooling.option_fields()` (the
+    strategies' parameter dataclasses): a new strategy's parameters appear here by
+    themselves."""
+    for f in reversed(pooling.option_fields()):
+        used = f"({', '.join(f.strategies)})"
+        shown = "" if f.default in (None, False) else f" [default: {f.default}]"
+        name = "--" + f.name.replace("_", "-")
+        help_text = f"{f.help[0].upper()}{f.help[1:]} {used}{shown}."
+        if f.kind is bool:
+            command = click.option(name, f.name, is_flag=True, default=None, help=help_text)(
+                command
+            )
+        elif f.choices:
+            command = click.option(name, f.name, type=click.Choice(f.choices), help=help_text)(
+                command
+            )
+        elif f.kind is int:
+            command = click.option(
+                name, f.name, type=click.IntRange(min=f.minimum), help=help_text
+            )(command)
+        else:
+            command = click.option(name, f.name, help=help_text)(command)
+    return command
+
+
 @pool.command("build")
 @campaign_option
 @click.option(
     "--strategy",
-    type=click.Choice(["depth", "take", "fusion", "stratified", *ADAPTIVE_STRATEGIES]),
+    type=click.Choice([*pooling.STRATEGIES, *ADAPTIVE_STRATEGIES]),
     default="depth",
     show_default=True,
-    help=f"Adaptive ({', '.join(ADAPTIVE_STRATEGIES)}): the strategy picks each next document.",
+    help="; ".join(f"{s.name}: {s.help}" for s in pooling.STRATEGIES.values())
+    + f". Adaptive ({', '.join(ADAPTIVE_STRATEGIES)}): the strategy picks each next document "
+    "from a depth pool (--depth, default 100) up to --budget per topic.",
 )
-@click.option("--depth", type=int, default=None, help="k of depth-k pooling [10; adaptive: 100].")
-@click.option(
-    "--budget", type=int, default=None, help="Documents per topic (take, fusion, adaptive)."
-)
+@pool_strategy_options
 @click.option("--batch", type=int, default=5, show_default=True, help="Adaptive: reveal size.")
 @click.option(
     "--secondary-share",
@@ -301,11 +326,6 @@ def pool() -> None:
 )
 @click.option("--runs", default=None, help="TAG,TAG (default: every contributing run).")
 @click.option("--seed", type=int, default=None, help="Random seed (default: drawn and recorded).")
-@click.option(
-    "--fusion", type=click.Choice(["rrf", "combsum", "borda"]), default="rrf", show_default=True
-)
-@click.option("--fair", is_flag=True, help="FairTake@N: reshuffle the run order at every depth.")
-@click.option("--strata", default=None, help="Stratified: BOUND:RATE,... e.g. 10:1.0,30:0.2")
 @click.option("--name", default="", help="A name for the pool.")
 @topics_option
 @click.pass_context
@@ -313,32 +333,28 @@ def pool_build(
     ctx: click.Context,
     campaign_name: str,
     strategy: str,
-    depth: int | None,
-    budget: int | None,
     batch: int,
     secondary_share: float,
     runs: str | None,
     seed: int | None,
-    fusion: str,
-    fair: bool,
-    strata: str | None,
     name: str,
     topics: str | None,
+    **values: Any,
 ) -> None:
     """Build a pool from the campaign's runs (of every topic, or of --topics)."""
-    extra: dict[str, Any] = {}
-    if strategy == "fusion":
-        extra["fusion"] = fusion
-    if strategy == "take":
-        extra["fair"] = fair
-    if strategy == "stratified" and strata:
-        extra["strata"] = strata
     with transaction(ctx) as session:
         target = campaigns.get_campaign(session, campaign_name)
         if strategy in ADAPTIVE_STRATEGIES:
             built = adaptive_pools.build_adaptive_pool(
-                session, target, strategy=strategy, budget=budget, depth=depth or 100,
-                batch=batch, secondary_share=secondary_share, runs=split_tags(runs), seed=seed,
+                session,
+                target,
+                strategy=strategy,
+                budget=values.get("budget"),
+                depth=values.get("depth") or 100,
+                batch=batch,
+                secondary_share=secondary_share,
+                runs=split_tags(runs),
+                seed=seed,
                 name=name,
             )
             documents, _, n_topics = pools.pool_counts(session, built)
@@ -352,13 +368,11 @@ def pool_build(
             session,
             target,
             strategy=strategy,
-            depth=depth or 10,
-            budget=budget,
             runs=split_tags(runs),
             seed=seed,
             name=name,
             topics=topic_list(topics),
-            **extra,
+            **values,
         )
         documents, sampled, n_topics = pools.pool_counts(session, built)
         click.echo(
@@ -381,28 +395,40 @@ def warn_missing_text(session: Session, built: Any) -> None:
 @pool.command("extend")
 @campaign_option
 @click.option("--runs", required=True, help="TAG,TAG of the runs to add.")
-@click.option("--pool", "pool_id", type=int, default=None, help="Pool id (default: the latest).")
+@click.option(
+    "--pool",
+    "pool_number",
+    type=int,
+    default=None,
+    help="The pool's number in the campaign (default: the latest).",
+)
 @click.pass_context
-def pool_extend(ctx: click.Context, campaign_name: str, runs: str, pool_id: int | None) -> None:
+def pool_extend(ctx: click.Context, campaign_name: str, runs: str, pool_number: int | None) -> None:
     """Add runs to a pool: only documents not pooled yet are added."""
     with transaction(ctx) as session:
         target = campaigns.get_campaign(session, campaign_name)
-        extended = pools.get_pool(session, target, pool_id)
+        extended = pools.get_pool(session, target, pool_number)
         added = pools.extend_pool(session, extended, split_tags(runs) or [])
-        click.echo(f"pool {extended.id}: {added} document(s) added")
+        click.echo(f"{pools.pool_label(extended)}: {added} document(s) added")
         warn_missing_text(session, extended)
 
 
 @pool.command("stats")
 @campaign_option
-@click.option("--pool", "pool_id", type=int, default=None, help="Pool id (default: the latest).")
+@click.option(
+    "--pool",
+    "pool_number",
+    type=int,
+    default=None,
+    help="The pool's number in the campaign (default: the latest).",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 @click.pass_context
-def pool_stats(ctx: click.Context, campaign_name: str, pool_id: int | None, fmt: str) -> None:
+def pool_stats(ctx: click.Context, campaign_name: str, pool_number: int | None, fmt: str) -> None:
     """Pool size per topic, unique documents per run, run overlap, growth with depth."""
     with transaction(ctx) as session:
         target = campaigns.get_campaign(session, campaign_name)
-        described = pools.get_pool(session, target, pool_id)
+        described = pools.get_pool(session, target, pool_number)
         stats = pools.pool_statistics(session, described)
         if fmt == "json":
             click.echo(json.dumps(stats, indent=1))
@@ -450,16 +476,22 @@ def write_output(output: str | None, write: Callable[[TextIO], int]) -> int:
 
 @export.command("pool")
 @campaign_option
-@click.option("--pool", "pool_id", type=int, default=None, help="Pool id (default: the latest).")
+@click.option(
+    "--pool",
+    "pool_number",
+    type=int,
+    default=None,
+    help="The pool's number in the campaign (default: the latest).",
+)
 @output_option
 @click.pass_context
 def export_pool(
-    ctx: click.Context, campaign_name: str, pool_id: int | None, output: str | None
+    ctx: click.Context, campaign_name: str, pool_number: int | None, output: str | None
 ) -> None:
     """The pool as `qid docno` lines per topic."""
     with transaction(ctx) as session:
         target = campaigns.get_campaign(session, campaign_name)
-        chosen = pools.get_pool(session, target, pool_id)
+        chosen = pools.get_pool(session, target, pool_number)
         count = write_output(output, lambda dest: exports.export_pool(session, chosen, dest))
     click.echo(f"{count} pooled document(s) written", err=True)
 

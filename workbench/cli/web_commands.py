@@ -129,7 +129,12 @@ def _read_password(from_stdin: bool) -> str:
 @click.option("--campaign", "campaign_name", required=True, help="Campaign name or id.")
 @click.option("--judges-per-topic", type=int, required=True, help="Judges J for every topic.")
 @click.option("--assessors", help="Comma-separated usernames (default: every assessor).")
-@click.option("--pool", "pool_id", type=int, help="Pool id (default: the latest pool).")
+@click.option(
+    "--pool",
+    "pool_number",
+    type=int,
+    help="The pool's number in the campaign (default: the latest).",
+)
 @click.option(
     "--order",
     type=click.Choice(assignment_service.ORDERS),
@@ -144,14 +149,14 @@ def assign(
     campaign_name: str,
     judges_per_topic: int,
     assessors: str | None,
-    pool_id: int | None,
+    pool_number: int | None,
     order: str,
     topics: str | None,
 ) -> None:
     """Assign every topic of a pool to J assessors, balancing documents per assessor."""
     with transaction(ctx) as session:
         campaign = campaigns.get_campaign(session, campaign_name)
-        pool = pools.get_pool(session, campaign, pool_id)
+        pool = pools.get_pool(session, campaign, pool_number)
         names = split_tags(assessors)
         users = (
             [user_service.get_user(session, name) for name in names]
@@ -172,7 +177,7 @@ def assign(
         for a in assignment_service.list_assignments(session, campaign.id, pool_id=pool.id):
             name = names_by_id.get(a.user_id, str(a.user_id))
             load[name] = load.get(name, 0) + sizes.get(a.qid, 0)
-    click.echo(f"{len(created)} new assignments in pool {pool.id}")
+    click.echo(f"{len(created)} new assignments in pool {pool.number}")
     for name in sorted(load):
         click.echo(f"{name}\t{load[name]} documents")
 

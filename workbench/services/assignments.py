@@ -67,7 +67,7 @@ def assign(
     if not user.active:
         raise ServiceError(f"user {user.username!r} is deactivated")
     if qid not in topic_sizes(session, pool):
-        raise NotFound(f"topic {qid!r} has no documents in pool {pool.id}")
+        raise NotFound(f"topic {qid!r} has no documents in pool {pool.number}")
     existing = session.scalar(
         select(Assignment).where(
             Assignment.pool_id == pool.id, Assignment.qid == qid, Assignment.user_id == user.id
@@ -125,12 +125,12 @@ def auto_assign(
         )
     sizes = topic_sizes(session, pool)
     if not sizes:
-        raise ServiceError(f"pool {pool.id} has no documents to judge")
+        raise ServiceError(f"pool {pool.number} has no documents to judge")
     if topics is not None:
         outside = [qid for qid in topics if qid not in sizes]
         if outside or not topics:
             raise ServiceError(
-                f"pool {pool.id} has no documents to judge for topic(s) {listed(outside)}"
+                f"pool {pool.number} has no documents to judge for topic(s) {listed(outside)}"
                 if outside
                 else "no topics chosen"
             )

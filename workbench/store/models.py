@@ -210,9 +210,12 @@ class Pool(Base):
     """A pool with every choice recorded so it can be rebuilt bit for bit."""
 
     __tablename__ = "pools"
+    __table_args__ = (Index("uq_pools_campaign_number", "campaign_id", "number", unique=True),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
+    # 1, 2, ... within the campaign ("Pool 2")
+    number: Mapped[int] = mapped_column(Integer, server_default="0")
     name: Mapped[str] = mapped_column(String(limits.POOL_NAME), default="")
     strategy: Mapped[str] = mapped_column(String(40))
     params: Mapped[dict[str, Any]] = mapped_column(default=dict)

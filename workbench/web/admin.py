@@ -21,7 +21,7 @@ from werkzeug.utils import secure_filename
 from workbench import pooling
 from workbench.services import assignments as assignment_service
 from workbench.services import campaigns as campaign_service
-from workbench.services import importing, pools, progress
+from workbench.services import evaluation, importing, pools, progress
 from workbench.services import users as user_service
 from workbench.services.errors import NotFound, ServiceError
 from workbench.store.models import (
@@ -116,6 +116,8 @@ def create_campaign():
 
 @bp.get("/campaigns/<int:campaign_id>")
 def campaign(campaign_id: int):
+    """The campaign's data, its pools (the one chosen by ?pool=N, else the latest, shown in
+    full) and its downloads."""
     with get_store().read_session() as session:
         c = campaign_or_404(session, campaign_id)
         counts = {
@@ -126,22 +128,58 @@ def campaign(campaign_id: int):
             "pools": _count(session, Pool, c.id),
         }
         runs = list(session.scalars(select(Run).where(Run.campaign_id == c.id).order_by(Run.tag)))
-        pool = pools.latest_pool(session, c)
+        pool = _chosen_pool(session, c, request.args.get("pool"))
         stats = pools.pool_statistics(session, pool) if pool is not None else None
         without_text = pools.documents_without_text(session, pool) if pool is not None else []
-        assessors = user_service.list_users(session)
+        pool_rows = [
+            {
+                "pool": p,
+                "parameters": pools.describe_parameters(p),
+                "documents": pools.pool_counts(session, p)[0],
+            }
+            for p in pools.list_pools(session, c)
+        ]
         return render_template(
             "admin/campaign.html",
             campaign=c,
             counts=counts,
             runs=runs,
             pool=pool,
+            pool_rows=pool_rows,
             stats=stats,
+            growth_plot=_growth_plot(stats["growth_by_depth"]) if stats else None,
             without_text=without_text,
             strategies=pooling.STRATEGIES,
-            fusion_methods=pooling.FUSION_METHODS,
-            assessors=assessors,
+            strategy_fields=pooling.option_fields(),
+            assessors=evaluation.assessors(session, c),
         )
+
+
+def _chosen_pool(session: Session, c: Campaign, number: str | None) -> Pool | None:
+    """The pool numbered `number` (404 if the campaign has none such), else the latest."""
+    chosen = form_int(number, "pool", minimum=1)
+    if chosen is None:
+        return pools.latest_pool(session, c)
+    try:
+        return pools.get_pool(session, c, chosen)
+    except NotFound:
+        abort(404)
+
+
+def _growth_plot(growth: list[int]) -> str:
+    """The pool size at depths 1..D as an SVG image (data: URL)."""
+    from workbench.reports import plots
+    from workbench.web.reports import svg_image
+
+    depths = list(range(1, len(growth) + 1))
+    return svg_image(
+        plots.curves(
+            {"pooled documents": (depths, growth)},
+            xlabel="Depth",
+            ylabel="Pooled documents (all topics)",
+            title="Pool size by depth",
+        )
+    )
 
 
 @bp.post("/campaigns/<int:campaign_id>/withdrawn")
@@ -249,67 +287,69 @@ def upload(campaign_id: int, kind: str):
 
 @bp.post("/campaigns/<int:campaign_id>/pools")
 def build_pool(campaign_id: int):
+    """A pool by any registered strategy; its parameters are the form fields generated from
+    `pooling.option_fields()`."""
     form = request.form
+    values = {field.name: form.get(field.name) for field in pooling.option_fields()}
     with change() as session:
         c = campaign_or_404(session, campaign_id)
         strategy = form.get("strategy", "depth")
-        params: dict[str, Any] = {}
-        if strategy == "fusion":
-            params["fusion"] = form.get("fusion", "rrf")
-        if strategy == "take" and form.get("fair") == "1":
-            params["fair"] = True
-        if strategy == "stratified":
-            params["strata"] = form.get("strata", "")
         pool = pools.build_pool(
             session,
             c,
             strategy=strategy,
-            depth=form_int(form.get("depth"), "depth", minimum=1, default=10),
-            budget=form_int(form.get("budget"), "budget", minimum=1),
+            name=form.get("name", ""),
             runs=form.getlist("runs") or None,
             seed=form_int(form.get("seed"), "seed", minimum=0),
             topics=_topics(form),
-            **params,
+            **values,
         )
-        flash(f"Pool {pool.id} built ({strategy}).", "info")
+        flash(f"Pool {pool.number} built ({strategy}): {pools.describe_parameters(pool)}.", "info")
+        return back_to("admin.campaign", campaign_id=campaign_id, pool=pool.number)
     return back_to("admin.campaign", campaign_id=campaign_id)
 
 
-@bp.post("/campaigns/<int:campaign_id>/pools/<int:pool_id>/extend")
-def extend_pool(campaign_id: int, pool_id: int):
+@bp.post("/campaigns/<int:campaign_id>/pools/<int:number>/extend")
+def extend_pool(campaign_id: int, number: int):
     with change() as session:
-        pool = session.get(Pool, pool_id)
-        if pool is None or pool.campaign_id != campaign_id:
-            abort(404)
+        c = campaign_or_404(session, campaign_id)
+        pool = _chosen_pool(session, c, str(number))
+        assert pool is not None
         added = pools.extend_pool(session, pool, request.form.getlist("runs"))
-        flash(f"Pool {pool.id} extended by {added} documents.", "info")
-    return back_to("admin.campaign", campaign_id=campaign_id)
+        documents = "document" if added == 1 else "documents"
+        flash(f"Pool {pool.number} extended by {added} {documents}.", "info")
+    return back_to("admin.campaign", campaign_id=campaign_id, pool=number)
 
 
 # --- assignments ------------------------------------------------------------------------
 
 
-def _latest_pool(session: Session, c: Campaign) -> Pool:
-    pool = pools.latest_pool(session, c)
-    if pool is None:
+def _pool_to_assign(session: Session, c: Campaign, number: str | None) -> Pool:
+    """The pool numbered `number` (the form's choice), else the latest; a campaign without a
+    pool is refused."""
+    chosen = form_int(number, "pool", minimum=1)
+    if chosen is None and pools.latest_pool(session, c) is None:
         raise ServiceError("build a pool before assigning topics")
-    return pool
+    return pools.get_pool(session, c, chosen)
 
 
 @bp.get("/campaigns/<int:campaign_id>/assignments")
 def assignments(campaign_id: int):
     with get_store().read_session() as session:
         c = campaign_or_404(session, campaign_id)
-        pool = pools.latest_pool(session, c)
+        pool = _chosen_pool(session, c, request.args.get("pool"))
         rows = assignment_service.list_assignments(session, c.id)
         done = progress.assignment_progress(session, rows)
         names = {u.id: u.username for u in user_service.list_users(session)}
         sizes = assignment_service.topic_sizes(session, pool) if pool is not None else {}
         users = [u for u in user_service.list_users(session) if u.active]
+        all_pools = pools.list_pools(session, c)
         return render_template(
             "admin/assignments.html",
             campaign=c,
             pool=pool,
+            pools=all_pools,
+            numbers={p.id: p.number for p in all_pools},
             rows=rows,
             done=done,
             names=names,
@@ -336,7 +376,7 @@ def auto_assign(campaign_id: int):
         )
         created = assignment_service.auto_assign(
             session,
-            _latest_pool(session, c),
+            _pool_to_assign(session, c, form.get("pool")),
             judges_per_topic=form_int(
                 form.get("judges_per_topic"), "judges per topic", minimum=1, default=1
             ),
@@ -344,8 +384,9 @@ def auto_assign(campaign_id: int):
             order=form.get("order", "random"),
             topics=_topics(form),
         )
-        flash(f"{len(created)} assignments created.", "info")
-    return back_to("admin.assignments", campaign_id=campaign_id)
+        n = len(created)
+        flash(f"{n} {'assignment' if n == 1 else 'assignments'} created.", "info")
+    return back_to("admin.assignments", campaign_id=campaign_id, pool=form.get("pool") or None)
 
 
 @bp.post("/campaigns/<int:campaign_id>/assignments")
@@ -354,11 +395,12 @@ def assign(campaign_id: int):
     with change() as session:
         c = campaign_or_404(session, campaign_id)
         user = user_service.get_user(session, form.get("user", ""))
-        pool = _latest_pool(session, c)
+        pool = _pool_to_assign(session, c, form.get("pool"))
         for qid in form.getlist("qids"):
             assignment_service.assign(session, pool, qid, user, order=form.get("order", "random"))
-        flash(f"Assigned {len(form.getlist('qids'))} topics to {user.username}.", "info")
-    return back_to("admin.assignments", campaign_id=campaign_id)
+        n = len(form.getlist("qids"))
+        flash(f"Assigned {n} {'topic' if n == 1 else 'topics'} to {user.username}.", "info")
+    return back_to("admin.assignments", campaign_id=campaign_id, pool=form.get("pool") or None)
 
 
 def _assignment_in(session: Session, campaign_id: int, assignment_id: int) -> Assignment:
@@ -400,8 +442,16 @@ def campaign_progress(campaign_id: int):
 
 @bp.get("/campaigns/<int:campaign_id>/download/<kind>")
 def download(campaign_id: int, kind: str):
+    """An export; the qrels form's `source` (final, assessor:NAME) becomes export_file's
+    final=1 / assessor=NAME."""
+    args = dict(request.args)
+    source = args.pop("source", "")
+    if source == "final":
+        args["final"] = "1"
+    elif source.startswith("assessor:"):
+        args["assessor"] = source.removeprefix("assessor:")
     try:
-        content, name = export_file(campaign_id, kind, request.args)
+        content, name = export_file(campaign_id, kind, args)
     except ServiceError as error:
         flash(str(error), "error")
         return back_to("admin.campaign", campaign_id=campaign_id)
