@@ -1,5 +1,5 @@
-"""h-admin: pools numbered per campaign (pools.number) and campaigns.count_withdrawn (whether
-judgements of withdrawn assignments count)
+"""h-admin: pools numbered per campaign (pools.number), campaigns.count_withdrawn (whether
+judgements of withdrawn assignments count), archived_at on campaigns, runs, topics, pools, users
 
 Revision ID: h_admin_pools_withdrawn
 Revises: notes_run_efficiency
@@ -17,6 +17,8 @@ branch_labels = None
 depends_on = None
 
 
+ARCHIVABLE = ("campaigns", "runs", "topics", "pools", "users")
+
 # plain ALTER TABLE ADD COLUMN and CREATE INDEX: no batch copy (on SQLite, a copy drops the
 # old table, and that deletes the rows that reference it through ON DELETE CASCADE)
 
@@ -33,9 +35,13 @@ def upgrade() -> None:
         "WHERE earlier.campaign_id = pools.campaign_id AND earlier.id <= pools.id)"
     )
     op.create_index("uq_pools_campaign_number", "pools", ["campaign_id", "number"], unique=True)
+    for table in ARCHIVABLE:
+        op.add_column(table, sa.Column("archived_at", sa.DateTime(), nullable=True))
 
 
 def downgrade() -> None:
+    for table in ARCHIVABLE:
+        op.drop_column(table, "archived_at")
     op.drop_index("uq_pools_campaign_number", table_name="pools")
     op.drop_column("pools", "number")
     op.drop_column("campaigns", "count_withdrawn")

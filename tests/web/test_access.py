@@ -14,6 +14,7 @@ ADMIN_PAGES = [
     "/admin/campaigns/{c}/progress",
     "/admin/campaigns/{c}/download/pool",
     "/admin/users",
+    "/admin/delete/user/{u}",
     "/querylogs/{c}",
 ]
 ADMIN_POSTS = [
@@ -27,6 +28,9 @@ ADMIN_POSTS = [
     "/admin/campaigns/{c}/assignments/{a}/remove",
     "/admin/users",
     "/admin/users/{u}",
+    "/admin/campaigns/{c}/withdrawn",
+    "/admin/archive/topic/999",
+    "/admin/delete/user/999",
     "/querylogs/{c}/import",
     "/admin/campaigns/{c}/adaptive-pools",
     "/admin/campaigns/{c}/pools/{p}/adaptive/budget",
@@ -69,6 +73,10 @@ COVERED_ENDPOINTS = {
     "admin.users",
     "admin.add_user",
     "admin.update_user",
+    "admin.set_count_withdrawn",
+    "admin.archive_object",
+    "admin.confirm_delete",
+    "admin.delete_object",
     "api.me",
     "api.my_assignments",
     "api.assignment_state",

@@ -121,8 +121,10 @@ def get_campaign(session: Session, name_or_id: str | int) -> Campaign:
     return campaign
 
 
-def list_campaigns(session: Session) -> list[Campaign]:
-    return list(session.scalars(select(Campaign).order_by(Campaign.name)))
+def list_campaigns(session: Session, *, archived: bool = False) -> list[Campaign]:
+    """The campaigns by name: the current ones, or (archived=True) the archived ones."""
+    hidden = Campaign.archived_at.is_not(None) if archived else Campaign.archived_at.is_(None)
+    return list(session.scalars(select(Campaign).where(hidden).order_by(Campaign.name)))
 
 
 def scale_of(campaign: Campaign) -> list[dict[str, int | str]]:

@@ -34,6 +34,7 @@ from workbench.store.models import (
     PoolRun,
     Run,
     RunTopic,
+    Topic,
     utcnow,
 )
 
@@ -65,10 +66,23 @@ def build_pool(
         seed = secrets.randbelow(2**31)
     recorded["runs"] = [run.tag for run in models]
     recorded["checksums"] = {run.tag: run.checksum for run in models}
+    archived = set(
+        session.scalars(
+            select(Topic.qid).where(
+                Topic.campaign_id == campaign.id, Topic.archived_at.is_not(None)
+            )
+        )
+    )
+    if topics is None and archived:  # archived topics are left out, and the pool says so
+        topics = [qid for qid in campaign_qids(session, campaign) if qid not in archived]
     if topics is not None:
         recorded["topics"] = sorted(
             chosen_topics(topics, campaign_qids(session, campaign), campaign), key=qid_key
         )
+        if archived & set(recorded["topics"]):
+            raise ServiceError(
+                f"topic(s) {listed(sorted(archived & set(recorded['topics'])))} are archived"
+            )
     number = 1 + (
         session.scalar(select(func.max(Pool.number)).where(Pool.campaign_id == campaign.id)) or 0
     )
@@ -102,6 +116,8 @@ def extend_pool(session: Session, pool: Pool, runs: list[str]) -> int:
     The strategy is re-applied to all the pool's runs with the recorded parameters and seed
     (new runs after the recorded ones in the run order); existing entries are untouched.
     """
+    if pool.archived_at is not None:
+        raise ServiceError(f"pool {pool.number} is archived: restore it to extend it")
     if (pool.params or {}).get("adaptive"):
         raise ServiceError(
             f"pool {pool.number} is adaptive: raise its budget instead of extending it"
@@ -176,16 +192,25 @@ def pool_documents(session: Session, pool: Pool, qid: str) -> list[PoolEntry]:
 
 
 def latest_pool(session: Session, campaign: Campaign) -> Pool | None:
+    """The campaign's newest pool that is not archived."""
     return session.scalar(
-        select(Pool).where(Pool.campaign_id == campaign.id).order_by(Pool.number.desc()).limit(1)
+        select(Pool)
+        .where(Pool.campaign_id == campaign.id, Pool.archived_at.is_(None))
+        .order_by(Pool.number.desc())
+        .limit(1)
     )
 
 
-def list_pools(session: Session, campaign: Campaign) -> list[Pool]:
-    """The campaign's pools by number."""
-    return list(
-        session.scalars(select(Pool).where(Pool.campaign_id == campaign.id).order_by(Pool.number))
-    )
+def list_pools(
+    session: Session, campaign: Campaign, *, archived: bool | None = False
+) -> list[Pool]:
+    """The campaign's pools by number: current ones, archived ones (True) or all (None)."""
+    query = select(Pool).where(Pool.campaign_id == campaign.id).order_by(Pool.number)
+    if archived is not None:
+        query = query.where(
+            Pool.archived_at.is_not(None) if archived else Pool.archived_at.is_(None)
+        )
+    return list(session.scalars(query))
 
 
 def get_pool(session: Session, campaign: Campaign, number: int | None = None) -> Pool:
@@ -338,7 +363,11 @@ def _select_runs(session: Session, campaign: Campaign, tags: Sequence[str] | Non
         models = list(
             session.scalars(
                 select(Run)
-                .where(Run.campaign_id == campaign.id, Run.contributes.is_(True))
+                .where(
+                    Run.campaign_id == campaign.id,
+                    Run.contributes.is_(True),
+                    Run.archived_at.is_(None),
+                )
                 .order_by(Run.tag)
             )
         )
@@ -357,6 +386,9 @@ def _select_runs(session: Session, campaign: Campaign, tags: Sequence[str] | Non
     missing = [tag for tag in tags if tag not in by_tag]
     if missing:
         raise NotFound(f"campaign {campaign.name!r} has no run(s) {listed(missing)}")
+    archived = [tag for tag in tags if by_tag[tag].archived_at is not None]
+    if archived:
+        raise ServiceError(f"run(s) {listed(archived)} are archived: restore them to pool them")
     return [by_tag[tag] for tag in tags]
 
 

@@ -72,6 +72,7 @@ class User(Base):
     api_token_hash: Mapped[str | None] = mapped_column(String(128), unique=True, default=None)
     active: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    archived_at: Mapped[dt.datetime | None] = mapped_column(DateTime, default=None)
 
 
 class LoginFailure(Base):
@@ -98,6 +99,7 @@ class Campaign(Base):
     description: Mapped[str] = mapped_column(Text, default="")
     relevance_level: Mapped[int] = mapped_column(Integer, default=1)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    archived_at: Mapped[dt.datetime | None] = mapped_column(DateTime, default=None)
     # do the judgements of withdrawn assignments count in agreement, adjudication, qrels?
     count_withdrawn: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
 
@@ -135,6 +137,7 @@ class Topic(Base):
     description: Mapped[str] = mapped_column(Text, default="")
     narrative: Mapped[str] = mapped_column(Text, default="")
     extra: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    archived_at: Mapped[dt.datetime | None] = mapped_column(DateTime, default=None)
 
 
 class Document(Base):
@@ -164,6 +167,7 @@ class Run(Base):
     contributes: Mapped[bool] = mapped_column(Boolean, default=True)
     line_count: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    archived_at: Mapped[dt.datetime | None] = mapped_column(DateTime, default=None)
 
 
 class RunTopic(Base):
@@ -221,6 +225,7 @@ class Pool(Base):
     params: Mapped[dict[str, Any]] = mapped_column(default=dict)
     seed: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    archived_at: Mapped[dt.datetime | None] = mapped_column(DateTime, default=None)
     # changes whenever an adaptive pool reveals documents (part of the pool's signature)
     revision: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 

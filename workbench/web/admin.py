@@ -19,9 +19,9 @@ from werkzeug.datastructures import FileStorage
 from werkzeug.utils import secure_filename
 
 from workbench import pooling
+from workbench.services import archive, evaluation, importing, pools, progress
 from workbench.services import assignments as assignment_service
 from workbench.services import campaigns as campaign_service
-from workbench.services import evaluation, importing, pools, progress
 from workbench.services import users as user_service
 from workbench.services.errors import NotFound, ServiceError
 from workbench.store.models import (
@@ -67,6 +67,13 @@ def campaign_or_404(session: Session, campaign_id: int) -> Campaign:
     return campaign
 
 
+def writable_campaign(session: Session, campaign_id: int) -> Campaign:
+    """The campaign to change: 404 if there is none, refused if it is archived."""
+    campaign = campaign_or_404(session, campaign_id)
+    archive.refuse_if_archived(campaign)
+    return campaign
+
+
 def back_to(endpoint: str, **values: Any):
     return redirect(url_for(endpoint, **values), code=303)
 
@@ -89,7 +96,12 @@ def campaigns():
             }
             for c in campaign_service.list_campaigns(session)
         ]
-        return render_template("admin/campaigns.html", rows=rows, default_scale=DEFAULT_SCALE_TEXT)
+        return render_template(
+            "admin/campaigns.html",
+            rows=rows,
+            archived=campaign_service.list_campaigns(session, archived=True),
+            default_scale=DEFAULT_SCALE_TEXT,
+        )
 
 
 DEFAULT_SCALE_TEXT = ", ".join(
@@ -137,8 +149,11 @@ def campaign(campaign_id: int):
                 "parameters": pools.describe_parameters(p),
                 "documents": pools.pool_counts(session, p)[0],
             }
-            for p in pools.list_pools(session, c)
+            for p in pools.list_pools(session, c, archived=None)
         ]
+        topics = list(
+            session.scalars(select(Topic).where(Topic.campaign_id == c.id).order_by(Topic.id))
+        )
         return render_template(
             "admin/campaign.html",
             campaign=c,
@@ -146,6 +161,7 @@ def campaign(campaign_id: int):
             runs=runs,
             pool=pool,
             pool_rows=pool_rows,
+            topics=topics,
             stats=stats,
             growth_plot=_growth_plot(stats["growth_by_depth"]) if stats else None,
             without_text=without_text,
@@ -187,7 +203,7 @@ def set_count_withdrawn(campaign_id: int):
     count = request.form.get("count_withdrawn") == "1"
     done = f"Judgements of withdrawn assignments {'count' if count else 'no longer count'}."
     with change(done) as session:
-        campaign_service.set_count_withdrawn(campaign_or_404(session, campaign_id), count)
+        campaign_service.set_count_withdrawn(writable_campaign(session, campaign_id), count)
     return back_to("admin.campaign", campaign_id=campaign_id)
 
 
@@ -267,7 +283,7 @@ def upload(campaign_id: int, kind: str):
         try:
             prepared = _prepared(kind, paths, request.form)  # before the write transaction
             with get_store().session() as session:
-                reports = run_import(session, campaign_or_404(session, campaign_id), prepared)
+                reports = run_import(session, writable_campaign(session, campaign_id), prepared)
         except (ServiceError, TrecFormatError) as error:
             flash(_named(str(error), paths), "error")
             return campaign(campaign_id), 400  # a refused file: the page and its message
@@ -292,7 +308,7 @@ def build_pool(campaign_id: int):
     form = request.form
     values = {field.name: form.get(field.name) for field in pooling.option_fields()}
     with change() as session:
-        c = campaign_or_404(session, campaign_id)
+        c = writable_campaign(session, campaign_id)
         strategy = form.get("strategy", "depth")
         pool = pools.build_pool(
             session,
@@ -312,7 +328,7 @@ def build_pool(campaign_id: int):
 @bp.post("/campaigns/<int:campaign_id>/pools/<int:number>/extend")
 def extend_pool(campaign_id: int, number: int):
     with change() as session:
-        c = campaign_or_404(session, campaign_id)
+        c = writable_campaign(session, campaign_id)
         pool = _chosen_pool(session, c, str(number))
         assert pool is not None
         added = pools.extend_pool(session, pool, request.form.getlist("runs"))
@@ -367,7 +383,7 @@ def _users_named(session: Session, names: list[str]) -> list[User]:
 def auto_assign(campaign_id: int):
     form = request.form
     with change() as session:
-        c = campaign_or_404(session, campaign_id)
+        c = writable_campaign(session, campaign_id)
         chosen = form.getlist("assessors")
         assessors = (
             _users_named(session, chosen)
@@ -393,7 +409,7 @@ def auto_assign(campaign_id: int):
 def assign(campaign_id: int):
     form = request.form
     with change() as session:
-        c = campaign_or_404(session, campaign_id)
+        c = writable_campaign(session, campaign_id)
         user = user_service.get_user(session, form.get("user", ""))
         pool = _pool_to_assign(session, c, form.get("pool"))
         for qid in form.getlist("qids"):
@@ -413,6 +429,7 @@ def _assignment_in(session: Session, campaign_id: int, assignment_id: int) -> As
 @bp.post("/campaigns/<int:campaign_id>/assignments/<int:assignment_id>/reassign")
 def reassign(campaign_id: int, assignment_id: int):
     with change("Topic reassigned.") as session:
+        writable_campaign(session, campaign_id)
         assignment = _assignment_in(session, campaign_id, assignment_id)
         name = request.form.get("user", "").strip()
         if not name:
@@ -425,6 +442,7 @@ def reassign(campaign_id: int, assignment_id: int):
 @bp.post("/campaigns/<int:campaign_id>/assignments/<int:assignment_id>/remove")
 def unassign(campaign_id: int, assignment_id: int):
     with change("Assignment withdrawn; its judgements stay in the log.") as session:
+        writable_campaign(session, campaign_id)
         assignment_service.unassign(session, _assignment_in(session, campaign_id, assignment_id))
     return back_to("admin.assignments", campaign_id=campaign_id)
 
@@ -456,6 +474,69 @@ def download(campaign_id: int, kind: str):
         flash(str(error), "error")
         return back_to("admin.campaign", campaign_id=campaign_id)
     return send_file(content, as_attachment=True, download_name=name)
+
+
+# --- archive and delete -----------------------------------------------------------------
+
+
+def _return_to(obj: Any) -> tuple[str, dict[str, Any]]:
+    """The page an archive or delete of `obj` returns to."""
+    if isinstance(obj, Campaign):
+        return "admin.campaigns", {}
+    if isinstance(obj, User):
+        return "admin.users", {}
+    return "admin.campaign", {"campaign_id": obj.campaign_id}
+
+
+@bp.post("/archive/<kind>/<int:object_id>")
+def archive_object(kind: str, object_id: int):
+    """Archive (archived=1) or restore (archived=0) a campaign, run, topic, pool or user."""
+    archived = request.form.get("archived") == "1"
+    target: tuple[str, dict[str, Any]] = ("admin.campaigns", {})
+    with change() as session:
+        obj = archive.get_object(session, kind, object_id)
+        target = _return_to(obj)
+        if not isinstance(obj, Campaign | User):
+            archive.refuse_if_archived(campaign_or_404(session, obj.campaign_id))
+        archive.set_archived(session, obj, archived)
+        name = archive.name_of(obj)
+        flash(f"{name[0].upper()}{name[1:]} {'archived' if archived else 'restored'}.", "info")
+    token_cache().clear()  # an archived user's API token stops working at once here
+    return back_to(target[0], **target[1])
+
+
+@bp.get("/delete/<kind>/<int:object_id>")
+def confirm_delete(kind: str, object_id: int):
+    """What depends on the object, and a delete button only when nothing a judgement depends
+    on does."""
+    with get_store().read_session() as session:
+        try:
+            obj = archive.get_object(session, kind, object_id)
+        except NotFound:
+            abort(404)
+        found = archive.dependents(session, obj)
+        endpoint, values = _return_to(obj)
+        return render_template(
+            "admin/delete.html",
+            kind=kind,
+            obj=obj,
+            name=archive.name_of(obj),
+            found=found,
+            back=url_for(endpoint, **values),
+        )
+
+
+@bp.post("/delete/<kind>/<int:object_id>")
+def delete_object(kind: str, object_id: int):
+    target: tuple[str, dict[str, Any]] | None = None
+    with change() as session:
+        obj = archive.get_object(session, kind, object_id)
+        target = _return_to(obj)
+        name = archive.name_of(obj)
+        archive.delete_object(session, obj)
+        flash(f"{name[0].upper()}{name[1:]} deleted.", "info")
+        return back_to(target[0], **target[1])
+    return back_to("admin.confirm_delete", kind=kind, object_id=object_id)
 
 
 # --- users ------------------------------------------------------------------------------
