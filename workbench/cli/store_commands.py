@@ -461,14 +461,15 @@ def export() -> None:
 output_option = click.option(
     "-o",
     "--output",
-    type=click.Path(dir_okay=False, writable=True),
+    type=click.Path(dir_okay=False, writable=True, allow_dash=True),
     default=None,
-    help="Output file (default: standard output).",
+    help="Output file (default, or '-': standard output).",
 )
 
 
 def write_output(output: str | None, write: Callable[[TextIO], int]) -> int:
-    if output is None:
+    """Write to the file `output`, or to standard output (None or '-')."""
+    if output is None or output == "-":
         return write(sys.stdout)
     with open(output, "w", encoding="utf-8", newline="") as dest:
         return write(dest)

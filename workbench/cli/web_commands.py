@@ -8,6 +8,7 @@ import socket
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -182,6 +183,20 @@ def assign(
         click.echo(f"{name}\t{load[name]} documents")
 
 
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+LOG_DATE_FORMAT = "%Y-%m-%d %H:%M:%S%z"  # local time with its offset from UTC
+
+
+def log_config() -> dict[str, Any]:
+    """Granian's logging configuration (merged into its own) with a timestamp and time zone
+    on every line, the app's own loggers (root) included."""
+    formatter = {"()": "logging.Formatter", "fmt": LOG_FORMAT, "datefmt": LOG_DATE_FORMAT}
+    return {
+        "formatters": {"generic": formatter, "access": {**formatter, "fmt": "%(message)s"}},
+        "root": {"handlers": ["console"], "level": "INFO"},
+    }
+
+
 def run_server(ctx: click.Context, host: str, port: int, workers: int, threads: int) -> None:
     """Serve `workbench.web.wsgi:app` with granian: `workers` processes of `threads` threads.
 
@@ -210,6 +225,7 @@ def run_server(ctx: click.Context, host: str, port: int, workers: int, threads: 
         blocking_threads=threads,
         respawn_failed_workers=True,
         log_access=False,
+        log_dictconfig=log_config(),
         websockets=False,
     ).serve()
 
@@ -275,7 +291,7 @@ def serve(ctx: click.Context, host: str, port: int, workers: int, threads: int) 
 def demo(
     ctx: click.Context, host: str, port: int, workers: int, threads: int, no_serve: bool
 ) -> None:
-    """Create the demo campaign (once), print the logins and serve it."""
+    """Create the demo campaign (once), print the logins and serve it (--no-serve: exit)."""
     from workbench import demo as demo_data
 
     store = get_store(ctx)
@@ -284,7 +300,10 @@ def demo(
     except NotFound as error:
         fail(str(error))
     click.echo("Demo campaign " + ("created." if created else "already exists."))
-    click.echo(f"Open http://{host}:{port}/ and log in as:")
+    if no_serve:
+        click.echo("Serve it with `workbench serve`, open the address it prints and log in as:")
+    else:
+        click.echo(f"Open http://{host}:{port}/ and log in as:")
     for name, password, role in demo_data.logins():
         click.echo(f"  {name:<8} password {password:<12} ({role})")
     if not no_serve:
