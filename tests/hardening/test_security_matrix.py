@@ -52,6 +52,7 @@ MATRIX: list[tuple[str, str, str, dict | None, dict[str, int]]] = [
     ),
     ("assess.topics", "GET", "/assess/", None, PAGE),
     ("assess.judge", "GET", "/assess/{a}", None, OWN),
+    ("api.openapi", "GET", "/api/v1/openapi.json", None, dict.fromkeys(ROLES, 200)),
     ("api.me", "GET", "/api/v1/me", None, USER_API),
     ("api.my_assignments", "GET", "/api/v1/assignments", None, USER_API),
     ("api.assignment_state", "GET", "/api/v1/assignments/{a}", None, OWN_API),

@@ -77,6 +77,7 @@ COVERED_ENDPOINTS = {
     "admin.archive_object",
     "admin.confirm_delete",
     "admin.delete_object",
+    "api.openapi",
     "api.me",
     "api.my_assignments",
     "api.assignment_state",

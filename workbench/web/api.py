@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from flask import Blueprint, jsonify, request, send_file
+from flask import Blueprint, current_app, jsonify, request, send_file
 from flask_login import current_user
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
@@ -42,6 +42,14 @@ def _refused(error: ServiceError):
 
 def progress_json(p: progress.Progress) -> dict[str, Any]:
     return {"judged": p.judged, "total": p.total, "time_ms": p.time_ms}
+
+
+@bp.get("/openapi.json")
+def openapi():
+    """The OpenAPI description of this API, generated from the routes (no login needed)."""
+    from workbench.web.openapi import openapi_document
+
+    return jsonify(openapi_document(current_app))
 
 
 @bp.get("/me")
