@@ -111,3 +111,12 @@ def test_cli_script_account_with_a_token_and_no_password(run, world_url) -> None
         assert user_service.authenticate(s, "robot", PASSWORD) is None
         assert user_service.authenticate(s, "robot", "") is None
     store.dispose()
+
+
+def test_manual_assignment_needs_an_explicit_assessor(app: Flask, as_user, world: World) -> None:
+    admin = as_user("admin")
+    url = f"/admin/campaigns/{world.campaign_id}/assignments"
+    page = admin.post(url, data={"user": "", "qids": ["T1"]}, follow_redirects=True).text
+    assert "choose an assessor and at least one topic" in page
+    listing = admin.get(url).text.split('id="manual-assign"')[1]
+    assert '<select name="user" required><option value="" selected>' in listing

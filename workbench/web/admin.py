@@ -410,6 +410,8 @@ def assign(campaign_id: int):
     form = request.form
     with change() as session:
         c = writable_campaign(session, campaign_id)
+        if not form.get("user", "").strip() or not form.getlist("qids"):
+            raise ServiceError("choose an assessor and at least one topic")
         user = user_service.get_user(session, form.get("user", ""))
         pool = _pool_to_assign(session, c, form.get("pool"))
         for qid in form.getlist("qids"):
