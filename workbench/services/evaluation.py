@@ -50,7 +50,6 @@ from workbench.trec import read_qrels
 QrelsDict = dict[str, dict[str, int]]
 RunDict = dict[str, dict[str, float]]
 DEFAULT_MEASURES = ("map", "P.10", "ndcg_cut.10")
-RESAMPLING_TESTS = ("randomization", "bootstrap")
 
 
 # ---------------------------------------------------------------------------------- qrels
@@ -474,9 +473,9 @@ def compare_runs(
             f"unknown correction {correction!r}; expected one of {', '.join(stats.CORRECTIONS)}"
         )
     options: dict[str, Any] = {}
-    if test in RESAMPLING_TESTS:
+    if stats.PAIRED_TESTS[test].resampling:
         options = {"n_resamples": n_resamples, "seed": seed}
-    test_name = stats.PAIRED_TESTS[test].__name__.replace("_", " ")
+    test_name = stats.PAIRED_TESTS[test].label
     pairs: list[PairComparison] = []
     notes: list[str] = []
     for measure in measures or table.measures:
