@@ -7,15 +7,14 @@ from pathlib import Path
 import click
 
 from workbench.cli.common import fail, get_store
+from workbench.reports.evaluation import EVALUATION_FORMATS
+from workbench.reports.tables import FORMATS
 from workbench.services.adjudication import RULES, TIES
 from workbench.services.errors import ServiceError
 from workbench.services.evaluation import TOPIC_SETS
 from workbench.services.evaluation_report import REUSABILITY_UNITS
 from workbench.stats import CORRECTIONS, PAIRED_TESTS
 from workbench.trec import TrecFormatError
-
-AGREEMENT_FORMATS = ("text", "json", "csv")
-EVALUATION_FORMATS = ("text", "json", "csv", "md", "latex", "trec")
 
 
 def _emit(text: str, output: Path | None) -> None:
@@ -73,7 +72,7 @@ def _trec_eval_output(qrels, runs, measures: list[str], level: int) -> str:
 @click.command()
 @click.option("--campaign", "campaign_name", required=True, help="Campaign name or id.")
 @click.option("--graded", is_flag=True, help="Agreement on grades (default: binary labels).")
-@click.option("--format", "fmt", type=click.Choice(AGREEMENT_FORMATS), default="text")
+@click.option("--format", "fmt", type=click.Choice(tuple(FORMATS)), default="text")
 @click.option(
     "--bootstrap",
     "n_bootstrap",
@@ -197,7 +196,7 @@ def adjudicate(
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(EVALUATION_FORMATS),
+    type=click.Choice(tuple(EVALUATION_FORMATS)),
     default="text",
     help="trec = trec_eval -q's output for the same -m flags (and -l), run after run.",
 )

@@ -37,13 +37,6 @@ from workbench.web.report_jobs import page_job, request_page
 from workbench.web.security import admin_blueprint
 
 bp = admin_blueprint("reports", __name__, "/reports")
-DOWNLOADS = {
-    "csv": "text/csv",
-    "json": "application/json",
-    "md": "text/markdown",
-    "latex": "application/x-latex",
-    "trec": "text/plain",
-}
 SNIPPET_CHARS = 600
 BOOTSTRAP_RESAMPLES = 1000  # app config REPORT_BOOTSTRAP_RESAMPLES overrides
 
@@ -111,7 +104,7 @@ def agreement(campaign_id: int):
     state, page = request_page("agreement", campaign_id, params)
     if page is None:
         return _progress(state, campaign_id, name, "Agreement")
-    return render_template("reports/agreement.html", job=state, **page)
+    return render_template("reports/agreement.html", job=state, formats=list(FORMATS), **page)
 
 
 @bp.get("/<int:campaign_id>/agreement.<fmt>")
@@ -119,8 +112,8 @@ def agreement_download(campaign_id: int, fmt: str):
     """The agreement tables as CSV, Markdown or LaTeX, or the whole report as JSON."""
     from workbench.reports.agreement import agreement_tables
 
-    if fmt not in DOWNLOADS or fmt == "trec":
-        raise NotFound(f"no {fmt!r} download; formats: csv, json, md, latex")
+    if fmt not in FORMATS:
+        raise NotFound(f"no {fmt!r} download; formats: {', '.join(FORMATS)}")
     name = _campaign_name(campaign_id)
     state, page = _fresh_page("agreement", campaign_id, _agreement_request())
     if page is None:
@@ -175,11 +168,13 @@ def _progress(state: JobState, campaign_id: int, campaign_name: str, title: str)
 
 
 def _attachment(text: str, fmt: str, stem: str) -> Response:
-    extension = {"latex": "tex", "trec": "txt"}.get(fmt, fmt)
+    from workbench.reports.evaluation import EVALUATION_FORMATS
+
+    download = EVALUATION_FORMATS[fmt]
     return Response(
         text,
-        mimetype=DOWNLOADS[fmt],
-        headers={"Content-Disposition": content_disposition(f"{stem}.{extension}")},
+        mimetype=download.mimetype,
+        headers={"Content-Disposition": content_disposition(f"{stem}.{download.extension}")},
     )
 
 
@@ -267,8 +262,15 @@ def evaluation(campaign_id: int):
     if page is None:
         return _progress(state, campaign_id, name, "Evaluation")
     tests = {key: test.label for key, test in PAIRED_TESTS.items()}
+    from workbench.reports.evaluation import EVALUATION_FORMATS
+
     return render_template(
-        "reports/evaluation.html", tests=tests, corrections=CORRECTIONS, job=state, **page
+        "reports/evaluation.html",
+        tests=tests,
+        corrections=CORRECTIONS,
+        formats=list(EVALUATION_FORMATS),
+        job=state,
+        **page,
     )
 
 
@@ -276,8 +278,8 @@ def evaluation(campaign_id: int):
 def evaluation_download(campaign_id: int, fmt: str):
     from workbench.reports import evaluation as report
 
-    if fmt not in DOWNLOADS:
-        raise NotFound(f"no {fmt!r} download; formats: {', '.join(DOWNLOADS)}")
+    if fmt not in report.EVALUATION_FORMATS:
+        raise NotFound(f"no {fmt!r} download; formats: {', '.join(report.EVALUATION_FORMATS)}")
     name = _campaign_name(campaign_id)
     state, page = _fresh_page("evaluation", campaign_id, _evaluation_request())
     if page is None:
@@ -291,7 +293,6 @@ def evaluation_download(campaign_id: int, fmt: str):
     elif fmt == "json":
         text = to_json(result.to_dict())
     else:
-        assert fmt in FORMATS
         text = render(report.runs_table(result.table, result.comparisons), fmt)
     return _attachment(text, fmt, f"{name}-evaluation")
 
