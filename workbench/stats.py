@@ -7,6 +7,7 @@ test so reports can say which one was used.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
@@ -541,3 +542,29 @@ def rank_changes(reference: Mapping[str, float], other: Mapping[str, float]) -> 
         for run in ranking(reference)
         if ref_rank[run] != other_rank[run]
     ]
+
+
+@dataclass(frozen=True)
+class RankingComparison:
+    """Another ranking of the same runs against a reference one."""
+
+    qrels: str
+    kendall_tau: float
+    tau_ap: float
+    order: list[str]
+    changes: list[RankChange]  # the runs whose position differs from the reference
+
+
+def compare_rankings(
+    reference: Mapping[str, float], other: Mapping[str, float], label: str
+) -> RankingComparison:
+    """Kendall's tau and tau_AP (reference = ground truth) and the runs that moved."""
+    reference_order, order = ranking(reference), ranking(other)
+    enough = len(reference) >= 2
+    return RankingComparison(
+        label,
+        kendall_tau(reference, other) if enough else math.nan,
+        tau_ap(reference_order, order) if enough else math.nan,
+        order,
+        rank_changes(reference, other),
+    )

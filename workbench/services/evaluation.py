@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -528,39 +528,15 @@ def tukey_hsd(table: EvaluationTable, measure: str) -> stats.TukeyResult | None:
 
 
 @dataclass
-class RankingComparison:
-    qrels: str
-    kendall_tau: float
-    tau_ap: float
-    order: list[str]
-    changes: list[stats.RankChange]  # the runs whose position differs from the reference
-
-
-@dataclass
 class RankingStability:
     measure: str
     reference: str
     reference_order: list[str]
-    comparisons: list[RankingComparison]
+    comparisons: list[stats.RankingComparison]
     notes: list[str] = field(default_factory=list)  # assessors left out, incomplete qrels
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def compare_rankings(
-    reference: Mapping[str, float], other: Mapping[str, float], label: str
-) -> RankingComparison:
-    """Kendall's tau and tau_AP (reference = ground truth) and the runs that moved."""
-    reference_order, order = stats.ranking(reference), stats.ranking(other)
-    enough = len(reference) >= 2
-    return RankingComparison(
-        label,
-        stats.kendall_tau(reference, other) if enough else math.nan,
-        stats.tau_ap(reference_order, order) if enough else math.nan,
-        order,
-        stats.rank_changes(reference, other),
-    )
 
 
 def ranking_stability(
@@ -605,7 +581,7 @@ def ranking_stability(
             topic_set=topic_set,
         )
         scores = {r.tag: r.summary[canonical] for r in table.runs}
-        comparisons.append(compare_rankings(reference_scores, scores, qrels.label))
+        comparisons.append(stats.compare_rankings(reference_scores, scores, qrels.label))
     return RankingStability(canonical, "final", stats.ranking(reference_scores), comparisons, notes)
 
 
@@ -719,10 +695,7 @@ def leave_out(
         n_unique = n_relevant = 0
         for qid in full.topics_evaluated:
             labels = named.qrels[qid]
-            per_run = contributed.get(qid, {})
-            mine = set().union(*(d for t, d in per_run.items() if unit[t] == unit[run.tag]))
-            theirs = set().union(*(d for t, d in per_run.items() if unit[t] != unit[run.tag]))
-            unique = mine - theirs
+            unique = pooling.unique_to_unit(contributed.get(qid, {}), unit, unit[run.tag])
             n_unique += len(unique)
             n_relevant += sum(1 for d in unique if is_relevant(labels.get(d, 0), level))
             reduced[qid] = {d: g for d, g in labels.items() if d not in unique}
@@ -751,7 +724,7 @@ def leave_out(
                 rank_left_out=rank_out,
             )
         )
-    comparison = compare_rankings(scores, left_out_scores, "left out")
+    comparison = stats.compare_rankings(scores, left_out_scores, "left out")
     judged = evaluate_runs(
         runs,
         named,
