@@ -107,6 +107,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         api,
         assess,
         auth,
+        browse,
         db,
         errors,
         querylogs,
@@ -125,6 +126,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(api.bp)
     app.register_blueprint(reports.bp)
     app.register_blueprint(adaptive.bp)  # its JSON routes are on api.bp
+    app.register_blueprint(browse.bp)
     app.register_blueprint(querylogs.bp)
     app.register_blueprint(querylogs.api)
 
