@@ -97,7 +97,8 @@ def resolve_qrels(
     if spec == "final":
         if not has_final_labels(session, campaign):
             raise ServiceError(
-                f"campaign {campaign.name!r} has no final labels yet: run `workbench adjudicate`"
+                f"campaign {campaign.name!r} has no final labels yet: adjudicate first (apply a "
+                "merge rule, or decide in the adjudication queue)"
             )
         final = campaign_qrels(session, campaign, final=True, allow_incomplete=allow_incomplete)
         return NamedQrels("final", final.qrels, final.notes())
