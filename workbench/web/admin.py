@@ -185,7 +185,7 @@ def _chosen_pool(session: Session, c: Campaign, number: str | None) -> Pool | No
 def _growth_plot(growth: list[int]) -> str:
     """The pool size at depths 1..D as an SVG image (data: URL)."""
     from workbench.reports import plots
-    from workbench.web.reports import svg_image
+    from workbench.web.images import svg_image
 
     depths = list(range(1, len(growth) + 1))
     return svg_image(
