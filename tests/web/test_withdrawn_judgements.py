@@ -12,7 +12,7 @@ from workbench.services import judging
 from workbench.services.adjudication import judged_documents
 from workbench.services.agreement import load_ratings
 from workbench.services.errors import ServiceError
-from workbench.services.exports import qrels_labels
+from workbench.services.qrels import qrels_labels
 from workbench.store.models import Assignment, Campaign
 
 
