@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import click
@@ -18,7 +19,7 @@ from tests.web.conftest import World, get_store_of
 from workbench import pooling
 from workbench.cli import main
 from workbench.cli.store_commands import pool_strategy_options
-from workbench.services import campaigns, pools
+from workbench.services import campaigns, importing, pools
 from workbench.store.models import Assignment, Pool
 
 
@@ -192,3 +193,17 @@ def test_the_registry_declares_each_parameter_once() -> None:
     assert pooling.get_strategy("stratified").describe({"strata": [[10, 1.0], [30, 0.2]]}) == (
         "strata ranks ≤ 10: 100%, ranks ≤ 30: 20%"
     )
+
+
+def test_counts_use_the_singular_for_one(app: Flask, as_user, world: World) -> None:
+    with get_store_of(app).session() as s:
+        campaign = campaigns.create_campaign(s, "tiny")
+        path = Path(app.instance_path) / "one.tsv"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("1\tone topic\n")
+        importing.import_topics(s, campaign, path)
+        cid = campaign.id
+    page = as_user("admin").get(f"/admin/campaigns/{cid}").text
+    counts = page.split('id="counts">')[1].split("</p>")[0]
+    assert "<strong>1</strong> topic ·" in counts
+    assert "<strong>0</strong> qrels sets" in counts and "<strong>0</strong> pools" in counts
