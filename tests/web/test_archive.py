@@ -163,3 +163,33 @@ def test_users_archive_and_delete(app: Flask, as_user, world: World) -> None:
     with get_store_of(app).session() as s:
         assert s.get(User, world.users["carol"]) is None
         assert s.get(User, world.users["admin"]).archived_at is None
+
+
+def test_cli_archive_restore_and_delete(app: Flask, world_url, world: World, as_user) -> None:
+    from click.testing import CliRunner
+
+    from workbench.cli import main
+
+    def run(*args: str, input: str | None = None):  # type: ignore[no-untyped-def]
+        return CliRunner().invoke(main, ["--db", world_url[0], *args], input=input)
+
+    archived = run("archive", "run", "runB", "--campaign", "c1")
+    assert archived.exit_code == 0 and "run 'runB' archived" in archived.output
+    with get_store_of(app).session() as s:
+        assert s.scalar(select(Run).where(Run.tag == "runB")).archived_at is not None
+    assert run("archive", "run", "runB", "--campaign", "c1", "--restore").exit_code == 0
+    assert run("archive", "pool", "1", "--campaign", "c1").output == "pool 1 archived\n"
+    assert run("archive", "pool", "one", "--campaign", "c1").exit_code == 1
+    assert "name the campaign" in run("archive", "topic", "T1").output
+    assert "last active admin" in run("archive", "user", "admin").output
+    _judge(as_user, world)
+    refused = run("delete", "user", "alice", "--yes")
+    assert refused.exit_code == 1
+    assert "depends on it: 1 judgement, 2 assignments" in refused.output
+    assert "cannot be deleted while it has 1 judgement" in refused.output
+    kept = run("delete", "user", "carol", input="n\n")
+    assert kept.exit_code == 1 and "Depends" not in kept.output  # aborted at the question
+    gone = run("delete", "user", "carol", input="y\n")
+    assert gone.exit_code == 0 and "user 'carol' deleted" in gone.output
+    with get_store_of(app).session() as s:
+        assert s.get(User, world.users["carol"]) is None

@@ -21,6 +21,8 @@ COMMANDS: dict[str, str] = {
     "import": "workbench.cli.store_commands:import_group",
     "pool": "workbench.cli.store_commands:pool",
     "export": "workbench.cli.store_commands:export",
+    "archive": "workbench.cli.store_commands:archive_command",
+    "delete": "workbench.cli.store_commands:delete_command",
     "user": "workbench.cli.web_commands:user",
     "assign": "workbench.cli.web_commands:assign",
     "serve": "workbench.cli.web_commands:serve",

@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 
 from workbench import adaptive, pooling
 from workbench.cli.common import fail, get_store
-from workbench.services import adaptive_pools, campaigns, exports, importing, pools, qrels
+from workbench.services import adaptive_pools, archive, campaigns, exports, importing, pools, qrels
 from workbench.services.errors import ServiceError
 from workbench.trec import TrecFormatError
 
@@ -554,3 +554,56 @@ def export_log(ctx: click.Context, campaign_name: str, output: str | None, fmt: 
 from workbench.cli.adaptive_commands import adaptive_group  # noqa: E402  (uses the helpers above)
 
 pool.add_command(adaptive_group)
+
+
+# ---------------------------------------------------------------- archive and delete
+
+kind_argument = click.argument("kind", type=click.Choice(list(archive.KINDS)))
+within_option = click.option(
+    "--campaign", "campaign_name", default=None, help="The campaign of a run, topic or pool."
+)
+
+
+@click.command("archive")
+@kind_argument
+@click.argument("name")
+@within_option
+@click.option("--restore", is_flag=True, help="Bring an archived object back.")
+@click.pass_context
+def archive_command(
+    ctx: click.Context, kind: str, name: str, campaign_name: str | None, restore: bool
+) -> None:
+    """Archive (hide, make read-only) or --restore a campaign, run, topic, pool (by number) or
+    user. Archived users cannot log in; the last active admin cannot be archived."""
+    with transaction(ctx) as session:
+        obj = archive.find_object(session, kind, name, campaign_name)
+        archive.set_archived(session, obj, not restore)
+        click.echo(f"{archive.name_of(obj)} {'restored' if restore else 'archived'}")
+
+
+@click.command("delete")
+@kind_argument
+@click.argument("name")
+@within_option
+@click.option("--yes", is_flag=True, help="Delete without asking.")
+@click.pass_context
+def delete_command(
+    ctx: click.Context, kind: str, name: str, campaign_name: str | None, yes: bool
+) -> None:
+    """Delete a campaign, run, topic, pool or user that nothing judged depends on (the
+    dependents are shown first); judgements are never deleted: archive instead."""
+    def look() -> tuple[str, archive.Dependents]:
+        with get_store(ctx).read_session() as session:
+            obj = archive.find_object(session, kind, name, campaign_name)
+            return archive.name_of(obj), archive.dependents(session, obj)
+
+    try:
+        shown, found = look()  # the question is asked outside any write transaction
+    except ServiceError as error:
+        fail(str(error))
+    click.echo(f"{shown}: depends on it: {found.summary()}")
+    if found.deletable and not yes:
+        click.confirm("Delete it for good?", abort=True)
+    with transaction(ctx) as session:
+        archive.delete_object(session, archive.find_object(session, kind, name, campaign_name))
+    click.echo(f"{shown} deleted")

@@ -14,6 +14,7 @@ from typing import Any
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
+from workbench.services import campaigns, pools
 from workbench.services import users as user_service
 from workbench.services.errors import NotFound, ServiceError
 from workbench.store.models import (
@@ -165,6 +166,29 @@ def get_object(session: Session, kind: str, object_id: int) -> Any:
     if obj is None:
         raise NotFound(f"no {kind} {object_id}")
     return obj
+
+
+def find_object(session: Session, kind: str, name: str, campaign: str | None = None) -> Any:
+    """The object as people name it: a campaign by name (or id), a user by username, and
+    within `campaign` a run by tag, a topic by qid, a pool by number. NotFound otherwise."""
+    if kind == "campaign":
+        return campaigns.get_campaign(session, name)
+    if kind == "user":
+        return user_service.get_user(session, name)
+    if kind not in KINDS:
+        raise ServiceError(f"cannot archive a {kind}: expected one of {', '.join(KINDS)}")
+    if campaign is None:
+        raise ServiceError(f"name the campaign of the {kind}")
+    owner = campaigns.get_campaign(session, campaign)
+    if kind == "pool":
+        if not (name.isascii() and name.isdecimal() and len(name) <= 9):
+            raise ServiceError(f"a pool is named by its number in the campaign; got {name!r}")
+        return pools.get_pool(session, owner, int(name))
+    model, column = (Run, Run.tag) if kind == "run" else (Topic, Topic.qid)
+    found = session.scalar(select(model).where(model.campaign_id == owner.id, column == name))
+    if found is None:
+        raise NotFound(f"campaign {owner.name!r} has no {kind} {name!r}")
+    return found
 
 
 def refuse_if_archived(campaign: Campaign) -> None:
