@@ -114,11 +114,13 @@ def campaign_create(
 @campaign.command("list")
 @click.pass_context
 def campaign_list(ctx: click.Context) -> None:
-    """List the campaigns."""
+    """List the campaigns (the archived ones last, marked so)."""
     with transaction(ctx) as session:
-        for item in campaigns.list_campaigns(session):
+        current = campaigns.list_campaigns(session)
+        for item in [*current, *campaigns.list_campaigns(session, archived=True)]:
             scale = ",".join(f"{g.value}={g.label}" for g in item.grades)
-            click.echo(f"{item.id}\t{item.name}\t{scale}\tlevel {item.relevance_level}")
+            mark = "\tarchived" if item.archived_at is not None else ""
+            click.echo(f"{item.id}\t{item.name}\t{scale}\tlevel {item.relevance_level}{mark}")
 
 
 # ---------------------------------------------------------------- import
