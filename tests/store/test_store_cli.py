@@ -91,7 +91,7 @@ def test_failures_exit_non_zero_with_the_message(cli, files, tmp_path, args, mes
     [
         (["--strategy", "take", "--budget", "3", "--fair"], "budget 3, fair run order"),
         (["--strategy", "fusion", "--budget", "2", "--fusion", "borda"], "budget 2, fusion borda"),
-        (["--strategy", "stratified", "--strata", "1:1.0,5:0.5"], "ranks ≤ 1: 100%, ranks ≤ 5: 50%"),
+        (["--strategy", "stratified", "--strata", "1:1,5:0.5"], "ranks ≤ 1: 100%, ranks ≤ 5: 50%"),
         (["--strategy", "stratified"], "ranks ≤ 10: 100%, ranks ≤ 30: 20%, ranks ≤ 100: 5%"),
     ],
 )
