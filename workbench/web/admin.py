@@ -197,12 +197,12 @@ def _importer(kind: str, form: Any) -> Callable[[Session, Campaign, list[Any]], 
     return lambda s, c, paths: [importing.import_qrels(s, c, p, name=name) for p in paths]
 
 
-def _prepared(kind: str, paths: list[Path], form: Any) -> list[Any]:
+def _prepared(kind: str, paths: list[Path], form: Any) -> Any:
     """Large uploads (runs, documents) read and checked before the write transaction."""
     if kind == "runs":
         return importing.prepare_runs(paths, split_tags=form.get("split_tags") == "1")
     if kind == "documents":
-        return importing.prepare_documents(paths)
+        return importing.stage_documents(get_store(), paths)
     return paths
 
 
@@ -217,6 +217,7 @@ def upload(campaign_id: int, kind: str):
     run_import = _importer(kind, request.form)
     with upload_folder() as folder:
         paths = _saved(files, Path(folder))
+        prepared: Any = None
         try:
             prepared = _prepared(kind, paths, request.form)  # before the write transaction
             with get_store().session() as session:
@@ -232,6 +233,9 @@ def upload(campaign_id: int, kind: str):
                 flash(report.summary(), "info")
                 for warning in report.warnings:
                     flash(_named(warning, paths), "warning")
+        finally:
+            if isinstance(prepared, importing.StagedDocuments):
+                importing.discard_staged(get_store(), prepared.batch)
     return back_to("admin.campaign", campaign_id=campaign_id)
 
 
