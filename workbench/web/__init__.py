@@ -112,6 +112,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         report_jobs,
         reports,
         security,
+        uploads,
     )
 
     db.init_app(app)
@@ -125,6 +126,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(adaptive.bp)  # its JSON routes are on api.bp
     app.register_blueprint(querylogs.bp)
     app.register_blueprint(querylogs.api)
+    app.register_blueprint(uploads.bp)
 
     @app.get("/")
     def index():

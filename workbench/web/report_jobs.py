@@ -83,20 +83,30 @@ def init_app(app: Flask) -> None:
     app.extensions[EXTENSION] = (jobs.Worker(store, command, env, timeout=timeout), key)
 
 
+def request(
+    kind: str, campaign_id: int, params: Mapping[str, Any], *, wait: float | None = None
+) -> jobs.JobState:
+    """The job's state; queues the job when needed and waits at most `wait` seconds
+    (default REPORT_JOB_WAIT_SECONDS) for it to end."""
+    worker, _key = current_app.extensions[EXTENSION]
+    if wait is None:
+        wait = float(current_app.config.get("REPORT_JOB_WAIT_SECONDS", WAIT_S))
+    return jobs.request_job(get_store(), campaign_id, kind, params, worker=worker, wait=wait)
+
+
 def request_page(
     kind: str, campaign_id: int, params: Mapping[str, Any]
 ) -> tuple[jobs.JobState, dict[str, Any] | None]:
     """The job's state and, when it has a result (fresh or not: see state.fresh), the page
     context; queues the job when needed and waits at most REPORT_JOB_WAIT_SECONDS."""
-    worker, key = current_app.extensions[EXTENSION]
-    wait = float(current_app.config.get("REPORT_JOB_WAIT_SECONDS", WAIT_S))
-    state = jobs.request_job(get_store(), campaign_id, kind, params, worker=worker, wait=wait)
+    state = request(kind, campaign_id, params)
     if state.result is None:
         return state, None
-    return state, unseal(state.result, key)
+    return state, unseal(state.result, current_app.extensions[EXTENSION][1])
 
 
 if __name__ == "__main__":
-    import workbench.web.reports  # noqa: F401 - registers the report jobs
+    import workbench.web.reports
+    import workbench.web.uploads  # noqa: F401 - registers the import tasks
 
     jobs.serve(open_store())
