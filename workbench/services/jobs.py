@@ -45,6 +45,7 @@ from workbench.store.models import (
     Pool,
     QrelsEntry,
     QrelsSet,
+    QueryLog,
     ReportJob,
     Run,
     Topic,
@@ -108,7 +109,7 @@ def job_key(kind: str, params: Mapping[str, Any]) -> tuple[str, str]:
 
 def fingerprint(session: Session, campaign_id: int) -> str:
     """A digest of what a campaign's reports are computed from; it changes when a judgement,
-    run, qrels set or label, final label, pool, topic or the scale is added, changed or
+    run, qrels set or label, final label, pool, topic, query log or the scale is added, changed or
     removed. Judgements are an append-only log (count and last id); final labels may change
     in place, so their grades, rules and adjudicators enter weighted by id."""
 
@@ -145,6 +146,11 @@ def fingerprint(session: Session, campaign_id: int) -> str:
                 func.sum(weight * func.length(FinalLabel.rule)),
                 func.sum(weight * func.coalesce(FinalLabel.adjudicator_id, 0)),
             ).where(FinalLabel.campaign_id == campaign_id)
+        ),
+        one(
+            select(QueryLog.id, QueryLog.name)
+            .where(QueryLog.campaign_id == campaign_id)
+            .order_by(QueryLog.id)
         ),
         one(select(Campaign.relevance_level).where(Campaign.id == campaign_id)),
         one(

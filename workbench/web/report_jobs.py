@@ -106,7 +106,9 @@ def request_page(
 
 
 if __name__ == "__main__":
+    # the modules that register job kinds
+    import workbench.web.querylogs
     import workbench.web.reports
-    import workbench.web.uploads  # noqa: F401 - registers the import tasks
+    import workbench.web.uploads  # noqa: F401
 
     jobs.serve(open_store())
