@@ -92,7 +92,6 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         LOGIN_IP_FACTOR=4,
         RATE_JUDGE=(_env_number(JUDGE_RATE_ENV, 10), 100),
         RATE_PASSWORD=(5 / 60, 5),
-        TOKEN_CACHE_SECONDS=5.0,
         JUDGE_IDLE_SECONDS=60,
         JUDGE_BREAK_MINUTES=50,
     )

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from flask import abort, current_app, flash, redirect, render_template, request, send_file, url_for
+from flask import abort, flash, redirect, render_template, request, send_file, url_for
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
@@ -36,7 +36,7 @@ from workbench.trec import TrecFormatError
 from workbench.web.db import get_store
 from workbench.web.downloads import export_file
 from workbench.web.inputs import form_int
-from workbench.web.security import admin_blueprint, token_cache
+from workbench.web.security import admin_blueprint
 from workbench.web.uploads import (
     TASK_UPLOADS,
     import_in_background,
@@ -420,13 +420,6 @@ def update_user(user_id: int):
             raise ServiceError(f"unknown action {action!r}")
         name = user.username
         flash(f"User {name!r} updated ({action}).", "info")
-        if action in ("token", "active"):
-            flash(
-                f"The change reaches API requests served by other worker processes within "
-                f"{current_app.config['TOKEN_CACHE_SECONDS']:g} s (tokens are cached).",
-                "info",
-            )
-    token_cache().clear()
     if token is not None:
         with get_store().read_session() as session:
             rows = user_service.list_users(session)
