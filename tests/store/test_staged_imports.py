@@ -132,3 +132,16 @@ def test_rows_of_an_import_that_died_are_deleted_by_the_next_one(store, campaign
     with importing.staged_documents(store, [path]), store.read_session() as session:
         batches = set(session.scalars(select(StagedDocument.batch)))
     assert "dead" not in batches and "alive" in batches
+
+
+def test_pools_do_not_import_the_importers() -> None:
+    """The run blobs' codec lives in the store: services.pools needs nothing of
+    services.importing (which uses pools), so the two modules form no cycle."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, workbench.services.pools\n"
+        "assert 'workbench.services.importing' not in sys.modules, 'cycle'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

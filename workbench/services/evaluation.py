@@ -33,7 +33,6 @@ from workbench import pooling, stats
 from workbench.metrics import MeasureError, evaluate, interpolated_precision_recall
 from workbench.services import exports, pools
 from workbench.services.errors import ServiceError
-from workbench.services.importing import load_run
 from workbench.services.judgements import current_judgements
 from workbench.store.models import (
     Campaign,
@@ -45,6 +44,7 @@ from workbench.store.models import (
     Run,
     User,
 )
+from workbench.store.runs import load_run
 from workbench.trec import read_qrels
 
 QrelsDict = dict[str, dict[str, int]]

@@ -17,9 +17,8 @@ import datetime as dt
 import hashlib
 import os
 import uuid
-import zlib
 from collections import deque
-from collections.abc import Collection, Generator, Iterable, Iterator, Sequence
+from collections.abc import Collection, Generator, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
@@ -30,7 +29,6 @@ import numpy as np
 from sqlalchemy import (
     Connection,
     CursorResult,
-    Table,
     and_,
     delete,
     exists,
@@ -46,6 +44,8 @@ from sqlalchemy.orm import Session
 from workbench import limits, trec
 from workbench.documents import read_documents
 from workbench.services.errors import ServiceError
+from workbench.services.pools import documents_without_text, latest_pool
+from workbench.services.topics import campaign_qids, chosen_topics, listed
 from workbench.store import Store
 from workbench.store.models import (
     Campaign,
@@ -61,6 +61,7 @@ from workbench.store.models import (
     Topic,
     utcnow,
 )
+from workbench.store.runs import RUN_TOPIC_COLUMNS, bulk_insert, run_topic_rows
 
 PathLike = str | os.PathLike[str]
 DOCUMENT_BATCH = 2000
@@ -68,9 +69,6 @@ STAGE_BATCH_BYTES = 1 << 20
 """At most this much document text is staged per transaction (a short hold of the write lock)."""
 STAGE_DELETE_ROWS = 2000
 STAGED_TTL_S = 86_400.0
-ZLIB_LEVEL = 1
-SCORES_ZLIB_LEVEL = 0  # float64 scores hardly compress (~30 %) and cost most of the time
-MAX_LISTED = 20
 PARSE_AHEAD = 2  # run files parsed ahead of the inserts, on worker threads
 
 
@@ -95,33 +93,6 @@ class ImportReport:
         if self.lines:
             parts.append(f"{self.lines} {'read' if self.kind == 'documents' else 'lines'}")
         return ", ".join(parts) + f" from {self.files} file(s)"
-
-
-def listed(items: Sequence[str], limit: int = MAX_LISTED) -> str:
-    """'a, b, c' with at most `limit` items shown and the rest counted."""
-    shown = ", ".join(items[:limit])
-    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
-
-
-def bulk_insert(session: Session, table: Table, columns: Sequence[str], rows: list[tuple]) -> None:
-    """Insert many rows through the driver's executemany, in the session's transaction.
-
-    SQLAlchemy's own executemany prepares every row's parameters in Python; for the hundreds
-    of thousands of rows of a pool or a run collection this is the dominant cost.
-    """
-    if not rows:
-        return
-    connection = session.connection()
-    marker = {"qmark": "?", "format": "%s", "pyformat": "%s"}.get(connection.dialect.paramstyle)
-    if marker is None:  # a driver with named parameters: let SQLAlchemy bind them
-        session.execute(table.insert(), [dict(zip(columns, row, strict=True)) for row in rows])
-        return
-    quote = connection.dialect.identifier_preparer.quote
-    statement = (
-        f"INSERT INTO {quote(table.name)} ({', '.join(quote(c) for c in columns)}) "
-        f"VALUES ({', '.join([marker] * len(columns))})"
-    )
-    connection.exec_driver_sql(statement, rows)
 
 
 # ---------------------------------------------------------------- topics
@@ -155,10 +126,6 @@ def import_topics(
             report.updated += 1
     session.flush()
     return report
-
-
-def campaign_qids(session: Session, campaign: Campaign) -> set[str]:
-    return set(session.scalars(select(Topic.qid).where(Topic.campaign_id == campaign.id)))
 
 
 # ---------------------------------------------------------------- documents
@@ -431,8 +398,6 @@ def log_replaced_documents(session: Session, campaign: Campaign, replaced: dict[
 
 def missing_text_warnings(session: Session, campaign: Campaign) -> list[str]:
     """A warning listing the documents of the campaign's latest pool that have no text."""
-    from workbench.services.pools import documents_without_text, latest_pool
-
     pool = latest_pool(session, campaign)
     if pool is None:
         return []
@@ -531,18 +496,6 @@ def topic_list(text: str) -> list[str]:
     if not qids:
         raise ServiceError("the topic list is empty")
     return list(dict.fromkeys(qids))
-
-
-def chosen_topics(topics: Collection[str], known: set[str], campaign: Campaign) -> set[str]:
-    """The chosen topics, each a topic of the campaign (else an error listing the others)."""
-    unknown = [qid for qid in topics if qid not in known]
-    if unknown:
-        raise ServiceError(
-            f"campaign {campaign.name!r} has no topic(s) {listed(unknown)} (chosen topics)"
-        )
-    if not topics:
-        raise ServiceError("no topics chosen")
-    return set(topics)
 
 
 def _kept_rows(
@@ -655,71 +608,6 @@ def _parsed_runs(
         finally:
             for future in pending:
                 future.cancel()
-
-
-RUN_TOPIC_COLUMNS = ("run_id", "qid", "n_lines", "docnos", "scores", "ranks")
-
-
-def run_topic_rows(run: trec.Run) -> Iterator[tuple]:
-    """One RunTopic row per topic (RUN_TOPIC_COLUMNS after run_id): zlib streams of the docnos
-    ('\\n'-joined UTF-8), scores (float64 LE) and ranks (int64 LE), in file order.
-
-    Scores are stored as a level-0 (uncompressed) zlib stream: same format, no CPU spent.
-    """
-    for qid in run.topics():
-        lines = run.topic_slice(qid)
-        yield (
-            qid,
-            lines.stop - lines.start,
-            zlib.compress(b"\n".join(run.docnos[lines].tolist()), ZLIB_LEVEL),
-            zlib.compress(_little(run.scores[lines], "<f8"), SCORES_ZLIB_LEVEL),
-            zlib.compress(_little(run.ranks[lines], "<i8"), ZLIB_LEVEL),
-        )
-
-
-def _little(values: np.ndarray, dtype: str) -> bytes:
-    return np.ascontiguousarray(values, dtype=dtype).tobytes()
-
-
-def decode_run_topic(
-    row: Any, *, ranks: bool = True
-) -> tuple[list[bytes], np.ndarray, np.ndarray | None]:
-    """(docnos as UTF-8 bytes, scores, ranks or None) of a RunTopic row (or a row of its
-    n_lines, docnos, scores[, ranks] columns), in file order."""
-    docnos = zlib.decompress(row.docnos).split(b"\n") if row.n_lines else []
-    scores = np.frombuffer(zlib.decompress(row.scores), dtype="<f8").astype(np.float64)
-    if not ranks:
-        return docnos, scores, None
-    return docnos, scores, np.frombuffer(zlib.decompress(row.ranks), dtype="<i8").astype(np.int64)
-
-
-def load_run(session: Session, run_model: Run) -> trec.Run:
-    """The parsed run rebuilt from its RunTopic blobs: same topics, lines, order and ranks."""
-    rows = session.scalars(
-        select(RunTopic).where(RunTopic.run_id == run_model.id).order_by(RunTopic.id)
-    )
-    topics: list[str] = []
-    offsets = [0]
-    docnos: list[bytes] = []
-    scores: list[np.ndarray] = []
-    ranks: list[np.ndarray] = []
-    for row in rows:
-        topic_docnos, topic_scores, topic_ranks = decode_run_topic(row)
-        assert topic_ranks is not None  # decoded with ranks=True
-        topics.append(row.qid)
-        docnos.extend(topic_docnos)
-        scores.append(topic_scores)
-        ranks.append(topic_ranks)
-        offsets.append(len(docnos))
-    return trec.Run(
-        topics,
-        np.array(offsets, dtype=np.int64),
-        np.array(docnos, dtype=bytes) if docnos else np.zeros(0, dtype="S1"),
-        np.concatenate(scores) if scores else np.zeros(0, dtype=np.float64),
-        np.concatenate(ranks) if ranks else np.zeros(0, dtype=np.int64),
-        run_model.tag,
-        n_lines=run_model.line_count,
-    )
 
 
 # ---------------------------------------------------------------- qrels
