@@ -22,9 +22,10 @@ from flask import Flask, current_app
 from sqlalchemy.orm import Session
 
 from workbench.services import jobs
-from workbench.store.db import ENV_VAR, open_store
+from workbench.store.db import ENV_VAR, SQLITE_SYNCHRONOUS_ENV, open_store
 from workbench.store.models import Campaign
 from workbench.web.db import get_store
+from workbench.web.settings import EXTENSION as SETTINGS
 
 EXTENSION = "workbench_report_jobs"
 KEY_ENV = "WORKBENCH_REPORT_JOB_KEY"
@@ -78,6 +79,9 @@ def init_app(app: Flask) -> None:
         KEY_ENV: key.hex(),
         "PYTHONPATH": os.pathsep.join(p for p in (package_root, path) if p),
     }
+    synchronous = app.extensions[SETTINGS].sqlite_synchronous
+    if synchronous:
+        env[SQLITE_SYNCHRONOUS_ENV] = synchronous
     timeout = float(app.config.get("REPORT_JOB_TIMEOUT_SECONDS", jobs.TIMEOUT_S))
     command = [sys.executable, "-m", "workbench.web.report_jobs"]
     app.extensions[EXTENSION] = (jobs.Worker(store, command, env, timeout=timeout), key)
