@@ -12,7 +12,7 @@ from workbench.store.migrate import alembic_config
 def test_existing_pools_are_numbered_per_campaign(database_url):
     store = open_store(database_url, upgrade=True)
     config = alembic_config(store)
-    command.downgrade(config, "notes_run_efficiency")
+    command.downgrade(config, "h_avail_staged_documents")
     with store.engine.begin() as connection:
         for cid, name in [(1, "a"), (2, "b")]:
             connection.execute(

@@ -2,7 +2,7 @@
 judgements of withdrawn assignments count), archived_at on campaigns, runs, topics, pools, users
 
 Revision ID: h_admin_pools_withdrawn
-Revises: notes_run_efficiency
+Revises: h_avail_staged_documents
 Create Date: 2026-11-23 14:00:00
 """
 
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "h_admin_pools_withdrawn"
-down_revision = "notes_run_efficiency"
+down_revision = "h_avail_staged_documents"
 branch_labels = None
 depends_on = None
 

@@ -72,6 +72,7 @@ MATRIX: list[tuple[str, str, str, dict | None, dict[str, int]]] = [
     ("admin.create_campaign", "POST", "/admin/campaigns", {"name": "c2"}, ADMIN_POST),
     ("admin.campaign", "GET", "/admin/campaigns/{c}", None, ADMIN_GET),
     ("admin.upload", "POST", "/admin/campaigns/{c}/upload/topics", None, ADMIN_POST),
+    ("uploads.task", "GET", "/admin/campaigns/{c}/imports/999", None, {**ADMIN_GET, "admin": 404}),
     ("admin.build_pool", "POST", "/admin/campaigns/{c}/pools", {"depth": "2"}, ADMIN_POST),
     ("admin.extend_pool", "POST", "/admin/campaigns/{c}/pools/{p}/extend", None, ADMIN_POST),
     ("admin.assignments", "GET", "/admin/campaigns/{c}/assignments", None, ADMIN_GET),
