@@ -57,8 +57,8 @@ class IncompleteQrels(ServiceError):
     def __init__(self, completeness: Completeness) -> None:
         super().__init__(
             f"{completeness.describe()}: refusing to export them as if complete. Finish "
-            "judging and adjudication, or ask for incomplete qrels explicitly "
-            "(--allow-incomplete; on the web, 'incomplete qrels')"
+            "judging and adjudication, or ask for incomplete qrels explicitly ('incomplete "
+            "qrels' on the web, --allow-incomplete on the command line)"
         )
         self.completeness = completeness
 

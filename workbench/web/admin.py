@@ -20,6 +20,7 @@ from workbench import pooling
 from workbench.services import archive, evaluation, importing, pools, progress
 from workbench.services import assignments as assignment_service
 from workbench.services import campaigns as campaign_service
+from workbench.services import efficiency as efficiency_service
 from workbench.services import users as user_service
 from workbench.services.errors import NotFound, ServiceError
 from workbench.store.models import (
@@ -46,7 +47,7 @@ from workbench.web.uploads import (
 )
 
 bp = admin_blueprint("admin", __name__, "/admin")
-UPLOAD_KINDS = ("topics", "documents", "runs", "qrels")
+UPLOAD_KINDS = ("topics", "documents", "runs", "qrels", "efficiency")
 
 
 @contextmanager
@@ -224,6 +225,11 @@ def _importer(kind: str, form: Any) -> Callable[[Session, Campaign, list[Any]], 
     if kind == "topics":
         fmt = form.get("format") or None
         return lambda s, c, paths: [importing.import_topics(s, c, p, format=fmt) for p in paths]
+    if kind == "efficiency":
+        replace = form.get("replace") == "1"
+        return lambda s, c, paths: [
+            efficiency_service.import_efficiency(s, c, p, replace=replace) for p in paths
+        ]
     name = form.get("name", "").strip() or None
     return lambda s, c, paths: [importing.import_qrels(s, c, p, name=name) for p in paths]
 
