@@ -12,6 +12,7 @@ import pytest
 import workbench.trec as trec
 from tests.cost import LINEAR_BOUND, growth, on_disk, refused
 from workbench.limits import IdLimits
+from workbench.trec import scan
 from workbench.trec import (
     JudgmentGroupLine,
     PrefsLine,
@@ -84,7 +85,7 @@ def test_topics_regrouped_in_file_order(tmp_path: Path) -> None:
 
 def test_many_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Chunk boundaries fall mid-line; line numbers in errors stay right across chunks."""
-    monkeypatch.setattr(trec, "_CHUNK_BYTES", 64)
+    monkeypatch.setattr(scan, "_CHUNK_BYTES", 64)
     lines = [f"q{i // 7} Q0 doc{i} {i} {i / 3!r} run\n" for i in range(200)]
     run = read_run(_file(tmp_path, "".join(lines)))
     assert run.n_lines == 200

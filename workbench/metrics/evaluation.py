@@ -38,8 +38,10 @@ import numpy as np
 from workbench.metrics.measures import MIN_GEO_MEAN
 from workbench.metrics.names import Measure, resolve
 from workbench.metrics.ranked import Ranked, rank_topics
-from workbench.metrics.ranking import first_repeated, strcmp_key, trec_order
-from workbench.trec import Qrels, Run, docno_hash, group_keys
+from workbench.trec.keys import docno_hash, group_keys
+from workbench.trec.order import first_repeated, strcmp_key, trec_order
+from workbench.trec.qrels import Qrels
+from workbench.trec.runs import Run
 
 BOGUS_DOCNO = b"ceci_nest_pas_un_docno"  # trec_eval 10's ranking for -c topics the run lacks
 ZEROED_ON_BOGUS = ("num_ret", "utility", "rbp_resid")

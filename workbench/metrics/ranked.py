@@ -15,8 +15,11 @@ from functools import cached_property
 
 import numpy as np
 
-from workbench.metrics.ranking import segment_trec_order
-from workbench.trec import Qrels, Run, group_keys
+from workbench.metrics._keys import match_table
+from workbench.trec.keys import group_keys
+from workbench.trec.order import segment_trec_order
+from workbench.trec.qrels import Qrels
+from workbench.trec.runs import Run
 
 NONPOOL = -1
 UNJUDGED = -2
@@ -221,9 +224,10 @@ def _lookup(
         return rel
     row_topic = np.repeat(q_topic.astype(np.int32), np.diff(offsets))
     found = np.empty(len(docnos), dtype=np.int64)
+    table = match_table(qrels)
     for lo in range(0, len(docnos), _BLOCK):  # blocks keep the temporaries in cache
         hi = lo + _BLOCK
-        found[lo:hi] = qrels.match_table.find(group_keys(hashes[lo:hi], row_topic[lo:hi]))
+        found[lo:hi] = table.find(group_keys(hashes[lo:hi], row_topic[lo:hi]))
     found[row_topic < 0] = -1
     hit_rows = np.flatnonzero(found >= 0)
     source = found[hit_rows]
