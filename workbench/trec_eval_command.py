@@ -31,7 +31,6 @@ from __future__ import annotations
 # This module imports neither click nor anything the command does not need: the `workbench`
 # entry point (workbench.__main__) runs it directly, so `workbench trec-eval` starts fast.
 import sys
-from dataclasses import dataclass, field
 from functools import partial
 
 from workbench import __version__
@@ -44,22 +43,24 @@ class UsageError(Exception):
     pass
 
 
-@dataclass
 class Options:
-    per_topic: bool = False
-    summary: bool = True
-    complete: bool = False
-    judged_only: bool = False
-    level: int = 1
-    max_results: int | None = None
-    n_docs: int = 0
-    measures: list[str] = field(default_factory=list)
-    rel_format: str = "qrels"
-    zscores: str | None = None
-    compat: int = 10
-    help: bool = False
-    version: bool = False
-    files: list[str] = field(default_factory=list)
+    """The parsed command line (a plain class: a dataclass would cost start-up time)."""
+
+    def __init__(self) -> None:
+        self.per_topic = False
+        self.summary = True
+        self.complete = False
+        self.judged_only = False
+        self.level = 1
+        self.max_results: int | None = None
+        self.n_docs = 0
+        self.measures: list[str] = []
+        self.rel_format = "qrels"
+        self.zscores: str | None = None
+        self.compat = 10
+        self.help = False
+        self.version = False
+        self.files: list[str] = []
 
 
 def _int(flag: str, value: str) -> int:
@@ -159,7 +160,7 @@ def run_trec_eval(args: list[str], out=None, err=None) -> int:
     """Run the command; returns the exit status."""
     from workbench.metrics.evaluation import CannotEvaluate
     from workbench.metrics.names import MeasureError
-    from workbench.trec import TrecFormatError
+    from workbench.trec.errors import TrecFormatError
 
     out = out or sys.stdout
     err = err or sys.stderr
@@ -202,7 +203,8 @@ def _usage() -> str:
 
 
 def _evaluate_all(opts: Options, out, err) -> None:
-    from workbench.trec import read_prefs, read_qrels, read_qrels_jg, read_run
+    from workbench.trec.qrels import read_qrels
+    from workbench.trec.runs import read_run
 
     qrels_path, run_paths = opts.files[0], opts.files[1:]
     measures = opts.measures or (["official"] if opts.rel_format == "qrels" else [])
@@ -219,12 +221,14 @@ def _evaluate_all(opts: Options, out, err) -> None:
         return
     if opts.rel_format == "qrels_jg":
         from workbench.metrics.judgment_groups import evaluate_judgment_groups
+        from workbench.trec.prefs import read_qrels_jg
 
         groups = read_qrels_jg(qrels_path)
         judged = {line.qid for line in groups}
         evaluate_other = partial(evaluate_judgment_groups, groups)
     else:
         from workbench.metrics.prefs import evaluate_prefs, prefs_from_qrels
+        from workbench.trec.prefs import read_prefs
 
         prefs = (
             read_prefs(qrels_path)

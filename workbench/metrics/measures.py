@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -26,8 +25,7 @@ Values = np.ndarray | list[str]
 Compute = Callable[[Ranked, Any], list[tuple[str, Values]]]
 
 
-@dataclass(frozen=True)
-class Family:
+class Family(NamedTuple):
     """One trec_eval measure family.
 
     ``params``: None (no parameters), "cutoffs" (positive integers, sorted, unique), "floats"

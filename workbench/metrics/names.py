@@ -14,9 +14,8 @@ F_beta (F-beta over the retrieved set), ``DCG@k``/``nDCG_notes@k``
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from workbench.metrics.extra import EXTRA_FAMILIES
 from workbench.metrics.measures import NOT_IN_ALL_TREC, OFFICIAL, SET, Family, families
@@ -28,8 +27,7 @@ class MeasureError(ValueError):
     """An unknown measure or malformed measure parameters."""
 
 
-@dataclass(frozen=True)
-class Measure:
+class Measure(NamedTuple):
     """A measure family with its parameters; ``param_text`` is set when given explicitly."""
 
     family: Family

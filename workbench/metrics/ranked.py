@@ -10,7 +10,6 @@ negative value.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
@@ -25,19 +24,33 @@ NONPOOL = -1
 UNJUDGED = -2
 
 
-@dataclass
 class Ranked:
-    """Evaluated topics: ``rel[offsets[t]:offsets[t+1]]`` is topic t's ranking."""
+    """Evaluated topics: ``rel[offsets[t]:offsets[t+1]]`` is topic t's ranking.
 
-    qids: list[str]
-    offsets: np.ndarray
-    rel: np.ndarray  # int64 qrels value of each ranked document (NONPOOL/UNJUDGED when < 0)
-    num_rel: np.ndarray  # per topic: judged with rel >= level
-    num_nonrel: np.ndarray  # per topic: judged with 0 <= rel < level
-    judged_offsets: np.ndarray  # CSR over judged_rel
-    judged_rel: np.ndarray  # per topic, the nonnegative qrels values, descending
-    level: int
-    n_docs_in_collection: int = 0
+    A plain class (not a dataclass: its generated methods would cost start-up time).
+    """
+
+    def __init__(
+        self,
+        qids: list[str],
+        offsets: np.ndarray,
+        rel: np.ndarray,
+        num_rel: np.ndarray,
+        num_nonrel: np.ndarray,
+        judged_offsets: np.ndarray,
+        judged_rel: np.ndarray,
+        level: int,
+        n_docs_in_collection: int = 0,
+    ) -> None:
+        self.qids = qids
+        self.offsets = offsets
+        self.rel = rel  # int64 qrels value of each ranked document (NONPOOL/UNJUDGED when < 0)
+        self.num_rel = num_rel  # per topic: judged with rel >= level
+        self.num_nonrel = num_nonrel  # per topic: judged with 0 <= rel < level
+        self.judged_offsets = judged_offsets  # CSR over judged_rel
+        self.judged_rel = judged_rel  # per topic, the nonnegative qrels values, descending
+        self.level = level
+        self.n_docs_in_collection = n_docs_in_collection
 
     @property
     def n_topics(self) -> int:
