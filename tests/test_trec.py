@@ -12,7 +12,6 @@ import pytest
 import workbench.trec as trec
 from tests.cost import LINEAR_BOUND, growth, on_disk, refused
 from workbench.limits import IdLimits
-from workbench.trec import scan
 from workbench.trec import (
     JudgmentGroupLine,
     PrefsLine,
@@ -25,6 +24,7 @@ from workbench.trec import (
     read_qrels_jg,
     read_run,
     read_topics,
+    scan,
     write_qrels,
     write_run,
 )
