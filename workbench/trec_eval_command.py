@@ -14,7 +14,8 @@ Flags (getopt style: ``-q -c``, ``-qc``, ``-mP.5,10`` or ``-m P.5,10``, ``-l2``,
   -Z FILE       print z-scores using the per-topic ``qid measure mean stddev`` FILE
   --compat 9    reproduce trec_eval 9.0.8 (pytrec_eval): 32-bit score ranking, +0.9 iprec
                 cutoffs, no rbp/unj in all_trec, -c topics not printed
-  -h            this help; -v the version
+  -h            this help; with -m, each measure's help too (-h -m P, -h -m official)
+  -v            the version
 
 Output is trec_eval's, byte for byte (``rbp`` aside: trec_eval's own values come from
 uninitialised memory).  A run file ``-`` is read from standard input.  Where trec_eval 10
@@ -159,7 +160,7 @@ def _set_value(opts: Options, flag: str, value: str) -> None:
 def run_trec_eval(args: list[str], out=None, err=None) -> int:
     """Run the command; returns the exit status."""
     from workbench.metrics.evaluation import CannotEvaluate
-    from workbench.metrics.names import MeasureError
+    from workbench.metrics.names import MeasureError, measure_help
     from workbench.trec.errors import TrecFormatError
 
     out = out or sys.stdout
@@ -171,6 +172,12 @@ def run_trec_eval(args: list[str], out=None, err=None) -> int:
         return 1
     if opts.help:
         out.write(__doc__ or "")
+        if opts.measures:  # as trec_eval: the help of each measure named with -m
+            try:
+                out.write(measure_help(opts.measures, opts.compat))
+            except MeasureError as error:
+                err.write(f"trec_eval: {error}\n")
+                return 1
         return 0
     if opts.version:
         out.write(f"workbench trec-eval {__version__} (trec_eval 10.0 / 9.0.8 compatible)\n")
@@ -216,7 +223,7 @@ def _evaluate_all(opts: Options, out, err) -> None:
 
             zscores = read_zscores(opts.zscores)
         for path in run_paths:
-            run = read_run(path, check_duplicates=False)
+            run = read_run(path, check_duplicates=False, ranks=False)
             _print_qrels_run(opts, measures, qrels, run, path, zscores, out, err)
         return
     if opts.rel_format == "qrels_jg":
@@ -241,7 +248,7 @@ def _evaluate_all(opts: Options, out, err) -> None:
     from workbench.metrics.report import format_line
 
     for path in run_paths:
-        run = read_run(path, check_duplicates=False)
+        run = read_run(path, check_duplicates=False, ranks=False)
         if not opts.complete:
             for qid in sorted(judged - set(run.topics())):
                 _warn_missing(err, qid, path)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from workbench.trec.keys import docno_hash, group_keys, starts_of_runs
@@ -50,6 +52,14 @@ class KeyTable:
         return result
 
 
+# One table per Qrels object while it lives (several runs are matched against the same qrels).
+_TABLES: weakref.WeakKeyDictionary[Qrels, KeyTable] = weakref.WeakKeyDictionary()
+
+
 def match_table(qrels: Qrels) -> KeyTable:
     """The (topic index, docno) keys of the qrels' grouped entries, for matching run rows."""
-    return KeyTable(group_keys(docno_hash(qrels.grouped_docnos), qrels.grouped_topic))
+    table = _TABLES.get(qrels)
+    if table is None:
+        table = KeyTable(group_keys(docno_hash(qrels.grouped_docnos), qrels.grouped_topic))
+        _TABLES[qrels] = table
+    return table

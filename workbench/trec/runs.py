@@ -158,15 +158,20 @@ def read_run(
     name: str | None = None,
     limits: IdLimits = NO_LIMITS,
     check_duplicates: bool = True,
+    ranks: bool = True,
 ) -> Run:
     """Parse a run (``qid Q0 docno rank score tag``; extra fields ignored, as trec_eval).
 
     The tag is that of the last line.  A docno twice in one topic is an error (unless
     ``check_duplicates`` is false: trec_eval only fails on the topics it evaluates), and so is
     a qid, docno or tag longer than ``limits`` (by default any length, as trec_eval).
+    ``ranks=False``: the rank column, which evaluation ignores, is not read (``Run.ranks``
+    are then 0), which saves time and memory on large runs.
     """
     path = name or _source_name(source)
-    parsed = _read_run(source, path, limits, strict=False)
+    parsed = _read_run(
+        source, path, limits, strict=False, ranks=ranks, line_numbers=check_duplicates
+    )
     if check_duplicates:
         _check_run_duplicates(source, path, parsed.run, parsed.line_numbers)
     return parsed.run
@@ -226,12 +231,19 @@ def read_runs(
 
 class _ParsedRun(NamedTuple):
     run: Run  # not yet checked for duplicates
-    line_numbers: np.ndarray  # per row of the run
+    line_numbers: np.ndarray  # per row of the run (empty when not asked for)
     tags: list[str]  # distinct tags in order of appearance (strict reading only)
     tag_codes: np.ndarray  # per row, the index of its tag in ``tags`` (strict reading only)
 
 
-def _read_run(source: Source, path: str, limits: IdLimits, strict: bool) -> _ParsedRun:
+def _read_run(
+    source: Source,
+    path: str,
+    limits: IdLimits,
+    strict: bool,
+    ranks: bool = True,
+    line_numbers: bool = True,
+) -> _ParsedRun:
     total_bytes = _source_size(source)
     columns: dict[str, _Column] = {}
     seg_starts: list[int] = []
@@ -261,9 +273,13 @@ def _read_run(source: Source, path: str, limits: IdLimits, strict: bool) -> _Par
             "docnos": docnos,
             "hashes": docno_hash(docnos),
             "scores": _numbers(lines, path, 4, "score"),
-            "ranks": _numbers(lines, path, 3, "rank", integer=True) if strict else _ranks(lines),
-            "lines": lines.line_numbers.astype(np.int32),
         }
+        if strict:
+            chunk["ranks"] = _numbers(lines, path, 3, "rank", integer=True)
+        elif ranks:
+            chunk["ranks"] = _ranks(lines)
+        if line_numbers:
+            chunk["lines"] = lines.line_numbers.astype(np.int32)
         if strict:
             chunk["tags"] = _tag_codes(lines, path, limits, tag_codes)
         if not columns:
@@ -299,12 +315,14 @@ def _read_run(source: Source, path: str, limits: IdLimits, strict: bool) -> _Par
     tags = _decode(tag_codes)
     if strict and tags:
         tag = tags[0] if len(tags) == 1 else tag
+    # unread ranks: zeros from calloc, so no memory is touched until they are
+    rank_column = kept["ranks"] if "ranks" in columns or not n_rows else np.zeros(n_rows, np.int64)
     run = Run(
         topics,
         offsets,
         kept["docnos"],
         kept["scores"],
-        kept["ranks"],
+        rank_column,
         tag,
         docno_hashes=kept["hashes"],
     )

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator
 from typing import BinaryIO, NamedTuple, TextIO, cast
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from workbench.limits import at_most
 from workbench.trec.errors import UTF8, WITHOUT_NUL, TrecFormatError
@@ -24,6 +25,8 @@ Source = str | os.PathLike | BinaryIO | TextIO  # a text stream must be an io.Te
 _CHUNK_BYTES = 1 << 23
 _HASH = ord("#")
 _PADDING = bytes(64)
+# 1 for the field separators (space, \t, \n, \v, \f, \r), indexed by byte value
+_SEPARATOR = bytes(int(b == 32 or 9 <= b <= 13) for b in range(256))
 
 
 def _source_name(source: Source) -> str:
@@ -78,6 +81,14 @@ class _Lines(NamedTuple):
     ends: np.ndarray
     line_offsets: np.ndarray  # byte offset of each kept line's start
     line_ends: np.ndarray  # byte offset of each kept line's newline
+    width: int = 0  # when every line has this many fields: token k of line i is i * width + k
+
+    def bounds(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Start and end offsets of field k (0-based) of every line."""
+        if self.width:  # strided views, no gather
+            return self.starts[k :: self.width], self.ends[k :: self.width]
+        tokens = self.first + k
+        return self.starts[tokens], self.ends[tokens]
 
 
 def _tokenise(
@@ -91,16 +102,15 @@ def _tokenise(
     n = len(chunk)
     buf = np.frombuffer(chunk + _PADDING, dtype=np.uint8)
     body = buf[:n]
-    space = np.empty(n + 1, dtype=bool)
-    space[0] = True  # a virtual blank before the chunk
-    np.logical_or(body == 32, (body >= 9) & (body <= 13), out=space[1:])
+    # separators as 1 bytes, with a virtual one before the chunk (bytes.translate: one pass)
+    space = np.frombuffer(b"\x01" + chunk.translate(_SEPARATOR), dtype=np.bool_)
     edges = np.flatnonzero(space[1:] != space[:-1])  # token starts and ends alternate
     starts = edges[0::2]
     ends = edges[1::2]
     newlines = np.flatnonzero(body == 10)
-    nul = np.flatnonzero(body == 0)
-    if len(nul):
-        i = int(np.searchsorted(newlines, nul[0]))
+    nul = chunk.find(b"\0")
+    if nul >= 0:
+        i = int(np.searchsorted(newlines, nul))
         start = int(newlines[i - 1]) + 1 if i else 0
         text = chunk[start : int(newlines[i])].decode("utf-8", "replace")
         raise TrecFormatError(path, first_line_number + i, text, WITHOUT_NUL)
@@ -110,14 +120,15 @@ def _tokenise(
     line_offsets[1:] = newlines[:-1] + 1
     numbers = np.arange(first_line_number, first_line_number + n_lines)
     if width and len(starts) == width * n_lines:
-        first = np.arange(0, len(starts), width)
+        line_starts = starts[::width]
         if (
-            np.all(starts[first] >= line_offsets)
-            and np.all(ends[first + width - 1] <= newlines)
-            and not np.any(buf[starts[first]] == _HASH)
+            np.all(line_starts >= line_offsets)
+            and np.all(ends[width - 1 :: width] <= newlines)
+            and not np.any(buf[line_starts] == _HASH)
         ):
             counts = np.full(n_lines, width, dtype=np.int64)
-            lines = _Lines(buf, numbers, counts, first, starts, ends, line_offsets, newlines)
+            first = np.arange(0, len(starts), width)
+            lines = _Lines(buf, numbers, counts, first, starts, ends, line_offsets, newlines, width)
             return lines, n_lines
     tokens_before = np.searchsorted(starts, newlines)
     counts = np.diff(tokens_before, prepend=0)
@@ -181,6 +192,10 @@ def _columns(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarra
     width = max(int(lengths.max()) if len(lengths) else 1, 1)
     if width > len(_PADDING):
         buf = np.concatenate((buf, np.zeros(width, dtype=np.uint8)))
+    if width > 4:  # wide tokens: copy each token's bytes at once (a row of a window view)
+        tokens = sliding_window_view(buf, width)[starts]
+        tokens *= np.arange(width) < lengths[:, None]
+        return tokens.T
     columns = np.empty((width, len(starts)), dtype=np.uint8)
     for j in range(width):
         column = buf[starts + j]
@@ -200,12 +215,13 @@ def _gather(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray
 
 
 def _field_columns(lines: _Lines, k: int) -> np.ndarray:
-    tokens = lines.first + k
-    return _columns(lines.buf, lines.starts[tokens], lines.ends[tokens])
+    return _columns(lines.buf, *lines.bounds(k))
 
 
 def _field(lines: _Lines, k: int, rows: np.ndarray | None = None) -> np.ndarray:
-    tokens = lines.first + k if rows is None else lines.first[rows] + k
+    if rows is None:
+        return _gather(lines.buf, *lines.bounds(k))
+    tokens = lines.first[rows] + k
     return _gather(lines.buf, lines.starts[tokens], lines.ends[tokens])
 
 
@@ -333,8 +349,8 @@ def _check_lengths(
     """
     if limit is None or values.dtype.itemsize <= limit:
         return
-    tokens = lines.first + k
-    for i in np.flatnonzero(lines.ends[tokens] - lines.starts[tokens] > limit):
+    starts, ends = lines.bounds(k)
+    for i in np.flatnonzero(ends - starts > limit):
         if len(_decode([bytes(values[i])])[0]) > limit:
             raise _fail(path, lines, int(i), f"{at_most(what, limit)} as field {k + 1}")
 
