@@ -108,6 +108,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         assess,
         auth,
         db,
+        errors,
         querylogs,
         report_jobs,
         reports,
@@ -117,6 +118,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     db.init_app(app)
     report_jobs.init_app(app)
     security.init_app(app)
+    errors.register_error_handlers(app)
     app.register_blueprint(auth.bp)
     app.register_blueprint(assess.bp)
     app.register_blueprint(admin.bp)
