@@ -235,17 +235,19 @@ def _fast_decimal(columns: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarr
     value = mantissa / 10^k, correctly rounded (as strtod) when the mantissa has at most 15
     digits and k <= 22; other tokens (exponents, inf, junk) are not ``exact``.
     """
+    columns = np.ascontiguousarray(columns)  # rows: one byte position of every token
     n = columns.shape[1]
     mantissa = np.zeros(n, dtype=np.int64)
-    n_digits = np.zeros(n, dtype=np.int64)
-    n_dots = np.zeros(n, dtype=np.int64)
-    fraction = np.zeros(n, dtype=np.int64)
+    n_digits = np.zeros(n, dtype=np.int32)
+    n_dots = np.zeros(n, dtype=np.int32)
+    fraction = np.zeros(n, dtype=np.int32)
     bad = np.zeros(n, dtype=bool)
     negative = columns[0] == 45
     for j, column in enumerate(columns):
-        value = column.astype(np.int64) - 48
-        digit = (value >= 0) & (value <= 9)
-        mantissa = np.where(digit, mantissa * 10 + value, mantissa)
+        value = column - np.uint8(48)  # uint8: the bytes below "0" wrap to above 9
+        digit = value <= 9
+        np.multiply(mantissa, 10, out=mantissa, where=digit)
+        np.add(mantissa, value, out=mantissa, where=digit)
         n_digits += digit
         dot = column == 46
         n_dots += dot
