@@ -188,14 +188,18 @@ def import_documents(
 ) -> None:
     """Documents: JSONL {"docno","title","text",...} or TREC <DOC> SGML (.gz too), streamed."""
     _campaign_exists(ctx, campaign_name)
-    prepared = _read_first(lambda: importing.prepare_documents(files, format=fmt))
-    with transaction(ctx) as session:
-        target = campaigns.get_campaign(session, campaign_name)
-        report(
-            importing.import_documents(
-                session, target, prepared, only_pooled=only_pooled, replace=replace
+    store = get_store(ctx)
+    staged = _read_first(lambda: importing.stage_documents(store, files, format=fmt))
+    try:
+        with transaction(ctx) as session:
+            target = campaigns.get_campaign(session, campaign_name)
+            report(
+                importing.import_documents(
+                    session, target, staged, only_pooled=only_pooled, replace=replace
+                )
             )
-        )
+    finally:
+        importing.discard_staged(store, staged.batch)
 
 
 @import_group.command("runs")

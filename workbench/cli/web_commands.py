@@ -82,8 +82,7 @@ def user_role(ctx: click.Context, name: str, role: str) -> None:
 @click.argument("name")
 @click.pass_context
 def user_token(ctx: click.Context, name: str) -> None:
-    """Issue a new API token for user NAME (replaces the old one; printed once). A running
-    server's workers cache tokens: the old one stops working there within 5 s."""
+    """Issue a new API token for user NAME (replaces the old one at once; printed once)."""
     with transaction(ctx) as session:
         secret = user_service.new_api_token(session, user_service.get_user(session, name))
     click.echo(secret)

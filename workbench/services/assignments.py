@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from workbench.pooling import PRESENTATION_ORDERS
 from workbench.services import adaptive_pools
 from workbench.services.errors import NotFound, ServiceError
-from workbench.services.importing import listed
+from workbench.services.topics import listed
 from workbench.store.models import Assignment, Pool, PoolEntry, User
 
 ORDERS = PRESENTATION_ORDERS

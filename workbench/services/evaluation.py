@@ -33,7 +33,6 @@ from workbench.metrics import MeasureError, evaluate, interpolated_precision_rec
 from workbench.relevance import is_relevant
 from workbench.services import pools
 from workbench.services.errors import ServiceError
-from workbench.services.importing import load_run
 from workbench.services.judgements import current_judgements
 from workbench.services.qrels import IncompleteQrels, campaign_qrels, has_final_labels
 from workbench.store.models import (
@@ -45,6 +44,7 @@ from workbench.store.models import (
     Run,
     User,
 )
+from workbench.store.runs import load_run
 from workbench.trec import read_qrels
 
 QrelsDict = dict[str, dict[str, int]]
@@ -97,7 +97,8 @@ def resolve_qrels(
     if spec == "final":
         if not has_final_labels(session, campaign):
             raise ServiceError(
-                f"campaign {campaign.name!r} has no final labels yet: run `workbench adjudicate`"
+                f"campaign {campaign.name!r} has no final labels yet: adjudicate first (apply a "
+                "merge rule, or decide in the adjudication queue)"
             )
         final = campaign_qrels(session, campaign, final=True, allow_incomplete=allow_incomplete)
         return NamedQrels("final", final.qrels, final.notes())

@@ -19,13 +19,7 @@ from sqlalchemy.orm import Session
 
 from workbench import limits, pooling
 from workbench.services.errors import NotFound, ServiceError
-from workbench.services.importing import (
-    bulk_insert,
-    campaign_qids,
-    chosen_topics,
-    decode_run_topic,
-    listed,
-)
+from workbench.services.topics import campaign_qids, chosen_topics, listed
 from workbench.store.models import (
     Campaign,
     Document,
@@ -36,6 +30,7 @@ from workbench.store.models import (
     RunTopic,
     utcnow,
 )
+from workbench.store.runs import bulk_insert, decode_run_topic
 
 DEFAULT_STRATA = "10:1.0,30:0.2,100:0.05"
 MAX_GROWTH_DEPTH = 1000

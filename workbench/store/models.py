@@ -146,6 +146,24 @@ class Document(Base):
     extra: Mapped[dict[str, Any]] = mapped_column(default=dict)
 
 
+class StagedDocument(Base):
+    """A document read for an import that is not visible yet (`services.importing`): the
+    rows of one import share `batch`; its final transaction copies them into `documents`,
+    after which they are deleted. Rows of an import that died are deleted after a day."""
+
+    __tablename__ = "staged_documents"
+    __table_args__ = (UniqueConstraint("batch", "docno"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    batch: Mapped[str] = mapped_column(String(32))
+    source: Mapped[str] = mapped_column(String(limits.FILE_NAME), default="")
+    docno: Mapped[str] = mapped_column(String(limits.DOCNO))
+    title: Mapped[str] = mapped_column(Text, default="")
+    text: Mapped[str] = mapped_column(Text, default="")
+    extra: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    staged_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+
+
 class Run(Base):
     """A submitted run, kept whole: its lines are stored per topic in RunTopic blobs."""
 

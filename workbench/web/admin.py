@@ -12,11 +12,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from flask import abort, current_app, flash, redirect, render_template, request, send_file, url_for
+from flask import abort, flash, redirect, render_template, request, send_file, url_for
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
-from werkzeug.datastructures import FileStorage
-from werkzeug.utils import secure_filename
 
 from workbench import pooling
 from workbench.services import assignments as assignment_service
@@ -38,8 +36,14 @@ from workbench.trec import TrecFormatError
 from workbench.web.db import get_store
 from workbench.web.downloads import export_file
 from workbench.web.inputs import form_int
-from workbench.web.security import admin_blueprint, token_cache
-from workbench.web.uploads import upload_folder
+from workbench.web.security import admin_blueprint
+from workbench.web.uploads import (
+    TASK_UPLOADS,
+    import_in_background,
+    named,
+    save_uploads,
+    upload_folder,
+)
 
 bp = admin_blueprint("admin", __name__, "/admin")
 UPLOAD_KINDS = ("topics", "documents", "runs", "qrels")
@@ -147,26 +151,6 @@ def campaign(campaign_id: int):
 # --- uploads ----------------------------------------------------------------------------
 
 
-def _saved(files: list[FileStorage], folder: Path) -> list[Path]:
-    """Store uploads under their own (sanitised, at most 100 characters, the end kept for the
-    suffixes) names so importer messages name them."""
-    paths = []
-    for number, upload in enumerate(files):
-        name = secure_filename(upload.filename or "")[-100:] or f"upload-{number}"
-        path = folder / f"{number}" / name
-        path.parent.mkdir()
-        upload.save(path)
-        paths.append(path)
-    return paths
-
-
-def _named(message: str, paths: list[Path]) -> str:
-    """The importer's message with each temporary upload path shown as the uploaded name."""
-    for path in paths:
-        message = message.replace(str(path), path.name)
-    return message
-
-
 def _topics(form: Any) -> list[str] | None:
     """The form's topic subset (a 'topics' text of qids, or 'topics' choices); None: all."""
     chosen = [qid for text in form.getlist("topics") for qid in text.replace(",", " ").split()]
@@ -177,33 +161,25 @@ def _importer(kind: str, form: Any) -> Callable[[Session, Campaign, list[Any]], 
     if kind == "topics":
         fmt = form.get("format") or None
         return lambda s, c, paths: [importing.import_topics(s, c, p, format=fmt) for p in paths]
-    if kind == "documents":
-        only = form.get("only_pooled") == "1"
-        replace = form.get("replace") == "1"
-        return lambda s, c, paths: [
-            importing.import_documents(s, c, paths, only_pooled=only, replace=replace)
-        ]
-    if kind == "runs":
-        options = {
-            "replace": form.get("replace") == "1",
-            "group": form.get("group", "").strip(),
-            "contributes": form.get("contributes", "1") == "1",
-            "split_tags": form.get("split_tags") == "1",
-            "topics": _topics(form),
-            "skip_unknown_topics": form.get("skip_unknown_topics") == "1",
-        }
-        return lambda s, c, paths: [importing.import_runs(s, c, paths, **options)]
     name = form.get("name", "").strip() or None
     return lambda s, c, paths: [importing.import_qrels(s, c, p, name=name) for p in paths]
 
 
-def _prepared(kind: str, paths: list[Path], form: Any) -> list[Any]:
-    """Large uploads (runs, documents) read and checked before the write transaction."""
-    if kind == "runs":
-        return importing.prepare_runs(paths, split_tags=form.get("split_tags") == "1")
+def _task_options(kind: str, form: Any) -> dict[str, Any]:
+    """The import options of a run or document upload (imported by a task)."""
     if kind == "documents":
-        return importing.prepare_documents(paths)
-    return paths
+        return {
+            "only_pooled": form.get("only_pooled") == "1",
+            "replace": form.get("replace") == "1",
+        }
+    return {
+        "replace": form.get("replace") == "1",
+        "group": form.get("group", "").strip(),
+        "contributes": form.get("contributes", "1") == "1",
+        "split_tags": form.get("split_tags") == "1",
+        "topics": _topics(form),
+        "skip_unknown_topics": form.get("skip_unknown_topics") == "1",
+    }
 
 
 @bp.post("/campaigns/<int:campaign_id>/upload/<kind>")
@@ -214,24 +190,26 @@ def upload(campaign_id: int, kind: str):
     if not files:
         flash("Choose at least one file to upload.", "error")
         return back_to("admin.campaign", campaign_id=campaign_id)
+    if kind in TASK_UPLOADS:  # large: read and imported outside the request
+        shown = import_in_background(campaign_id, kind, files, _task_options(kind, request.form))
+        return shown if shown is not None else (campaign(campaign_id), 400)
     run_import = _importer(kind, request.form)
     with upload_folder() as folder:
-        paths = _saved(files, Path(folder))
+        paths = save_uploads(files, Path(folder))
         try:
-            prepared = _prepared(kind, paths, request.form)  # before the write transaction
             with get_store().session() as session:
-                reports = run_import(session, campaign_or_404(session, campaign_id), prepared)
+                reports = run_import(session, campaign_or_404(session, campaign_id), paths)
         except (ServiceError, TrecFormatError) as error:
-            flash(_named(str(error), paths), "error")
+            flash(named(str(error), paths), "error")
             return campaign(campaign_id), 400  # a refused file: the page and its message
         except (EOFError, OSError, zlib.error) as error:  # a corrupt or truncated .gz
-            flash(_named(f"cannot read the upload: {error}; nothing was imported", paths), "error")
+            flash(named(f"cannot read the upload: {error}; nothing was imported", paths), "error")
             return campaign(campaign_id), 400
         else:
             for report in reports:
                 flash(report.summary(), "info")
                 for warning in report.warnings:
-                    flash(_named(warning, paths), "warning")
+                    flash(named(warning, paths), "warning")
     return back_to("admin.campaign", campaign_id=campaign_id)
 
 
@@ -442,13 +420,6 @@ def update_user(user_id: int):
             raise ServiceError(f"unknown action {action!r}")
         name = user.username
         flash(f"User {name!r} updated ({action}).", "info")
-        if action in ("token", "active"):
-            flash(
-                f"The change reaches API requests served by other worker processes within "
-                f"{current_app.config['TOKEN_CACHE_SECONDS']:g} s (tokens are cached).",
-                "info",
-            )
-    token_cache().clear()
     if token is not None:
         with get_store().read_session() as session:
             rows = user_service.list_users(session)
