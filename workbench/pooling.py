@@ -37,6 +37,8 @@ from typing import Any, ClassVar, Generic, NamedTuple, Protocol, TypeVar
 import numpy as np
 from scipy import sparse
 
+from workbench.trec.order import trec_order
+
 FUSION_METHODS = ("rrf", "combsum", "borda")
 PRESENTATION_ORDERS = ("random", "docno", "priority")
 RRF_K = 60
@@ -70,13 +72,11 @@ class PooledDocument(NamedTuple):
 def ranked_list(
     docnos: Sequence[str] | Sequence[bytes], scores: np.ndarray, *, limit: int | None = None
 ) -> RankedList:
-    """Order a topic's run lines with the metric module's `trec_order` (first `limit` kept).
+    """Order a topic's run lines with `trec_order` (first `limit` kept).
 
     docnos may be strings or UTF-8 bytes. With a limit k, only the lines scoring at least the
     k-th highest score can be among the first k, so only they are ordered.
     """
-    from workbench.metrics.ranking import trec_order
-
     scores = np.asarray(scores, dtype=np.float64)
     candidates = np.arange(len(scores))
     if limit is not None and limit < len(scores):
