@@ -180,8 +180,15 @@ def gain_table(
 
 
 def ideal_order(r: Ranked, judged_gain: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Judged gains sorted descending within topic; returns (gains, 1-based pos)."""
-    order = np.lexsort((-judged_gain, r.judged_topic))
+    """Judged gains sorted descending within topic; returns (gains, 1-based pos).
+
+    The grades are already descending within topic, so gains that keep their order (the
+    default, gain = grade) need no sort.
+    """
+    topic = r.judged_topic
+    if np.all((judged_gain[1:] <= judged_gain[:-1]) | (topic[1:] != topic[:-1])):
+        return judged_gain, r.judged_pos
+    order = np.lexsort((-judged_gain, topic))
     return judged_gain[order], r.judged_pos
 
 

@@ -10,6 +10,7 @@ negative value.
 from __future__ import annotations
 
 import math
+import weakref
 from functools import cached_property
 
 import numpy as np
@@ -162,7 +163,6 @@ def rank_topics(
         hashes = run.docno_hashes[rows]
     order = segment_trec_order(docnos, scores, offsets, float32=float32)
     q_topic = _index_in(qrels, qids)
-    q_rows, q_offsets = _csr_rows(qrels.offsets, q_topic)
     rel = _lookup(qrels, q_topic, docnos, hashes, offsets)
     if order is not None:
         rel = rel[order]
@@ -178,9 +178,7 @@ def rank_topics(
         rel = rel[keep]
         topic = np.repeat(np.arange(len(qids)), np.diff(offsets))
         offsets = _offsets(np.bincount(topic[keep], minlength=len(qids)))
-    judged_offsets, judged_rel, num_rel, num_nonrel = _judged(
-        qrels.grouped_rels[q_rows], q_offsets, relevance_level
-    )
+    judged_offsets, judged_rel, num_rel, num_nonrel = _judged_of(qrels, q_topic, relevance_level)
     return Ranked(
         qids,
         offsets,
@@ -249,6 +247,28 @@ def _lookup(
         values = qrels.grouped_rels[source[same]]
         rel[hit_rows[same]] = np.where(values < 0, UNJUDGED, values)
     return rel
+
+
+_JudgedParts = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+# Per Qrels object while it lives: the judged parts of each (topics, level) asked for, shared
+# (read-only) by every run evaluated on the same topics.
+_JUDGED: weakref.WeakKeyDictionary[Qrels, dict[tuple[bytes, int], _JudgedParts]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _judged_of(qrels: Qrels, q_topic: np.ndarray, level: int) -> _JudgedParts:
+    """:func:`_judged` of the qrels topics ``q_topic`` (-1: none), computed once per qrels."""
+    cache = _JUDGED.setdefault(qrels, {})
+    key = (q_topic.tobytes(), level)
+    parts = cache.get(key)
+    if parts is None:
+        q_rows, q_offsets = _csr_rows(qrels.offsets, q_topic)
+        parts = _judged(qrels.grouped_rels[q_rows], q_offsets, level)
+        for array in parts:
+            array.flags.writeable = False
+        cache[key] = parts
+    return parts
 
 
 def _judged(
