@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import textwrap
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, NamedTuple
 
 from workbench.metrics.extra import EXTRA_FAMILIES
@@ -162,6 +162,11 @@ def resolve(names: list[str] | tuple[str, ...], compat: int = 10) -> list[Measur
     A family named twice keeps the first parameters given (as trec_eval's ``-m``: a later
     ``-m P.5`` or a plain ``-m P`` changes nothing once ``-m P.10`` is given).
     """
+    return list(_resolve(tuple(names), compat))
+
+
+@lru_cache(maxsize=64)  # one parse for the many runs of one command
+def _resolve(names: tuple[str, ...], compat: int) -> tuple[Measure, ...]:
     chosen: dict[str, Measure] = {}
     extra: dict[str, Measure] = {}
     for name in names:
@@ -184,7 +189,7 @@ def resolve(names: list[str] | tuple[str, ...], compat: int = 10) -> list[Measur
         )
     order = family_order(compat)
     ordered = sorted(chosen.values(), key=lambda m: order.index(m.name))
-    return ordered + list(extra.values())
+    return (*ordered, *extra.values())
 
 
 def measure_help(names: list[str], compat: int = 10) -> str:
