@@ -25,8 +25,6 @@ Source = str | os.PathLike | BinaryIO | TextIO  # a text stream must be an io.Te
 _CHUNK_BYTES = 1 << 23
 _HASH = ord("#")
 _PADDING = bytes(64)
-# 1 for the field separators (space, \t, \n, \v, \f, \r), indexed by byte value
-_SEPARATOR = bytes(int(b == 32 or 9 <= b <= 13) for b in range(256))
 
 
 def _source_name(source: Source) -> str:
@@ -102,12 +100,15 @@ def _tokenise(
     n = len(chunk)
     buf = np.frombuffer(chunk + _PADDING, dtype=np.uint8)
     body = buf[:n]
-    # separators as 1 bytes, with a virtual one before the chunk (bytes.translate: one pass)
-    space = np.frombuffer(b"\x01" + chunk.translate(_SEPARATOR), dtype=np.bool_)
+    # separators (space, \t to \r), with a virtual one before the chunk
+    space = np.empty(n + 1, dtype=np.bool_)
+    space[0] = True
+    np.less_equal(body - np.uint8(9), 4, out=space[1:])
+    space[1:] |= body == 32
     edges = np.flatnonzero(space[1:] != space[:-1])  # token starts and ends alternate
     starts = edges[0::2]
     ends = edges[1::2]
-    newlines = np.flatnonzero(body == 10)
+    newlines = _newlines(body, ends, width)
     nul = chunk.find(b"\0")
     if nul >= 0:
         i = int(np.searchsorted(newlines, nul))
@@ -148,6 +149,17 @@ def _tokenise(
         newlines[keep],
     )
     return lines, n_lines
+
+
+def _newlines(body: np.ndarray, ends: np.ndarray, width: int) -> np.ndarray:
+    """Offsets of the newlines; when each line's last field ends at its newline (the usual
+    case: as many newlines as lines of ``width`` fields), they follow from the token ends."""
+    n_newlines = int(np.count_nonzero(body == 10))
+    if width and len(ends) == width * n_newlines:
+        last = ends[width - 1 :: width]
+        if np.all(body[last] == 10):
+            return last.copy()
+    return np.flatnonzero(body == 10)
 
 
 def check_utf8(data: bytes, path: str, first_line_number: int = 1) -> None:
