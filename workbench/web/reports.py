@@ -33,12 +33,14 @@ from workbench.store.models import Campaign, Document, Topic, User
 from workbench.web.db import get_store
 from workbench.web.downloads import content_disposition
 from workbench.web.images import svg_image
+from workbench.web.inputs import form_int
 from workbench.web.report_jobs import page_job, request_page
 from workbench.web.security import admin_blueprint
 
 bp = admin_blueprint("reports", __name__, "/reports")
 SNIPPET_CHARS = 600
 BOOTSTRAP_RESAMPLES = 1000  # app config REPORT_BOOTSTRAP_RESAMPLES overrides
+MAX_BOOTSTRAP_RESAMPLES = 10_000
 
 
 @bp.get("/")
@@ -64,7 +66,11 @@ def _agreement_page(
 
     progress("agreement with bootstrap intervals")
     report = agreement_report(
-        session, campaign, graded=params["graded"], n_bootstrap=params["n_bootstrap"]
+        session,
+        campaign,
+        graded=params["graded"],
+        n_bootstrap=params["n_bootstrap"],
+        seed=params.get("seed", 0),
     )
     progress("confusion matrices")
     heatmaps = [
@@ -79,6 +85,7 @@ def _agreement_page(
     return {
         "campaign": {"id": campaign.id, "name": campaign.name},
         "graded": params["graded"],
+        "params": params,
         "report": report,
         "groups": groups_table(report),
         "pairs": pairs_table(report.per_pair, report, title="Agreement per pair of assessors"),
@@ -93,8 +100,20 @@ page_job("agreement", _agreement_page)
 
 
 def _agreement_request() -> dict[str, Any]:
-    n_bootstrap = current_app.config.get("REPORT_BOOTSTRAP_RESAMPLES", BOOTSTRAP_RESAMPLES)
-    return {"graded": request.args.get("graded") == "1", "n_bootstrap": int(n_bootstrap)}
+    """Binary or graded agreement and the bootstrap's resamples (0: no intervals; default
+    the app's REPORT_BOOTSTRAP_RESAMPLES) and seed, as `workbench agreement` takes them."""
+    default = int(current_app.config.get("REPORT_BOOTSTRAP_RESAMPLES", BOOTSTRAP_RESAMPLES))
+    return {
+        "graded": request.args.get("graded") == "1",
+        "n_bootstrap": form_int(
+            request.args.get("bootstrap"),
+            "bootstrap resamples",
+            minimum=0,
+            maximum=MAX_BOOTSTRAP_RESAMPLES,
+            default=default,
+        ),
+        "seed": form_int(request.args.get("seed"), "seed", minimum=0, default=0),
+    }
 
 
 @bp.get("/<int:campaign_id>/agreement")
@@ -190,11 +209,18 @@ def _evaluation_request() -> dict[str, Any]:
 
     measures = [m for m in request.args.getlist("measure") if m.strip()]
     measures += [m for m in request.args.get("measures", "").replace(",", " ").split() if m]
+    alpha = request.args.get("alpha", "").strip()
+    try:
+        chosen_alpha = float(alpha) if alpha else 0.05
+    except ValueError:
+        raise ServiceError(f"alpha must be a number between 0 and 1; got {alpha[:40]!r}") from None
     return EvaluationRequest(
         qrels=request.args.get("qrels", "final"),
         measures=tuple(measures),
         test=request.args.get("test", "t"),
         correction=request.args.get("correction", "holm"),
+        alpha=chosen_alpha,
+        relevance_level=form_int(request.args.get("level"), "relevance level", minimum=0),
         topic_set=request.args.get("topic_set", "all"),
         allow_incomplete=request.args.get("allow_incomplete") == "1",
         tukey=True,
