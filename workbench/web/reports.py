@@ -425,7 +425,7 @@ def decide(campaign_id: int):
                 reason=request.form.get("reason", ""),
                 adjudicator=adjudicator,
             )
-        flash(f"Final grade {grade} recorded for {request.form.get('docno')}.", "ok")
+        flash(f"Final grade {grade} recorded for {request.form.get('docno')}.", "info")
     except ServiceError as error:
         flash(str(error), "error")
     return _back(campaign_id, choice)
@@ -440,7 +440,7 @@ def apply(campaign_id: int):
     try:
         with get_store().session() as session:
             summary = apply_rule(session, _campaign(session, campaign_id), **choice)
-        flash(summary.message(), "ok")
+        flash(summary.message(), "info")
     except ServiceError as error:
         flash(str(error), "error")
     return _back(campaign_id, choice)
