@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 
 from workbench import trec
 from workbench.reports.tables import csv_safe
+from workbench.services import adaptive_pools
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.judgements import current_judgements
 from workbench.services.pools import qid_key
@@ -113,6 +114,8 @@ def export_qrels(
 
     Where documents lack a label (`qrels_completeness`) it raises IncompleteQrels, unless
     allow_incomplete: then the file opens with `#` comment lines that say so (the count).
+    Qrels of a campaign with an adaptive pool open with `#` lines naming its strategy and
+    budget (`adaptive_pools.export_header`).
     """
     labels, completeness = qrels_labels(session, campaign, assessor=assessor, final=final)
     if not completeness.complete and not allow_incomplete:
@@ -126,6 +129,7 @@ def export_qrels(
         ordered.setdefault(qid, {})[docno] = labels[(qid, docno)]
     if not completeness.complete:
         dest.write(incomplete_header(completeness))
+    dest.write(adaptive_pools.export_header(session, campaign))
     trec.write_qrels(ordered, dest)
     return len(labels)
 
@@ -266,6 +270,8 @@ def export_judgement_log(
     """Write every judgement event of the campaign, oldest first, as CSV or a JSON list.
 
     revision numbers an assessor's judgements of one document: 1, 2, ... Returns the row count.
+    The CSV of a campaign with an adaptive pool opens with `#` lines naming its strategy and
+    budget (the JSON form: GET /api/v1/campaigns/<id>/adaptive-provenance).
     """
     if fmt not in ("csv", "json"):
         raise ServiceError(f"unknown log format {fmt!r}; expected csv or json")
@@ -299,6 +305,7 @@ def export_judgement_log(
         json.dump(records, dest, indent=1)
         dest.write("\n")
     else:
+        dest.write(adaptive_pools.export_header(session, campaign))
         writer = csv.DictWriter(dest, fieldnames=LOG_FIELDS, lineterminator="\n")
         writer.writeheader()
         writer.writerows({k: csv_safe(v) for k, v in record.items()} for record in records)
