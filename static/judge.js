@@ -16,6 +16,7 @@
   var ME_URL = root.dataset.me;
   var LOGIN_URL = root.dataset.login;
   var USERNAME = root.dataset.username;
+  var ADAPTIVE = root.dataset.adaptive === "1";  // the next batch comes once these are judged
   var IDLE_MS = parseInt(root.dataset.idleMs, 10) || 60000;
   var BREAK_MS = parseInt(root.dataset.breakMs, 10) || 0;  // 0: no break reminders
   var sinceBreakMs = 0;      // active time since the last break (a long pause is one)
@@ -40,6 +41,7 @@
   var lastTick = Date.now();
   var userTerms = loadTerms();
   var gradeByKey = {};
+  var moreAskedFor = -1;     // adaptive: the total for which the next batch was asked
 
   // ---------- helpers ----------
   function uuid() {
@@ -195,6 +197,7 @@
         backoffMs = 0; failureText = "";
         confirmSaved(entry, result.body.judgement);
         pump();
+        askForMore();
       } else if (result.status >= 500 || result.status === 429 || result.status === 408) {
         retryLater("the server answered " + result.status);
       } else if (result.status === 401 || result.status === 403 ||
@@ -308,6 +311,38 @@
     failureText = "Not saved: " + message;
     renderMap(); renderProgress();
     if (entry.position === position) renderJudgement();
+  }
+  // ---------- adaptive pools: the next batch once every chosen document is judged and saved
+  function askForMore() {
+    if (!ADAPTIVE || queue.length || sending || moreAskedFor === state.total) return;
+    if (state.judgements.filter(Boolean).length < state.total) return;
+    moreAskedFor = state.total;
+    $("more-status").textContent = "Fetching the next documents…";
+    api(API).then(function (r) {
+      if (!r.ok) throw new Error("the server answered " + r.status);
+      return r.json();
+    }).then(function (data) {
+      if (queue.length) { moreAskedFor = -1; return; }  // judged meanwhile: ask once saved
+      if (data.total <= state.total) {
+        $("more-status").textContent = "The topic is finished: no more documents to judge.";
+        return;
+      }
+      var first = state.total;
+      state.total = data.total;
+      docs = {};  // positions may be new (another judge's sample is reshuffled)
+      state.judgements = data.judgements.map(function (j) {
+        return j && {grade: j.grade, cannot_judge: j.cannot_judge, comment: j.comment, saved: true};
+      });
+      $("total").textContent = state.total;
+      $("progress").max = state.total;
+      renderProgress();
+      var p = nextUnjudged(first - 1);
+      go(p >= 0 ? p : first);
+    }).catch(function (error) {
+      moreAskedFor = -1;
+      $("more-status").textContent = "Could not fetch the next documents (" + error.message +
+        "); reload the page to try again.";
+    });
   }
   function renderStatus() {
     var el = $("save-status");
@@ -513,7 +548,13 @@
     if (!state.total) { $("doc-text").textContent = "This topic has no documents to judge."; return; }
     var fromHash = parseInt((location.hash || "").slice(1), 10) - 1;
     go(fromHash >= 0 && fromHash < state.total ? fromHash : state.position);
+    if (ADAPTIVE && !queue.length && state.judgements.filter(Boolean).length === state.total) {
+      // loading the page asked for the next batch already: there is none
+      moreAskedFor = state.total;
+      $("more-status").textContent = "The topic is finished: no more documents to judge.";
+    }
     pump();
+    askForMore();
   }).catch(function () {
     $("save-status").textContent = "Could not load this topic; reload the page.";
   });
