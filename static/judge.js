@@ -391,19 +391,25 @@
     $("cannot-panel").hidden = false;
     $("cannot-reason").focus();
   }
-  function closeCannot() { $("cannot-panel").hidden = true; }
+  function closeCannot() { $("cannot-panel").hidden = true; $("cannot-error").textContent = ""; }
   $("cannot-button").addEventListener("click", openCannot);
   $("cannot-cancel").addEventListener("click", closeCannot);
-  $("cannot-save").addEventListener("click", function () {
+  function saveCannot() {
     var reason = $("cannot-reason").value;
     if (reason === "other") reason = $("cannot-other").value.trim();
-    if (!reason) { $("cannot-other").focus(); return; }
+    if (!reason) {
+      $("cannot-error").textContent = "Not saved: write the reason in the box after " +
+        "\u201cOther\u201d (an empty reason cannot be saved).";
+      $("cannot-other").focus();
+      return;
+    }
     closeCannot();
     $("cannot-other").value = "";
     document.activeElement.blur();
     record(null, reason);
     if (position < state.total - 1) go(position + 1);
-  });
+  }
+  $("cannot-save").addEventListener("click", saveCannot);
   function saveComment() {
     var current = state.judgements[position];
     if (!current) {
@@ -431,6 +437,9 @@
     var tag = (event.target.tagName || "").toLowerCase();
     if (tag === "textarea" || tag === "input" || tag === "select") {
       if (event.key === "Escape") event.target.blur();
+      if (event.key === "Enter" && $("cannot-panel").contains(event.target)) {
+        event.preventDefault(); saveCannot(); return;
+      }
       if (event.key === "Enter" && event.ctrlKey && event.target.id === "comment") {
         event.preventDefault(); saveComment(); event.target.blur();
       }
@@ -441,6 +450,7 @@
     if (Object.prototype.hasOwnProperty.call(gradeByKey, key)) {
       event.preventDefault(); judge(gradeByKey[key]); return;
     }
+    if (scrollKey(event)) return;
     if (key === "ArrowRight" || key === "n") {
       event.preventDefault(); if (position < state.total - 1) go(position + 1);
     } else if (key === "ArrowLeft" || key === "p") {
@@ -455,6 +465,60 @@
       closeCannot();
     }
   });
+
+  // ---------- scrolling the document from the keyboard ----------
+  var panel = document.querySelector(".document-panel");
+  function scroller() {
+    // the document panel scrolls on a wide screen; the window on a narrow one
+    var own = getComputedStyle(panel).overflowY;
+    return (own === "auto" || own === "scroll") && panel.scrollHeight > panel.clientHeight ?
+      panel : null;
+  }
+  function screenful(el) {
+    var controls = document.querySelector(".judge-controls");
+    var fixed = getComputedStyle(controls).position === "fixed" ? controls.offsetHeight : 0;
+    return Math.max(40, 0.85 * ((el ? el.clientHeight : window.innerHeight) - fixed));
+  }
+  function scrollKey(event) {
+    // ↓ ↑ Space Shift-Space PageDown PageUp Home End: the document, never a button's click
+    var el = scroller(), key = event.key, by = null;
+    if (key === "ArrowDown") by = 48;
+    else if (key === "ArrowUp") by = -48;
+    else if (key === " " || key === "Spacebar") by = (event.shiftKey ? -1 : 1) * screenful(el);
+    else if (key === "PageDown") by = screenful(el);
+    else if (key === "PageUp") by = -screenful(el);
+    else if (key !== "Home" && key !== "End") return false;
+    event.preventDefault();
+    var target = el || window;
+    if (by !== null) target.scrollBy({top: by, behavior: "instant"});
+    else if (el) el.scrollTo({top: key === "Home" ? 0 : el.scrollHeight, behavior: "instant"});
+    else window.scrollTo({top: key === "Home" ? documentTop() :
+      document.documentElement.scrollHeight, behavior: "instant"});
+    return true;
+  }
+  function documentTop() {
+    // the top of the document panel in the page (a narrow screen shows the topic above it)
+    return Math.max(0, panel.getBoundingClientRect().top + window.scrollY - 8);
+  }
+  function showDocumentStart() {
+    // a new document opens at its start, without jumping to the top of the page
+    panel.scrollTop = 0;
+    if (!scroller() && window.scrollY > documentTop()) {
+      window.scrollTo({top: documentTop(), behavior: "instant"});
+    }
+  }
+  // narrow screens: the topic statement starts collapsed above the document; the grade bar
+  // is fixed at the bottom and the page keeps room for it
+  var narrow = window.matchMedia("(max-width: 800px)");
+  if (narrow.matches) $("topic-details").open = false;
+  function keepRoomForControls() {
+    var controls = document.querySelector(".judge-controls");
+    var fixed = getComputedStyle(controls).position === "fixed";
+    root.style.paddingBottom = fixed ? (controls.offsetHeight + 8) + "px" : "";
+  }
+  if (window.ResizeObserver) new ResizeObserver(keepRoomForControls).observe(document.querySelector(".judge-controls"));
+  window.addEventListener("resize", keepRoomForControls);
+  keepRoomForControls();
 
   // ---------- rendering ----------
   function renderProgress() {
@@ -522,8 +586,7 @@
     fetchDocument(p).then(function (doc) {
       if (p !== position) return;
       renderDocument(doc);
-      window.scrollTo(0, 0);
-      $("doc-text").scrollTop = 0;
+      showDocumentStart();
       if (p + 1 < state.total) fetchDocument(p + 1).catch(function () {});
     }).catch(function (error) {
       $("doc-text").textContent = "Could not load the document (" + error.message + "). Use → to retry.";
