@@ -271,3 +271,34 @@ def test_resume_opens_the_first_unjudged_document(world_server, browser, width: 
     _at_width(browser, width)
     log_in_as(browser, base, "alice")
     _open(browser, base, assignment, "D3")
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_a_finished_topic_offers_the_next_one(world_server, browser, width: int) -> None:  # noqa: F811
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+
+    base, app, world = world_server
+    assignment = world.assignment["alice", "T1"]
+    with get_store_of(app).read_session() as s:
+        from workbench.store.models import Assignment
+
+        sequence = judging.document_sequence(s, s.get(Assignment, assignment))
+    for docno in sequence[:-1]:
+        with get_store_of(app).connection() as connection:
+            judging.record_judgement(
+                connection, assignment, world.users["alice"], judging.JudgementInput(docno, 0)
+            )
+    _at_width(browser, width)
+    log_in_as(browser, base, "alice")
+    _open(browser, base, assignment, sequence[-1])
+    assert not browser.find_element(By.ID, "done-banner").is_displayed()
+    browser.find_element(By.TAG_NAME, "body").send_keys("2")
+    wait = _waiter(browser)
+    wait.until(ec.visibility_of_element_located((By.ID, "next-topic")))
+    offer = browser.find_element(By.CSS_SELECTOR, "#next-topic a")
+    assert offer.text == "T2 · honeybee colony collapse →"
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", offer)
+    offer.click()
+    wait.until(ec.url_contains(f"/assess/{world.assignment['alice', 'T2']}"))
+    wait.until(ec.text_to_be_present_in_element((By.ID, "topic-title"), "honeybee"))

@@ -52,6 +52,19 @@ def topics():
     return render_template("assess/topics.html", rows=rows)
 
 
+def next_topic(session: Session, assignment: Assignment) -> dict | None:
+    """The assessor's next assignment (in 'My topics' order, after this one, wrapping) that
+    still has documents to judge: what the page offers once this topic is done."""
+    rows = progress.user_progress(session, assignment.user_id)
+    ids = [a.id for a, _ in rows]
+    start = ids.index(assignment.id) + 1 if assignment.id in ids else 0
+    for a, done in rows[start:] + rows[:start]:
+        if a.id != assignment.id and done.judged < done.total:
+            topic = topic_of(session, a)
+            return {"id": a.id, "qid": a.qid, "title": topic.title if topic else ""}
+    return None
+
+
 @bp.get("/<int:assignment_id>")
 @assessor_required
 def judge(assignment_id: int):
@@ -64,6 +77,7 @@ def judge(assignment_id: int):
         grades = campaign_service.scale_of(campaign)
         total = len(judging.document_sequence(session, assignment))
         adaptive = adaptive_pools.is_adaptive(session, assignment.pool_id)
+        following = next_topic(session, assignment)
     return render_template(
         "assess/judge.html",
         assignment=assignment,
@@ -72,4 +86,5 @@ def judge(assignment_id: int):
         grades=grades,
         total=total,
         adaptive=adaptive,
+        next_topic=following,
     )
