@@ -114,24 +114,59 @@
       return w.length > 2 && !STOPWORDS.has(w);
     });
   }
-  function escapeRegExp(s) { return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"); }
+  // a word is highlighted when its stem (from the server: workbench.highlight) is the stem of
+  // a term, so every form of a term matches; a word the server did not stem matches a term
+  // it starts with
+  var stemOf = {};
+  function addStems(map) { Object.keys(map || {}).forEach(function (w) { stemOf[w] = map[w]; }); }
+  try { addStems(JSON.parse(root.dataset.titleStems || "{}")); } catch (e) { /* none */ }
+  function termClasses() {
+    var wanted = {};
+    titleTerms().forEach(function (t) { wanted[stemOf[t] || t] = "query-term"; });
+    userTerms.forEach(function (t) { wanted[stemOf[t] || t] = "user-term"; });
+    return wanted;
+  }
+  function classOf(word, wanted, terms) {
+    var w = word.toLowerCase();
+    var found = wanted[stemOf[w] || w];
+    if (found) return found;
+    for (var i = 0; i < terms.length; i++) {
+      if (w.lastIndexOf(terms[i], 0) === 0) {
+        return userTerms.indexOf(terms[i]) >= 0 ? "user-term" : "query-term";
+      }
+    }
+    return null;
+  }
   function renderText(el, text) {
     el.textContent = "";
     var terms = titleTerms().concat(userTerms).filter(Boolean);
     if (!terms.length) { el.textContent = text; return; }
-    terms.sort(function (a, b) { return b.length - a.length; });
-    var re = new RegExp("(?<![\\p{L}\\p{N}])(" + terms.map(escapeRegExp).join("|") + ")[\\p{L}\\p{N}]*", "giu");
+    var wanted = termClasses();
+    var re = /[\p{L}\p{N}]+/gu;
     var last = 0, m;
     while ((m = re.exec(text)) !== null) {
+      var cls = classOf(m[0], wanted, terms);
+      if (!cls) continue;
       if (m.index > last) el.appendChild(document.createTextNode(text.slice(last, m.index)));
       var mark = document.createElement("mark");
-      var term = m[1].toLowerCase();
-      mark.className = userTerms.indexOf(term) >= 0 ? "user-term" : "query-term";
+      mark.className = cls;
       mark.textContent = m[0];
       el.appendChild(mark);
       last = re.lastIndex;
     }
     if (last < text.length) el.appendChild(document.createTextNode(text.slice(last)));
+  }
+  function stemUserTerms() {
+    // the stems of the assessor's own terms, then highlight again
+    var missing = userTerms.filter(function (t) { return !stemOf[t]; });
+    if (!missing.length) return;
+    api(root.dataset.stemsUrl + "?terms=" + encodeURIComponent(missing.join(" ")))
+      .then(function (r) { return r.ok ? r.json() : {}; })
+      .then(function (map) {
+        addStems(map);
+        renderTitle();
+        if (docs[position]) renderDocument(docs[position]);
+      }).catch(function () { /* prefixes still match */ });
   }
   function renderTerms() {
     var box = $("terms");
@@ -158,6 +193,7 @@
   function storeTerms() {
     try { localStorage.setItem(TERMS_KEY, JSON.stringify(userTerms)); } catch (e) { /* ignore */ }
     renderTerms();
+    stemUserTerms();
     if (docs[position]) renderDocument(docs[position]);
   }
   $("term-form").addEventListener("submit", function (event) {
@@ -572,7 +608,7 @@
     return api(API + "/documents/" + p).then(function (r) {
       if (!r.ok) throw new Error("document " + p + ": " + r.status);
       return r.json();
-    }).then(function (doc) { docs[p] = doc; return doc; });
+    }).then(function (doc) { addStems(doc.stems); docs[p] = doc; return doc; });
   }
   function go(p) {
     closeCannot();
@@ -606,6 +642,7 @@
       };
     });
     renderTerms();
+    stemUserTerms();
     renderProgress();
     renderStatus();
     if (!state.total) { $("doc-text").textContent = "This topic has no documents to judge."; return; }

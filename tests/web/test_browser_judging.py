@@ -302,3 +302,28 @@ def test_a_finished_topic_offers_the_next_one(world_server, browser, width: int)
     offer.click()
     wait.until(ec.url_contains(f"/assess/{world.assignment['alice', 'T2']}"))
     wait.until(ec.text_to_be_present_in_element((By.ID, "topic-title"), "honeybee"))
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_highlighting_matches_word_forms(world_server, browser, width: int) -> None:  # noqa: F811
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    base, _, world = world_server
+    _at_width(browser, width)
+    log_in_as(browser, base, "alice")
+    _open(browser, base, world.assignment["alice", "T1"], "D1")
+
+    def marked(cls: str) -> set[str]:
+        return set(browser.execute_script(
+            "return Array.from(document.querySelectorAll('#doc-text mark.' + arguments[0]))"
+            ".map(m => m.textContent)", cls))
+
+    # the topic says "solar panel recycling"; the text says panels, recycled, recycles
+    assert marked("query-term") == {"solar", "panels", "recycled", "recycling", "recycles"}
+    assert marked("user-term") == set()
+    if width < 800:
+        browser.find_element(By.CSS_SELECTOR, "#topic-details summary").click()
+    field = browser.find_element(By.ID, "term-input")
+    field.send_keys("glasses", Keys.ENTER)  # its stem, glass, is in the text
+    _waiter(browser).until(lambda d: marked("user-term") == {"glass"})

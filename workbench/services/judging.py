@@ -33,7 +33,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session
 
-from workbench import limits, pooling
+from workbench import highlight, limits, pooling
 from workbench.services import adaptive_pools
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.judgements import current_judgements
@@ -319,6 +319,8 @@ def document_at(session: Session, assignment: Assignment, position: int) -> dict
         "text": document.text if document else "",
         "missing": document is None,
         "judgement": None if current is None else judgement_summary(current),
+        # word -> stem, for highlighting the topic's terms in any of their forms
+        "stems": highlight.stems(f"{document.title}\n{document.text}") if document else {},
     }
 
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, render_template
+from flask import Blueprint, abort, jsonify, render_template, request
 from flask_login import current_user
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from workbench import highlight
 from workbench.services import adaptive_pools, judging, progress
 from workbench.services import campaigns as campaign_service
 from workbench.store.models import Assignment, Campaign, Topic
@@ -78,6 +79,7 @@ def judge(assignment_id: int):
         total = len(judging.document_sequence(session, assignment))
         adaptive = adaptive_pools.is_adaptive(session, assignment.pool_id)
         following = next_topic(session, assignment)
+        title_stems = highlight.stems(topic.title if topic else "")
     return render_template(
         "assess/judge.html",
         assignment=assignment,
@@ -87,4 +89,18 @@ def judge(assignment_id: int):
         total=total,
         adaptive=adaptive,
         next_topic=following,
+        title_stems=title_stems,
     )
+
+
+MAX_STEM_QUERY = 500  # characters: the terms an assessor adds to highlight
+
+
+@bp.get("/stems")
+@assessor_required
+def stems():
+    """word -> stem for the words of ?terms= (the terms an assessor adds to highlight)."""
+    terms = request.args.get("terms", "")
+    if len(terms) > MAX_STEM_QUERY:
+        return jsonify(error=f"at most {MAX_STEM_QUERY} characters of terms"), 400
+    return jsonify(highlight.stems(terms))
