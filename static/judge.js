@@ -468,7 +468,15 @@
     if (p >= 0 && p !== position) go(p);
   }
 
+  // ---------- guidelines: shown before the first document, reopened by their button ----------
+  var guidelinesBox = $("guidelines");
+  if (guidelinesBox) {
+    $("guidelines-button").addEventListener("click", function () { guidelinesBox.showModal(); });
+    if (guidelinesBox.dataset.showFirst === "1") guidelinesBox.showModal();
+  }
+
   document.addEventListener("keydown", function (event) {
+    if (guidelinesBox && guidelinesBox.open) return;  // the dialog's own keys (Esc closes)
     if (!state || event.ctrlKey && event.key !== "Enter" || event.metaKey || event.altKey) return;
     var tag = (event.target.tagName || "").toLowerCase();
     if (tag === "textarea" || tag === "input" || tag === "select") {

@@ -327,3 +327,59 @@ def test_highlighting_matches_word_forms(world_server, browser, width: int) -> N
     field = browser.find_element(By.ID, "term-input")
     field.send_keys("glasses", Keys.ENTER)  # its stem, glass, is in the text
     _waiter(browser).until(lambda d: marked("user-term") == {"glass"})
+
+
+GUIDELINES = (
+    "# How to judge\n\n**Relevant** means the document *answers* the topic.\n\n"
+    "<script>window.injected = 1</script> <b>raw</b>\n\n[bad](javascript:alert(1))"
+)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_guidelines_before_the_first_document(world_server, browser, width: int) -> None:  # noqa: F811
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+
+    base, app, world = world_server
+    _at_width(browser, width)
+    wait = _waiter(browser)
+    log_in_as(browser, base, "admin")  # the admin writes them on the campaign page
+    browser.get(f"{base}/admin/campaigns/{world.campaign_id}")
+    form = browser.find_element(By.ID, "guidelines-form")
+    form.find_element(By.NAME, "guidelines").send_keys(GUIDELINES)
+    form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    wait.until(ec.staleness_of(form))
+    assert "Guidelines saved." in browser.find_element(By.CSS_SELECTOR, ".flash").text
+    assert browser.find_element(By.NAME, "guidelines").get_attribute("value") == GUIDELINES
+    browser.find_element(By.CSS_SELECTOR, "form.inline button.link").click()  # log out
+    wait.until(ec.url_contains("/login"))
+
+    log_in_as(browser, base, "alice")
+    browser.get(f"{base}/assess/{world.assignment['alice', 'T1']}")
+    dialog = wait.until(ec.visibility_of_element_located((By.ID, "guidelines")))
+    text = dialog.find_element(By.CSS_SELECTOR, ".guidelines-text")
+    assert text.find_element(By.TAG_NAME, "h1").text == "How to judge"
+    assert text.find_element(By.TAG_NAME, "strong").text == "Relevant"
+    assert "<script>window.injected = 1</script> <b>raw</b>" in text.text  # shown, not run
+    assert text.find_elements(By.TAG_NAME, "script") == []
+    assert text.find_elements(By.TAG_NAME, "b") == []
+    assert text.find_elements(By.CSS_SELECTOR, "a[href^='javascript']") == []
+    assert browser.execute_script("return window.injected") is None
+    body = browser.find_element(By.TAG_NAME, "body")
+    body.send_keys("1")  # the dialog is open: no judgement
+    browser.find_element(By.ID, "guidelines-close").click()
+    wait.until(ec.invisibility_of_element_located((By.ID, "guidelines")))
+    wait.until(lambda d: d.find_element(By.ID, "doc-text").text.strip() != "")
+    assert browser.find_element(By.ID, "progress-text").text.startswith("0 /")
+    body.send_keys("1")
+    wait.until(lambda d: d.find_element(By.ID, "docno").text == "D2")
+    wait.until(lambda d: "All judgements saved" in d.find_element(By.ID, "save-status").text)
+    browser.find_element(By.ID, "guidelines-button").click()  # reopened at any time
+    wait.until(ec.visibility_of_element_located((By.ID, "guidelines")))
+    browser.find_element(By.ID, "guidelines-close").click()
+    wait.until(ec.invisibility_of_element_located((By.ID, "guidelines")))
+    # after the first judgement they no longer open by themselves
+    browser.get(f"{base}/assess/{world.assignment['alice', 'T2']}")
+    wait.until(lambda d: d.find_element(By.ID, "doc-text").text.strip() != "")
+    assert not browser.find_element(By.ID, "guidelines").is_displayed()
+    assert browser.find_element(By.ID, "guidelines-button").is_displayed()

@@ -97,6 +97,7 @@ class Campaign(Base):
     description: Mapped[str] = mapped_column(Text, default="")
     relevance_level: Mapped[int] = mapped_column(Integer, default=1)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    guidelines: Mapped[str] = mapped_column(Text, default="", server_default="")  # Markdown
 
     grades: Mapped[list[Grade]] = relationship(
         back_populates="campaign", order_by="Grade.value", cascade="all, delete-orphan"

@@ -8,11 +8,12 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from workbench import highlight
-from workbench.services import adaptive_pools, judging, progress
+from workbench.services import adaptive_pools, guidelines, judging, progress
 from workbench.services import campaigns as campaign_service
-from workbench.store.models import Assignment, Campaign, Topic
+from workbench.store.models import Assignment, Campaign, Judgement, Topic
 from workbench.web.db import get_store
-from workbench.web.security import assessor_required
+from workbench.web.admin import back_to, campaign_or_404, change
+from workbench.web.security import admin_required, assessor_required
 
 bp = Blueprint("assess", __name__, url_prefix="/assess")
 
@@ -80,6 +81,12 @@ def judge(assignment_id: int):
         adaptive = adaptive_pools.is_adaptive(session, assignment.pool_id)
         following = next_topic(session, assignment)
         title_stems = highlight.stems(topic.title if topic else "")
+        rendered = guidelines.render(campaign.guidelines)
+        first_document = not session.scalar(  # no judgement yet in this campaign
+            select(Judgement.id).where(
+                Judgement.campaign_id == campaign.id, Judgement.user_id == current_user.id
+            ).limit(1)
+        )
     return render_template(
         "assess/judge.html",
         assignment=assignment,
@@ -90,7 +97,19 @@ def judge(assignment_id: int):
         adaptive=adaptive,
         next_topic=following,
         title_stems=title_stems,
+        guidelines_html=rendered,
+        show_guidelines=bool(rendered) and first_document,
     )
+
+
+@bp.post("/campaigns/<int:campaign_id>/guidelines")
+@admin_required
+def set_guidelines(campaign_id: int):
+    """Admins set the campaign's guidelines (Markdown) from the campaign page."""
+    with change("Guidelines saved.") as session:
+        campaign = campaign_or_404(session, campaign_id)
+        guidelines.set_guidelines(session, campaign, request.form.get("guidelines", ""))
+    return back_to("admin.campaign", campaign_id=campaign_id)
 
 
 MAX_STEM_QUERY = 500  # characters: the terms an assessor adds to highlight
