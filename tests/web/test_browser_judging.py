@@ -143,7 +143,7 @@ def test_the_layout_fits_the_screen(world_server, browser, width: int) -> None: 
     assert browser.execute_script("return document.documentElement.scrollWidth") <= inner
     for button in buttons:  # the Start buttons are on screen
         rect = browser.execute_script("return arguments[0].getBoundingClientRect()", button)
-        assert 0 <= rect["left"] and rect["right"] <= inner, rect
+        assert rect["left"] >= 0 and rect["right"] <= inner, rect
     assert "Start" in buttons[0].text
     _open(browser, base, world.assignment["alice", "T1"], "D1")
     assert browser.execute_script("return document.documentElement.scrollWidth") <= inner
@@ -199,7 +199,9 @@ def test_cannot_judge_by_keyboard(world_server, browser, width: int) -> None:  #
     Select(reason).select_by_value("other")
     other = browser.find_element(By.ID, "cannot-other")
     other.send_keys(Keys.ENTER)  # empty: refused, with the reason why
-    wait.until(lambda d: "empty reason cannot be saved" in d.find_element(By.ID, "cannot-error").text)
+    wait.until(
+        lambda d: "empty reason cannot be saved" in d.find_element(By.ID, "cannot-error").text
+    )
     assert browser.find_element(By.ID, "cannot-panel").is_displayed()
     assert browser.find_element(By.ID, "docno").text == "D1"
     other.send_keys("scanned upside down", Keys.ENTER)
@@ -340,7 +342,7 @@ def test_guidelines_before_the_first_document(world_server, browser, width: int)
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
 
-    base, app, world = world_server
+    base, _, world = world_server
     _at_width(browser, width)
     wait = _waiter(browser)
     log_in_as(browser, base, "admin")  # the admin writes them on the campaign page

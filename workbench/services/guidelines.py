@@ -27,7 +27,5 @@ def set_guidelines(session: Session, campaign: Campaign, text: str) -> None:
     """Replace the campaign's guidelines ('' removes them); at most MAX_LENGTH characters."""
     text = text.replace("\r\n", "\n")
     if len(text) > MAX_LENGTH:
-        raise ServiceError(
-            f"the guidelines have at most {MAX_LENGTH} characters; got {len(text)}"
-        )
+        raise ServiceError(f"the guidelines have at most {MAX_LENGTH} characters; got {len(text)}")
     campaign.guidelines = text

@@ -11,8 +11,8 @@ from workbench import highlight
 from workbench.services import adaptive_pools, guidelines, judging, progress
 from workbench.services import campaigns as campaign_service
 from workbench.store.models import Assignment, Campaign, Judgement, Topic
-from workbench.web.db import get_store
 from workbench.web.admin import back_to, campaign_or_404, change
+from workbench.web.db import get_store
 from workbench.web.security import admin_required, assessor_required
 
 bp = Blueprint("assess", __name__, url_prefix="/assess")
@@ -83,9 +83,9 @@ def judge(assignment_id: int):
         title_stems = highlight.stems(topic.title if topic else "")
         rendered = guidelines.render(campaign.guidelines)
         first_document = not session.scalar(  # no judgement yet in this campaign
-            select(Judgement.id).where(
-                Judgement.campaign_id == campaign.id, Judgement.user_id == current_user.id
-            ).limit(1)
+            select(Judgement.id)
+            .where(Judgement.campaign_id == campaign.id, Judgement.user_id == current_user.id)
+            .limit(1)
         )
     return render_template(
         "assess/judge.html",
