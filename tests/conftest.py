@@ -56,8 +56,19 @@ def store(database_url: str) -> Iterator[Store]:
     store.dispose()
 
 
+def _uses_a_store_or_browser(item: pytest.Item) -> bool:
+    return "database_url" in getattr(item, "fixturenames", ()) or bool(
+        item.get_closest_marker("browser")
+    )
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """In the PostgreSQL pass ($WORKBENCH_TEST_STORE_ONLY=1) run only tests that use the store."""
+    """Tests that open a store or a browser are `slow` (`pytest -m "not slow"` is the fast
+    loop over the pure core). In the PostgreSQL pass ($WORKBENCH_TEST_STORE_ONLY=1) run only
+    tests that use the store."""
+    for item in items:
+        if _uses_a_store_or_browser(item):
+            item.add_marker(pytest.mark.slow)
     if os.environ.get("WORKBENCH_TEST_STORE_ONLY") != "1":
         return
     selected = [item for item in items if "database_url" in getattr(item, "fixturenames", ())]

@@ -331,3 +331,13 @@ def test_a_limited_ranked_list_is_the_head_of_the_full_one(scores, k):
     assert head.scores.tolist() == full.scores[:k].tolist()
     as_bytes = pooling.ranked_list([d.encode() for d in docnos], np.array(scores), limit=k)
     assert list(as_bytes.docnos) == list(head.docnos)
+
+
+def test_unique_to_unit_leaves_out_what_another_unit_also_contributed():
+    contributed = {"a1": {"d1", "d2"}, "a2": {"d3"}, "b1": {"d2", "d4"}}
+    by_group = {"a1": "A", "a2": "A", "b1": "B"}
+    assert pooling.unique_to_unit(contributed, by_group, "A") == {"d1", "d3"}
+    assert pooling.unique_to_unit(contributed, by_group, "B") == {"d4"}
+    by_run = {tag: tag for tag in contributed}
+    assert pooling.unique_to_unit(contributed, by_run, "a1") == {"d1"}
+    assert pooling.unique_to_unit({}, {}, "A") == set()

@@ -240,6 +240,7 @@ def test_bootstrap_test_finds_nothing_under_the_null():
     st.lists(st.floats(0, 1), min_size=1, max_size=12),
     st.sampled_from([("holm", "holm"), ("bonferroni", "bonferroni"), ("bh", "fdr_bh")]),
 )
+@pytest.mark.slow  # statsmodels
 def test_adjust_p_values_matches_statsmodels(p, methods):
     ours, theirs = methods
     expected = multipletests(p, method=theirs)[1]

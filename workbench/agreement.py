@@ -10,8 +10,8 @@ Conventions (docs/methods.md section 3):
   weighted kappa uses the right distances); by default it is the sorted union of the
   observed labels. Weighted-kappa distances are index distances in that list, as in
   scikit-learn and statsmodels.
-* The relevance threshold lives in :func:`binarise` (grade >= level is relevant) and
-  nowhere else.
+* The relevance threshold is :func:`workbench.relevance.is_relevant`, applied here only by
+  :func:`binarise`.
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ from typing import Literal
 
 import numpy as np
 from scipy import stats
+
+from workbench.relevance import is_relevant
 
 Weights = Literal["linear", "quadratic"] | None
 Level = Literal["nominal", "ordinal", "interval"]
@@ -351,7 +353,7 @@ def bootstrap_interval(
 def binarise(grades, level: int) -> np.ndarray:
     """1 where grade >= level (relevant at the campaign's level), else 0; NaN stays NaN."""
     g = np.asarray(grades, dtype=float)
-    binary = (g >= level).astype(float)
+    binary = is_relevant(g, level).astype(float)
     binary[np.isnan(g)] = np.nan
     return binary if np.isnan(g).any() else binary.astype(np.int64)
 

@@ -360,6 +360,17 @@ def contributions(rankings: Rankings, pooled: Iterable[str], depth: int | None) 
     return {tag: set(r.top(depth)) & pool for tag, r in rankings.items()}
 
 
+def unique_to_unit(
+    contributed: Mapping[str, set[str]], units: Mapping[str, str], unit: str
+) -> set[str]:
+    """Documents of one topic's pool that runs of `unit` contributed and no run of another
+    unit did (`contributed`: run tag -> its contributions; `units`: run tag -> unit, the run
+    itself for leave-one-run-out, its group for leave-one-group-out)."""
+    mine = set().union(*(docs for tag, docs in contributed.items() if units[tag] == unit))
+    theirs = set().union(*(docs for tag, docs in contributed.items() if units[tag] != unit))
+    return mine - theirs
+
+
 @dataclass(frozen=True)
 class TopicContributions:
     """How the runs (in a given tag order) contributed to one topic's pool within a depth.

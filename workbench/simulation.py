@@ -35,6 +35,7 @@ import numpy as np
 
 from workbench import adaptive, pooling, stats
 from workbench.metrics import evaluate
+from workbench.relevance import is_relevant
 from workbench.trec import Qrels, Run
 
 MEASURES = {"MAP": "map", "P@10": "P_10", "nDCG@10": "ndcg_cut_10"}
@@ -138,8 +139,14 @@ class _Topic:
 
 
 def noisy_grades(
-    qid: str, docnos: Sequence[str], full: Mapping[str, int], *, level: int, noise: float,
-    judges: int, seed: int,
+    qid: str,
+    docnos: Sequence[str],
+    full: Mapping[str, int],
+    *,
+    level: int,
+    noise: float,
+    judges: int,
+    seed: int,
 ) -> dict[str, int]:
     """The judge's grade of each document: the true grade, or flipped by majority of reads."""
     if noise == 0:
@@ -150,7 +157,7 @@ def noisy_grades(
     grades = {}
     for j, docno in enumerate(ordered):
         true = max(full.get(docno, 0), 0)
-        relevant = true >= level
+        relevant = is_relevant(true, level)
         reads_relevant = np.where(flips[:, j], not relevant, relevant).sum()
         judged_relevant = 2 * reads_relevant > judges
         grades[docno] = true if judged_relevant == relevant else (level if judged_relevant else 0)
@@ -187,13 +194,15 @@ def _judging_orders(
             if not chosen:
                 break
             order.append(chosen[0])
-            session.observe(chosen[0], topic.grades[chosen[0]] >= level)
+            session.observe(chosen[0], is_relevant(topic.grades[chosen[0]], level))
         orders[topic.qid] = order
     return orders
 
 
 def _budget_qrels(
-    topics: Sequence[_Topic], orders: Mapping[str, list[str]], counts: Mapping[str, int],
+    topics: Sequence[_Topic],
+    orders: Mapping[str, list[str]],
+    counts: Mapping[str, int],
     pools: Mapping[str, adaptive.TopicPool],
 ) -> Qrels:
     qrels: dict[str, dict[str, int]] = {}
@@ -269,7 +278,7 @@ def simulate(
     notes: list[str] = []
     for qid in sorted(qrels):
         full = qrels[qid]
-        if not any(g >= relevance_level for g in full.values()):
+        if not any(is_relevant(g, relevance_level) for g in full.values()):
             continue
         rankings = _rankings(runs, qid, depth)
         pool = adaptive.TopicPool.build(rankings, depth)
@@ -279,7 +288,7 @@ def simulate(
         grades = noisy_grades(
             qid, pool.docnos, full, level=relevance_level, noise=noise, judges=judges, seed=seed
         )
-        relevant = frozenset(d for d in pool.docnos if full.get(d, 0) >= relevance_level)
+        relevant = frozenset(d for d in pool.docnos if is_relevant(full.get(d, 0), relevance_level))
         topics.append(_Topic(qid, pool, grades, relevant))
     if not topics:
         raise SimulationError("no topic has both a relevant document and a pooled document")
@@ -310,7 +319,12 @@ def simulate(
         )
         left_out_orders = {
             g: _judging_orders(
-                name, topics, left_out_pools[g], limit, level=relevance_level, seed=seed,
+                name,
+                topics,
+                left_out_pools[g],
+                limit,
+                level=relevance_level,
+                seed=seed,
                 texts=texts,
             )
             for g in held_out
@@ -355,7 +369,7 @@ def simulate(
         pool_documents=pool_documents,
         relevant_in_pool=relevant_in_pool,
         relevant_in_qrels=sum(
-            sum(g >= relevance_level for g in qrels[q].values()) for q in qids
+            sum(is_relevant(g, relevance_level) for g in qrels[q].values()) for q in qids
         ),
         noise=noise,
         judges=judges,

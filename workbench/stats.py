@@ -7,6 +7,7 @@ test so reports can say which one was used.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
@@ -16,7 +17,7 @@ import numpy as np
 from scipy import stats
 
 Correction = Literal["holm", "bonferroni", "bh"]
-CORRECTIONS: dict[str, str] = {
+CORRECTIONS: dict[str, str] = {  # the one list of corrections (CLI choices, web form)
     "holm": "Holm",
     "bonferroni": "Bonferroni",
     "bh": "Benjamini-Hochberg",
@@ -288,12 +289,23 @@ def bootstrap_test(
                       n_resamples=n_resamples, **_counts(d))  # fmt: skip
 
 
-PAIRED_TESTS: dict[str, Callable[..., TestResult]] = {
-    "t": paired_t_test,
-    "wilcoxon": wilcoxon_test,
-    "sign": sign_test,
-    "randomization": randomization_test,
-    "bootstrap": bootstrap_test,
+@dataclass(frozen=True)
+class PairedTest:
+    """A registered paired test: its label in reports, the function, and whether it
+    resamples (then it takes n_resamples and seed)."""
+
+    label: str
+    run: Callable[..., TestResult]
+    resampling: bool = False
+
+
+# The one list of paired tests: the CLI's choices and the web form are made from it.
+PAIRED_TESTS: dict[str, PairedTest] = {
+    "t": PairedTest("paired t-test", paired_t_test),
+    "wilcoxon": PairedTest("Wilcoxon signed-rank test", wilcoxon_test),
+    "sign": PairedTest("sign test", sign_test),
+    "randomization": PairedTest("randomization test", randomization_test, resampling=True),
+    "bootstrap": PairedTest("bootstrap test (studentised, shift)", bootstrap_test, True),
 }
 
 
@@ -454,7 +466,7 @@ def pairwise_tests(
         if baseline is not None
         else list(combinations(names, 2))
     )
-    results = [PAIRED_TESTS[test](scores[a], scores[b], **options) for a, b in pairs]
+    results = [PAIRED_TESTS[test].run(scores[a], scores[b], **options) for a, b in pairs]
     p = np.array([r.p_value for r in results])
     adjusted = adjust_p_values(p, method=correction) if correction and len(p) else p
     label = CORRECTIONS[correction] if correction else "none"
@@ -530,3 +542,29 @@ def rank_changes(reference: Mapping[str, float], other: Mapping[str, float]) -> 
         for run in ranking(reference)
         if ref_rank[run] != other_rank[run]
     ]
+
+
+@dataclass(frozen=True)
+class RankingComparison:
+    """Another ranking of the same runs against a reference one."""
+
+    qrels: str
+    kendall_tau: float
+    tau_ap: float
+    order: list[str]
+    changes: list[RankChange]  # the runs whose position differs from the reference
+
+
+def compare_rankings(
+    reference: Mapping[str, float], other: Mapping[str, float], label: str
+) -> RankingComparison:
+    """Kendall's tau and tau_AP (reference = ground truth) and the runs that moved."""
+    reference_order, order = ranking(reference), ranking(other)
+    enough = len(reference) >= 2
+    return RankingComparison(
+        label,
+        kendall_tau(reference, other) if enough else math.nan,
+        tau_ap(reference_order, order) if enough else math.nan,
+        order,
+        rank_changes(reference, other),
+    )

@@ -16,7 +16,7 @@ import pytrec_eval
 from tests.analysis.conftest import add_runs_and_pool
 from tests.analysis.test_evaluation_service import FINAL
 from workbench.services import evaluation as service
-from workbench.services import exports, importing
+from workbench.services import importing, qrels
 from workbench.services.adjudication import apply_rule
 from workbench.services.campaigns import get_campaign
 from workbench.services.errors import ServiceError
@@ -127,9 +127,9 @@ def test_final_qrels_with_documents_left_to_adjudicate_are_refused(judged, tmp_p
         assert summary.queued > 0
         missing = summary.queued + 2
         expected = f"{missing} of the 14 pooled or judged documents lack a final label"
-        with pytest.raises(exports.IncompleteQrels, match=expected):
+        with pytest.raises(qrels.IncompleteQrels, match=expected):
             service.evaluate_campaign(s, campaign)
-        with pytest.raises(exports.IncompleteQrels, match=expected):
+        with pytest.raises(qrels.IncompleteQrels, match=expected):
             service.leave_out(s, campaign)
         table = service.evaluate_campaign(s, campaign, allow_incomplete=True)
         stability = service.ranking_stability(s, campaign, allow_incomplete=True)

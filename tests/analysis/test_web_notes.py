@@ -73,6 +73,28 @@ def test_sections_with_n_a_sweep_and_efficiency(notes_app, evaluated, tmp_path):
     assert any("map over x" in s for s in svgs)  # the one-parameter sweep's curve
 
 
-def test_bad_options_are_ignored_not_errors(notes_app):
-    page = _page(notes_app, "&num_docs=-5&delta=abc&interleaving=<script>")
-    assert "has no documents" in page and "<script>" not in page.split('id="notes-options"')[1]
+def test_bad_numbers_are_ignored_and_an_unknown_method_is_refused(notes_app):
+    page = _page(notes_app, "&num_docs=-5&delta=abc")
+    assert "has no documents" in page
+    client = login(notes_app, "organiser", "a long secret 1")
+    cid = notes_app.config["CAMPAIGN_ID"]
+    response = client.get(f"/reports/{cid}/evaluation?interleaving=<script>&test=t")
+    assert response.status_code == 400
+    text = response.get_data(as_text=True)
+    assert "unknown interleaving method" in text and "<script>" not in text
+
+
+@pytest.mark.parametrize(
+    ("query", "reason"),
+    [
+        ("test=z", "unknown test 'z'; expected one of t, wilcoxon, sign, randomization"),
+        ("correction=none", "unknown correction 'none'; expected one of holm, bonferroni, bh"),
+        ("topic_set=some", "unknown topic set 'some'; expected one of all, common"),
+    ],
+)
+def test_an_unknown_choice_is_refused_as_the_cli_refuses_it(notes_app, query, reason):
+    client = login(notes_app, "organiser", "a long secret 1")
+    cid = notes_app.config["CAMPAIGN_ID"]
+    response = client.get(f"/reports/{cid}/evaluation?{query}")
+    assert response.status_code == 400
+    assert reason in response.get_data(as_text=True).replace("&#39;", "'")

@@ -26,6 +26,8 @@ from workbench.store import open_store
 from workbench.store.models import Document
 from workbench.web.security import LOGIN_AT
 
+pytestmark = pytest.mark.slow  # starts servers
+
 run_load = load_generator()
 ENV = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
 

@@ -21,6 +21,8 @@ from hypothesis import strategies as st
 from workbench import metrics
 from workbench.trec import read_qrels, read_run
 
+pytestmark = pytest.mark.slow  # imports pytrec_eval and evaluates large random runs
+
 Qrels = dict[str, dict[str, int]]
 Run = dict[str, dict[str, float]]
 

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from workbench.services import campaigns, exports, importing, pools
+from workbench.services import campaigns, exports, importing, pools, qrels
 from workbench.services.errors import NotFound, ServiceError
 from workbench.store.models import FinalLabel, Judgement, User
 
@@ -56,7 +56,7 @@ def test_qrels_of_single_judges_skip_cannot_judge_and_keep_latest(store, campaig
         judge(session, campaign_id, "ann", "1", "d1", 2, time_spent_ms=900)  # revised
         judge(session, campaign_id, "bob", "1", "a1", 0)
         judge(session, campaign_id, "bob", "2", "x2", None, cannot_judge="broken page")
-        with pytest.raises(exports.IncompleteQrels, match="3 of the 5 pooled or judged") as e:
+        with pytest.raises(qrels.IncompleteQrels, match="3 of the 5 pooled or judged") as e:
             qrels_text(session, campaign_id)
         assert e.value.completeness.missing == (("1", "c1"), ("2", "x1"), ("2", "x2"))
         header = (
@@ -146,7 +146,7 @@ def test_qrels_of_an_unfinished_assessor_are_refused_unless_asked(store, campaig
         assignments.assign(session, pools.latest_pool(session, campaign), "1", ann)
         judge(session, campaign_id, "ann", "1", "d1", 2)
         judge(session, campaign_id, "ann", "1", "c1", None, cannot_judge="blank page")
-        with pytest.raises(exports.IncompleteQrels, match="2 of the 3 pooled or judged docu"):
+        with pytest.raises(qrels.IncompleteQrels, match="2 of the 3 pooled or judged docu"):
             qrels_text(session, campaign_id, assessor="ann")
         text = qrels_text(session, campaign_id, assessor="ann", allow_incomplete=True)
         assert text.splitlines() == [

@@ -7,11 +7,14 @@ from pathlib import Path
 import click
 
 from workbench.cli.common import fail, get_store
+from workbench.reports.evaluation import EVALUATION_FORMATS
+from workbench.reports.tables import FORMATS
+from workbench.services.adjudication import RULES, TIES
 from workbench.services.errors import ServiceError
+from workbench.services.evaluation import TOPIC_SETS
+from workbench.services.evaluation_report import REUSABILITY_UNITS
+from workbench.stats import CORRECTIONS, PAIRED_TESTS
 from workbench.trec import TrecFormatError
-
-AGREEMENT_FORMATS = ("text", "json", "csv")
-EVALUATION_FORMATS = ("text", "json", "csv", "md", "latex", "trec")
 
 
 def _emit(text: str, output: Path | None) -> None:
@@ -69,7 +72,7 @@ def _trec_eval_output(qrels, runs, measures: list[str], level: int) -> str:
 @click.command()
 @click.option("--campaign", "campaign_name", required=True, help="Campaign name or id.")
 @click.option("--graded", is_flag=True, help="Agreement on grades (default: binary labels).")
-@click.option("--format", "fmt", type=click.Choice(AGREEMENT_FORMATS), default="text")
+@click.option("--format", "fmt", type=click.Choice(tuple(FORMATS)), default="text")
 @click.option(
     "--bootstrap",
     "n_bootstrap",
@@ -118,14 +121,14 @@ def agreement(
 @click.option("--campaign", "campaign_name", required=True, help="Campaign name or id.")
 @click.option(
     "--rule",
-    type=click.Choice(("majority", "mean", "any", "all", "primary")),
+    type=click.Choice(tuple(RULES)),
     required=True,
     help="How the judges' grades merge into the final label.",
 )
 @click.option("--primary", default=None, help="The primary assessor's username (--rule primary).")
 @click.option(
     "--tie",
-    type=click.Choice(("adjudicate", "higher", "lower")),
+    type=click.Choice(tuple(TIES)),
     default="adjudicate",
     show_default=True,
     help="Majority ties: to the queue, or the higher/lower grade.",
@@ -174,15 +177,18 @@ def adjudicate(
 )
 @click.option(
     "--test",
-    type=click.Choice(("t", "wilcoxon", "sign", "randomization", "bootstrap")),
+    type=click.Choice(tuple(PAIRED_TESTS)),
     default="t",
     show_default=True,
+    help="The paired test: " + "; ".join(f"{k}: {v.label}" for k, v in PAIRED_TESTS.items()),
 )
 @click.option(
     "--correction",
-    type=click.Choice(("holm", "bonferroni", "bh")),
+    type=click.Choice(tuple(CORRECTIONS)),
     default="holm",
     show_default=True,
+    help="Multiple-comparison correction: "
+    + "; ".join(f"{k}: {v}" for k, v in CORRECTIONS.items()),
 )
 @click.option(
     "--alpha", type=click.FloatRange(0, 1, min_open=True), default=0.05, show_default=True
@@ -190,7 +196,7 @@ def adjudicate(
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(EVALUATION_FORMATS),
+    type=click.Choice(tuple(EVALUATION_FORMATS)),
     default="text",
     help="trec = trec_eval -q's output for the same -m flags (and -l), run after run.",
 )
@@ -209,7 +215,7 @@ def adjudicate(
 )
 @click.option(
     "--reusability",
-    type=click.Choice(("run", "group")),
+    type=click.Choice(tuple(REUSABILITY_UNITS)),
     default=None,
     help="Also leave-one-run-out or leave-one-group-out on the latest pool.",
 )
@@ -235,11 +241,10 @@ def adjudicate(
 )
 @click.option(
     "--topic-set",
-    type=click.Choice(("all", "common")),
+    type=click.Choice(tuple(TOPIC_SETS)),
     default="all",
     show_default=True,
-    help="all: every judged topic, a topic a run lacks scores 0 (trec_eval -c); common: only "
-    "the topics every run has (the report names those dropped).",
+    help="; ".join(f"{k}: {v}" for k, v in TOPIC_SETS.items()),
 )
 @click.option(
     "--allow-incomplete",
@@ -273,10 +278,13 @@ def evaluate(
     from workbench.reports import evaluation as report
     from workbench.reports.extended import extended_tables
     from workbench.reports.tables import render_all, to_json
-    from workbench.services import adaptive_pools
     from workbench.services import evaluation as service
     from workbench.services.campaigns import get_campaign
-    from workbench.services.extended_evaluation import extended_sections
+    from workbench.services.evaluation_report import (
+        EvaluationRequest,
+        NotesOptions,
+        evaluation_report,
+    )
 
     if qrels_spec.startswith("clicks:"):
         from workbench.cli.querylog_commands import click_evaluation_text
@@ -285,95 +293,55 @@ def evaluate(
         text = click_evaluation_text(ctx, campaign_name, qrels_spec[7:], against, measure, fmt)
         _emit(text, output)
         return
-    store = get_store(ctx)
-    chosen = list(measures) or list(service.DEFAULT_MEASURES)
     if fmt != "trec":
-        _refuse_summary_only(chosen)
+        _refuse_summary_only(list(measures) or list(service.DEFAULT_MEASURES))
+    store = get_store(ctx)
     try:
+        request = EvaluationRequest(
+            qrels=qrels_spec,
+            measures=measures,
+            test=test,
+            correction=correction,
+            alpha=alpha,
+            relevance_level=relevance_level,
+            topic_set=topic_set,
+            allow_incomplete=allow_incomplete,
+            allow_files=True,
+            stability=stability,
+            reusability=(reusability,) if reusability else (),
+            notes=NotesOptions(num_docs=num_docs, sweep=sweep_pattern or "") if extended else None,
+        )
         with store.session() as session:
             campaign = get_campaign(session, campaign_name)
-            runs = service.load_runs(session, campaign)
-            table = service.evaluate_campaign(
-                session,
-                campaign,
-                qrels_spec,
-                chosen,
-                relevance_level=relevance_level,
-                runs=runs,
-                allow_files=True,
-                topic_set=topic_set,
-                allow_incomplete=allow_incomplete,
-            )
+            result = evaluation_report(session, campaign, request)
             if fmt == "trec":  # the same qrels, for trec_eval's own output
                 trec_qrels = service.resolve_qrels(
                     session, campaign, qrels_spec, allow_files=True, allow_incomplete=True
                 )
-            comparisons = service.compare_runs(table, test=test, correction=correction, alpha=alpha)
-            warning = adaptive_pools.evaluation_warning(session, campaign)
-            ranking = (
-                service.ranking_stability(
-                    session,
-                    campaign,
-                    table.measures[0],
-                    runs=runs,
-                    topic_set=topic_set,
-                    allow_incomplete=allow_incomplete,
-                )
-                if stability
-                else None
-            )
-            left_out = (
-                service.leave_out(
-                    session,
-                    campaign,
-                    qrels=qrels_spec,
-                    measure=table.measures[0],
-                    by=reusability,
-                    runs=runs,
-                    allow_files=True,
-                    topic_set=topic_set,
-                    allow_incomplete=allow_incomplete,
-                )
-                if reusability
-                else None
-            )
-            sections = None
-            if extended:
-                sections = extended_sections(
-                    session, campaign, table, runs, qrels_spec, test=test, alpha=alpha,
-                    num_docs=num_docs, sweep_pattern=sweep_pattern, allow_files=True,
-                    allow_incomplete=allow_incomplete,
-                )  # fmt: skip
     except (ServiceError, TrecFormatError) as error:
         fail(str(error))
-    if warning:
-        click.echo(f"warning: {warning}", err=True)
+    table = result.table
+    if result.warning:
+        click.echo(f"warning: {result.warning}", err=True)
     if fmt in ("trec", "csv"):  # formats without a caption: the notes go to stderr
-        for note in table.notes() + comparisons.notes:
+        for note in result.notes():
             click.echo(f"note: {note}", err=True)
     if fmt == "trec":
         qrels = {q: trec_qrels.qrels[q] for q in table.topics_evaluated}
-        _emit(_trec_eval_output(qrels, runs, chosen, table.relevance_level), output)
+        chosen = request.chosen_measures
+        _emit(_trec_eval_output(qrels, result.runs, chosen, table.relevance_level), output)
         return
     if fmt == "json":
-        document = {"evaluation": table.to_dict(), "comparisons": comparisons.to_dict()}
-        if ranking is not None:
-            document["ranking_stability"] = ranking.to_dict()
-        if left_out is not None:
-            document["reusability"] = left_out.to_dict()
-        if sections is not None:
-            document["notes"] = sections.to_dict()
-        _emit(to_json(document), output)
+        _emit(to_json(result.to_dict()), output)
         return
-    tables = [report.runs_table(table, comparisons)]
+    tables = [report.runs_table(table, result.comparisons)]
     if fmt != "csv":
         if per_topic:
             tables.extend(report.per_topic_table(table, m) for m in table.measures)
-        tables.append(report.comparisons_table(comparisons))
-        if ranking is not None:
-            tables.append(report.stability_table(ranking))
-        if left_out is not None:
-            tables.append(report.reusability_table(left_out))
-        if sections is not None:
-            tables.extend(extended_tables(sections))
+        tables.append(report.comparisons_table(result.comparisons))
+        if result.stability is not None:
+            tables.append(report.stability_table(result.stability))
+        tables.extend(report.reusability_table(r) for r in result.reusability.values())
+        if result.notes_sections is not None:
+            tables.extend(extended_tables(result.notes_sections))
     _emit(render_all(tables, fmt), output)

@@ -8,10 +8,9 @@ from pathlib import Path
 import click
 
 from workbench.cli.common import fail, get_store
+from workbench.reports.tables import FORMATS
 from workbench.services.errors import ServiceError
 from workbench.trec import TrecFormatError
-
-FORMATS = ("text", "json", "csv", "md", "latex")
 
 
 def _emit(text: str, output: Path | None) -> None:
@@ -32,7 +31,7 @@ def _emit_report(report: object, tables: list, fmt: str, output: Path | None) ->
 _output = click.option(
     "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None
 )
-_format = click.option("--format", "fmt", type=click.Choice(FORMATS), default="text")
+_format = click.option("--format", "fmt", type=click.Choice(tuple(FORMATS)), default="text")
 
 
 @click.command("collection-measures")

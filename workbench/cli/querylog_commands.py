@@ -12,6 +12,7 @@ import click
 
 from workbench.cli.common import fail, get_store
 from workbench.clicks import STRATEGIES
+from workbench.reports.tables import FORMATS
 from workbench.services.errors import ServiceError
 from workbench.trec import TrecFormatError
 
@@ -19,7 +20,6 @@ if TYPE_CHECKING:
     from workbench.services.querylogs import PreferenceOptions
 
 F = TypeVar("F", bound=Callable[..., Any])
-TABLE_FORMATS = ("text", "json", "csv", "md", "latex")
 INSTANCE_ENV = "WORKBENCH_INSTANCE_PATH"
 
 
@@ -117,7 +117,7 @@ def import_log(
 
 @querylog.command("list")
 @click.option("--campaign", "campaign_name", required=True)
-@click.option("--format", "fmt", type=click.Choice(TABLE_FORMATS), default="text")
+@click.option("--format", "fmt", type=click.Choice(tuple(FORMATS)), default="text")
 @click.pass_context
 def list_logs(ctx: click.Context, campaign_name: str, fmt: str) -> None:
     """The campaign's query logs."""
@@ -137,7 +137,7 @@ def list_logs(ctx: click.Context, campaign_name: str, fmt: str) -> None:
 @querylog.command("report")
 @click.option("--campaign", "campaign_name", required=True)
 @click.argument("name")
-@click.option("--format", "fmt", type=click.Choice(TABLE_FORMATS), default="text")
+@click.option("--format", "fmt", type=click.Choice(tuple(FORMATS)), default="text")
 @click.pass_context
 def report(ctx: click.Context, campaign_name: str, name: str, fmt: str) -> None:
     """The anonymisation report of a log: what each rule removed."""
@@ -194,7 +194,7 @@ def prefs(
 @click.option("--bootstrap", "n_bootstrap", type=click.IntRange(min=1), default=2000,
               show_default=True, help="Topic-bootstrap resamples for the interval.")
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--format", "fmt", type=click.Choice(TABLE_FORMATS), default="text")
+@click.option("--format", "fmt", type=click.Choice(tuple(FORMATS)), default="text")
 @click.pass_context
 def agreement(
     ctx: click.Context,
@@ -255,8 +255,8 @@ def click_evaluation_text(
         fail(str(error))
     if fmt == "json":
         return to_json(result.to_dict())
-    if fmt not in TABLE_FORMATS:
-        fail(f"--format {fmt} is not offered for click evaluation; use one of {TABLE_FORMATS}")
+    if fmt not in FORMATS:
+        fail(f"--format {fmt} is not offered for click evaluation; use one of {tuple(FORMATS)}")
     return render(click_evaluation_table(result), fmt)
 
 
@@ -268,7 +268,7 @@ def click_evaluation_text(
 @click.option("-m", "--measure", default="map", show_default=True,
               help="The measure under the assessors' qrels.")
 @preference_options
-@click.option("--format", "fmt", type=click.Choice(TABLE_FORMATS), default="text")
+@click.option("--format", "fmt", type=click.Choice(tuple(FORMATS)), default="text")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None)
 @click.pass_context
 def evaluate(

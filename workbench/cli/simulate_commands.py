@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-FORMATS = ("text", "json", "csv", "md", "latex")
+from workbench.reports.tables import FORMATS
 
 
 def fail(message: str) -> None:
@@ -49,7 +49,8 @@ def _groups(pairs: tuple[str, ...]) -> dict[str, str]:
 @click.option("--no-reusability", is_flag=True, help="Skip leave-one-group-out.")
 @click.option("--documents", "documents_path", type=click.Path(exists=True, dir_okay=False),
               default=None, help="Documents (JSONL or TREC SGML) for the 'al' strategy.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(tuple(FORMATS)), default="text",
+              show_default=True)
 @click.option("--plots", "plots_dir", type=click.Path(file_okay=False, path_type=Path),
               default=None, help="Write relevant-found.svg and tau-map.svg here.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None)

@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 
 from workbench import adaptive
 from workbench.cli.common import fail, get_store
-from workbench.services import adaptive_pools, campaigns, exports, importing, pools
+from workbench.services import adaptive_pools, campaigns, exports, importing, pools, qrels
 from workbench.services.errors import ServiceError
 from workbench.trec import TrecFormatError
 
@@ -489,23 +489,17 @@ def export_qrels(
     --allow-incomplete."""
     with transaction(ctx) as session:
         target = campaigns.get_campaign(session, campaign_name)
-        completeness = exports.qrels_completeness(session, target, assessor=assessor, final=final)
-        if not (completeness.complete or allow_incomplete):
-            raise exports.IncompleteQrels(completeness)  # before the output file is opened
-        count = write_output(
-            output,
-            lambda dest: exports.export_qrels(
-                session,
-                target,
-                dest,
-                assessor=assessor,
-                final=final,
-                binary_level=binary_level,
-                allow_incomplete=allow_incomplete,
-            ),
+        result = qrels.campaign_qrels(  # refused before the output file is opened
+            session,
+            target,
+            assessor=assessor,
+            final=final,
+            binary_level=binary_level,
+            allow_incomplete=allow_incomplete,
         )
-    if not completeness.complete:
-        click.echo(f"warning: incomplete qrels: {completeness.describe()}", err=True)
+        count = write_output(output, lambda dest: exports.write_qrels(result, dest))
+    if not result.completeness.complete:
+        click.echo(f"warning: incomplete qrels: {result.completeness.describe()}", err=True)
     click.echo(f"{count} qrels line(s) written", err=True)
 
 

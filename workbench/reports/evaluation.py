@@ -12,7 +12,7 @@ from __future__ import annotations
 import string
 
 from workbench.metrics.report import format_line
-from workbench.reports.tables import Cell, Table, bold_best, cells
+from workbench.reports.tables import FORMATS, Cell, Download, Table, bold_best, cells
 from workbench.services.evaluation import (
     Comparisons,
     EvaluationTable,
@@ -226,6 +226,11 @@ def reusability_table(reusability: Reusability) -> Table:
         ),
         label=f"tab:leave-one-{unit}-out",
     )
+
+
+# an evaluation's formats: the table formats and trec_eval's own output (`trec_eval_text`)
+TREC_OUTPUT = Download("txt", "text/plain")
+EVALUATION_FORMATS: dict[str, Download] = {**FORMATS, "trec": TREC_OUTPUT}
 
 
 def trec_eval_text(table: EvaluationTable, *, per_topic: bool = True) -> str:

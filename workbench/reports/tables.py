@@ -18,11 +18,9 @@ import io
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, is_dataclass
 from typing import Any
-
-FORMATS = ("text", "json", "csv", "md", "latex")
 
 
 @dataclass
@@ -274,14 +272,31 @@ def render_all(tables: Iterable[Table], fmt: str, separator: str = "\n") -> str:
 
 def render(table: Table, fmt: str) -> str:
     """The table in one of FORMATS."""
-    if fmt == "text":
-        return to_text(table)
-    if fmt == "csv":
-        return to_csv(table)
-    if fmt == "md":
-        return to_markdown(table)
-    if fmt == "latex":
-        return to_latex(table)
-    if fmt == "json":
-        return to_json(table_json(table))
-    raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    return FORMATS[fmt].render(table)
+
+
+@dataclass(frozen=True)
+class Download:
+    """A download's file extension and media type."""
+
+    extension: str
+    mimetype: str
+
+
+@dataclass(frozen=True)
+class Format(Download):
+    """A rendering of report tables, downloaded as a file of its extension and media type."""
+
+    render: Callable[[Table], str]
+
+
+# The one list of table formats: every command's --format choices and every web download.
+FORMATS: dict[str, Format] = {
+    "text": Format("txt", "text/plain", to_text),
+    "json": Format("json", "application/json", lambda table: to_json(table_json(table))),
+    "csv": Format("csv", "text/csv", to_csv),
+    "md": Format("md", "text/markdown", to_markdown),
+    "latex": Format("tex", "application/x-latex", to_latex),
+}

@@ -21,8 +21,8 @@ from sqlalchemy.orm import Session
 from workbench import limits
 from workbench.agreement import MergeRule, TieRule, binarise, merge_grades
 from workbench.services.errors import ServiceError
-from workbench.services.exports import qrels_completeness
 from workbench.services.judgements import current_judgements
+from workbench.services.qrels import qrels_completeness
 from workbench.store.models import Campaign, FinalLabel, User, utcnow
 
 RULES = ("majority", "mean", "any", "all", "primary")
@@ -61,7 +61,7 @@ class AdjudicationSummary:
     labelled: int  # documents whose final label the rule set
     kept: int  # documents kept as an adjudicator decided them
     queued: int  # documents the rule could not decide
-    unlabelled: str = ""  # what the final qrels lack now (`exports.Completeness`), "" if none
+    unlabelled: str = ""  # what the final qrels lack now (`qrels.Completeness`), "" if none
 
     def message(self) -> str:
         """What the CLI and the web say after applying a rule."""

@@ -20,7 +20,7 @@ import numpy as np
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from workbench import agreement as stats
+from workbench import agreement as coefficients
 from workbench.services.judgements import current_judgements
 from workbench.store.models import Campaign, User
 
@@ -42,7 +42,7 @@ class Ratings:
         """Grades as they are (graded) or binarised at the relevance level, NaN kept."""
         if graded:
             return self.grades
-        return stats.binarise(self.grades, self.relevance_level)
+        return coefficients.binarise(self.grades, self.relevance_level)
 
     def topics(self) -> list[str]:
         return sorted({qid for qid, _ in self.items})
@@ -143,15 +143,15 @@ def _pairwise_percent(labels: np.ndarray) -> float:
     return agree / total if total else math.nan
 
 
-def group_agreement(name: str, labels: np.ndarray, *, level: stats.Level) -> GroupAgreement:
+def group_agreement(name: str, labels: np.ndarray, *, level: coefficients.Level) -> GroupAgreement:
     """Fleiss' kappa over items with two or more judges, Krippendorff's alpha over all."""
     judged = (~np.isnan(labels)).sum(axis=1)
     multiple = labels[judged >= 2]
     kappa = alpha = math.nan
     if len(multiple):
         with np.errstate(all="ignore"):
-            kappa = _safe(lambda: stats.fleiss_kappa(multiple))
-            alpha = _safe(lambda: stats.krippendorff_alpha(multiple, level=level))
+            kappa = _safe(lambda: coefficients.fleiss_kappa(multiple))
+            alpha = _safe(lambda: coefficients.krippendorff_alpha(multiple, level=level))
     return GroupAgreement(
         name=name,
         n_items=len(labels),
@@ -160,7 +160,7 @@ def group_agreement(name: str, labels: np.ndarray, *, level: stats.Level) -> Gro
         percent_agreement=_pairwise_percent(multiple),
         fleiss_kappa=kappa,
         krippendorff_alpha=alpha,
-        reading=stats.kappa_reading(kappa),
+        reading=coefficients.kappa_reading(kappa),
     )
 
 
@@ -169,7 +169,7 @@ def topic_agreement(
     ratings: Ratings,
     labels: np.ndarray,
     *,
-    level: stats.Level,
+    level: coefficients.Level,
     categories: Sequence[int],
 ) -> GroupAgreement:
     """`group_agreement` of one topic, and where exactly two assessors judged it their
@@ -185,7 +185,7 @@ def topic_agreement(
             first, second = a[both].astype(int), b[both].astype(int)
             with np.errstate(all="ignore"):
                 result.cohen_kappa = _safe(
-                    lambda: stats.cohen_kappa(first, second, labels=list(categories))
+                    lambda: coefficients.cohen_kappa(first, second, labels=list(categories))
                 )
     return result
 
@@ -218,49 +218,49 @@ def pair_agreement(
     """
     a_int, b_int = a.astype(int), b.astype(int)
     labels = list(categories)
-    kappa = _safe(lambda: stats.cohen_kappa(a_int, b_int, labels=labels))
+    kappa = _safe(lambda: coefficients.cohen_kappa(a_int, b_int, labels=labels))
     interval = _kappa_interval(a_int, b_int, labels)
     boot_low, boot_high = math.nan, math.nan
     if not math.isnan(kappa):
         boot_low, boot_high = topic_bootstrap(
-            lambda rows: stats.cohen_kappa(a_int[rows], b_int[rows], labels=labels),
+            lambda rows: coefficients.cohen_kappa(a_int[rows], b_int[rows], labels=labels),
             topics,
             n_resamples=n_bootstrap,
             seed=seed,
             min_topics=min_topics,
         )
-    matrix = stats.confusion_matrix(a_int, b_int, labels=labels)
+    matrix = coefficients.confusion_matrix(a_int, b_int, labels=labels)
     result = PairAgreement(
         first=first,
         second=second,
         n_items=len(a_int),
-        percent_agreement=_safe(lambda: stats.percent_agreement(a_int, b_int)),
+        percent_agreement=_safe(lambda: coefficients.percent_agreement(a_int, b_int)),
         kappa=kappa,
         kappa_low=interval[0],
         kappa_high=interval[1],
         bootstrap_low=boot_low,
         bootstrap_high=boot_high,
-        reading=stats.kappa_reading(kappa),
-        scotts_pi=_safe(lambda: stats.scotts_pi(a_int, b_int)),
+        reading=coefficients.kappa_reading(kappa),
+        scotts_pi=_safe(lambda: coefficients.scotts_pi(a_int, b_int)),
         labels=labels,
         confusion=np.asarray(matrix, dtype=int).tolist(),
     )
     if graded:
         result.linear_kappa = _safe(
-            lambda: stats.cohen_kappa(a_int, b_int, weights="linear", labels=labels)
+            lambda: coefficients.cohen_kappa(a_int, b_int, weights="linear", labels=labels)
         )
         result.quadratic_kappa = _safe(
-            lambda: stats.cohen_kappa(a_int, b_int, weights="quadratic", labels=labels)
+            lambda: coefficients.cohen_kappa(a_int, b_int, weights="quadratic", labels=labels)
         )
     else:
-        positive, negative = stats.specific_agreement(a_int, b_int)
+        positive, negative = coefficients.specific_agreement(a_int, b_int)
         result.positive_agreement, result.negative_agreement = float(positive), float(negative)
     return result
 
 
 def _kappa_interval(a: np.ndarray, b: np.ndarray, labels: list[int]) -> tuple[float, float]:
     try:
-        interval = stats.cohen_kappa_interval(a, b, labels=labels)
+        interval = coefficients.cohen_kappa_interval(a, b, labels=labels)
     except (ValueError, ZeroDivisionError, FloatingPointError):
         return math.nan, math.nan
     return float(interval.low), float(interval.high)
@@ -289,7 +289,7 @@ def topic_bootstrap(
         return _safe(lambda: statistic(rows))
 
     with np.errstate(all="ignore"):
-        return stats.bootstrap_interval(
+        return coefficients.bootstrap_interval(
             resampled, len(clusters), n_resamples=n_resamples, seed=seed
         )
 
@@ -306,7 +306,7 @@ def agreement_report(
     """Agreement on binary labels (default) or grades: overall, per topic, pair, assessor."""
     ratings = load_ratings(session, campaign)
     labels = ratings.labels(graded)
-    level: stats.Level = "ordinal" if graded else "nominal"
+    level: coefficients.Level = "ordinal" if graded else "nominal"
     scale = [g.value for g in campaign.grades]
     if graded:
         observed = {int(v) for v in labels[~np.isnan(labels)]}
@@ -369,7 +369,7 @@ def agreement_report(
     overall = group_agreement("all", labels, level=level)
     if not math.isnan(overall.fleiss_kappa):
         overall.bootstrap_low, overall.bootstrap_high = topic_bootstrap(
-            lambda rows: stats.fleiss_kappa(labels[rows]),
+            lambda rows: coefficients.fleiss_kappa(labels[rows]),
             item_topics,
             n_resamples=n_bootstrap,
             seed=seed,

@@ -4,10 +4,10 @@ Every score comes from the shared metric module (`workbench.metrics.evaluate`), 
 correction and correlation from `workbench.stats`, every pool contribution from
 `workbench.pooling`. Qrels are named by a spec: "final" (the adjudicated FinalLabel rows),
 an assessor's username (that assessor's current grades), the name of an imported QrelsSet,
-or, from the command line only, the path of a qrels file. Final and assessor qrels are read
-through `services.exports.export_qrels`, so a report scores exactly the exported files, and
-like the export they are refused while documents lack a label unless allow_incomplete (then
-the report says so).
+or, from the command line only, the path of a qrels file. Final and assessor qrels are
+`services.qrels.campaign_qrels`, as the export writes them, so a report scores exactly the
+exported files, and like the export they are refused while documents lack a label unless
+allow_incomplete (then the report says so).
 
 Topics (`TOPIC_SETS`): by default every run is evaluated over every judged topic of the qrels
 and a topic the run lacks scores 0 (trec_eval's -c), so every run keeps every topic in the
@@ -17,10 +17,9 @@ measure that is undefined on a topic (NaN) is reported as such, never as 0.
 
 from __future__ import annotations
 
-import io
 import math
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -31,13 +30,14 @@ from sqlalchemy.orm import Session
 
 from workbench import pooling, stats
 from workbench.metrics import MeasureError, evaluate, interpolated_precision_recall
-from workbench.services import exports, pools
+from workbench.relevance import is_relevant
+from workbench.services import pools
 from workbench.services.errors import ServiceError
 from workbench.services.importing import load_run
 from workbench.services.judgements import current_judgements
+from workbench.services.qrels import IncompleteQrels, campaign_qrels, has_final_labels
 from workbench.store.models import (
     Campaign,
-    FinalLabel,
     Pool,
     PoolEntry,
     QrelsEntry,
@@ -50,7 +50,6 @@ from workbench.trec import read_qrels
 QrelsDict = dict[str, dict[str, int]]
 RunDict = dict[str, dict[str, float]]
 DEFAULT_MEASURES = ("map", "P.10", "ndcg_cut.10")
-RESAMPLING_TESTS = ("randomization", "bootstrap")
 
 
 # ---------------------------------------------------------------------------------- qrels
@@ -67,42 +66,6 @@ class NamedQrels:
     label: str  # what the report calls them: "final", "assessor alice", "qrels set X", a path
     qrels: QrelsDict
     notes: tuple[str, ...] = ()  # e.g. that they are incomplete and were asked for anyway
-
-
-def exported_qrels(
-    session: Session,
-    campaign: Campaign,
-    *,
-    assessor: str | None = None,
-    final: bool = False,
-    allow_incomplete: bool = False,
-) -> tuple[QrelsDict, tuple[str, ...]]:
-    """Exactly the qrels `services.exports.export_qrels` writes (the one home of labels ->
-    qrels: final labels or one assessor's grades, -1 for unsampled pooled documents), and a
-    note when they are incomplete (refused, `exports.IncompleteQrels`, unless
-    allow_incomplete)."""
-    completeness = exports.qrels_completeness(session, campaign, assessor=assessor, final=final)
-    if not (completeness.complete or allow_incomplete):
-        raise exports.IncompleteQrels(completeness)
-    buffer = io.StringIO()
-    exports.export_qrels(
-        session, campaign, buffer, assessor=assessor, final=final, allow_incomplete=True
-    )
-    buffer.seek(0)
-    notes = (
-        ()
-        if completeness.complete
-        else (
-            f"INCOMPLETE qrels, evaluated as asked: {completeness.describe()}; they count as "
-            "unjudged (not relevant).",
-        )
-    )
-    return read_qrels(buffer).to_dict(), notes
-
-
-def has_final_labels(session: Session, campaign: Campaign) -> bool:
-    query = select(FinalLabel.id).where(FinalLabel.campaign_id == campaign.id).limit(1)
-    return session.scalar(query) is not None
 
 
 def assessors(session: Session, campaign: Campaign) -> list[User]:
@@ -134,26 +97,23 @@ def resolve_qrels(
     if spec == "final":
         if not has_final_labels(session, campaign):
             raise ServiceError(
-                f"campaign {campaign.name!r} has no final labels yet: run `workbench adjudicate`"
+                f"campaign {campaign.name!r} has no final labels yet: adjudicate first (apply a "
+                "merge rule, or decide in the adjudication queue)"
             )
-        qrels, notes = exported_qrels(
-            session, campaign, final=True, allow_incomplete=allow_incomplete
-        )
-        return NamedQrels("final", qrels, notes)
+        final = campaign_qrels(session, campaign, final=True, allow_incomplete=allow_incomplete)
+        return NamedQrels("final", final.qrels, final.notes())
     if spec in {user.username for user in assessors(session, campaign)}:
-        qrels, notes = exported_qrels(
-            session, campaign, assessor=spec, allow_incomplete=allow_incomplete
-        )
-        return NamedQrels(f"assessor {spec}", qrels, notes)
+        graded = campaign_qrels(session, campaign, assessor=spec, allow_incomplete=allow_incomplete)
+        return NamedQrels(f"assessor {spec}", graded.qrels, graded.notes())
     qrels_set = session.scalar(
         select(QrelsSet).where(QrelsSet.campaign_id == campaign.id, QrelsSet.name == spec)
     )
     if qrels_set is not None:
         entries = session.scalars(select(QrelsEntry).where(QrelsEntry.qrels_set_id == qrels_set.id))
-        qrels = defaultdict(dict)
+        imported: QrelsDict = defaultdict(dict)
         for entry in entries:
-            qrels[entry.qid][entry.docno] = entry.rel
-        return NamedQrels(f"qrels set {spec}", dict(qrels))
+            imported[entry.qid][entry.docno] = entry.rel
+        return NamedQrels(f"qrels set {spec}", dict(imported))
     if allow_files and Path(spec).is_file():
         return NamedQrels(spec, read_qrels(spec).to_dict())
     raise ServiceError(
@@ -514,9 +474,9 @@ def compare_runs(
             f"unknown correction {correction!r}; expected one of {', '.join(stats.CORRECTIONS)}"
         )
     options: dict[str, Any] = {}
-    if test in RESAMPLING_TESTS:
+    if stats.PAIRED_TESTS[test].resampling:
         options = {"n_resamples": n_resamples, "seed": seed}
-    test_name = stats.PAIRED_TESTS[test].__name__.replace("_", " ")
+    test_name = stats.PAIRED_TESTS[test].label
     pairs: list[PairComparison] = []
     notes: list[str] = []
     for measure in measures or table.measures:
@@ -569,39 +529,15 @@ def tukey_hsd(table: EvaluationTable, measure: str) -> stats.TukeyResult | None:
 
 
 @dataclass
-class RankingComparison:
-    qrels: str
-    kendall_tau: float
-    tau_ap: float
-    order: list[str]
-    changes: list[stats.RankChange]  # the runs whose position differs from the reference
-
-
-@dataclass
 class RankingStability:
     measure: str
     reference: str
     reference_order: list[str]
-    comparisons: list[RankingComparison]
+    comparisons: list[stats.RankingComparison]
     notes: list[str] = field(default_factory=list)  # assessors left out, incomplete qrels
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def compare_rankings(
-    reference: Mapping[str, float], other: Mapping[str, float], label: str
-) -> RankingComparison:
-    """Kendall's tau and tau_AP (reference = ground truth) and the runs that moved."""
-    reference_order, order = stats.ranking(reference), stats.ranking(other)
-    enough = len(reference) >= 2
-    return RankingComparison(
-        label,
-        stats.kendall_tau(reference, other) if enough else math.nan,
-        stats.tau_ap(reference_order, order) if enough else math.nan,
-        order,
-        stats.rank_changes(reference, other),
-    )
 
 
 def ranking_stability(
@@ -633,7 +569,7 @@ def ranking_stability(
             qrels = resolve_qrels(
                 session, campaign, user.username, allow_incomplete=allow_incomplete
             )
-        except exports.IncompleteQrels as refused:
+        except IncompleteQrels as refused:
             notes.append(f"assessor {user.username} left out: {refused.completeness.describe()}.")
             continue
         notes.extend(f"assessor {user.username}: {note}" for note in qrels.notes)
@@ -646,7 +582,7 @@ def ranking_stability(
             topic_set=topic_set,
         )
         scores = {r.tag: r.summary[canonical] for r in table.runs}
-        comparisons.append(compare_rankings(reference_scores, scores, qrels.label))
+        comparisons.append(stats.compare_rankings(reference_scores, scores, qrels.label))
     return RankingStability(canonical, "final", stats.ranking(reference_scores), comparisons, notes)
 
 
@@ -760,12 +696,9 @@ def leave_out(
         n_unique = n_relevant = 0
         for qid in full.topics_evaluated:
             labels = named.qrels[qid]
-            per_run = contributed.get(qid, {})
-            mine = set().union(*(d for t, d in per_run.items() if unit[t] == unit[run.tag]))
-            theirs = set().union(*(d for t, d in per_run.items() if unit[t] != unit[run.tag]))
-            unique = mine - theirs
+            unique = pooling.unique_to_unit(contributed.get(qid, {}), unit, unit[run.tag])
             n_unique += len(unique)
-            n_relevant += sum(1 for d in unique if labels.get(d, 0) >= level)
+            n_relevant += sum(1 for d in unique if is_relevant(labels.get(d, 0), level))
             reduced[qid] = {d: g for d, g in labels.items() if d not in unique}
         table = evaluate_runs(  # over the same topics as `full`
             [run],
@@ -792,7 +725,7 @@ def leave_out(
                 rank_left_out=rank_out,
             )
         )
-    comparison = compare_rankings(scores, left_out_scores, "left out")
+    comparison = stats.compare_rankings(scores, left_out_scores, "left out")
     judged = evaluate_runs(
         runs,
         named,

@@ -107,7 +107,9 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         api,
         assess,
         auth,
+        browse,
         db,
+        errors,
         querylogs,
         report_jobs,
         reports,
@@ -117,12 +119,14 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     db.init_app(app)
     report_jobs.init_app(app)
     security.init_app(app)
+    errors.register_error_handlers(app)
     app.register_blueprint(auth.bp)
     app.register_blueprint(assess.bp)
     app.register_blueprint(admin.bp)
     app.register_blueprint(api.bp)
     app.register_blueprint(reports.bp)
     app.register_blueprint(adaptive.bp)  # its JSON routes are on api.bp
+    app.register_blueprint(browse.bp)
     app.register_blueprint(querylogs.bp)
     app.register_blueprint(querylogs.api)
 

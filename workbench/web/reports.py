@@ -10,7 +10,6 @@ them, so that the app, and a server restarted after a crash, starts quickly.
 
 from __future__ import annotations
 
-import base64
 from typing import Any
 
 from flask import (
@@ -33,26 +32,13 @@ from workbench.services.jobs import JobState
 from workbench.store.models import Campaign, Document, Topic, User
 from workbench.web.db import get_store
 from workbench.web.downloads import content_disposition
+from workbench.web.images import svg_image
 from workbench.web.report_jobs import page_job, request_page
 from workbench.web.security import admin_blueprint
 
 bp = admin_blueprint("reports", __name__, "/reports")
-TESTS = ("t", "wilcoxon", "sign", "randomization", "bootstrap")
-CORRECTIONS = ("holm", "bonferroni", "bh")
-DOWNLOADS = {
-    "csv": "text/csv",
-    "json": "application/json",
-    "md": "text/markdown",
-    "latex": "application/x-latex",
-    "trec": "text/plain",
-}
 SNIPPET_CHARS = 600
 BOOTSTRAP_RESAMPLES = 1000  # app config REPORT_BOOTSTRAP_RESAMPLES overrides
-
-
-def svg_image(svg: str) -> str:
-    """A data: URL for an <img> of the SVG text."""
-    return "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode()
 
 
 @bp.get("/")
@@ -118,7 +104,7 @@ def agreement(campaign_id: int):
     state, page = request_page("agreement", campaign_id, params)
     if page is None:
         return _progress(state, campaign_id, name, "Agreement")
-    return render_template("reports/agreement.html", job=state, **page)
+    return render_template("reports/agreement.html", job=state, formats=list(FORMATS), **page)
 
 
 @bp.get("/<int:campaign_id>/agreement.<fmt>")
@@ -126,8 +112,8 @@ def agreement_download(campaign_id: int, fmt: str):
     """The agreement tables as CSV, Markdown or LaTeX, or the whole report as JSON."""
     from workbench.reports.agreement import agreement_tables
 
-    if fmt not in DOWNLOADS or fmt == "trec":
-        raise NotFound(f"no {fmt!r} download; formats: csv, json, md, latex")
+    if fmt not in FORMATS:
+        raise NotFound(f"no {fmt!r} download; formats: {', '.join(FORMATS)}")
     name = _campaign_name(campaign_id)
     state, page = _fresh_page("agreement", campaign_id, _agreement_request())
     if page is None:
@@ -182,11 +168,13 @@ def _progress(state: JobState, campaign_id: int, campaign_name: str, title: str)
 
 
 def _attachment(text: str, fmt: str, stem: str) -> Response:
-    extension = {"latex": "tex", "trec": "txt"}.get(fmt, fmt)
+    from workbench.reports.evaluation import EVALUATION_FORMATS
+
+    download = EVALUATION_FORMATS[fmt]
     return Response(
         text,
-        mimetype=DOWNLOADS[fmt],
-        headers={"Content-Disposition": content_disposition(f"{stem}.{extension}")},
+        mimetype=download.mimetype,
+        headers={"Content-Disposition": content_disposition(f"{stem}.{download.extension}")},
     )
 
 
@@ -194,39 +182,27 @@ def _attachment(text: str, fmt: str, stem: str) -> Response:
 
 
 def _evaluation_request() -> dict[str, Any]:
-    from workbench.web.extended_report import notes_request
+    """The evaluation's parameters from the query string, checked (`EvaluationRequest`: an
+    unknown test, correction or topic set is a 400 with the reason, as the CLI refuses it),
+    as the report job's JSON parameters."""
+    from workbench.services.evaluation_report import EvaluationRequest
+    from workbench.web.extended_report import notes_options
 
     measures = [m for m in request.args.getlist("measure") if m.strip()]
-    text = request.args.get("measures", "")
-    measures += [m for m in text.replace(",", " ").split() if m]
-    test = request.args.get("test", "t")
-    correction = request.args.get("correction", "holm")
-    topic_set = request.args.get("topic_set", "all")
-    return {
-        "qrels": request.args.get("qrels", "final"),
-        "measures": measures,
-        "test": test if test in TESTS else "t",
-        "correction": correction if correction in CORRECTIONS else "holm",
-        "topic_set": topic_set if topic_set in ("all", "common") else "all",
-        "allow_incomplete": request.args.get("allow_incomplete") == "1",
-        "notes": notes_request(),  # the course notes' section options
-    }
-
-
-def _scope(choice: dict[str, Any]) -> dict[str, Any]:
-    """The topic set and incomplete-qrels choice, as the evaluation services take them."""
-    return {"topic_set": choice["topic_set"], "allow_incomplete": choice["allow_incomplete"]}
-
-
-def _evaluate(session: Any, campaign: Campaign, choice: dict[str, Any], runs=None):
-    from workbench.services import evaluation as service
-
-    measures = choice["measures"] or list(service.DEFAULT_MEASURES)
-    table = service.evaluate_campaign(
-        session, campaign, choice["qrels"], measures, runs=runs, **_scope(choice)
-    )
-    comparisons = service.compare_runs(table, test=choice["test"], correction=choice["correction"])
-    return table, comparisons
+    measures += [m for m in request.args.get("measures", "").replace(",", " ").split() if m]
+    return EvaluationRequest(
+        qrels=request.args.get("qrels", "final"),
+        measures=tuple(measures),
+        test=request.args.get("test", "t"),
+        correction=request.args.get("correction", "holm"),
+        topic_set=request.args.get("topic_set", "all"),
+        allow_incomplete=request.args.get("allow_incomplete") == "1",
+        tukey=True,
+        curves=True,
+        stability=True,
+        reusability=("run", "group"),
+        notes=notes_options(),
+    ).to_dict()
 
 
 def _evaluation_page(
@@ -236,62 +212,41 @@ def _evaluation_page(
     while). A report the campaign cannot have sets "error"."""
     from workbench.reports import evaluation as report
     from workbench.services import evaluation as service
+    from workbench.services.evaluation_report import EvaluationRequest, evaluation_report
     from workbench.web.extended_report import notes_page
 
     page: dict[str, Any] = {"choice": choice, "error": None}
     page["campaign"] = {"id": campaign.id, "name": campaign.name}
     page["qrels_choices"] = service.qrels_choices(session, campaign)
     try:
-        progress("evaluating the runs")
-        runs = service.load_runs(session, campaign)
-        table, comparisons = _evaluate(session, campaign, choice, runs)
-        page["evaluation_table"], page["evaluation_comparisons"] = table, comparisons
-        first = table.measures[0]
-        page["runs"] = report.runs_table(table, comparisons)
-        page["notes"] = table.notes() + comparisons.notes
-        page["comparisons"] = report.comparisons_table(comparisons)
-        tukey = service.tukey_hsd(table, first)
-        page["tukey"] = report.tukey_table(tukey, first) if tukey is not None else None
-        page["per_topic"] = report.per_topic_table(table, first)
-        progress("plots")
-        page["bars"] = svg_image(
-            plots.per_topic_bars(
-                {r.tag: {q: v[first] for q, v in r.per_topic.items()} for r in table.runs},
-                table.topics(),
-                measure=first,
-            )
-        )
-        curves = service.precision_recall(
-            session, campaign, choice["qrels"], runs=runs, **_scope(choice)
-        )
-        page["curves"] = svg_image(plots.precision_recall_curves(curves))
-        progress("ranking stability")
-        page["stability"] = _optional(
-            lambda: report.stability_table(
-                service.ranking_stability(session, campaign, first, runs=runs, **_scope(choice))
-            )
-        )
-        progress("reusability")
-        page["reusability"] = [
-            _optional(
-                lambda by=by: report.reusability_table(
-                    service.leave_out(
-                        session,
-                        campaign,
-                        qrels=choice["qrels"],
-                        measure=first,
-                        by=by,
-                        runs=runs,
-                        **_scope(choice),
-                    )
-                )
-            )
-            for by in ("run", "group")
-        ]
-        progress("the course notes' sections")
-        page["course_notes"] = notes_page(session, campaign, table, runs, choice, comparisons.alpha)
+        result = evaluation_report(session, campaign, EvaluationRequest.from_dict(choice), progress)
     except ServiceError as error:
         page["error"] = str(error)
+        return page
+    table, comparisons, first = result.table, result.comparisons, result.measure
+    progress("tables and plots")
+    page["report"] = result
+    page["warning"] = result.warning
+    page["runs"] = report.runs_table(table, comparisons)
+    page["notes"] = result.notes()
+    page["comparisons"] = report.comparisons_table(comparisons)
+    page["tukey"] = report.tukey_table(result.tukey, first) if result.tukey is not None else None
+    page["per_topic"] = report.per_topic_table(table, first)
+    page["bars"] = svg_image(
+        plots.per_topic_bars(
+            {r.tag: {q: v[first] for q, v in r.per_topic.items()} for r in table.runs},
+            table.topics(),
+            measure=first,
+        )
+    )
+    page["curves"] = svg_image(plots.precision_recall_curves(result.curves or {}))
+    page["stability"] = (
+        report.stability_table(result.stability) if result.stability is not None else None
+    )
+    page["reusability"] = [report.reusability_table(r) for r in result.reusability.values()]
+    page["unavailable"] = result.unavailable
+    if result.notes_sections is not None:
+        page["course_notes"] = notes_page(result.notes_sections, choice["notes"])
     return page
 
 
@@ -300,29 +255,31 @@ page_job("evaluation", _evaluation_page)
 
 @bp.get("/<int:campaign_id>/evaluation")
 def evaluation(campaign_id: int):
+    from workbench.stats import CORRECTIONS, PAIRED_TESTS
+
     name = _campaign_name(campaign_id)
     state, page = request_page("evaluation", campaign_id, _evaluation_request())
     if page is None:
         return _progress(state, campaign_id, name, "Evaluation")
+    tests = {key: test.label for key, test in PAIRED_TESTS.items()}
+    from workbench.reports.evaluation import EVALUATION_FORMATS
+
     return render_template(
-        "reports/evaluation.html", tests=TESTS, corrections=CORRECTIONS, job=state, **page
+        "reports/evaluation.html",
+        tests=tests,
+        corrections=CORRECTIONS,
+        formats=list(EVALUATION_FORMATS),
+        job=state,
+        **page,
     )
-
-
-def _optional(build):
-    """A table that needs something the campaign may lack (final labels, a pool): None then."""
-    try:
-        return build()
-    except ServiceError:
-        return None
 
 
 @bp.get("/<int:campaign_id>/evaluation.<fmt>")
 def evaluation_download(campaign_id: int, fmt: str):
     from workbench.reports import evaluation as report
 
-    if fmt not in DOWNLOADS:
-        raise NotFound(f"no {fmt!r} download; formats: {', '.join(DOWNLOADS)}")
+    if fmt not in report.EVALUATION_FORMATS:
+        raise NotFound(f"no {fmt!r} download; formats: {', '.join(report.EVALUATION_FORMATS)}")
     name = _campaign_name(campaign_id)
     state, page = _fresh_page("evaluation", campaign_id, _evaluation_request())
     if page is None:
@@ -330,14 +287,13 @@ def evaluation_download(campaign_id: int, fmt: str):
     if page["error"]:
         flash(page["error"], "error")
         return redirect(url_for("reports.evaluation", campaign_id=campaign_id))
-    table, comparisons = page["evaluation_table"], page["evaluation_comparisons"]
+    result = page["report"]
     if fmt == "trec":
-        text = report.trec_eval_text(table)
+        text = report.trec_eval_text(result.table)
     elif fmt == "json":
-        text = to_json({"evaluation": table.to_dict(), "comparisons": comparisons.to_dict()})
+        text = to_json(result.to_dict())
     else:
-        assert fmt in FORMATS
-        text = render(report.runs_table(table, comparisons), fmt)
+        text = render(report.runs_table(result.table, result.comparisons), fmt)
     return _attachment(text, fmt, f"{name}-evaluation")
 
 

@@ -1,0 +1,249 @@
+"""Final labels and qrels: the one home of which label each judged document carries.
+
+Labels come from one assessor's current grades, the adjudicated FinalLabel rows, or, where no
+final label exists yet, the grades of documents that have exactly one judge. Documents pooled
+but not sampled by a stratified pool and not labelled get -1 (`UNSAMPLED`, infAP's
+convention); unjudged pooled documents are absent. `campaign_qrels` is what both the qrels
+export and the evaluation reports use, so a report scores exactly the exported file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from workbench.relevance import is_relevant
+from workbench.services import adaptive_pools
+from workbench.services.errors import NotFound, ServiceError
+from workbench.services.judgements import current_judgements
+from workbench.services.pools import qid_key
+from workbench.store.models import Assignment, Campaign, FinalLabel, Pool, PoolEntry, User
+
+Key = tuple[str, str]  # (qid, docno)
+QrelsDict = dict[str, dict[str, int]]
+UNSAMPLED = -1  # pooled but not sampled (infAP/xinfAP qrels convention)
+
+
+@dataclass(frozen=True)
+class Completeness:
+    """Which documents a set of qrels should label, and those that lack a label.
+
+    Final (or default) qrels should label every document sampled into a pool of the campaign
+    and every graded document; one assessor's qrels every document sampled into that
+    assessor's active assignments and every document they graded.
+    """
+
+    labels: str  # what the qrels hold: "final labels", "labels", "alice's grades"
+    expected: int  # documents that should carry a label
+    missing: tuple[tuple[str, str], ...]  # (qid, docno) without one, in topic order
+
+    @property
+    def complete(self) -> bool:
+        return not self.missing
+
+    def describe(self) -> str:
+        """'21 of the 35 pooled or judged documents lack a final label (e.g. topic 1 ...)'."""
+        qid, docno = self.missing[0]
+        return (
+            f"{len(self.missing)} of the {self.expected} pooled or judged documents lack "
+            f"{self.labels} (e.g. topic {qid} document {docno})"
+        )
+
+
+class IncompleteQrels(ServiceError):
+    """Qrels asked for without allow_incomplete while documents lack a label."""
+
+    def __init__(self, completeness: Completeness) -> None:
+        super().__init__(
+            f"{completeness.describe()}: refusing to export them as if complete. Finish "
+            "judging and adjudication, or ask for incomplete qrels explicitly "
+            "(--allow-incomplete; on the web, 'incomplete qrels')"
+        )
+        self.completeness = completeness
+
+
+@dataclass(frozen=True)
+class CampaignQrels:
+    """Qrels of a campaign (topics in order, docnos sorted) and how complete they are."""
+
+    qrels: QrelsDict
+    completeness: Completeness
+    provenance: str = ""  # `#` lines naming the strategy and budget of adaptive pools
+
+    @property
+    def count(self) -> int:
+        return sum(len(docs) for docs in self.qrels.values())
+
+    def header(self) -> str:
+        """The `#` lines that open incomplete qrels, then those of adaptive pools ('' when
+        complete and not adaptive)."""
+        if self.completeness.complete:
+            return self.provenance
+        return (
+            f"# INCOMPLETE qrels: {self.completeness.describe()}.\n"
+            "# Those documents are absent (unjudged); exported with allow_incomplete.\n"
+        ) + self.provenance
+
+    def notes(self) -> tuple[str, ...]:
+        """What a report over these qrels must say (nothing when complete)."""
+        if self.completeness.complete:
+            return ()
+        return (
+            f"INCOMPLETE qrels, evaluated as asked: {self.completeness.describe()}; they "
+            "count as unjudged (not relevant).",
+        )
+
+
+def campaign_qrels(
+    session: Session,
+    campaign: Campaign,
+    *,
+    assessor: str | None = None,
+    final: bool = False,
+    binary_level: int | None = None,
+    allow_incomplete: bool = False,
+) -> CampaignQrels:
+    """The campaign's qrels: one assessor's current grades (assessor=), the adjudicated final
+    labels (final=True), or by default the final labels if any exist, else the grades when
+    every judged document has exactly one judge (otherwise a ServiceError asks to adjudicate
+    or pick an assessor). 'Cannot judge' rows are not labels. binary_level L gives 1 for
+    grades >= L and 0 below. Where documents lack a label it raises IncompleteQrels unless
+    allow_incomplete.
+    """
+    labels, completeness = qrels_labels(session, campaign, assessor=assessor, final=final)
+    if not completeness.complete and not allow_incomplete:
+        raise IncompleteQrels(completeness)
+    if binary_level is not None:
+        labels = {key: int(is_relevant(grade, binary_level)) for key, grade in labels.items()}
+    for key in _unsampled(session, campaign):
+        labels.setdefault(key, UNSAMPLED)
+    ordered: QrelsDict = {}
+    for qid, docno in sorted(labels, key=lambda key: (qid_key(key[0]), key[1])):
+        ordered.setdefault(qid, {})[docno] = labels[(qid, docno)]
+    return CampaignQrels(ordered, completeness, adaptive_pools.export_header(session, campaign))
+
+
+def qrels_labels(
+    session: Session, campaign: Campaign, *, assessor: str | None = None, final: bool = False
+) -> tuple[dict[tuple[str, str], int], Completeness]:
+    """The labels `export_qrels` writes (before -1 and binarising) and their completeness."""
+    if assessor is not None and final:
+        raise ServiceError("choose either an assessor or the final labels, not both")
+    if assessor is not None:
+        user = session.scalar(select(User).where(User.username == assessor))
+        if user is None:
+            raise NotFound(f"no assessor {assessor!r}")
+        labels = _assessor_labels(session, campaign, user)
+        expected = _assigned(session, campaign, user) | set(labels)
+        what = f"a grade by {assessor}"
+    else:
+        if final or has_final_labels(session, campaign):
+            labels, what = final_labels(session, campaign), "a final label"
+        else:
+            labels, what = _single_judge_labels(session, campaign), "a label"
+        expected = _sampled(session, campaign) | _graded(session, campaign) | set(labels)
+    missing = sorted(expected - set(labels), key=lambda key: (qid_key(key[0]), key[1]))
+    return labels, Completeness(what, len(expected), tuple(missing))
+
+
+def qrels_completeness(
+    session: Session, campaign: Campaign, *, assessor: str | None = None, final: bool = False
+) -> Completeness:
+    """Whether the qrels `export_qrels` would write label every document they should."""
+    return qrels_labels(session, campaign, assessor=assessor, final=final)[1]
+
+
+def _assessor_labels(session: Session, campaign: Campaign, user: User) -> dict:
+    return {
+        (j.qid, j.docno): j.grade
+        for j in current_judgements(session, campaign.id, user_id=user.id)
+        if j.grade is not None
+    }
+
+
+def has_final_labels(session: Session, campaign: Campaign) -> bool:
+    """Whether the campaign has any final (adjudicated or rule-made) label."""
+    query = select(FinalLabel.id).where(FinalLabel.campaign_id == campaign.id).limit(1)
+    return session.scalar(query) is not None
+
+
+def final_labels(session: Session, campaign: Campaign) -> dict[Key, int]:
+    """(qid, docno) -> final grade."""
+    rows = session.execute(
+        select(FinalLabel.qid, FinalLabel.docno, FinalLabel.grade).where(
+            FinalLabel.campaign_id == campaign.id
+        )
+    )
+    return {(qid, docno): grade for qid, docno, grade in rows}
+
+
+def _single_judge_labels(session: Session, campaign: Campaign) -> dict:
+    labels: dict[tuple[str, str], int] = {}
+    judges: dict[tuple[str, str], int] = {}
+    for judgement in current_judgements(session, campaign.id):
+        if judgement.grade is None:
+            continue
+        key = (judgement.qid, judgement.docno)
+        judges[key] = judges.get(key, 0) + 1
+        labels[key] = judgement.grade
+    shared = [key for key, count in judges.items() if count > 1]
+    if shared:
+        qid, docno = shared[0]
+        raise ServiceError(
+            f"{len(shared)} document(s) have more than one judge (e.g. topic {qid} document "
+            f"{docno}) and there are no final labels: adjudicate first, or export one "
+            "assessor's judgements"
+        )
+    return labels
+
+
+def _graded(session: Session, campaign: Campaign) -> set[tuple[str, str]]:
+    """(qid, docno) with a current grade by some assessor."""
+    return {
+        (j.qid, j.docno) for j in current_judgements(session, campaign.id) if j.grade is not None
+    }
+
+
+def _sampled(session: Session, campaign: Campaign) -> set[tuple[str, str]]:
+    """(qid, docno) sampled into some pool of the campaign (every entry of a non-stratified
+    pool): the documents to judge."""
+    rows = session.execute(
+        select(PoolEntry.qid, PoolEntry.docno)
+        .join(Pool, Pool.id == PoolEntry.pool_id)
+        .where(Pool.campaign_id == campaign.id, PoolEntry.sampled.is_(True))
+    )
+    return {(qid, docno) for qid, docno in rows}
+
+
+def _assigned(session: Session, campaign: Campaign, user: User) -> set[tuple[str, str]]:
+    """(qid, docno) sampled into the topics of the user's active assignments."""
+    rows = session.execute(
+        select(PoolEntry.qid, PoolEntry.docno)
+        .join(
+            Assignment,
+            (Assignment.pool_id == PoolEntry.pool_id) & (Assignment.qid == PoolEntry.qid),
+        )
+        .where(
+            Assignment.campaign_id == campaign.id,
+            Assignment.user_id == user.id,
+            Assignment.active.is_(True),
+            PoolEntry.sampled.is_(True),
+        )
+    )
+    return {(qid, docno) for qid, docno in rows}
+
+
+def _unsampled(session: Session, campaign: Campaign) -> set[tuple[str, str]]:
+    """(qid, docno) pooled but unsampled in some pool of the campaign and sampled in none."""
+    rows = session.execute(
+        select(PoolEntry.qid, PoolEntry.docno, PoolEntry.sampled)
+        .join(Pool, Pool.id == PoolEntry.pool_id)
+        .where(Pool.campaign_id == campaign.id)
+    )
+    unsampled: set[tuple[str, str]] = set()
+    sampled: set[tuple[str, str]] = set()
+    for qid, docno, is_sampled in rows:
+        (sampled if is_sampled else unsampled).add((qid, docno))
+    return unsampled - sampled
