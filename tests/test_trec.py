@@ -24,6 +24,7 @@ from workbench.trec import (
     read_qrels_jg,
     read_run,
     read_topics,
+    scan,
     write_qrels,
     write_run,
 )
@@ -84,7 +85,7 @@ def test_topics_regrouped_in_file_order(tmp_path: Path) -> None:
 
 def test_many_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Chunk boundaries fall mid-line; line numbers in errors stay right across chunks."""
-    monkeypatch.setattr(trec, "_CHUNK_BYTES", 64)
+    monkeypatch.setattr(scan, "_CHUNK_BYTES", 64)
     lines = [f"q{i // 7} Q0 doc{i} {i} {i / 3!r} run\n" for i in range(200)]
     run = read_run(_file(tmp_path, "".join(lines)))
     assert run.n_lines == 200

@@ -8,7 +8,7 @@ ids of any length, as trec_eval does.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 QID = 100
 DOCNO = 200
@@ -47,8 +47,7 @@ INT32_MAX = 2**31 - 1
 """The largest integer column value every store takes (PostgreSQL's INTEGER)."""
 
 
-@dataclass(frozen=True)
-class IdLimits:
+class IdLimits(NamedTuple):
     """Longest qid, docno, run tag and qrels iteration a reader accepts (None: any length)."""
 
     qid: int | None = None

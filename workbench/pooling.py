@@ -30,17 +30,19 @@ from __future__ import annotations
 import hashlib
 import itertools
 import math
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, NamedTuple
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import MISSING, Field, dataclass, field, fields, replace
+from typing import Any, ClassVar, Generic, NamedTuple, Protocol, TypeVar
 
 import numpy as np
 from scipy import sparse
 
-STRATEGIES = ("depth", "take", "fusion", "stratified")
+from workbench.trec.order import trec_order
+
 FUSION_METHODS = ("rrf", "combsum", "borda")
 PRESENTATION_ORDERS = ("random", "docno", "priority")
 RRF_K = 60
+DEFAULT_STRATA = "10:1.0,30:0.2,100:0.05"
 
 
 @dataclass(frozen=True)
@@ -70,13 +72,11 @@ class PooledDocument(NamedTuple):
 def ranked_list(
     docnos: Sequence[str] | Sequence[bytes], scores: np.ndarray, *, limit: int | None = None
 ) -> RankedList:
-    """Order a topic's run lines with the metric module's `trec_order` (first `limit` kept).
+    """Order a topic's run lines with `trec_order` (first `limit` kept).
 
     docnos may be strings or UTF-8 bytes. With a limit k, only the lines scoring at least the
     k-th highest score can be among the first k, so only they are ordered.
     """
-    from workbench.metrics.ranking import trec_order
-
     scores = np.asarray(scores, dtype=np.float64)
     candidates = np.arange(len(scores))
     if limit is not None and limit < len(scores):
@@ -276,41 +276,278 @@ def stratified_pool(
     return sorted(pooled, key=lambda p: (p.best_rank, p.docno))
 
 
+# ---------------------------------------------------------------- the strategy registry
+#
+# A strategy is `Strategy(name, Params, pool, help)`: its parameters are a frozen dataclass
+# whose fields carry their help, choices and minimum in `field(metadata=...)`; the CLI
+# options (`workbench pool build`), the web pool form and the service's validation are all
+# generated from these declarations, so adding a strategy touches this module only.
+
+
+def _option(help: str, **extra: Any) -> dict[str, Any]:
+    """A parameter's metadata: help text, and optionally choices or minimum."""
+    return {"help": help, **extra}
+
+
+class PoolParams(Protocol):
+    """What every strategy's parameter dataclass offers (a frozen dataclass)."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+    def record(self) -> dict[str, Any]:
+        """The JSON recorded on the pool (enough to rebuild it bit for bit)."""
+        ...
+
+    def describe(self) -> str:
+        """Readable parameters: 'depth 20', 'budget 50, fusion rrf (k = 60)'."""
+        ...
+
+
+@dataclass(frozen=True)
+class DepthParams:
+    depth: int = field(
+        default=10, metadata=_option("pool depth k (every run's top k documents)", minimum=1)
+    )
+
+    def record(self) -> dict[str, Any]:
+        return {"depth": self.depth}
+
+    def describe(self) -> str:
+        return f"depth {self.depth}"
+
+
+@dataclass(frozen=True)
+class TakeParams:
+    budget: int = field(metadata=_option("documents per topic", minimum=1))
+    fair: bool = field(
+        default=False, metadata=_option("FairTake@N: reshuffle the run order at every depth")
+    )
+
+    def record(self) -> dict[str, Any]:
+        return {"budget": self.budget, "fair": self.fair}
+
+    def describe(self) -> str:
+        return f"budget {self.budget}" + (", fair run order" if self.fair else "")
+
+
+@dataclass(frozen=True)
+class FusionParams:
+    budget: int = field(metadata=_option("documents per topic", minimum=1))
+    fusion: str = field(default="rrf", metadata=_option("fusion method", choices=FUSION_METHODS))
+
+    def record(self) -> dict[str, Any]:
+        return {"budget": self.budget, "fusion": self.fusion, "rrf_k": RRF_K}
+
+    def describe(self) -> str:
+        k = f" (k = {RRF_K})" if self.fusion == "rrf" else ""
+        return f"budget {self.budget}, fusion {self.fusion}{k}"
+
+
+@dataclass(frozen=True)
+class StratifiedParams:
+    strata: str = field(
+        default=DEFAULT_STRATA,
+        metadata=_option("strata BOUND:RATE,... sampled by best rank, e.g. 10:1.0,30:0.2"),
+    )
+
+    def __post_init__(self) -> None:
+        parse_strata(self.strata)  # ValueError on a bad stratum
+
+    def bounds(self) -> list[tuple[int, float]]:
+        return parse_strata(self.strata)
+
+    def record(self) -> dict[str, Any]:
+        parsed = self.bounds()
+        return {"strata": [list(s) for s in parsed], "depth": parsed[-1][0]}
+
+    def describe(self) -> str:
+        return "strata " + ", ".join(
+            f"ranks ≤ {bound}: {rate:.0%}" for bound, rate in self.bounds()
+        )
+
+
+@dataclass(frozen=True)
+class PoolingContext:
+    """What a strategy may use beyond its parameters: the recorded run order, the topic's
+    random generator, and documents already pooled (an extension leaves them out)."""
+
+    run_order: Sequence[str] | None
+    rng: np.random.Generator
+    exclude: frozenset[str] = frozenset()
+
+
+P = TypeVar("P", bound=PoolParams)
+
+
+@dataclass(frozen=True)
+class Strategy(Generic[P]):
+    """A pooling strategy: its name, parameter dataclass, pure pooling function and help."""
+
+    name: str
+    Params: type[P]
+    pool: Callable[[Rankings, P, PoolingContext], list[PooledDocument]]
+    help: str
+
+    def fields(self) -> list[Field[Any]]:
+        return list(fields(self.Params))
+
+    def parse(self, values: Mapping[str, Any]) -> P:
+        """Parameters from loose values (form text, CLI options or recorded JSON); only this
+        strategy's fields are read, None or '' means the default. ValueError says what is
+        wrong."""
+        values = _from_record(values)
+        chosen: dict[str, Any] = {}
+        for f in self.fields():
+            value = values.get(f.name)
+            if value is None or value == "":
+                if f.default is MISSING:
+                    raise ValueError(
+                        f"the {self.name} strategy needs a positive {f.name} "
+                        f"({f.metadata['help']})"
+                    )
+                continue
+            chosen[f.name] = _typed(f, value)
+        return self.Params(**chosen)
+
+    def describe(self, recorded: Mapping[str, Any]) -> str:
+        """Readable parameters of a pool recorded with this strategy."""
+        return self.parse(recorded).describe()
+
+
+def _from_record(recorded: Mapping[str, Any]) -> dict[str, Any]:
+    """Recorded JSON in the shape of the other values (strata back to their text)."""
+    values = dict(recorded)
+    if isinstance(values.get("strata"), list):
+        values["strata"] = ",".join(f"{int(b)}:{float(r):g}" for b, r in values["strata"])
+    return values
+
+
+TRUE_TEXTS = frozenset({"1", "true", "on", "yes"})
+
+
+def _kind(f: Field[Any]) -> type:
+    """A parameter's type (int, bool or str; annotations are strings here)."""
+    return {"int": int, "bool": bool, "str": str}[str(f.type)]
+
+
+def _typed(f: Field[Any], value: Any) -> Any:
+    """`value` as the field's type, within its minimum and choices."""
+    kind = _kind(f)
+    if kind is bool:
+        typed: Any = value if isinstance(value, bool) else str(value).lower() in TRUE_TEXTS
+    elif kind is int:
+        try:
+            typed = int(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{f.name} must be an integer; got {value!r}") from None
+        minimum = f.metadata.get("minimum")
+        if minimum is not None and typed < minimum:
+            raise ValueError(f"{f.name} must be a positive integer; got {typed}")
+    else:
+        typed = str(value).strip()
+        choices = f.metadata.get("choices")
+        if choices and typed not in choices:
+            raise ValueError(
+                f"unknown {f.metadata['help']} {typed!r}; expected one of {', '.join(choices)}"
+            )
+    return typed
+
+
+def _depth(rankings: Rankings, p: DepthParams, context: PoolingContext) -> list[PooledDocument]:
+    return depth_pool(rankings, p.depth)
+
+
+def _take(rankings: Rankings, p: TakeParams, context: PoolingContext) -> list[PooledDocument]:
+    return take_pool(
+        rankings, p.budget, run_order=context.run_order, fair=p.fair, rng=context.rng
+    )
+
+
+def _fusion(rankings: Rankings, p: FusionParams, context: PoolingContext) -> list[PooledDocument]:
+    return fusion_pool(rankings, p.budget, method=p.fusion)
+
+
+def _stratified(
+    rankings: Rankings, p: StratifiedParams, context: PoolingContext
+) -> list[PooledDocument]:
+    return stratified_pool(rankings, p.bounds(), context.rng, exclude=context.exclude)
+
+
+STRATEGIES: dict[str, Strategy[Any]] = {
+    s.name: s
+    for s in (
+        Strategy("depth", DepthParams, _depth, "TREC depth-k: every run's top k documents"),
+        Strategy("take", TakeParams, _take, "Take@N: round robin over the runs, N per topic"),
+        Strategy("fusion", FusionParams, _fusion, "the N documents of highest fused score"),
+        Strategy(
+            "stratified",
+            StratifiedParams,
+            _stratified,
+            "a stratified sample by best rank (infAP); unsampled documents export as -1",
+        ),
+    )
+}
+
+
+def get_strategy(name: str) -> Strategy[Any]:
+    """The registered strategy of that name; ValueError names the known ones."""
+    if name not in STRATEGIES:
+        raise ValueError(
+            f"unknown pooling strategy {name!r}; expected one of {', '.join(STRATEGIES)}"
+        )
+    return STRATEGIES[name]
+
+
+@dataclass(frozen=True)
+class OptionField:
+    """One parameter as the CLI and the web form show it: the union of the strategies'
+    fields of that name (the same name means the same thing in every strategy)."""
+
+    name: str
+    kind: type
+    help: str
+    default: Any
+    choices: tuple[str, ...] | None
+    minimum: int | None
+    strategies: tuple[str, ...]
+
+
+def option_fields() -> list[OptionField]:
+    """Every strategy parameter once, in declaration order, with the strategies using it."""
+    found: dict[str, OptionField] = {}
+    for strategy in STRATEGIES.values():
+        for f in strategy.fields():
+            kind = _kind(f)
+            known = found.get(f.name)
+            if known is not None:
+                found[f.name] = replace(known, strategies=(*known.strategies, strategy.name))
+                continue
+            found[f.name] = OptionField(
+                f.name,
+                kind,
+                f.metadata["help"],
+                None if f.default is MISSING else f.default,
+                f.metadata.get("choices"),
+                f.metadata.get("minimum"),
+                (strategy.name,),
+            )
+    return list(found.values())
+
+
 def pool_topic(
     rankings: Rankings,
     *,
     strategy: str,
-    params: Mapping[str, Any],  # the pool's parameters as stored (JSON)
+    params: Mapping[str, Any],  # the pool's parameters as recorded (JSON)
     rng: np.random.Generator,
     exclude: Iterable[str] = (),
 ) -> list[PooledDocument]:
-    """One topic's pool by a named strategy; documents in `exclude` are dropped (extensions).
-
-    params: depth (depth), budget + run_order + fair (take), budget + fusion (fusion),
-    strata (stratified).
-    """
-    excluded = set(exclude)
-    if strategy == "stratified":
-        return stratified_pool(rankings, params["strata"], rng, exclude=excluded)
-    if strategy == "depth":
-        pooled = depth_pool(rankings, int(params["depth"]))
-    elif strategy == "take":
-        pooled = take_pool(
-            rankings,
-            int(params["budget"]),
-            run_order=params.get("run_order"),
-            fair=bool(params.get("fair", False)),
-            rng=rng,
-        )
-    elif strategy == "fusion":
-        pooled = fusion_pool(
-            rankings,
-            int(params["budget"]),
-            method=str(params.get("fusion", "rrf")),
-        )
-    else:
-        raise ValueError(f"unknown pooling strategy {strategy!r}; expected one of {STRATEGIES}")
-    return [p for p in pooled if p.docno not in excluded]
+    """One topic's pool by a registered strategy with the recorded parameters (run_order:
+    the pool's run order); documents in `exclude` are dropped (extensions)."""
+    chosen = get_strategy(strategy)
+    context = PoolingContext(params.get("run_order"), rng, frozenset(exclude))
+    pooled = chosen.pool(rankings, chosen.parse(params), context)
+    return [p for p in pooled if p.docno not in context.exclude]
 
 
 def presentation_order(

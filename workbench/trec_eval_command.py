@@ -14,7 +14,8 @@ Flags (getopt style: ``-q -c``, ``-qc``, ``-mP.5,10`` or ``-m P.5,10``, ``-l2``,
   -Z FILE       print z-scores using the per-topic ``qid measure mean stddev`` FILE
   --compat 9    reproduce trec_eval 9.0.8 (pytrec_eval): 32-bit score ranking, +0.9 iprec
                 cutoffs, no rbp/unj in all_trec, -c topics not printed
-  -h            this help; -v the version
+  -h            this help; with -m, each measure's help too (-h -m P, -h -m official)
+  -v            the version
 
 Output is trec_eval's, byte for byte (``rbp`` aside: trec_eval's own values come from
 uninitialised memory).  A run file ``-`` is read from standard input.  Where trec_eval 10
@@ -31,7 +32,6 @@ from __future__ import annotations
 # This module imports neither click nor anything the command does not need: the `workbench`
 # entry point (workbench.__main__) runs it directly, so `workbench trec-eval` starts fast.
 import sys
-from dataclasses import dataclass, field
 from functools import partial
 
 from workbench import __version__
@@ -44,22 +44,24 @@ class UsageError(Exception):
     pass
 
 
-@dataclass
 class Options:
-    per_topic: bool = False
-    summary: bool = True
-    complete: bool = False
-    judged_only: bool = False
-    level: int = 1
-    max_results: int | None = None
-    n_docs: int = 0
-    measures: list[str] = field(default_factory=list)
-    rel_format: str = "qrels"
-    zscores: str | None = None
-    compat: int = 10
-    help: bool = False
-    version: bool = False
-    files: list[str] = field(default_factory=list)
+    """The parsed command line (a plain class: a dataclass would cost start-up time)."""
+
+    def __init__(self) -> None:
+        self.per_topic = False
+        self.summary = True
+        self.complete = False
+        self.judged_only = False
+        self.level = 1
+        self.max_results: int | None = None
+        self.n_docs = 0
+        self.measures: list[str] = []
+        self.rel_format = "qrels"
+        self.zscores: str | None = None
+        self.compat = 10
+        self.help = False
+        self.version = False
+        self.files: list[str] = []
 
 
 def _int(flag: str, value: str) -> int:
@@ -158,8 +160,8 @@ def _set_value(opts: Options, flag: str, value: str) -> None:
 def run_trec_eval(args: list[str], out=None, err=None) -> int:
     """Run the command; returns the exit status."""
     from workbench.metrics.evaluation import CannotEvaluate
-    from workbench.metrics.names import MeasureError
-    from workbench.trec import TrecFormatError
+    from workbench.metrics.names import MeasureError, measure_help
+    from workbench.trec.errors import TrecFormatError
 
     out = out or sys.stdout
     err = err or sys.stderr
@@ -170,6 +172,12 @@ def run_trec_eval(args: list[str], out=None, err=None) -> int:
         return 1
     if opts.help:
         out.write(__doc__ or "")
+        if opts.measures:  # as trec_eval: the help of each measure named with -m
+            try:
+                out.write(measure_help(opts.measures, opts.compat))
+            except MeasureError as error:
+                err.write(f"trec_eval: {error}\n")
+                return 1
         return 0
     if opts.version:
         out.write(f"workbench trec-eval {__version__} (trec_eval 10.0 / 9.0.8 compatible)\n")
@@ -202,7 +210,8 @@ def _usage() -> str:
 
 
 def _evaluate_all(opts: Options, out, err) -> None:
-    from workbench.trec import read_prefs, read_qrels, read_qrels_jg, read_run
+    from workbench.trec.qrels import read_qrels
+    from workbench.trec.runs import read_run
 
     qrels_path, run_paths = opts.files[0], opts.files[1:]
     measures = opts.measures or (["official"] if opts.rel_format == "qrels" else [])
@@ -214,17 +223,19 @@ def _evaluate_all(opts: Options, out, err) -> None:
 
             zscores = read_zscores(opts.zscores)
         for path in run_paths:
-            run = read_run(path, check_duplicates=False)
+            run = read_run(path, check_duplicates=False, ranks=False)
             _print_qrels_run(opts, measures, qrels, run, path, zscores, out, err)
         return
     if opts.rel_format == "qrels_jg":
         from workbench.metrics.judgment_groups import evaluate_judgment_groups
+        from workbench.trec.prefs import read_qrels_jg
 
         groups = read_qrels_jg(qrels_path)
         judged = {line.qid for line in groups}
         evaluate_other = partial(evaluate_judgment_groups, groups)
     else:
         from workbench.metrics.prefs import evaluate_prefs, prefs_from_qrels
+        from workbench.trec.prefs import read_prefs
 
         prefs = (
             read_prefs(qrels_path)
@@ -237,7 +248,7 @@ def _evaluate_all(opts: Options, out, err) -> None:
     from workbench.metrics.report import format_line
 
     for path in run_paths:
-        run = read_run(path, check_duplicates=False)
+        run = read_run(path, check_duplicates=False, ranks=False)
         if not opts.complete:
             for qid in sorted(judged - set(run.topics())):
                 _warn_missing(err, qid, path)

@@ -6,7 +6,8 @@ and a reference qrels set, so that the evaluation (randomization test, ranking s
 reusability) and agreement (bootstrap intervals) reports have work to do. After a ramp-up
 the assessors judge for `--seconds`; meanwhile one admin thread, in this order:
 
-1. uploads a run file of `--run-mb` MB through the admin page (multipart POST);
+1. uploads a run file of `--run-mb` MB through the admin page (multipart POST) and follows
+   the import task's page until the run is stored;
 2. imports a JSONL document file of `--docs-mb` MB with `workbench import documents` (a
    separate process on the same store, as an organiser would from the shell);
 3. opens every admin and report page and download once (campaign, progress, assignments,
@@ -181,6 +182,7 @@ class Browser:
         )
         if status not in (302, 303):
             raise RuntimeError(f"admin login answered {status}")
+        self.request("GET", "/admin/")  # the CSRF token of the new session (rotated at login)
 
     def upload(self, path: str, field_name: str, file: Path, form: dict[str, str]) -> int:
         """A multipart POST of `file` (streamed from a temporary file) and the form fields."""
@@ -205,18 +207,24 @@ class Browser:
                 "Content-Type": f"multipart/form-data; boundary={boundary}",
                 "Content-Length": str(size),
             }
-            status, _, _ = self.request("POST", path, body, headers, timeout=UPLOAD_TIMEOUT_S)
+            status, answer, _ = self.request("POST", path, body, headers, timeout=UPLOAD_TIMEOUT_S)
+        location = answer.get("Location", "")
+        if status == 303 and "/imports/" in location:  # imported by a task: follow its page
+            status = self.open(location.split(str(self.port), 1)[-1], UPLOAD_TIMEOUT_S)
+        if status != 303 or 'class="flash error' in self.request("GET", "/admin/")[2].decode():
+            raise RuntimeError(f"the upload was refused ({status})")
         return status
 
-    def open(self, path: str) -> int:
-        """GET `path`, following a report's progress page (its reload URL) to the result. A
+    def open(self, path: str, timeout: float | None = None) -> int:
+        """GET `path`, following a report's (or an import task's) progress page (its reload
+        URL) to the result, for at most `timeout` s (default: the page timeout). A
         download is fetched through its link on the last page when it has one (the link
         names the result the page showed)."""
         stem = path.split("?")[0]
         link = re.search(rf'href="({re.escape(stem)}\?[^"]*)"', self.last_page)
         if link is not None:
             path = link.group(1).replace("&amp;", "&")
-        deadline = time.monotonic() + self.page_timeout
+        deadline = time.monotonic() + (timeout or self.page_timeout)
         while True:
             status, headers, data = self.request("GET", path)
             text = data.decode("utf-8", "replace")

@@ -1,7 +1,7 @@
 """campaign guidelines: the Markdown text assessors read before judging
 
 Revision ID: g12j_guidelines
-Revises: notes_run_efficiency
+Revises: h_admin_pools_withdrawn
 Create Date: 2026-11-23 14:30:00
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "g12j_guidelines"
-down_revision = "notes_run_efficiency"
+down_revision = "h_admin_pools_withdrawn"
 branch_labels = None
 depends_on = None
 

@@ -21,7 +21,6 @@ from workbench.services.adjudication import apply_rule
 from workbench.services.agreement import agreement_report
 from workbench.services.campaigns import get_campaign
 from workbench.services.exports import export_qrels
-from workbench.services.importing import load_run
 from workbench.services.judgements import current_judgements
 from workbench.store.models import (
     Assignment,
@@ -32,6 +31,7 @@ from workbench.store.models import (
     Run,
     User,
 )
+from workbench.store.runs import load_run
 
 
 def simulated_grade(reference: int, docno: str, username: str) -> int:

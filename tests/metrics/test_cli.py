@@ -144,4 +144,8 @@ def test_trec_eval_starts_without_click_or_the_command_group() -> None:
     assert "workbench.metrics.evaluation" in loaded
     assert not [m for m in loaded if m.startswith(("click", "flask", "sqlalchemy", "scipy"))]
     assert not [m for m in loaded if m.startswith(("workbench.cli", "workbench.metrics.prefs"))]
+    # only the readers the command needs: no store, services, web, topic/prefs/JSONL readers
+    unneeded = ("workbench.store", "workbench.services", "workbench.web", "workbench.pooling")
+    unneeded += ("workbench.trec.topics", "workbench.trec.prefs", "workbench.trec.jsonl")
+    assert not [m for m in loaded if m.startswith(unneeded)]
     assert done.stdout.startswith("runid                 \tall\texample\n")

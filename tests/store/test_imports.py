@@ -21,6 +21,7 @@ from workbench.store.models import (
     Topic,
     User,
 )
+from workbench.store.runs import load_run
 
 from .conftest import row_counts, write_run
 
@@ -108,7 +109,7 @@ def test_runs_are_stored_whole_and_load_back_identically(store, files, campaign_
             )
             == 5
         )
-        loaded = importing.load_run(session, run)
+        loaded = load_run(session, run)
     original = trec.read_run(files["A"])
     assert loaded.tag == "A" and loaded.n_lines == original.n_lines == 7
     assert loaded.topics() == original.topics()
@@ -138,7 +139,7 @@ def test_reimporting_a_tag_is_refused_unless_replacing(store, files, campaign_id
     with store.session() as session:
         run = session.scalar(select(Run).where(Run.tag == "A"))
         assert run.id == old_id and run.line_count == 1 and run.file_name == "runA2.txt"
-        assert importing.load_run(session, run).to_dict() == {"2": {"y1": 1.0}}
+        assert load_run(session, run).to_dict() == {"2": {"y1": 1.0}}
         assert session.scalar(select(Run.id).where(Run.tag == "B")) is None
 
 
@@ -285,7 +286,7 @@ def test_ids_as_long_as_their_columns_are_stored_and_longer_ones_refused(
         importing.import_runs(session, campaign, [at_limit], group="g" * limits.RUN_GROUP)
         importing.import_qrels(session, campaign, qrels, name="n" * limits.QRELS_SET_NAME)
         stored = session.scalar(select(Run).where(Run.tag == tag))
-        assert importing.load_run(session, stored).topic_lines(qid).docnos == [docno]
+        assert load_run(session, stored).topic_lines(qid).docnos == [docno]
         assert session.scalar(select(QrelsEntry.docno)) == docno
     over = [
         ("docno", write_run(tmp_path / "d.txt", "r", [(qid, docno + "d", 1.0)]), {}),
@@ -345,7 +346,7 @@ def test_a_run_file_with_two_tags_is_refused_unless_split(store, campaign_id, tm
         runs = {run.tag: run for run in session.scalars(select(Run))}
         assert {tag: run.line_count for tag, run in runs.items()} == {"X": 2, "Y": 2}
         assert runs["X"].file_name == runs["Y"].file_name == "both.txt"
-        assert importing.load_run(session, runs["Y"]).to_dict() == {
+        assert load_run(session, runs["Y"]).to_dict() == {
             "2": {"x1": 5.0},
             "1": {"a1": 9.0},
         }
@@ -419,7 +420,7 @@ def test_runs_with_unknown_topics_can_skip_them_and_say_so(store, campaign_id, t
         )
         stored = session.scalar(select(Run).where(Run.tag == "R"))
         assert stored.line_count == 1
-        assert importing.load_run(session, stored).to_dict() == {"1": {"a1": 3.0}}
+        assert load_run(session, stored).to_dict() == {"1": {"a1": 3.0}}
     only_unknown = write_run(tmp_path / "u.txt", "U", [("9", "z", 2)])
     failed_import_changes_nothing(
         store,
@@ -438,7 +439,7 @@ def test_runs_keep_only_the_chosen_topics(store, files, campaign_id):
             report.warnings
         )
         stored = session.scalar(select(Run).where(Run.tag == "A"))
-        assert importing.load_run(session, stored).topics() == ["2"]
+        assert load_run(session, stored).topics() == ["2"]
         assert stored.line_count == 2
     failed_import_changes_nothing(
         store,

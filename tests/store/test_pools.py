@@ -55,7 +55,7 @@ def test_pool_of_chosen_runs_and_refusals(store, campaign_id):
             pools.build_pool(session, campaign, runs=["C", "Z"])
         with pytest.raises(ServiceError, match="unknown pooling strategy"):
             pools.build_pool(session, campaign, strategy="mtf")
-        with pytest.raises(ServiceError, match="needs a positive --budget"):
+        with pytest.raises(ServiceError, match="needs a positive budget"):
             pools.build_pool(session, campaign, strategy="take")
         with pytest.raises(ServiceError, match="unknown fusion"):
             pools.build_pool(session, campaign, strategy="fusion", budget=3, fusion="condorcet")

@@ -135,9 +135,12 @@ def test_sqlite_synchronous_setting_refuses_other_modes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(SQLITE_SYNCHRONOUS_ENV, "OFF")
-    store = open_store(f"sqlite:///{tmp_path / 'sync.sqlite'}")
-    with pytest.raises(ValueError, match="NORMAL or FULL"), store.engine.connect():
-        pass
+    with pytest.raises(ValueError, match="NORMAL or FULL"):
+        open_store(f"sqlite:///{tmp_path / 'sync.sqlite'}")
+    monkeypatch.delenv(SQLITE_SYNCHRONOUS_ENV)
+    store = open_store(f"sqlite:///{tmp_path / 'sync.sqlite'}", sqlite_synchronous="full")
+    with store.engine.connect() as connection:  # given by the caller (the app's settings)
+        assert connection.exec_driver_sql("PRAGMA synchronous").scalar() == 2
     store.dispose()
 
 

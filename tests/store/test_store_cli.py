@@ -68,7 +68,7 @@ def test_a_campaign_from_files_to_qrels(cli, files, tmp_path):
     [
         (["campaign", "create", "x", "--scale", "0=No,0=Yes"], "unique"),
         (["import", "runs", "--campaign", "nope", "RUN"], "no campaign 'nope'"),
-        (["pool", "build", "--campaign", "c", "--strategy", "take"], "--budget"),
+        (["pool", "build", "--campaign", "c", "--strategy", "take"], "needs a positive budget"),
         (["pool", "stats", "--campaign", "c"], "has no pool yet"),
         (["export", "qrels", "--campaign", "c", "--final", "--assessor", "a"], "not both"),
         (["import", "runs", "--campaign", "c", "BAD"], "bad_run:1: expected exactly 6 fields"),
@@ -89,10 +89,10 @@ def test_failures_exit_non_zero_with_the_message(cli, files, tmp_path, args, mes
 @pytest.mark.parametrize(
     ("options", "recorded"),
     [
-        (["--strategy", "take", "--budget", "3", "--fair"], "'budget': 3, 'fair': True"),
-        (["--strategy", "fusion", "--budget", "2", "--fusion", "borda"], "'fusion': 'borda'"),
-        (["--strategy", "stratified", "--strata", "1:1.0,5:0.5"], "'strata': [[1, 1.0], [5, 0.5]]"),
-        (["--strategy", "stratified"], "'strata': [[10, 1.0], [30, 0.2], [100, 0.05]]"),
+        (["--strategy", "take", "--budget", "3", "--fair"], "budget 3, fair run order"),
+        (["--strategy", "fusion", "--budget", "2", "--fusion", "borda"], "budget 2, fusion borda"),
+        (["--strategy", "stratified", "--strata", "1:1,5:0.5"], "ranks ≤ 1: 100%, ranks ≤ 5: 50%"),
+        (["--strategy", "stratified"], "ranks ≤ 10: 100%, ranks ≤ 30: 20%, ranks ≤ 100: 5%"),
     ],
 )
 def test_pool_build_passes_each_strategys_options(cli, files, options, recorded):

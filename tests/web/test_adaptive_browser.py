@@ -67,7 +67,7 @@ def test_a_live_adaptive_pool_is_judged_end_to_end(world_server, browser) -> Non
     Select(form.find_element(By.NAME, "user")).select_by_visible_text("alice")
     Select(form.find_element(By.NAME, "qids")).select_by_value("T1")
     submit(form)
-    assert "Assigned 1 topics to alice." in flashes(), flashes()
+    assert "Assigned 1 topic to alice." in flashes(), flashes()
     with store.read_session() as s:
         pool_id = s.scalar(select(Pool.id).order_by(Pool.id.desc()).limit(1))
         assignment_id = s.scalar(

@@ -135,13 +135,13 @@ def test_build_and_extend_a_pool(app: Flask, as_user, world: World) -> None:
         data={"strategy": "depth", "depth": "2", "seed": "5", "runs": ["runA"]},
         follow_redirects=True,
     )
-    assert "Pool 2 built (depth)." in page.text
+    assert "Pool 2 built (depth): depth 2." in page.text
     assert "4 documents (4 to judge) over 2 topics" in page.text  # runA top 2 for T1, T2
     upload(admin, cid, "runs", "c.run", "T1 Q0 D5 1 5.0 runC\nT1 Q0 D1 2 4.0 runC\n")
     page = admin.post(
         f"/admin/campaigns/{cid}/pools/2/extend", data={"runs": ["runC"]}, follow_redirects=True
     )
-    assert "Pool 2 extended by 1 documents." in page.text  # D5 is new, D1 was pooled
+    assert "Pool 2 extended by 1 document." in page.text  # D5 is new, D1 was pooled
     bad = admin.post(
         f"/admin/campaigns/{cid}/pools",
         data={"strategy": "take", "budget": ""},
@@ -210,7 +210,7 @@ def test_manual_assignment(app: Flask, as_user, world: World) -> None:
         data={"user": "carol", "qids": ["T2"], "order": "priority"},
         follow_redirects=True,
     )
-    assert "Assigned 1 topics to carol." in page.text
+    assert "Assigned 1 topic to carol." in page.text
     assert count(app, Assignment, user_id=world.users["carol"]) == 1
     bad = admin.post(
         f"/admin/campaigns/{cid}/assignments",
@@ -258,9 +258,9 @@ def test_downloads(app: Flask, as_user, world: World) -> None:
     assert unfinished.status_code == 303  # refused: alice judged 2 of her 12 documents
     page = admin.get(unfinished.headers["Location"]).text
     assert "10 of the 12 pooled or judged documents lack a grade by alice" in page
-    assert "allow_incomplete=1" in page  # the explicit choice is offered
+    assert 'name="allow_incomplete" value="1"' in page  # the explicit choice is offered
     alice = admin.get(f"/admin/campaigns/{cid}/download/qrels?assessor=alice&allow_incomplete=1")
-    assert "c1.alice.incomplete.qrels" in alice.headers["Content-Disposition"]
+    assert "c1.alice.graded.incomplete.qrels" in alice.headers["Content-Disposition"]
     assert alice.data.decode().splitlines()[0].startswith("# INCOMPLETE qrels: 10 of the 12")
     assert alice.data.decode().splitlines()[2:] == ["T1 0 D1 2", "T2 0 D3 1"]
     binary = admin.get(

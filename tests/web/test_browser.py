@@ -149,7 +149,7 @@ def test_admin_sets_up_and_assessor_judges_by_keyboard(server, browser, tmp_path
     Select(form.find_element(By.NAME, "user")).select_by_visible_text("alice")
     Select(form.find_element(By.NAME, "qids")).select_by_value("401")
     submit(form)
-    assert "Assigned 1 topics to alice." in flashes()
+    assert "Assigned 1 topic to alice." in flashes()
     browser.find_element(By.CSS_SELECTOR, "form.inline button.link").click()  # log out
 
     # --- the assessor: five judgements by keyboard ---

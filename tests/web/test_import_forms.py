@@ -105,7 +105,32 @@ def test_pool_and_assignment_forms_take_a_topic_subset(app: Flask, as_user, worl
         data={"judges_per_topic": "1", "assessors": ["carol"], "topics": ["T1"]},
         follow_redirects=True,
     )
-    assert "1 assignments created." in page.text
+    assert "1 assignment created." in page.text
     with get_store_of(app).session() as session:
         mine = session.scalars(select(Assignment).where(Assignment.pool_id == pool.id)).all()
     assert [a.qid for a in mine] == ["T1"]
+
+
+def test_efficiency_sidecars_upload_from_the_campaign_page(app: Flask, as_user, world: World):  # type: ignore[no-untyped-def]
+    from workbench.store.models import RunEfficiency
+
+    admin = as_user("admin")
+    cid = world.campaign_id
+    assert 'id="upload-efficiency"' in admin.get(f"/admin/campaigns/{cid}").text
+    sidecar = b'[{"run": "runA", "mean_latency_ms": 12.5}, {"run": "runB", "throughput_qps": 80}]'
+    page = post_file(admin, cid, "efficiency", "costs.json", sidecar)
+    assert page.status_code == 200
+    assert "Efficiency figures stored for 2 runs: runA, runB." in page.text
+    again = post_file(admin, cid, "efficiency", "costs.json", sidecar)
+    assert again.status_code == 400 and "already have efficiency figures" in again.text
+    replaced = post_file(admin, cid, "efficiency", "costs.json", sidecar[:-1] + b"]", replace="1")
+    assert "(replacing those of runA, runB)." in replaced.text
+    bad = post_file(admin, cid, "efficiency", "bad.json", b'[{"run": "runZ"}]')
+    assert bad.status_code == 400 and "has no run runZ" in bad.text
+    with get_store_of(app).read_session() as s:
+        figures = {e.run_id: e.mean_latency_ms for e in s.scalars(select(RunEfficiency))}
+        tags = dict(s.execute(select(Run.id, Run.tag)).all())
+    assert {tags[run_id]: latency for run_id, latency in figures.items()} == {
+        "runA": 12.5,
+        "runB": None,
+    }

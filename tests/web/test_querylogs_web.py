@@ -151,3 +151,35 @@ def test_the_key_comes_from_the_instance_folder(app, tmp_path, monkeypatch):
     with app.app_context():
         key = anonymisation_key()
     assert (tmp_path / "instance" / "querylog_key").read_text().strip() == key.hex()
+
+
+def test_click_agreement_is_a_report_job_the_page_and_api_follow(world, world_url, tmp_path):
+    """The bootstrap runs outside the request: with no wait, the page shows the job's
+    progress (and reloads) and the API answers 202, until the job's result is shown."""
+    import time
+
+    from .conftest import client_factory, make_app
+
+    app = make_app(world_url[0], tmp_path, REPORT_JOB_WAIT_SECONDS=0, QUERYLOG_KEY=KEY)
+    files = write_campaign_files(tmp_path / "qrels-files")
+    with get_store_of(app).session() as session:
+        campaign = campaigns.get_campaign(session, world.campaign_id)
+        importing.import_qrels(session, campaign, files["qrels"], name="ref")
+    admin = client_factory(app)("admin")
+    assert upload(admin, world.campaign_id, log_text()).status_code == 303
+    path = f"/querylogs/{world.campaign_id}/agreement"
+    query = {"name": "clicks.jsonl", "qrels": "ref"}
+    first = admin.get(path, query_string=query)
+    assert first.status_code == 200 and 'id="report-job"' in first.text
+    assert 'http-equiv="refresh"' in first.text and 'id="click-agreement"' not in first.text
+    api = f"/api/v1/campaigns/{world.campaign_id}/querylogs/agreement"
+    answer = admin.get(api, query_string=query)
+    deadline = time.monotonic() + 120  # a hang guard: the job runs in a child process
+    while answer.status_code == 202 and time.monotonic() < deadline:
+        assert answer.json["status"] in ("queued", "running")
+        time.sleep(0.2)
+        answer = admin.get(api, query_string=query)
+    assert answer.status_code == 200 and answer.json["comparable"] == 1
+    page = admin.get(path, query_string=query)
+    assert 'id="click-agreement"' in page.text and 'id="report-job"' not in page.text
+    get_store_of(app).dispose()

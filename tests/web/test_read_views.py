@@ -73,52 +73,45 @@ def test_a_judgement_is_stored_while_an_admin_read_view_is_open(
 
 
 @pytest.mark.parametrize("kind", ["runs", "documents"])
-def test_a_judgement_is_stored_while_an_upload_is_being_read(
-    app: Flask, as_user, world: World, monkeypatch: pytest.MonkeyPatch, tmp_path, kind: str
+def test_a_large_upload_is_read_by_a_task_outside_the_server(
+    world_url, world: World, monkeypatch: pytest.MonkeyPatch, tmp_path, kind: str
 ) -> None:
-    """A large upload is read and checked before its write transaction: judging goes on."""
+    """A run or document upload is saved and handed to an import task: the request answers
+    at once with the task's page (nothing is parsed in the server process: the readers are
+    made to fail here), a judgement goes through meanwhile, and the page shows the import's
+    summary once the task (in the report jobs' child process) has stored it."""
+    import time
+
+    from tests.web.conftest import client_factory, make_app
     from workbench import trec
     from workbench.services import importing
 
-    admin, alice = as_user("admin"), as_user("alice")
-    inside, release = threading.Event(), threading.Event()
-    module, name = (trec, "read_runs") if kind == "runs" else (importing, "read_documents")
-    original = getattr(module, name)
-
-    def held(*args: Any, **kwargs: Any) -> Any:
-        inside.set()
-        release.wait(HOLD_S)
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(module, name, held)
+    app = make_app(world_url[0], tmp_path, REPORT_JOB_WAIT_SECONDS=0)
+    for module, name in ((trec, "read_runs"), (importing, "read_documents")):
+        monkeypatch.setattr(module, name, _not_in_the_server)
+    admin, alice = client_factory(app)("admin"), client_factory(app)("alice")
     upload = tmp_path / ("new.run" if kind == "runs" else "new.jsonl")
     if kind == "runs":
         upload.write_text("T1 Q0 D1 1 9 runC\nT1 Q0 D2 2 8 runC\n")
     else:
         upload.write_text('{"docno": "D99", "title": "new", "text": "new text"}\n')
-    statuses: list[int] = []
-
-    def post() -> None:
-        with upload.open("rb") as file:
-            data = {"files": (file, upload.name)}
-            path = f"/admin/campaigns/{world.campaign_id}/upload/{kind}"
-            statuses.append(admin.post(path, data=data).status_code)
-
-    uploader = threading.Thread(target=post)
-    uploader.start()
-    try:
-        assert inside.wait(HOLD_S), "the upload was never read"
-        submit = alice.post(
-            f"/api/v1/assignments/{world.assignment['alice', 'T1']}/judgements",
-            json={"docno": "D2", "grade": 1, "client_id": f"during-{kind}"},
-        )
-        still_reading = uploader.is_alive() and not release.is_set()
-    finally:
-        release.set()
-        uploader.join(HOLD_S)
+    with upload.open("rb") as file:
+        path = f"/admin/campaigns/{world.campaign_id}/upload/{kind}"
+        queued = admin.post(path, data={"files": (file, upload.name)})
+    assert queued.status_code == 303 and "/imports/" in queued.location
+    submit = alice.post(
+        f"/api/v1/assignments/{world.assignment['alice', 'T1']}/judgements",
+        json={"docno": "D2", "grade": 1, "client_id": f"during-{kind}"},
+    )
     assert submit.status_code == 201, submit.text
-    assert still_reading, "the submit only went through after the upload was stored"
-    assert statuses == [303]
+    page = admin.get(queued.location)
+    deadline = time.monotonic() + 120  # a hang guard: the child process imports the file
+    while page.status_code == 200 and time.monotonic() < deadline:
+        assert 'id="import-task"' in page.text
+        time.sleep(0.2)
+        page = admin.get(queued.location)
+    assert page.status_code == 303 and page.location.endswith(f"/campaigns/{world.campaign_id}")
+    assert f"{kind}: 1 added" in admin.get(page.location).text
     with get_store_of(app).read_session() as session:
         stored = select(func.count()).where(Judgement.client_id == f"during-{kind}")
         assert session.scalar(stored) == 1
@@ -126,3 +119,8 @@ def test_a_judgement_is_stored_while_an_upload_is_being_read(
             assert session.scalar(select(Run.id).where(Run.tag == "runC")) is not None
         else:
             assert session.scalar(select(Document.id).where(Document.docno == "D99")) is not None
+    get_store_of(app).dispose()
+
+
+def _not_in_the_server(*_args: Any, **_kwargs: Any) -> Any:
+    raise AssertionError("an upload was read in the server process")

@@ -8,7 +8,7 @@ import pytest
 from flask import Flask
 from sqlalchemy import event, select
 
-from tests.web.conftest import World, get_store_of, login
+from tests.web.conftest import World, get_store_of
 from workbench.services import assignments, importing, judging, pools, users
 from workbench.services.errors import NotFound, ServiceError
 from workbench.store.models import Assignment, Campaign, Judgement, Pool, User
@@ -106,20 +106,25 @@ def test_sequence_follows_pool_extension(app: Flask, world: World, tmp_path: Pat
         assert created and row.position == len(before)
 
 
-def test_token_cache_is_cleared_by_user_changes(app: Flask, world: World) -> None:
-    """API tokens are cached for a few seconds; a change through the admin pages clears them."""
+def test_token_changes_made_anywhere_count_at_the_next_request(app: Flask, world: World) -> None:
+    """Tokens are read at each request: a change made outside this app (another worker, the
+    CLI) is seen at once: a deactivation, a reactivation, a role change, a new token."""
     with get_store_of(app).session() as s:
         token = users.new_api_token(s, s.get(User, world.users["alice"]))
     headers = {"Authorization": f"Bearer {token}"}
     client = app.test_client()
     assert client.get("/api/v1/me", headers=headers).json["username"] == "alice"
-    with get_store_of(app).session() as s:  # a change outside the app: seen after the TTL
-        s.get(User, world.users["alice"]).active = False
-    assert client.get("/api/v1/me", headers=headers).status_code == 200
-    admin = app.test_client()
-    login(admin, "admin")
-    admin.post(f"/admin/users/{world.users['alice']}", data={"action": "active", "active": "0"})
+    with get_store_of(app).session() as s:
+        users.set_active(s, s.get(User, world.users["alice"]), False)
     assert client.get("/api/v1/me", headers=headers).status_code == 401
+    with get_store_of(app).session() as s:
+        users.set_active(s, s.get(User, world.users["alice"]), True)
+        users.set_role(s, s.get(User, world.users["alice"]), "admin")
+    assert client.get("/api/v1/me", headers=headers).json["role"] == "admin"
+    with get_store_of(app).session() as s:
+        newer = users.new_api_token(s, s.get(User, world.users["alice"]))
+    assert client.get("/api/v1/me", headers=headers).status_code == 401
+    assert client.get("/api/v1/me", headers={"Authorization": f"Bearer {newer}"}).status_code == 200
 
 
 def test_submit_is_one_statement_while_what_it_knows_holds(app: Flask, world: World) -> None:

@@ -21,6 +21,8 @@ COMMANDS: dict[str, str] = {
     "import": "workbench.cli.store_commands:import_group",
     "pool": "workbench.cli.store_commands:pool",
     "export": "workbench.cli.store_commands:export",
+    "archive": "workbench.cli.store_commands:archive_command",
+    "delete": "workbench.cli.store_commands:delete_command",
     "user": "workbench.cli.web_commands:user",
     "assign": "workbench.cli.web_commands:assign",
     "serve": "workbench.cli.web_commands:serve",
@@ -39,7 +41,26 @@ COMMANDS: dict[str, str] = {
 }
 
 
+def db_option_first(args: list[str]) -> list[str]:
+    """`--db URL` (or `--db=URL`) given after the subcommand moved before it, so that
+    `workbench pool stats --db URL` works as `workbench --db URL pool stats` (not for
+    trec-eval, whose arguments are trec_eval's own)."""
+    words = [a for a in args if not a.startswith("-")]
+    if words and words[0] == "trec-eval":
+        return args
+    end = args.index("--") if "--" in args else len(args)
+    for i, arg in enumerate(args[:end]):
+        if arg == "--db" and i + 1 < end:
+            return [arg, args[i + 1], *args[:i], *args[i + 2 :]]
+        if arg.startswith("--db="):
+            return [arg, *args[:i], *args[i + 1 :]]
+    return args
+
+
 class LazyGroup(click.Group):
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, db_option_first(args))
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
 

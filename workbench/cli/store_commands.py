@@ -12,9 +12,9 @@ from typing import Any, TextIO, TypeVar
 import click
 from sqlalchemy.orm import Session
 
-from workbench import adaptive
+from workbench import adaptive, pooling
 from workbench.cli.common import fail, get_store
-from workbench.services import adaptive_pools, campaigns, exports, importing, pools, qrels
+from workbench.services import adaptive_pools, archive, campaigns, exports, importing, pools, qrels
 from workbench.services.errors import ServiceError
 from workbench.trec import TrecFormatError
 
@@ -114,11 +114,13 @@ def campaign_create(
 @campaign.command("list")
 @click.pass_context
 def campaign_list(ctx: click.Context) -> None:
-    """List the campaigns."""
+    """List the campaigns (the archived ones last, marked so)."""
     with transaction(ctx) as session:
-        for item in campaigns.list_campaigns(session):
+        current = campaigns.list_campaigns(session)
+        for item in [*current, *campaigns.list_campaigns(session, archived=True)]:
             scale = ",".join(f"{g.value}={g.label}" for g in item.grades)
-            click.echo(f"{item.id}\t{item.name}\t{scale}\tlevel {item.relevance_level}")
+            mark = "\tarchived" if item.archived_at is not None else ""
+            click.echo(f"{item.id}\t{item.name}\t{scale}\tlevel {item.relevance_level}{mark}")
 
 
 # ---------------------------------------------------------------- import
@@ -188,14 +190,18 @@ def import_documents(
 ) -> None:
     """Documents: JSONL {"docno","title","text",...} or TREC <DOC> SGML (.gz too), streamed."""
     _campaign_exists(ctx, campaign_name)
-    prepared = _read_first(lambda: importing.prepare_documents(files, format=fmt))
-    with transaction(ctx) as session:
-        target = campaigns.get_campaign(session, campaign_name)
-        report(
-            importing.import_documents(
-                session, target, prepared, only_pooled=only_pooled, replace=replace
+    store = get_store(ctx)
+    staged = _read_first(lambda: importing.stage_documents(store, files, format=fmt))
+    try:
+        with transaction(ctx) as session:
+            target = campaigns.get_campaign(session, campaign_name)
+            report(
+                importing.import_documents(
+                    session, target, staged, only_pooled=only_pooled, replace=replace
+                )
             )
-        )
+    finally:
+        importing.discard_staged(store, staged.batch)
 
 
 @import_group.command("runs")
@@ -278,19 +284,44 @@ def pool() -> None:
     """Build, extend and describe pools."""
 
 
+def pool_strategy_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Add one option per pooling parameter, generated from `pooling.option_fields()` (the
+    strategies' parameter dataclasses): a new strategy's parameters appear here by
+    themselves."""
+    for f in reversed(pooling.option_fields()):
+        used = f"({', '.join(f.strategies)})"
+        shown = "" if f.default in (None, False) else f" [default: {f.default}]"
+        name = "--" + f.name.replace("_", "-")
+        help_text = f"{f.help[0].upper()}{f.help[1:]} {used}{shown}."
+        if f.kind is bool:
+            command = click.option(name, f.name, is_flag=True, default=None, help=help_text)(
+                command
+            )
+        elif f.choices:
+            command = click.option(name, f.name, type=click.Choice(f.choices), help=help_text)(
+                command
+            )
+        elif f.kind is int:
+            command = click.option(
+                name, f.name, type=click.IntRange(min=f.minimum), help=help_text
+            )(command)
+        else:
+            command = click.option(name, f.name, help=help_text)(command)
+    return command
+
+
 @pool.command("build")
 @campaign_option
 @click.option(
     "--strategy",
-    type=click.Choice(["depth", "take", "fusion", "stratified", *ADAPTIVE_STRATEGIES]),
+    type=click.Choice([*pooling.STRATEGIES, *ADAPTIVE_STRATEGIES]),
     default="depth",
     show_default=True,
-    help=f"Adaptive ({', '.join(ADAPTIVE_STRATEGIES)}): the strategy picks each next document.",
+    help="; ".join(f"{s.name}: {s.help}" for s in pooling.STRATEGIES.values())
+    + f". Adaptive ({', '.join(ADAPTIVE_STRATEGIES)}): the strategy picks each next document "
+    "from a depth pool (--depth, default 100) up to --budget per topic.",
 )
-@click.option("--depth", type=int, default=None, help="k of depth-k pooling [10; adaptive: 100].")
-@click.option(
-    "--budget", type=int, default=None, help="Documents per topic (take, fusion, adaptive)."
-)
+@pool_strategy_options
 @click.option("--batch", type=int, default=5, show_default=True, help="Adaptive: reveal size.")
 @click.option(
     "--secondary-share",
@@ -301,11 +332,6 @@ def pool() -> None:
 )
 @click.option("--runs", default=None, help="TAG,TAG (default: every contributing run).")
 @click.option("--seed", type=int, default=None, help="Random seed (default: drawn and recorded).")
-@click.option(
-    "--fusion", type=click.Choice(["rrf", "combsum", "borda"]), default="rrf", show_default=True
-)
-@click.option("--fair", is_flag=True, help="FairTake@N: reshuffle the run order at every depth.")
-@click.option("--strata", default=None, help="Stratified: BOUND:RATE,... e.g. 10:1.0,30:0.2")
 @click.option("--name", default="", help="A name for the pool.")
 @topics_option
 @click.pass_context
@@ -313,32 +339,28 @@ def pool_build(
     ctx: click.Context,
     campaign_name: str,
     strategy: str,
-    depth: int | None,
-    budget: int | None,
     batch: int,
     secondary_share: float,
     runs: str | None,
     seed: int | None,
-    fusion: str,
-    fair: bool,
-    strata: str | None,
     name: str,
     topics: str | None,
+    **values: Any,
 ) -> None:
     """Build a pool from the campaign's runs (of every topic, or of --topics)."""
-    extra: dict[str, Any] = {}
-    if strategy == "fusion":
-        extra["fusion"] = fusion
-    if strategy == "take":
-        extra["fair"] = fair
-    if strategy == "stratified" and strata:
-        extra["strata"] = strata
     with transaction(ctx) as session:
         target = campaigns.get_campaign(session, campaign_name)
         if strategy in ADAPTIVE_STRATEGIES:
             built = adaptive_pools.build_adaptive_pool(
-                session, target, strategy=strategy, budget=budget, depth=depth or 100,
-                batch=batch, secondary_share=secondary_share, runs=split_tags(runs), seed=seed,
+                session,
+                target,
+                strategy=strategy,
+                budget=values.get("budget"),
+                depth=values.get("depth") or 100,
+                batch=batch,
+                secondary_share=secondary_share,
+                runs=split_tags(runs),
+                seed=seed,
                 name=name,
             )
             documents, _, n_topics = pools.pool_counts(session, built)
@@ -352,13 +374,11 @@ def pool_build(
             session,
             target,
             strategy=strategy,
-            depth=depth or 10,
-            budget=budget,
             runs=split_tags(runs),
             seed=seed,
             name=name,
             topics=topic_list(topics),
-            **extra,
+            **values,
         )
         documents, sampled, n_topics = pools.pool_counts(session, built)
         click.echo(
@@ -381,28 +401,40 @@ def warn_missing_text(session: Session, built: Any) -> None:
 @pool.command("extend")
 @campaign_option
 @click.option("--runs", required=True, help="TAG,TAG of the runs to add.")
-@click.option("--pool", "pool_id", type=int, default=None, help="Pool id (default: the latest).")
+@click.option(
+    "--pool",
+    "pool_number",
+    type=int,
+    default=None,
+    help="The pool's number in the campaign (default: the latest).",
+)
 @click.pass_context
-def pool_extend(ctx: click.Context, campaign_name: str, runs: str, pool_id: int | None) -> None:
+def pool_extend(ctx: click.Context, campaign_name: str, runs: str, pool_number: int | None) -> None:
     """Add runs to a pool: only documents not pooled yet are added."""
     with transaction(ctx) as session:
         target = campaigns.get_campaign(session, campaign_name)
-        extended = pools.get_pool(session, target, pool_id)
+        extended = pools.get_pool(session, target, pool_number)
         added = pools.extend_pool(session, extended, split_tags(runs) or [])
-        click.echo(f"pool {extended.id}: {added} document(s) added")
+        click.echo(f"{pools.pool_label(extended)}: {added} document(s) added")
         warn_missing_text(session, extended)
 
 
 @pool.command("stats")
 @campaign_option
-@click.option("--pool", "pool_id", type=int, default=None, help="Pool id (default: the latest).")
+@click.option(
+    "--pool",
+    "pool_number",
+    type=int,
+    default=None,
+    help="The pool's number in the campaign (default: the latest).",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 @click.pass_context
-def pool_stats(ctx: click.Context, campaign_name: str, pool_id: int | None, fmt: str) -> None:
+def pool_stats(ctx: click.Context, campaign_name: str, pool_number: int | None, fmt: str) -> None:
     """Pool size per topic, unique documents per run, run overlap, growth with depth."""
     with transaction(ctx) as session:
         target = campaigns.get_campaign(session, campaign_name)
-        described = pools.get_pool(session, target, pool_id)
+        described = pools.get_pool(session, target, pool_number)
         stats = pools.pool_statistics(session, described)
         if fmt == "json":
             click.echo(json.dumps(stats, indent=1))
@@ -435,14 +467,15 @@ def export() -> None:
 output_option = click.option(
     "-o",
     "--output",
-    type=click.Path(dir_okay=False, writable=True),
+    type=click.Path(dir_okay=False, writable=True, allow_dash=True),
     default=None,
-    help="Output file (default: standard output).",
+    help="Output file (default, or '-': standard output).",
 )
 
 
 def write_output(output: str | None, write: Callable[[TextIO], int]) -> int:
-    if output is None:
+    """Write to the file `output`, or to standard output (None or '-')."""
+    if output is None or output == "-":
         return write(sys.stdout)
     with open(output, "w", encoding="utf-8", newline="") as dest:
         return write(dest)
@@ -450,16 +483,22 @@ def write_output(output: str | None, write: Callable[[TextIO], int]) -> int:
 
 @export.command("pool")
 @campaign_option
-@click.option("--pool", "pool_id", type=int, default=None, help="Pool id (default: the latest).")
+@click.option(
+    "--pool",
+    "pool_number",
+    type=int,
+    default=None,
+    help="The pool's number in the campaign (default: the latest).",
+)
 @output_option
 @click.pass_context
 def export_pool(
-    ctx: click.Context, campaign_name: str, pool_id: int | None, output: str | None
+    ctx: click.Context, campaign_name: str, pool_number: int | None, output: str | None
 ) -> None:
     """The pool as `qid docno` lines per topic."""
     with transaction(ctx) as session:
         target = campaigns.get_campaign(session, campaign_name)
-        chosen = pools.get_pool(session, target, pool_id)
+        chosen = pools.get_pool(session, target, pool_number)
         count = write_output(output, lambda dest: exports.export_pool(session, chosen, dest))
     click.echo(f"{count} pooled document(s) written", err=True)
 
@@ -521,3 +560,56 @@ def export_log(ctx: click.Context, campaign_name: str, output: str | None, fmt: 
 from workbench.cli.adaptive_commands import adaptive_group  # noqa: E402  (uses the helpers above)
 
 pool.add_command(adaptive_group)
+
+
+# ---------------------------------------------------------------- archive and delete
+
+kind_argument = click.argument("kind", type=click.Choice(list(archive.KINDS)))
+within_option = click.option(
+    "--campaign", "campaign_name", default=None, help="The campaign of a run, topic or pool."
+)
+
+
+@click.command("archive")
+@kind_argument
+@click.argument("name")
+@within_option
+@click.option("--restore", is_flag=True, help="Bring an archived object back.")
+@click.pass_context
+def archive_command(
+    ctx: click.Context, kind: str, name: str, campaign_name: str | None, restore: bool
+) -> None:
+    """Archive (hide, make read-only) or --restore a campaign, run, topic, pool (by number) or
+    user. Archived users cannot log in; the last active admin cannot be archived."""
+    with transaction(ctx) as session:
+        obj = archive.find_object(session, kind, name, campaign_name)
+        archive.set_archived(session, obj, not restore)
+        click.echo(f"{archive.name_of(obj)} {'restored' if restore else 'archived'}")
+
+
+@click.command("delete")
+@kind_argument
+@click.argument("name")
+@within_option
+@click.option("--yes", is_flag=True, help="Delete without asking.")
+@click.pass_context
+def delete_command(
+    ctx: click.Context, kind: str, name: str, campaign_name: str | None, yes: bool
+) -> None:
+    """Delete a campaign, run, topic, pool or user that nothing judged depends on (the
+    dependents are shown first); judgements are never deleted: archive instead."""
+    def look() -> tuple[str, archive.Dependents]:
+        with get_store(ctx).read_session() as session:
+            obj = archive.find_object(session, kind, name, campaign_name)
+            return archive.name_of(obj), archive.dependents(session, obj)
+
+    try:
+        shown, found = look()  # the question is asked outside any write transaction
+    except ServiceError as error:
+        fail(str(error))
+    click.echo(f"{shown}: depends on it: {found.summary()}")
+    if found.deletable and not yes:
+        click.confirm("Delete it for good?", abort=True)
+    with transaction(ctx) as session:
+        archive.delete_object(session, archive.find_object(session, kind, name, campaign_name))
+    click.echo(f"{shown} deleted")

@@ -8,6 +8,7 @@ import socket
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -32,11 +33,17 @@ def user() -> None:
     "--role", type=click.Choice(user_service.ROLES), default="assessor", show_default=True
 )
 @click.option("--password-stdin", is_flag=True, help="Read the password from standard input.")
-@click.option("--token", is_flag=True, help="Also create an API token and print it (once).")
+@click.option(
+    "--token",
+    is_flag=True,
+    help="Also create an API token and print it (once). Without --password-stdin no password "
+    "is asked for: a script account that cannot log in in a browser.",
+)
 @click.pass_context
 def user_add(ctx: click.Context, name: str, role: str, password_stdin: bool, token: bool) -> None:
-    """Add a user NAME (the password is asked for, or read from stdin)."""
-    password = _read_password(password_stdin)
+    """Add a user NAME (the password is asked for, or read from stdin; with --token alone, a
+    script account without a password)."""
+    password = None if token and not password_stdin else _read_password(password_stdin)
     with transaction(ctx) as session:
         created = user_service.create_user(session, name, password, role=role)
         secret = user_service.new_api_token(session, created) if token else None
@@ -78,12 +85,35 @@ def user_role(ctx: click.Context, name: str, role: str) -> None:
     click.echo(f"{name} is now {role}")
 
 
+@user.command("activate")
+@click.argument("name")
+@click.pass_context
+def user_activate(ctx: click.Context, name: str) -> None:
+    """Let user NAME log in again."""
+    _set_active(ctx, name, True)
+    click.echo(f"{name} is active")
+
+
+@user.command("deactivate")
+@click.argument("name")
+@click.pass_context
+def user_deactivate(ctx: click.Context, name: str) -> None:
+    """Stop user NAME from logging in (ends their sessions; judgements stay). The last active
+    admin cannot be deactivated."""
+    _set_active(ctx, name, False)
+    click.echo(f"{name} is deactivated")
+
+
+def _set_active(ctx: click.Context, name: str, active: bool) -> None:
+    with transaction(ctx) as session:
+        user_service.set_active(session, user_service.get_user(session, name), active)
+
+
 @user.command("token")
 @click.argument("name")
 @click.pass_context
 def user_token(ctx: click.Context, name: str) -> None:
-    """Issue a new API token for user NAME (replaces the old one; printed once). A running
-    server's workers cache tokens: the old one stops working there within 5 s."""
+    """Issue a new API token for user NAME (replaces the old one at once; printed once)."""
     with transaction(ctx) as session:
         secret = user_service.new_api_token(session, user_service.get_user(session, name))
     click.echo(secret)
@@ -99,7 +129,12 @@ def _read_password(from_stdin: bool) -> str:
 @click.option("--campaign", "campaign_name", required=True, help="Campaign name or id.")
 @click.option("--judges-per-topic", type=int, required=True, help="Judges J for every topic.")
 @click.option("--assessors", help="Comma-separated usernames (default: every assessor).")
-@click.option("--pool", "pool_id", type=int, help="Pool id (default: the latest pool).")
+@click.option(
+    "--pool",
+    "pool_number",
+    type=int,
+    help="The pool's number in the campaign (default: the latest).",
+)
 @click.option(
     "--order",
     type=click.Choice(assignment_service.ORDERS),
@@ -114,14 +149,14 @@ def assign(
     campaign_name: str,
     judges_per_topic: int,
     assessors: str | None,
-    pool_id: int | None,
+    pool_number: int | None,
     order: str,
     topics: str | None,
 ) -> None:
     """Assign every topic of a pool to J assessors, balancing documents per assessor."""
     with transaction(ctx) as session:
         campaign = campaigns.get_campaign(session, campaign_name)
-        pool = pools.get_pool(session, campaign, pool_id)
+        pool = pools.get_pool(session, campaign, pool_number)
         names = split_tags(assessors)
         users = (
             [user_service.get_user(session, name) for name in names]
@@ -142,9 +177,23 @@ def assign(
         for a in assignment_service.list_assignments(session, campaign.id, pool_id=pool.id):
             name = names_by_id.get(a.user_id, str(a.user_id))
             load[name] = load.get(name, 0) + sizes.get(a.qid, 0)
-    click.echo(f"{len(created)} new assignments in pool {pool.id}")
+    click.echo(f"{len(created)} new assignments in pool {pool.number}")
     for name in sorted(load):
         click.echo(f"{name}\t{load[name]} documents")
+
+
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+LOG_DATE_FORMAT = "%Y-%m-%d %H:%M:%S%z"  # local time with its offset from UTC
+
+
+def log_config() -> dict[str, Any]:
+    """Granian's logging configuration (merged into its own) with a timestamp and time zone
+    on every line, the app's own loggers (root) included."""
+    formatter = {"()": "logging.Formatter", "fmt": LOG_FORMAT, "datefmt": LOG_DATE_FORMAT}
+    return {
+        "formatters": {"generic": formatter, "access": {**formatter, "fmt": "%(message)s"}},
+        "root": {"handlers": ["console"], "level": "INFO"},
+    }
 
 
 def run_server(ctx: click.Context, host: str, port: int, workers: int, threads: int) -> None:
@@ -175,6 +224,7 @@ def run_server(ctx: click.Context, host: str, port: int, workers: int, threads: 
         blocking_threads=threads,
         respawn_failed_workers=True,
         log_access=False,
+        log_dictconfig=log_config(),
         websockets=False,
     ).serve()
 
@@ -240,7 +290,7 @@ def serve(ctx: click.Context, host: str, port: int, workers: int, threads: int) 
 def demo(
     ctx: click.Context, host: str, port: int, workers: int, threads: int, no_serve: bool
 ) -> None:
-    """Create the demo campaign (once), print the logins and serve it."""
+    """Create the demo campaign (once), print the logins and serve it (--no-serve: exit)."""
     from workbench import demo as demo_data
 
     store = get_store(ctx)
@@ -249,7 +299,10 @@ def demo(
     except NotFound as error:
         fail(str(error))
     click.echo("Demo campaign " + ("created." if created else "already exists."))
-    click.echo(f"Open http://{host}:{port}/ and log in as:")
+    if no_serve:
+        click.echo("Serve it with `workbench serve`, open the address it prints and log in as:")
+    else:
+        click.echo(f"Open http://{host}:{port}/ and log in as:")
     for name, password, role in demo_data.logins():
         click.echo(f"  {name:<8} password {password:<12} ({role})")
     if not no_serve:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from workbench.metrics.evaluation import Evaluation, evaluate, interpolated_precision_recall
     from workbench.metrics.names import Measure, MeasureError, parse_measure
-    from workbench.metrics.ranking import trec_order
+    from workbench.trec.order import trec_order
 
 _HOMES = {
     "Evaluation": "workbench.metrics.evaluation",
@@ -23,7 +23,7 @@ _HOMES = {
     "Measure": "workbench.metrics.names",
     "MeasureError": "workbench.metrics.names",
     "parse_measure": "workbench.metrics.names",
-    "trec_order": "workbench.metrics.ranking",
+    "trec_order": "workbench.trec.order",
 }
 
 __all__ = [

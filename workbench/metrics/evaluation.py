@@ -31,15 +31,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
 from workbench.metrics.measures import MIN_GEO_MEAN
 from workbench.metrics.names import Measure, resolve
 from workbench.metrics.ranked import Ranked, rank_topics
-from workbench.metrics.ranking import first_repeated, strcmp_key, trec_order
-from workbench.trec import Qrels, Run, docno_hash, group_keys
+from workbench.trec.keys import docno_hash, group_keys
+from workbench.trec.order import first_repeated, strcmp_key, trec_order
+from workbench.trec.qrels import Qrels
+from workbench.trec.runs import Run
 
 BOGUS_DOCNO = b"ceci_nest_pas_un_docno"  # trec_eval 10's ranking for -c topics the run lacks
 ZEROED_ON_BOGUS = ("num_ret", "utility", "rbp_resid")
@@ -63,8 +65,7 @@ class TopicError(CannotEvaluate):
         super().__init__(qid, reason, measure)
 
 
-@dataclass
-class Line:
+class Line(NamedTuple):
     """One printed measure: name, family summary rule and kind."""
 
     name: str
@@ -73,14 +74,27 @@ class Line:
     per_topic: bool
 
 
-@dataclass
 class Evaluation:
-    per_topic: dict[str, dict[str, float | int | str]]
-    summary: dict[str, float | int | str]
-    lines: list[Line] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)  # qrels topics the run lacks (no -c)
-    hidden: list[str] = field(default_factory=list)  # -c topics not reported (compat 9)
-    run_tag: str = ""
+    """Per-topic values and the summary, keyed by printed measure name, and what was left out.
+
+    A plain class (not a dataclass: its generated methods would cost start-up time).
+    """
+
+    def __init__(
+        self,
+        per_topic: dict[str, dict[str, float | int | str]],
+        summary: dict[str, float | int | str],
+        lines: list[Line] | None = None,
+        skipped: list[str] | None = None,
+        hidden: list[str] | None = None,
+        run_tag: str = "",
+    ) -> None:
+        self.per_topic = per_topic
+        self.summary = summary
+        self.lines = lines if lines is not None else []
+        self.skipped = skipped if skipped is not None else []  # qrels topics the run lacks
+        self.hidden = hidden if hidden is not None else []  # -c topics not reported (compat 9)
+        self.run_tag = run_tag
 
 
 def select_topics(

@@ -55,11 +55,16 @@ _NOTES = _dcg_pair(_linear, _notes_discount)
 _EXP = _dcg_pair(_exponential, discount)
 
 
-def _family(name: str, pick: Callable[[Ranked, int], np.ndarray]) -> Family:
+def _family(
+    name: str,
+    pick: Callable[[Ranked, int], np.ndarray],
+    help: str,
+    aliases: tuple[str, ...] = (),
+) -> Family:
     def compute(r: Ranked, cutoffs: list[int]) -> list[tuple[str, Values]]:
         return [(f"{name}_{k}", pick(r, k)) for k in cutoffs]
 
-    return Family(name, compute, "cutoffs", [10])
+    return Family(name, compute, "cutoffs", [10], help=help, aliases=aliases)
 
 
 def _judged(r: Ranked, k: int) -> np.ndarray:
@@ -79,10 +84,51 @@ def _f_beta(r: Ranked, betas: list[float]) -> list[tuple[str, Values]]:
 
 
 EXTRA_FAMILIES = [
-    Family("F", _f_beta, "floats", [1.0]),
-    _family("judged", _judged),
-    _family("dcg_notes", lambda r, k: _NOTES(r, k)[0]),
-    _family("ndcg_notes", _normalised(_NOTES)),
-    _family("dcg_exp", lambda r, k: _EXP(r, k)[0]),
-    _family("ndcg_exp", _normalised(_EXP)),
+    Family(
+        "F",
+        _f_beta,
+        "floats",
+        [1.0],
+        help=(
+            "F-beta over the retrieved set, one value per beta (not trec_eval's; aliases F@beta, "
+            "F1)."
+        ),
+        aliases=("F1",),
+    ),
+    _family(
+        "judged",
+        _judged,
+        help=(
+            "Judged@k: the fraction of the first k ranks whose document is judged (not "
+            "trec_eval's)."
+        ),
+        aliases=("Judged",),
+    ),
+    _family(
+        "dcg_notes",
+        lambda r, k: _NOTES(r, k)[0],
+        help=(
+            "The course notes' DCG at cutoff k: rel_1 + sum over i >= 2 of rel_i / log2 i (not "
+            "trec_eval's)."
+        ),
+        aliases=("DCG",),
+    ),
+    _family(
+        "ndcg_notes",
+        _normalised(_NOTES),
+        help="dcg_notes normalised by the ideal ranking's (not trec_eval's).",
+        aliases=("nDCG_notes",),
+    ),
+    _family(
+        "dcg_exp",
+        lambda r, k: _EXP(r, k)[0],
+        help="DCG at cutoff k with exponential gains (2^rel - 1) / log2(i + 1) (not trec_eval's).",
+        aliases=("expDCG",),
+    ),
+    _family(
+        "ndcg_exp",
+        _normalised(_EXP),
+        help="dcg_exp normalised by the ideal ranking's (not trec_eval's).",
+        aliases=("nDCG_exp",),
+    ),
 ]

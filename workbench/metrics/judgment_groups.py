@@ -30,8 +30,8 @@ from workbench.metrics.prefs import (
     topics_to_evaluate,
 )
 from workbench.metrics.ranked import rank_topics
-from workbench.metrics.ranking import strcmp_key, trec_order
 from workbench.trec import JudgmentGroupLine, Qrels, Run, TrecFormatError
+from workbench.trec.order import strcmp_key, trec_order
 
 P_AVGJG_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 RPREC_MULT_AVGJG_MULTIPLIERS = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)

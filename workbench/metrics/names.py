@@ -14,12 +14,19 @@ F_beta (F-beta over the retrieved set), ``DCG@k``/``nDCG_notes@k``
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+import textwrap
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from workbench.metrics.extra import EXTRA_FAMILIES
-from workbench.metrics.measures import NOT_IN_ALL_TREC, OFFICIAL, SET, Family, families
+from workbench.metrics.measures import (
+    NOT_IN_ALL_TREC,
+    OFFICIAL,
+    PARAM_KINDS,
+    SET,
+    Family,
+    families,
+)
 
 SHARED_GAINS = ("dcg", "ideal_dcg", "ndcg")  # one PARAMS object in trec_eval 10's m_ndcg.c
 
@@ -28,8 +35,7 @@ class MeasureError(ValueError):
     """An unknown measure or malformed measure parameters."""
 
 
-@dataclass(frozen=True)
-class Measure:
+class Measure(NamedTuple):
     """A measure family with its parameters; ``param_text`` is set when given explicitly."""
 
     family: Family
@@ -71,39 +77,30 @@ def nickname(name: str, compat: int = 10) -> list[str] | None:
     return None
 
 
-_FRIENDLY = re.compile(
-    r"^(AP|MAP|gMAP|RR|MRR|nDCG|Rprec|bpref|P|R|nDCG|Judged|F|DCG|nDCG_notes"
-    r"|expDCG|nDCG_exp|F1)(?:@([0-9.]+))?$"
-)
-_FRIENDLY_FAMILY = {
-    "AP": "map",
-    "MAP": "map",
-    "gMAP": "gm_map",
-    "RR": "recip_rank",
-    "MRR": "recip_rank",
-    "Rprec": "Rprec",
-    "bpref": "bpref",
-    "P": "P",
-    "R": "recall",
-    "Judged": "judged",
-    "DCG": "dcg_notes",
-    "nDCG_notes": "ndcg_notes",
-    "expDCG": "dcg_exp",
-    "nDCG_exp": "ndcg_exp",
-}
+@cache
+def _friendly(compat: int) -> tuple[re.Pattern[str], dict[str, str]]:
+    """The friendly-name pattern and each alias's family, from the families' ``aliases``
+    (``P``, ``Rprec``, ``bpref`` and ``F`` are friendly names as they are);
+    compiled on first use."""
+    families_of = {"P": "P", "Rprec": "Rprec", "bpref": "bpref", "F": "F"}
+    for family in _families(compat).values():
+        families_of.update(dict.fromkeys(family.aliases, family.name))
+    names = "|".join(sorted(map(re.escape, families_of), key=len, reverse=True))
+    return re.compile(rf"^({names})(?:@([0-9.]+))?$"), families_of
 
 
 def parse_measure(name: str, compat: int = 10) -> Measure:
     """A :class:`Measure` from trec_eval syntax or a friendly name."""
     table = _families(compat)
-    friendly = _FRIENDLY.match(name)
+    pattern, families_of = _friendly(compat)
+    friendly = pattern.match(name)
     if friendly and name not in table:
         base, param = friendly.groups()
         if base == "nDCG":
             return _parse(table["ndcg_cut"], param, name) if param else Measure(table["ndcg"], {})
-        if base in ("F", "F1"):
-            return _parse(table["F"], "1" if base == "F1" else param or "1", name)
-        family = table[_FRIENDLY_FAMILY[base]]
+        if base == "F1":
+            return _parse(table["F"], "1", name)
+        family = table[families_of[base]]
         if param is None:
             return Measure(family, family.default)
         return _parse(family, param, name)
@@ -188,3 +185,33 @@ def resolve(names: list[str] | tuple[str, ...], compat: int = 10) -> list[Measur
     order = family_order(compat)
     ordered = sorted(chosen.values(), key=lambda m: order.index(m.name))
     return ordered + list(extra.values())
+
+
+def measure_help(names: list[str], compat: int = 10) -> str:
+    """trec_eval's ``-h -m NAME`` section: each named family (nicknames expanded), its help,
+    aliases, parameters and default parameters, in the shape trec_eval prints it."""
+    chosen: dict[str, Family] = {}
+    for name in names:
+        bases = nickname(name, compat)
+        for base in bases if bases is not None else [name]:
+            family = parse_measure(base, compat).family
+            chosen.setdefault(family.name, family)
+    lines = ["", "-" * 23, "Individual measure documentation for requested measures"]
+    for family in chosen.values():
+        lines.append(family.name)
+        lines += textwrap.wrap(family.help, 76, initial_indent="    ", subsequent_indent="    ")
+        if family.aliases:
+            lines.append(f"    Also named: {', '.join(family.aliases)}")
+        if family.params is not None:
+            lines.append(f"    Parameters: {PARAM_KINDS[family.params]}")
+            default = _param_text(family.default)
+            if default:
+                lines.append(f"    Default param: -m {family.name}.{default}")
+    return "\n".join(lines) + "\n"
+
+
+def _param_text(default: Any) -> str:
+    """Default parameters as ``-m`` writes them: ``5,10``, ``0,0.1``, ``1=3,2=9``."""
+    if isinstance(default, dict):
+        return ",".join(f"{k}={v:g}" for k, v in default.items())
+    return ",".join(f"{v:g}" if isinstance(v, float) else str(v) for v in default or [])

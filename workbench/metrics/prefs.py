@@ -46,8 +46,8 @@ import numpy as np
 
 from workbench.metrics.evaluation import CannotEvaluate
 from workbench.metrics.names import MeasureError
-from workbench.metrics.ranking import as_bytes_array, first_repeated, strcmp_key
 from workbench.trec import PrefsLine, Qrels, Run, TrecFormatError
+from workbench.trec.order import as_bytes_array, first_repeated, strcmp_key
 
 COUNT_MEASURES = ("prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret")
 RATIO_MEASURES = (

@@ -10,31 +10,47 @@ negative value.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 
-from workbench.metrics.ranking import segment_trec_order
-from workbench.trec import Qrels, Run, group_keys
+from workbench.metrics._keys import match_table
+from workbench.trec.keys import group_keys
+from workbench.trec.order import segment_trec_order
+from workbench.trec.qrels import Qrels
+from workbench.trec.runs import Run
 
 NONPOOL = -1
 UNJUDGED = -2
 
 
-@dataclass
 class Ranked:
-    """Evaluated topics: ``rel[offsets[t]:offsets[t+1]]`` is topic t's ranking."""
+    """Evaluated topics: ``rel[offsets[t]:offsets[t+1]]`` is topic t's ranking.
 
-    qids: list[str]
-    offsets: np.ndarray
-    rel: np.ndarray  # int64 qrels value of each ranked document (NONPOOL/UNJUDGED when < 0)
-    num_rel: np.ndarray  # per topic: judged with rel >= level
-    num_nonrel: np.ndarray  # per topic: judged with 0 <= rel < level
-    judged_offsets: np.ndarray  # CSR over judged_rel
-    judged_rel: np.ndarray  # per topic, the nonnegative qrels values, descending
-    level: int
-    n_docs_in_collection: int = 0
+    A plain class (not a dataclass: its generated methods would cost start-up time).
+    """
+
+    def __init__(
+        self,
+        qids: list[str],
+        offsets: np.ndarray,
+        rel: np.ndarray,
+        num_rel: np.ndarray,
+        num_nonrel: np.ndarray,
+        judged_offsets: np.ndarray,
+        judged_rel: np.ndarray,
+        level: int,
+        n_docs_in_collection: int = 0,
+    ) -> None:
+        self.qids = qids
+        self.offsets = offsets
+        self.rel = rel  # int64 qrels value of each ranked document (NONPOOL/UNJUDGED when < 0)
+        self.num_rel = num_rel  # per topic: judged with rel >= level
+        self.num_nonrel = num_nonrel  # per topic: judged with 0 <= rel < level
+        self.judged_offsets = judged_offsets  # CSR over judged_rel
+        self.judged_rel = judged_rel  # per topic, the nonnegative qrels values, descending
+        self.level = level
+        self.n_docs_in_collection = n_docs_in_collection
 
     @property
     def n_topics(self) -> int:
@@ -66,9 +82,16 @@ class Ranked:
         return np.flatnonzero(self.is_rel)
 
     @cached_property
-    def rel_so_far(self) -> np.ndarray:
-        """Relevant documents at or above each row, within its topic."""
-        return segment_cumsum(self.is_rel.astype(np.int64), self.offsets)
+    def rel_rank(self) -> np.ndarray:
+        """For each relevant row (``rel_rows`` order): the relevant rows at or above it in its
+        topic (1 for the topic's first relevant row); only as long as ``rel_rows``."""
+        rows = self.rel_rows
+        first = np.searchsorted(rows, self.offsets[self.topic[rows]])
+        return np.arange(1, len(rows) + 1, dtype=np.int64) - first
+
+    def rel_so_far(self, rows: np.ndarray) -> np.ndarray:
+        """Relevant documents at or above each of ``rows`` (relevant rows), within its topic."""
+        return self.rel_rank[np.searchsorted(self.rel_rows, rows)]
 
     @cached_property
     def num_rel_ret(self) -> np.ndarray:
@@ -98,16 +121,6 @@ class Ranked:
     @cached_property
     def judged_topic(self) -> np.ndarray:
         return np.repeat(np.arange(self.n_topics), np.diff(self.judged_offsets))
-
-
-def segment_cumsum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """Cumulative sums restarting at each CSR segment."""
-    total = np.cumsum(values)
-    if not len(total):
-        return total
-    starts = offsets[:-1]
-    before = np.where(starts > 0, total[np.maximum(starts - 1, 0)], 0)
-    return total - np.repeat(before, np.diff(offsets))
 
 
 _DISCOUNTS: list[float] = [0.0]
@@ -219,19 +232,22 @@ def _lookup(
     rel = np.full(len(docnos), NONPOOL, dtype=np.int64)
     if not len(docnos) or not len(qrels):
         return rel
-    row_topic = np.repeat(q_topic.astype(np.int32), np.diff(offsets))
-    found = np.empty(len(docnos), dtype=np.int64)
-    for lo in range(0, len(docnos), _BLOCK):  # blocks keep the temporaries in cache
-        hi = lo + _BLOCK
-        found[lo:hi] = qrels.match_table.find(group_keys(hashes[lo:hi], row_topic[lo:hi]))
-    found[row_topic < 0] = -1
-    hit_rows = np.flatnonzero(found >= 0)
-    source = found[hit_rows]
-    same = (qrels.grouped_docnos[source] == docnos[hit_rows]) & (
-        qrels.grouped_topic[source] == row_topic[hit_rows]
-    )
-    values = qrels.grouped_rels[source[same]]
-    rel[hit_rows[same]] = np.where(values < 0, UNJUDGED, values)
+    table = match_table(qrels)
+    q_topic = q_topic.astype(np.int32)
+    for lo in range(0, len(docnos), _BLOCK):  # blocks: small temporaries, kept in cache
+        hi = min(lo + _BLOCK, len(docnos))
+        segment = np.searchsorted(offsets, np.arange(lo, hi), side="right") - 1
+        row_topic = q_topic[segment]
+        found = table.find(group_keys(hashes[lo:hi], row_topic))
+        found[row_topic < 0] = -1
+        hit_rows = np.flatnonzero(found >= 0)
+        source = found[hit_rows]
+        hit_rows += lo
+        same = (qrels.grouped_docnos[source] == docnos[hit_rows]) & (
+            qrels.grouped_topic[source] == row_topic[hit_rows - lo]
+        )
+        values = qrels.grouped_rels[source[same]]
+        rel[hit_rows[same]] = np.where(values < 0, UNJUDGED, values)
     return rel
 
 

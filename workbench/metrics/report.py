@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from workbench.metrics.evaluation import Evaluation, summarise
-from workbench.trec import Source, TrecFormatError, text_lines
+from workbench.trec.errors import TrecFormatError
+from workbench.trec.scan import Source, text_lines
 
 
 def format_line(name: str, qid: str, value: int | float | str) -> str:
@@ -26,8 +27,7 @@ def format_line(name: str, qid: str, value: int | float | str) -> str:
 MISSING_ZSCORE = -1000000.0
 
 
-@dataclass(frozen=True)
-class ZScores:
+class ZScores(NamedTuple):
     """Per (qid, measure) mean and standard deviation, from trec_eval's ``-Z`` file."""
 
     table: dict[tuple[str, str], tuple[float, float]]

@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 from workbench import limits
 from workbench.agreement import MergeRule, TieRule, binarise, merge_grades
 from workbench.services.errors import ServiceError
-from workbench.services.judgements import current_judgements
+from workbench.services.judgements import counted_judgements
 from workbench.services.qrels import qrels_completeness
 from workbench.store.models import Campaign, FinalLabel, Topic, User, utcnow
 
@@ -81,14 +81,14 @@ class AdjudicationSummary:
 
 def judge_names(session: Session, campaign: Campaign) -> dict[int, str]:
     """Anonymous display names: the campaign's judging users in user-id order -> "Judge n"."""
-    users = sorted({j.user_id for j in current_judgements(session, campaign.id)})
+    users = sorted({j.user_id for j in counted_judgements(session, campaign)})
     return {uid: f"Judge {n}" for n, uid in enumerate(users, start=1)}
 
 
 def judged_documents(session: Session, campaign: Campaign) -> list[JudgedDocument]:
     """Every (topic, document) with at least one current grade."""
     by_key: dict[Key, dict[int, int]] = defaultdict(dict)
-    for judgement in current_judgements(session, campaign.id):
+    for judgement in counted_judgements(session, campaign):
         if judgement.grade is not None:
             by_key[(judgement.qid, judgement.docno)][judgement.user_id] = judgement.grade
     return [

@@ -21,7 +21,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from workbench import agreement as coefficients
-from workbench.services.judgements import current_judgements
+from workbench.services.judgements import counted_judgements
 from workbench.store.models import Campaign, User
 
 Key = tuple[str, str]  # (qid, docno)
@@ -54,7 +54,7 @@ class Ratings:
 def load_ratings(session: Session, campaign: Campaign) -> Ratings:
     """The items x assessors grade matrix of a campaign's current judgements."""
     by_key: dict[Key, dict[int, int]] = defaultdict(dict)
-    for judgement in current_judgements(session, campaign.id):
+    for judgement in counted_judgements(session, campaign):
         if judgement.grade is not None:
             by_key[(judgement.qid, judgement.docno)][judgement.user_id] = judgement.grade
     user_ids = sorted({uid for grades in by_key.values() for uid in grades})

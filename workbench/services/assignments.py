@@ -18,8 +18,8 @@ from sqlalchemy.orm import Session
 from workbench.pooling import PRESENTATION_ORDERS
 from workbench.services import adaptive_pools
 from workbench.services.errors import NotFound, ServiceError
-from workbench.services.importing import listed
-from workbench.store.models import Assignment, Pool, PoolEntry, User
+from workbench.services.topics import listed
+from workbench.store.models import Assignment, Campaign, Pool, PoolEntry, User
 
 ORDERS = PRESENTATION_ORDERS
 
@@ -49,10 +49,14 @@ def list_assignments(
 
 
 def assignments_for_user(session: Session, user_id: int) -> list[Assignment]:
-    """The active assignments of one assessor, by campaign then topic."""
+    """The active assignments of one assessor, by campaign then topic (archived campaigns and
+    pools left out)."""
     query = (
         select(Assignment)
+        .join(Campaign, Campaign.id == Assignment.campaign_id)
+        .join(Pool, Pool.id == Assignment.pool_id)
         .where(Assignment.user_id == user_id, Assignment.active.is_(True))
+        .where(Campaign.archived_at.is_(None), Pool.archived_at.is_(None))
         .order_by(Assignment.campaign_id, Assignment.qid)
     )
     return list(session.scalars(query))
@@ -64,10 +68,12 @@ def assign(
     """Assign `user` the documents of topic `qid` in `pool` (reactivates an old assignment)."""
     if order not in ORDERS:
         raise ServiceError(f"unknown order {order!r}: expected one of {', '.join(ORDERS)}")
+    if pool.archived_at is not None:
+        raise ServiceError(f"pool {pool.number} is archived: restore it to assign from it")
     if not user.active:
         raise ServiceError(f"user {user.username!r} is deactivated")
     if qid not in topic_sizes(session, pool):
-        raise NotFound(f"topic {qid!r} has no documents in pool {pool.id}")
+        raise NotFound(f"topic {qid!r} has no documents in pool {pool.number}")
     existing = session.scalar(
         select(Assignment).where(
             Assignment.pool_id == pool.id, Assignment.qid == qid, Assignment.user_id == user.id
@@ -125,12 +131,12 @@ def auto_assign(
         )
     sizes = topic_sizes(session, pool)
     if not sizes:
-        raise ServiceError(f"pool {pool.id} has no documents to judge")
+        raise ServiceError(f"pool {pool.number} has no documents to judge")
     if topics is not None:
         outside = [qid for qid in topics if qid not in sizes]
         if outside or not topics:
             raise ServiceError(
-                f"pool {pool.id} has no documents to judge for topic(s) {listed(outside)}"
+                f"pool {pool.number} has no documents to judge for topic(s) {listed(outside)}"
                 if outside
                 else "no topics chosen"
             )

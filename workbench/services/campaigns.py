@@ -137,10 +137,18 @@ def get_campaign(session: Session, name_or_id: str | int) -> Campaign:
     return campaign
 
 
-def list_campaigns(session: Session) -> list[Campaign]:
-    return list(session.scalars(select(Campaign).order_by(Campaign.name)))
+def list_campaigns(session: Session, *, archived: bool = False) -> list[Campaign]:
+    """The campaigns by name: the current ones, or (archived=True) the archived ones."""
+    hidden = Campaign.archived_at.is_not(None) if archived else Campaign.archived_at.is_(None)
+    return list(session.scalars(select(Campaign).where(hidden).order_by(Campaign.name)))
 
 
 def scale_of(campaign: Campaign) -> list[dict[str, int | str]]:
     """The campaign's relevance scale as the judging page and the API show it."""
     return [{"value": g.value, "label": g.label, "key": g.key} for g in campaign.grades]
+
+
+def set_count_withdrawn(campaign: Campaign, count: bool) -> None:
+    """Whether the judgements of withdrawn assignments count in agreement, adjudication and
+    qrels (they always stay in the judgement log)."""
+    campaign.count_withdrawn = count

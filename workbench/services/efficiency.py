@@ -23,6 +23,15 @@ from workbench.store.models import Campaign, Run, RunEfficiency, RunTopic
 class EfficiencyImport:
     runs: tuple[str, ...]  # the runs whose figures were stored
     replaced: tuple[str, ...]  # those of them that had figures before
+    warnings: tuple[str, ...] = ()
+
+    def summary(self) -> str:
+        """'Efficiency figures stored for 2 runs: a, b (replacing those of a).'"""
+        noun = "run" if len(self.runs) == 1 else "runs"
+        text = f"Efficiency figures stored for {len(self.runs)} {noun}: {', '.join(self.runs)}"
+        return text + (
+            f" (replacing those of {', '.join(self.replaced)})." if self.replaced else "."
+        )
 
 
 def import_efficiency(

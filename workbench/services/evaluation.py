@@ -33,7 +33,6 @@ from workbench.metrics import MeasureError, evaluate, interpolated_precision_rec
 from workbench.relevance import is_relevant
 from workbench.services import pools
 from workbench.services.errors import ServiceError
-from workbench.services.importing import load_run
 from workbench.services.judgements import current_judgements
 from workbench.services.qrels import IncompleteQrels, campaign_qrels, has_final_labels
 from workbench.store.models import (
@@ -45,6 +44,7 @@ from workbench.store.models import (
     Run,
     User,
 )
+from workbench.store.runs import load_run
 from workbench.trec import read_qrels
 
 QrelsDict = dict[str, dict[str, int]]

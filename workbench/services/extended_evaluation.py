@@ -399,8 +399,8 @@ def extended_sections(
     if efficiency_section is not None and len(efficiency_section.missing) == len(table.runs):
         efficiency_section = None
         efficiency_reason = (
-            "No run has efficiency figures: import a sidecar file with "
-            "`workbench efficiency import`."
+            "No run has efficiency figures: upload a sidecar file for the runs (JSON or CSV, on "
+            "the campaign's page)."
         )
     n_pairs = len(runs) * (len(runs) - 1) // 2
     work = n_pairs * len(table.topics()) * impressions
@@ -410,7 +410,7 @@ def extended_sections(
             (
                 f"{n_pairs} pairs x {len(table.topics())} topics x {impressions} impressions "
                 f"= {work:,} interleavings is more than a report computes "
-                f"({max_interleavings:,}): run `workbench interleave --campaign {campaign.name}`."
+                f"({max_interleavings:,}), so the section is left out."
             ),
         )
     else:

@@ -4,28 +4,49 @@ Each function works inside the caller's session and transaction: it raises on th
 (a `TrecFormatError` naming file and line, or a `ServiceError`), and the caller's
 `with store.session()` rolls everything back, so a failed import leaves the store as it was.
 Runs are stored whole as RunTopic blobs (one row per run and topic, bulk-inserted).
+
+Large inputs are read before that transaction, so that it (the store's write lock, on SQLite)
+is short: `prepare_runs` parses and encodes run files in memory; `stage_documents` writes
+documents to a staging table in short transactions, which the import's transaction copies
+in SQL (the documents become visible at once, at its commit, or never).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import os
-import zlib
+import uuid
 from collections import deque
-from collections.abc import Collection, Generator, Iterable, Iterator, Sequence
+from collections.abc import Collection, Generator, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import closing
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Table, delete, insert, select, update
+from sqlalchemy import (
+    Connection,
+    CursorResult,
+    and_,
+    delete,
+    exists,
+    func,
+    insert,
+    literal,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.orm import Session
 
 from workbench import limits, trec
-from workbench.documents import SourceDocument, read_documents
+from workbench.documents import read_documents
 from workbench.services.errors import ServiceError
+from workbench.services.pools import documents_without_text, latest_pool
+from workbench.services.topics import campaign_qids, chosen_topics, listed
+from workbench.store import Store
 from workbench.store.models import (
     Campaign,
     Document,
@@ -36,14 +57,18 @@ from workbench.store.models import (
     QrelsSet,
     Run,
     RunTopic,
+    StagedDocument,
     Topic,
+    utcnow,
 )
+from workbench.store.runs import RUN_TOPIC_COLUMNS, bulk_insert, run_topic_rows
 
 PathLike = str | os.PathLike[str]
 DOCUMENT_BATCH = 2000
-ZLIB_LEVEL = 1
-SCORES_ZLIB_LEVEL = 0  # float64 scores hardly compress (~30 %) and cost most of the time
-MAX_LISTED = 20
+STAGE_BATCH_BYTES = 1 << 20
+"""At most this much document text is staged per transaction (a short hold of the write lock)."""
+STAGE_DELETE_ROWS = 2000
+STAGED_TTL_S = 86_400.0
 PARSE_AHEAD = 2  # run files parsed ahead of the inserts, on worker threads
 
 
@@ -68,33 +93,6 @@ class ImportReport:
         if self.lines:
             parts.append(f"{self.lines} {'read' if self.kind == 'documents' else 'lines'}")
         return ", ".join(parts) + f" from {self.files} file(s)"
-
-
-def listed(items: Sequence[str], limit: int = MAX_LISTED) -> str:
-    """'a, b, c' with at most `limit` items shown and the rest counted."""
-    shown = ", ".join(items[:limit])
-    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
-
-
-def bulk_insert(session: Session, table: Table, columns: Sequence[str], rows: list[tuple]) -> None:
-    """Insert many rows through the driver's executemany, in the session's transaction.
-
-    SQLAlchemy's own executemany prepares every row's parameters in Python; for the hundreds
-    of thousands of rows of a pool or a run collection this is the dominant cost.
-    """
-    if not rows:
-        return
-    connection = session.connection()
-    marker = {"qmark": "?", "format": "%s", "pyformat": "%s"}.get(connection.dialect.paramstyle)
-    if marker is None:  # a driver with named parameters: let SQLAlchemy bind them
-        session.execute(table.insert(), [dict(zip(columns, row, strict=True)) for row in rows])
-        return
-    quote = connection.dialect.identifier_preparer.quote
-    statement = (
-        f"INSERT INTO {quote(table.name)} ({', '.join(quote(c) for c in columns)}) "
-        f"VALUES ({', '.join([marker] * len(columns))})"
-    )
-    connection.exec_driver_sql(statement, rows)
 
 
 # ---------------------------------------------------------------- topics
@@ -130,85 +128,229 @@ def import_topics(
     return report
 
 
-def campaign_qids(session: Session, campaign: Campaign) -> set[str]:
-    return set(session.scalars(select(Topic.qid).where(Topic.campaign_id == campaign.id)))
-
-
 # ---------------------------------------------------------------- documents
 
 
 def import_documents(
     session: Session,
     campaign: Campaign,
-    paths: Iterable[PathLike | ParsedDocuments],
+    source: Iterable[PathLike] | StagedDocuments,
     *,
     only_pooled: bool = False,
     format: str | None = None,
     replace: bool = False,
 ) -> ImportReport:
-    """Stream documents (JSONL or TREC SGML) into the campaign, in batches.
+    """Make documents (JSONL or TREC SGML) the campaign's, in the caller's transaction.
 
-    A docno already stored gets the new title/text; only_pooled keeps just the documents some
-    pool of the campaign holds. A new title or text for a document someone has judged is
-    refused unless replace=True; then each current judgement of it gets a log event saying
-    so (same grade, its comment noting the file). Warns about pooled documents still
-    without text.
+    `source` is staged by `stage_documents` (read and written in short transactions before
+    this one, which then only copies the staged rows in SQL), or files, staged here in the
+    caller's transaction. A docno already stored gets the new title/text; only_pooled keeps
+    just the documents some pool of the campaign holds. A new title or text for a document
+    someone has judged is refused unless replace=True; then each current judgement of it gets
+    a log event saying so (same grade, its comment noting the file). Warns about pooled
+    documents still without text.
     """
-    query = select(Document.docno, Document.id).where(Document.campaign_id == campaign.id)
-    existing: dict[str, int] = {docno: doc_id for docno, doc_id in session.execute(query)}
-    judged = judged_documents(session, campaign)
-    wanted = pooled_docnos(session, campaign) if only_pooled else None
-    report = ImportReport("documents")
-    new_rows: list[dict] = []
-    changed_rows: list[dict] = []
-    replaced: dict[str, str] = {}  # judged docno -> the file that changed it
+    if isinstance(source, StagedDocuments):
+        staged = source
+    else:
+        staged = _stage(session.connection(), source, format)
+    try:
+        return _publish(session, campaign, staged, only_pooled=only_pooled, replace=replace)
+    finally:
+        if staged is not source:
+            session.execute(delete(StagedDocument).where(StagedDocument.batch == staged.batch))
+
+
+@dataclass(frozen=True)
+class StagedDocuments:
+    """Document files read, checked and written to `staged_documents` under `batch`, not yet
+    visible (`stage_documents`); `lines` documents read, `duplicates` docnos repeated."""
+
+    batch: str
+    files: int
+    lines: int
+    duplicates: int
+
+
+def stage_documents(
+    store: Store, paths: Iterable[PathLike], *, format: str | None = None
+) -> StagedDocuments:
+    """Read and check every document file and write its documents to the staging table in
+    transactions of at most STAGE_BATCH_BYTES each, so that no write lock is held for long and
+    none while a file is parsed. The documents stay invisible until `import_documents`;
+    discard them with `discard_staged` (`staged_documents` does both). A bad file raises (as
+    `import_documents` would) after its staged rows are deleted: nothing is left."""
+    _discard_stale(store)
+    batch = uuid.uuid4().hex
+    try:
+        return _stage(store, paths, format, batch=batch)
+    except BaseException:
+        discard_staged(store, batch)
+        raise
+
+
+@contextmanager
+def staged_documents(
+    store: Store, paths: Iterable[PathLike], *, format: str | None = None
+) -> Iterator[StagedDocuments]:
+    """`stage_documents`, and the staged rows deleted afterwards, imported or not."""
+    staged = stage_documents(store, paths, format=format)
+    try:
+        yield staged
+    finally:
+        discard_staged(store, staged.batch)
+
+
+def discard_staged(store: Store, batch: str) -> None:
+    """Delete the staged rows of `batch`, in short transactions."""
+    while True:
+        with store.connection() as connection:
+            ids = select(StagedDocument.id).where(StagedDocument.batch == batch)
+            deleted = connection.execute(
+                delete(StagedDocument).where(
+                    StagedDocument.id.in_(ids.limit(STAGE_DELETE_ROWS).scalar_subquery())
+                )
+            )
+            if not deleted.rowcount:
+                return
+
+
+def _discard_stale(store: Store) -> None:
+    """Delete what imports that died (a killed process) left in the staging table."""
+    horizon = utcnow() - dt.timedelta(seconds=STAGED_TTL_S)
+    with store.read_session() as session:
+        stale = list(
+            session.scalars(
+                select(StagedDocument.batch).where(StagedDocument.staged_at < horizon).distinct()
+            )
+        )
+    for batch in stale:
+        discard_staged(store, batch)
+
+
+def _stage(
+    target: Store | Connection,
+    paths: Iterable[PathLike],
+    format: str | None,
+    *,
+    batch: str | None = None,
+) -> StagedDocuments:
+    """Write the documents of `paths` (first of each docno kept) under a batch: in short
+    transactions of the store, or all in the given connection's transaction."""
+    batch = batch or uuid.uuid4().hex
+    rows: list[dict[str, Any]] = []
+    size = files = lines = duplicates = 0
     seen: set[str] = set()
-    duplicates = 0
 
-    def flush() -> None:
-        if new_rows:
-            session.execute(insert(Document), new_rows)
-            new_rows.clear()
-        if changed_rows:
-            session.execute(update(Document), changed_rows)
-            changed_rows.clear()
+    def write() -> None:
+        if not rows:
+            return
+        if isinstance(target, Connection):
+            target.execute(insert(StagedDocument), rows)
+        else:
+            with target.connection() as connection:
+                connection.execute(insert(StagedDocument), rows)
+        rows.clear()
 
+    now = utcnow()
     for path in paths:
-        report.files += 1
-        for document in _read_documents(path, format):
-            report.lines += 1
-            if wanted is not None and document.docno not in wanted:
-                report.skipped += 1
-                continue
+        files += 1
+        source = Path(path).name[: limits.FILE_NAME]
+        for document in read_documents(path, format=format, limits=limits.STORE_LIMITS):
+            lines += 1
             if document.docno in seen:
                 duplicates += 1
                 continue
             seen.add(document.docno)
-            fields = {"title": document.title, "text": document.text, "extra": document.extra}
-            doc_id = existing.get(document.docno)
-            if doc_id is None:
-                new_rows.append({"campaign_id": campaign.id, "docno": document.docno, **fields})
-                report.added += 1
-            else:
-                before = judged.get(document.docno)
-                if before is not None and before != (document.title, document.text):
-                    if not replace:
-                        raise ServiceError(
-                            f"{path}: document {document.docno!r} has been judged and this "
-                            "file changes its title or text (ask for replacement to change "
-                            "it; the judgement log will record it)"
-                        )
-                    replaced[document.docno] = Path(path).name
-                changed_rows.append({"id": doc_id, **fields})
-                report.updated += 1
-            if len(new_rows) + len(changed_rows) >= DOCUMENT_BATCH:
-                flush()
-    flush()
-    if duplicates:
-        report.warnings.append(
-            f"{duplicates} document(s) appeared more than once; the first was kept"
+            rows.append(
+                {
+                    "batch": batch,
+                    "source": source,
+                    "docno": document.docno,
+                    "title": document.title,
+                    "text": document.text,
+                    "extra": document.extra,
+                    "staged_at": now,
+                }
+            )
+            size += len(document.title) + len(document.text) + 100
+            if size >= STAGE_BATCH_BYTES or len(rows) >= DOCUMENT_BATCH:
+                write()
+                size = 0
+    write()
+    return StagedDocuments(batch, files, lines, duplicates)
+
+
+def _publish(
+    session: Session,
+    campaign: Campaign,
+    staged: StagedDocuments,
+    *,
+    only_pooled: bool,
+    replace: bool,
+) -> ImportReport:
+    """Copy the staged documents into the campaign with a few set-wise statements."""
+    report = ImportReport("documents", files=staged.files, lines=staged.lines)
+    mine = StagedDocument.batch == staged.batch
+    if only_pooled:
+        pooled = (
+            select(PoolEntry.docno)
+            .join(Pool, Pool.id == PoolEntry.pool_id)
+            .where(Pool.campaign_id == campaign.id)
         )
-    if replaced:
+        outside = session.execute(
+            delete(StagedDocument).where(mine, StagedDocument.docno.not_in(pooled))
+        )
+        report.skipped = cast_result(outside).rowcount
+    same = and_(Document.campaign_id == campaign.id, Document.docno == StagedDocument.docno)
+    judged = select(Judgement.docno).where(Judgement.campaign_id == campaign.id)
+    changed = session.execute(
+        select(StagedDocument.docno, StagedDocument.source)
+        .join(Document, same)
+        .where(
+            mine,
+            Document.docno.in_(judged),
+            or_(Document.title != StagedDocument.title, Document.text != StagedDocument.text),
+        )
+        .order_by(StagedDocument.id)
+    ).all()
+    if changed and not replace:
+        docno, source = changed[0]
+        raise ServiceError(
+            f"{source}: document {docno!r} has been judged and this file changes its title or "
+            "text (ask for replacement to change it; the judgement log will record it)"
+        )
+    updated = session.execute(
+        update(Document)
+        .where(same, mine)
+        .values(title=StagedDocument.title, text=StagedDocument.text, extra=StagedDocument.extra)
+        .execution_options(synchronize_session=False)
+    )
+    report.updated = cast_result(updated).rowcount
+    fresh = (
+        select(
+            literal(campaign.id),
+            StagedDocument.docno,
+            StagedDocument.title,
+            StagedDocument.text,
+            StagedDocument.extra,
+        )
+        .where(mine, ~exists().where(same))
+        .order_by(StagedDocument.id)
+    )
+    session.execute(
+        insert(Document).from_select(["campaign_id", "docno", "title", "text", "extra"], fresh)
+    )
+    # Every staged row updated a document or added one (an INSERT ... SELECT's rowcount is
+    # not reported by every driver).
+    staged_rows = session.scalar(select(func.count()).where(mine)) or 0
+    report.added = staged_rows - report.updated
+    if staged.duplicates:
+        report.warnings.append(
+            f"{staged.duplicates} document(s) appeared more than once; the first was kept"
+        )
+    if changed:
+        replaced = {docno: source for docno, source in changed}
         events = log_replaced_documents(session, campaign, replaced)
         report.warnings.append(
             f"{len(replaced)} judged document(s) got a new title or text, recorded as "
@@ -218,13 +360,10 @@ def import_documents(
     return report
 
 
-def judged_documents(session: Session, campaign: Campaign) -> dict[str, tuple[str, str]]:
-    """(title, text) of every stored document some assessor of the campaign has judged."""
-    judged = select(Judgement.docno).where(Judgement.campaign_id == campaign.id)
-    query = select(Document.docno, Document.title, Document.text).where(
-        Document.campaign_id == campaign.id, Document.docno.in_(judged)
-    )
-    return {docno: (title, text) for docno, title, text in session.execute(query)}
+def cast_result(result: Any) -> CursorResult[Any]:
+    """A DML statement's result (a CursorResult, which has a rowcount)."""
+    assert isinstance(result, CursorResult)
+    return result
 
 
 def log_replaced_documents(session: Session, campaign: Campaign, replaced: dict[str, str]) -> int:
@@ -257,52 +396,8 @@ def log_replaced_documents(session: Session, campaign: Campaign, replaced: dict[
     return len(latest)
 
 
-@dataclass(frozen=True)
-class ParsedDocuments:
-    """A document file read and checked before the write transaction (`prepare_documents`)."""
-
-    path: Path
-    documents: list[SourceDocument]
-
-    def __fspath__(self) -> str:  # messages and file names name the file
-        return str(self.path)
-
-    def __str__(self) -> str:
-        return str(self.path)
-
-
-def prepare_documents(
-    paths: Iterable[PathLike], *, format: str | None = None
-) -> list[ParsedDocuments]:
-    """Read and check every document file without the store, so that `import_documents` of
-    the result spends its write transaction (the store's write lock, on SQLite) on the
-    writes alone. Raises as `import_documents` would."""
-    return [ParsedDocuments(Path(path), list(_read_documents(path, format))) for path in paths]
-
-
-def _read_documents(
-    path: PathLike | ParsedDocuments, format: str | None
-) -> Iterable[SourceDocument]:
-    if isinstance(path, ParsedDocuments):
-        return path.documents
-    return read_documents(path, format=format, limits=limits.STORE_LIMITS)
-
-
-def pooled_docnos(session: Session, campaign: Campaign) -> set[str]:
-    """Every docno in any pool of the campaign."""
-    query = (
-        select(PoolEntry.docno)
-        .join(Pool, Pool.id == PoolEntry.pool_id)
-        .where(Pool.campaign_id == campaign.id)
-        .distinct()
-    )
-    return set(session.scalars(query))
-
-
 def missing_text_warnings(session: Session, campaign: Campaign) -> list[str]:
     """A warning listing the documents of the campaign's latest pool that have no text."""
-    from workbench.services.pools import documents_without_text, latest_pool
-
     pool = latest_pool(session, campaign)
     if pool is None:
         return []
@@ -401,18 +496,6 @@ def topic_list(text: str) -> list[str]:
     if not qids:
         raise ServiceError("the topic list is empty")
     return list(dict.fromkeys(qids))
-
-
-def chosen_topics(topics: Collection[str], known: set[str], campaign: Campaign) -> set[str]:
-    """The chosen topics, each a topic of the campaign (else an error listing the others)."""
-    unknown = [qid for qid in topics if qid not in known]
-    if unknown:
-        raise ServiceError(
-            f"campaign {campaign.name!r} has no topic(s) {listed(unknown)} (chosen topics)"
-        )
-    if not topics:
-        raise ServiceError("no topics chosen")
-    return set(topics)
 
 
 def _kept_rows(
@@ -525,71 +608,6 @@ def _parsed_runs(
         finally:
             for future in pending:
                 future.cancel()
-
-
-RUN_TOPIC_COLUMNS = ("run_id", "qid", "n_lines", "docnos", "scores", "ranks")
-
-
-def run_topic_rows(run: trec.Run) -> Iterator[tuple]:
-    """One RunTopic row per topic (RUN_TOPIC_COLUMNS after run_id): zlib streams of the docnos
-    ('\\n'-joined UTF-8), scores (float64 LE) and ranks (int64 LE), in file order.
-
-    Scores are stored as a level-0 (uncompressed) zlib stream: same format, no CPU spent.
-    """
-    for qid in run.topics():
-        lines = run.topic_slice(qid)
-        yield (
-            qid,
-            lines.stop - lines.start,
-            zlib.compress(b"\n".join(run.docnos[lines].tolist()), ZLIB_LEVEL),
-            zlib.compress(_little(run.scores[lines], "<f8"), SCORES_ZLIB_LEVEL),
-            zlib.compress(_little(run.ranks[lines], "<i8"), ZLIB_LEVEL),
-        )
-
-
-def _little(values: np.ndarray, dtype: str) -> bytes:
-    return np.ascontiguousarray(values, dtype=dtype).tobytes()
-
-
-def decode_run_topic(
-    row: Any, *, ranks: bool = True
-) -> tuple[list[bytes], np.ndarray, np.ndarray | None]:
-    """(docnos as UTF-8 bytes, scores, ranks or None) of a RunTopic row (or a row of its
-    n_lines, docnos, scores[, ranks] columns), in file order."""
-    docnos = zlib.decompress(row.docnos).split(b"\n") if row.n_lines else []
-    scores = np.frombuffer(zlib.decompress(row.scores), dtype="<f8").astype(np.float64)
-    if not ranks:
-        return docnos, scores, None
-    return docnos, scores, np.frombuffer(zlib.decompress(row.ranks), dtype="<i8").astype(np.int64)
-
-
-def load_run(session: Session, run_model: Run) -> trec.Run:
-    """The parsed run rebuilt from its RunTopic blobs: same topics, lines, order and ranks."""
-    rows = session.scalars(
-        select(RunTopic).where(RunTopic.run_id == run_model.id).order_by(RunTopic.id)
-    )
-    topics: list[str] = []
-    offsets = [0]
-    docnos: list[bytes] = []
-    scores: list[np.ndarray] = []
-    ranks: list[np.ndarray] = []
-    for row in rows:
-        topic_docnos, topic_scores, topic_ranks = decode_run_topic(row)
-        assert topic_ranks is not None  # decoded with ranks=True
-        topics.append(row.qid)
-        docnos.extend(topic_docnos)
-        scores.append(topic_scores)
-        ranks.append(topic_ranks)
-        offsets.append(len(docnos))
-    return trec.Run(
-        topics,
-        np.array(offsets, dtype=np.int64),
-        np.array(docnos, dtype=bytes) if docnos else np.zeros(0, dtype="S1"),
-        np.concatenate(scores) if scores else np.zeros(0, dtype=np.float64),
-        np.concatenate(ranks) if ranks else np.zeros(0, dtype=np.int64),
-        run_model.tag,
-        n_lines=run_model.line_count,
-    )
 
 
 # ---------------------------------------------------------------- qrels

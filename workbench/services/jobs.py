@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import BigInteger, CursorResult, and_, cast, func, or_, select, update
+from sqlalchemy import BigInteger, CursorResult, and_, cast, delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from workbench.services.errors import ServiceError
@@ -45,6 +45,7 @@ from workbench.store.models import (
     Pool,
     QrelsEntry,
     QrelsSet,
+    QueryLog,
     ReportJob,
     Run,
     Topic,
@@ -62,13 +63,22 @@ POLL_S = 0.05
 
 Progress = Callable[[str], None]
 JobFunction = Callable[[Session, Campaign, dict[str, Any], Progress], bytes]
+TaskFunction = Callable[[Store, int, dict[str, Any], Progress], bytes]
 _functions: dict[str, JobFunction] = {}
+_tasks: dict[str, TaskFunction] = {}
 
 
 def register(kind: str, function: JobFunction) -> None:
     """Make `kind` runnable: function(session, campaign, params, progress) -> result bytes.
     It raises ServiceError for a report the campaign cannot have (stored as the job's error)."""
     _functions[kind] = function
+
+
+def register_task(kind: str, function: TaskFunction) -> None:
+    """Make `kind` a task, run once per request (an upload to import):
+    function(store, campaign id, params, progress) -> result bytes, writing in its own
+    transactions. Its outcome never goes stale; ServiceError is stored as its error."""
+    _tasks[kind] = function
 
 
 @dataclass(frozen=True)
@@ -99,7 +109,7 @@ def job_key(kind: str, params: Mapping[str, Any]) -> tuple[str, str]:
 
 def fingerprint(session: Session, campaign_id: int) -> str:
     """A digest of what a campaign's reports are computed from; it changes when a judgement,
-    run, qrels set or label, final label, pool, topic or the scale is added, changed or
+    run, qrels set or label, final label, pool, topic, query log or the scale is added, changed or
     removed. Judgements are an append-only log (count and last id); final labels may change
     in place, so their grades, rules and adjudicators enter weighted by id."""
 
@@ -137,6 +147,11 @@ def fingerprint(session: Session, campaign_id: int) -> str:
                 func.sum(weight * func.coalesce(FinalLabel.adjudicator_id, 0)),
             ).where(FinalLabel.campaign_id == campaign_id)
         ),
+        one(
+            select(QueryLog.id, QueryLog.name)
+            .where(QueryLog.campaign_id == campaign_id)
+            .order_by(QueryLog.id)
+        ),
         one(select(Campaign.relevance_level).where(Campaign.id == campaign_id)),
         one(
             select(Grade.value, Grade.key)
@@ -172,7 +187,7 @@ def _needs_run(job: ReportJob | None, current: str, now: dt.datetime) -> bool:
     if job is None:
         return True
     if job.status in (DONE, FAILED):
-        return job.wanted != current
+        return job.kind not in _tasks and job.wanted != current
     return _orphaned(job, now)
 
 
@@ -187,12 +202,12 @@ def request_job(
 ) -> JobState:
     """The job's state, after queueing it when its result (if any) predates the campaign's
     current data or its process died, and waiting at most `wait` seconds for it to finish."""
-    if kind not in _functions:
+    if kind not in _functions and kind not in _tasks:
         raise ValueError(f"no job kind {kind!r}")
     text, key = job_key(kind, params)
     where = and_(ReportJob.campaign_id == campaign_id, ReportJob.key == key)
     with store.read_session() as session:
-        current = fingerprint(session, campaign_id)
+        current = "" if kind in _tasks else fingerprint(session, campaign_id)
         job = session.scalar(select(ReportJob).where(where))
         state = _state(job, current) if job is not None else None
         queue = _needs_run(job, current, utcnow())
@@ -223,6 +238,23 @@ def request_job(
                 break
             state = _state(job, current)
     return state
+
+
+def task_state(store: Store, campaign_id: int, job_id: int) -> tuple[str, dict[str, Any]] | None:
+    """(kind, parameters) of a task of the campaign, or None when there is no such task."""
+    with store.read_session() as session:
+        job = session.get(ReportJob, job_id)
+        if job is None or job.campaign_id != campaign_id or job.kind not in _tasks:
+            return None
+        return job.kind, json.loads(job.params)
+
+
+def forget(store: Store, job_id: int) -> None:
+    """Delete a finished job (a task whose outcome has been shown)."""
+    with store.session() as session:
+        session.execute(
+            delete(ReportJob).where(ReportJob.id == job_id, ReportJob.status.in_((DONE, FAILED)))
+        )
 
 
 def _claim_next(store: Store) -> tuple[int, int] | None:
@@ -309,12 +341,15 @@ def run_job(store: Store, job_id: int) -> None:
     heart.start()
     current = ""
     try:
-        with store.read_session() as session:
-            current = fingerprint(session, campaign_id)
-            campaign = session.get(Campaign, campaign_id)
-            if campaign is None:
-                raise ServiceError(f"campaign {campaign_id} no longer exists")
-            result = _functions[kind](session, campaign, params, progress)
+        if kind in _tasks:
+            result = _tasks[kind](store, campaign_id, params, progress)
+        else:
+            with store.read_session() as session:
+                current = fingerprint(session, campaign_id)
+                campaign = session.get(Campaign, campaign_id)
+                if campaign is None:
+                    raise ServiceError(f"campaign {campaign_id} no longer exists")
+                result = _functions[kind](session, campaign, params, progress)
     except ServiceError as error:
         seen = {"wanted": current} if current else {}
         _finish(store, job_id, generation, status=FAILED, error=str(error), **seen)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session
 
-from workbench.store.models import Judgement
+from workbench.store.models import Assignment, Campaign, Judgement
 
 
 def current_judgements_query(
@@ -34,3 +34,28 @@ def current_judgements(
     """The current judgement of every key (including 'cannot judge' rows, whose grade is None)."""
     query = current_judgements_query(campaign_id, qid=qid, user_id=user_id)
     return list(session.scalars(query))
+
+
+def withdrawn_topics(session: Session, campaign_id: int) -> set[tuple[str, int]]:
+    """(qid, user id) pairs whose every assignment in the campaign is withdrawn: the
+    judgements of such a pair are those of a withdrawn assignment."""
+    rows = session.execute(
+        select(Assignment.qid, Assignment.user_id, Assignment.active).where(
+            Assignment.campaign_id == campaign_id
+        )
+    )
+    withdrawn: set[tuple[str, int]] = set()
+    active: set[tuple[str, int]] = set()
+    for qid, user_id, is_active in rows:
+        (active if is_active else withdrawn).add((qid, user_id))
+    return withdrawn - active
+
+
+def counted_judgements(session: Session, campaign: Campaign) -> list[Judgement]:
+    """The current judgements that count in agreement, adjudication and qrels: all of them,
+    or (campaign.count_withdrawn False) all but those of withdrawn assignments."""
+    rows = current_judgements(session, campaign.id)
+    if campaign.count_withdrawn:
+        return rows
+    withdrawn = withdrawn_topics(session, campaign.id)
+    return [j for j in rows if (j.qid, j.user_id) not in withdrawn]

@@ -19,13 +19,7 @@ from sqlalchemy.orm import Session
 
 from workbench import limits, pooling
 from workbench.services.errors import NotFound, ServiceError
-from workbench.services.importing import (
-    bulk_insert,
-    campaign_qids,
-    chosen_topics,
-    decode_run_topic,
-    listed,
-)
+from workbench.services.topics import campaign_qids, chosen_topics, listed
 from workbench.store.models import (
     Campaign,
     Document,
@@ -34,10 +28,11 @@ from workbench.store.models import (
     PoolRun,
     Run,
     RunTopic,
+    Topic,
     utcnow,
 )
+from workbench.store.runs import bulk_insert, decode_run_topic
 
-DEFAULT_STRATA = "10:1.0,30:0.2,100:0.05"
 MAX_GROWTH_DEPTH = 1000
 
 
@@ -46,8 +41,6 @@ def build_pool(
     campaign: Campaign,
     *,
     strategy: str = "depth",
-    depth: int = 10,
-    budget: int | None = None,
     runs: list[str] | None = None,
     seed: int | None = None,
     name: str = "",
@@ -56,24 +49,46 @@ def build_pool(
 ) -> Pool:
     """Pool the chosen runs (default: every contributing run, by tag) topic by topic.
 
-    depth: depth-k. take: Take@N with budget N per topic (fair=True: FairTake@N).
-    fusion: Take@N by fused score (fusion='rrf'|'combsum'|'borda'). stratified: strata
-    'BOUND:RATE,...' (default 10:1.0,30:0.2,100:0.05) sampled by best rank.
+    params: the strategy's parameters (`pooling.STRATEGIES`: depth; take: budget, fair;
+    fusion: budget, fusion; stratified: strata); None stands for the default.
     topics: pool only these campaign topics (recorded; extensions keep to them).
     """
     if len(name) > limits.POOL_NAME:
         raise ServiceError(limits.length_error("pool name", name, limits.POOL_NAME))
-    recorded = _strategy_params(strategy, depth=depth, budget=budget, **params)
+    recorded = strategy_params(strategy, params)
     models = _select_runs(session, campaign, runs)
     if seed is None:
         seed = secrets.randbelow(2**31)
     recorded["runs"] = [run.tag for run in models]
     recorded["checksums"] = {run.tag: run.checksum for run in models}
+    archived = set(
+        session.scalars(
+            select(Topic.qid).where(
+                Topic.campaign_id == campaign.id, Topic.archived_at.is_not(None)
+            )
+        )
+    )
+    if topics is None and archived:  # archived topics are left out, and the pool says so
+        topics = [qid for qid in campaign_qids(session, campaign) if qid not in archived]
     if topics is not None:
         recorded["topics"] = sorted(
             chosen_topics(topics, campaign_qids(session, campaign), campaign), key=qid_key
         )
-    pool = Pool(campaign_id=campaign.id, name=name, strategy=strategy, params=recorded, seed=seed)
+        if archived & set(recorded["topics"]):
+            raise ServiceError(
+                f"topic(s) {listed(sorted(archived & set(recorded['topics'])))} are archived"
+            )
+    number = 1 + (
+        session.scalar(select(func.max(Pool.number)).where(Pool.campaign_id == campaign.id)) or 0
+    )
+    pool = Pool(
+        campaign_id=campaign.id,
+        number=number,
+        name=name.strip(),
+        strategy=strategy,
+        params=recorded,
+        seed=seed,
+    )
     session.add(pool)
     session.flush()
     session.execute(
@@ -96,15 +111,19 @@ def extend_pool(session: Session, pool: Pool, runs: list[str]) -> int:
     The strategy is re-applied to all the pool's runs with the recorded parameters and seed
     (new runs after the recorded ones in the run order); existing entries are untouched.
     """
+    if pool.archived_at is not None:
+        raise ServiceError(f"pool {pool.number} is archived: restore it to extend it")
     if (pool.params or {}).get("adaptive"):
-        raise ServiceError(f"pool {pool.id} is adaptive: raise its budget instead of extending it")
+        raise ServiceError(
+            f"pool {pool.number} is adaptive: raise its budget instead of extending it"
+        )
     campaign = session.get(Campaign, pool.campaign_id)
     assert campaign is not None  # pools.campaign_id is a foreign key
     new_models = _select_runs(session, campaign, runs)
     current = pool_runs(session, pool)
     already = [run.tag for run in new_models if run.tag in {r.tag for r in current}]
     if already:
-        raise ServiceError(f"run(s) already in pool {pool.id}: {listed(already)}")
+        raise ServiceError(f"run(s) already in pool {pool.number}: {listed(already)}")
     build = 1 + (
         session.scalar(select(func.max(PoolRun.build)).where(PoolRun.pool_id == pool.id)) or 0
     )
@@ -168,22 +187,46 @@ def pool_documents(session: Session, pool: Pool, qid: str) -> list[PoolEntry]:
 
 
 def latest_pool(session: Session, campaign: Campaign) -> Pool | None:
+    """The campaign's newest pool that is not archived."""
     return session.scalar(
-        select(Pool).where(Pool.campaign_id == campaign.id).order_by(Pool.id.desc()).limit(1)
+        select(Pool)
+        .where(Pool.campaign_id == campaign.id, Pool.archived_at.is_(None))
+        .order_by(Pool.number.desc())
+        .limit(1)
     )
 
 
-def get_pool(session: Session, campaign: Campaign, pool_id: int | None = None) -> Pool:
-    """The pool of that id in the campaign, or its latest pool; NotFound otherwise."""
-    if pool_id is None:
+def list_pools(
+    session: Session, campaign: Campaign, *, archived: bool | None = False
+) -> list[Pool]:
+    """The campaign's pools by number: current ones, archived ones (True) or all (None)."""
+    query = select(Pool).where(Pool.campaign_id == campaign.id).order_by(Pool.number)
+    if archived is not None:
+        query = query.where(
+            Pool.archived_at.is_not(None) if archived else Pool.archived_at.is_(None)
+        )
+    return list(session.scalars(query))
+
+
+def get_pool(session: Session, campaign: Campaign, number: int | None = None) -> Pool:
+    """The pool of that number in the campaign ("Pool 2"), or its latest pool; NotFound
+    otherwise."""
+    if number is None:
         pool = latest_pool(session, campaign)
         if pool is None:
             raise NotFound(f"campaign {campaign.name!r} has no pool yet")
         return pool
-    pool = session.get(Pool, pool_id)
-    if pool is None or pool.campaign_id != campaign.id:
-        raise NotFound(f"campaign {campaign.name!r} has no pool {pool_id}")
+    pool = session.scalar(
+        select(Pool).where(Pool.campaign_id == campaign.id, Pool.number == number)
+    )
+    if pool is None:
+        raise NotFound(f"campaign {campaign.name!r} has no pool {number}")
     return pool
+
+
+def pool_label(pool: Pool) -> str:
+    """How a pool is named to people: 'pool 2' or 'pool 2 “name”'."""
+    return f"pool {pool.number}" + (f" “{pool.name}”" if pool.name else "")
 
 
 def pool_counts(session: Session, pool: Pool) -> tuple[int, int, int]:
@@ -247,9 +290,11 @@ def pool_statistics(session: Session, pool: Pool) -> dict[str, Any]:
     jaccard = np.divide(shared, union, out=np.zeros(shared.shape), where=union > 0)
     return {
         "pool": pool.id,
+        "number": pool.number,
         "name": pool.name,
         "strategy": pool.strategy,
         "params": pool.params,
+        "parameters": describe_parameters(pool),
         "seed": pool.seed,
         "created_at": pool.created_at.isoformat(),
         "runs": tags,
@@ -278,55 +323,23 @@ def qid_key(qid: str) -> tuple[int, int, str]:
 # ---------------------------------------------------------------- helpers
 
 
-def _strategy_params(
-    strategy: str, *, depth: int, budget: int | None, **params: Any
-) -> dict[str, Any]:
-    """The parameters to record for a strategy, validated (ServiceError on a bad request)."""
-    if strategy not in pooling.STRATEGIES:
-        raise ServiceError(
-            f"unknown pooling strategy {strategy!r}; "
-            f"expected one of {', '.join(pooling.STRATEGIES)}"
-        )
-    unknown = set(params) - {"fair", "fusion", "strata"}
+def strategy_params(strategy: str, values: dict[str, Any]) -> dict[str, Any]:
+    """The parameters to record for a registered strategy (`pooling.STRATEGIES`), read from
+    `values` (form text, CLI options or recorded JSON; other strategies' parameters are
+    ignored), validated: ServiceError on a bad request."""
+    known = {option.name for option in pooling.option_fields()}
+    unknown = set(values) - known
     if unknown:
         raise ServiceError(f"unknown pool parameter(s): {', '.join(sorted(unknown))}")
-    if strategy == "depth":
-        if depth < 1:
-            raise ServiceError(f"depth must be a positive integer; got {depth}")
-        return {"depth": depth}
-    if strategy == "stratified":
-        strata = params.get("strata") or DEFAULT_STRATA
-        try:
-            parsed = (
-                pooling.parse_strata(strata)
-                if isinstance(strata, str)
-                else [(int(b), float(r)) for b, r in strata]
-            )
-            pooling.check_strata(parsed)
-        except ValueError as error:
-            raise ServiceError(str(error)) from None
-        return {"strata": [list(s) for s in parsed], "depth": parsed[-1][0]}
-    if budget is None or budget < 1:
-        raise ServiceError(
-            f"the {strategy} strategy needs a positive --budget (documents per topic)"
-        )
-    if strategy == "take":
-        return {"budget": budget, "fair": bool(params.get("fair", False))}
-    fusion = params.get("fusion") or "rrf"
-    if fusion not in pooling.FUSION_METHODS:
-        raise ServiceError(
-            f"unknown fusion method {fusion!r}; expected one of {', '.join(pooling.FUSION_METHODS)}"
-        )
-    return {"budget": budget, "fusion": fusion, "rrf_k": pooling.RRF_K}
+    try:
+        return pooling.get_strategy(strategy).parse(values).record()
+    except ValueError as error:
+        raise ServiceError(str(error)) from None
 
 
 def _pure(recorded: dict[str, Any]) -> dict[str, Any]:
-    """Recorded parameters in the shape `pooling.pool_topic` takes."""
-    params = dict(recorded)
-    params["run_order"] = recorded["runs"]
-    if "strata" in recorded:
-        params["strata"] = [(int(b), float(r)) for b, r in recorded["strata"]]
-    return params
+    """Recorded parameters with the run order as `pooling.pool_topic` takes it."""
+    return {**recorded, "run_order": recorded["runs"]}
 
 
 def _ranking_limit(recorded: dict[str, Any]) -> int | None:
@@ -345,7 +358,11 @@ def _select_runs(session: Session, campaign: Campaign, tags: Sequence[str] | Non
         models = list(
             session.scalars(
                 select(Run)
-                .where(Run.campaign_id == campaign.id, Run.contributes.is_(True))
+                .where(
+                    Run.campaign_id == campaign.id,
+                    Run.contributes.is_(True),
+                    Run.archived_at.is_(None),
+                )
                 .order_by(Run.tag)
             )
         )
@@ -364,6 +381,9 @@ def _select_runs(session: Session, campaign: Campaign, tags: Sequence[str] | Non
     missing = [tag for tag in tags if tag not in by_tag]
     if missing:
         raise NotFound(f"campaign {campaign.name!r} has no run(s) {listed(missing)}")
+    archived = [tag for tag in tags if by_tag[tag].archived_at is not None]
+    if archived:
+        raise ServiceError(f"run(s) {listed(archived)} are archived: restore them to pool them")
     return [by_tag[tag] for tag in tags]
 
 
@@ -409,11 +429,24 @@ def _entry_row(pool_id: int, qid: str, p: pooling.PooledDocument, *, build: int)
     return (pool_id, qid, build, *p)
 
 
+def describe_parameters(pool: Pool) -> str:
+    """The pool's parameters as people read them: 'depth 20', 'budget 50, fair run order',
+    with the topic subset and extensions when there are any."""
+    parts = [pooling.get_strategy(pool.strategy).describe(pool.params)]
+    topics = pool.params.get("topics")
+    if topics is not None:
+        parts.append(f"{len(topics)} chosen {'topic' if len(topics) == 1 else 'topics'}")
+    extensions = len(pool.params.get("extensions", []))
+    if extensions:
+        parts.append(f"extended {extensions} {'time' if extensions == 1 else 'times'}")
+    return "; ".join(parts)
+
+
 def describe_pool(pool: Pool) -> str:
-    """One line: id, strategy, parameters and seed."""
-    shown = {k: v for k, v in pool.params.items() if k not in ("checksums", "extensions", "runs")}
+    """One line: number, name, strategy, parameters, runs, seed and creation time."""
     created = pool.created_at.replace(tzinfo=dt.UTC).isoformat(timespec="seconds")
+    n = len(pool.params.get("runs", []))
     return (
-        f"pool {pool.id} ({pool.strategy} {shown}, {len(pool.params.get('runs', []))} runs, "
-        f"seed {pool.seed}, created {created})"
+        f"{pool_label(pool)} ({pool.strategy}: {describe_parameters(pool)}, "
+        f"{n} {'run' if n == 1 else 'runs'}, seed {pool.seed}, created {created})"
     )

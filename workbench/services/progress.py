@@ -15,7 +15,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from workbench.services.assignments import assignments_for_user
-from workbench.services.judgements import current_judgements
+from workbench.services.judgements import current_judgements, withdrawn_topics
 from workbench.store.models import Assignment, Judgement, PoolEntry, Topic, User
 
 
@@ -83,7 +83,8 @@ def assignment_progress(session: Session, assignments: list[Assignment]) -> dict
 
 
 def campaign_progress(session: Session, campaign_id: int) -> dict:
-    """{'topics': [...], 'assessors': [...], 'overall': Progress} over active assignments."""
+    """{'topics': [...], 'assessors': [...], 'overall': Progress} over active assignments,
+    and 'withdrawn': the withdrawn assignments with what was judged under them."""
     assignments = list(
         session.scalars(
             select(Assignment).where(
@@ -127,4 +128,32 @@ def campaign_progress(session: Session, campaign_id: int) -> dict:
             for user_id in sorted(assessors, key=lambda u: names.get(u, ""))
         ],
         "overall": overall,
+        "withdrawn": _withdrawn(session, campaign_id, titles, names),
     }
+
+
+def _withdrawn(
+    session: Session, campaign_id: int, titles: dict[str, str], names: dict[int, str]
+) -> list[dict]:
+    """Withdrawn assignments (no active one for the same topic and assessor) with the
+    judgements made under them: these count only when the campaign says so."""
+    pairs = withdrawn_topics(session, campaign_id)
+    rows = [
+        a
+        for a in session.scalars(
+            select(Assignment).where(
+                Assignment.campaign_id == campaign_id, Assignment.active.is_(False)
+            )
+        )
+        if (a.qid, a.user_id) in pairs
+    ]
+    done = assignment_progress(session, rows)
+    return [
+        {
+            "qid": a.qid,
+            "title": titles.get(a.qid, ""),
+            "username": names.get(a.user_id, str(a.user_id)),
+            "progress": done[a.id],
+        }
+        for a in sorted(rows, key=lambda a: (a.qid, names.get(a.user_id, "")))
+    ]

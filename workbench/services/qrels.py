@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 from workbench.relevance import is_relevant
 from workbench.services import adaptive_pools
 from workbench.services.errors import NotFound, ServiceError
-from workbench.services.judgements import current_judgements
+from workbench.services.judgements import counted_judgements, current_judgements
 from workbench.services.pools import qid_key
 from workbench.store.models import Assignment, Campaign, FinalLabel, Pool, PoolEntry, User
 
@@ -58,8 +58,8 @@ class IncompleteQrels(ServiceError):
     def __init__(self, completeness: Completeness) -> None:
         super().__init__(
             f"{completeness.describe()}: refusing to export them as if complete. Finish "
-            "judging and adjudication, or ask for incomplete qrels explicitly "
-            "(--allow-incomplete; on the web, 'incomplete qrels')"
+            "judging and adjudication, or ask for incomplete qrels explicitly ('incomplete "
+            "qrels' on the web, --allow-incomplete on the command line)"
         )
         self.completeness = completeness
 
@@ -182,7 +182,7 @@ def final_labels(session: Session, campaign: Campaign) -> dict[Key, int]:
 def _single_judge_labels(session: Session, campaign: Campaign) -> dict:
     labels: dict[tuple[str, str], int] = {}
     judges: dict[tuple[str, str], int] = {}
-    for judgement in current_judgements(session, campaign.id):
+    for judgement in counted_judgements(session, campaign):
         if judgement.grade is None:
             continue
         key = (judgement.qid, judgement.docno)
@@ -202,7 +202,7 @@ def _single_judge_labels(session: Session, campaign: Campaign) -> dict:
 def _graded(session: Session, campaign: Campaign) -> set[tuple[str, str]]:
     """(qid, docno) with a current grade by some assessor."""
     return {
-        (j.qid, j.docno) for j in current_judgements(session, campaign.id) if j.grade is not None
+        (j.qid, j.docno) for j in counted_judgements(session, campaign) if j.grade is not None
     }
 
 

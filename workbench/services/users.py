@@ -15,7 +15,7 @@ import hashlib
 import secrets
 from pathlib import Path
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 from werkzeug.security import check_password_hash, generate_password_hash
 
@@ -73,8 +73,12 @@ def token_digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def create_user(session: Session, username: str, password: str, *, role: str = "assessor") -> User:
-    """A new user; the name is unique without regard to case ('Alice' and 'alice' clash)."""
+def create_user(
+    session: Session, username: str, password: str | None, *, role: str = "assessor"
+) -> User:
+    """A new user; the name is unique without regard to case ('Alice' and 'alice' clash).
+    Without a password (None) the account cannot log in in a browser: a script account that
+    uses an API token (its hash is of a random secret nobody knows)."""
     username = username.strip()
     if not username or len(username) > limits.USERNAME or not username.isprintable():
         raise ServiceError(f"username must be 1 to {limits.USERNAME} printable characters")
@@ -84,7 +88,8 @@ def create_user(session: Session, username: str, password: str, *, role: str = "
         username=username,
         name_key=username_key(username),
         password_hash=generate_password_hash(
-            _check_password(password, username), method=PASSWORD_HASH_METHOD
+            secrets.token_urlsafe(32) if password is None else _check_password(password, username),
+            method=PASSWORD_HASH_METHOD,
         ),
         role=_check_role(role),
     )
@@ -149,13 +154,35 @@ def end_sessions(session: Session, user: User) -> None:
     session.flush()
 
 
+def _keep_an_admin(session: Session, user: User, action: str) -> None:
+    """Refuse to `action` the last active admin: nobody could then reach the admin pages."""
+    if user.role != "admin" or not user.active:
+        return
+    others = session.scalar(
+        select(func.count())
+        .select_from(User)
+        .where(User.role == "admin", User.active.is_(True), User.id != user.id)
+    )
+    if not others:
+        raise ServiceError(
+            f"{user.username!r} is the last active admin: make another user admin before "
+            f"you {action} this one"
+        )
+
+
 def set_role(session: Session, user: User, role: str) -> None:
-    user.role = _check_role(role)
+    """A new role; the last active admin cannot be demoted."""
+    if _check_role(role) != "admin":
+        _keep_an_admin(session, user, "demote")
+    user.role = role
 
 
 def set_active(session: Session, user: User, active: bool) -> None:
     """Deactivate or reactivate; either ends the user's browser sessions (a session opened
-    before a deactivation does not come back with the reactivation)."""
+    before a deactivation does not come back with the reactivation). The last active admin
+    cannot be deactivated."""
+    if not active:
+        _keep_an_admin(session, user, "deactivate")
     if user.active != active:
         user.active = active
         end_sessions(session, user)

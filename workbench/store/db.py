@@ -3,7 +3,7 @@
 SQLite connections get WAL journaling, foreign keys and a busy timeout, so that several
 web workers and a command-line import can share one file safely. On SQLite a write
 transaction (`Store.session()`, `Store.connection()`) starts with BEGIN IMMEDIATE, and its
-writer first takes the database's `WriteLock` (the threads of a process, then the processes
+writer first takes the Store's `WriteLock` (the threads using the Store, then the processes
 through an flock), so writers are woken in turn instead of sleep-polling in SQLite's busy
 handler; a read transaction (`Store.read_session()`) is deferred and, in WAL mode, never
 waits. Server databases get a connection pool without pre-ping (see `make_engine`).
@@ -81,20 +81,6 @@ def _file_of(database: str | None) -> str | None:
     return database
 
 
-_write_locks: dict[str, WriteLock] = {}
-_write_locks_guard = threading.Lock()
-
-
-def _write_lock(engine: Engine) -> WriteLock:
-    """The process's write lock of one SQLite database."""
-    url = str(engine.url)
-    with _write_locks_guard:
-        lock = _write_locks.get(url)
-        if lock is None:
-            lock = _write_locks[url] = WriteLock(engine.url.database)
-        return lock
-
-
 def default_database_url(instance_path: str | os.PathLike[str] | None = None) -> str:
     """$WORKBENCH_DATABASE_URL, else a SQLite file `workbench.sqlite` in the instance folder."""
     url = os.environ.get(ENV_VAR)
@@ -105,21 +91,22 @@ def default_database_url(instance_path: str | os.PathLike[str] | None = None) ->
     return f"sqlite:///{folder / 'workbench.sqlite'}"
 
 
-def sqlite_synchronous() -> str:
-    """$WORKBENCH_SQLITE_SYNCHRONOUS: NORMAL (default) or FULL.
+def sqlite_synchronous(mode: str | None = None) -> str:
+    """The SQLite synchronous mode: `mode`, else $WORKBENCH_SQLITE_SYNCHRONOUS, else NORMAL;
+    NORMAL or FULL.
 
     In WAL mode NORMAL loses no committed transaction when a process crashes or is killed,
     but the last ones may be lost if the machine loses power; FULL syncs every commit to
     disk (power-safe), at about a third fewer judgements per second under full load
     (benchmarks/load).
     """
-    mode = os.environ.get(SQLITE_SYNCHRONOUS_ENV, "NORMAL").upper()
+    mode = (mode or os.environ.get(SQLITE_SYNCHRONOUS_ENV) or "NORMAL").upper()
     if mode not in ("NORMAL", "FULL"):
         raise ValueError(f"{SQLITE_SYNCHRONOUS_ENV} must be NORMAL or FULL, not {mode!r}")
     return mode
 
 
-def _configure_sqlite(engine: Engine) -> None:
+def _configure_sqlite(engine: Engine, synchronous: str) -> None:
     @event.listens_for(engine, "connect")
     def _pragmas(dbapi_connection, _record):
         # Let SQLAlchemy's BEGIN decide transactions (pysqlite's own handling defers them).
@@ -129,7 +116,7 @@ def _configure_sqlite(engine: Engine) -> None:
         cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
         if engine.url.database not in (None, "", ":memory:"):
             cursor.execute("PRAGMA journal_mode=WAL")
-            cursor.execute(f"PRAGMA synchronous={sqlite_synchronous()}")
+            cursor.execute(f"PRAGMA synchronous={synchronous}")
         cursor.close()
 
     @event.listens_for(engine, "begin")
@@ -140,10 +127,12 @@ def _configure_sqlite(engine: Engine) -> None:
         conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
 
 
-def make_engine(url: str) -> Engine:
+def make_engine(url: str, *, synchronous: str | None = None) -> Engine:
+    """An engine for `url`; on SQLite with the pragmas above (`synchronous`: see
+    `sqlite_synchronous`)."""
     if url.startswith("sqlite"):
         engine = create_engine(url, connect_args={"check_same_thread": False})
-        _configure_sqlite(engine)
+        _configure_sqlite(engine, sqlite_synchronous(synchronous))
         return engine
     # No pre-ping: it costs a round trip per request. A connection found broken (the server
     # restarted) invalidates the pool, and the judgement submit retries once (web/api.py).
@@ -169,19 +158,21 @@ class Store:
     engine: Engine
     sessions: sessionmaker[Session]
     read_sessions: sessionmaker[ReadSession]
+    write_lock: WriteLock | None = None
+    """SQLite: the lock its writers queue on (threads of this Store, then processes)."""
 
     @property
     def is_sqlite(self) -> bool:
-        return self.engine.dialect.name == "sqlite"
+        return self.write_lock is not None
 
     @contextmanager
     def session(self) -> Iterator[Session]:
         """A write transaction; on SQLite, one thread of this process at a time."""
-        if not self.is_sqlite:
+        if self.write_lock is None:
             with self.sessions() as session, session.begin():
                 yield session
             return
-        with _write_lock(self.engine), self.sessions() as session, session.begin():
+        with self.write_lock, self.sessions() as session, session.begin():
             yield session
 
     @contextmanager
@@ -190,8 +181,8 @@ class Store:
         with autocommit=True (on a database server) one whose statements each commit on their
         own, which saves the BEGIN and COMMIT round trips. On SQLite it is always a write
         transaction, one thread of this process (and one process) at a time."""
-        if self.is_sqlite:
-            with _write_lock(self.engine), self.engine.begin() as connection:
+        if self.write_lock is not None:
+            with self.write_lock, self.engine.begin() as connection:
                 yield connection
         elif autocommit:
             with self.engine.connect() as connection:
@@ -256,15 +247,19 @@ def storage_problem(error: BaseException) -> str | None:
     return None
 
 
-def open_store(url: str | None = None, *, upgrade: bool = False) -> Store:
+def open_store(
+    url: str | None = None, *, upgrade: bool = False, sqlite_synchronous: str | None = None
+) -> Store:
+    """The store at `url` (default: `default_database_url()`), migrated when `upgrade`."""
     url = url or default_database_url()
-    engine = make_engine(url)
+    engine = make_engine(url, synchronous=sqlite_synchronous)
     reader = engine.execution_options(**{READ_ONLY: True})
     store = Store(
         url,
         engine,
         sessionmaker(engine, expire_on_commit=False),
         sessionmaker(reader, class_=ReadSession, expire_on_commit=False),
+        WriteLock(engine.url.database) if engine.dialect.name == "sqlite" else None,
     )
     if upgrade:
         store.upgrade()

@@ -26,6 +26,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    true,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -71,6 +72,7 @@ class User(Base):
     api_token_hash: Mapped[str | None] = mapped_column(String(128), unique=True, default=None)
     active: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    archived_at: Mapped[dt.datetime | None] = mapped_column(DateTime, default=None)
 
 
 class LoginFailure(Base):
@@ -98,6 +100,9 @@ class Campaign(Base):
     relevance_level: Mapped[int] = mapped_column(Integer, default=1)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
     guidelines: Mapped[str] = mapped_column(Text, default="", server_default="")  # Markdown
+    archived_at: Mapped[dt.datetime | None] = mapped_column(DateTime, default=None)
+    # do the judgements of withdrawn assignments count in agreement, adjudication, qrels?
+    count_withdrawn: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
 
     grades: Mapped[list[Grade]] = relationship(
         back_populates="campaign", order_by="Grade.value", cascade="all, delete-orphan"
@@ -133,6 +138,7 @@ class Topic(Base):
     description: Mapped[str] = mapped_column(Text, default="")
     narrative: Mapped[str] = mapped_column(Text, default="")
     extra: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    archived_at: Mapped[dt.datetime | None] = mapped_column(DateTime, default=None)
 
 
 class Document(Base):
@@ -145,6 +151,24 @@ class Document(Base):
     title: Mapped[str] = mapped_column(Text, default="")
     text: Mapped[str] = mapped_column(Text, default="")
     extra: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+
+class StagedDocument(Base):
+    """A document read for an import that is not visible yet (`services.importing`): the
+    rows of one import share `batch`; its final transaction copies them into `documents`,
+    after which they are deleted. Rows of an import that died are deleted after a day."""
+
+    __tablename__ = "staged_documents"
+    __table_args__ = (UniqueConstraint("batch", "docno"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    batch: Mapped[str] = mapped_column(String(32))
+    source: Mapped[str] = mapped_column(String(limits.FILE_NAME), default="")
+    docno: Mapped[str] = mapped_column(String(limits.DOCNO))
+    title: Mapped[str] = mapped_column(Text, default="")
+    text: Mapped[str] = mapped_column(Text, default="")
+    extra: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    staged_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
 
 
 class Run(Base):
@@ -162,6 +186,7 @@ class Run(Base):
     contributes: Mapped[bool] = mapped_column(Boolean, default=True)
     line_count: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    archived_at: Mapped[dt.datetime | None] = mapped_column(DateTime, default=None)
 
 
 class RunTopic(Base):
@@ -208,14 +233,18 @@ class Pool(Base):
     """A pool with every choice recorded so it can be rebuilt bit for bit."""
 
     __tablename__ = "pools"
+    __table_args__ = (Index("uq_pools_campaign_number", "campaign_id", "number", unique=True),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
+    # 1, 2, ... within the campaign ("Pool 2")
+    number: Mapped[int] = mapped_column(Integer, server_default="0")
     name: Mapped[str] = mapped_column(String(limits.POOL_NAME), default="")
     strategy: Mapped[str] = mapped_column(String(40))
     params: Mapped[dict[str, Any]] = mapped_column(default=dict)
     seed: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    archived_at: Mapped[dt.datetime | None] = mapped_column(DateTime, default=None)
     # changes whenever an adaptive pool reveals documents (part of the pool's signature)
     revision: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 

@@ -17,30 +17,12 @@ from flask_login import current_user
 
 from workbench import limits
 from workbench.paths import resource_dir
+from workbench.web.settings import EXTENSION as SETTINGS
+from workbench.web.settings import PREFIX, Settings
 
 SECRET_KEY_ENV = "WORKBENCH_SECRET_KEY"
-SECURE_COOKIES_ENV = "WORKBENCH_SECURE_COOKIES"
 INSTANCE_ENV = "WORKBENCH_INSTANCE_PATH"
 """The instance folder of `workbench.web.wsgi:app` (the secret key, the default SQLite file)."""
-SESSION_HOURS_ENV = "WORKBENCH_SESSION_HOURS"
-"""How long a browser session lasts after its login, in hours (default 9: a working day)."""
-TRUSTED_PROXIES_ENV = "WORKBENCH_TRUSTED_PROXIES"
-"""How many reverse proxies in front of the app set X-Forwarded-For (default 0: none)."""
-MAX_UPLOAD_ENV = "WORKBENCH_MAX_UPLOAD_MB"
-"""The largest upload in MiB (default 512)."""
-JUDGE_RATE_ENV = "WORKBENCH_JUDGE_SUBMITS_PER_SECOND"
-"""Judgement submits per second and assessor, after a burst of 100 (default 10; 0: off)."""
-
-
-def _env_number(name: str, default: float) -> float:
-    text = os.environ.get(name, "").strip()
-    try:
-        value = float(text) if text else default
-    except ValueError:
-        raise ValueError(f"${name} must be a number; got {text!r}") from None
-    if not 0 <= value < 1e9:
-        raise ValueError(f"${name} must be a number from 0; got {text!r}")
-    return value
 
 
 def secret_key(instance_path: str) -> str:
@@ -69,35 +51,29 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         static_folder=str(resource_dir("static")),
         instance_relative_config=True,
     )
-    secure = os.environ.get(SECURE_COOKIES_ENV) == "1"
+    # WORKBENCH_<NAME> -> config <NAME> (text), then the given config: one Settings object
+    app.config.from_prefixed_env(PREFIX, loads=str)
+    settings = Settings.of({**app.config, **config})
+    app.extensions[SETTINGS] = settings
     app.config.update(
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
-        SESSION_COOKIE_SECURE=secure,
         REMEMBER_COOKIE_HTTPONLY=True,
         REMEMBER_COOKIE_SAMESITE="Lax",
-        REMEMBER_COOKIE_SECURE=secure,
         WTF_CSRF_CHECK_DEFAULT=False,
         WTF_CSRF_TIME_LIMIT=None,
-        MAX_CONTENT_LENGTH=int(
-            _env_number(MAX_UPLOAD_ENV, limits.UPLOAD_BODY_BYTES / 2**20) * 2**20
-        ),
         API_MAX_BYTES=limits.API_BODY_BYTES,
         FORM_MAX_BYTES=limits.FORM_BODY_BYTES,
-        SESSION_HOURS=_env_number(SESSION_HOURS_ENV, 9),
-        TRUSTED_PROXIES=int(_env_number(TRUSTED_PROXIES_ENV, 0)),
         LOGIN_MAX_FAILURES=5,
         LOGIN_LOCKOUT_SECONDS=300,
         LOGIN_MAX_WAIT_SECONDS=3600,
         LOGIN_IP_FACTOR=4,
-        RATE_JUDGE=(_env_number(JUDGE_RATE_ENV, 10), 100),
         RATE_PASSWORD=(5 / 60, 5),
-        TOKEN_CACHE_SECONDS=5.0,
         JUDGE_IDLE_SECONDS=60,
         JUDGE_BREAK_MINUTES=50,
+        **settings.flask_config(),
     )
-    if config:
-        app.config.update(config)
+    app.config.update(config)
     if not app.config.get("SECRET_KEY"):
         app.config["SECRET_KEY"] = secret_key(app.instance_path)
 
@@ -114,6 +90,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         report_jobs,
         reports,
         security,
+        uploads,
     )
 
     db.init_app(app)
@@ -129,6 +106,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(browse.bp)
     app.register_blueprint(querylogs.bp)
     app.register_blueprint(querylogs.api)
+    app.register_blueprint(uploads.bp)
 
     @app.get("/")
     def index():

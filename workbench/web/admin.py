@@ -12,16 +12,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from flask import abort, current_app, flash, redirect, render_template, request, send_file, url_for
+from flask import abort, flash, redirect, render_template, request, send_file, url_for
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
-from werkzeug.datastructures import FileStorage
-from werkzeug.utils import secure_filename
 
 from workbench import pooling
+from workbench.services import archive, evaluation, importing, pools, progress
 from workbench.services import assignments as assignment_service
 from workbench.services import campaigns as campaign_service
-from workbench.services import importing, pools, progress
+from workbench.services import efficiency as efficiency_service
 from workbench.services import users as user_service
 from workbench.services.errors import NotFound, ServiceError
 from workbench.store.models import (
@@ -38,11 +37,17 @@ from workbench.trec import TrecFormatError
 from workbench.web.db import get_store
 from workbench.web.downloads import export_file
 from workbench.web.inputs import form_int
-from workbench.web.security import admin_blueprint, token_cache
-from workbench.web.uploads import upload_folder
+from workbench.web.security import admin_blueprint
+from workbench.web.uploads import (
+    TASK_UPLOADS,
+    import_in_background,
+    named,
+    save_uploads,
+    upload_folder,
+)
 
 bp = admin_blueprint("admin", __name__, "/admin")
-UPLOAD_KINDS = ("topics", "documents", "runs", "qrels")
+UPLOAD_KINDS = ("topics", "documents", "runs", "qrels", "efficiency")
 
 
 @contextmanager
@@ -64,6 +69,13 @@ def campaign_or_404(session: Session, campaign_id: int) -> Campaign:
     campaign = session.get(Campaign, campaign_id)
     if campaign is None:
         abort(404)
+    return campaign
+
+
+def writable_campaign(session: Session, campaign_id: int) -> Campaign:
+    """The campaign to change: 404 if there is none, refused if it is archived."""
+    campaign = campaign_or_404(session, campaign_id)
+    archive.refuse_if_archived(campaign)
     return campaign
 
 
@@ -89,7 +101,12 @@ def campaigns():
             }
             for c in campaign_service.list_campaigns(session)
         ]
-        return render_template("admin/campaigns.html", rows=rows, default_scale=DEFAULT_SCALE_TEXT)
+        return render_template(
+            "admin/campaigns.html",
+            rows=rows,
+            archived=campaign_service.list_campaigns(session, archived=True),
+            default_scale=DEFAULT_SCALE_TEXT,
+        )
 
 
 DEFAULT_SCALE_TEXT = ", ".join(
@@ -116,6 +133,8 @@ def create_campaign():
 
 @bp.get("/campaigns/<int:campaign_id>")
 def campaign(campaign_id: int):
+    """The campaign's data, its pools (the one chosen by ?pool=N, else the latest, shown in
+    full) and its downloads."""
     with get_store().read_session() as session:
         c = campaign_or_404(session, campaign_id)
         counts = {
@@ -126,45 +145,74 @@ def campaign(campaign_id: int):
             "pools": _count(session, Pool, c.id),
         }
         runs = list(session.scalars(select(Run).where(Run.campaign_id == c.id).order_by(Run.tag)))
-        pool = pools.latest_pool(session, c)
+        pool = _chosen_pool(session, c, request.args.get("pool"))
         stats = pools.pool_statistics(session, pool) if pool is not None else None
         without_text = pools.documents_without_text(session, pool) if pool is not None else []
-        assessors = user_service.list_users(session)
+        pool_rows = [
+            {
+                "pool": p,
+                "parameters": pools.describe_parameters(p),
+                "documents": pools.pool_counts(session, p)[0],
+            }
+            for p in pools.list_pools(session, c, archived=None)
+        ]
+        topics = list(
+            session.scalars(select(Topic).where(Topic.campaign_id == c.id).order_by(Topic.id))
+        )
         return render_template(
             "admin/campaign.html",
             campaign=c,
             counts=counts,
             runs=runs,
             pool=pool,
+            pool_rows=pool_rows,
+            topics=topics,
             stats=stats,
+            growth_plot=_growth_plot(stats["growth_by_depth"]) if stats else None,
             without_text=without_text,
             strategies=pooling.STRATEGIES,
-            fusion_methods=pooling.FUSION_METHODS,
-            assessors=assessors,
+            strategy_fields=pooling.option_fields(),
+            assessors=evaluation.assessors(session, c),
         )
 
 
+def _chosen_pool(session: Session, c: Campaign, number: str | None) -> Pool | None:
+    """The pool numbered `number` (404 if the campaign has none such), else the latest."""
+    chosen = form_int(number, "pool", minimum=1)
+    if chosen is None:
+        return pools.latest_pool(session, c)
+    try:
+        return pools.get_pool(session, c, chosen)
+    except NotFound:
+        abort(404)
+
+
+def _growth_plot(growth: list[int]) -> str:
+    """The pool size at depths 1..D as an SVG image (data: URL)."""
+    from workbench.reports import plots
+    from workbench.web.images import svg_image
+
+    depths = list(range(1, len(growth) + 1))
+    return svg_image(
+        plots.curves(
+            {"pooled documents": (depths, growth)},
+            xlabel="Depth",
+            ylabel="Pooled documents (all topics)",
+            title="Pool size by depth",
+        )
+    )
+
+
+@bp.post("/campaigns/<int:campaign_id>/withdrawn")
+def set_count_withdrawn(campaign_id: int):
+    count = request.form.get("count_withdrawn") == "1"
+    done = f"Judgements of withdrawn assignments {'count' if count else 'no longer count'}."
+    with change(done) as session:
+        campaign_service.set_count_withdrawn(writable_campaign(session, campaign_id), count)
+    return back_to("admin.campaign", campaign_id=campaign_id)
+
+
 # --- uploads ----------------------------------------------------------------------------
-
-
-def _saved(files: list[FileStorage], folder: Path) -> list[Path]:
-    """Store uploads under their own (sanitised, at most 100 characters, the end kept for the
-    suffixes) names so importer messages name them."""
-    paths = []
-    for number, upload in enumerate(files):
-        name = secure_filename(upload.filename or "")[-100:] or f"upload-{number}"
-        path = folder / f"{number}" / name
-        path.parent.mkdir()
-        upload.save(path)
-        paths.append(path)
-    return paths
-
-
-def _named(message: str, paths: list[Path]) -> str:
-    """The importer's message with each temporary upload path shown as the uploaded name."""
-    for path in paths:
-        message = message.replace(str(path), path.name)
-    return message
 
 
 def _topics(form: Any) -> list[str] | None:
@@ -177,33 +225,30 @@ def _importer(kind: str, form: Any) -> Callable[[Session, Campaign, list[Any]], 
     if kind == "topics":
         fmt = form.get("format") or None
         return lambda s, c, paths: [importing.import_topics(s, c, p, format=fmt) for p in paths]
-    if kind == "documents":
-        only = form.get("only_pooled") == "1"
+    if kind == "efficiency":
         replace = form.get("replace") == "1"
         return lambda s, c, paths: [
-            importing.import_documents(s, c, paths, only_pooled=only, replace=replace)
+            efficiency_service.import_efficiency(s, c, p, replace=replace) for p in paths
         ]
-    if kind == "runs":
-        options = {
-            "replace": form.get("replace") == "1",
-            "group": form.get("group", "").strip(),
-            "contributes": form.get("contributes", "1") == "1",
-            "split_tags": form.get("split_tags") == "1",
-            "topics": _topics(form),
-            "skip_unknown_topics": form.get("skip_unknown_topics") == "1",
-        }
-        return lambda s, c, paths: [importing.import_runs(s, c, paths, **options)]
     name = form.get("name", "").strip() or None
     return lambda s, c, paths: [importing.import_qrels(s, c, p, name=name) for p in paths]
 
 
-def _prepared(kind: str, paths: list[Path], form: Any) -> list[Any]:
-    """Large uploads (runs, documents) read and checked before the write transaction."""
-    if kind == "runs":
-        return importing.prepare_runs(paths, split_tags=form.get("split_tags") == "1")
+def _task_options(kind: str, form: Any) -> dict[str, Any]:
+    """The import options of a run or document upload (imported by a task)."""
     if kind == "documents":
-        return importing.prepare_documents(paths)
-    return paths
+        return {
+            "only_pooled": form.get("only_pooled") == "1",
+            "replace": form.get("replace") == "1",
+        }
+    return {
+        "replace": form.get("replace") == "1",
+        "group": form.get("group", "").strip(),
+        "contributes": form.get("contributes", "1") == "1",
+        "split_tags": form.get("split_tags") == "1",
+        "topics": _topics(form),
+        "skip_unknown_topics": form.get("skip_unknown_topics") == "1",
+    }
 
 
 @bp.post("/campaigns/<int:campaign_id>/upload/<kind>")
@@ -214,24 +259,32 @@ def upload(campaign_id: int, kind: str):
     if not files:
         flash("Choose at least one file to upload.", "error")
         return back_to("admin.campaign", campaign_id=campaign_id)
+    try:
+        with get_store().read_session() as session:
+            archive.refuse_if_archived(campaign_or_404(session, campaign_id))
+    except ServiceError as error:
+        flash(str(error), "error")
+        return back_to("admin.campaign", campaign_id=campaign_id)
+    if kind in TASK_UPLOADS:  # large: read and imported outside the request
+        shown = import_in_background(campaign_id, kind, files, _task_options(kind, request.form))
+        return shown if shown is not None else (campaign(campaign_id), 400)
     run_import = _importer(kind, request.form)
     with upload_folder() as folder:
-        paths = _saved(files, Path(folder))
+        paths = save_uploads(files, Path(folder))
         try:
-            prepared = _prepared(kind, paths, request.form)  # before the write transaction
             with get_store().session() as session:
-                reports = run_import(session, campaign_or_404(session, campaign_id), prepared)
+                reports = run_import(session, writable_campaign(session, campaign_id), paths)
         except (ServiceError, TrecFormatError) as error:
-            flash(_named(str(error), paths), "error")
+            flash(named(str(error), paths), "error")
             return campaign(campaign_id), 400  # a refused file: the page and its message
         except (EOFError, OSError, zlib.error) as error:  # a corrupt or truncated .gz
-            flash(_named(f"cannot read the upload: {error}; nothing was imported", paths), "error")
+            flash(named(f"cannot read the upload: {error}; nothing was imported", paths), "error")
             return campaign(campaign_id), 400
         else:
             for report in reports:
                 flash(report.summary(), "info")
                 for warning in report.warnings:
-                    flash(_named(warning, paths), "warning")
+                    flash(named(warning, paths), "warning")
     return back_to("admin.campaign", campaign_id=campaign_id)
 
 
@@ -240,67 +293,69 @@ def upload(campaign_id: int, kind: str):
 
 @bp.post("/campaigns/<int:campaign_id>/pools")
 def build_pool(campaign_id: int):
+    """A pool by any registered strategy; its parameters are the form fields generated from
+    `pooling.option_fields()`."""
     form = request.form
+    values = {field.name: form.get(field.name) for field in pooling.option_fields()}
     with change() as session:
-        c = campaign_or_404(session, campaign_id)
+        c = writable_campaign(session, campaign_id)
         strategy = form.get("strategy", "depth")
-        params: dict[str, Any] = {}
-        if strategy == "fusion":
-            params["fusion"] = form.get("fusion", "rrf")
-        if strategy == "take" and form.get("fair") == "1":
-            params["fair"] = True
-        if strategy == "stratified":
-            params["strata"] = form.get("strata", "")
         pool = pools.build_pool(
             session,
             c,
             strategy=strategy,
-            depth=form_int(form.get("depth"), "depth", minimum=1, default=10),
-            budget=form_int(form.get("budget"), "budget", minimum=1),
+            name=form.get("name", ""),
             runs=form.getlist("runs") or None,
             seed=form_int(form.get("seed"), "seed", minimum=0),
             topics=_topics(form),
-            **params,
+            **values,
         )
-        flash(f"Pool {pool.id} built ({strategy}).", "info")
+        flash(f"Pool {pool.number} built ({strategy}): {pools.describe_parameters(pool)}.", "info")
+        return back_to("admin.campaign", campaign_id=campaign_id, pool=pool.number)
     return back_to("admin.campaign", campaign_id=campaign_id)
 
 
-@bp.post("/campaigns/<int:campaign_id>/pools/<int:pool_id>/extend")
-def extend_pool(campaign_id: int, pool_id: int):
+@bp.post("/campaigns/<int:campaign_id>/pools/<int:number>/extend")
+def extend_pool(campaign_id: int, number: int):
     with change() as session:
-        pool = session.get(Pool, pool_id)
-        if pool is None or pool.campaign_id != campaign_id:
-            abort(404)
+        c = writable_campaign(session, campaign_id)
+        pool = _chosen_pool(session, c, str(number))
+        assert pool is not None
         added = pools.extend_pool(session, pool, request.form.getlist("runs"))
-        flash(f"Pool {pool.id} extended by {added} documents.", "info")
-    return back_to("admin.campaign", campaign_id=campaign_id)
+        documents = "document" if added == 1 else "documents"
+        flash(f"Pool {pool.number} extended by {added} {documents}.", "info")
+    return back_to("admin.campaign", campaign_id=campaign_id, pool=number)
 
 
 # --- assignments ------------------------------------------------------------------------
 
 
-def _latest_pool(session: Session, c: Campaign) -> Pool:
-    pool = pools.latest_pool(session, c)
-    if pool is None:
+def _pool_to_assign(session: Session, c: Campaign, number: str | None) -> Pool:
+    """The pool numbered `number` (the form's choice), else the latest; a campaign without a
+    pool is refused."""
+    chosen = form_int(number, "pool", minimum=1)
+    if chosen is None and pools.latest_pool(session, c) is None:
         raise ServiceError("build a pool before assigning topics")
-    return pool
+    return pools.get_pool(session, c, chosen)
 
 
 @bp.get("/campaigns/<int:campaign_id>/assignments")
 def assignments(campaign_id: int):
     with get_store().read_session() as session:
         c = campaign_or_404(session, campaign_id)
-        pool = pools.latest_pool(session, c)
+        pool = _chosen_pool(session, c, request.args.get("pool"))
         rows = assignment_service.list_assignments(session, c.id)
         done = progress.assignment_progress(session, rows)
         names = {u.id: u.username for u in user_service.list_users(session)}
         sizes = assignment_service.topic_sizes(session, pool) if pool is not None else {}
         users = [u for u in user_service.list_users(session) if u.active]
+        all_pools = pools.list_pools(session, c)
         return render_template(
             "admin/assignments.html",
             campaign=c,
             pool=pool,
+            pools=all_pools,
+            numbers={p.id: p.number for p in all_pools},
             rows=rows,
             done=done,
             names=names,
@@ -318,7 +373,7 @@ def _users_named(session: Session, names: list[str]) -> list[User]:
 def auto_assign(campaign_id: int):
     form = request.form
     with change() as session:
-        c = campaign_or_404(session, campaign_id)
+        c = writable_campaign(session, campaign_id)
         chosen = form.getlist("assessors")
         assessors = (
             _users_named(session, chosen)
@@ -327,7 +382,7 @@ def auto_assign(campaign_id: int):
         )
         created = assignment_service.auto_assign(
             session,
-            _latest_pool(session, c),
+            _pool_to_assign(session, c, form.get("pool")),
             judges_per_topic=form_int(
                 form.get("judges_per_topic"), "judges per topic", minimum=1, default=1
             ),
@@ -335,21 +390,25 @@ def auto_assign(campaign_id: int):
             order=form.get("order", "random"),
             topics=_topics(form),
         )
-        flash(f"{len(created)} assignments created.", "info")
-    return back_to("admin.assignments", campaign_id=campaign_id)
+        n = len(created)
+        flash(f"{n} {'assignment' if n == 1 else 'assignments'} created.", "info")
+    return back_to("admin.assignments", campaign_id=campaign_id, pool=form.get("pool") or None)
 
 
 @bp.post("/campaigns/<int:campaign_id>/assignments")
 def assign(campaign_id: int):
     form = request.form
     with change() as session:
-        c = campaign_or_404(session, campaign_id)
+        c = writable_campaign(session, campaign_id)
+        if not form.get("user", "").strip() or not form.getlist("qids"):
+            raise ServiceError("choose an assessor and at least one topic")
         user = user_service.get_user(session, form.get("user", ""))
-        pool = _latest_pool(session, c)
+        pool = _pool_to_assign(session, c, form.get("pool"))
         for qid in form.getlist("qids"):
             assignment_service.assign(session, pool, qid, user, order=form.get("order", "random"))
-        flash(f"Assigned {len(form.getlist('qids'))} topics to {user.username}.", "info")
-    return back_to("admin.assignments", campaign_id=campaign_id)
+        n = len(form.getlist("qids"))
+        flash(f"Assigned {n} {'topic' if n == 1 else 'topics'} to {user.username}.", "info")
+    return back_to("admin.assignments", campaign_id=campaign_id, pool=form.get("pool") or None)
 
 
 def _assignment_in(session: Session, campaign_id: int, assignment_id: int) -> Assignment:
@@ -362,8 +421,12 @@ def _assignment_in(session: Session, campaign_id: int, assignment_id: int) -> As
 @bp.post("/campaigns/<int:campaign_id>/assignments/<int:assignment_id>/reassign")
 def reassign(campaign_id: int, assignment_id: int):
     with change("Topic reassigned.") as session:
+        writable_campaign(session, campaign_id)
         assignment = _assignment_in(session, campaign_id, assignment_id)
-        to_user = user_service.get_user(session, request.form.get("user", ""))
+        name = request.form.get("user", "").strip()
+        if not name:
+            raise ServiceError("choose the assessor to give the topic to")
+        to_user = user_service.get_user(session, name)
         assignment_service.reassign(session, assignment, to_user)
     return back_to("admin.assignments", campaign_id=campaign_id)
 
@@ -371,6 +434,7 @@ def reassign(campaign_id: int, assignment_id: int):
 @bp.post("/campaigns/<int:campaign_id>/assignments/<int:assignment_id>/remove")
 def unassign(campaign_id: int, assignment_id: int):
     with change("Assignment withdrawn; its judgements stay in the log.") as session:
+        writable_campaign(session, campaign_id)
         assignment_service.unassign(session, _assignment_in(session, campaign_id, assignment_id))
     return back_to("admin.assignments", campaign_id=campaign_id)
 
@@ -388,12 +452,82 @@ def campaign_progress(campaign_id: int):
 
 @bp.get("/campaigns/<int:campaign_id>/download/<kind>")
 def download(campaign_id: int, kind: str):
+    """An export; the qrels form's `source` (final, assessor:NAME) becomes export_file's
+    final=1 / assessor=NAME."""
+    args = dict(request.args)
+    source = args.pop("source", "")
+    if source == "final":
+        args["final"] = "1"
+    elif source.startswith("assessor:"):
+        args["assessor"] = source.removeprefix("assessor:")
     try:
-        content, name = export_file(campaign_id, kind, request.args)
+        content, name = export_file(campaign_id, kind, args)
     except ServiceError as error:
         flash(str(error), "error")
         return back_to("admin.campaign", campaign_id=campaign_id)
     return send_file(content, as_attachment=True, download_name=name)
+
+
+# --- archive and delete -----------------------------------------------------------------
+
+
+def _return_to(obj: Any) -> tuple[str, dict[str, Any]]:
+    """The page an archive or delete of `obj` returns to."""
+    if isinstance(obj, Campaign):
+        return "admin.campaigns", {}
+    if isinstance(obj, User):
+        return "admin.users", {}
+    return "admin.campaign", {"campaign_id": obj.campaign_id}
+
+
+@bp.post("/archive/<kind>/<int:object_id>")
+def archive_object(kind: str, object_id: int):
+    """Archive (archived=1) or restore (archived=0) a campaign, run, topic, pool or user."""
+    archived = request.form.get("archived") == "1"
+    target: tuple[str, dict[str, Any]] = ("admin.campaigns", {})
+    with change() as session:
+        obj = archive.get_object(session, kind, object_id)
+        target = _return_to(obj)
+        if not isinstance(obj, Campaign | User):
+            archive.refuse_if_archived(campaign_or_404(session, obj.campaign_id))
+        archive.set_archived(session, obj, archived)
+        name = archive.name_of(obj)
+        flash(f"{name[0].upper()}{name[1:]} {'archived' if archived else 'restored'}.", "info")
+    return back_to(target[0], **target[1])
+
+
+@bp.get("/delete/<kind>/<int:object_id>")
+def confirm_delete(kind: str, object_id: int):
+    """What depends on the object, and a delete button only when nothing a judgement depends
+    on does."""
+    with get_store().read_session() as session:
+        try:
+            obj = archive.get_object(session, kind, object_id)
+        except NotFound:
+            abort(404)
+        found = archive.dependents(session, obj)
+        endpoint, values = _return_to(obj)
+        return render_template(
+            "admin/delete.html",
+            kind=kind,
+            obj=obj,
+            name=archive.name_of(obj),
+            found=found,
+            back=url_for(endpoint, **values),
+        )
+
+
+@bp.post("/delete/<kind>/<int:object_id>")
+def delete_object(kind: str, object_id: int):
+    target: tuple[str, dict[str, Any]] | None = None
+    with change() as session:
+        obj = archive.get_object(session, kind, object_id)
+        target = _return_to(obj)
+        name = archive.name_of(obj)
+        archive.delete_object(session, obj)
+        flash(f"{name[0].upper()}{name[1:]} deleted.", "info")
+        return back_to(target[0], **target[1])
+    return back_to("admin.confirm_delete", kind=kind, object_id=object_id)
 
 
 # --- users ------------------------------------------------------------------------------
@@ -442,13 +576,6 @@ def update_user(user_id: int):
             raise ServiceError(f"unknown action {action!r}")
         name = user.username
         flash(f"User {name!r} updated ({action}).", "info")
-        if action in ("token", "active"):
-            flash(
-                f"The change reaches API requests served by other worker processes within "
-                f"{current_app.config['TOKEN_CACHE_SECONDS']:g} s (tokens are cached).",
-                "info",
-            )
-    token_cache().clear()
     if token is not None:
         with get_store().read_session() as session:
             rows = user_service.list_users(session)

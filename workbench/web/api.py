@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from flask import Blueprint, jsonify, request, send_file
+from flask import Blueprint, current_app, jsonify, request, send_file
 from flask_login import current_user
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
@@ -42,6 +42,14 @@ def _refused(error: ServiceError):
 
 def progress_json(p: progress.Progress) -> dict[str, Any]:
     return {"judged": p.judged, "total": p.total, "time_ms": p.time_ms}
+
+
+@bp.get("/openapi.json")
+def openapi():
+    """The OpenAPI description of this API, generated from the routes (no login needed)."""
+    from workbench.web.openapi import openapi_document
+
+    return jsonify(openapi_document(current_app))
 
 
 @bp.get("/me")
@@ -107,12 +115,19 @@ def document(assignment_id: int, position: int):
 @bp.get("/assignments/<int:assignment_id>/next")
 @assessor_required
 def next_document(assignment_id: int):
-    """The document where the assessor left off."""
+    """The document where the assessor left off, with `done` (true once every document of
+    the assignment has the assessor's judgement: the queue is finished, and the document
+    given is the last one, for review) and `judged` (how many have)."""
     adaptive_pools.advance(get_store(), assignment_id, current_user.id)  # adaptive pools
     with get_store().read_session() as session:
         assignment = own_assignment(session, assignment_id)
-        position = judging.resume_position(session, assignment)
-        return jsonify(judging.document_at(session, assignment, position))
+        sequence = judging.document_sequence(session, assignment)
+        if not sequence:
+            return jsonify(done=True, judged=0, total=0)
+        judged = len(set(judging.my_judgements(session, assignment)) & set(sequence))
+        position = judging.resume_position(session, assignment, sequence)
+        document = judging.document_at(session, assignment, position)
+        return jsonify(done=judged == len(sequence), judged=judged, **document)
 
 
 def _judgement_input(data: Any) -> judging.JudgementInput:
@@ -181,11 +196,12 @@ def campaigns():
         )
 
 
-@bp.get("/campaigns/<int:campaign_id>/progress")
+@bp.get("/campaigns/<campaign_ref>/progress")
 @admin_required
-def campaign_progress(campaign_id: int):
+def campaign_progress(campaign_ref: str):
+    """Progress of the campaign named (or numbered) `campaign_ref`."""
     with get_store().read_session() as session:
-        campaign = campaign_service.get_campaign(session, campaign_id)
+        campaign = campaign_service.get_campaign(session, campaign_ref)
         report = progress.campaign_progress(session, campaign.id)
     return jsonify(
         campaign=campaign.name,
@@ -200,10 +216,13 @@ def campaign_progress(campaign_id: int):
     )
 
 
-@bp.get("/campaigns/<int:campaign_id>/export/<kind>")
+@bp.get("/campaigns/<campaign_ref>/export/<kind>")
 @admin_required
-def export(campaign_id: int, kind: str):
-    """The latest pool, the qrels (?assessor=&final=1&binary_level=) or the judgement log
-    (?format=csv|json) as a file."""
+def export(campaign_ref: str, kind: str):
+    """A pool (?pool=N, default the latest), the qrels (?assessor=&final=1&binary_level=) or
+    the judgement log (?format=csv|json) of the campaign named (or numbered) `campaign_ref`
+    as a file."""
+    with get_store().read_session() as session:
+        campaign_id = campaign_service.get_campaign(session, campaign_ref).id
     content, name = export_file(campaign_id, kind, request.args)
     return send_file(content, as_attachment=True, download_name=name)

@@ -7,15 +7,18 @@ from flask.typing import ResponseReturnValue
 from sqlalchemy.exc import DBAPIError
 
 from workbench.store.db import Store, default_database_url, open_store, storage_problem
+from workbench.web.settings import EXTENSION as SETTINGS
 
 EXTENSION = "workbench_store"
 
 
 def init_app(app: Flask) -> None:
-    """Open the store at DATABASE_URL (default: SQLite in the instance folder), migrated."""
+    """Open the store at DATABASE_URL (default: SQLite in the instance folder), migrated,
+    with the settings' SQLite synchronous mode."""
     url = app.config.get("DATABASE_URL") or default_database_url(app.instance_path)
     app.config["DATABASE_URL"] = url
-    app.extensions[EXTENSION] = open_store(url, upgrade=True)
+    synchronous = app.extensions[SETTINGS].sqlite_synchronous
+    app.extensions[EXTENSION] = open_store(url, upgrade=True, sqlite_synchronous=synchronous)
     app.register_error_handler(DBAPIError, _storage_error)
     app.register_error_handler(OSError, _storage_error)
 

@@ -38,18 +38,18 @@ def _slug(text: str) -> str:
 def export_file(campaign_id: int, kind: str, args: Mapping[str, str]) -> tuple[io.BytesIO, str]:
     """Export `kind` ('pool', 'qrels' or 'log') of a campaign as (UTF-8 bytes, file name).
 
-    qrels options: assessor=<username>, final=1, binary_level=<int>, allow_incomplete=1 (export
-    although documents lack a label; the file says so in a # header); log: format=csv|json.
+    pool options: pool=<number in the campaign> (default: the latest). qrels options:
+    assessor=<username>, final=1, binary_level=<int> (the file name says .binaryN, else
+    .graded), allow_incomplete=1 (export although documents lack a label; the file says so in
+    a # header); log: format=csv|json.
     """
     text = io.StringIO()
     with get_store().read_session() as session:
         campaign = campaign_service.get_campaign(session, campaign_id)
         slug = _slug(campaign.name)
         if kind == "pool":
-            pool = pools.latest_pool(session, campaign)
-            if pool is None:
-                raise NotFound(f"campaign {campaign.name!r} has no pool yet")
-            name = f"{slug}.pool{pool.id}.txt"
+            pool = pools.get_pool(session, campaign, form_int(args.get("pool"), "pool", minimum=1))
+            name = f"{slug}.pool{pool.number}.txt"
             exports.export_pool(session, pool, text)
         elif kind == "qrels":
             assessor = args.get("assessor") or None
@@ -57,6 +57,7 @@ def export_file(campaign_id: int, kind: str, args: Mapping[str, str]) -> tuple[i
             allow_incomplete = args.get("allow_incomplete") in {"1", "true", "yes"}
             level = form_int(args.get("binary_level"), "binary_level")
             suffix = f".{_slug(assessor)}" if assessor else (".final" if final else "")
+            suffix += f".binary{level}" if level is not None else ".graded"
             suffix += ".incomplete" if allow_incomplete else ""
             name = f"{slug}{suffix}.qrels"
             exports.export_qrels(

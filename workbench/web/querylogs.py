@@ -33,8 +33,10 @@ from workbench.services import campaigns as campaign_service
 from workbench.services import evaluation as evaluation_service
 from workbench.services import querylogs as service
 from workbench.services.errors import NotFound, ServiceError
+from workbench.services.jobs import FAILED
 from workbench.trec import TrecFormatError
 from workbench.web.db import get_store
+from workbench.web.report_jobs import page_job, request_page
 from workbench.web.security import admin_blueprint, admin_required
 
 bp = admin_blueprint("querylogs", __name__, "/querylogs")
@@ -167,41 +169,79 @@ def report(campaign_id: int) -> ResponseReturnValue:
         )
 
 
+def _click_page(
+    session: Any, campaign: Any, params: dict[str, Any], progress: Any
+) -> dict[str, Any]:
+    """Click agreement (bootstrap interval) and click evaluation: a report job."""
+    chosen = service.PreferenceOptions(
+        params["strategy"], params["min_support"], params["threshold"]
+    )
+    progress("click agreement with a bootstrap interval")
+    agreement = service.click_agreement(
+        session, campaign, params["name"], params["qrels"], chosen,
+        n_resamples=params["n_resamples"],
+    )
+    progress("runs ranked on clicks")
+    evaluated = service.click_evaluation(
+        session, campaign, params["name"], params["qrels"], chosen, measure=params["measure"]
+    )
+    return {"agreement": agreement, "evaluation": evaluated}
+
+
+page_job("click-agreement", _click_page)
+
+
+def _click_request(campaign_id: int, measure: str = "map") -> dict[str, Any]:
+    """The click job's parameters; the log must exist (404) and the options parse (400)."""
+    name = request.args.get("name", "")
+    with get_store().read_session() as session:
+        service.get_query_log(session, campaign_service.get_campaign(session, campaign_id), name)
+    chosen = _options()
+    return {
+        "name": name,
+        "qrels": request.args.get("qrels", "final"),
+        "strategy": chosen.strategy,
+        "min_support": chosen.min_support,
+        "threshold": chosen.deviation_threshold,
+        "measure": measure,
+        "n_resamples": int(
+            current_app.config.get("REPORT_BOOTSTRAP_RESAMPLES", BOOTSTRAP_RESAMPLES)
+        ),
+    }
+
+
 @bp.get("/<int:campaign_id>/agreement")
 def agreement(campaign_id: int) -> ResponseReturnValue:
-    """Click preferences against the assessors, and the runs ranked under each."""
+    """Click preferences against the assessors, and the runs ranked under each (computed by
+    a report job: the page shows its progress until the result is ready)."""
     from workbench.reports.querylogs import agreement_table, click_evaluation_table
 
     name = request.args.get("name", "")
     options = _page_options()
+    tables, error, job = [], None, None
+    try:
+        params = _click_request(campaign_id, options["measure"])
+    except ServiceError as refused:
+        if isinstance(refused, NotFound):
+            raise
+        error = str(refused)
+    else:
+        job, page = request_page("click-agreement", campaign_id, params)
+        if page is not None and job.fresh:
+            tables.append(("click-agreement", agreement_table(page["agreement"])))
+            tables.append(("click-evaluation", click_evaluation_table(page["evaluation"])))
+        elif job.status == FAILED:
+            error = job.error
     with get_store().read_session() as session:
         campaign = campaign_service.get_campaign(session, campaign_id)
-        service.get_query_log(session, campaign, name)
         choices = evaluation_service.qrels_choices(session, campaign)
-        tables, error = [], None
-        try:
-            chosen = _options()
-            result = service.click_agreement(
-                session, campaign, name, options["qrels"], chosen,
-                n_resamples=current_app.config.get(
-                    "REPORT_BOOTSTRAP_RESAMPLES", BOOTSTRAP_RESAMPLES
-                ),
-            )
-            tables.append(("click-agreement", agreement_table(result)))
-            evaluated = service.click_evaluation(
-                session, campaign, name, options["qrels"], chosen, measure=options["measure"]
-            )
-            tables.append(("click-evaluation", click_evaluation_table(evaluated)))
-        except ServiceError as refused:
-            if isinstance(refused, NotFound):
-                raise
-            error = str(refused)
         return render_template(
             "querylogs/agreement.html",
             campaign=campaign,
             name=name,
             tables=tables,
             error=error,
+            job=job if job is not None and job.pending else None,
             qrels_choices=choices,
             **options,
         )
@@ -289,14 +329,14 @@ def api_report(campaign_id: int) -> ResponseReturnValue:
 @api.get("/<int:campaign_id>/querylogs/agreement")
 @admin_required
 def api_agreement(campaign_id: int) -> ResponseReturnValue:
-    with get_store().read_session() as session:
-        campaign = campaign_service.get_campaign(session, campaign_id)
-        result = service.click_agreement(
-            session, campaign, request.args.get("name", ""), request.args.get("qrels", "final"),
-            _options(),
-            n_resamples=current_app.config.get("REPORT_BOOTSTRAP_RESAMPLES", BOOTSTRAP_RESAMPLES),
-        )
-        return _json(result.to_dict())
+    """The click agreement as JSON once its report job is done; while it runs, 202 with its
+    status and progress (ask again)."""
+    job, page = request_page("click-agreement", campaign_id, _click_request(campaign_id))
+    if page is not None and job.fresh:
+        return _json(page["agreement"].to_dict())
+    if job.status == FAILED:
+        return jsonify(error=job.error), 400
+    return jsonify(status=job.status, progress=job.progress), 202, {"Retry-After": "1"}
 
 
 @api.get("/<int:campaign_id>/querylogs/evaluation")

@@ -22,9 +22,10 @@ from flask import Flask, current_app
 from sqlalchemy.orm import Session
 
 from workbench.services import jobs
-from workbench.store.db import ENV_VAR, open_store
+from workbench.store.db import ENV_VAR, SQLITE_SYNCHRONOUS_ENV, open_store
 from workbench.store.models import Campaign
 from workbench.web.db import get_store
+from workbench.web.settings import EXTENSION as SETTINGS
 
 EXTENSION = "workbench_report_jobs"
 KEY_ENV = "WORKBENCH_REPORT_JOB_KEY"
@@ -78,9 +79,23 @@ def init_app(app: Flask) -> None:
         KEY_ENV: key.hex(),
         "PYTHONPATH": os.pathsep.join(p for p in (package_root, path) if p),
     }
+    synchronous = app.extensions[SETTINGS].sqlite_synchronous
+    if synchronous:
+        env[SQLITE_SYNCHRONOUS_ENV] = synchronous
     timeout = float(app.config.get("REPORT_JOB_TIMEOUT_SECONDS", jobs.TIMEOUT_S))
     command = [sys.executable, "-m", "workbench.web.report_jobs"]
     app.extensions[EXTENSION] = (jobs.Worker(store, command, env, timeout=timeout), key)
+
+
+def request(
+    kind: str, campaign_id: int, params: Mapping[str, Any], *, wait: float | None = None
+) -> jobs.JobState:
+    """The job's state; queues the job when needed and waits at most `wait` seconds
+    (default REPORT_JOB_WAIT_SECONDS) for it to end."""
+    worker, _key = current_app.extensions[EXTENSION]
+    if wait is None:
+        wait = float(current_app.config.get("REPORT_JOB_WAIT_SECONDS", WAIT_S))
+    return jobs.request_job(get_store(), campaign_id, kind, params, worker=worker, wait=wait)
 
 
 def request_page(
@@ -88,15 +103,16 @@ def request_page(
 ) -> tuple[jobs.JobState, dict[str, Any] | None]:
     """The job's state and, when it has a result (fresh or not: see state.fresh), the page
     context; queues the job when needed and waits at most REPORT_JOB_WAIT_SECONDS."""
-    worker, key = current_app.extensions[EXTENSION]
-    wait = float(current_app.config.get("REPORT_JOB_WAIT_SECONDS", WAIT_S))
-    state = jobs.request_job(get_store(), campaign_id, kind, params, worker=worker, wait=wait)
+    state = request(kind, campaign_id, params)
     if state.result is None:
         return state, None
-    return state, unseal(state.result, key)
+    return state, unseal(state.result, current_app.extensions[EXTENSION][1])
 
 
 if __name__ == "__main__":
-    import workbench.web.reports  # noqa: F401 - registers the report jobs
+    # the modules that register job kinds
+    import workbench.web.querylogs
+    import workbench.web.reports
+    import workbench.web.uploads  # noqa: F401
 
     jobs.serve(open_store())

@@ -7,8 +7,8 @@ other state-changing request must carry the CSRF token (form field or X-CSRFToke
 A browser session holds the user's id and session version (`users.session_version`) and the
 time of the login: it ends when the version changes (logout, new password, deactivation or
 reactivation, on every worker at once since each request reads the user) and
-SESSION_HOURS after the login. API tokens are cached per process for TOKEN_CACHE_SECONDS: a
-token revoked or a user deactivated in one worker takes up to that long to reach the others.
+SESSION_HOURS after the login. An API token is looked up at each request: a token replaced
+or a user deactivated is refused at once by every worker.
 Failed logins are counted in the store (shared by every worker) per account and address and
 per address, with a doubling wait (`LoginThrottle`).
 """
@@ -129,63 +129,17 @@ def _load_user(session_id: str) -> CurrentUser | None:
         return CurrentUser.of(user)
 
 
-class TokenCache:
-    """API token -> user for `ttl` seconds, at most `size` tokens; thread-safe.
-
-    Saves a transaction per API request. Keys are token digests, never tokens. Only found
-    users are kept (a new token works at once); `clear()` on any change of a user or token
-    in this process, and a change made elsewhere (another process, the CLI) takes effect
-    within `ttl` seconds.
-    """
-
-    def __init__(self, ttl: float = 5.0, size: int = 10_000) -> None:
-        self.ttl = ttl
-        self.size = size
-        self._users: dict[str, tuple[float, CurrentUser]] = {}
-        self._lock = threading.Lock()
-
-    def get(self, digest: str) -> CurrentUser | None:
-        with self._lock:
-            found = self._users.get(digest)
-            if found is None or found[0] <= time.monotonic():
-                self._users.pop(digest, None)
-                return None
-            return found[1]
-
-    def put(self, digest: str, user: CurrentUser) -> None:
-        now = time.monotonic()
-        with self._lock:
-            if len(self._users) >= self.size:
-                self._users = {k: v for k, v in self._users.items() if v[0] > now}
-                if len(self._users) >= self.size:
-                    self._users.clear()
-            self._users[digest] = (now + self.ttl, user)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._users.clear()
-
-
-def token_cache() -> TokenCache:
-    return current_app.extensions["workbench_token_cache"]
-
-
 @login_manager.request_loader
 def _load_user_from_token(_request: Any) -> CurrentUser | None:
+    """The active user holding the bearer token, read at every request (one indexed lookup
+    in a read transaction), so that a new token, a revoked one or a deactivation counts at
+    once in every worker process."""
     token = bearer_token()
     if not token or "\x00" in token:
         return None
-    digest = user_service.token_digest(token)
-    cache = token_cache()
-    found = cache.get(digest)
-    if found is not None:
-        return found
     with get_store().read_session() as session:
         user = user_service.user_by_token(session, token)
-        found = CurrentUser.of(user) if user is not None else None
-    if found is not None:
-        cache.put(digest, found)
-    return found
+        return CurrentUser.of(user) if user is not None else None
 
 
 def wants_json() -> bool:
@@ -458,7 +412,6 @@ def init_app(app: Flask) -> None:
         float(app.config["LOGIN_LOCKOUT_SECONDS"]), float(app.config["LOGIN_MAX_WAIT_SECONDS"])
     )
     app.extensions["workbench_rate_limiter"] = RateLimiter()
-    app.extensions["workbench_token_cache"] = TokenCache(app.config["TOKEN_CACHE_SECONDS"])
     app.after_request(_headers)
 
 

@@ -53,11 +53,32 @@ def segment_trec_order(
     """A permutation putting every CSR segment [offsets[i], offsets[i+1]) in trec order, or
     None when they all already are.
 
-    Checked vectorised over all segments at once.  Segments whose scores rise anywhere are
-    sorted one by one; elsewhere only the runs of tied scores are reordered (docno descending),
-    all together.
+    Checked vectorised over blocks of whole segments (about ``_BLOCK`` rows each, so that the
+    temporaries stay small).  Segments whose scores rise anywhere are sorted one by one;
+    elsewhere only the runs of tied scores are reordered (docno descending), all together.
     """
     keys = np.asarray(scores, dtype=np.float32) if float32 else np.asarray(scores, dtype=np.float64)
+    n = len(keys)
+    if n < 2:
+        return None
+    first_segments = np.searchsorted(offsets, np.arange(0, n, _BLOCK), side="right") - 1
+    cuts = [*sorted(set(first_segments.tolist())), len(offsets) - 1]
+    order: np.ndarray | None = None
+    for first, last in pairwise(cuts):
+        lo, hi = int(offsets[first]), int(offsets[last])
+        block = _block_order(docnos[lo:hi], keys[lo:hi], offsets[first : last + 1] - lo)
+        if block is not None:
+            if order is None:
+                order = np.arange(n, dtype=np.int64)
+            order[lo:hi] = block + lo
+    return order
+
+
+_BLOCK = 1 << 18
+
+
+def _block_order(docnos: np.ndarray, keys: np.ndarray, offsets: np.ndarray) -> np.ndarray | None:
+    """:func:`segment_trec_order` of whole segments (``offsets`` from 0 to ``len(keys)``)."""
     n = len(keys)
     if n < 2:
         return None

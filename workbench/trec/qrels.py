@@ -1,0 +1,143 @@
+"""Qrels: ``qid iteration docno rel`` files read into a columnar :class:`Qrels`, and written."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+
+import numpy as np
+
+from workbench.limits import NO_LIMITS, IdLimits
+from workbench.trec.keys import docno_hash, first_duplicate, group_keys, group_topics
+from workbench.trec.scan import (
+    Source,
+    _check_fields,
+    _check_lengths,
+    _check_token_bytes,
+    _concat,
+    _decode,
+    _duplicate_error,
+    _encode,
+    _field,
+    _numbers,
+    _scan,
+    _source_name,
+    _write_text,
+)
+
+
+class Qrels:
+    """Relevance judgments: ``qid iteration docno rel`` entries in file order."""
+
+    def __init__(
+        self, qids: np.ndarray, iterations: np.ndarray, docnos: np.ndarray, rels: np.ndarray
+    ) -> None:
+        self.qids = qids
+        self.iterations = iterations
+        self.docnos = docnos
+        self.rels = rels
+        self._topics, order, self.offsets = group_topics(qids)
+        self._index = {q: i for i, q in enumerate(self._topics)}
+        self.grouped_docnos = docnos if order is None else docnos[order]
+        self.grouped_rels = rels if order is None else rels[order]
+        self.grouped_topic = np.repeat(np.arange(len(self._topics)), np.diff(self.offsets))
+
+    def topics(self) -> list[str]:
+        return list(self._topics)
+
+    def __contains__(self, qid: str) -> bool:
+        return qid in self._index
+
+    def topic_slice(self, qid: str) -> slice:
+        i = self._index[qid]
+        return slice(int(self.offsets[i]), int(self.offsets[i + 1]))
+
+    def topic(self, qid: str) -> dict[str, int]:
+        if qid not in self._index:
+            return {}
+        s = self.topic_slice(qid)
+        return dict(
+            zip(_decode(self.grouped_docnos[s]), self.grouped_rels[s].tolist(), strict=True)
+        )
+
+    def to_dict(self) -> dict[str, dict[str, int]]:
+        return {qid: self.topic(qid) for qid in self._topics}
+
+    def entries(self) -> Iterator[tuple[str, str, str, int]]:
+        qids, iters, docnos = _decode(self.qids), _decode(self.iterations), _decode(self.docnos)
+        yield from zip(qids, iters, docnos, self.rels.tolist(), strict=True)
+
+    def __len__(self) -> int:
+        return len(self.rels)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Mapping[str, int]]) -> Qrels:
+        qids: list[bytes] = []
+        docnos: list[bytes] = []
+        rels: list[int] = []
+        for qid, docs in data.items():
+            for docno, rel in docs.items():
+                qids.append(_encode(str(qid)))
+                docnos.append(_encode(str(docno)))
+                rels.append(int(rel))
+        empty = np.zeros(0, dtype="S1")
+        return cls(
+            np.array(qids, dtype=bytes) if qids else empty,
+            np.full(len(qids), b"0", dtype="S1"),
+            np.array(docnos, dtype=bytes) if docnos else empty,
+            np.array(rels, dtype=np.int64),
+        )
+
+
+GRADE_BOUNDS = (-(2**31), 2**31 - 1)  # a stored grade is a 32-bit integer column
+
+
+def read_qrels(source: Source, *, limits: IdLimits = NO_LIMITS, strict: bool = False) -> Qrels:
+    """Parse qrels (exactly 4 fields ``qid iteration docno rel``; rel an integer).
+
+    A (qid, docno) judged twice is an error, as in trec_eval, and so is a qid, iteration or
+    docno longer than ``limits`` (by default any length).  ``strict`` (imports): the bytes
+    must be UTF-8 and every grade must fit 32 bits (:data:`GRADE_BOUNDS`).
+    """
+    path = _source_name(source)
+    parts: list[tuple[np.ndarray, ...]] = []
+    lines_seen: list[np.ndarray] = []
+    bounds = GRADE_BOUNDS if strict else None
+    for lines in _scan(source, 4, path, utf8=strict):
+        if not len(lines.n_fields):
+            continue
+        _check_fields(lines, path, 4, True, "qid iteration docno rel")
+        if strict:
+            _check_token_bytes(lines, path)
+        rels = _numbers(lines, path, 3, "relevance grade", integer=True, bounds=bounds)
+        fields = (_field(lines, 0), _field(lines, 1), _field(lines, 2))
+        for k, limit, what in (
+            (0, limits.qid, "qid"),
+            (1, limits.iteration, "iteration"),
+            (2, limits.docno, "docno"),
+        ):
+            _check_lengths(lines, path, k, fields[k], limit, what)
+        parts.append((*fields, rels))
+        lines_seen.append(lines.line_numbers)
+    qids = _concat([p[0] for p in parts])
+    iterations = _concat([p[1] for p in parts])
+    docnos = _concat([p[2] for p in parts])
+    rels = _concat([p[3] for p in parts], "i8")
+    codes: dict[bytes, int] = {}
+    groups = np.array([codes.setdefault(q, len(codes)) for q in qids], dtype=np.int64)
+    dup = first_duplicate(
+        lambda: group_keys(docno_hash(docnos), groups), docnos, lambda row: int(groups[row])
+    )
+    if dup is not None:
+        line_number = int(_concat(lines_seen, "i8")[dup])
+        qid = qids[dup].decode("utf-8", "surrogateescape")
+        docno = docnos[dup].decode("utf-8", "surrogateescape")
+        raise _duplicate_error(source, path, line_number, "qrels", qid, docno)
+    return Qrels(qids, iterations, docnos, rels)
+
+
+def write_qrels(qrels: Qrels | Mapping[str, Mapping[str, int]], dest: Source) -> None:
+    """Write ``qid iteration docno rel`` lines in entry order."""
+    if not isinstance(qrels, Qrels):
+        qrels = Qrels.from_dict(qrels)
+    text = "".join(f"{q} {it} {d} {r}\n" for q, it, d, r in qrels.entries())
+    _write_text(dest, text)
