@@ -211,7 +211,7 @@ def disagreement_queue(
     existing = _final_labels(session, campaign)
     names = judge_names(session, campaign)
     notes: dict[Key, list] = defaultdict(list)  # comments and cannot-judge reasons
-    for judgement in current_judgements(session, campaign.id):
+    for judgement in counted_judgements(session, campaign):
         if judgement.comment or judgement.cannot_judge:
             notes[(judgement.qid, judgement.docno)].append(judgement)
     queue = []
