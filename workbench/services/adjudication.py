@@ -12,7 +12,7 @@ adjudicator is never overwritten by re-applying a rule.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import cast
 
 from sqlalchemy import select
@@ -23,7 +23,7 @@ from workbench.agreement import MergeRule, TieRule, binarise, merge_grades
 from workbench.services.errors import ServiceError
 from workbench.services.judgements import counted_judgements
 from workbench.services.qrels import qrels_completeness
-from workbench.store.models import Campaign, FinalLabel, User, utcnow
+from workbench.store.models import Campaign, FinalLabel, Topic, User, utcnow
 
 RULES = ("majority", "mean", "any", "all", "primary")
 TIES = ("adjudicate", "higher", "lower")
@@ -53,6 +53,8 @@ class QueueItem:
     grades: dict[str, int]  # "Judge n" -> grade
     proposal: int | None
     final: int | None  # the current final label, if any
+    comments: dict[str, str] = field(default_factory=dict)  # "Judge n" -> their comment
+    cannot_judge: dict[str, str] = field(default_factory=dict)  # "Judge n" -> their reason
 
 
 @dataclass(frozen=True)
@@ -208,6 +210,10 @@ def disagreement_queue(
     primary_judge = _primary_judge(session, campaign, primary)
     existing = _final_labels(session, campaign)
     names = judge_names(session, campaign)
+    notes: dict[Key, list] = defaultdict(list)  # comments and cannot-judge reasons
+    for judgement in counted_judgements(session, campaign):
+        if judgement.comment or judgement.cannot_judge:
+            notes[(judgement.qid, judgement.docno)].append(judgement)
     queue = []
     for document in judged_documents(session, campaign):
         if not _disagree(document, rule, campaign.relevance_level):
@@ -224,9 +230,29 @@ def disagreement_queue(
                 grades={names[uid]: grade for uid, grade in document.grades.items()},
                 proposal=None if proposal is None else int(proposal),
                 final=None if label is None else label.grade,
+                comments={
+                    names[j.user_id]: j.comment
+                    for j in notes[(document.qid, document.docno)]
+                    if j.comment and j.user_id in names
+                },
+                cannot_judge={
+                    names[j.user_id]: j.cannot_judge
+                    for j in notes[(document.qid, document.docno)]
+                    if j.cannot_judge and j.user_id in names
+                },
             )
         )
     return queue
+
+
+def narratives(session: Session, campaign: Campaign, qids: set[str]) -> dict[str, str]:
+    """qid -> the topic's narrative (what the adjudicator reads beside the grades)."""
+    rows = session.execute(
+        select(Topic.qid, Topic.narrative).where(
+            Topic.campaign_id == campaign.id, Topic.qid.in_(qids)
+        )
+    )
+    return {qid: narrative or "" for qid, narrative in rows}
 
 
 def record_decision(

@@ -341,19 +341,20 @@ def _queue_request() -> dict[str, Any]:
 
 @bp.get("/<int:campaign_id>/adjudication")
 def adjudication(campaign_id: int):
-    from workbench.services.adjudication import RULES, TIES, disagreement_queue
+    from workbench.services.adjudication import RULES, TIES, disagreement_queue, narratives
 
     choice = _queue_request()
     error = None
     with get_store().read_session() as session:
         campaign = _campaign(session, campaign_id)
-        scale = [(g.value, g.label) for g in campaign.grades]
+        scale = [(g.value, g.label, g.key) for g in campaign.grades]
         try:
             queue = disagreement_queue(session, campaign, **choice)
         except ServiceError as refused:
             queue, error = [], str(refused)
         documents = _documents(session, campaign, {q.docno for q in queue})
         topics = _topics(session, campaign, {q.qid for q in queue})
+        narrative = narratives(session, campaign, {q.qid for q in queue})
         items = [
             {
                 "qid": q.qid,
@@ -364,6 +365,9 @@ def adjudication(campaign_id: int):
                 "grades": q.grades,
                 "proposal": q.proposal,
                 "final": q.final,
+                "narrative": narrative.get(q.qid, ""),
+                "comments": q.comments,
+                "cannot_judge": q.cannot_judge,
             }
             for q in queue
         ]
