@@ -250,3 +250,24 @@ def test_the_evaluation_form_takes_alpha_and_the_relevance_level(evaluated_app):
     assert 'name="alpha" value="0.2"' in page and 'name="level" value="2"' in page
     assert admin.get(f"/reports/{cid}/evaluation?alpha=2").status_code == 400
     assert admin.get(f"/reports/{cid}/evaluation?alpha=x").status_code == 400
+
+
+def test_a_batch_decision_from_the_page(admin, app, judged):
+    cid = app.config["CAMPAIGN_ID"]
+    queue_url = f"/reports/{cid}/adjudication"
+    response = admin.post(
+        f"/reports/{cid}/adjudication/apply",
+        data={
+            "rule": "any",
+            "tie": "adjudicate",
+            "topics": "q1",
+            "reason": "clear cases",
+            "csrf_token": token(admin, queue_url),
+        },
+    )
+    assert response.status_code == 303
+    page = admin.get(response.headers["Location"]).get_data(as_text=True)
+    assert "any on topic(s) q1: " in page
+    with judged.session() as s:
+        labels = list(s.scalars(select(FinalLabel)))
+    assert labels and {(f.qid, f.reason) for f in labels} == {("q1", "clear cases")}

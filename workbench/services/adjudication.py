@@ -12,6 +12,7 @@ adjudicator is never overwritten by re-applying a rule.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -147,13 +148,25 @@ def apply_rule(
     *,
     tie: str = "adjudicate",
     primary: str | None = None,
+    topics: Collection[str] | None = None,
+    reason: str = "",
 ) -> AdjudicationSummary:
-    """Set the final label of every judged document the rule decides.
+    """Set the final label of every judged document the rule decides: of every topic, or
+    of `topics` only (a batch), with one `reason` recorded for the batch.
 
     Labels an adjudicator decided are kept; a document the rule cannot decide loses any
     earlier rule-made label (it is back in the queue).
     """
     _check_rule(rule, tie, primary)
+    reason = reason.strip()
+    if len(reason) > limits.COMMENT:
+        raise ServiceError(f"the reason is limited to {limits.COMMENT} characters")
+    chosen = set(topics) if topics is not None else None
+    if chosen is not None:
+        known = {d.qid for d in judged_documents(session, campaign)}
+        unknown = sorted(chosen - known)
+        if unknown:
+            raise ServiceError(f"no judged document in topic(s) {', '.join(unknown[:20])}")
     primary_judge = _primary_judge(session, campaign, primary)
     existing = _final_labels(session, campaign)
     labelled = kept = queued = 0
@@ -161,6 +174,8 @@ def apply_rule(
     if rule == "majority":
         rule_name = f"majority/tie={tie}"
     for document in judged_documents(session, campaign):
+        if chosen is not None and document.qid not in chosen:
+            continue
         key = (document.qid, document.docno)
         label = existing.get(key)
         if label is not None and label.adjudicator_id is not None:
@@ -178,13 +193,14 @@ def apply_rule(
         label.grade = int(grade)
         label.rule = rule_name
         label.judges = document.provenance()
-        label.reason = ""
+        label.reason = reason
         label.created_at = utcnow()
         labelled += 1
     session.flush()
     completeness = qrels_completeness(session, campaign, final=True)
+    scope = "" if chosen is None else f" on topic(s) {', '.join(sorted(chosen))}"
     return AdjudicationSummary(
-        rule=rule_name,
+        rule=rule_name + scope,
         labelled=labelled,
         kept=kept,
         queued=queued,

@@ -437,13 +437,22 @@ def decide(campaign_id: int):
 
 @bp.post("/<int:campaign_id>/adjudication/apply")
 def apply(campaign_id: int):
-    """Apply the chosen merge rule to every judged document (adjudicated labels are kept)."""
+    """Apply the chosen merge rule to every judged document, or to the topics of a batch with
+    one reason (adjudicated labels are kept)."""
     from workbench.services.adjudication import apply_rule
+    from workbench.services.importing import topic_list
 
     choice = _queue_request()
+    batch = request.form.get("topics", "").strip()
     try:
         with get_store().session() as session:
-            summary = apply_rule(session, _campaign(session, campaign_id), **choice)
+            summary = apply_rule(
+                session,
+                _campaign(session, campaign_id),
+                **choice,
+                topics=topic_list(batch) if batch else None,
+                reason=request.form.get("reason", ""),
+            )
         flash(summary.message(), "info")
     except ServiceError as error:
         flash(str(error), "error")
