@@ -325,9 +325,20 @@
   });
   window.addEventListener("focus", function () { if (sessionLost) checkSession(); });
 
+  var retryTimer = null;
   function retryLater(why) {
+    // exponential backoff (1 s doubling to 30 s); the message counts the seconds down
     backoffMs = Math.min(backoffMs ? backoffMs * 2 : 1000, 30000);
-    failureText = "Not saved yet: " + why + ". Retrying in " + Math.round(backoffMs / 1000) + " s…";
+    var retryAt = Date.now() + backoffMs;
+    function tick() {
+      var left = Math.max(0, Math.ceil((retryAt - Date.now()) / 1000));
+      failureText = "Not saved yet: " + why + ". Retrying in " + left + " s…";
+      renderStatus();
+      if (left <= 0) { clearInterval(retryTimer); retryTimer = null; }
+    }
+    if (retryTimer) clearInterval(retryTimer);
+    tick();
+    retryTimer = setInterval(tick, 1000);
     setTimeout(pump, backoffMs);
   }
   function confirmSaved(entry, judgement) {
