@@ -29,6 +29,7 @@ from workbench.reports.tables import FORMATS, render, render_all, to_json
 from workbench.services import campaigns as campaign_service
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.jobs import JobState
+from workbench.services.judgements import withdrawn_note
 from workbench.store.models import Campaign, Document, Topic, User
 from workbench.web.db import get_store
 from workbench.web.downloads import content_disposition
@@ -84,6 +85,7 @@ def _agreement_page(
     ]
     return {
         "campaign": {"id": campaign.id, "name": campaign.name},
+        "withdrawn": withdrawn_note(session, campaign),
         "graded": params["graded"],
         "params": params,
         "report": report,
@@ -352,6 +354,7 @@ def adjudication(campaign_id: int):
             queue = disagreement_queue(session, campaign, **choice)
         except ServiceError as refused:
             queue, error = [], str(refused)
+        withdrawn = withdrawn_note(session, campaign)
         documents = _documents(session, campaign, {q.docno for q in queue})
         topics = _topics(session, campaign, {q.qid for q in queue})
         narrative = narratives(session, campaign, {q.qid for q in queue})
@@ -381,6 +384,7 @@ def adjudication(campaign_id: int):
         scale=scale,
         items=items,
         error=error,
+        withdrawn=withdrawn,
     )
 
 
