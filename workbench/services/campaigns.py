@@ -48,13 +48,15 @@ def parse_scale(text: str) -> list[ScalePoint]:
     return _checked_scale(points)
 
 
-# the judging page's own keys (static/judge.js): a grade cannot take one
+# the judging and adjudication pages' own keys (static/judge.js, adjudicate.js): a grade
+# cannot take one
 NAVIGATION_KEYS = {
     "n": "next document", "p": "previous document", "s": "skip", "c": "cannot judge",
     "m": "comment", " ": "scroll", "ArrowLeft": "previous document",
     "ArrowRight": "next document", "ArrowUp": "scroll", "ArrowDown": "scroll",
     "PageUp": "scroll", "PageDown": "scroll", "Home": "scroll", "End": "scroll",
     "Enter": "save", "Escape": "leave a text field",
+    "j": "next document to adjudicate", "k": "previous document to adjudicate",
 }
 
 
@@ -72,8 +74,8 @@ def _checked_scale(points: list[ScalePoint]) -> list[ScalePoint]:
     clashes = [f"{key!r} ({NAVIGATION_KEYS[key]})" for key in keys if key in NAVIGATION_KEYS]
     if clashes:
         raise ServiceError(
-            f"grade key(s) {', '.join(clashes)} are the judging page's own keys; choose "
-            "others, e.g. digits"
+            f"grade key(s) {', '.join(clashes)} are the judging or adjudication page's own "
+            "keys; choose others, e.g. digits"
         )
     for _, label, key in points:
         if len(label) > limits.GRADE_LABEL:
