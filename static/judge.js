@@ -16,6 +16,7 @@
   var ME_URL = root.dataset.me;
   var LOGIN_URL = root.dataset.login;
   var USERNAME = root.dataset.username;
+  var ADAPTIVE = root.dataset.adaptive === "1";  // the next batch comes once these are judged
   var IDLE_MS = parseInt(root.dataset.idleMs, 10) || 60000;
   var BREAK_MS = parseInt(root.dataset.breakMs, 10) || 0;  // 0: no break reminders
   var sinceBreakMs = 0;      // active time since the last break (a long pause is one)
@@ -40,6 +41,7 @@
   var lastTick = Date.now();
   var userTerms = loadTerms();
   var gradeByKey = {};
+  var moreAskedFor = -1;     // adaptive: the total for which the next batch was asked
 
   // ---------- helpers ----------
   function uuid() {
@@ -112,24 +114,59 @@
       return w.length > 2 && !STOPWORDS.has(w);
     });
   }
-  function escapeRegExp(s) { return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"); }
+  // a word is highlighted when its stem (from the server: workbench.highlight) is the stem of
+  // a term, so every form of a term matches; a word the server did not stem matches a term
+  // it starts with
+  var stemOf = {};
+  function addStems(map) { Object.keys(map || {}).forEach(function (w) { stemOf[w] = map[w]; }); }
+  try { addStems(JSON.parse(root.dataset.titleStems || "{}")); } catch (e) { /* none */ }
+  function termClasses() {
+    var wanted = {};
+    titleTerms().forEach(function (t) { wanted[stemOf[t] || t] = "query-term"; });
+    userTerms.forEach(function (t) { wanted[stemOf[t] || t] = "user-term"; });
+    return wanted;
+  }
+  function classOf(word, wanted, terms) {
+    var w = word.toLowerCase();
+    var found = wanted[stemOf[w] || w];
+    if (found) return found;
+    for (var i = 0; i < terms.length; i++) {
+      if (w.lastIndexOf(terms[i], 0) === 0) {
+        return userTerms.indexOf(terms[i]) >= 0 ? "user-term" : "query-term";
+      }
+    }
+    return null;
+  }
   function renderText(el, text) {
     el.textContent = "";
     var terms = titleTerms().concat(userTerms).filter(Boolean);
     if (!terms.length) { el.textContent = text; return; }
-    terms.sort(function (a, b) { return b.length - a.length; });
-    var re = new RegExp("(?<![\\p{L}\\p{N}])(" + terms.map(escapeRegExp).join("|") + ")[\\p{L}\\p{N}]*", "giu");
+    var wanted = termClasses();
+    var re = /[\p{L}\p{N}]+/gu;
     var last = 0, m;
     while ((m = re.exec(text)) !== null) {
+      var cls = classOf(m[0], wanted, terms);
+      if (!cls) continue;
       if (m.index > last) el.appendChild(document.createTextNode(text.slice(last, m.index)));
       var mark = document.createElement("mark");
-      var term = m[1].toLowerCase();
-      mark.className = userTerms.indexOf(term) >= 0 ? "user-term" : "query-term";
+      mark.className = cls;
       mark.textContent = m[0];
       el.appendChild(mark);
       last = re.lastIndex;
     }
     if (last < text.length) el.appendChild(document.createTextNode(text.slice(last)));
+  }
+  function stemUserTerms() {
+    // the stems of the assessor's own terms, then highlight again
+    var missing = userTerms.filter(function (t) { return !stemOf[t]; });
+    if (!missing.length) return;
+    api(root.dataset.stemsUrl + "?terms=" + encodeURIComponent(missing.join(" ")))
+      .then(function (r) { return r.ok ? r.json() : {}; })
+      .then(function (map) {
+        addStems(map);
+        renderTitle();
+        if (docs[position]) renderDocument(docs[position]);
+      }).catch(function () { /* prefixes still match */ });
   }
   function renderTerms() {
     var box = $("terms");
@@ -156,6 +193,7 @@
   function storeTerms() {
     try { localStorage.setItem(TERMS_KEY, JSON.stringify(userTerms)); } catch (e) { /* ignore */ }
     renderTerms();
+    stemUserTerms();
     if (docs[position]) renderDocument(docs[position]);
   }
   $("term-form").addEventListener("submit", function (event) {
@@ -195,6 +233,7 @@
         backoffMs = 0; failureText = "";
         confirmSaved(entry, result.body.judgement);
         pump();
+        askForMore();
       } else if (result.status >= 500 || result.status === 429 || result.status === 408) {
         retryLater("the server answered " + result.status);
       } else if (result.status === 401 || result.status === 403 ||
@@ -286,9 +325,20 @@
   });
   window.addEventListener("focus", function () { if (sessionLost) checkSession(); });
 
+  var retryTimer = null;
   function retryLater(why) {
+    // exponential backoff (1 s doubling to 30 s); the message counts the seconds down
     backoffMs = Math.min(backoffMs ? backoffMs * 2 : 1000, 30000);
-    failureText = "Not saved yet: " + why + ". Retrying in " + Math.round(backoffMs / 1000) + " s…";
+    var retryAt = Date.now() + backoffMs;
+    function tick() {
+      var left = Math.max(0, Math.ceil((retryAt - Date.now()) / 1000));
+      failureText = "Not saved yet: " + why + ". Retrying in " + left + " s…";
+      renderStatus();
+      if (left <= 0) { clearInterval(retryTimer); retryTimer = null; }
+    }
+    if (retryTimer) clearInterval(retryTimer);
+    tick();
+    retryTimer = setInterval(tick, 1000);
     setTimeout(pump, backoffMs);
   }
   function confirmSaved(entry, judgement) {
@@ -308,6 +358,38 @@
     failureText = "Not saved: " + message;
     renderMap(); renderProgress();
     if (entry.position === position) renderJudgement();
+  }
+  // ---------- adaptive pools: the next batch once every chosen document is judged and saved
+  function askForMore() {
+    if (!ADAPTIVE || queue.length || sending || moreAskedFor === state.total) return;
+    if (state.judgements.filter(Boolean).length < state.total) return;
+    moreAskedFor = state.total;
+    $("more-status").textContent = "Fetching the next documents…";
+    api(API).then(function (r) {
+      if (!r.ok) throw new Error("the server answered " + r.status);
+      return r.json();
+    }).then(function (data) {
+      if (queue.length) { moreAskedFor = -1; return; }  // judged meanwhile: ask once saved
+      if (data.total <= state.total) {
+        $("more-status").textContent = "The topic is finished: no more documents to judge.";
+        return;
+      }
+      var first = state.total;
+      state.total = data.total;
+      docs = {};  // positions may be new (another judge's sample is reshuffled)
+      state.judgements = data.judgements.map(function (j) {
+        return j && {grade: j.grade, cannot_judge: j.cannot_judge, comment: j.comment, saved: true};
+      });
+      $("total").textContent = state.total;
+      $("progress").max = state.total;
+      renderProgress();
+      var p = nextUnjudged(first - 1);
+      go(p >= 0 ? p : first);
+    }).catch(function (error) {
+      moreAskedFor = -1;
+      $("more-status").textContent = "Could not fetch the next documents (" + error.message +
+        "); reload the page to try again.";
+    });
   }
   function renderStatus() {
     var el = $("save-status");
@@ -356,19 +438,25 @@
     $("cannot-panel").hidden = false;
     $("cannot-reason").focus();
   }
-  function closeCannot() { $("cannot-panel").hidden = true; }
+  function closeCannot() { $("cannot-panel").hidden = true; $("cannot-error").textContent = ""; }
   $("cannot-button").addEventListener("click", openCannot);
   $("cannot-cancel").addEventListener("click", closeCannot);
-  $("cannot-save").addEventListener("click", function () {
+  function saveCannot() {
     var reason = $("cannot-reason").value;
     if (reason === "other") reason = $("cannot-other").value.trim();
-    if (!reason) { $("cannot-other").focus(); return; }
+    if (!reason) {
+      $("cannot-error").textContent = "Not saved: write the reason in the box after " +
+        "\u201cOther\u201d (an empty reason cannot be saved).";
+      $("cannot-other").focus();
+      return;
+    }
     closeCannot();
     $("cannot-other").value = "";
     document.activeElement.blur();
     record(null, reason);
     if (position < state.total - 1) go(position + 1);
-  });
+  }
+  $("cannot-save").addEventListener("click", saveCannot);
   function saveComment() {
     var current = state.judgements[position];
     if (!current) {
@@ -391,11 +479,22 @@
     if (p >= 0 && p !== position) go(p);
   }
 
+  // ---------- guidelines: shown before the first document, reopened by their button ----------
+  var guidelinesBox = $("guidelines");
+  if (guidelinesBox) {
+    $("guidelines-button").addEventListener("click", function () { guidelinesBox.showModal(); });
+    if (guidelinesBox.dataset.showFirst === "1") guidelinesBox.showModal();
+  }
+
   document.addEventListener("keydown", function (event) {
+    if (guidelinesBox && guidelinesBox.open) return;  // the dialog's own keys (Esc closes)
     if (!state || event.ctrlKey && event.key !== "Enter" || event.metaKey || event.altKey) return;
     var tag = (event.target.tagName || "").toLowerCase();
     if (tag === "textarea" || tag === "input" || tag === "select") {
       if (event.key === "Escape") event.target.blur();
+      if (event.key === "Enter" && $("cannot-panel").contains(event.target)) {
+        event.preventDefault(); saveCannot(); return;
+      }
       if (event.key === "Enter" && event.ctrlKey && event.target.id === "comment") {
         event.preventDefault(); saveComment(); event.target.blur();
       }
@@ -406,6 +505,7 @@
     if (Object.prototype.hasOwnProperty.call(gradeByKey, key)) {
       event.preventDefault(); judge(gradeByKey[key]); return;
     }
+    if (scrollKey(event)) return;
     if (key === "ArrowRight" || key === "n") {
       event.preventDefault(); if (position < state.total - 1) go(position + 1);
     } else if (key === "ArrowLeft" || key === "p") {
@@ -420,6 +520,60 @@
       closeCannot();
     }
   });
+
+  // ---------- scrolling the document from the keyboard ----------
+  var panel = document.querySelector(".document-panel");
+  function scroller() {
+    // the document panel scrolls on a wide screen; the window on a narrow one
+    var own = getComputedStyle(panel).overflowY;
+    return (own === "auto" || own === "scroll") && panel.scrollHeight > panel.clientHeight ?
+      panel : null;
+  }
+  function screenful(el) {
+    var controls = document.querySelector(".judge-controls");
+    var fixed = getComputedStyle(controls).position === "fixed" ? controls.offsetHeight : 0;
+    return Math.max(40, 0.85 * ((el ? el.clientHeight : window.innerHeight) - fixed));
+  }
+  function scrollKey(event) {
+    // ↓ ↑ Space Shift-Space PageDown PageUp Home End: the document, never a button's click
+    var el = scroller(), key = event.key, by = null;
+    if (key === "ArrowDown") by = 48;
+    else if (key === "ArrowUp") by = -48;
+    else if (key === " " || key === "Spacebar") by = (event.shiftKey ? -1 : 1) * screenful(el);
+    else if (key === "PageDown") by = screenful(el);
+    else if (key === "PageUp") by = -screenful(el);
+    else if (key !== "Home" && key !== "End") return false;
+    event.preventDefault();
+    var target = el || window;
+    if (by !== null) target.scrollBy({top: by, behavior: "instant"});
+    else if (el) el.scrollTo({top: key === "Home" ? 0 : el.scrollHeight, behavior: "instant"});
+    else window.scrollTo({top: key === "Home" ? documentTop() :
+      document.documentElement.scrollHeight, behavior: "instant"});
+    return true;
+  }
+  function documentTop() {
+    // the top of the document panel in the page (a narrow screen shows the topic above it)
+    return Math.max(0, panel.getBoundingClientRect().top + window.scrollY - 8);
+  }
+  function showDocumentStart() {
+    // a new document opens at its start, without jumping to the top of the page
+    panel.scrollTop = 0;
+    if (!scroller() && window.scrollY > documentTop()) {
+      window.scrollTo({top: documentTop(), behavior: "instant"});
+    }
+  }
+  // narrow screens: the topic statement starts collapsed above the document; the grade bar
+  // is fixed at the bottom and the page keeps room for it
+  var narrow = window.matchMedia("(max-width: 800px)");
+  if (narrow.matches) $("topic-details").open = false;
+  function keepRoomForControls() {
+    var controls = document.querySelector(".judge-controls");
+    var fixed = getComputedStyle(controls).position === "fixed";
+    root.style.paddingBottom = fixed ? (controls.offsetHeight + 8) + "px" : "";
+  }
+  if (window.ResizeObserver) new ResizeObserver(keepRoomForControls).observe(document.querySelector(".judge-controls"));
+  window.addEventListener("resize", keepRoomForControls);
+  keepRoomForControls();
 
   // ---------- rendering ----------
   function renderProgress() {
@@ -473,7 +627,7 @@
     return api(API + "/documents/" + p).then(function (r) {
       if (!r.ok) throw new Error("document " + p + ": " + r.status);
       return r.json();
-    }).then(function (doc) { docs[p] = doc; return doc; });
+    }).then(function (doc) { addStems(doc.stems); docs[p] = doc; return doc; });
   }
   function go(p) {
     closeCannot();
@@ -487,8 +641,7 @@
     fetchDocument(p).then(function (doc) {
       if (p !== position) return;
       renderDocument(doc);
-      window.scrollTo(0, 0);
-      $("doc-text").scrollTop = 0;
+      showDocumentStart();
       if (p + 1 < state.total) fetchDocument(p + 1).catch(function () {});
     }).catch(function (error) {
       $("doc-text").textContent = "Could not load the document (" + error.message + "). Use → to retry.";
@@ -508,12 +661,19 @@
       };
     });
     renderTerms();
+    stemUserTerms();
     renderProgress();
     renderStatus();
     if (!state.total) { $("doc-text").textContent = "This topic has no documents to judge."; return; }
     var fromHash = parseInt((location.hash || "").slice(1), 10) - 1;
     go(fromHash >= 0 && fromHash < state.total ? fromHash : state.position);
+    if (ADAPTIVE && !queue.length && state.judgements.filter(Boolean).length === state.total) {
+      // loading the page asked for the next batch already: there is none
+      moreAskedFor = state.total;
+      $("more-status").textContent = "The topic is finished: no more documents to judge.";
+    }
     pump();
+    askForMore();
   }).catch(function () {
     $("save-status").textContent = "Could not load this topic; reload the page.";
   });

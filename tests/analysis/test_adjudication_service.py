@@ -125,3 +125,18 @@ def test_bad_rule_arguments_are_refused(judged):
             apply_rule(s, campaign, "primary")
         with pytest.raises(ServiceError, match="no judgements"):
             apply_rule(s, campaign, "primary", primary="boss")
+
+
+def test_a_batch_applies_a_rule_to_chosen_topics_with_one_reason(judged):
+    with judged.session() as s:
+        campaign = get_campaign(s, "demo")
+        summary = apply_rule(s, campaign, "any", topics=["q2"], reason="lenient on q2")
+        labels = _labels(s)
+        assert {qid for qid, _ in labels} == {"q2"}
+        assert {label.reason for label in labels.values()} == {"lenient on q2"}
+        assert summary.message().startswith("any on topic(s) q2: ")
+        assert summary.labelled == len([key for key in GRADES if key[0] == "q2"])
+        with pytest.raises(ServiceError, match="no judged document in topic"):
+            apply_rule(s, campaign, "any", topics=["q2", "nope"])
+        with pytest.raises(ServiceError, match="the reason is limited"):
+            apply_rule(s, campaign, "any", topics=["q2"], reason="x" * 10_001)

@@ -228,3 +228,46 @@ def test_evaluation_page_explains_missing_final_labels(evaluated_app, evaluated)
     cid = evaluated_app.config["CAMPAIGN_ID"]
     page = client.get(f"/reports/{cid}/evaluation").get_data(as_text=True)
     assert "no final labels yet" in page
+
+
+def test_the_agreement_form_takes_the_bootstrap_settings(admin, app):
+    cid = app.config["CAMPAIGN_ID"]
+    page = admin.get(f"/reports/{cid}/agreement?bootstrap=0&seed=3").get_data(as_text=True)
+    assert 'name="bootstrap" value="0"' in page and 'name="seed" value="3"' in page
+    assert "agreement.csv?bootstrap=0&amp;seed=3" in page  # the downloads are the same report
+    assert admin.get(f"/reports/{cid}/agreement.json?bootstrap=0&seed=3").status_code == 200
+    assert admin.get(f"/reports/{cid}/agreement?bootstrap=99999").status_code == 400
+
+
+def test_the_evaluation_form_takes_alpha_and_the_relevance_level(evaluated_app):
+    admin = login(evaluated_app, "organiser", "a long secret 1")
+    cid = evaluated_app.config["CAMPAIGN_ID"]
+    query = "qrels=final&measures=map&alpha=0.2&level=2"
+    document = admin.get(f"/reports/{cid}/evaluation.json?{query}").get_json()
+    assert document["comparisons"]["alpha"] == 0.2
+    assert document["evaluation"]["relevance_level"] == 2
+    page = admin.get(f"/reports/{cid}/evaluation?{query}").get_data(as_text=True)
+    assert 'name="alpha" value="0.2"' in page and 'name="level" value="2"' in page
+    assert admin.get(f"/reports/{cid}/evaluation?alpha=2").status_code == 400
+    assert admin.get(f"/reports/{cid}/evaluation?alpha=x").status_code == 400
+
+
+def test_a_batch_decision_from_the_page(admin, app, judged):
+    cid = app.config["CAMPAIGN_ID"]
+    queue_url = f"/reports/{cid}/adjudication"
+    response = admin.post(
+        f"/reports/{cid}/adjudication/apply",
+        data={
+            "rule": "any",
+            "tie": "adjudicate",
+            "topics": "q1",
+            "reason": "clear cases",
+            "csrf_token": token(admin, queue_url),
+        },
+    )
+    assert response.status_code == 303
+    page = admin.get(response.headers["Location"]).get_data(as_text=True)
+    assert "any on topic(s) q1: " in page
+    with judged.session() as s:
+        labels = list(s.scalars(select(FinalLabel)))
+    assert labels and {(f.qid, f.reason) for f in labels} == {("q1", "clear cases")}

@@ -157,6 +157,11 @@ MATRIX: list[tuple[str, str, str, dict | None, dict[str, int]]] = [
     ("api.adaptive_stop", "POST",
      "/api/v1/campaigns/{c}/pools/{p}/adaptive/topics/T1/stop", {"stopped": True},
      {**ADMIN_API, "admin": 400}),
+    ("api.adaptive_provenance", "GET", "/api/v1/campaigns/{c}/adaptive-provenance", None,
+     ADMIN_API),
+    ("assess.stems", "GET", "/assess/stems?terms=recycling", None, PAGE),
+    ("assess.set_guidelines", "POST", "/assess/campaigns/{c}/guidelines",
+     {"guidelines": "Judge *carefully*."}, ADMIN_POST),
 ]
 UNSAFE = [row for row in MATRIX if row[1] == "POST"]
 

@@ -49,8 +49,8 @@ def test_campaign_scale_parsing_and_lookup(store):
         (1, "Relevant", "1"),
         (2, "Highly relevant", "2"),
     ]
-    assert campaigns.parse_scale("1:Relevant:r, 0:Not relevant:n") == [
-        (0, "Not relevant", "n"),
+    assert campaigns.parse_scale("1:Relevant:r, 0:Not relevant:x") == [
+        (0, "Not relevant", "x"),
         (1, "Relevant", "r"),
     ]
     for bad, message in [

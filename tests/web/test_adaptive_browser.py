@@ -79,24 +79,27 @@ def test_a_live_adaptive_pool_is_judged_end_to_end(world_server, browser) -> Non
     log_in_as(browser, base, "alice")
     seen: list[str] = []
 
-    def judge_page(keys: list[str], total: int) -> None:
-        browser.get(f"{base}/assess/{assignment_id}")
+    def judge_page(keys: list[str], total: int, *, load: bool = True) -> None:
+        if load:
+            browser.get(f"{base}/assess/{assignment_id}")
         wait.until(ec.text_to_be_present_in_element((By.ID, "progress-text"), f"/ {total} judged"))
         body = browser.find_element(By.TAG_NAME, "body")
         for key in keys:
-            wait.until(lambda d: d.find_element(By.ID, "docno").text not in seen)
+            wait.until(lambda d: d.find_element(By.ID, "docno").text not in ["", *seen])
             seen.append(browser.find_element(By.ID, "docno").text)
             body.send_keys(key)
         wait.until(ec.text_to_be_present_in_element((By.ID, "save-status"), "All judgements saved"))
-        wait.until(ec.visibility_of_element_located((By.ID, "more-documents")))
 
     judge_page(["0", "0"], 2)  # runA's first two: not relevant, so MaxMean moves to runB
     assert seen == ["D1", "D2"]
-    browser.find_element(By.ID, "more-documents").click()
-    judge_page(["2", "1"], 4)
+    # no click: once both are saved the page fetches the next batch and opens its first one
+    judge_page(["2", "1"], 4, load=False)
     assert seen == ["D1", "D2", "D8", "D7"]
-    banner = browser.find_element(By.ID, "done-banner").text
-    assert "Every document chosen so far is judged" in banner
+    assert browser.find_element(By.ID, "total").text == "4"
+    finished = "The topic is finished: no more documents to judge."
+    wait.until(ec.text_to_be_present_in_element((By.ID, "more-status"), finished))
+    banner = browser.find_element(By.ID, "done-banner")
+    assert banner.is_displayed() and "Every document chosen so far is judged" in banner.text
     log_out()
 
     # --- the organiser sees the topic finished, raises its budget and stops T2
@@ -122,6 +125,7 @@ def test_a_live_adaptive_pool_is_judged_end_to_end(world_server, browser) -> Non
     # --- alice gets the two more: runB was relevant, so MaxMean stays on it
     log_in_as(browser, base, "alice")
     judge_page(["1", "0"], 6)
+    wait.until(ec.text_to_be_present_in_element((By.ID, "more-status"), finished))
     assert seen == ["D1", "D2", "D8", "D7", "D6", "D5"]
     with store.read_session() as s:
         alice = s.scalar(select(User).where(User.username == "alice"))

@@ -36,7 +36,7 @@ def test_create_campaign_with_a_scale(app: Flask, as_user, world: World) -> None
     admin = as_user("admin")
     page = admin.post(
         "/admin/campaigns",
-        data={"name": "news", "scale": "0:No:a,1:Yes:b,3:Vital:c", "relevance_level": "1"},
+        data={"name": "news", "scale": "0:No:a,1:Yes:b,3:Vital:v", "relevance_level": "1"},
         follow_redirects=True,
     )
     assert "Campaign &#39;news&#39; created." in page.text
@@ -45,7 +45,7 @@ def test_create_campaign_with_a_scale(app: Flask, as_user, world: World) -> None
         assert [(g.value, g.label, g.key) for g in campaign.grades] == [
             (0, "No", "a"),
             (1, "Yes", "b"),
-            (3, "Vital", "c"),
+            (3, "Vital", "v"),
         ]
     listing = admin.get("/admin/").text
     assert "news" in listing and "Vital" in listing

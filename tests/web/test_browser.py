@@ -7,6 +7,7 @@ Debian's chromium or chromedriver is absent.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -233,6 +234,12 @@ def test_judgement_made_offline_is_retried_and_saved_once(server, browser, tmp_p
     wait.until(ec.text_to_be_present_in_element((By.ID, "save-status"), "Not saved yet"))
     first_cell = browser.find_elements(By.CSS_SELECTOR, "#position-map .cell")[0]
     assert "pending" in first_cell.get_attribute("class")  # not shown as saved
+    status = browser.find_element(By.ID, "save-status")
+    counting = re.compile(r"Retrying in ([2-9]|[1-3][0-9]) s")
+    wait.until(lambda _: counting.search(status.text))  # a backoff of 2 s or more
+    seconds = int(counting.search(status.text).group(1))
+    # the message counts down, second by second (or a new attempt failed and it starts again)
+    wait.until(lambda _: f"Retrying in {seconds - 1} s" in status.text)
     browser.execute_cdp_cmd("Network.emulateNetworkConditions", {**offline, "offline": False})
     wait.until(ec.text_to_be_present_in_element((By.ID, "save-status"), "All judgements saved"))
     with get_store_of(app).session() as s:

@@ -136,17 +136,19 @@ def test_negative_time_is_stored_as_zero(app: Flask, as_user, world: World) -> N
     assert log_rows(app, world.users["alice"])[0].time_spent_ms == 0
 
 
-def test_resume_position_follows_the_last_judgement(as_user, world: World) -> None:
-    client = as_user("alice")
+def test_resume_opens_the_first_unjudged_document(as_user, world: World) -> None:
+    client = as_user("alice")  # the sequence (docno order): D1 D2 D3 D6 D7 D8
     for docno in ("D1", "D2"):
         client.post(url(world, "/judgements"), json={"docno": docno, "grade": 1})
     assert client.get(url(world)).json["position"] == 2
     assert client.get(url(world, "/next")).json["docno"] == "D3"
-    client.post(url(world, "/judgements"), json={"docno": "D8", "grade": 1})  # the last one
-    assert client.get(url(world)).json["position"] == 2  # wraps to the first unjudged (D3)
-    for docno in ("D3", "D6", "D7"):
+    for docno in ("D6", "D7"):  # D3 skipped: resuming opens it, not D8 after the last save
+        client.post(url(world, "/judgements"), json={"docno": docno, "grade": 1})
+    assert client.get(url(world)).json["position"] == 2
+    assert client.get(url(world, "/next")).json["docno"] == "D3"
+    for docno in ("D8", "D3"):
         client.post(url(world, "/judgements"), json={"docno": docno, "grade": 0})
-    assert client.get(url(world)).json["position"] == 5  # all judged: just after D7 (D8)
+    assert client.get(url(world)).json["position"] == 2  # all judged: the one judged last
 
 
 def test_withdrawn_assignment_can_no_longer_be_judged(as_user, world: World) -> None:

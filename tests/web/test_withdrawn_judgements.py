@@ -62,3 +62,21 @@ def test_withdrawn_judgements_count_only_when_chosen(app: Flask, as_user, world:
         assert labels == {("T1", "D1"): 2, ("T1", "D2"): 0}
     progress = admin.get(f"/admin/campaigns/{world.campaign_id}/progress").text
     assert "<strong>do not count</strong>" in progress.split('id="withdrawn"')[1]
+
+
+def test_agreement_and_adjudication_pages_say_what_was_withdrawn(
+    app: Flask, as_user, world: World
+) -> None:
+    app.config["REPORT_JOB_WAIT_SECONDS"] = 60
+    _judge(app, world, "alice", {"D1": 2})
+    _judge(app, world, "bob", {"D1": 0, "D2": 1})
+    with get_store_of(app).session() as s:
+        assignment_service.unassign(s, s.get(Assignment, world.assignment["bob", "T1"]))
+    admin = as_user("admin")
+    expected = "2 judgements were made under withdrawn assignments (topic(s) T1); as the campaign"
+    for page in ("agreement", "adjudication"):
+        text = admin.get(f"/reports/{world.campaign_id}/{page}").text
+        assert expected + " is set, they count here." in text, page
+    admin.post(f"/admin/campaigns/{world.campaign_id}/withdrawn", data={"count_withdrawn": "0"})
+    text = admin.get(f"/reports/{world.campaign_id}/adjudication").text
+    assert expected + " is set, they do not count here." in text

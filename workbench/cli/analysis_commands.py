@@ -133,20 +133,37 @@ def agreement(
     show_default=True,
     help="Majority ties: to the queue, or the higher/lower grade.",
 )
+@click.option("--topics", default=None, help="Only these topics (QID,QID,...): a batch.")
+@click.option("--reason", default="", help="One reason recorded for the batch's labels.")
 @click.pass_context
 def adjudicate(
-    ctx: click.Context, campaign_name: str, rule: str, primary: str | None, tie: str
+    ctx: click.Context,
+    campaign_name: str,
+    rule: str,
+    primary: str | None,
+    tie: str,
+    topics: str | None,
+    reason: str,
 ) -> None:
     """Set the final label of every judged document by a merge rule (adjudicators'
     decisions are kept); report what is left for the adjudication queue."""
     from workbench.services.adjudication import apply_rule
     from workbench.services.campaigns import get_campaign
+    from workbench.services.importing import topic_list
 
     store = get_store(ctx)
     try:
         with store.session() as session:
             campaign = get_campaign(session, campaign_name)
-            summary = apply_rule(session, campaign, rule, tie=tie, primary=primary)
+            summary = apply_rule(
+                session,
+                campaign,
+                rule,
+                tie=tie,
+                primary=primary,
+                topics=topic_list(topics) if topics else None,
+                reason=reason,
+            )
     except ServiceError as error:
         fail(str(error))
     click.echo(summary.message())

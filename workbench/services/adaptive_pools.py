@@ -422,6 +422,64 @@ def evaluation_warning(session: Session, campaign: Campaign) -> str | None:
     )
 
 
+@dataclass(frozen=True)
+class Provenance:
+    """How an adaptive pool chose what was judged: what exported qrels must record."""
+
+    pool: int
+    strategy: str
+    budget: int  # the pool's budget per topic
+    raised: dict[str, int]  # qid -> budget, for the topics whose budget differs
+    stopped: tuple[str, ...]  # topics the organiser stopped
+
+    def describe(self) -> str:
+        """'pool 3 judged adaptively: strategy mm-ns, budget 200 judgements per topic ...'."""
+        text = (
+            f"pool {self.pool} judged adaptively: strategy {self.strategy}, budget "
+            f"{self.budget} judgements per topic"
+        )
+        if self.raised:
+            text += " (" + ", ".join(f"topic {q}: {b}" for q, b in self.raised.items()) + ")"
+        if self.stopped:
+            text += f"; stopped early: topic(s) {', '.join(self.stopped)}"
+        return text
+
+
+def provenance(session: Session, campaign: Campaign) -> list[Provenance]:
+    """The strategy and budgets of each adaptive pool of the campaign, oldest pool first."""
+    found = []
+    for pool in session.scalars(
+        select(Pool).where(Pool.campaign_id == campaign.id).order_by(Pool.id)
+    ):
+        settings = settings_of(pool)
+        if settings is None:
+            continue
+        topics = sorted(
+            session.scalars(select(AdaptiveTopic).where(AdaptiveTopic.pool_id == pool.id)),
+            key=lambda t: pools.qid_key(t.qid),
+        )
+        found.append(
+            Provenance(
+                pool=pool.id,
+                strategy=settings.strategy,
+                budget=settings.budget,
+                raised={t.qid: t.budget for t in topics if t.budget != settings.budget},
+                stopped=tuple(t.qid for t in topics if t.stopped),
+            )
+        )
+    return found
+
+
+def export_header(session: Session, campaign: Campaign) -> str:
+    """The `#` comment lines that open qrels and judgement logs of a campaign judged
+    adaptively ('' otherwise): the strategy and budget of each adaptive pool."""
+    return "".join(
+        f"# ADAPTIVE {p.describe()}; the pooled documents left unjudged are not a random "
+        "sample.\n"
+        for p in provenance(session, campaign)
+    )
+
+
 def describe_settings(pool: Pool) -> str:
     """'adaptive mm-ns, budget 200 per topic, batch 5, 20 % to other judges' (or '')."""
     settings = settings_of(pool)

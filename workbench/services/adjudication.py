@@ -12,7 +12,8 @@ adjudicator is never overwritten by re-applying a rule.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from collections.abc import Collection
+from dataclasses import dataclass, field
 from typing import cast
 
 from sqlalchemy import select
@@ -23,7 +24,7 @@ from workbench.agreement import MergeRule, TieRule, binarise, merge_grades
 from workbench.services.errors import ServiceError
 from workbench.services.judgements import counted_judgements
 from workbench.services.qrels import qrels_completeness
-from workbench.store.models import Campaign, FinalLabel, User, utcnow
+from workbench.store.models import Campaign, FinalLabel, Topic, User, utcnow
 
 RULES = ("majority", "mean", "any", "all", "primary")
 TIES = ("adjudicate", "higher", "lower")
@@ -53,6 +54,8 @@ class QueueItem:
     grades: dict[str, int]  # "Judge n" -> grade
     proposal: int | None
     final: int | None  # the current final label, if any
+    comments: dict[str, str] = field(default_factory=dict)  # "Judge n" -> their comment
+    cannot_judge: dict[str, str] = field(default_factory=dict)  # "Judge n" -> their reason
 
 
 @dataclass(frozen=True)
@@ -145,13 +148,25 @@ def apply_rule(
     *,
     tie: str = "adjudicate",
     primary: str | None = None,
+    topics: Collection[str] | None = None,
+    reason: str = "",
 ) -> AdjudicationSummary:
-    """Set the final label of every judged document the rule decides.
+    """Set the final label of every judged document the rule decides: of every topic, or
+    of `topics` only (a batch), with one `reason` recorded for the batch.
 
     Labels an adjudicator decided are kept; a document the rule cannot decide loses any
     earlier rule-made label (it is back in the queue).
     """
     _check_rule(rule, tie, primary)
+    reason = reason.strip()
+    if len(reason) > limits.COMMENT:
+        raise ServiceError(f"the reason is limited to {limits.COMMENT} characters")
+    chosen = set(topics) if topics is not None else None
+    if chosen is not None:
+        known = {d.qid for d in judged_documents(session, campaign)}
+        unknown = sorted(chosen - known)
+        if unknown:
+            raise ServiceError(f"no judged document in topic(s) {', '.join(unknown[:20])}")
     primary_judge = _primary_judge(session, campaign, primary)
     existing = _final_labels(session, campaign)
     labelled = kept = queued = 0
@@ -159,6 +174,8 @@ def apply_rule(
     if rule == "majority":
         rule_name = f"majority/tie={tie}"
     for document in judged_documents(session, campaign):
+        if chosen is not None and document.qid not in chosen:
+            continue
         key = (document.qid, document.docno)
         label = existing.get(key)
         if label is not None and label.adjudicator_id is not None:
@@ -176,13 +193,14 @@ def apply_rule(
         label.grade = int(grade)
         label.rule = rule_name
         label.judges = document.provenance()
-        label.reason = ""
+        label.reason = reason
         label.created_at = utcnow()
         labelled += 1
     session.flush()
     completeness = qrels_completeness(session, campaign, final=True)
+    scope = "" if chosen is None else f" on topic(s) {', '.join(sorted(chosen))}"
     return AdjudicationSummary(
-        rule=rule_name,
+        rule=rule_name + scope,
         labelled=labelled,
         kept=kept,
         queued=queued,
@@ -208,6 +226,10 @@ def disagreement_queue(
     primary_judge = _primary_judge(session, campaign, primary)
     existing = _final_labels(session, campaign)
     names = judge_names(session, campaign)
+    notes: dict[Key, list] = defaultdict(list)  # comments and cannot-judge reasons
+    for judgement in counted_judgements(session, campaign):
+        if judgement.comment or judgement.cannot_judge:
+            notes[(judgement.qid, judgement.docno)].append(judgement)
     queue = []
     for document in judged_documents(session, campaign):
         if not _disagree(document, rule, campaign.relevance_level):
@@ -224,9 +246,29 @@ def disagreement_queue(
                 grades={names[uid]: grade for uid, grade in document.grades.items()},
                 proposal=None if proposal is None else int(proposal),
                 final=None if label is None else label.grade,
+                comments={
+                    names[j.user_id]: j.comment
+                    for j in notes[(document.qid, document.docno)]
+                    if j.comment and j.user_id in names
+                },
+                cannot_judge={
+                    names[j.user_id]: j.cannot_judge
+                    for j in notes[(document.qid, document.docno)]
+                    if j.cannot_judge and j.user_id in names
+                },
             )
         )
     return queue
+
+
+def narratives(session: Session, campaign: Campaign, qids: set[str]) -> dict[str, str]:
+    """qid -> the topic's narrative (what the adjudicator reads beside the grades)."""
+    rows = session.execute(
+        select(Topic.qid, Topic.narrative).where(
+            Topic.campaign_id == campaign.id, Topic.qid.in_(qids)
+        )
+    )
+    return {qid: narrative or "" for qid, narrative in rows}
 
 
 def record_decision(

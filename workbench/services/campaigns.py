@@ -48,6 +48,18 @@ def parse_scale(text: str) -> list[ScalePoint]:
     return _checked_scale(points)
 
 
+# the judging and adjudication pages' own keys (static/judge.js, adjudicate.js): a grade
+# cannot take one
+NAVIGATION_KEYS = {
+    "n": "next document", "p": "previous document", "s": "skip", "c": "cannot judge",
+    "m": "comment", " ": "scroll", "ArrowLeft": "previous document",
+    "ArrowRight": "next document", "ArrowUp": "scroll", "ArrowDown": "scroll",
+    "PageUp": "scroll", "PageDown": "scroll", "Home": "scroll", "End": "scroll",
+    "Enter": "save", "Escape": "leave a text field",
+    "j": "next document to adjudicate", "k": "previous document to adjudicate",
+}
+
+
 def _checked_scale(points: list[ScalePoint]) -> list[ScalePoint]:
     if len(points) < 2:
         raise ServiceError("a relevance scale needs at least two grades")
@@ -59,6 +71,12 @@ def _checked_scale(points: list[ScalePoint]) -> list[ScalePoint]:
         raise ServiceError(f"scale keys must be unique; got {keys}")
     if any(len(key) > limits.GRADE_KEY for key in keys):
         raise ServiceError(f"scale keys have at most {limits.GRADE_KEY} characters")
+    clashes = [f"{key!r} ({NAVIGATION_KEYS[key]})" for key in keys if key in NAVIGATION_KEYS]
+    if clashes:
+        raise ServiceError(
+            f"grade key(s) {', '.join(clashes)} are the judging or adjudication page's own "
+            "keys; choose others, e.g. digits"
+        )
     for _, label, key in points:
         if len(label) > limits.GRADE_LABEL:
             raise ServiceError(limits.length_error("grade label", label, limits.GRADE_LABEL))

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from workbench import trec
 from workbench.reports.tables import csv_safe
-from workbench.services import qrels
+from workbench.services import adaptive_pools, qrels
 from workbench.services.errors import ServiceError
 from workbench.services.pools import qid_key
 from workbench.store.models import Campaign, Judgement, Pool, PoolEntry, User
@@ -80,6 +80,8 @@ def export_judgement_log(
     """Write every judgement event of the campaign, oldest first, as CSV or a JSON list.
 
     revision numbers an assessor's judgements of one document: 1, 2, ... Returns the row count.
+    The CSV of a campaign with an adaptive pool opens with `#` lines naming its strategy and
+    budget (the JSON form: GET /api/v1/campaigns/<id>/adaptive-provenance).
     """
     if fmt not in ("csv", "json"):
         raise ServiceError(f"unknown log format {fmt!r}; expected csv or json")
@@ -113,6 +115,7 @@ def export_judgement_log(
         json.dump(records, dest, indent=1)
         dest.write("\n")
     else:
+        dest.write(adaptive_pools.export_header(session, campaign))
         writer = csv.DictWriter(dest, fieldnames=LOG_FIELDS, lineterminator="\n")
         writer.writeheader()
         writer.writerows({k: csv_safe(v) for k, v in record.items()} for record in records)

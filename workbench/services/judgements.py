@@ -59,3 +59,20 @@ def counted_judgements(session: Session, campaign: Campaign) -> list[Judgement]:
         return rows
     withdrawn = withdrawn_topics(session, campaign.id)
     return [j for j in rows if (j.qid, j.user_id) not in withdrawn]
+
+
+def withdrawn_note(session: Session, campaign: Campaign) -> str:
+    """What the agreement and adjudication pages say of judgements made under withdrawn
+    assignments ('' when there are none): how many, and whether they count here."""
+    withdrawn = withdrawn_topics(session, campaign.id)
+    made = [j for j in current_judgements(session, campaign.id) if (j.qid, j.user_id) in withdrawn]
+    if not made:
+        return ""
+    topics = sorted({j.qid for j in made})
+    counted = "count here" if campaign.count_withdrawn else "do not count here"
+    noun = "judgement was" if len(made) == 1 else "judgements were"
+    return (
+        f"{len(made)} {noun} made under withdrawn assignments (topic(s) {', '.join(topics)}); "
+        f"as the campaign is set, they {counted}."
+    )
+

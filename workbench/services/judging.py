@@ -33,7 +33,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session
 
-from workbench import limits, pooling
+from workbench import highlight, limits, pooling
 from workbench.services import adaptive_pools
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.judgements import current_judgements
@@ -281,31 +281,18 @@ def my_judgements(session: Session, assignment: Assignment) -> dict[str, Judgeme
 def resume_position(
     session: Session, assignment: Assignment, sequence: list[str] | None = None
 ) -> int:
-    """Where the assessor left off: just after the document judged last.
-
-    Past the end it is the first unjudged document, or the last one when all are judged.
-    """
+    """Where the assessor resumes: the first unjudged document of the sequence (one skipped
+    earlier comes before the ones after the last save); when every document is judged, the
+    one judged last."""
     sequence = document_sequence(session, assignment) if sequence is None else sequence
     if not sequence:
         return 0
-    index = {docno: i for i, docno in enumerate(sequence)}
-    latest = session.scalar(
-        select(Judgement.docno)
-        .where(
-            Judgement.campaign_id == assignment.campaign_id,
-            Judgement.qid == assignment.qid,
-            Judgement.user_id == assignment.user_id,
-            Judgement.docno.in_(sequence),
-        )
-        .order_by(Judgement.id.desc())
-        .limit(1)
-    )
-    position = 0 if latest is None else index[latest] + 1
-    if position < len(sequence):
-        return position
     judged = my_judgements(session, assignment)
-    unjudged = [i for i, docno in enumerate(sequence) if docno not in judged]
-    return unjudged[0] if unjudged else len(sequence) - 1
+    for position, docno in enumerate(sequence):
+        if docno not in judged:
+            return position
+    latest = max(judged.values(), key=lambda row: row.id)
+    return sequence.index(latest.docno)
 
 
 def grade_values(connection: Connection | Session, campaign_id: int) -> list[int]:
@@ -332,6 +319,8 @@ def document_at(session: Session, assignment: Assignment, position: int) -> dict
         "text": document.text if document else "",
         "missing": document is None,
         "judgement": None if current is None else judgement_summary(current),
+        # word -> stem, for highlighting the topic's terms in any of their forms
+        "stems": highlight.stems(f"{document.title}\n{document.text}") if document else {},
     }
 
 

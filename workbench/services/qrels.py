@@ -15,6 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from workbench.relevance import is_relevant
+from workbench.services import adaptive_pools
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.judgements import counted_judgements, current_judgements
 from workbench.services.pools import qid_key
@@ -69,19 +70,21 @@ class CampaignQrels:
 
     qrels: QrelsDict
     completeness: Completeness
+    provenance: str = ""  # `#` lines naming the strategy and budget of adaptive pools
 
     @property
     def count(self) -> int:
         return sum(len(docs) for docs in self.qrels.values())
 
     def header(self) -> str:
-        """The `#` lines that open incomplete qrels ('' when complete)."""
+        """The `#` lines that open incomplete qrels, then those of adaptive pools ('' when
+        complete and not adaptive)."""
         if self.completeness.complete:
-            return ""
+            return self.provenance
         return (
             f"# INCOMPLETE qrels: {self.completeness.describe()}.\n"
             "# Those documents are absent (unjudged); exported with allow_incomplete.\n"
-        )
+        ) + self.provenance
 
     def notes(self) -> tuple[str, ...]:
         """What a report over these qrels must say (nothing when complete)."""
@@ -119,7 +122,7 @@ def campaign_qrels(
     ordered: QrelsDict = {}
     for qid, docno in sorted(labels, key=lambda key: (qid_key(key[0]), key[1])):
         ordered.setdefault(qid, {})[docno] = labels[(qid, docno)]
-    return CampaignQrels(ordered, completeness)
+    return CampaignQrels(ordered, completeness, adaptive_pools.export_header(session, campaign))
 
 
 def qrels_labels(

@@ -99,6 +99,7 @@ class Campaign(Base):
     description: Mapped[str] = mapped_column(Text, default="")
     relevance_level: Mapped[int] = mapped_column(Integer, default=1)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    guidelines: Mapped[str] = mapped_column(Text, default="", server_default="")  # Markdown
     archived_at: Mapped[dt.datetime | None] = mapped_column(DateTime, default=None)
     # do the judgements of withdrawn assignments count in agreement, adjudication, qrels?
     count_withdrawn: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())

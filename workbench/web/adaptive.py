@@ -107,6 +107,14 @@ def form_choices() -> dict[str, Any]:
     }
 
 
+@bp.app_template_global()
+def adaptive_evaluation_warning(campaign_id: int) -> str | None:
+    """The evaluation page's warning for a campaign with an adaptive pool (the CLI's text)."""
+    with get_store().read_session() as session:
+        campaign = campaign_service.get_campaign(session, campaign_id)
+        return adaptive_pools.evaluation_warning(session, campaign)
+
+
 # --- API ---------------------------------------------------------------------------------
 
 
@@ -126,6 +134,20 @@ def adaptive_status(campaign_id: int, pool_id: int):
         pool=pool_id,
         settings=dataclasses.asdict(settings) if settings else None,
         topics=[{**dataclasses.asdict(r), "finished": r.finished} for r in rows],
+    )
+
+
+@api.get("/campaigns/<int:campaign_id>/adaptive-provenance")
+@admin_required
+def adaptive_provenance(campaign_id: int):
+    """The strategy and budgets of the campaign's adaptive pools: what its exported qrels and
+    judgement log record in their `#` header lines, as JSON."""
+    with get_store().read_session() as session:
+        campaign = campaign_service.get_campaign(session, campaign_id)
+        found = adaptive_pools.provenance(session, campaign)
+    return jsonify(
+        campaign=campaign_id,
+        adaptive_pools=[{**dataclasses.asdict(p), "description": p.describe()} for p in found],
     )
 
 

@@ -134,6 +134,13 @@ OPERATIONS: dict[str, dict[str, Any]] = {
         "summary": "An adaptive pool's per-topic state (budget, revealed, judged, stopped).",
         "responses": {"200": "the status"},
     },
+    "api.adaptive_provenance": {
+        "role": "admin",
+        "summary": "The strategy and budgets of the campaign's adaptive pools: what its "
+        "exported qrels and judgement log record in their `#` header lines.",
+        "responses": {"200": "{campaign, adaptive_pools: [{pool, strategy, budget, raised, "
+        "stopped, description}]}"},
+    },
     "api.adaptive_budget": {
         "role": "admin",
         "summary": "Set an adaptive pool's budget (every topic, or one `topic`). {pool_id} "

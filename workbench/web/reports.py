@@ -29,16 +29,19 @@ from workbench.reports.tables import FORMATS, render, render_all, to_json
 from workbench.services import campaigns as campaign_service
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.jobs import JobState
+from workbench.services.judgements import withdrawn_note
 from workbench.store.models import Campaign, Document, Topic, User
 from workbench.web.db import get_store
 from workbench.web.downloads import content_disposition
 from workbench.web.images import svg_image
+from workbench.web.inputs import form_int
 from workbench.web.report_jobs import page_job, request_page
 from workbench.web.security import admin_blueprint
 
 bp = admin_blueprint("reports", __name__, "/reports")
 SNIPPET_CHARS = 600
 BOOTSTRAP_RESAMPLES = 1000  # app config REPORT_BOOTSTRAP_RESAMPLES overrides
+MAX_BOOTSTRAP_RESAMPLES = 10_000
 
 
 @bp.get("/")
@@ -64,7 +67,11 @@ def _agreement_page(
 
     progress("agreement with bootstrap intervals")
     report = agreement_report(
-        session, campaign, graded=params["graded"], n_bootstrap=params["n_bootstrap"]
+        session,
+        campaign,
+        graded=params["graded"],
+        n_bootstrap=params["n_bootstrap"],
+        seed=params.get("seed", 0),
     )
     progress("confusion matrices")
     heatmaps = [
@@ -78,7 +85,9 @@ def _agreement_page(
     ]
     return {
         "campaign": {"id": campaign.id, "name": campaign.name},
+        "withdrawn": withdrawn_note(session, campaign),
         "graded": params["graded"],
+        "params": params,
         "report": report,
         "groups": groups_table(report),
         "pairs": pairs_table(report.per_pair, report, title="Agreement per pair of assessors"),
@@ -93,8 +102,20 @@ page_job("agreement", _agreement_page)
 
 
 def _agreement_request() -> dict[str, Any]:
-    n_bootstrap = current_app.config.get("REPORT_BOOTSTRAP_RESAMPLES", BOOTSTRAP_RESAMPLES)
-    return {"graded": request.args.get("graded") == "1", "n_bootstrap": int(n_bootstrap)}
+    """Binary or graded agreement and the bootstrap's resamples (0: no intervals; default
+    the app's REPORT_BOOTSTRAP_RESAMPLES) and seed, as `workbench agreement` takes them."""
+    default = int(current_app.config.get("REPORT_BOOTSTRAP_RESAMPLES", BOOTSTRAP_RESAMPLES))
+    return {
+        "graded": request.args.get("graded") == "1",
+        "n_bootstrap": form_int(
+            request.args.get("bootstrap"),
+            "bootstrap resamples",
+            minimum=0,
+            maximum=MAX_BOOTSTRAP_RESAMPLES,
+            default=default,
+        ),
+        "seed": form_int(request.args.get("seed"), "seed", minimum=0, default=0),
+    }
 
 
 @bp.get("/<int:campaign_id>/agreement")
@@ -190,11 +211,18 @@ def _evaluation_request() -> dict[str, Any]:
 
     measures = [m for m in request.args.getlist("measure") if m.strip()]
     measures += [m for m in request.args.get("measures", "").replace(",", " ").split() if m]
+    alpha = request.args.get("alpha", "").strip()
+    try:
+        chosen_alpha = float(alpha) if alpha else 0.05
+    except ValueError:
+        raise ServiceError(f"alpha must be a number between 0 and 1; got {alpha[:40]!r}") from None
     return EvaluationRequest(
         qrels=request.args.get("qrels", "final"),
         measures=tuple(measures),
         test=request.args.get("test", "t"),
         correction=request.args.get("correction", "holm"),
+        alpha=chosen_alpha,
+        relevance_level=form_int(request.args.get("level"), "relevance level", minimum=0),
         topic_set=request.args.get("topic_set", "all"),
         allow_incomplete=request.args.get("allow_incomplete") == "1",
         tukey=True,
@@ -315,19 +343,21 @@ def _queue_request() -> dict[str, Any]:
 
 @bp.get("/<int:campaign_id>/adjudication")
 def adjudication(campaign_id: int):
-    from workbench.services.adjudication import RULES, TIES, disagreement_queue
+    from workbench.services.adjudication import RULES, TIES, disagreement_queue, narratives
 
     choice = _queue_request()
     error = None
     with get_store().read_session() as session:
         campaign = _campaign(session, campaign_id)
-        scale = [(g.value, g.label) for g in campaign.grades]
+        scale = [(g.value, g.label, g.key) for g in campaign.grades]
         try:
             queue = disagreement_queue(session, campaign, **choice)
         except ServiceError as refused:
             queue, error = [], str(refused)
+        withdrawn = withdrawn_note(session, campaign)
         documents = _documents(session, campaign, {q.docno for q in queue})
         topics = _topics(session, campaign, {q.qid for q in queue})
+        narrative = narratives(session, campaign, {q.qid for q in queue})
         items = [
             {
                 "qid": q.qid,
@@ -338,6 +368,9 @@ def adjudication(campaign_id: int):
                 "grades": q.grades,
                 "proposal": q.proposal,
                 "final": q.final,
+                "narrative": narrative.get(q.qid, ""),
+                "comments": q.comments,
+                "cannot_judge": q.cannot_judge,
             }
             for q in queue
         ]
@@ -351,6 +384,7 @@ def adjudication(campaign_id: int):
         scale=scale,
         items=items,
         error=error,
+        withdrawn=withdrawn,
     )
 
 
@@ -399,7 +433,7 @@ def decide(campaign_id: int):
                 reason=request.form.get("reason", ""),
                 adjudicator=adjudicator,
             )
-        flash(f"Final grade {grade} recorded for {request.form.get('docno')}.", "ok")
+        flash(f"Final grade {grade} recorded for {request.form.get('docno')}.", "info")
     except ServiceError as error:
         flash(str(error), "error")
     return _back(campaign_id, choice)
@@ -407,14 +441,23 @@ def decide(campaign_id: int):
 
 @bp.post("/<int:campaign_id>/adjudication/apply")
 def apply(campaign_id: int):
-    """Apply the chosen merge rule to every judged document (adjudicated labels are kept)."""
+    """Apply the chosen merge rule to every judged document, or to the topics of a batch with
+    one reason (adjudicated labels are kept)."""
     from workbench.services.adjudication import apply_rule
+    from workbench.services.importing import topic_list
 
     choice = _queue_request()
+    batch = request.form.get("topics", "").strip()
     try:
         with get_store().session() as session:
-            summary = apply_rule(session, _campaign(session, campaign_id), **choice)
-        flash(summary.message(), "ok")
+            summary = apply_rule(
+                session,
+                _campaign(session, campaign_id),
+                **choice,
+                topics=topic_list(batch) if batch else None,
+                reason=request.form.get("reason", ""),
+            )
+        flash(summary.message(), "info")
     except ServiceError as error:
         flash(str(error), "error")
     return _back(campaign_id, choice)
