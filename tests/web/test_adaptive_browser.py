@@ -9,7 +9,14 @@ import pytest
 from sqlalchemy import select
 
 from tests.web.conftest import get_store_of, populate
-from tests.web.test_browser import browser, log_in_as, pytestmark, server  # noqa: F401
+from tests.web.test_browser import (  # noqa: F401
+    browser,
+    flash_text,
+    log_in_as,
+    pytestmark,
+    server,
+    submit_form,
+)
 from workbench.services.judgements import current_judgements
 from workbench.store.models import Assignment, Pool, User
 
@@ -37,11 +44,10 @@ def test_a_live_adaptive_pool_is_judged_end_to_end(world_server, browser) -> Non
     store = get_store_of(app)
 
     def submit(form) -> None:  # type: ignore[no-untyped-def]
-        form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
-        wait.until(ec.staleness_of(form))
+        submit_form(browser, form, timeout=30)
 
     def flashes() -> str:
-        return " | ".join(e.text for e in browser.find_elements(By.CSS_SELECTOR, ".flash"))
+        return flash_text(browser)
 
     def log_out() -> None:
         browser.find_element(By.CSS_SELECTOR, "form.inline button.link").click()

@@ -83,8 +83,35 @@ def log_in_as(browser, base: str, name: str) -> None:  # type: ignore[no-untyped
     WebDriverWait(browser, 15).until(ec.presence_of_element_located((By.CSS_SELECTOR, ".who")))
 
 
-def test_admin_sets_up_and_assessor_judges_by_keyboard(server, browser, tmp_path: Path) -> None:
+def submit_form(browser, form, timeout: float = 15) -> None:  # type: ignore[no-untyped-def]
+    """Submit and wait until the next page is whole.
+
+    A mark on the old page's window tells the pages apart; polling in a script, not through
+    element handles, since the inspector refuses handles of a page being replaced.
+    """
     from selenium.common.exceptions import WebDriverException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.execute_script("window.submittedFromHere = true")
+    form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    WebDriverWait(browser, timeout, ignored_exceptions=(WebDriverException,)).until(
+        lambda d: d.execute_script(
+            "return !window.submittedFromHere && document.readyState === 'complete'"
+            " && !!document.querySelector('.who')"
+        )
+    )
+
+
+def flash_text(browser) -> str:  # type: ignore[no-untyped-def]
+    """The page's flash messages, read in one script: no element handle can go stale."""
+    return browser.execute_script(
+        "return Array.from(document.querySelectorAll('.flash'))"
+        ".map(e => e.innerText.trim()).join(' | ')"
+    )
+
+
+def test_admin_sets_up_and_assessor_judges_by_keyboard(server, browser, tmp_path: Path) -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
     from selenium.webdriver.support.select import Select
@@ -100,26 +127,10 @@ def test_admin_sets_up_and_assessor_judges_by_keyboard(server, browser, tmp_path
         log_in_as(browser, base, name)
 
     def submit(form) -> None:  # type: ignore[no-untyped-def]
-        """Submit and wait until the next page is whole.
-
-        A mark on the old page's window tells the pages apart; polling in a script, not through
-        element handles, since the inspector refuses handles of a page being replaced.
-        """
-        browser.execute_script("window.submittedFromHere = true")
-        form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
-        WebDriverWait(browser, 15, ignored_exceptions=(WebDriverException,)).until(
-            lambda d: d.execute_script(
-                "return !window.submittedFromHere && document.readyState === 'complete'"
-                " && !!document.querySelector('.who')"
-            )
-        )
+        submit_form(browser, form)
 
     def flashes() -> str:
-        """The page's flash messages, read in one script: no element handle can go stale."""
-        return browser.execute_script(
-            "return Array.from(document.querySelectorAll('.flash'))"
-            ".map(e => e.innerText.trim()).join(' | ')"
-        )
+        return flash_text(browser)
 
     # --- the admin: campaign, uploads, pool, assignment ---
     log_in("admin")

@@ -10,7 +10,14 @@ import pytest
 from sqlalchemy import select, update
 
 from tests.web.conftest import get_store_of, populate
-from tests.web.test_browser import browser, log_in_as, pytestmark, server  # noqa: F401
+from tests.web.test_browser import (  # noqa: F401
+    browser,
+    flash_text,
+    log_in_as,
+    pytestmark,
+    server,
+    submit_form,
+)
 from workbench.services import judging
 from workbench.services.judgements import current_judgements
 from workbench.store.models import Document, User
@@ -349,9 +356,8 @@ def test_guidelines_before_the_first_document(world_server, browser, width: int)
     browser.get(f"{base}/admin/campaigns/{world.campaign_id}")
     form = browser.find_element(By.ID, "guidelines-form")
     form.find_element(By.NAME, "guidelines").send_keys(GUIDELINES)
-    form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
-    wait.until(ec.staleness_of(form))
-    assert "Guidelines saved." in browser.find_element(By.CSS_SELECTOR, ".flash").text
+    submit_form(browser, form)
+    assert "Guidelines saved." in flash_text(browser)
     assert browser.find_element(By.NAME, "guidelines").get_attribute("value") == GUIDELINES
     browser.find_element(By.CSS_SELECTOR, "form.inline button.link").click()  # log out
     wait.until(ec.url_contains("/login"))
