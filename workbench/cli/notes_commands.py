@@ -7,9 +7,11 @@ from pathlib import Path
 
 import click
 
+from workbench import interleaving
 from workbench.cli.common import fail, get_store
 from workbench.reports.tables import FORMATS
 from workbench.services.errors import ServiceError
+from workbench.stats import PAIRED_TESTS
 from workbench.trec import TrecFormatError
 
 
@@ -142,7 +144,7 @@ def collection_measures(
 @click.option("-m", "--measure", default="map", show_default=True)
 @click.option(
     "--test",
-    type=click.Choice(("t", "wilcoxon", "sign", "randomization", "bootstrap")),
+    type=click.Choice(tuple(PAIRED_TESTS)),
     default="t",
     show_default=True,
     help="The paired test whose power is reported.",
@@ -391,7 +393,7 @@ def sweep(
 )
 @click.option(
     "--method",
-    type=click.Choice(("team-draft", "balanced")),
+    type=click.Choice(interleaving.METHODS),
     default="team-draft",
     show_default=True,
 )

@@ -16,7 +16,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from workbench import stats
+from workbench import interleaving, stats
 from workbench.services import adaptive_pools
 from workbench.services import evaluation as service
 from workbench.services.errors import ServiceError
@@ -24,7 +24,6 @@ from workbench.services.extended_evaluation import ExtendedSections, extended_se
 from workbench.store.models import Campaign
 
 REUSABILITY_UNITS = {"run": "leave one run out", "group": "leave one group out"}
-INTERLEAVING_METHODS = ("team-draft", "balanced")
 
 
 @dataclass(frozen=True)
@@ -80,10 +79,10 @@ class EvaluationRequest:
                     f"unknown reusability unit {unit!r}; expected one of "
                     f"{', '.join(REUSABILITY_UNITS)}"
                 )
-        if self.notes is not None and self.notes.interleaving not in INTERLEAVING_METHODS:
+        if self.notes is not None and self.notes.interleaving not in interleaving.METHODS:
             raise ServiceError(
                 f"unknown interleaving method {self.notes.interleaving!r}; expected one of "
-                f"{', '.join(INTERLEAVING_METHODS)}"
+                f"{', '.join(interleaving.METHODS)}"
             )
 
     @property
