@@ -88,6 +88,7 @@ def test_the_log_filters_by_assessor_reason_comment_and_latest(app, judged: Worl
         assert log(docno="D2", qid="T2") == []
         view = browse.document(session, campaign, "D1")
         assert [j.assessor for j in view.judgements] == ["alice", "alice", "bob"]
+        assert view.judgements_total == 3
         with pytest.raises(NotFound, match="no document 'D99'"):
             browse.document(session, campaign, "D99")
 

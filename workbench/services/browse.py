@@ -242,18 +242,20 @@ class DocumentView:
     docno: str
     title: str
     text: str
-    judgements: tuple[JudgementRow, ...]  # every judgement event of the document, oldest first
+    judgements: tuple[JudgementRow, ...]  # its judgement events, oldest first (MAX_PAGE at most)
+    judgements_total: int  # how many there are in all
 
 
 def document(session: Session, campaign: Campaign, docno: str) -> DocumentView:
-    """One document with every judgement made of it (any topic, any assessor)."""
+    """One document with the judgements made of it (any topic, any assessor): the first
+    MAX_PAGE events and their total, which the page states when it shows fewer."""
     found = session.scalar(
         select(Document).where(Document.campaign_id == campaign.id, Document.docno == docno)
     )
     if found is None:
         raise NotFound(f"no document {docno!r} in campaign {campaign.name!r}")
     log = judgement_log(session, campaign, LogFilter(docno=docno), limit=MAX_PAGE)
-    return DocumentView(found.docno, found.title, found.text, log.rows)
+    return DocumentView(found.docno, found.title, found.text, log.rows, log.total)
 
 
 def runs(session: Session, campaign: Campaign) -> list[RunRow]:
