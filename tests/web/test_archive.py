@@ -179,6 +179,7 @@ def test_cli_archive_restore_and_delete(app: Flask, world_url, world: World, as_
         assert s.scalar(select(Run).where(Run.tag == "runB")).archived_at is not None
     assert run("archive", "run", "runB", "--campaign", "c1", "--restore").exit_code == 0
     assert run("archive", "pool", "1", "--campaign", "c1").output == "pool 1 archived\n"
+    assert run("archive", "pool", "1", "--campaign", "c1", "--restore").exit_code == 0
     assert run("archive", "campaign", "c1").exit_code == 0
     assert run("campaign", "list").output.rstrip().endswith("level 1\tarchived")
     assert run("archive", "campaign", "c1", "--restore").exit_code == 0

@@ -13,3 +13,8 @@ class ServiceError(ValueError):
 
 class NotFound(ServiceError):
     """The named campaign, topic, document, run, pool or user does not exist."""
+
+
+class Conflict(ServiceError):
+    """A request the current state of its object refuses (an archived campaign or pool): the
+    same request may succeed once that state changes (HTTP 409)."""

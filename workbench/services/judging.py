@@ -35,10 +35,11 @@ from sqlalchemy.orm import Session
 
 from workbench import highlight, limits, pooling
 from workbench.services import adaptive_pools
-from workbench.services.errors import NotFound, ServiceError
+from workbench.services.errors import Conflict, NotFound, ServiceError
 from workbench.services.judgements import current_judgements
 from workbench.store.models import (
     Assignment,
+    Campaign,
     Document,
     Grade,
     Judgement,
@@ -150,10 +151,16 @@ _SUBMIT_CONTEXT = _SIGNATURE.add_columns(
     Assignment.active,
     _GRADE_ON_SCALE.label("grade_on_scale"),
     _STORED_ID.label("stored_id"),
-)
+    Campaign.name.label("campaign_name"),
+    Campaign.archived_at.label("campaign_archived_at"),
+    Pool.number.label("pool_number"),
+    Pool.archived_at.label("pool_archived_at"),
+).join(Campaign, Campaign.id == Assignment.campaign_id)
 # One statement that appends a judgement if the guess (`_Known`) still holds: the assignment
-# is the user's, active, in the same order mode and pool signature; the grade is on the scale
-# (or it is 'cannot judge'); the client_id is new. No row: the caller checks one by one.
+# is the user's, active, in the same order mode and pool signature; neither its campaign nor
+# its pool is archived (read in the statement itself, so no cache can miss an archiving by
+# another process); the grade is on the scale (or it is 'cannot judge'); the client_id is new.
+# No row: the caller checks one by one.
 _APPEND_IF_KNOWN = (
     insert(Judgement)
     .from_select(
@@ -184,10 +191,13 @@ _APPEND_IF_KNOWN = (
             bindparam("created_at", type_=DateTime),
         )
         .join(Pool, Pool.id == Assignment.pool_id)
+        .join(Campaign, Campaign.id == Assignment.campaign_id)
         .where(
             Assignment.id == bindparam("assignment_id"),
             Assignment.user_id == bindparam("user_id"),
             Assignment.active.is_(True),
+            Campaign.archived_at.is_(None),
+            Pool.archived_at.is_(None),
             Assignment.order == bindparam("order"),
             Pool.seed == bindparam("seed"),
             Pool.created_at == bindparam("pool_created_at", type_=DateTime),
@@ -392,7 +402,8 @@ def record_judgement(
     A client_id already stored for this assessor in this campaign returns that row with
     created=False.
     Raises NotFound for an assignment that is not the user's or has been withdrawn, or a
-    document outside the assessor's sequence; ServiceError for a grade outside the campaign
+    document outside the assessor's sequence; Conflict while its campaign or pool is archived
+    (read-only until restored); ServiceError for a grade outside the campaign
     scale, a 'cannot judge' without a reason, or text with a NUL character (which PostgreSQL
     cannot store).
 
@@ -447,6 +458,20 @@ def _recorded(new_id: int, values: dict, qid: str, position: int) -> RecordedJud
     )
 
 
+def _refuse_if_archived(context: Any) -> None:
+    """Conflict when the submit's campaign or pool is archived."""
+    if context.campaign_archived_at is not None:
+        raise Conflict(
+            f"campaign {context.campaign_name!r} is archived: it accepts no judgements until "
+            "an admin restores it"
+        )
+    if context.pool_archived_at is not None:
+        raise Conflict(
+            f"pool {context.pool_number} of campaign {context.campaign_name!r} is archived: it "
+            "accepts no judgements until an admin restores it"
+        )
+
+
 def _record_checking(
     connection: Connection, assignment_id: int, values: dict
 ) -> tuple[RecordedJudgement, bool]:
@@ -471,7 +496,8 @@ def _record_checking(
         )
         if (stored.qid, stored.docno) != (context.qid, values["docno"]):
             raise ServiceError("client_id was already used for another document")
-        return stored, False
+        return stored, False  # stored before any archiving: the retry gets its answer
+    _refuse_if_archived(context)
     signature = (context.seed, context.created_at, context.latest_build, context.revision)
     positions = _sequence(connection, context, signature).positions
     position = positions.get(values["docno"])

@@ -24,6 +24,7 @@ from workbench.store.models import Campaign
 from workbench.web.assess import own_assignment, topic_of
 from workbench.web.db import get_store
 from workbench.web.downloads import export_file
+from workbench.web.errors import status_of
 from workbench.web.inputs import parse_json
 from workbench.web.security import admin_required, assessor_required, rate_limited
 
@@ -37,7 +38,7 @@ def _not_found(error: NotFound):
 
 @bp.errorhandler(ServiceError)
 def _refused(error: ServiceError):
-    return jsonify(error=str(error)), 400
+    return jsonify(error=str(error)), status_of(error)  # 409 for a Conflict
 
 
 def progress_json(p: progress.Progress) -> dict[str, Any]:

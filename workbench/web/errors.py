@@ -1,6 +1,7 @@
 """The one place that turns refused input into responses, for every blueprint.
 
-A ServiceError (bad input, a rule of the campaign) is a 400 and NotFound a 404; a
+A ServiceError (bad input, a rule of the campaign) is a 400, NotFound a 404 and Conflict (an
+archived campaign or pool refusing a change) a 409; a
 TrecFormatError (file, line, what was expected) is a 400. Under /api/ and for token requests
 the body is JSON {"error": message}; otherwise the app's error page with the message.
 Views that want to stay on their page instead (a form that failed) catch the error and flash
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from flask import Flask, jsonify, render_template
 
-from workbench.services.errors import NotFound, ServiceError
+from workbench.services.errors import Conflict, NotFound, ServiceError
 from workbench.trec import TrecFormatError
 from workbench.web.security import wants_json
 
@@ -19,11 +20,21 @@ from workbench.web.security import wants_json
 FLASH_CATEGORIES = ("info", "warning", "error")
 
 
+TITLES = {400: "Bad request", 404: "Not found", 409: "Conflict"}
+
+
+def status_of(error: ValueError) -> int:
+    """The HTTP status of a refused request: 404 NotFound, 409 Conflict, else 400."""
+    if isinstance(error, NotFound):
+        return 404
+    return 409 if isinstance(error, Conflict) else 400
+
+
 def _refused(error: ValueError):
-    code = 404 if isinstance(error, NotFound) else 400
+    code = status_of(error)
     if wants_json():
         return jsonify(error=str(error)), code
-    title = "Not found" if code == 404 else "Bad request"
+    title = TITLES[code]
     return render_template("error.html", code=code, title=title, message=str(error)), code
 
 

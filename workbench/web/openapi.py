@@ -100,6 +100,7 @@ OPERATIONS: dict[str, dict[str, Any]] = {
         "responses": {
             "201": "stored: {saved, created, judgement}",
             "200": "already stored under this client_id",
+            "409": "the assignment's campaign or pool is archived: {'error': the reason}",
             "429": "too many submits",
         },
     },

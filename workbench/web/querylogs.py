@@ -36,6 +36,7 @@ from workbench.services.errors import NotFound, ServiceError
 from workbench.services.jobs import FAILED
 from workbench.trec import TrecFormatError
 from workbench.web.db import get_store
+from workbench.web.errors import status_of
 from workbench.web.report_jobs import page_job, request_page
 from workbench.web.security import admin_blueprint, admin_required
 
@@ -257,7 +258,7 @@ def _api_not_found(error: NotFound) -> ResponseReturnValue:
 
 @api.errorhandler(ServiceError)
 def _api_refused(error: ServiceError) -> ResponseReturnValue:
-    return jsonify(error=str(error)), 400
+    return jsonify(error=str(error)), status_of(error)
 
 
 @api.errorhandler(TrecFormatError)
