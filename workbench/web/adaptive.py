@@ -50,8 +50,8 @@ def build(campaign_id: int):
             runs=form.getlist("runs") or None,
             seed=form_int(form.get("seed"), "seed", minimum=0),
         )
-        flash(f"Pool {pool.id} built: {adaptive_pools.describe_settings(pool)}.", "info")
-        return back_to("adaptive.status", campaign_id=campaign_id, pool_id=pool.id)
+        flash(f"Pool {pool.number} built: {adaptive_pools.describe_settings(pool)}.", "info")
+        return back_to("adaptive.status", campaign_id=campaign_id, pool_id=pool.number)
     return back_to("admin.campaign", campaign_id=campaign_id)
 
 
@@ -118,16 +118,18 @@ def adaptive_evaluation_warning(campaign_id: int) -> str | None:
 # --- API ---------------------------------------------------------------------------------
 
 
-def _api_pool(session, campaign_id: int, pool_id: int):
-    campaign = campaign_service.get_campaign(session, campaign_id)
+def _api_pool(session, campaign_ref: str, pool_id: int):
+    """Pool number `pool_id` of the campaign named (or numbered) `campaign_ref`, resolved as
+    every admin API route resolves a campaign (`campaigns.get_campaign`)."""
+    campaign = campaign_service.get_campaign(session, campaign_ref)
     return pools.get_pool(session, campaign, pool_id)
 
 
-@api.get("/campaigns/<int:campaign_id>/pools/<int:pool_id>/adaptive")
+@api.get("/campaigns/<campaign_ref>/pools/<int:pool_id>/adaptive")
 @admin_required
-def adaptive_status(campaign_id: int, pool_id: int):
+def adaptive_status(campaign_ref: str, pool_id: int):
     with get_store().read_session() as session:
-        pool = _api_pool(session, campaign_id, pool_id)
+        pool = _api_pool(session, campaign_ref, pool_id)
         rows = adaptive_pools.topic_statuses(session, pool)
         settings = adaptive_pools.settings_of(pool)
     return jsonify(
@@ -137,23 +139,24 @@ def adaptive_status(campaign_id: int, pool_id: int):
     )
 
 
-@api.get("/campaigns/<int:campaign_id>/adaptive-provenance")
+@api.get("/campaigns/<campaign_ref>/adaptive-provenance")
 @admin_required
-def adaptive_provenance(campaign_id: int):
+def adaptive_provenance(campaign_ref: str):
     """The strategy and budgets of the campaign's adaptive pools: what its exported qrels and
     judgement log record in their `#` header lines, as JSON."""
     with get_store().read_session() as session:
-        campaign = campaign_service.get_campaign(session, campaign_id)
+        campaign = campaign_service.get_campaign(session, campaign_ref)
         found = adaptive_pools.provenance(session, campaign)
+        campaign_id = campaign.id
     return jsonify(
         campaign=campaign_id,
         adaptive_pools=[{**dataclasses.asdict(p), "description": p.describe()} for p in found],
     )
 
 
-@api.post("/campaigns/<int:campaign_id>/pools/<int:pool_id>/adaptive/budget")
+@api.post("/campaigns/<campaign_ref>/pools/<int:pool_id>/adaptive/budget")
 @admin_required
-def adaptive_budget(campaign_id: int, pool_id: int):
+def adaptive_budget(campaign_ref: str, pool_id: int):
     data = request.get_json(silent=True)
     if not isinstance(data, dict) or isinstance(data.get("budget"), bool) or not isinstance(
         data.get("budget"), int
@@ -164,20 +167,20 @@ def adaptive_budget(campaign_id: int, pool_id: int):
         raise ServiceError("topic must be a string")
     with get_store().session() as session:
         changed = adaptive_pools.set_budget(
-            session, _api_pool(session, campaign_id, pool_id), data["budget"], topic
+            session, _api_pool(session, campaign_ref, pool_id), data["budget"], topic
         )
     return jsonify(budget=data["budget"], topics=changed)
 
 
-@api.post("/campaigns/<int:campaign_id>/pools/<int:pool_id>/adaptive/topics/<qid>/stop")
+@api.post("/campaigns/<campaign_ref>/pools/<int:pool_id>/adaptive/topics/<qid>/stop")
 @admin_required
-def adaptive_stop(campaign_id: int, pool_id: int, qid: str):
+def adaptive_stop(campaign_ref: str, pool_id: int, qid: str):
     data = request.get_json(silent=True) or {}
     stopped = data.get("stopped", True) if isinstance(data, dict) else True
     if not isinstance(stopped, bool):
         raise ServiceError("stopped must be true or false")
     with get_store().session() as session:
         adaptive_pools.stop_topic(
-            session, _api_pool(session, campaign_id, pool_id), qid, stopped=stopped
+            session, _api_pool(session, campaign_ref, pool_id), qid, stopped=stopped
         )
     return jsonify(topic=qid, stopped=stopped)

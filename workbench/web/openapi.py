@@ -144,8 +144,7 @@ OPERATIONS: dict[str, dict[str, Any]] = {
     },
     "api.adaptive_budget": {
         "role": "admin",
-        "summary": "Set an adaptive pool's budget (every topic, or one `topic`). {pool_id} "
-        "is the pool's id.",
+        "summary": "Set an adaptive pool's budget (every topic, or one `topic`).",
         "body": {
             "type": "object",
             "required": ["budget"],
@@ -207,6 +206,11 @@ OPERATIONS: dict[str, dict[str, Any]] = {
 }
 
 _CONVERTER = re.compile(r"<(?:(\w+):)?(\w+)>")
+# what a path parameter is, wherever it appears
+PATH_PARAMETERS = {
+    "campaign_ref": "the campaign's name or its id (a name is looked up first)",
+    "pool_id": "the pool's number in the campaign (pool 1, 2, ...)",
+}
 
 
 def _operation(endpoint: str, arguments: list[tuple[str, str]]) -> dict[str, Any]:
@@ -220,6 +224,7 @@ def _operation(endpoint: str, arguments: list[tuple[str, str]]) -> dict[str, Any
                 "in": "path",
                 "required": True,
                 "schema": {"type": "integer" if converter == "int" else "string"},
+                **({"description": PATH_PARAMETERS[name]} if name in PATH_PARAMETERS else {}),
             }
             for converter, name in arguments
         ]

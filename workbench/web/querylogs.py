@@ -275,18 +275,18 @@ def _json(value: Any) -> Response:
     return jsonify(json_safe(value))
 
 
-@api.get("/<int:campaign_id>/querylogs")
+@api.get("/<campaign_ref>/querylogs")
 @admin_required
-def api_logs(campaign_id: int) -> ResponseReturnValue:
+def api_logs(campaign_ref: str) -> ResponseReturnValue:
     with get_store().read_session() as session:
-        campaign = campaign_service.get_campaign(session, campaign_id)
+        campaign = campaign_service.get_campaign(session, campaign_ref)
         logs = service.list_query_logs(session, campaign)
         return _json({"querylogs": [log.to_dict() for log in logs]})
 
 
-@api.post("/<int:campaign_id>/querylogs")
+@api.post("/<campaign_ref>/querylogs")
 @admin_required
-def api_import(campaign_id: int) -> ResponseReturnValue:
+def api_import(campaign_ref: str) -> ResponseReturnValue:
     """Multipart upload: ``log`` (and optionally ``mapping``), form fields name, min_users,
     format; the anonymisation report as JSON (201)."""
     upload = request.files.get("log")
@@ -311,27 +311,29 @@ def api_import(campaign_id: int) -> ResponseReturnValue:
         except TrecFormatError as error:
             raise ServiceError(str(error).replace(str(path), path.name)) from None
         with get_store().session() as session:
-            campaign = campaign_service.get_campaign(session, campaign_id)
+            campaign = campaign_service.get_campaign(session, campaign_ref)
             summary = service.store_query_log(
                 session, campaign, prepared, name=request.form.get("name", "").strip() or None
             )
     return _json(summary.to_dict()), 201
 
 
-@api.get("/<int:campaign_id>/querylogs/report")
+@api.get("/<campaign_ref>/querylogs/report")
 @admin_required
-def api_report(campaign_id: int) -> ResponseReturnValue:
+def api_report(campaign_ref: str) -> ResponseReturnValue:
     with get_store().read_session() as session:
-        campaign = campaign_service.get_campaign(session, campaign_id)
+        campaign = campaign_service.get_campaign(session, campaign_ref)
         summary = service.query_log_summary(session, campaign, request.args.get("name", ""))
         return _json(summary.to_dict())
 
 
-@api.get("/<int:campaign_id>/querylogs/agreement")
+@api.get("/<campaign_ref>/querylogs/agreement")
 @admin_required
-def api_agreement(campaign_id: int) -> ResponseReturnValue:
+def api_agreement(campaign_ref: str) -> ResponseReturnValue:
     """The click agreement as JSON once its report job is done; while it runs, 202 with its
     status and progress (ask again)."""
+    with get_store().read_session() as session:
+        campaign_id = campaign_service.get_campaign(session, campaign_ref).id
     job, page = request_page("click-agreement", campaign_id, _click_request(campaign_id))
     if page is not None and job.fresh:
         return _json(page["agreement"].to_dict())
@@ -340,11 +342,11 @@ def api_agreement(campaign_id: int) -> ResponseReturnValue:
     return jsonify(status=job.status, progress=job.progress), 202, {"Retry-After": "1"}
 
 
-@api.get("/<int:campaign_id>/querylogs/evaluation")
+@api.get("/<campaign_ref>/querylogs/evaluation")
 @admin_required
-def api_evaluation(campaign_id: int) -> ResponseReturnValue:
+def api_evaluation(campaign_ref: str) -> ResponseReturnValue:
     with get_store().read_session() as session:
-        campaign = campaign_service.get_campaign(session, campaign_id)
+        campaign = campaign_service.get_campaign(session, campaign_ref)
         result = service.click_evaluation(
             session, campaign, request.args.get("name", ""), request.args.get("qrels", "final"),
             _options(), measure=request.args.get("measure", "map"),
@@ -352,11 +354,11 @@ def api_evaluation(campaign_id: int) -> ResponseReturnValue:
         return _json(result.to_dict())
 
 
-@api.get("/<int:campaign_id>/querylogs/prefs")
+@api.get("/<campaign_ref>/querylogs/prefs")
 @admin_required
-def api_prefs(campaign_id: int) -> ResponseReturnValue:
+def api_prefs(campaign_ref: str) -> ResponseReturnValue:
     """The click preferences as a trec_eval prefs file (text/plain)."""
     with get_store().read_session() as session:
-        campaign = campaign_service.get_campaign(session, campaign_id)
+        campaign = campaign_service.get_campaign(session, campaign_ref)
         text = service.export_prefs(session, campaign, request.args.get("name", ""), _options())
     return Response(text, mimetype="text/plain")
