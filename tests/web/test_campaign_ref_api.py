@@ -37,7 +37,8 @@ def test_adaptive_routes_by_name_and_by_id(app: Flask, as_user, world: World) ->
     assert raised.status_code == 200 and raised.json == {"budget": 5, "topics": 2}
     stopped = admin.post(f"{by_name}/pools/{pool_number}/adaptive/topics/T2/stop", json={})
     assert stopped.json == {"topic": "T2", "stopped": True}
-    topics = {t["qid"]: t for t in admin.get(f"{by_id}/pools/{pool_number}/adaptive").json["topics"]}
+    state = admin.get(f"{by_id}/pools/{pool_number}/adaptive").json
+    topics = {t["qid"]: t for t in state["topics"]}
     assert topics["T1"]["budget"] == 5 and topics["T2"]["stopped"]
     unknown = admin.get("/api/v1/campaigns/nope/adaptive-provenance")
     assert unknown.status_code == 404 and unknown.json == {"error": "no campaign 'nope'"}
