@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 import click
-from sqlalchemy.orm import Session
 
 from workbench import adaptive, pooling
 from workbench.cli.common import fail, get_store
 from workbench.services import adaptive_pools, archive, campaigns, exports, importing, pools, qrels
 from workbench.services.errors import ServiceError
+from workbench.services.store_handle import Session
 from workbench.trec import TrecFormatError
 
 T = TypeVar("T")
