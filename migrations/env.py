@@ -6,7 +6,6 @@ from alembic import context
 
 from workbench.store.db import default_database_url, make_engine
 from workbench.store.models import Base
-from workbench.store.search import include_name
 
 config = context.config
 target_metadata = Base.metadata
@@ -19,7 +18,6 @@ def run_migrations() -> None:
             connection=connection,
             target_metadata=target_metadata,
             render_as_batch=connection.dialect.name == "sqlite",
-            include_name=include_name,  # the documents' text index is not in the models
         )
         with context.begin_transaction():
             context.run_migrations()

@@ -38,12 +38,9 @@ def test_the_models_match_the_migrations(database_url):
     from alembic.autogenerate import compare_metadata
     from alembic.runtime.migration import MigrationContext
 
-    from workbench.store.search import include_name
-
     store = open_store(database_url, upgrade=True)
     with store.engine.connect() as connection:
-        context = MigrationContext.configure(connection, opts={"include_name": include_name})
-        differences = compare_metadata(context, Base.metadata)
+        differences = compare_metadata(MigrationContext.configure(connection), Base.metadata)
     store.dispose()
     assert differences == []
 

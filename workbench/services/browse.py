@@ -3,11 +3,8 @@ judgement log, a page at a time.
 
 Every listing is bounded (`MAX_PAGE` rows, search text at most `MAX_QUERY` characters) and
 returns frozen dataclasses with the total count, so that a page can say "41-60 of 3,204".
-Topics are searched by a case-insensitive substring match (SQL LIKE, with the user's % and _
-taken literally: a campaign has at most thousands of topics). Documents are searched through
-indexes only: the docno exactly (the unique index), and the words of the title and text
-through the text index (`store.search`), counted up to MAX_MATCHES; a page that cannot show
-every match says so (`Page.capped`).
+Text search is a case-insensitive substring match (SQL LIKE, with the user's % and _ taken
+literally).
 """
 
 from __future__ import annotations
@@ -22,7 +19,6 @@ from sqlalchemy.orm import Session
 
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.pools import qid_key
-from workbench.store import search
 from workbench.store.models import (
     Assignment,
     Campaign,
@@ -40,9 +36,6 @@ T = TypeVar("T")
 MAX_PAGE = 200
 MAX_QUERY = 200
 SNIPPET = 300
-MAX_MATCHES = 1000  # text matches counted and listed, in import order
-SNIPPET_SCAN = 20_000  # characters of a listed document searched for its snippet
-INDEXED_CHARS = search.INDEXED_CHARS  # characters of each text the search reaches
 
 
 @dataclass(frozen=True)
@@ -53,7 +46,6 @@ class Page(Generic[T]):
     total: int
     offset: int
     limit: int
-    capped: bool = False  # more rows match than `total`: only the first `total` are listed
 
     @property
     def first(self) -> int:
@@ -211,68 +203,38 @@ def topics(
 def documents(
     session: Session, campaign: Campaign, *, query: str = "", offset: int = 0, limit: int = 50
 ) -> Page[DocumentRow]:
-    """The campaign's documents by docno; with a `query`, the document whose docno it is
-    (first), then those whose title or text (its first `search.INDEXED_CHARS` characters)
-    contain every word of it as a word or the start of one, in import order: at most
-    MAX_MATCHES of them (`capped` says when more match)."""
+    """The campaign's documents by docno, those whose docno, title or text contain `query`."""
     offset, limit = _window(offset, limit)
-    if not query:
-        chosen = select(Document.id).where(Document.campaign_id == campaign.id)
-        found = session.scalars(chosen.order_by(Document.docno).offset(offset).limit(limit))
-        return Page(_document_rows(session, list(found), ""), _count(session, chosen), offset,
-                    limit)
-    if len(query) > MAX_QUERY:
-        raise ServiceError(f"search text is limited to {MAX_QUERY} characters")
-    exact = session.scalar(
-        select(Document.id).where(Document.campaign_id == campaign.id, Document.docno == query)
-    )
-    words = search.words(query)
-    head = [] if exact is None else [exact]
-    matched = search.count_matching(
-        session, campaign.id, words, cap=MAX_MATCHES, exclude=exact or -1
-    )
-    total = len(head) + min(matched, MAX_MATCHES)
-    ids = head[offset : offset + limit]
-    text_offset = max(0, offset - len(head))
-    wanted = min(limit - len(ids), MAX_MATCHES - text_offset)
-    if wanted > 0:
-        ids += search.matching_ids(
-            session, campaign.id, words, offset=text_offset, limit=wanted, exclude=exact or -1
+    chosen = select(Document.id).where(Document.campaign_id == campaign.id)
+    if query:
+        like = _pattern(query)
+        chosen = chosen.where(
+            or_(
+                Document.docno.ilike(like, escape="\\"),
+                Document.title.ilike(like, escape="\\"),
+                Document.text.ilike(like, escape="\\"),
+            )
         )
-    rows = _document_rows(session, ids, query)
-    return Page(rows, total, offset, limit, capped=matched > MAX_MATCHES)
-
-
-def _document_rows(session: Session, ids: list[int], query: str) -> tuple[DocumentRow, ...]:
-    """The rows of these documents in this order, each with its snippet (found in its first
-    SNIPPET_SCAN characters) and its length."""
-    found = {
-        row.id: row
-        for row in session.execute(
-            select(
-                Document.id,
-                Document.docno,
-                Document.title,
-                func.substr(Document.text, 1, SNIPPET_SCAN).label("start"),
-                func.length(Document.text).label("length"),
-            ).where(Document.id.in_(ids))
-        )
-    }
-    words = search.words(query)
-    return tuple(
-        DocumentRow(row.docno, row.title, _snippet(row.start, words, row.length), row.length)
-        for row in (found[i] for i in ids)
+    total = _count(session, chosen)
+    found = session.execute(
+        select(Document.docno, Document.title, Document.text)
+        .where(Document.id.in_(chosen.scalar_subquery()))
+        .order_by(Document.docno)
+        .offset(offset)
+        .limit(limit)
     )
+    rows = tuple(
+        DocumentRow(docno, title, _snippet(text, query), len(text)) for docno, title, text in found
+    )
+    return Page(rows, total, offset, limit)
 
 
-def _snippet(text: str, words: list[str], length: int) -> str:
-    """SNIPPET characters of text (the start of a text of `length` characters) around the
-    first of `words` it contains (or from the start)."""
-    lowered = text.lower()
-    places = [at for at in (lowered.find(word) for word in words) if at >= 0]
-    start = max(0, min(places) - SNIPPET // 3) if places else 0
+def _snippet(text: str, query: str) -> str:
+    """SNIPPET characters of text around the first match of query (or from the start)."""
+    at = text.lower().find(query.lower()) if query else -1
+    start = max(0, at - SNIPPET // 3) if at >= 0 else 0
     piece = text[start : start + SNIPPET]
-    return ("…" if start else "") + piece + ("…" if start + SNIPPET < length else "")
+    return ("…" if start else "") + piece + ("…" if start + SNIPPET < len(text) else "")
 
 
 @dataclass(frozen=True)

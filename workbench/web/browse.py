@@ -47,12 +47,7 @@ def documents(campaign_id: int):
         campaign = get_campaign(session, campaign_id)
         page = browse.documents(session, campaign, query=_query(), **_window())
         return render_template(
-            "browse/documents.html",
-            campaign=campaign,
-            tab="documents",
-            page=page,
-            q=_query(),
-            indexed_chars=browse.INDEXED_CHARS,
+            "browse/documents.html", campaign=campaign, tab="documents", page=page, q=_query()
         )
 
 
