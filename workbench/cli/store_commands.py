@@ -266,10 +266,12 @@ def import_qrels(
     """Existing qrels, each file as a named set."""
     if name is not None and len(files) > 1:
         fail("--name needs exactly one file")
+    _campaign_exists(ctx, campaign_name)
+    prepared = _read_first(lambda: importing.prepare_qrels(files))
     with transaction(ctx) as session:
         target = campaigns.get_campaign(session, campaign_name)
-        for path in files:
-            report(importing.import_qrels(session, target, path, name=name))
+        for qrels in prepared:
+            report(importing.import_qrels(session, target, qrels, name=name))
 
 
 # ---------------------------------------------------------------- pool

@@ -272,8 +272,10 @@ def upload(campaign_id: int, kind: str):
     with upload_folder() as folder:
         paths = save_uploads(files, Path(folder))
         try:
+            # qrels are read and checked before the write transaction, which only writes
+            sources: list[Any] = importing.prepare_qrels(paths) if kind == "qrels" else paths
             with get_store().session() as session:
-                reports = run_import(session, writable_campaign(session, campaign_id), paths)
+                reports = run_import(session, writable_campaign(session, campaign_id), sources)
         except (ServiceError, TrecFormatError) as error:
             flash(named(str(error), paths), "error")
             return campaign(campaign_id), 400  # a refused file: the page and its message
