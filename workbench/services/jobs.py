@@ -9,6 +9,8 @@ waits at most `wait` seconds for the result, so a request thread is never held l
 Each process has one `Worker`: a thread, started when a job is queued and ended when none is
 left, that claims jobs one at a time and has a child process compute each (`serve`), so that
 the computation never competes for this process's interpreter lock with the request threads.
+A queued job's progress says how many jobs are ahead of it (one runs per server process, so
+that reports never take more than that many cores from the requests).
 The child reads in one read transaction (a consistent snapshot, no write lock), writes its
 progress and a heartbeat in short transactions, and stores the result with the fingerprint of
 the snapshot it read. A job whose process died (no heartbeat for STALE_S) is queued again by
@@ -18,6 +20,7 @@ the next request that finds it.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import hashlib
 import json
@@ -237,7 +240,29 @@ def request_job(
             if job is None:  # the campaign was deleted meanwhile
                 break
             state = _state(job, current)
+    if state.status == QUEUED:
+        with store.read_session() as session:
+            ahead = _jobs_ahead(session, state.id)
+        if ahead:
+            state = dataclasses.replace(
+                state,
+                progress=f"waiting: {ahead} report(s) or import(s) ahead of it in the queue "
+                "(each server process computes one at a time)",
+            )
     return state
+
+
+def _jobs_ahead(session: Session, job_id: int) -> int:
+    """How many jobs of any campaign run, or wait to run before it, ahead of a queued job."""
+    job = session.get(ReportJob, job_id)
+    if job is None or job.status != QUEUED:
+        return 0
+    earlier = or_(
+        ReportJob.queued_at < job.queued_at,
+        and_(ReportJob.queued_at == job.queued_at, ReportJob.id < job.id),
+    )
+    pending = ReportJob.status.in_((QUEUED, RUNNING))
+    return session.scalar(select(func.count(ReportJob.id)).where(pending, earlier)) or 0
 
 
 def task_state(store: Store, campaign_id: int, job_id: int) -> tuple[str, dict[str, Any]] | None:
