@@ -135,6 +135,10 @@ def test_runs_qrels_and_final_labels_change_the_fingerprint(
     with store.session() as s:
         s.execute(update(FinalLabel).values(grade=2))  # changed in place
     seen.append(now())
+    documents = tmp_path / "docs.jsonl"
+    documents.write_text('{"docno": "D1", "text": "one"}\n')
+    importing.import_documents_in_steps(store, campaign, [documents])
+    seen.append(now())
     assert len(set(seen)) == len(seen)
 
 

@@ -42,6 +42,7 @@ from workbench.services.errors import ServiceError
 from workbench.store import Store
 from workbench.store.models import (
     Campaign,
+    DocumentImport,
     FinalLabel,
     Grade,
     Judgement,
@@ -112,9 +113,9 @@ def job_key(kind: str, params: Mapping[str, Any]) -> tuple[str, str]:
 
 def fingerprint(session: Session, campaign_id: int) -> str:
     """A digest of what a campaign's reports are computed from; it changes when a judgement,
-    run, qrels set or label, final label, pool, topic, query log or the scale is added, changed or
-    removed. Judgements are an append-only log (count and last id); final labels may change
-    in place, so their grades, rules and adjudicators enter weighted by id."""
+    run, qrels set or label, final label, pool, topic, query log, document import or the scale
+    is added, changed or removed. Judgements are an append-only log (count and last id); final
+    labels may change in place, so their grades, rules and adjudicators enter weighted by id."""
 
     def one(query: Any) -> list[Any]:
         return [list(row) for row in session.execute(query)]
@@ -149,6 +150,11 @@ def fingerprint(session: Session, campaign_id: int) -> str:
                 func.sum(weight * func.length(FinalLabel.rule)),
                 func.sum(weight * func.coalesce(FinalLabel.adjudicator_id, 0)),
             ).where(FinalLabel.campaign_id == campaign_id)
+        ),
+        one(  # each committed document import (the collection's size enters some reports)
+            select(func.count(DocumentImport.id), func.max(DocumentImport.id)).where(
+                DocumentImport.campaign_id == campaign_id, DocumentImport.state != "open"
+            )
         ),
         one(
             select(QueryLog.id, QueryLog.name)
