@@ -6,7 +6,7 @@ Each function works inside the caller's session and transaction: it raises on th
 Runs are stored whole as RunTopic blobs (one row per run and topic, bulk-inserted).
 
 Large inputs are read before that transaction, so that it (the store's write lock, on SQLite)
-is short: `prepare_runs` parses and encodes run files in memory, `read_qrels_file` reads a
+is short: `prepare_runs` parses and encodes run files in memory, `prepare_qrels` reads a
 qrels file; `import_documents_in_steps` writes documents in short transactions of its own,
 invisible until one tiny transaction shows them all (see "documents" below).
 """
