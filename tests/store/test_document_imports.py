@@ -294,3 +294,21 @@ def test_pools_do_not_import_the_importers() -> None:
         "assert 'workbench.services.importing' not in sys.modules, 'cycle'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_only_the_importer_touches_the_rows_behind_the_documents_view() -> None:
+    """Every other reader reads `Document` (the view), so none can see a half import."""
+    import ast
+
+    import workbench
+
+    root = Path(workbench.__file__).parent
+    users = sorted(
+        str(path.relative_to(root))
+        for path in root.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.ImportFrom)
+        and node.module == "workbench.store.models"
+        and {"DocumentRow", "DocumentReplacement"} & {alias.name for alias in node.names}
+    )
+    assert users == ["services/importing.py"]
