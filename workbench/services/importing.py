@@ -128,7 +128,7 @@ def import_topics(
 WRITE_BATCH_BYTES = 1 << 19
 """At most about this much document text is written per transaction (a short write lock)."""
 WRITE_BATCH_ROWS = 1000
-DELETE_BATCH_ROWS = 500
+DELETE_BATCH_ROWS = 200
 HEARTBEAT_S = 30.0
 STALE_IMPORT_S = 600.0
 
