@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 import click
-from sqlalchemy.orm import Session
 
 from workbench import adaptive, pooling
 from workbench.cli.common import fail, get_store
 from workbench.services import adaptive_pools, archive, campaigns, exports, importing, pools, qrels
 from workbench.services.errors import ServiceError
+from workbench.services.store_handle import Session, shown_url
 from workbench.trec import TrecFormatError
 
 T = TypeVar("T")
@@ -77,7 +77,7 @@ def db_upgrade(ctx: click.Context) -> None:
     """Apply the migrations up to the newest schema."""
     store = get_store(ctx, upgrade=False)
     store.upgrade()
-    click.echo(f"store at {store.engine.url.render_as_string(hide_password=True)} is up to date")
+    click.echo(f"store at {shown_url(store)} is up to date")
 
 
 # ---------------------------------------------------------------- campaign

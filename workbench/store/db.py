@@ -164,7 +164,8 @@ def make_engine(url: str, *, synchronous: str | None = None) -> Engine:
         _configure_sqlite(engine, sqlite_synchronous(synchronous))
         return engine
     # No pre-ping: it costs a round trip per request. A connection found broken (the server
-    # restarted) invalidates the pool, and the judgement submit retries once (web/api.py).
+    # restarted) invalidates the pool, and a judgement submit retries once
+    # (services.judging.submit_judgement).
     return create_engine(url, pool_recycle=POOL_RECYCLE_S)
 
 

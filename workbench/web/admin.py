@@ -38,6 +38,7 @@ from workbench.web.db import get_store
 from workbench.web.downloads import export_file
 from workbench.web.inputs import form_int
 from workbench.web.security import admin_blueprint
+from workbench.web.settings import current_settings
 from workbench.web.uploads import (
     TASK_UPLOADS,
     import_in_background,
@@ -551,6 +552,7 @@ def add_user():
             form.get("username", ""),
             form.get("password", ""),
             role=form.get("role", "assessor"),
+            hash_method=current_settings().password_hash_method,
         )
         flash(f"User {user.username!r} added.", "info")
     return back_to("admin.users")
@@ -569,7 +571,12 @@ def update_user(user_id: int):
         if action == "role":
             user_service.set_role(session, user, form.get("role", ""))
         elif action == "password":
-            user_service.set_password(session, user, form.get("password", ""))
+            user_service.set_password(
+                session,
+                user,
+                form.get("password", ""),
+                hash_method=current_settings().password_hash_method,
+            )
         elif action == "active":
             user_service.set_active(session, user, form.get("active") == "1")
         elif action == "token":

@@ -35,7 +35,7 @@ from werkzeug.utils import secure_filename
 
 from workbench.services import campaigns, importing, jobs
 from workbench.services.errors import ServiceError
-from workbench.store import Store
+from workbench.services.store_handle import Store
 from workbench.trec import TrecFormatError
 from workbench.web import report_jobs
 from workbench.web.db import get_store
