@@ -10,9 +10,11 @@ password, deactivation and reactivation do.
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import hashlib
 import secrets
+from dataclasses import dataclass
 from pathlib import Path
 
 from sqlalchemy import func, select
@@ -126,6 +128,26 @@ def list_users(session: Session, *, role: str | None = None) -> list[User]:
     if role is not None:
         query = query.where(User.role == _check_role(role))
     return list(session.scalars(query))
+
+
+@dataclass(frozen=True)
+class Account:
+    """What the users page shows of a user (never the hashes: only whether a token is set)."""
+
+    id: int
+    username: str
+    role: str
+    active: bool
+    has_api_token: bool
+    archived_at: dt.datetime | None
+
+
+def accounts(session: Session) -> list[Account]:
+    """Every user by username, as the users page lists them."""
+    return [
+        Account(u.id, u.username, u.role, u.active, u.api_token_hash is not None, u.archived_at)
+        for u in list_users(session)
+    ]
 
 
 def authenticate(session: Session, username: str, password: str) -> User | None:
