@@ -10,7 +10,7 @@ import pytest
 from flask import Flask
 
 from tests.web.conftest import World, get_store_of
-from workbench.services import archive, assessment, campaign_pages, campaigns
+from workbench.services import adjudication, archive, assessment, campaign_pages, campaigns
 from workbench.services import users as user_service
 from workbench.services.errors import NotFound
 
@@ -117,3 +117,29 @@ def test_campaign_rows_accounts_and_archivable_objects(app: Flask, world: World)
     assert (run.kind, run.name, run.campaign_id, run.archived_at) == (
         "run", "run 'runB'", world.campaign_id, None
     )
+
+
+def test_the_adjudication_page_shows_topic_document_and_a_refused_rule(
+    app: Flask, as_user, world: World
+) -> None:
+    for name, grade in [("alice", 2), ("bob", 0)]:
+        assert as_user(name).post(
+            f"/api/v1/assignments/{world.assignment[name, 'T1']}/judgements",
+            json={"docno": "D1", "grade": grade, "client_id": f"adj-{name}"},
+        ).status_code in (200, 201)
+    with get_store_of(app).read_session() as session:
+        c1 = campaigns.get_campaign(session, world.campaign_id)
+        page = adjudication.adjudication_page(
+            session, c1, "majority", tie="adjudicate", primary=None
+        )
+        refused = adjudication.adjudication_page(
+            session, c1, "primary", tie="adjudicate", primary=None
+        )
+    assert page.campaign.name == "c1" and page.error is None
+    [entry] = page.entries
+    assert (entry.item.qid, entry.item.docno, entry.item.proposal) == ("T1", "D1", None)
+    assert sorted(entry.item.grades.values()) == [0, 2]
+    assert (entry.topic, entry.title) == ("solar panel recycling", "Document 1")
+    assert entry.narrative.startswith("Recycling processes are relevant.")
+    assert entry.text == "Text 1 about solar panel recycling <script>alert(1)</script>"
+    assert refused.entries == () and refused.error
