@@ -6,6 +6,7 @@ file (TrecFormatError: file, line, what was expected) rolls back and is shown as
 
 from __future__ import annotations
 
+import dataclasses
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -115,22 +116,19 @@ def campaign(campaign_id: int):
     number = form_int(request.args.get("pool"), "pool", minimum=1)
     with get_store().read_session() as session:
         page = _or_404(campaign_pages.campaign_page, session, campaign_id, number)
-    stats = page.stats
     return render_template(
         "admin/campaign.html",
-        campaign=page.campaign,
-        counts=page.counts,
-        runs=page.runs,
-        pool=page.pool,
-        pool_rows=page.pool_rows,
-        topics=page.topics,
-        stats=stats,
-        growth_plot=_growth_plot(stats["growth_by_depth"]) if stats else None,
-        without_text=page.without_text,
+        **page_context(page),
+        growth_plot=_growth_plot(page.stats["growth_by_depth"]) if page.stats else None,
         strategies=pooling.STRATEGIES,
         strategy_fields=pooling.option_fields(),
-        assessors=page.assessors,
     )
+
+
+def page_context(page: Any) -> dict[str, Any]:
+    """A page dataclass's fields as the template's variables (shallow: nested dataclasses
+    stay objects)."""
+    return {field.name: getattr(page, field.name) for field in dataclasses.fields(page)}
 
 
 def _or_404(read: Callable[..., Any], *args: Any) -> Any:
@@ -306,15 +304,8 @@ def assignments(campaign_id: int):
         page = _or_404(campaign_pages.assignments_page, session, campaign_id, number)
     return render_template(
         "admin/assignments.html",
-        campaign=page.campaign,
-        pool=page.pool,
-        pools=page.pools,
+        **page_context(page),
         numbers=page.numbers,
-        rows=page.rows,
-        done=page.done,
-        names=page.names,
-        sizes=page.sizes,
-        users=page.users,
         orders=pooling.PRESENTATION_ORDERS,
     )
 

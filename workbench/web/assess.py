@@ -11,7 +11,7 @@ from workbench import highlight
 from workbench.services import adaptive_pools, assessment, assignments, guidelines
 from workbench.services.errors import NotFound
 from workbench.services.store_handle import Session
-from workbench.web.admin import back_to, campaign_or_404, change
+from workbench.web.admin import back_to, campaign_or_404, change, page_context
 from workbench.web.db import get_store
 from workbench.web.security import admin_required, assessor_required
 
@@ -49,15 +49,7 @@ def judge(assignment_id: int):
             abort(404)
     return render_template(
         "assess/judge.html",
-        assignment=page.assignment,
-        campaign=page.campaign,
-        topic=page.topic,
-        grades=page.grades,
-        total=page.total,
-        adaptive=page.adaptive,
-        next_topic=page.next_topic,
-        title_stems=page.title_stems,
-        guidelines_html=page.guidelines_html,
+        **page_context(page),
         show_guidelines=bool(page.guidelines_html) and page.first_document,
     )
 
