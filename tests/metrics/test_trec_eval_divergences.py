@@ -183,6 +183,14 @@ def test_shared_gain_parameters_are_refused(tmp_path: Path) -> None:
     assert "share one set of gain parameters" in err
 
 
+def test_duplicate_documents_are_reported_before_the_shared_gains(tmp_path: Path) -> None:
+    """trec_eval 10 meets the duplicate first (exit 4) and never reaches its crash at exit."""
+    q, r = _files(tmp_path, "1 0 d1 1\n", "1 Q0 d1 1 2 r\n1 Q0 d1 2 1 r\n")
+    status, out, err = _trec_eval("-m", "ideal_dcg", "-m", "ndcg.0=1,1=2", q, r)
+    assert (status, out) == (4, "")
+    assert "duplicate" in err and "share one set" not in err
+
+
 def test_rndcg_is_nan_when_the_ideal_gain_never_changes(tmp_path: Path) -> None:
     """-l 0 and only grade-0 judgements: R > 0 but no positive ideal gain, 0/0 in trec_eval."""
     q, r = _files(tmp_path, "1 0 a 0\n1 0 b 0\n", "1 Q0 a 1 1 r\n")

@@ -8,8 +8,9 @@ importing one submodule (``workbench.metrics.names``) does not load the rest.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from workbench.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from workbench.metrics.evaluation import Evaluation, evaluate, interpolated_precision_recall
@@ -37,8 +38,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(home), name)
+__getattr__ = lazy_attributes(__name__, _HOMES)

@@ -36,7 +36,7 @@ from typing import NamedTuple
 import numpy as np
 
 from workbench.metrics.measures import MIN_GEO_MEAN
-from workbench.metrics.names import Measure, resolve
+from workbench.metrics.names import Measure, refuse_shared_gains, resolve
 from workbench.metrics.ranked import Ranked, rank_topics
 from workbench.trec.keys import docno_hash, group_keys
 from workbench.trec.order import first_repeated, strcmp_key, trec_order
@@ -127,12 +127,16 @@ def evaluate(
     compat: int = 10,
     n_docs_in_collection: int = 0,
 ) -> Evaluation:
-    """Per-topic values and the summary of ``measures`` (trec_eval names or friendly names)."""
+    """Per-topic values and the summary of ``measures`` (trec_eval names or friendly names).
+
+    Raises TopicError for a topic trec_eval cannot evaluate (duplicate documents, ...), then
+    MeasureError for measures whose gains trec_eval 10 would crash on (``refuse_shared_gains``),
+    in the order trec_eval meets them."""
     if not isinstance(qrels, Qrels):
         qrels = Qrels.from_dict(qrels)
     if not isinstance(run, Run):
         run = Run.from_dict(run)
-    chosen = resolve(list(measures), compat)
+    chosen = resolve(list(measures), compat, check_gains=False)
     qids, skipped, hidden = select_topics(
         qrels, run, average_over_all_topics=average_over_all_topics, compat=compat
     )
@@ -163,6 +167,8 @@ def evaluate(
     if failure is not None:
         index, reason, measure = failure
         raise TopicError(qids[index], reason, measure, evaluate_topics(qids[:index], []))
+    if len(qids) > len(hidden):  # trec_eval reports the files' errors, then crashes at exit
+        refuse_shared_gains(chosen)
     return evaluate_topics(qids, hidden)
 
 

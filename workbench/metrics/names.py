@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import textwrap
+from collections.abc import Sequence
 from functools import cache, lru_cache
 from typing import Any, NamedTuple
 
@@ -156,13 +157,32 @@ def _atol(text: str) -> int:
     return int(match.group(1))
 
 
-def resolve(names: list[str] | tuple[str, ...], compat: int = 10) -> list[Measure]:
+def resolve(
+    names: list[str] | tuple[str, ...], compat: int = 10, *, check_gains: bool = True
+) -> list[Measure]:
     """Measures for a list of names/nicknames, in trec_eval's output order.
 
     A family named twice keeps the first parameters given (as trec_eval's ``-m``: a later
-    ``-m P.5`` or a plain ``-m P`` changes nothing once ``-m P.10`` is given).
+    ``-m P.5`` or a plain ``-m P`` changes nothing once ``-m P.10`` is given). With
+    ``check_gains=False`` the caller calls :func:`refuse_shared_gains` itself, at the point
+    where trec_eval would crash.
     """
-    return list(_resolve(tuple(names), compat))
+    measures = list(_resolve(tuple(names), compat))
+    if check_gains:
+        refuse_shared_gains(measures)
+    return measures
+
+
+def refuse_shared_gains(measures: Sequence[Measure]) -> None:
+    """MeasureError when two of dcg, ideal_dcg and ndcg are chosen and one has gains: trec_eval
+    10 keeps one gain table for the three, frees it twice at exit and crashes (after it has
+    reported any error in the files), so its output for such a call is lost."""
+    shared = [m for m in measures if m.name in SHARED_GAINS]
+    if len(shared) > 1 and any(m.param_text is not None for m in shared):
+        raise MeasureError(
+            "dcg, ideal_dcg and ndcg share one set of gain parameters in trec_eval 10, which "
+            "then frees them twice and crashes: give gains to one of them per call"
+        )
 
 
 @lru_cache(maxsize=64)  # one parse for the many runs of one command
@@ -181,12 +201,6 @@ def _resolve(names: tuple[str, ...], compat: int) -> tuple[Measure, ...]:
             extra[f"{measure.name}:{measure.param_text}"] = measure
         elif measure.name not in chosen or chosen[measure.name].param_text is None:
             chosen[measure.name] = measure
-    shared = [m for m in chosen.values() if m.name in SHARED_GAINS]
-    if len(shared) > 1 and any(m.param_text is not None for m in shared):
-        raise MeasureError(
-            "dcg, ideal_dcg and ndcg share one set of gain parameters in trec_eval 10, which "
-            "then frees them twice and crashes: give gains to one of them per call"
-        )
     order = family_order(compat)
     ordered = sorted(chosen.values(), key=lambda m: order.index(m.name))
     return (*ordered, *extra.values())

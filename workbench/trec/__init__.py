@@ -16,8 +16,9 @@ and load on first use, so that reading a run does not import the topic or JSONL 
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from workbench.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from workbench.trec.errors import UTF8, WITHOUT_NUL, TrecFormatError
@@ -105,8 +106,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+__getattr__ = lazy_attributes(__name__, {name: f".{home}" for name, home in _HOMES.items()})
