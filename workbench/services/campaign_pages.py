@@ -16,7 +16,7 @@ from workbench.services import users as user_service
 from workbench.services.campaigns import CampaignInfo, campaign_info, count_in, get_campaign
 from workbench.services.pools import PoolInfo, pool_info
 from workbench.services.progress import Progress
-from workbench.store.models import Document, Pool, QrelsSet, Run, Topic
+from workbench.store.models import Campaign, Document, Pool, QrelsSet, Run, Topic
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ class CampaignPage:
     assessors: tuple[str, ...]
 
 
-def chosen_pool(session: Session, campaign: Any, number: int | None) -> Pool | None:
+def chosen_pool(session: Session, campaign: Campaign, number: int | None) -> Pool | None:
     """The campaign's pool numbered `number` (NotFound if none such), else its latest."""
     if number is None:
         return pools.latest_pool(session, campaign)
