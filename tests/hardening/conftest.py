@@ -13,7 +13,6 @@ from sqlalchemy.orm import Session
 from tests.web.conftest import (  # noqa: F401 - fixtures re-exported for this folder
     app,
     as_user,
-    cheap_password_hashes,
     csrf_app,
     world,
     world_template,

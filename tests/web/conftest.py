@@ -25,6 +25,8 @@ from workbench.web import create_app
 from workbench.web.db import get_store
 
 PASSWORD = "correct horse"
+FAST_HASH = "pbkdf2:sha256:1000"
+"""The password hash method of the tests' apps and users (production keeps scrypt)."""
 TOPICS = [
     {
         "qid": "T1",
@@ -96,7 +98,7 @@ def populate(store: Store, folder: Path) -> World:
     files = write_campaign_files(folder)
     with store.session() as s:
         users = {
-            name: user_service.create_user(s, name, PASSWORD, role=role).id
+            name: user_service.create_user(s, name, PASSWORD, role=role, hash_method=FAST_HASH).id
             for name, role in [
                 ("admin", "admin"),
                 ("alice", "assessor"),
@@ -117,15 +119,6 @@ def populate(store: Store, folder: Path) -> World:
             for qid in ("T1", "T2"):
                 made[name, qid] = assignments.assign(s, pool, qid, user, order="docno").id
         return World(campaign.id, pool.id, users, made)
-
-
-@pytest.fixture(scope="session", autouse=True)
-def cheap_password_hashes() -> Iterator[None]:
-    """Tests hash passwords with a fast method; production keeps werkzeug's scrypt."""
-    saved = user_service.PASSWORD_HASH_METHOD
-    user_service.PASSWORD_HASH_METHOD = "pbkdf2:sha256:1000"
-    yield
-    user_service.PASSWORD_HASH_METHOD = saved
 
 
 SERVER_ENV = "WORKBENCH_TEST_DATABASE_URL"
@@ -205,6 +198,7 @@ def make_app(url: str, tmp_path: Path, **config: object) -> Flask:
         "WTF_CSRF_ENABLED": False,
         "INSTANCE_PATH": str(tmp_path / "instance"),
         "REPORT_JOB_WAIT_SECONDS": 120,  # report pages show the job's result, not its progress
+        "PASSWORD_HASH_METHOD": FAST_HASH,
     }
     settings.update(config)
     return create_app(settings)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from tests.web.conftest import PASSWORD, get_store_of, make_app, serve_in_thread
+from tests.web.conftest import FAST_HASH, PASSWORD, get_store_of, make_app, serve_in_thread
 from workbench import demo
 from workbench.services import users as user_service
 from workbench.services.judgements import current_judgements
@@ -38,8 +38,8 @@ pytestmark = [
 def server(tmp_path: Path, database_url: str) -> Iterator[tuple[str, object]]:
     app = make_app(database_url, tmp_path, WTF_CSRF_ENABLED=True, TESTING=False)
     with get_store_of(app).session() as s:
-        user_service.create_user(s, "admin", PASSWORD, role="admin")
-        user_service.create_user(s, "alice", PASSWORD, role="assessor")
+        user_service.create_user(s, "admin", PASSWORD, role="admin", hash_method=FAST_HASH)
+        user_service.create_user(s, "alice", PASSWORD, role="assessor", hash_method=FAST_HASH)
     with serve_in_thread(app) as url:
         yield url, app
     get_store_of(app).dispose()

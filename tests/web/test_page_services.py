@@ -111,7 +111,7 @@ def test_campaign_rows_accounts_and_archivable_objects(app: Flask, world: World)
         accounts = user_service.accounts(session)
         run = archive.archivable(archive.find_object(session, "run", "runB", "c1"))
     assert [(r.campaign.name, r.topics, r.runs) for r in rows] == [("c0", 0, 0), ("c1", 2, 2)]
-    assert [(a.username, a.has_api_token) for a in accounts] == [
+    assert [(a.username, a.has_token) for a in accounts] == [
         ("admin", False), ("alice", False), ("bob", False), ("carol", True),
     ]
     assert (run.kind, run.name, run.campaign_id, run.archived_at) == (

@@ -85,7 +85,7 @@ class LazyGroup(click.Group):
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except Exception as error:
-            from workbench.store.db import storage_problem
+            from workbench.services.store_handle import storage_problem
 
             problem = storage_problem(error)
             if problem is None:

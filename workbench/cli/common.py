@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from workbench.store.db import Store, open_store
+from workbench.services.store_handle import Store, open_store
 
 
 def get_store(ctx: click.Context, *, upgrade: bool = True) -> Store:

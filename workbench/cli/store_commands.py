@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 import click
-from sqlalchemy.orm import Session
 
 from workbench import adaptive, pooling
 from workbench.cli.common import fail, get_store
 from workbench.services import adaptive_pools, archive, campaigns, exports, importing, pools, qrels
 from workbench.services.errors import ServiceError
+from workbench.services.store_handle import Session, shown_url
 from workbench.trec import TrecFormatError
 
 T = TypeVar("T")
@@ -77,7 +77,7 @@ def db_upgrade(ctx: click.Context) -> None:
     """Apply the migrations up to the newest schema."""
     store = get_store(ctx, upgrade=False)
     store.upgrade()
-    click.echo(f"store at {store.engine.url.render_as_string(hide_password=True)} is up to date")
+    click.echo(f"store at {shown_url(store)} is up to date")
 
 
 # ---------------------------------------------------------------- campaign
@@ -191,17 +191,13 @@ def import_documents(
     """Documents: JSONL {"docno","title","text",...} or TREC <DOC> SGML (.gz too), streamed."""
     _campaign_exists(ctx, campaign_name)
     store = get_store(ctx)
-    staged = _read_first(lambda: importing.stage_documents(store, files, format=fmt))
-    try:
-        with transaction(ctx) as session:
-            target = campaigns.get_campaign(session, campaign_name)
-            report(
-                importing.import_documents(
-                    session, target, staged, only_pooled=only_pooled, replace=replace
-                )
-            )
-    finally:
-        importing.discard_staged(store, staged.batch)
+    # Written in short transactions of their own, shown all at once at the end (or never).
+    imported = _read_first(
+        lambda: importing.import_documents_in_steps(
+            store, campaign_name, files, only_pooled=only_pooled, format=fmt, replace=replace
+        )
+    )
+    report(imported)
 
 
 @import_group.command("runs")
@@ -270,10 +266,12 @@ def import_qrels(
     """Existing qrels, each file as a named set."""
     if name is not None and len(files) > 1:
         fail("--name needs exactly one file")
+    _campaign_exists(ctx, campaign_name)
+    prepared = _read_first(lambda: importing.prepare_qrels(files))
     with transaction(ctx) as session:
         target = campaigns.get_campaign(session, campaign_name)
-        for path in files:
-            report(importing.import_qrels(session, target, path, name=name))
+        for qrels in prepared:
+            report(importing.import_qrels(session, target, qrels, name=name))
 
 
 # ---------------------------------------------------------------- pool

@@ -27,6 +27,25 @@ def user() -> None:
     """Accounts: add users, change roles and passwords, issue API tokens."""
 
 
+def _checked_hash_method(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
+    try:
+        return user_service.check_hash_method(value)
+    except ValueError as error:
+        raise click.BadParameter(str(error)) from None
+
+
+password_hash_option = click.option(
+    "--password-hash",
+    "hash_method",
+    envvar="WORKBENCH_PASSWORD_HASH_METHOD",
+    default=user_service.DEFAULT_HASH_METHOD,
+    show_default=True,
+    callback=_checked_hash_method,
+    help="werkzeug's method for the password hash: scrypt[:n:r:p] or "
+    "pbkdf2[:digest[:iterations]] (as the web app's PASSWORD_HASH_METHOD setting).",
+)
+
+
 @user.command("add")
 @click.argument("name")
 @click.option(
@@ -39,13 +58,18 @@ def user() -> None:
     help="Also create an API token and print it (once). Without --password-stdin no password "
     "is asked for: a script account that cannot log in in a browser.",
 )
+@password_hash_option
 @click.pass_context
-def user_add(ctx: click.Context, name: str, role: str, password_stdin: bool, token: bool) -> None:
+def user_add(
+    ctx: click.Context, name: str, role: str, password_stdin: bool, token: bool, hash_method: str
+) -> None:
     """Add a user NAME (the password is asked for, or read from stdin; with --token alone, a
     script account without a password)."""
     password = None if token and not password_stdin else _read_password(password_stdin)
     with transaction(ctx) as session:
-        created = user_service.create_user(session, name, password, role=role)
+        created = user_service.create_user(
+            session, name, password, role=role, hash_method=hash_method
+        )
         secret = user_service.new_api_token(session, created) if token else None
     click.echo(f"added {role} {name}")
     if secret:
@@ -57,7 +81,7 @@ def user_add(ctx: click.Context, name: str, role: str, password_stdin: bool, tok
 def user_list(ctx: click.Context) -> None:
     """List users with their role and status."""
     with transaction(ctx) as session:
-        for row in user_service.list_users(session):
+        for row in user_service.accounts(session):
             status = "active" if row.active else "deactivated"
             click.echo(f"{row.username}\t{row.role}\t{status}")
 
@@ -65,12 +89,14 @@ def user_list(ctx: click.Context) -> None:
 @user.command("password")
 @click.argument("name")
 @click.option("--password-stdin", is_flag=True, help="Read the password from standard input.")
+@password_hash_option
 @click.pass_context
-def user_password(ctx: click.Context, name: str, password_stdin: bool) -> None:
+def user_password(ctx: click.Context, name: str, password_stdin: bool, hash_method: str) -> None:
     """Set the password of user NAME."""
     password = _read_password(password_stdin)
     with transaction(ctx) as session:
-        user_service.set_password(session, user_service.get_user(session, name), password)
+        user = user_service.get_user(session, name)
+        user_service.set_password(session, user, password, hash_method=hash_method)
     click.echo(f"password of {name} changed")
 
 
@@ -206,7 +232,7 @@ def run_server(ctx: click.Context, host: str, port: int, workers: int, threads: 
     from granian import Granian
     from granian.constants import Interfaces
 
-    from workbench.store.db import ENV_VAR
+    from workbench.services.store_handle import ENV_VAR
     from workbench.web import INSTANCE_ENV, secret_key
 
     refuse_port_in_use(host, port)

@@ -31,12 +31,14 @@ from sqlalchemy import (
     or_,
     select,
 )
+from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session
 
 from workbench import highlight, limits, pooling
 from workbench.services import adaptive_pools
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.judgements import current_judgements
+from workbench.store.db import Store
 from workbench.store.models import (
     Assignment,
     Document,
@@ -432,6 +434,24 @@ def record_judgement(
         if appended is not None:
             return _recorded(appended.id, values, known.qid, position), True
     return _record_checking(connection, assignment_id, values)
+
+
+def submit_judgement(
+    store: Store, assignment_id: int, user_id: int, data: JudgementInput
+) -> tuple[RecordedJudgement, bool]:
+    """`record_judgement` in its own autocommit connection of `store`, retried once where
+    the client_id makes that safe: a concurrent retry with the same client_id won the race
+    (IntegrityError), or the pooled connection had broken (the database server restarted)
+    and the pool has been refreshed. Without a client_id nothing is retried."""
+    for attempt in range(2):
+        try:
+            with store.connection(autocommit=True) as connection:
+                return record_judgement(connection, assignment_id, user_id, data)
+        except DBAPIError as error:
+            retry = isinstance(error, IntegrityError) or error.connection_invalidated
+            if attempt or not retry or data.client_id is None:
+                raise
+    raise AssertionError("unreachable: the second attempt returns or raises")
 
 
 def _recorded(new_id: int, values: dict, qid: str, position: int) -> RecordedJudgement:

@@ -23,6 +23,11 @@ from workbench.store.db import (
 STORAGE_ERRORS: tuple[type[Exception], ...] = (DBAPIError, OSError)
 """Errors a view maps through `storage_problem` (a read-only or full store) to a 503."""
 
+
+def shown_url(store: Store) -> str:
+    """The store's URL as messages show it: without its password."""
+    return store.engine.url.render_as_string(hide_password=True)
+
 __all__ = [
     "ENV_VAR",
     "SQLITE_SYNCHRONOUS_ENV",
@@ -31,5 +36,6 @@ __all__ = [
     "Store",
     "default_database_url",
     "open_store",
+    "shown_url",
     "storage_problem",
 ]

@@ -1,11 +1,16 @@
 """Accounts: create, authenticate, change role or password, and API tokens.
 
-Passwords are hashed with werkzeug.security; an API token is shown once and only its
-SHA-256 digest is stored (users.api_token_hash), so a token is looked up by its digest.
+Passwords are hashed with werkzeug.security, by the method the caller passes (the app's
+setting PASSWORD_HASH_METHOD, the CLI's --password-hash; default scrypt). An API token is
+shown once and only its SHA-256 digest is stored (users.api_token_hash), so a token is
+looked up by its digest.
 Usernames are unique without regard to case: ``users.name_key`` holds the case-folded name.
 Each user has a session version (``users.session_version``): a browser session carries the
 version it was opened under and ends when the version changes, which logging out, a new
 password, deactivation and reactivation do.
+
+The web and the CLI see a user as an `Account` (a frozen copy); the functions taking and
+returning `User` rows are for the services and for code holding a session.
 """
 
 from __future__ import annotations
@@ -28,8 +33,50 @@ from workbench.store.models import User, username_key
 ROLES = ("admin", "assessor")
 MIN_PASSWORD_LENGTH = 10
 COMMON_PASSWORDS_FILE = Path(__file__).with_name("common_passwords.txt")
-PASSWORD_HASH_METHOD = "scrypt"
-"""werkzeug's method for new password hashes (tests may pick a cheaper one)."""
+DEFAULT_HASH_METHOD = "scrypt"
+"""werkzeug's method for new password hashes unless the caller names another."""
+
+
+@dataclass(frozen=True)
+class Account:
+    """A user as the web and the CLI see it: a copy of the row, safe after its session."""
+
+    id: int
+    username: str
+    role: str
+    active: bool
+    session_version: int
+    has_token: bool
+    archived_at: dt.datetime | None = None  # the users page lists the archived apart
+
+    @classmethod
+    def of(cls, user: User) -> Account:
+        return cls(
+            user.id,
+            user.username,
+            user.role,
+            bool(user.active),
+            user.session_version or 0,
+            user.api_token_hash is not None,
+            user.archived_at,
+        )
+
+
+def check_hash_method(method: str) -> str:
+    """`method` if werkzeug hashes with it: scrypt[:n:r:p] or pbkdf2[:digest[:iterations]];
+    ValueError otherwise."""
+    name, *params = method.split(":")
+    numbers = all(p.isdecimal() and int(p) > 0 for p in params)
+    if name == "scrypt" and len(params) in (0, 3) and numbers:
+        return method
+    if name == "pbkdf2" and len(params) <= 2:
+        digest_ok = not params or params[0] in hashlib.algorithms_guaranteed
+        if digest_ok and all(p.isdecimal() and int(p) > 0 for p in params[1:]):
+            return method
+    raise ValueError(
+        f"unknown password hash method {method!r}: expected scrypt[:n:r:p] or "
+        "pbkdf2[:digest[:iterations]]"
+    )
 
 
 @functools.cache
@@ -68,15 +115,18 @@ def _check_password(password: str, username: str = "") -> str:
     return password
 
 
-
-
 def token_digest(token: str) -> str:
     """The stored form of an API token: hex SHA-256 of the token text."""
     return hashlib.sha256(token.encode()).hexdigest()
 
 
 def create_user(
-    session: Session, username: str, password: str | None, *, role: str = "assessor"
+    session: Session,
+    username: str,
+    password: str | None,
+    *,
+    role: str = "assessor",
+    hash_method: str = DEFAULT_HASH_METHOD,
 ) -> User:
     """A new user; the name is unique without regard to case ('Alice' and 'alice' clash).
     Without a password (None) the account cannot log in in a browser: a script account that
@@ -91,7 +141,7 @@ def create_user(
         name_key=username_key(username),
         password_hash=generate_password_hash(
             secrets.token_urlsafe(32) if password is None else _check_password(password, username),
-            method=PASSWORD_HASH_METHOD,
+            method=hash_method,
         ),
         role=_check_role(role),
     )
@@ -130,42 +180,27 @@ def list_users(session: Session, *, role: str | None = None) -> list[User]:
     return list(session.scalars(query))
 
 
-@dataclass(frozen=True)
-class Account:
-    """What the users page shows of a user (never the hashes: only whether a token is set)."""
-
-    id: int
-    username: str
-    role: str
-    active: bool
-    has_api_token: bool
-    archived_at: dt.datetime | None
-
-
-def accounts(session: Session) -> list[Account]:
-    """Every user by username, as the users page lists them."""
-    return [
-        Account(u.id, u.username, u.role, u.active, u.api_token_hash is not None, u.archived_at)
-        for u in list_users(session)
-    ]
-
-
-def authenticate(session: Session, username: str, password: str) -> User | None:
-    """The active user whose password matches, else None (same cost for unknown names)."""
+def authenticate(
+    session: Session, username: str, password: str, *, hash_method: str = DEFAULT_HASH_METHOD
+) -> User | None:
+    """The active user whose password matches, else None (an unknown name costs a check
+    against a `hash_method` hash, as a wrong password does)."""
     valid = "\x00" not in password and len(password) <= limits.PASSWORD
     user = _by_name(session, username) if valid else None
     if user is None:
-        check_password_hash(_dummy_hash(PASSWORD_HASH_METHOD), password)
+        check_password_hash(_dummy_hash(hash_method), password)
         return None
     if not check_password_hash(user.password_hash, password) or not user.active:
         return None
     return user
 
 
-def set_password(session: Session, user: User, password: str) -> None:
+def set_password(
+    session: Session, user: User, password: str, *, hash_method: str = DEFAULT_HASH_METHOD
+) -> None:
     """A new password; every open browser session of the user ends."""
     user.password_hash = generate_password_hash(
-        _check_password(password, user.username), method=PASSWORD_HASH_METHOD
+        _check_password(password, user.username), method=hash_method
     )
     end_sessions(session, user)
 
@@ -224,3 +259,64 @@ def user_by_token(session: Session, token: str) -> User | None:
         return None
     user = session.scalar(select(User).where(User.api_token_hash == token_digest(token)))
     return user if user is not None and user.active else None
+
+
+# ------------------------------------------------------------ accounts (web and CLI)
+
+
+def accounts(session: Session, *, role: str | None = None) -> list[Account]:
+    """Every user (of `role`), by username."""
+    return [Account.of(user) for user in list_users(session, role=role)]
+
+
+def account(session: Session, user_id: int) -> Account:
+    """The user with this id; NotFound otherwise."""
+    return Account.of(user_by_id(session, user_id))
+
+
+def session_account(session: Session, user_id: int, version: int) -> Account | None:
+    """The user of a browser session opened at session version `version`, if the user is
+    active and the version is still theirs; else None (the session has ended)."""
+    user = session.get(User, user_id) if 0 < user_id <= limits.INT32_MAX else None
+    if user is None or not user.active or user.session_version != version:
+        return None
+    return Account.of(user)
+
+
+def account_by_token(session: Session, token: str) -> Account | None:
+    """The active user holding this API token, else None."""
+    user = user_by_token(session, token)
+    return Account.of(user) if user is not None else None
+
+
+def log_in(
+    session: Session, username: str, password: str, *, hash_method: str = DEFAULT_HASH_METHOD
+) -> Account | None:
+    """The active user of this name and password, else None (see `authenticate`); names
+    longer than limits.USERNAME are refused without a lookup, at the same cost."""
+    if len(username) > limits.USERNAME:
+        username = ""
+    user = authenticate(session, username, password, hash_method=hash_method)
+    return Account.of(user) if user is not None else None
+
+
+def log_out_everywhere(session: Session, user_id: int) -> None:
+    """End every browser session of the user (`end_sessions`)."""
+    end_sessions(session, user_by_id(session, user_id))
+
+
+def change_own_password(
+    session: Session,
+    user_id: int,
+    old: str,
+    new: str,
+    *,
+    hash_method: str = DEFAULT_HASH_METHOD,
+) -> Account | None:
+    """Set the user's password to `new` if `old` is their password (the account, at its new
+    session version); None when `old` is wrong. ServiceError for a refused new password."""
+    user = user_by_id(session, user_id)
+    if authenticate(session, user.username, old, hash_method=hash_method) is None:
+        return None
+    set_password(session, user, new, hash_method=hash_method)
+    return Account.of(user)

@@ -28,6 +28,7 @@ from workbench.web.db import get_store
 from workbench.web.downloads import export_file
 from workbench.web.inputs import form_int
 from workbench.web.security import admin_blueprint
+from workbench.web.settings import current_settings
 from workbench.web.uploads import (
     TASK_UPLOADS,
     import_in_background,
@@ -230,8 +231,10 @@ def upload(campaign_id: int, kind: str):
     with upload_folder() as folder:
         paths = save_uploads(files, Path(folder))
         try:
+            # qrels are read and checked before the write transaction, which only writes
+            sources: list[Any] = importing.prepare_qrels(paths) if kind == "qrels" else paths
             with get_store().session() as session:
-                reports = run_import(session, writable_campaign(session, campaign_id), paths)
+                reports = run_import(session, writable_campaign(session, campaign_id), sources)
         except (ServiceError, TrecFormatError) as error:
             flash(named(str(error), paths), "error")
             return campaign(campaign_id), 400  # a refused file: the page and its message
@@ -492,6 +495,7 @@ def add_user():
             form.get("username", ""),
             form.get("password", ""),
             role=form.get("role", "assessor"),
+            hash_method=current_settings().password_hash_method,
         )
         flash(f"User {user.username!r} added.", "info")
     return back_to("admin.users")
@@ -508,7 +512,12 @@ def update_user(user_id: int):
         if action == "role":
             user_service.set_role(session, user, form.get("role", ""))
         elif action == "password":
-            user_service.set_password(session, user, form.get("password", ""))
+            user_service.set_password(
+                session,
+                user,
+                form.get("password", ""),
+                hash_method=current_settings().password_hash_method,
+            )
         elif action == "active":
             user_service.set_active(session, user, form.get("active") == "1")
         elif action == "token":

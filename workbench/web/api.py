@@ -14,13 +14,11 @@ from typing import Any
 
 from flask import Blueprint, current_app, jsonify, request, send_file
 from flask_login import current_user
-from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from workbench import limits
 from workbench.services import adaptive_pools, judging, progress
 from workbench.services import campaigns as campaign_service
 from workbench.services.errors import NotFound, ServiceError
-from workbench.store.models import Campaign
 from workbench.web.assess import own_assignment, topic_of
 from workbench.web.db import get_store
 from workbench.web.downloads import export_file
@@ -81,8 +79,7 @@ def assignment_state(assignment_id: int):
     adaptive_pools.advance(get_store(), assignment_id, current_user.id)  # adaptive pools
     with get_store().read_session() as session:
         assignment = own_assignment(session, assignment_id)
-        campaign = session.get(Campaign, assignment.campaign_id)
-        assert campaign is not None
+        campaign = campaign_service.get_campaign(session, assignment.campaign_id)
         topic = topic_of(session, assignment)
         sequence = judging.document_sequence(session, assignment)
         mine = judging.my_judgements(session, assignment)
@@ -166,20 +163,7 @@ def _judgement_input(data: Any) -> judging.JudgementInput:
 def submit(assignment_id: int):
     """Record (or revise) a judgement. 201 when stored, 200 when the client_id was known."""
     data = _judgement_input(parse_json(request.get_data()))
-    for attempt in range(2):
-        try:
-            with get_store().connection(autocommit=True) as connection:
-                judgement, created = judging.record_judgement(
-                    connection, assignment_id, current_user.id, data
-                )
-            break
-        except DBAPIError as error:
-            # Retried once where the client_id makes it safe: a concurrent retry with the same
-            # client_id won the race, or the pooled database connection had broken (the
-            # database server restarted) and the pool has been refreshed.
-            retry = isinstance(error, IntegrityError) or error.connection_invalidated
-            if attempt or not retry or data.client_id is None:
-                raise
+    judgement, created = judging.submit_judgement(get_store(), assignment_id, current_user.id, data)
     body = judging.judgement_summary(judgement)
     return jsonify(saved=True, created=created, judgement=body), 201 if created else 200
 

@@ -1,5 +1,6 @@
 """Login and logout, with throttling of repeated failures per account and address and per
-address (`security.LoginThrottle`); the password page, rate-limited per user."""
+address (`services.login_throttle`); the password page, rate-limited per user. Passwords are
+checked and hashed with the app's PASSWORD_HASH_METHOD setting."""
 
 from __future__ import annotations
 
@@ -11,15 +12,10 @@ from flask_login import current_user, login_required, logout_user
 from workbench import limits
 from workbench.services import users as user_service
 from workbench.services.errors import ServiceError
-from workbench.store.models import username_key
+from workbench.services.login_throttle import login_keys
 from workbench.web.db import get_store
-from workbench.web.security import (
-    CurrentUser,
-    LoginThrottle,
-    login_throttle,
-    rate_limited,
-    start_session,
-)
+from workbench.web.security import CurrentUser, login_throttle, rate_limited, start_session
+from workbench.web.settings import current_settings
 
 bp = Blueprint("auth", __name__)
 
@@ -43,10 +39,7 @@ def login():
     password = request.form.get("password", "")
     limit = current_app.config["LOGIN_MAX_FAILURES"]
     address = request.remote_addr or ""
-    keys = [
-        (LoginThrottle.key("account", username_key(username), address), limit),
-        (LoginThrottle.key("address", address), limit * current_app.config["LOGIN_IP_FACTOR"]),
-    ]
+    keys = login_keys(username, address, limit, limit * current_app.config["LOGIN_IP_FACTOR"])
     throttle = login_throttle()
     wait = throttle.retry_after(keys)
     if wait:
@@ -54,16 +47,15 @@ def login():
         page = render_template("auth/login.html", next=request.form.get("next", ""))
         return page, 429, {"Retry-After": str(wait)}
     with get_store().read_session() as session:
-        user = None
-        if len(username) <= limits.USERNAME:
-            user = user_service.authenticate(session, username, password)
-        current = CurrentUser.of(user) if user is not None else None
-    if current is None:
+        user = user_service.log_in(
+            session, username, password, hash_method=current_settings().password_hash_method
+        )
+    if user is None:
         throttle.failed(keys)
         flash("Unknown username or wrong password.", "error")
         return render_template("auth/login.html", next=request.form.get("next", "")), 401
-    throttle.succeeded(keys[0][0])
-    start_session(current)
+    throttle.succeeded(keys)
+    start_session(CurrentUser.of(user))
     return redirect(_safe_next(request.form.get("next")))
 
 
@@ -72,7 +64,7 @@ def login():
 def logout():
     """End this session and every other session of the user (all browsers, all workers)."""
     with get_store().session() as session:
-        user_service.end_sessions(session, user_service.user_by_id(session, current_user.id))
+        user_service.log_out_everywhere(session, current_user.id)
     logout_user()
     flash("You are logged out.", "info")
     return redirect(url_for("auth.login"))
@@ -84,21 +76,22 @@ def logout():
 def change_password():
     """A new password ends every session of the user; this browser is logged in again."""
     if request.method == "POST":
-        with get_store().session() as session:
-            user = user_service.user_by_id(session, current_user.id)
-            if (
-                user_service.authenticate(session, user.username, request.form.get("old", ""))
-                is None
-            ):
-                flash("The current password is wrong.", "error")
-                return render_template("auth/password.html"), 400
-            try:
-                user_service.set_password(session, user, request.form.get("new", ""))
-            except ServiceError as error:
-                flash(str(error), "error")
-                return render_template("auth/password.html"), 400
-            current = CurrentUser.of(user)
-        start_session(current)
+        try:
+            with get_store().session() as session:
+                user = user_service.change_own_password(
+                    session,
+                    current_user.id,
+                    request.form.get("old", ""),
+                    request.form.get("new", ""),
+                    hash_method=current_settings().password_hash_method,
+                )
+        except ServiceError as error:
+            flash(str(error), "error")
+            return render_template("auth/password.html"), 400
+        if user is None:
+            flash("The current password is wrong.", "error")
+            return render_template("auth/password.html"), 400
+        start_session(CurrentUser.of(user))
         flash("Password changed; your other sessions have ended.", "info")
         return redirect(url_for("index"))
     return render_template("auth/password.html")

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from flask import Flask, current_app, jsonify, request
 from flask.typing import ResponseReturnValue
-from sqlalchemy.exc import DBAPIError
 
-from workbench.store.db import Store, default_database_url, open_store, storage_problem
+from workbench.services.store_handle import (
+    STORAGE_ERRORS,
+    Store,
+    default_database_url,
+    open_store,
+    storage_problem,
+)
 from workbench.web.settings import EXTENSION as SETTINGS
 
 EXTENSION = "workbench_store"
@@ -19,8 +24,8 @@ def init_app(app: Flask) -> None:
     app.config["DATABASE_URL"] = url
     synchronous = app.extensions[SETTINGS].sqlite_synchronous
     app.extensions[EXTENSION] = open_store(url, upgrade=True, sqlite_synchronous=synchronous)
-    app.register_error_handler(DBAPIError, _storage_error)
-    app.register_error_handler(OSError, _storage_error)
+    for error in STORAGE_ERRORS:
+        app.register_error_handler(error, _storage_error)
 
 
 def _storage_error(error: Exception) -> ResponseReturnValue:

@@ -19,11 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from flask import Flask, current_app
-from sqlalchemy.orm import Session
 
 from workbench.services import jobs
-from workbench.store.db import ENV_VAR, SQLITE_SYNCHRONOUS_ENV, open_store
-from workbench.store.models import Campaign
+from workbench.services.store_handle import ENV_VAR, SQLITE_SYNCHRONOUS_ENV, Session, open_store
 from workbench.web.db import get_store
 from workbench.web.settings import EXTENSION as SETTINGS
 
@@ -32,7 +30,9 @@ KEY_ENV = "WORKBENCH_REPORT_JOB_KEY"
 WAIT_S = 1.0
 DIGEST = hashlib.sha256().digest_size
 
-PageFunction = Callable[[Session, Campaign, dict[str, Any], jobs.Progress], dict[str, Any]]
+PageFunction = Callable[[Session, Any, dict[str, Any], jobs.Progress], dict[str, Any]]
+"""Builds a report page's context from (session, the campaign as `services.jobs` loads it,
+the job's params, progress); the campaign is opaque here, handed on to the services."""
 
 
 def seal(context: Mapping[str, Any], key: bytes) -> bytes:
@@ -59,7 +59,7 @@ def page_job(kind: str, build: PageFunction) -> None:
     """Register `kind`: its result is the sealed context `build` returns."""
 
     def run(
-        session: Session, campaign: Campaign, params: dict[str, Any], progress: jobs.Progress
+        session: Session, campaign: Any, params: dict[str, Any], progress: jobs.Progress
     ) -> bytes:
         key = bytes.fromhex(os.environ[KEY_ENV])
         return seal(build(session, campaign, params, progress), key)

@@ -10,12 +10,11 @@ reactivation, on every worker at once since each request reads the user) and
 SESSION_HOURS after the login. An API token is looked up at each request: a token replaced
 or a user deactivated is refused at once by every worker.
 Failed logins are counted in the store (shared by every worker) per account and address and
-per address, with a doubling wait (`LoginThrottle`).
+per address, with a doubling wait (`services.login_throttle`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import math
 import threading
@@ -42,8 +41,6 @@ from flask import (
 )
 from flask_login import LoginManager, UserMixin, current_user, login_required, login_user
 from flask_wtf.csrf import CSRFError, CSRFProtect
-from sqlalchemy import delete, select
-from sqlalchemy.exc import IntegrityError
 from werkzeug.exceptions import (
     HTTPException,
     InternalServerError,
@@ -52,10 +49,10 @@ from werkzeug.exceptions import (
 )
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from workbench import limits
 from workbench.services import users as user_service
 from workbench.services.errors import NotFound
-from workbench.store.models import LoginFailure, User
+from workbench.services.login_throttle import LoginThrottle
+from workbench.web.db import EXTENSION as STORE
 from workbench.web.db import get_store
 from workbench.web.inputs import BoundedIntConverter
 
@@ -71,7 +68,7 @@ LOGIN_AT = "_login_at"
 
 @dataclass(frozen=True)
 class CurrentUser(UserMixin):
-    """The logged-in user as the views see it (a detached copy of the row)."""
+    """The logged-in user as the views see it (from the service's `Account`)."""
 
     id: int
     username: str
@@ -79,8 +76,8 @@ class CurrentUser(UserMixin):
     session_version: int = 0
 
     @classmethod
-    def of(cls, user: User) -> CurrentUser:
-        return cls(user.id, user.username, user.role, user.session_version or 0)
+    def of(cls, user: user_service.Account) -> CurrentUser:
+        return cls(user.id, user.username, user.role, user.session_version)
 
     @property
     def is_admin(self) -> bool:
@@ -123,10 +120,8 @@ def _load_user(session_id: str) -> CurrentUser | None:
     if not isinstance(login_at, int) or time.time() - login_at > lifetime:
         return None
     with get_store().read_session() as db:
-        user = db.get(User, int(user_id)) if int(user_id) <= limits.INT32_MAX else None
-        if user is None or not user.active or user.session_version != int(version):
-            return None
-        return CurrentUser.of(user)
+        user = user_service.session_account(db, int(user_id), int(version))
+    return CurrentUser.of(user) if user is not None else None
 
 
 @login_manager.request_loader
@@ -138,8 +133,8 @@ def _load_user_from_token(_request: Any) -> CurrentUser | None:
     if not token or "\x00" in token:
         return None
     with get_store().read_session() as session:
-        user = user_service.user_by_token(session, token)
-        return CurrentUser.of(user) if user is not None else None
+        user = user_service.account_by_token(session, token)
+    return CurrentUser.of(user) if user is not None else None
 
 
 def wants_json() -> bool:
@@ -188,76 +183,6 @@ def admin_blueprint(name: str, import_name: str, url_prefix: str) -> Blueprint:
         return render_template("error.html", code=404, message=str(error)), 404
 
     return bp
-
-
-class LoginThrottle:
-    """Failed logins per key, in the store so that every worker process shares them.
-
-    A key is a digest (fixed length, whatever the username's length) of an account and the
-    client's address, or of an address alone. After `limit` failures of a key the next login
-    for it waits `window` seconds, and each further failure doubles the wait (at most
-    `max_wait`). A key is forgotten one quiet `window` after its wait ends, or at a successful
-    login. Nothing is written for a refused (throttled) attempt, and expired keys are deleted
-    on each write, so the table holds only keys that failed recently.
-    """
-
-    def __init__(self, window: float, max_wait: float) -> None:
-        self.window = window
-        self.max_wait = max_wait
-
-    @staticmethod
-    def key(*parts: str) -> str:
-        text = "\x1f".join(part[: 4 * limits.USERNAME] for part in parts)
-        return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()
-
-    def wait(self, failures: int, limit: int) -> float:
-        """Seconds a key with this many failures waits after its last failure."""
-        if failures < limit:
-            return 0.0
-        return min(self.window * 2 ** min(failures - limit, 30), self.max_wait)
-
-    def retry_after(self, keys: list[tuple[str, int]]) -> int:
-        """Seconds until a login for these keys may be tried again (0 = allowed now)."""
-        now = time.time()
-        with get_store().read_session() as db:
-            rows = {
-                row.key: (row.failures, row.last_at)
-                for row in db.scalars(
-                    select(LoginFailure).where(LoginFailure.key.in_([k for k, _ in keys]))
-                )
-            }
-        waits = [
-            self.wait(rows[key][0], limit) - (now - rows[key][1])
-            for key, limit in keys
-            if key in rows
-        ]
-        longest = max(waits, default=0.0)
-        return math.ceil(longest) if longest > 0 else 0
-
-    def failed(self, keys: list[tuple[str, int]]) -> None:
-        """Count a failure for each key (a key quiet for its wait and a window starts again)."""
-        now = time.time()
-        for attempt in range(2):
-            try:
-                with get_store().session() as db:
-                    horizon = now - self.max_wait - self.window
-                    db.execute(delete(LoginFailure).where(LoginFailure.last_at < horizon))
-                    for key, limit in keys:
-                        row = db.get(LoginFailure, key)
-                        if row is None:
-                            db.add(LoginFailure(key=key, failures=1, last_at=now))
-                            continue
-                        forgotten = now - row.last_at > self.wait(row.failures, limit) + self.window
-                        row.failures = 1 if forgotten else row.failures + 1
-                        row.last_at = now
-                return
-            except IntegrityError:  # another worker inserted the same key: count again
-                if attempt:
-                    raise
-
-    def succeeded(self, key: str) -> None:
-        with get_store().session() as db:
-            db.execute(delete(LoginFailure).where(LoginFailure.key == key))
 
 
 class RateLimiter:
@@ -409,7 +334,9 @@ def init_app(app: Flask) -> None:
     app.register_error_handler(HTTPException, _error_page)
     app.register_error_handler(InternalServerError, _server_error)
     app.extensions["workbench_login_throttle"] = LoginThrottle(
-        float(app.config["LOGIN_LOCKOUT_SECONDS"]), float(app.config["LOGIN_MAX_WAIT_SECONDS"])
+        app.extensions[STORE],
+        float(app.config["LOGIN_LOCKOUT_SECONDS"]),
+        float(app.config["LOGIN_MAX_WAIT_SECONDS"]),
     )
     app.extensions["workbench_rate_limiter"] = RateLimiter()
     app.after_request(_headers)

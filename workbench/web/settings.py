@@ -13,7 +13,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from flask import current_app
+
 from workbench import limits
+from workbench.services.users import DEFAULT_HASH_METHOD, check_hash_method
 
 PREFIX = "WORKBENCH"
 EXTENSION = "workbench_settings"
@@ -32,6 +35,14 @@ def _number(config: Mapping[str, Any], name: str, default: float) -> float:
     return number
 
 
+def _hash_method(config: Mapping[str, Any]) -> str:
+    value = str(config.get("PASSWORD_HASH_METHOD") or "").strip()
+    try:
+        return check_hash_method(value or DEFAULT_HASH_METHOD)
+    except ValueError as error:
+        raise ValueError(f"${PREFIX}_PASSWORD_HASH_METHOD: {error}") from None
+
+
 def _flag(config: Mapping[str, Any], name: str) -> bool:
     value = config.get(name)
     return value is True or str(value).strip() == "1"
@@ -44,7 +55,9 @@ class Settings:
     reverse proxies set X-Forwarded-For; default 0); max_upload_mb (MAX_UPLOAD_MB, default
     512); judge_submits_per_second (JUDGE_SUBMITS_PER_SECOND per assessor and worker after a
     burst of 100; default 10; 0: off); sqlite_synchronous (SQLITE_SYNCHRONOUS: NORMAL or
-    FULL, see `store.db.sqlite_synchronous`)."""
+    FULL, see `store.db.sqlite_synchronous`); password_hash_method (PASSWORD_HASH_METHOD:
+    werkzeug's scrypt[:n:r:p] or pbkdf2[:digest[:iterations]] for the passwords this app
+    sets and the cost of checking an unknown name; default scrypt)."""
 
     secure_cookies: bool = False
     session_hours: float = 9.0
@@ -52,6 +65,7 @@ class Settings:
     max_upload_mb: float = limits.UPLOAD_BODY_BYTES / 2**20
     judge_submits_per_second: float = 10.0
     sqlite_synchronous: str | None = None
+    password_hash_method: str = DEFAULT_HASH_METHOD
 
     @classmethod
     def of(cls, config: Mapping[str, Any]) -> Settings:
@@ -66,6 +80,7 @@ class Settings:
                 config, "JUDGE_SUBMITS_PER_SECOND", default.judge_submits_per_second
             ),
             sqlite_synchronous=str(synchronous) if synchronous else None,
+            password_hash_method=_hash_method(config),
         )
 
     def flask_config(self) -> dict[str, Any]:
@@ -78,3 +93,9 @@ class Settings:
             "TRUSTED_PROXIES": self.trusted_proxies,
             "RATE_JUDGE": (self.judge_submits_per_second, 100),
         }
+
+
+def current_settings() -> Settings:
+    """The settings of the app handling this request."""
+    settings: Settings = current_app.extensions[EXTENSION]
+    return settings
