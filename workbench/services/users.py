@@ -15,6 +15,7 @@ returning `User` rows are for the services and for code holding a session.
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import hashlib
 import secrets
@@ -46,6 +47,7 @@ class Account:
     active: bool
     session_version: int
     has_token: bool
+    archived_at: dt.datetime | None = None  # the users page lists the archived apart
 
     @classmethod
     def of(cls, user: User) -> Account:
@@ -56,6 +58,7 @@ class Account:
             bool(user.active),
             user.session_version or 0,
             user.api_token_hash is not None,
+            user.archived_at,
         )
 
 
