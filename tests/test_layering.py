@@ -11,6 +11,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "workbench"
 LAYERS = ("web", "cli")
 FORBIDDEN = ("sqlalchemy", "workbench.store")
 
+
 def _module_name(path: Path, package: Path = PACKAGE) -> str:
     parts = path.relative_to(package.parent).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
