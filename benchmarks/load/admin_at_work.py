@@ -17,9 +17,10 @@ the assessors judge for `--seconds`; meanwhile one admin thread, in this order:
 The assessors judge until the admin is done (at most `--seconds`).
 
 Reports the judgements' latency (p50/p95/p99/max) over the whole window and while each
-import ran, the admin's actions and durations, and checks the store: every acknowledged
-judgement stored once, none lost. The sizes are parameters; the defaults are small for a
-quick run (`--run-mb 200 --docs-mb 1024` is the full size of issue 11).
+import ran, the admin's actions and durations, on SQLite the longest holds of the store's
+write lock (by any process: `WORKBENCH_WRITE_LOCK_LOG`), and checks the store: every
+acknowledged judgement stored once, none lost. The sizes are parameters; the defaults are
+small for a quick run (`--run-mb 200 --docs-mb 1024` is the full size of issue 11).
 
     python benchmarks/load/admin_at_work.py [--db URL] [--run-mb 20] [--docs-mb 50]
         [--seconds 60] [--rate 300] [--assessors 50]
@@ -52,6 +53,7 @@ import run_load
 from workbench.services import campaigns, importing
 from workbench.services import users as user_service
 from workbench.store import Store, open_store
+from workbench.store.db import WRITE_LOCK_LOG_ENV
 
 ADMIN = "load-admin"
 ADMIN_PASSWORD = "a long admin password"
@@ -310,6 +312,18 @@ def window_latencies(
     return np.array(picked) * 1000.0
 
 
+def read_lock_log(path: Path) -> list[tuple[float, float, str]]:
+    """The write lock's holds (seconds, time.monotonic at release, command), longest first."""
+    if not path.exists():
+        return []
+    holds = []
+    for line in path.read_text().splitlines():
+        held, at, _pid, command = line.split(" ", 3)
+        role = "import documents" if " import documents " in command else command[-60:]
+        holds.append((float(held), float(at), role))
+    return sorted(holds, reverse=True)
+
+
 def percentiles(latencies_ms: np.ndarray) -> dict[str, float]:
     if latencies_ms.size == 0:
         return {"n": 0}
@@ -356,6 +370,8 @@ def main(argv: list[str] | None = None) -> int:
         run_lines = write_big_run(files["run"], qids, args.run_mb)
         n_documents = write_big_documents(files["documents"], args.docs_mb)
         generated = time.monotonic() - generated
+        lock_log = folder / "writelock.log"  # every hold of SQLite's write lock >= 5 ms
+        os.environ[WRITE_LOCK_LOG_ENV] = str(lock_log)  # for the server and the import
         server = run_load.Server(url, folder / "server", workers=args.workers, threads=args.threads)
         log = AdminLog()
         results = [run_load.AssessorResult() for _ in load.assessors]
@@ -400,6 +416,7 @@ def main(argv: list[str] | None = None) -> int:
             server.stop()
         check = run_load.check_store(store, load, results)
         store.dispose()
+        holds = read_lock_log(lock_log)
 
     all_ms = np.array([x for r in results for x in r.latencies_s]) * 1000.0
     windows = {}
@@ -410,6 +427,12 @@ def main(argv: list[str] | None = None) -> int:
     if gets:
         span = (gets[0][0], gets[-1][1])
         windows["report pages"] = percentiles(window_latencies(results, sent, *span))
+    lock_holds = {"longest_s": holds[0][0] if holds else None, "holds_logged": len(holds)}
+    for action, start, end, _ in log.actions:
+        if action.startswith(("upload", "import")):
+            during = [h for h in holds if start <= h[1] <= end]
+            lock_holds[f"longest during {action}"] = during[0][0] if during else None
+    lock_holds["longest 5"] = [f"{h[0]:.3f} s by {h[2]}" for h in holds[:5]]
     pages = Counter(a for a, *_ in log.actions if a.startswith("GET"))
     slowest = max((e - s, a) for a, s, e, _ in log.actions) if log.actions else (0.0, "-")
     figures = {
@@ -426,6 +449,7 @@ def main(argv: list[str] | None = None) -> int:
         "judgements": percentiles(all_ms),
         "judgements_per_s": all_ms.size / max(elapsed - args.ramp_up, 1e-9),
         "during": windows,
+        "write_lock_holds": lock_holds if url.startswith("sqlite") else "none (no store lock)",
         "admin_actions": [
             {"action": a, "seconds": round(e - s, 2), "status": st} for a, s, e, st in log.actions
         ],

@@ -15,7 +15,7 @@ from sqlalchemy import update
 from tests.web.conftest import World, get_store_of, make_app, serve_in_thread
 from tests.web.test_browser import CHROMEDRIVER, CHROMIUM, browser, log_in_as  # noqa: F401
 from workbench.services import judging
-from workbench.store.models import Assignment, Document, Topic
+from workbench.store.models import Assignment, DocumentRow, Topic
 
 pytestmark = [
     pytest.mark.browser,
@@ -36,8 +36,8 @@ def server(world_url, world: World, tmp_path: Path) -> Iterator[str]:
     app = make_app(world_url[0], tmp_path / "live", WTF_CSRF_ENABLED=True, TESTING=False)
     with get_store_of(app).session() as session:
         session.execute(
-            update(Document)
-            .where(Document.campaign_id == world.campaign_id)
+            update(DocumentRow)  # the rows behind the documents view
+            .where(DocumentRow.campaign_id == world.campaign_id)
             .values(text=DOCUMENT_PAYLOAD, title=DOCUMENT_PAYLOAD)
         )
         session.execute(

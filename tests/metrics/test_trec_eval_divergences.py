@@ -191,6 +191,24 @@ def test_duplicate_documents_are_reported_before_the_shared_gains(tmp_path: Path
     assert "duplicate" in err and "share one set" not in err
 
 
+def test_shared_gains_before_an_error_follow_trec_evals_one_gain_table(tmp_path: Path) -> None:
+    """Before the duplicate in topic 2 stops it, trec_eval 10 prints topic 1 computed with the
+    gains written last (ndcg's) for all three, each named after the gains set before it
+    (expected lines from the trec_eval 10.0 binary)."""
+    q, r = _files(
+        tmp_path,
+        "1 0 a 1\n1 0 b 2\n2 0 c 1\n",
+        "1 Q0 a 1 2 r\n1 Q0 b 2 1 r\n2 Q0 c 1 2 r\n2 Q0 c 2 1 r\n",
+    )
+    status, out, _ = _trec_eval("-q", "-m", "dcg.1=7", "-m", "ideal_dcg", "-m", "ndcg.2=5", q, r)
+    assert status == 4
+    assert out == (
+        _line("dcg_1=7", "1", "4.1546")
+        + _line("ideal_dcg_1=7", "1", "5.6309")
+        + _line("ndcg_2=5", "1", "0.7378")
+    )
+
+
 def test_rndcg_is_nan_when_the_ideal_gain_never_changes(tmp_path: Path) -> None:
     """-l 0 and only grade-0 judgements: R > 0 but no positive ideal gain, 0/0 in trec_eval."""
     q, r = _files(tmp_path, "1 0 a 0\n1 0 b 0\n", "1 Q0 a 1 1 r\n")

@@ -135,6 +135,10 @@ def test_runs_qrels_and_final_labels_change_the_fingerprint(
     with store.session() as s:
         s.execute(update(FinalLabel).values(grade=2))  # changed in place
     seen.append(now())
+    documents = tmp_path / "docs.jsonl"
+    documents.write_text('{"docno": "D1", "text": "one"}\n')
+    importing.import_documents_in_steps(store, campaign, [documents])
+    seen.append(now())
     assert len(set(seen)) == len(seen)
 
 
@@ -175,3 +179,18 @@ def test_a_deleted_campaign_takes_its_jobs_along(store: Store, campaign: int) ->
         s.delete(s.get(Campaign, campaign))
     with store.read_session() as s:
         assert s.scalar(select(ReportJob.id)) is None
+
+
+def test_a_queued_job_says_how_many_jobs_are_ahead_of_it(store: Store, campaign: int) -> None:
+    """One job runs per process: a report queued behind others says so on its page."""
+    wakes = Wakes()
+    first = jobs.request_job(store, campaign, KIND, {"n": 1}, worker=wakes, wait=0)
+    assert first.progress == "queued"  # nothing ahead of it
+    second = jobs.request_job(store, campaign, KIND, {"n": 2}, worker=wakes, wait=0)
+    assert second.progress.startswith("waiting: 1 report(s) or import(s) ahead of it")
+    assert jobs._claim_next(store) == (first.id, 1)  # the first runs: still ahead
+    third = jobs.request_job(store, campaign, KIND, {"n": 3}, worker=wakes, wait=0)
+    assert third.progress.startswith("waiting: 2 report(s)")
+    jobs.run_job(store, first.id)
+    again = jobs.request_job(store, campaign, KIND, {"n": 3}, worker=wakes, wait=0)
+    assert again.progress.startswith("waiting: 1 report(s)")

@@ -104,3 +104,36 @@ def test_pool_build_passes_each_strategys_options(cli, files, options, recorded)
     assert recorded in built.stdout
     stats = json.loads(cli("pool", "stats", "--campaign", "c", "--format", "json").stdout)
     assert stats["runs"] == ["B", "A"] and stats["seed"] == 3
+
+
+def test_a_qrels_file_is_read_before_the_write_transaction(cli, database_url, files, monkeypatch):
+    """While the qrels file is parsed another process's store can write: the command opens
+    its write transaction (the store's write lock, on SQLite) only to write the labels."""
+    import threading
+
+    from workbench import trec
+    from workbench.store import open_store
+    from workbench.store.models import User
+
+    assert cli("db", "upgrade").exit_code == 0
+    assert cli("campaign", "create", "c").exit_code == 0
+    other = open_store(database_url)
+    real = trec.read_qrels
+    written: list[bool] = []
+
+    def read_while_another_writes(*args, **kwargs):
+        def write() -> None:
+            with other.session() as session:
+                session.add(User(username="writer", password_hash="x"))
+            written.append(True)
+
+        writer = threading.Thread(target=write, daemon=True)
+        writer.start()
+        writer.join(60)  # a hang guard: the write would wait for a held write lock
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(trec, "read_qrels", read_while_another_writes)
+    imported = cli("import", "qrels", "--campaign", "c", str(files["qrels"]))
+    other.dispose()
+    assert imported.exit_code == 0, imported.output
+    assert written == [True], "the other writer waited for the qrels import"

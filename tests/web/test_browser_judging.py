@@ -20,7 +20,7 @@ from tests.web.test_browser import (  # noqa: F401
 )
 from workbench.services import judging
 from workbench.services.judgements import current_judgements
-from workbench.store.models import Document, User
+from workbench.store.models import DocumentRow, User
 
 assert pytestmark  # the same skip rule as the other browser tests
 
@@ -41,8 +41,11 @@ def world_server(server, tmp_path: Path):  # type: ignore[no-untyped-def]  # noq
     world = populate(store, tmp_path / "files")
     with store.session() as s:  # D1 and D2 (alice's first documents of T1) are long
         s.execute(
-            update(Document)
-            .where(Document.campaign_id == world.campaign_id, Document.docno.in_(["D1", "D2"]))
+            update(DocumentRow)  # the rows behind the documents view
+            .where(
+                DocumentRow.campaign_id == world.campaign_id,
+                DocumentRow.docno.in_(["D1", "D2"]),
+            )
             .values(text=LONG_TEXT)
         )
     return base, app, world

@@ -191,17 +191,13 @@ def import_documents(
     """Documents: JSONL {"docno","title","text",...} or TREC <DOC> SGML (.gz too), streamed."""
     _campaign_exists(ctx, campaign_name)
     store = get_store(ctx)
-    staged = _read_first(lambda: importing.stage_documents(store, files, format=fmt))
-    try:
-        with transaction(ctx) as session:
-            target = campaigns.get_campaign(session, campaign_name)
-            report(
-                importing.import_documents(
-                    session, target, staged, only_pooled=only_pooled, replace=replace
-                )
-            )
-    finally:
-        importing.discard_staged(store, staged.batch)
+    # Written in short transactions of their own, shown all at once at the end (or never).
+    imported = _read_first(
+        lambda: importing.import_documents_in_steps(
+            store, campaign_name, files, only_pooled=only_pooled, format=fmt, replace=replace
+        )
+    )
+    report(imported)
 
 
 @import_group.command("runs")
@@ -270,10 +266,12 @@ def import_qrels(
     """Existing qrels, each file as a named set."""
     if name is not None and len(files) > 1:
         fail("--name needs exactly one file")
+    _campaign_exists(ctx, campaign_name)
+    prepared = _read_first(lambda: importing.prepare_qrels(files))
     with transaction(ctx) as session:
         target = campaigns.get_campaign(session, campaign_name)
-        for path in files:
-            report(importing.import_qrels(session, target, path, name=name))
+        for qrels in prepared:
+            report(importing.import_qrels(session, target, qrels, name=name))
 
 
 # ---------------------------------------------------------------- pool

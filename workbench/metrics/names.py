@@ -202,8 +202,30 @@ def _resolve(names: tuple[str, ...], compat: int) -> tuple[Measure, ...]:
         elif measure.name not in chosen or chosen[measure.name].param_text is None:
             chosen[measure.name] = measure
     order = family_order(compat)
-    ordered = sorted(chosen.values(), key=lambda m: order.index(m.name))
+    ordered = _share_gains(sorted(chosen.values(), key=lambda m: order.index(m.name)))
     return (*ordered, *extra.values())
+
+
+def _share_gains(ordered: list[Measure]) -> list[Measure]:
+    """trec_eval 10's one gain table for dcg, ideal_dcg and ndcg: each measure, initialised in
+    table order, writes its gains into the shared table and is named after what the table
+    holds at that moment; all three then compute with the gains written last. (Its output
+    is then lost in a crash at exit, see :func:`refuse_shared_gains`, except the lines it
+    prints before an error in the files.)"""
+    given = [m for m in ordered if m.name in SHARED_GAINS and m.param_text is not None]
+    if not given:
+        return ordered
+    shared: Measure | None = None
+    out = []
+    for measure in ordered:
+        if measure.name in SHARED_GAINS:
+            if measure.param_text is not None:
+                shared = measure
+            measure = Measure(
+                measure.family, given[-1].params, shared.param_text if shared else None
+            )
+        out.append(measure)
+    return out
 
 
 def measure_help(names: list[str], compat: int = 10) -> str:

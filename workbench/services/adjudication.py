@@ -21,10 +21,11 @@ from sqlalchemy.orm import Session
 
 from workbench import limits
 from workbench.agreement import MergeRule, TieRule, binarise, merge_grades
+from workbench.services.campaigns import CampaignInfo, campaign_info
 from workbench.services.errors import ServiceError
-from workbench.services.judgements import counted_judgements
+from workbench.services.judgements import counted_judgements, withdrawn_note
 from workbench.services.qrels import qrels_completeness
-from workbench.store.models import Campaign, FinalLabel, Topic, User, utcnow
+from workbench.store.models import Campaign, Document, FinalLabel, Topic, User, utcnow
 
 RULES = ("majority", "mean", "any", "all", "primary")
 TIES = ("adjudicate", "higher", "lower")
@@ -261,14 +262,69 @@ def disagreement_queue(
     return queue
 
 
-def narratives(session: Session, campaign: Campaign, qids: set[str]) -> dict[str, str]:
-    """qid -> the topic's narrative (what the adjudicator reads beside the grades)."""
-    rows = session.execute(
-        select(Topic.qid, Topic.narrative).where(
-            Topic.campaign_id == campaign.id, Topic.qid.in_(qids)
+SNIPPET_CHARS = 600  # of a document's text on the adjudication page
+
+
+@dataclass(frozen=True)
+class QueueEntry:
+    """A queue item as the adjudication page shows it: with its topic's title and narrative,
+    and the document's title and first SNIPPET_CHARS characters of text."""
+
+    item: QueueItem
+    topic: str
+    narrative: str
+    title: str
+    text: str
+
+
+@dataclass(frozen=True)
+class AdjudicationPage:
+    """The adjudication page: the campaign, the queue under the chosen rule (empty, with
+    `error` saying why, when the rule is refused) and the note on withdrawn judgements."""
+
+    campaign: CampaignInfo
+    entries: tuple[QueueEntry, ...]
+    error: str | None
+    withdrawn: str
+
+
+def adjudication_page(
+    session: Session, campaign: Campaign, rule: str, *, tie: str, primary: str | None
+) -> AdjudicationPage:
+    """The disagreement queue under `rule` with what the adjudicator reads beside it."""
+    error = None
+    try:
+        queue = disagreement_queue(session, campaign, rule, tie=tie, primary=primary)
+    except ServiceError as refused:
+        queue, error = [], str(refused)
+    qids, docnos = {q.qid for q in queue}, {q.docno for q in queue}
+    topics = {
+        qid: (title, narrative or "")
+        for qid, title, narrative in session.execute(
+            select(Topic.qid, Topic.title, Topic.narrative).where(
+                Topic.campaign_id == campaign.id, Topic.qid.in_(qids)
+            )
         )
+    }
+    documents = {
+        docno: (title, text[:SNIPPET_CHARS])
+        for docno, title, text in session.execute(
+            select(Document.docno, Document.title, Document.text).where(
+                Document.campaign_id == campaign.id, Document.docno.in_(docnos)
+            )
+        )
+    }
+    entries = tuple(
+        QueueEntry(
+            q,
+            *topics.get(q.qid, ("", "")),
+            *documents.get(q.docno, ("", "")),
+        )
+        for q in queue
     )
-    return {qid: narrative or "" for qid, narrative in rows}
+    return AdjudicationPage(
+        campaign_info(campaign), entries, error, withdrawn_note(session, campaign)
+    )
 
 
 def record_decision(

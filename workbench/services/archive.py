@@ -8,6 +8,7 @@ judgement log is never deleted), and `dependents` gives the counts the admin see
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
@@ -119,6 +120,25 @@ def dependents(session: Session, obj: Any) -> Dependents:
         }
         return Dependents(counts, ("judgements", "adjudications"))
     raise TypeError(f"cannot archive {type(obj).__name__}")
+
+
+@dataclass(frozen=True)
+class Archivable:
+    """What the pages show of an archivable object: its kind ('campaign', 'run', 'topic',
+    'pool', 'user'), id, name in messages (`name_of`), and its campaign (None for a campaign
+    or a user)."""
+
+    kind: str
+    id: int
+    name: str
+    archived_at: dt.datetime | None
+    campaign_id: int | None
+
+
+def archivable(obj: Any) -> Archivable:
+    kind = next(kind for kind, model in KINDS.items() if isinstance(obj, model))
+    campaign_id = None if isinstance(obj, Campaign | User) else obj.campaign_id
+    return Archivable(kind, obj.id, name_of(obj), obj.archived_at, campaign_id)
 
 
 def name_of(obj: Any) -> str:

@@ -19,7 +19,7 @@ from workbench.pooling import PRESENTATION_ORDERS
 from workbench.services import adaptive_pools
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.topics import listed
-from workbench.store.models import Assignment, Campaign, Pool, PoolEntry, User
+from workbench.store.models import Assignment, Campaign, Pool, PoolEntry, Topic, User
 
 ORDERS = PRESENTATION_ORDERS
 
@@ -46,6 +46,31 @@ def list_assignments(
     if active:
         query = query.where(Assignment.active.is_(True))
     return list(session.scalars(query.order_by(Assignment.qid, Assignment.user_id)))
+
+
+def assignment_in(session: Session, campaign_id: int, assignment_id: int) -> Assignment:
+    """The campaign's assignment with this id; NotFound otherwise."""
+    assignment = session.get(Assignment, assignment_id)
+    if assignment is None or assignment.campaign_id != campaign_id:
+        raise NotFound(f"campaign {campaign_id} has no assignment {assignment_id}")
+    return assignment
+
+
+def own_assignment(session: Session, assignment_id: int, user_id: int) -> Assignment:
+    """The user's active assignment with this id; NotFound for anyone else's (or none)."""
+    assignment = session.get(Assignment, assignment_id)
+    if assignment is None or assignment.user_id != user_id or not assignment.active:
+        raise NotFound(f"no assignment {assignment_id} of yours")
+    return assignment
+
+
+def assignment_topic(session: Session, assignment: Assignment) -> Topic | None:
+    """The topic an assignment is about (None if the campaign no longer has it)."""
+    return session.scalar(
+        select(Topic).where(
+            Topic.campaign_id == assignment.campaign_id, Topic.qid == assignment.qid
+        )
+    )
 
 
 def assignments_for_user(session: Session, user_id: int) -> list[Assignment]:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from sqlalchemy import select
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from workbench import limits
 from workbench.services.errors import NotFound, ServiceError
-from workbench.store.models import Campaign, Grade
+from workbench.store.models import Campaign, Grade, Run, Topic
 
 ScalePoint = tuple[int, str, str]  # (value, label, key)
 
@@ -143,6 +147,67 @@ def list_campaigns(session: Session, *, archived: bool = False) -> list[Campaign
     """The campaigns by name: the current ones, or (archived=True) the archived ones."""
     hidden = Campaign.archived_at.is_not(None) if archived else Campaign.archived_at.is_(None)
     return list(session.scalars(select(Campaign).where(hidden).order_by(Campaign.name)))
+
+
+@dataclass(frozen=True)
+class GradeInfo:
+    value: int
+    label: str
+    key: str
+
+
+@dataclass(frozen=True)
+class CampaignInfo:
+    """What the pages show of a campaign (read in its session, rendered after it closed)."""
+
+    id: int
+    name: str
+    description: str
+    relevance_level: int
+    count_withdrawn: bool
+    guidelines: str
+    archived_at: dt.datetime | None
+    grades: tuple[GradeInfo, ...]
+
+
+def campaign_info(campaign: Campaign) -> CampaignInfo:
+    return CampaignInfo(
+        id=campaign.id,
+        name=campaign.name,
+        description=campaign.description,
+        relevance_level=campaign.relevance_level,
+        count_withdrawn=campaign.count_withdrawn,
+        guidelines=campaign.guidelines,
+        archived_at=campaign.archived_at,
+        grades=tuple(GradeInfo(g.value, g.label, g.key) for g in campaign.grades),
+    )
+
+
+@dataclass(frozen=True)
+class CampaignRow:
+    """A line of the campaigns list: the campaign and its numbers of topics and runs."""
+
+    campaign: CampaignInfo
+    topics: int
+    runs: int
+
+
+def count_in(session: Session, model: Any, campaign_id: int) -> int:
+    """The number of rows of `model` (a table with a campaign_id) in the campaign."""
+    return session.scalar(select(func.count()).where(model.campaign_id == campaign_id)) or 0
+
+
+def campaign_infos(session: Session, *, archived: bool = False) -> list[CampaignInfo]:
+    """`list_campaigns` as the pages show them."""
+    return [campaign_info(c) for c in list_campaigns(session, archived=archived)]
+
+
+def campaign_rows(session: Session) -> list[CampaignRow]:
+    """The current campaigns by name, with their numbers of topics and runs."""
+    return [
+        CampaignRow(campaign_info(c), count_in(session, Topic, c.id), count_in(session, Run, c.id))
+        for c in list_campaigns(session)
+    ]
 
 
 def scale_of(campaign: Campaign) -> list[dict[str, int | str]]:

@@ -6,9 +6,9 @@ Each function works inside the caller's session and transaction: it raises on th
 Runs are stored whole as RunTopic blobs (one row per run and topic, bulk-inserted).
 
 Large inputs are read before that transaction, so that it (the store's write lock, on SQLite)
-is short: `prepare_runs` parses and encodes run files in memory; `stage_documents` writes
-documents to a staging table in short transactions, which the import's transaction copies
-in SQL (the documents become visible at once, at its commit, or never).
+is short: `prepare_runs` parses and encodes run files in memory, `prepare_qrels` reads a
+qrels file; `import_documents_in_steps` writes documents in short transactions of its own,
+invisible until one tiny transaction shows them all (see "documents" below).
 """
 
 from __future__ import annotations
@@ -16,33 +16,23 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import os
-import uuid
+import time
 from collections import deque
-from collections.abc import Collection, Generator, Iterable, Iterator
+from collections.abc import Callable, Collection, Generator, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import closing, contextmanager
+from contextlib import AbstractContextManager, closing, contextmanager, nullcontext, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sqlalchemy import (
-    Connection,
-    CursorResult,
-    and_,
-    delete,
-    exists,
-    func,
-    insert,
-    literal,
-    or_,
-    select,
-    update,
-)
+from sqlalchemy import Connection, CursorResult, delete, func, insert, select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from workbench import limits, trec
-from workbench.documents import read_documents
+from workbench.documents import SourceDocument, read_documents
+from workbench.services import campaigns
 from workbench.services.errors import ServiceError
 from workbench.services.pools import documents_without_text, latest_pool
 from workbench.services.topics import campaign_qids, chosen_topics, listed
@@ -50,6 +40,9 @@ from workbench.store import Store
 from workbench.store.models import (
     Campaign,
     Document,
+    DocumentImport,
+    DocumentReplacement,
+    DocumentRow,
     Judgement,
     Pool,
     PoolEntry,
@@ -57,18 +50,12 @@ from workbench.store.models import (
     QrelsSet,
     Run,
     RunTopic,
-    StagedDocument,
     Topic,
     utcnow,
 )
 from workbench.store.runs import RUN_TOPIC_COLUMNS, bulk_insert, run_topic_rows
 
 PathLike = str | os.PathLike[str]
-DOCUMENT_BATCH = 2000
-STAGE_BATCH_BYTES = 1 << 20
-"""At most this much document text is staged per transaction (a short hold of the write lock)."""
-STAGE_DELETE_ROWS = 2000
-STAGED_TTL_S = 86_400.0
 PARSE_AHEAD = 2  # run files parsed ahead of the inserts, on worker threads
 
 
@@ -129,235 +116,372 @@ def import_topics(
 
 
 # ---------------------------------------------------------------- documents
+#
+# An import writes its documents as rows of `document_rows` tagged with its
+# `DocumentImport`, invisible to every reader (they read the `documents` view) while the
+# import is open; a changed document gets a new row and a `DocumentReplacement` of its old
+# one. One tiny transaction commits the import (its state), which shows the new rows and
+# hides the replaced ones at once; the replaced rows are then deleted in short transactions
+# and the import is done. A failed import deletes its rows; one whose process died (no
+# heartbeat for STALE_IMPORT_S) is cleared by the next import of its campaign.
+
+WRITE_BATCH_BYTES = 1 << 19
+"""At most about this much document text is written per transaction (a short write lock)."""
+WRITE_BATCH_ROWS = 1000
+DELETE_BATCH_ROWS = 200
+HEARTBEAT_S = 30.0
+STALE_IMPORT_S = 600.0
+
+
+@dataclass(frozen=True)
+class _Steps:
+    """Where an import's steps run: `write()` opens the transaction of its next write step
+    (a new short one of the store, or the caller's one), `read()` a transaction to read in."""
+
+    write: Callable[[], AbstractContextManager[Connection]]
+    read: Callable[[], AbstractContextManager[Connection]]
+    own_transactions: bool
 
 
 def import_documents(
     session: Session,
     campaign: Campaign,
-    source: Iterable[PathLike] | StagedDocuments,
+    paths: Iterable[PathLike],
     *,
     only_pooled: bool = False,
     format: str | None = None,
     replace: bool = False,
 ) -> ImportReport:
-    """Make documents (JSONL or TREC SGML) the campaign's, in the caller's transaction.
+    """Make the documents of JSONL or TREC SGML files the campaign's, in the caller's
+    transaction (which holds the store's write lock on SQLite for the whole import: for
+    large files use `import_documents_in_steps`).
 
-    `source` is staged by `stage_documents` (read and written in short transactions before
-    this one, which then only copies the staged rows in SQL), or files, staged here in the
-    caller's transaction. A docno already stored gets the new title/text; only_pooled keeps
-    just the documents some pool of the campaign holds. A new title or text for a document
-    someone has judged is refused unless replace=True; then each current judgement of it gets
-    a log event saying so (same grade, its comment noting the file). Warns about pooled
-    documents still without text.
+    The first of each docno is kept. A docno already stored gets the new title/text/extra;
+    only_pooled keeps just the documents some pool of the campaign holds. A new title or
+    text for a document someone has judged is refused unless replace=True; then each current
+    judgement of it gets a log event saying so (same grade, its comment noting the file).
+    Warns about pooled documents still without text.
     """
-    if isinstance(source, StagedDocuments):
-        staged = source
-    else:
-        staged = _stage(session.connection(), source, format)
-    try:
-        return _publish(session, campaign, staged, only_pooled=only_pooled, replace=replace)
-    finally:
-        if staged is not source:
-            session.execute(delete(StagedDocument).where(StagedDocument.batch == staged.batch))
+    session.flush()
+    connection = session.connection()
+    steps = _Steps(lambda: nullcontext(connection), lambda: nullcontext(connection), False)
+    report = _import_documents(steps, campaign.id, paths, only_pooled, format, replace, None)
+    report.warnings.extend(missing_text_warnings(session, campaign))
+    return report
 
 
-@dataclass(frozen=True)
-class StagedDocuments:
-    """Document files read, checked and written to `staged_documents` under `batch`, not yet
-    visible (`stage_documents`); `lines` documents read, `duplicates` docnos repeated."""
+def import_documents_in_steps(
+    store: Store,
+    campaign: int | str,
+    paths: Iterable[PathLike],
+    *,
+    only_pooled: bool = False,
+    format: str | None = None,
+    replace: bool = False,
+    progress: Callable[[str], None] | None = None,
+) -> ImportReport:
+    """`import_documents` in short transactions of the store (campaign: its id or name), so
+    that no write lock is held for long and none while a file is read: the documents are
+    written invisible, then shown all at once by one tiny transaction (or never: a bad file
+    or a refusal deletes what was written). One import of a campaign at a time."""
 
-    batch: str
-    files: int
-    lines: int
-    duplicates: int
+    @contextmanager
+    def read() -> Iterator[Connection]:
+        with store.read_session() as session:
+            yield session.connection()
 
-
-def stage_documents(
-    store: Store, paths: Iterable[PathLike], *, format: str | None = None
-) -> StagedDocuments:
-    """Read and check every document file and write its documents to the staging table in
-    transactions of at most STAGE_BATCH_BYTES each, so that no write lock is held for long and
-    none while a file is parsed. The documents stay invisible until `import_documents`;
-    discard them with `discard_staged` (`staged_documents` does both). A bad file raises (as
-    `import_documents` would) after its staged rows are deleted: nothing is left."""
-    _discard_stale(store)
-    batch = uuid.uuid4().hex
-    try:
-        return _stage(store, paths, format, batch=batch)
-    except BaseException:
-        discard_staged(store, batch)
-        raise
-
-
-@contextmanager
-def staged_documents(
-    store: Store, paths: Iterable[PathLike], *, format: str | None = None
-) -> Iterator[StagedDocuments]:
-    """`stage_documents`, and the staged rows deleted afterwards, imported or not."""
-    staged = stage_documents(store, paths, format=format)
-    try:
-        yield staged
-    finally:
-        discard_staged(store, staged.batch)
-
-
-def discard_staged(store: Store, batch: str) -> None:
-    """Delete the staged rows of `batch`, in short transactions."""
-    while True:
-        with store.connection() as connection:
-            ids = select(StagedDocument.id).where(StagedDocument.batch == batch)
-            deleted = connection.execute(
-                delete(StagedDocument).where(
-                    StagedDocument.id.in_(ids.limit(STAGE_DELETE_ROWS).scalar_subquery())
-                )
-            )
-            if not deleted.rowcount:
-                return
-
-
-def _discard_stale(store: Store) -> None:
-    """Delete what imports that died (a killed process) left in the staging table."""
-    horizon = utcnow() - dt.timedelta(seconds=STAGED_TTL_S)
     with store.read_session() as session:
-        stale = list(
-            session.scalars(
-                select(StagedDocument.batch).where(StagedDocument.staged_at < horizon).distinct()
+        campaign_id = campaigns.get_campaign(session, campaign).id
+    steps = _Steps(store.connection, read, True)
+    report = _import_documents(steps, campaign_id, paths, only_pooled, format, replace, progress)
+    with store.read_session() as session:
+        report.warnings.extend(
+            missing_text_warnings(session, campaigns.get_campaign(session, campaign_id))
+        )
+    return report
+
+
+def _import_documents(
+    steps: _Steps,
+    campaign_id: int,
+    paths: Iterable[PathLike],
+    only_pooled: bool,
+    format: str | None,
+    replace: bool,
+    progress: Callable[[str], None] | None,
+) -> ImportReport:
+    paths = list(paths)
+    _clear_dead_imports(steps, campaign_id)
+    import_id = _open_import(steps, campaign_id, paths)
+    try:
+        report = _write_documents(
+            steps, campaign_id, import_id, paths, only_pooled, format, replace, progress
+        )
+    except BaseException:
+        if steps.own_transactions:  # else the caller's transaction rolls it all back
+            with suppress(Exception):  # if this fails too, the next import clears it
+                _delete_import(steps, import_id)
+        raise
+    _settle(steps, import_id)
+    return report
+
+
+def _open_import(steps: _Steps, campaign_id: int, paths: list[PathLike]) -> int:
+    """A new open import of the campaign; refused while another one is under way."""
+    files = "\n".join(Path(path).name[: limits.FILE_NAME] for path in paths)
+    now = utcnow()
+    started, last = now, now
+    try:
+        with steps.write() as connection:
+            other = connection.execute(
+                select(DocumentImport.started_at, DocumentImport.heartbeat_at).where(
+                    DocumentImport.campaign_id == campaign_id, DocumentImport.state != "done"
+                )
+            ).first()
+            if other is None:
+                added = connection.execute(
+                    insert(DocumentImport).values(
+                        campaign_id=campaign_id, files=files, started_at=now, heartbeat_at=now
+                    )
+                )
+                key = added.inserted_primary_key
+                assert key is not None
+                return int(key[0])
+            started, last = other
+    except IntegrityError:  # another process opened one at the same moment (a server store)
+        pass
+    seconds = (now - last).total_seconds()
+    since = f"{started:%Y-%m-%d %H:%M:%S}"
+    raise ServiceError(
+        f"another document import into this campaign is under way (started {since} UTC, "
+        f"last active {max(0, round(seconds))} s ago); try again when it is "
+        f"done (an import whose process died is cleared after {STALE_IMPORT_S:.0f} s)"
+    )
+
+
+def _write_documents(
+    steps: _Steps,
+    campaign_id: int,
+    import_id: int,
+    paths: list[PathLike],
+    only_pooled: bool,
+    format: str | None,
+    replace: bool,
+    progress: Callable[[str], None] | None,
+) -> ImportReport:
+    """Write the documents of `paths` invisible under the open import, then commit it."""
+    report = ImportReport("documents", files=len(paths))
+    with steps.read() as connection:
+        pooled = _pooled_docnos(connection, campaign_id) if only_pooled else None
+        judged = set(
+            connection.scalars(
+                select(Judgement.docno).where(Judgement.campaign_id == campaign_id).distinct()
             )
         )
-    for batch in stale:
-        discard_staged(store, batch)
-
-
-def _stage(
-    target: Store | Connection,
-    paths: Iterable[PathLike],
-    format: str | None,
-    *,
-    batch: str | None = None,
-) -> StagedDocuments:
-    """Write the documents of `paths` (first of each docno kept) under a batch: in short
-    transactions of the store, or all in the given connection's transaction."""
-    batch = batch or uuid.uuid4().hex
-    rows: list[dict[str, Any]] = []
-    size = files = lines = duplicates = 0
-    seen: set[str] = set()
-
-    def write() -> None:
-        if not rows:
-            return
-        if isinstance(target, Connection):
-            target.execute(insert(StagedDocument), rows)
-        else:
-            with target.connection() as connection:
-                connection.execute(insert(StagedDocument), rows)
-        rows.clear()
-
-    now = utcnow()
-    for path in paths:
-        files += 1
-        source = Path(path).name[: limits.FILE_NAME]
-        for document in read_documents(path, format=format, limits=limits.STORE_LIMITS):
-            lines += 1
-            if document.docno in seen:
-                duplicates += 1
-                continue
-            seen.add(document.docno)
+        judgements_seen = connection.scalar(select(func.max(Judgement.id))) or 0
+    retexted: dict[str, str] = {}  # docno -> file, of each document whose title or text changes
+    replaced_judged: dict[str, str] = {}
+    duplicates = 0
+    for batch, read, repeated in _document_batches(paths, format, pooled, report):
+        duplicates += repeated
+        report.lines += read
+        with steps.read() as connection:
+            stored = {
+                row.docno: row
+                for row in connection.execute(
+                    select(
+                        Document.id, Document.docno, Document.title, Document.text, Document.extra
+                    ).where(
+                        Document.campaign_id == campaign_id,
+                        Document.docno.in_([document.docno for _, document in batch]),
+                    )
+                )
+            }
+        rows: list[dict[str, Any]] = []
+        replaced: list[dict[str, int]] = []
+        for source, document in batch:
+            old = stored.get(document.docno)
+            if old is not None:
+                report.updated += 1
+                if (old.title, old.text, old.extra) == (
+                    document.title,
+                    document.text,
+                    document.extra,
+                ):
+                    continue
+                if (old.title, old.text) != (document.title, document.text):
+                    retexted[document.docno] = source
+                    if document.docno in judged:
+                        if not replace:
+                            raise _judged_refusal(source, document.docno, "")
+                        replaced_judged[document.docno] = source
+                replaced.append({"import_id": import_id, "document_id": old.id})
+            else:
+                report.added += 1
             rows.append(
                 {
-                    "batch": batch,
-                    "source": source,
+                    "campaign_id": campaign_id,
+                    "import_id": import_id,
                     "docno": document.docno,
                     "title": document.title,
                     "text": document.text,
                     "extra": document.extra,
-                    "staged_at": now,
                 }
             )
-            size += len(document.title) + len(document.text) + 100
-            if size >= STAGE_BATCH_BYTES or len(rows) >= DOCUMENT_BATCH:
-                write()
-                size = 0
-    write()
-    return StagedDocuments(batch, files, lines, duplicates)
+        with steps.write() as connection:
+            if rows:
+                connection.execute(insert(DocumentRow), rows)
+            if replaced:
+                connection.execute(insert(DocumentReplacement), replaced)
+            _beat(connection, import_id)
+        if progress is not None:
+            progress(f"{report.lines} documents read")
+    with steps.write() as connection:
+        late = connection.scalars(
+            select(Judgement.docno)
+            .where(Judgement.campaign_id == campaign_id, Judgement.id > judgements_seen)
+            .distinct()
+        )
+        for docno in sorted(set(late) & set(retexted) - set(replaced_judged)):
+            if not replace:
+                raise _judged_refusal(retexted[docno], docno, " while the import ran")
+            replaced_judged[docno] = retexted[docno]
+        events = log_replaced_documents(connection, campaign_id, replaced_judged)
+        committed = connection.execute(
+            update(DocumentImport)
+            .where(DocumentImport.id == import_id, DocumentImport.state == "open")
+            .values(
+                state="committed",
+                committed_at=utcnow(),
+                heartbeat_at=utcnow(),
+                added=report.added,
+                updated=report.updated,
+            )
+        )
+        if cast_result(committed).rowcount != 1:
+            raise ServiceError("the document import was cleared as dead while it ran; retry it")
+    if duplicates:
+        report.warnings.append(
+            f"{duplicates} document(s) appeared more than once; the first was kept"
+        )
+    if replaced_judged:
+        report.warnings.append(
+            f"{len(replaced_judged)} judged document(s) got a new title or text, recorded as "
+            f"{events} judgement log event(s): {listed(sorted(replaced_judged))}"
+        )
+    return report
 
 
-def _publish(
-    session: Session,
-    campaign: Campaign,
-    staged: StagedDocuments,
-    *,
-    only_pooled: bool,
-    replace: bool,
-) -> ImportReport:
-    """Copy the staged documents into the campaign with a few set-wise statements."""
-    report = ImportReport("documents", files=staged.files, lines=staged.lines)
-    mine = StagedDocument.batch == staged.batch
-    if only_pooled:
-        pooled = (
+def _judged_refusal(source: str, docno: str, when: str) -> ServiceError:
+    return ServiceError(
+        f"{source}: document {docno!r} has been judged{when} and this file changes its title "
+        "or text (ask for replacement to change it; the judgement log will record it)"
+    )
+
+
+def _pooled_docnos(connection: Connection, campaign_id: int) -> set[str]:
+    return set(
+        connection.scalars(
             select(PoolEntry.docno)
             .join(Pool, Pool.id == PoolEntry.pool_id)
-            .where(Pool.campaign_id == campaign.id)
+            .where(Pool.campaign_id == campaign_id)
+            .distinct()
         )
-        outside = session.execute(
-            delete(StagedDocument).where(mine, StagedDocument.docno.not_in(pooled))
-        )
-        report.skipped = cast_result(outside).rowcount
-    same = and_(Document.campaign_id == campaign.id, Document.docno == StagedDocument.docno)
-    judged = select(Judgement.docno).where(Judgement.campaign_id == campaign.id)
-    changed = session.execute(
-        select(StagedDocument.docno, StagedDocument.source)
-        .join(Document, same)
-        .where(
-            mine,
-            Document.docno.in_(judged),
-            or_(Document.title != StagedDocument.title, Document.text != StagedDocument.text),
-        )
-        .order_by(StagedDocument.id)
-    ).all()
-    if changed and not replace:
-        docno, source = changed[0]
-        raise ServiceError(
-            f"{source}: document {docno!r} has been judged and this file changes its title or "
-            "text (ask for replacement to change it; the judgement log will record it)"
-        )
-    updated = session.execute(
-        update(Document)
-        .where(same, mine)
-        .values(title=StagedDocument.title, text=StagedDocument.text, extra=StagedDocument.extra)
-        .execution_options(synchronize_session=False)
     )
-    report.updated = cast_result(updated).rowcount
-    fresh = (
-        select(
-            literal(campaign.id),
-            StagedDocument.docno,
-            StagedDocument.title,
-            StagedDocument.text,
-            StagedDocument.extra,
-        )
-        .where(mine, ~exists().where(same))
-        .order_by(StagedDocument.id)
+
+
+def _document_batches(
+    paths: list[PathLike], format: str | None, pooled: set[str] | None, report: ImportReport
+) -> Iterator[tuple[list[tuple[str, SourceDocument]], int, int]]:
+    """The documents of `paths` (first of each docno; only pooled ones when `pooled`) in
+    batches of about WRITE_BATCH_BYTES, each with the documents read for it and the repeated
+    docnos among them; a batch at least every HEARTBEAT_S, even an empty one."""
+    batch: list[tuple[str, SourceDocument]] = []
+    size = read = repeated = 0
+    seen: set[str] = set()
+    last = time.monotonic()
+    for path in paths:
+        source = Path(path).name[: limits.FILE_NAME]
+        for document in read_documents(path, format=format, limits=limits.STORE_LIMITS):
+            read += 1
+            if document.docno in seen:
+                repeated += 1
+                continue
+            seen.add(document.docno)
+            if pooled is not None and document.docno not in pooled:
+                report.skipped += 1
+            else:
+                batch.append((source, document))
+                size += len(document.title) + len(document.text) + 100
+            due = time.monotonic() - last >= HEARTBEAT_S
+            if size >= WRITE_BATCH_BYTES or len(batch) >= WRITE_BATCH_ROWS or due:
+                yield batch, read, repeated
+                batch, size, read, repeated, last = [], 0, 0, 0, time.monotonic()
+    yield batch, read, repeated
+
+
+def _beat(connection: Connection, import_id: int) -> None:
+    connection.execute(
+        update(DocumentImport).where(DocumentImport.id == import_id).values(heartbeat_at=utcnow())
     )
-    session.execute(
-        insert(Document).from_select(["campaign_id", "docno", "title", "text", "extra"], fresh)
-    )
-    # Every staged row updated a document or added one (an INSERT ... SELECT's rowcount is
-    # not reported by every driver).
-    staged_rows = session.scalar(select(func.count()).where(mine)) or 0
-    report.added = staged_rows - report.updated
-    if staged.duplicates:
-        report.warnings.append(
-            f"{staged.duplicates} document(s) appeared more than once; the first was kept"
-        )
-    if changed:
-        replaced = {docno: source for docno, source in changed}
-        events = log_replaced_documents(session, campaign, replaced)
-        report.warnings.append(
-            f"{len(replaced)} judged document(s) got a new title or text, recorded as "
-            f"{events} judgement log event(s): {listed(sorted(replaced))}"
-        )
-    report.warnings.extend(missing_text_warnings(session, campaign))
-    return report
+
+
+def _settle(steps: _Steps, import_id: int) -> None:
+    """Delete the rows a committed import replaced, in short transactions; then it is done."""
+    while True:
+        with steps.write() as connection:
+            old = (
+                select(DocumentReplacement.document_id)
+                .where(DocumentReplacement.import_id == import_id)
+                .limit(DELETE_BATCH_ROWS)
+            )
+            deleted = connection.execute(
+                delete(DocumentRow).where(DocumentRow.id.in_(old.scalar_subquery()))
+            )
+            _beat(connection, import_id)
+            if not cast_result(deleted).rowcount:
+                connection.execute(
+                    update(DocumentImport)
+                    .where(DocumentImport.id == import_id)
+                    .values(state="done")
+                )
+                return
+
+
+def _delete_import(steps: _Steps, import_id: int) -> None:
+    """Delete an import that is not committed, with its rows, in short transactions."""
+    while True:
+        with steps.write() as connection:
+            rows = (
+                select(DocumentRow.id)
+                .where(DocumentRow.import_id == import_id)
+                .limit(DELETE_BATCH_ROWS)
+            )
+            deleted = connection.execute(
+                delete(DocumentRow).where(DocumentRow.id.in_(rows.scalar_subquery()))
+            )
+            if not cast_result(deleted).rowcount:
+                connection.execute(delete(DocumentImport).where(DocumentImport.id == import_id))
+                return
+
+
+def _clear_dead_imports(steps: _Steps, campaign_id: int) -> None:
+    """Finish the imports of the campaign whose process died: committed ones are settled,
+    open ones deleted."""
+    horizon = utcnow() - dt.timedelta(seconds=STALE_IMPORT_S)
+    with steps.read() as connection:
+        dead = connection.execute(
+            select(DocumentImport.id, DocumentImport.state).where(
+                DocumentImport.campaign_id == campaign_id,
+                DocumentImport.state != "done",
+                DocumentImport.heartbeat_at < horizon,
+            )
+        ).all()
+    for import_id, state in dead:
+        if state == "committed":
+            _settle(steps, import_id)
+        else:
+            _delete_import(steps, import_id)
 
 
 def cast_result(result: Any) -> CursorResult[Any]:
@@ -366,34 +490,51 @@ def cast_result(result: Any) -> CursorResult[Any]:
     return result
 
 
-def log_replaced_documents(session: Session, campaign: Campaign, replaced: dict[str, str]) -> int:
+def log_replaced_documents(
+    connection: Connection, campaign_id: int, replaced: dict[str, str]
+) -> int:
     """Append, for each current judgement of a replaced document, an event that repeats it
     (grade, reason, comment) with a note naming the import file; returns the event count."""
-    rows = session.scalars(
-        select(Judgement)
-        .where(Judgement.campaign_id == campaign.id, Judgement.docno.in_(list(replaced)))
-        .order_by(Judgement.id)
-    )
-    latest: dict[tuple[str, str, int], Judgement] = {}
-    for judgement in rows:
-        latest[(judgement.qid, judgement.docno, judgement.user_id)] = judgement
-    for (qid, docno, user_id), current in latest.items():
-        note = f"[document text replaced by the import of {replaced[docno]}]"
-        session.add(
-            Judgement(
-                campaign_id=campaign.id,
-                qid=qid,
-                docno=docno,
-                user_id=user_id,
-                grade=current.grade,
-                cannot_judge=current.cannot_judge,
-                comment=f"{current.comment} {note}".strip(),
-                time_spent_ms=0,
-                position=current.position,
+    latest: dict[tuple[str, str, int], Any] = {}
+    docnos = sorted(replaced)
+    for at in range(0, len(docnos), WRITE_BATCH_ROWS):
+        rows = connection.execute(
+            select(
+                Judgement.qid,
+                Judgement.docno,
+                Judgement.user_id,
+                Judgement.grade,
+                Judgement.cannot_judge,
+                Judgement.comment,
+                Judgement.position,
             )
+            .where(
+                Judgement.campaign_id == campaign_id,
+                Judgement.docno.in_(docnos[at : at + WRITE_BATCH_ROWS]),
+            )
+            .order_by(Judgement.id)
         )
-    session.flush()
-    return len(latest)
+        for row in rows:
+            latest[(row.qid, row.docno, row.user_id)] = row
+    events = [
+        {
+            "campaign_id": campaign_id,
+            "qid": qid,
+            "docno": docno,
+            "user_id": user_id,
+            "grade": current.grade,
+            "cannot_judge": current.cannot_judge,
+            "comment": (
+                f"{current.comment} [document text replaced by the import of {replaced[docno]}]"
+            ).strip(),
+            "time_spent_ms": 0,
+            "position": current.position,
+        }
+        for (qid, docno, user_id), current in sorted(latest.items(), key=lambda kv: kv[0])
+    ]
+    if events:
+        connection.execute(insert(Judgement), events)
+    return len(events)
 
 
 def missing_text_warnings(session: Session, campaign: Campaign) -> list[str]:
@@ -613,13 +754,40 @@ def _parsed_runs(
 # ---------------------------------------------------------------- qrels
 
 
+@dataclass(frozen=True)
+class PreparedQrels:
+    """A qrels file read and checked without the store (`prepare_qrels`): its labels as
+    (qid, iteration, docno, rel) in file order."""
+
+    path: Path
+    topics: frozenset[str]
+    entries: list[tuple[str, str, str, int]]
+
+
+def prepare_qrels(paths: Iterable[PathLike]) -> list[PreparedQrels]:
+    """Read and check qrels files before the write transaction of `import_qrels`, which then
+    only writes. Raises as `import_qrels` would for a bad file."""
+    prepared = []
+    for path in paths:
+        qrels = trec.read_qrels(path, limits=limits.STORE_LIMITS, strict=True)
+        entries = [
+            (qid, str(iteration), docno, int(rel)) for qid, iteration, docno, rel in qrels.entries()
+        ]
+        prepared.append(PreparedQrels(Path(path), frozenset(qrels.topics()), entries))
+    return prepared
+
+
 def import_qrels(
-    session: Session, campaign: Campaign, path: PathLike, *, name: str | None = None
+    session: Session,
+    campaign: Campaign,
+    source: PathLike | PreparedQrels,
+    *,
+    name: str | None = None,
 ) -> ImportReport:
-    """Store a qrels file as a named QrelsSet (default name: the file name)."""
-    path = Path(path)
-    qrels = trec.read_qrels(path, limits=limits.STORE_LIMITS, strict=True)
-    name = name or path.name
+    """Store a qrels file (read here, or by `prepare_qrels`) as a named QrelsSet (default
+    name: the file name)."""
+    qrels = source if isinstance(source, PreparedQrels) else prepare_qrels([source])[0]
+    name = name or qrels.path.name
     if len(name) > limits.QRELS_SET_NAME:
         raise ServiceError(limits.length_error("qrels name", name, limits.QRELS_SET_NAME))
     exists = session.scalar(
@@ -627,23 +795,23 @@ def import_qrels(
     )
     if exists is not None:
         raise ServiceError(f"campaign {campaign.name!r} already has qrels named {name!r}")
-    qrels_set = QrelsSet(campaign_id=campaign.id, name=name, source=path.name)
+    qrels_set = QrelsSet(campaign_id=campaign.id, name=name, source=qrels.path.name)
     session.add(qrels_set)
     session.flush()
     rows = [
         {
             "qrels_set_id": qrels_set.id,
             "qid": qid,
-            "iteration": str(iteration),
+            "iteration": iteration,
             "docno": docno,
-            "rel": int(rel),
+            "rel": rel,
         }
-        for qid, iteration, docno, rel in qrels.entries()
+        for qid, iteration, docno, rel in qrels.entries
     ]
     if rows:
         session.execute(insert(QrelsEntry), rows)
     report = ImportReport("qrels", files=1, added=len(rows), lines=len(rows))
-    unknown = sorted(set(qrels.topics()) - campaign_qids(session, campaign))
+    unknown = sorted(qrels.topics - campaign_qids(session, campaign))
     if unknown:
         report.warnings.append(
             f"{len(unknown)} qrels topic(s) are not topics of the campaign: {listed(unknown)}"

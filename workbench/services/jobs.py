@@ -9,6 +9,8 @@ waits at most `wait` seconds for the result, so a request thread is never held l
 Each process has one `Worker`: a thread, started when a job is queued and ended when none is
 left, that claims jobs one at a time and has a child process compute each (`serve`), so that
 the computation never competes for this process's interpreter lock with the request threads.
+A queued job's progress says how many jobs are ahead of it (one runs per server process, so
+that reports never take more than that many cores from the requests).
 The child reads in one read transaction (a consistent snapshot, no write lock), writes its
 progress and a heartbeat in short transactions, and stores the result with the fingerprint of
 the snapshot it read. A job whose process died (no heartbeat for STALE_S) is queued again by
@@ -18,6 +20,7 @@ the next request that finds it.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import hashlib
 import json
@@ -39,6 +42,7 @@ from workbench.services.errors import ServiceError
 from workbench.store import Store
 from workbench.store.models import (
     Campaign,
+    DocumentImport,
     FinalLabel,
     Grade,
     Judgement,
@@ -109,9 +113,9 @@ def job_key(kind: str, params: Mapping[str, Any]) -> tuple[str, str]:
 
 def fingerprint(session: Session, campaign_id: int) -> str:
     """A digest of what a campaign's reports are computed from; it changes when a judgement,
-    run, qrels set or label, final label, pool, topic, query log or the scale is added, changed or
-    removed. Judgements are an append-only log (count and last id); final labels may change
-    in place, so their grades, rules and adjudicators enter weighted by id."""
+    run, qrels set or label, final label, pool, topic, query log, document import or the scale
+    is added, changed or removed. Judgements are an append-only log (count and last id); final
+    labels may change in place, so their grades, rules and adjudicators enter weighted by id."""
 
     def one(query: Any) -> list[Any]:
         return [list(row) for row in session.execute(query)]
@@ -146,6 +150,11 @@ def fingerprint(session: Session, campaign_id: int) -> str:
                 func.sum(weight * func.length(FinalLabel.rule)),
                 func.sum(weight * func.coalesce(FinalLabel.adjudicator_id, 0)),
             ).where(FinalLabel.campaign_id == campaign_id)
+        ),
+        one(  # each committed document import (the collection's size enters some reports)
+            select(func.count(DocumentImport.id), func.max(DocumentImport.id)).where(
+                DocumentImport.campaign_id == campaign_id, DocumentImport.state != "open"
+            )
         ),
         one(
             select(QueryLog.id, QueryLog.name)
@@ -237,7 +246,29 @@ def request_job(
             if job is None:  # the campaign was deleted meanwhile
                 break
             state = _state(job, current)
+    if state.status == QUEUED:
+        with store.read_session() as session:
+            ahead = _jobs_ahead(session, state.id)
+        if ahead:
+            state = dataclasses.replace(
+                state,
+                progress=f"waiting: {ahead} report(s) or import(s) ahead of it in the queue "
+                "(each server process computes one at a time)",
+            )
     return state
+
+
+def _jobs_ahead(session: Session, job_id: int) -> int:
+    """How many jobs of any campaign run, or wait to run before it, ahead of a queued job."""
+    job = session.get(ReportJob, job_id)
+    if job is None or job.status != QUEUED:
+        return 0
+    earlier = or_(
+        ReportJob.queued_at < job.queued_at,
+        and_(ReportJob.queued_at == job.queued_at, ReportJob.id < job.id),
+    )
+    pending = ReportJob.status.in_((QUEUED, RUNNING))
+    return session.scalar(select(func.count(ReportJob.id)).where(pending, earlier)) or 0
 
 
 def task_state(store: Store, campaign_id: int, job_id: int) -> tuple[str, dict[str, Any]] | None:

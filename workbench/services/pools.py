@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import secrets
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -222,6 +223,26 @@ def get_pool(session: Session, campaign: Campaign, number: int | None = None) ->
     if pool is None:
         raise NotFound(f"campaign {campaign.name!r} has no pool {number}")
     return pool
+
+
+@dataclass(frozen=True)
+class PoolInfo:
+    """What the pages show of a pool (read in its session, rendered after it closed)."""
+
+    id: int
+    number: int
+    name: str
+    strategy: str
+    params: dict[str, Any]
+    created_at: dt.datetime
+    archived_at: dt.datetime | None
+
+
+def pool_info(pool: Pool) -> PoolInfo:
+    return PoolInfo(
+        pool.id, pool.number, pool.name, pool.strategy, pool.params, pool.created_at,
+        pool.archived_at,
+    )
 
 
 def pool_label(pool: Pool) -> str:

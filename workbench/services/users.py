@@ -15,6 +15,7 @@ returning `User` rows are for the services and for code holding a session.
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import hashlib
 import secrets
@@ -29,7 +30,33 @@ from workbench import limits
 from workbench.services.errors import NotFound, ServiceError
 from workbench.store.models import User, username_key
 
-ROLES = ("admin", "assessor")
+
+@dataclass(frozen=True)
+class Role:
+    """What a role may do; the web's role checks and the last-admin rule read these flags."""
+
+    name: str
+    administers: bool  # the admin pages and API: campaigns, imports, reports, users
+    judges: bool  # the judging pages and API, for the topics assigned to the user
+    help: str
+
+
+ROLES: dict[str, Role] = {
+    role.name: role
+    for role in (
+        Role("admin", administers=True, judges=True, help="organiser: every page"),
+        Role("assessor", administers=False, judges=True, help="judges their assigned topics"),
+    )
+}
+"""The one list of roles: adding a role is one entry here (the CLI choices, the users page,
+the web's checks and the last-admin rule follow)."""
+
+
+def administering() -> list[str]:
+    """The roles that administer (the last active holder of one cannot be removed)."""
+    return [name for name, role in ROLES.items() if role.administers]
+
+
 MIN_PASSWORD_LENGTH = 10
 COMMON_PASSWORDS_FILE = Path(__file__).with_name("common_passwords.txt")
 DEFAULT_HASH_METHOD = "scrypt"
@@ -46,6 +73,7 @@ class Account:
     active: bool
     session_version: int
     has_token: bool
+    archived_at: dt.datetime | None = None  # the users page lists the archived apart
 
     @classmethod
     def of(cls, user: User) -> Account:
@@ -56,6 +84,7 @@ class Account:
             bool(user.active),
             user.session_version or 0,
             user.api_token_hash is not None,
+            user.archived_at,
         )
 
 
@@ -210,12 +239,12 @@ def end_sessions(session: Session, user: User) -> None:
 
 def _keep_an_admin(session: Session, user: User, action: str) -> None:
     """Refuse to `action` the last active admin: nobody could then reach the admin pages."""
-    if user.role != "admin" or not user.active:
+    if user.role not in administering() or not user.active:
         return
     others = session.scalar(
         select(func.count())
         .select_from(User)
-        .where(User.role == "admin", User.active.is_(True), User.id != user.id)
+        .where(User.role.in_(administering()), User.active.is_(True), User.id != user.id)
     )
     if not others:
         raise ServiceError(
@@ -226,7 +255,7 @@ def _keep_an_admin(session: Session, user: User, action: str) -> None:
 
 def set_role(session: Session, user: User, role: str) -> None:
     """A new role; the last active admin cannot be demoted."""
-    if _check_role(role) != "admin":
+    if not ROLES[_check_role(role)].administers:
         _keep_an_admin(session, user, "demote")
     user.role = role
 

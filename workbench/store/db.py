@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import errno
 import os
+import sys
 import threading
+import time
 import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -34,6 +36,8 @@ ENV_VAR = "WORKBENCH_DATABASE_URL"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 POOL_RECYCLE_S = 1800
 SQLITE_SYNCHRONOUS_ENV = "WORKBENCH_SQLITE_SYNCHRONOUS"
+WRITE_LOCK_LOG_ENV = "WORKBENCH_WRITE_LOCK_LOG"
+WRITE_LOCK_LOG_MIN_S = 0.005
 READ_ONLY = "workbench_read_only"
 """Execution option of the connections of read transactions (a deferred BEGIN on SQLite)."""
 
@@ -42,6 +46,8 @@ class WriteLock:
     """The write lock of one SQLite file: the threads of this process queue on a reentrant
     lock, and the processes on an exclusive `flock` of `<file>-writelock` (where the OS has
     it), so that writers wake in turn instead of sleep-polling in SQLite's busy handler.
+    With $WORKBENCH_WRITE_LOCK_LOG set (benchmarks/load), each hold of at least
+    WRITE_LOCK_LOG_MIN_S is appended to that file.
     """
 
     def __init__(self, database: str | None) -> None:
@@ -49,6 +55,8 @@ class WriteLock:
         self._depth = 0
         self._path = f"{_file_of(database)}-writelock" if _file_of(database) else None
         self._file: int | None = None
+        self._log = os.environ.get(WRITE_LOCK_LOG_ENV) or None
+        self._since = 0.0
 
     def __enter__(self) -> WriteLock:
         self._threads.acquire()
@@ -62,13 +70,34 @@ class WriteLock:
                 self._threads.release()
                 raise
         self._depth += 1
+        if self._depth == 1:
+            self._since = time.monotonic()
         return self
 
     def __exit__(self, *_exc: object) -> None:
         self._depth -= 1
+        held = time.monotonic() - self._since if self._depth == 0 else 0.0
         if self._depth == 0 and self._file is not None and fcntl is not None:  # _file => fcntl
             fcntl.flock(self._file, fcntl.LOCK_UN)
         self._threads.release()
+        if self._log is not None and held >= WRITE_LOCK_LOG_MIN_S:
+            _log_hold(self._log, held)
+
+
+def _log_hold(path: str, held: float) -> None:
+    """Append one line to the write lock's log ($WORKBENCH_WRITE_LOCK_LOG, for benchmarks):
+    seconds held, time.monotonic() at release (one clock for every process of the machine),
+    process id, command line. One write(2) of O_APPEND: lines stay whole."""
+    command = " ".join(sys.argv)[-120:].replace("\n", " ")
+    line = f"{held:.6f} {time.monotonic():.6f} {os.getpid()} {command}\n".encode()
+    try:
+        file = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(file, line)
+        finally:
+            os.close(file)
+    except OSError:  # a benchmark's log must never fail a write
+        pass
 
 
 def _file_of(database: str | None) -> str | None:

@@ -16,18 +16,21 @@ from typing import Any, ClassVar
 from sqlalchemy import (
     JSON,
     Boolean,
+    Column,
     DateTime,
     Float,
     ForeignKey,
     Index,
     Integer,
     LargeBinary,
+    MetaData,
     String,
     Table,
     Text,
     UniqueConstraint,
     true,
 )
+from sqlalchemy import text as sql_text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 from workbench import limits
@@ -141,34 +144,94 @@ class Topic(Base):
     archived_at: Mapped[dt.datetime | None] = mapped_column(DateTime, default=None)
 
 
-class Document(Base):
-    __tablename__ = "documents"
-    __table_args__ = (UniqueConstraint("campaign_id", "docno"),)
+class DocumentImport(Base):
+    """One document import into a campaign (`services.importing`). state: 'open' while its
+    documents are written (invisible), 'committed' once they are visible (the rows it
+    replaces, hidden, are still being deleted), 'done' afterwards; an import that fails or
+    dies is deleted with its rows. At most one import of a campaign is not done;
+    heartbeat_at tells a live one from one whose process died."""
+
+    __tablename__ = "document_imports"
+    __table_args__ = (
+        Index(
+            "uq_document_imports_active",
+            "campaign_id",
+            unique=True,
+            sqlite_where=sql_text("state <> 'done'"),
+            postgresql_where=sql_text("state <> 'done'"),
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
+    state: Mapped[str] = mapped_column(String(16), default="open")
+    files: Mapped[str] = mapped_column(Text, default="")  # the file names, one a line
+    added: Mapped[int] = mapped_column(Integer, default=0)
+    updated: Mapped[int] = mapped_column(Integer, default=0)
+    started_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    heartbeat_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    committed_at: Mapped[dt.datetime | None] = mapped_column(DateTime, default=None)
+
+
+class DocumentRow(Base):
+    """A document as written by one import: the table behind the `documents` view, which
+    shows the rows of committed imports except those a committed import replaced. Only
+    `services.importing` reads or writes it; everything else reads `Document`."""
+
+    __tablename__ = "document_rows"
+    __table_args__ = (UniqueConstraint("campaign_id", "docno", "import_id"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
     docno: Mapped[str] = mapped_column(String(limits.DOCNO))
+    import_id: Mapped[int] = mapped_column(
+        ForeignKey("document_imports.id", ondelete="CASCADE"), index=True
+    )
     title: Mapped[str] = mapped_column(Text, default="")
     text: Mapped[str] = mapped_column(Text, default="")
     extra: Mapped[dict[str, Any]] = mapped_column(default=dict)
 
 
-class StagedDocument(Base):
-    """A document read for an import that is not visible yet (`services.importing`): the
-    rows of one import share `batch`; its final transaction copies them into `documents`,
-    after which they are deleted. Rows of an import that died are deleted after a day."""
+class DocumentReplacement(Base):
+    """A visible document row that an import replaces: hidden once the import is committed,
+    deleted (with this row) before the import is done."""
 
-    __tablename__ = "staged_documents"
-    __table_args__ = (UniqueConstraint("batch", "docno"),)
+    __tablename__ = "document_replacements"
 
-    id: Mapped[int] = mapped_column(primary_key=True)
-    batch: Mapped[str] = mapped_column(String(32))
-    source: Mapped[str] = mapped_column(String(limits.FILE_NAME), default="")
-    docno: Mapped[str] = mapped_column(String(limits.DOCNO))
-    title: Mapped[str] = mapped_column(Text, default="")
-    text: Mapped[str] = mapped_column(Text, default="")
-    extra: Mapped[dict[str, Any]] = mapped_column(default=dict)
-    staged_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    import_id: Mapped[int] = mapped_column(
+        ForeignKey("document_imports.id", ondelete="CASCADE"), primary_key=True
+    )
+    document_id: Mapped[int] = mapped_column(
+        ForeignKey("document_rows.id", ondelete="CASCADE"), primary_key=True, index=True
+    )
+
+
+VIEWS = MetaData()
+"""Views of the database (created by the migrations, left out of Base.metadata so that
+autogenerate does not take them for tables)."""
+
+
+class Document(Base):
+    """A campaign's document as every reader sees it: the `documents` view (read-only) over
+    `DocumentRow`, in which an import's documents all appear at its commit, or never."""
+
+    __table__ = Table(
+        "documents",
+        VIEWS,
+        Column("id", Integer, primary_key=True),
+        Column("campaign_id", Integer),
+        Column("docno", String(limits.DOCNO)),
+        Column("title", Text),
+        Column("text", Text),
+        Column("extra", JSON),
+    )
+
+    id: Mapped[int]
+    campaign_id: Mapped[int]
+    docno: Mapped[str]
+    title: Mapped[str]
+    text: Mapped[str]
+    extra: Mapped[dict[str, Any]]
 
 
 class Run(Base):

@@ -6,6 +6,7 @@ file (TrecFormatError: file, line, what was expected) rolls back and is shown as
 
 from __future__ import annotations
 
+import dataclasses
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -13,26 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from flask import abort, flash, redirect, render_template, request, send_file, url_for
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session
 
 from workbench import pooling
-from workbench.services import archive, evaluation, importing, pools, progress
+from workbench.services import archive, campaign_pages, importing, pools, progress
 from workbench.services import assignments as assignment_service
 from workbench.services import campaigns as campaign_service
 from workbench.services import efficiency as efficiency_service
 from workbench.services import users as user_service
 from workbench.services.errors import NotFound, ServiceError
-from workbench.store.models import (
-    Assignment,
-    Campaign,
-    Document,
-    Pool,
-    QrelsSet,
-    Run,
-    Topic,
-    User,
-)
+from workbench.services.store_handle import Session
 from workbench.trec import TrecFormatError
 from workbench.web.db import get_store
 from workbench.web.downloads import export_file
@@ -66,14 +56,15 @@ def change(done: str | None = None) -> Iterator[Session]:
             flash(done, "info")
 
 
-def campaign_or_404(session: Session, campaign_id: int) -> Campaign:
-    campaign = session.get(Campaign, campaign_id)
-    if campaign is None:
+def campaign_or_404(session: Session, campaign_id: int) -> Any:
+    """The campaign (a store object to pass to services, never to a template); 404 if none."""
+    try:
+        return campaign_service.get_campaign(session, campaign_id)
+    except NotFound:
         abort(404)
-    return campaign
 
 
-def writable_campaign(session: Session, campaign_id: int) -> Campaign:
+def writable_campaign(session: Session, campaign_id: int) -> Any:
     """The campaign to change: 404 if there is none, refused if it is archived."""
     campaign = campaign_or_404(session, campaign_id)
     archive.refuse_if_archived(campaign)
@@ -84,30 +75,17 @@ def back_to(endpoint: str, **values: Any):
     return redirect(url_for(endpoint, **values), code=303)
 
 
-def _count(session: Session, model: Any, campaign_id: int) -> int:
-    return session.scalar(select(func.count()).where(model.campaign_id == campaign_id)) or 0
-
-
 # --- campaigns --------------------------------------------------------------------------
 
 
 @bp.get("/")
 def campaigns():
     with get_store().read_session() as session:
-        rows = [
-            {
-                "campaign": c,
-                "topics": _count(session, Topic, c.id),
-                "runs": _count(session, Run, c.id),
-            }
-            for c in campaign_service.list_campaigns(session)
-        ]
-        return render_template(
-            "admin/campaigns.html",
-            rows=rows,
-            archived=campaign_service.list_campaigns(session, archived=True),
-            default_scale=DEFAULT_SCALE_TEXT,
-        )
+        rows = campaign_service.campaign_rows(session)
+        archived = campaign_service.campaign_infos(session, archived=True)
+    return render_template(
+        "admin/campaigns.html", rows=rows, archived=archived, default_scale=DEFAULT_SCALE_TEXT
+    )
 
 
 DEFAULT_SCALE_TEXT = ", ".join(
@@ -136,56 +114,36 @@ def create_campaign():
 def campaign(campaign_id: int):
     """The campaign's data, its pools (the one chosen by ?pool=N, else the latest, shown in
     full) and its downloads."""
+    number = form_int(request.args.get("pool"), "pool", minimum=1)
     with get_store().read_session() as session:
-        c = campaign_or_404(session, campaign_id)
-        counts = {
-            "topics": _count(session, Topic, c.id),
-            "documents": _count(session, Document, c.id),
-            "runs": _count(session, Run, c.id),
-            "qrels sets": _count(session, QrelsSet, c.id),
-            "pools": _count(session, Pool, c.id),
-        }
-        runs = list(session.scalars(select(Run).where(Run.campaign_id == c.id).order_by(Run.tag)))
-        pool = _chosen_pool(session, c, request.args.get("pool"))
-        stats = pools.pool_statistics(session, pool) if pool is not None else None
-        without_text = pools.documents_without_text(session, pool) if pool is not None else []
-        pool_rows = [
-            {
-                "pool": p,
-                "parameters": pools.describe_parameters(p),
-                "documents": pools.pool_counts(session, p)[0],
-            }
-            for p in pools.list_pools(session, c, archived=None)
-        ]
-        topics = list(
-            session.scalars(select(Topic).where(Topic.campaign_id == c.id).order_by(Topic.id))
-        )
-        return render_template(
-            "admin/campaign.html",
-            campaign=c,
-            counts=counts,
-            runs=runs,
-            pool=pool,
-            pool_rows=pool_rows,
-            topics=topics,
-            stats=stats,
-            growth_plot=_growth_plot(stats["growth_by_depth"]) if stats else None,
-            without_text=without_text,
-            strategies=pooling.STRATEGIES,
-            strategy_fields=pooling.option_fields(),
-            assessors=evaluation.assessors(session, c),
-        )
+        page = _or_404(campaign_pages.campaign_page, session, campaign_id, number)
+    return render_template(
+        "admin/campaign.html",
+        **page_context(page),
+        growth_plot=_growth_plot(page.stats["growth_by_depth"]) if page.stats else None,
+        strategies=pooling.STRATEGIES,
+        strategy_fields=pooling.option_fields(),
+    )
 
 
-def _chosen_pool(session: Session, c: Campaign, number: str | None) -> Pool | None:
-    """The pool numbered `number` (404 if the campaign has none such), else the latest."""
-    chosen = form_int(number, "pool", minimum=1)
-    if chosen is None:
-        return pools.latest_pool(session, c)
+def page_context(page: Any) -> dict[str, Any]:
+    """A page dataclass's fields as the template's variables (shallow: nested dataclasses
+    stay objects)."""
+    return {field.name: getattr(page, field.name) for field in dataclasses.fields(page)}
+
+
+def _or_404(read: Callable[..., Any], *args: Any) -> Any:
+    """read(*args); a NotFound (no such campaign or pool) is a 404."""
     try:
-        return pools.get_pool(session, c, chosen)
+        return read(*args)
     except NotFound:
         abort(404)
+
+
+def _chosen_pool(session: Session, c: Any, number: str | None) -> Any:
+    """The pool numbered `number` (404 if the campaign has none such), else the latest."""
+    chosen = form_int(number, "pool", minimum=1)
+    return _or_404(campaign_pages.chosen_pool, session, c, chosen)
 
 
 def _growth_plot(growth: list[int]) -> str:
@@ -222,7 +180,7 @@ def _topics(form: Any) -> list[str] | None:
     return importing.topic_list(" ".join(chosen)) if chosen else None
 
 
-def _importer(kind: str, form: Any) -> Callable[[Session, Campaign, list[Any]], Any]:
+def _importer(kind: str, form: Any) -> Callable[[Session, Any, list[Any]], Any]:
     if kind == "topics":
         fmt = form.get("format") or None
         return lambda s, c, paths: [importing.import_topics(s, c, p, format=fmt) for p in paths]
@@ -273,8 +231,10 @@ def upload(campaign_id: int, kind: str):
     with upload_folder() as folder:
         paths = save_uploads(files, Path(folder))
         try:
+            # qrels are read and checked before the write transaction, which only writes
+            sources: list[Any] = importing.prepare_qrels(paths) if kind == "qrels" else paths
             with get_store().session() as session:
-                reports = run_import(session, writable_campaign(session, campaign_id), paths)
+                reports = run_import(session, writable_campaign(session, campaign_id), sources)
         except (ServiceError, TrecFormatError) as error:
             flash(named(str(error), paths), "error")
             return campaign(campaign_id), 400  # a refused file: the page and its message
@@ -331,7 +291,7 @@ def extend_pool(campaign_id: int, number: int):
 # --- assignments ------------------------------------------------------------------------
 
 
-def _pool_to_assign(session: Session, c: Campaign, number: str | None) -> Pool:
+def _pool_to_assign(session: Session, c: Any, number: str | None) -> Any:
     """The pool numbered `number` (the form's choice), else the latest; a campaign without a
     pool is refused."""
     chosen = form_int(number, "pool", minimum=1)
@@ -342,31 +302,18 @@ def _pool_to_assign(session: Session, c: Campaign, number: str | None) -> Pool:
 
 @bp.get("/campaigns/<int:campaign_id>/assignments")
 def assignments(campaign_id: int):
+    number = form_int(request.args.get("pool"), "pool", minimum=1)
     with get_store().read_session() as session:
-        c = campaign_or_404(session, campaign_id)
-        pool = _chosen_pool(session, c, request.args.get("pool"))
-        rows = assignment_service.list_assignments(session, c.id)
-        done = progress.assignment_progress(session, rows)
-        names = {u.id: u.username for u in user_service.list_users(session)}
-        sizes = assignment_service.topic_sizes(session, pool) if pool is not None else {}
-        users = [u for u in user_service.list_users(session) if u.active]
-        all_pools = pools.list_pools(session, c)
-        return render_template(
-            "admin/assignments.html",
-            campaign=c,
-            pool=pool,
-            pools=all_pools,
-            numbers={p.id: p.number for p in all_pools},
-            rows=rows,
-            done=done,
-            names=names,
-            sizes=sizes,
-            users=users,
-            orders=pooling.PRESENTATION_ORDERS,
-        )
+        page = _or_404(campaign_pages.assignments_page, session, campaign_id, number)
+    return render_template(
+        "admin/assignments.html",
+        **page_context(page),
+        numbers=page.numbers,
+        orders=pooling.PRESENTATION_ORDERS,
+    )
 
 
-def _users_named(session: Session, names: list[str]) -> list[User]:
+def _users_named(session: Session, names: list[str]) -> list[Any]:
     return [user_service.get_user(session, name) for name in names]
 
 
@@ -412,11 +359,9 @@ def assign(campaign_id: int):
     return back_to("admin.assignments", campaign_id=campaign_id, pool=form.get("pool") or None)
 
 
-def _assignment_in(session: Session, campaign_id: int, assignment_id: int) -> Assignment:
-    assignment = session.get(Assignment, assignment_id)
-    if assignment is None or assignment.campaign_id != campaign_id:
-        abort(404)
-    return assignment
+def _assignment_in(session: Session, campaign_id: int, assignment_id: int) -> Any:
+    """The campaign's assignment with this id; 404 otherwise."""
+    return _or_404(assignment_service.assignment_in, session, campaign_id, assignment_id)
 
 
 @bp.post("/campaigns/<int:campaign_id>/assignments/<int:assignment_id>/reassign")
@@ -446,9 +391,9 @@ def unassign(campaign_id: int, assignment_id: int):
 @bp.get("/campaigns/<int:campaign_id>/progress")
 def campaign_progress(campaign_id: int):
     with get_store().read_session() as session:
-        c = campaign_or_404(session, campaign_id)
+        c = campaign_service.campaign_info(campaign_or_404(session, campaign_id))
         report = progress.campaign_progress(session, c.id)
-        return render_template("admin/progress.html", campaign=c, report=report)
+    return render_template("admin/progress.html", campaign=c, report=report)
 
 
 @bp.get("/campaigns/<int:campaign_id>/download/<kind>")
@@ -472,11 +417,11 @@ def download(campaign_id: int, kind: str):
 # --- archive and delete -----------------------------------------------------------------
 
 
-def _return_to(obj: Any) -> tuple[str, dict[str, Any]]:
+def _return_to(obj: archive.Archivable) -> tuple[str, dict[str, Any]]:
     """The page an archive or delete of `obj` returns to."""
-    if isinstance(obj, Campaign):
+    if obj.kind == "campaign":
         return "admin.campaigns", {}
-    if isinstance(obj, User):
+    if obj.kind == "user":
         return "admin.users", {}
     return "admin.campaign", {"campaign_id": obj.campaign_id}
 
@@ -488,11 +433,12 @@ def archive_object(kind: str, object_id: int):
     target: tuple[str, dict[str, Any]] = ("admin.campaigns", {})
     with change() as session:
         obj = archive.get_object(session, kind, object_id)
-        target = _return_to(obj)
-        if not isinstance(obj, Campaign | User):
-            archive.refuse_if_archived(campaign_or_404(session, obj.campaign_id))
+        shown = archive.archivable(obj)
+        target = _return_to(shown)
+        if shown.campaign_id is not None:
+            archive.refuse_if_archived(campaign_or_404(session, shown.campaign_id))
         archive.set_archived(session, obj, archived)
-        name = archive.name_of(obj)
+        name = shown.name
         flash(f"{name[0].upper()}{name[1:]} {'archived' if archived else 'restored'}.", "info")
     return back_to(target[0], **target[1])
 
@@ -502,20 +448,18 @@ def confirm_delete(kind: str, object_id: int):
     """What depends on the object, and a delete button only when nothing a judgement depends
     on does."""
     with get_store().read_session() as session:
-        try:
-            obj = archive.get_object(session, kind, object_id)
-        except NotFound:
-            abort(404)
+        obj = _or_404(archive.get_object, session, kind, object_id)
+        shown = archive.archivable(obj)
         found = archive.dependents(session, obj)
-        endpoint, values = _return_to(obj)
-        return render_template(
-            "admin/delete.html",
-            kind=kind,
-            obj=obj,
-            name=archive.name_of(obj),
-            found=found,
-            back=url_for(endpoint, **values),
-        )
+    endpoint, values = _return_to(shown)
+    return render_template(
+        "admin/delete.html",
+        kind=kind,
+        obj=shown,
+        name=shown.name,
+        found=found,
+        back=url_for(endpoint, **values),
+    )
 
 
 @bp.post("/delete/<kind>/<int:object_id>")
@@ -523,8 +467,9 @@ def delete_object(kind: str, object_id: int):
     target: tuple[str, dict[str, Any]] | None = None
     with change() as session:
         obj = archive.get_object(session, kind, object_id)
-        target = _return_to(obj)
-        name = archive.name_of(obj)
+        shown = archive.archivable(obj)
+        target = _return_to(shown)
+        name = shown.name
         archive.delete_object(session, obj)
         flash(f"{name[0].upper()}{name[1:]} deleted.", "info")
         return back_to(target[0], **target[1])
@@ -537,7 +482,7 @@ def delete_object(kind: str, object_id: int):
 @bp.get("/users")
 def users():
     with get_store().read_session() as session:
-        rows = user_service.list_users(session)
+        rows = user_service.accounts(session)
     return render_template("admin/users.html", users=rows, roles=user_service.ROLES)
 
 
@@ -563,9 +508,7 @@ def update_user(user_id: int):
     action = form.get("action")
     token = None
     with change() as session:
-        user = session.get(User, user_id)
-        if user is None:
-            abort(404)
+        user = _or_404(user_service.user_by_id, session, user_id)
         if action == "role":
             user_service.set_role(session, user, form.get("role", ""))
         elif action == "password":
@@ -585,7 +528,7 @@ def update_user(user_id: int):
         flash(f"User {name!r} updated ({action}).", "info")
     if token is not None:
         with get_store().read_session() as session:
-            rows = user_service.list_users(session)
+            rows = user_service.accounts(session)
         return render_template(
             "admin/users.html", users=rows, roles=user_service.ROLES, token=token, token_user=name
         )

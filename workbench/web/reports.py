@@ -22,15 +22,15 @@ from flask import (
     url_for,
 )
 from flask_login import current_user
-from sqlalchemy import select
 
 from workbench.reports import plots
 from workbench.reports.tables import FORMATS, render, render_all, to_json
 from workbench.services import campaigns as campaign_service
+from workbench.services import users as user_service
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.jobs import JobState
 from workbench.services.judgements import withdrawn_note
-from workbench.store.models import Campaign, Document, Topic, User
+from workbench.services.store_handle import Session
 from workbench.web.db import get_store
 from workbench.web.downloads import content_disposition
 from workbench.web.images import svg_image
@@ -39,7 +39,6 @@ from workbench.web.report_jobs import page_job, request_page
 from workbench.web.security import admin_blueprint
 
 bp = admin_blueprint("reports", __name__, "/reports")
-SNIPPET_CHARS = 600
 BOOTSTRAP_RESAMPLES = 1000  # app config REPORT_BOOTSTRAP_RESAMPLES overrides
 MAX_BOOTSTRAP_RESAMPLES = 10_000
 
@@ -51,7 +50,8 @@ def index():
     return render_template("reports/index.html", campaigns=campaigns)
 
 
-def _campaign(session: Any, campaign_id: int) -> Campaign:
+def _campaign(session: Session, campaign_id: int) -> Any:
+    """The campaign (a store object for the services; NotFound: a 404)."""
     return campaign_service.get_campaign(session, campaign_id)
 
 
@@ -59,7 +59,7 @@ def _campaign(session: Any, campaign_id: int) -> Campaign:
 
 
 def _agreement_page(
-    session: Any, campaign: Campaign, params: dict[str, Any], progress: Any
+    session: Session, campaign: Any, params: dict[str, Any], progress: Any
 ) -> dict[str, Any]:
     """The agreement page's context (a report job: bootstrap intervals take a while)."""
     from workbench.reports.agreement import groups_table, pairs_table
@@ -234,7 +234,7 @@ def _evaluation_request() -> dict[str, Any]:
 
 
 def _evaluation_page(
-    session: Any, campaign: Campaign, choice: dict[str, Any], progress: Any
+    session: Session, campaign: Any, choice: dict[str, Any], progress: Any
 ) -> dict[str, Any]:
     """The evaluation page's context (a report job: tests, stability and reusability take a
     while). A report the campaign cannot have sets "error"."""
@@ -343,65 +343,28 @@ def _queue_request() -> dict[str, Any]:
 
 @bp.get("/<int:campaign_id>/adjudication")
 def adjudication(campaign_id: int):
-    from workbench.services.adjudication import RULES, TIES, disagreement_queue, narratives
+    from workbench.services.adjudication import RULES, TIES, adjudication_page
 
     choice = _queue_request()
-    error = None
     with get_store().read_session() as session:
-        campaign = _campaign(session, campaign_id)
-        scale = [(g.value, g.label, g.key) for g in campaign.grades]
-        try:
-            queue = disagreement_queue(session, campaign, **choice)
-        except ServiceError as refused:
-            queue, error = [], str(refused)
-        withdrawn = withdrawn_note(session, campaign)
-        documents = _documents(session, campaign, {q.docno for q in queue})
-        topics = _topics(session, campaign, {q.qid for q in queue})
-        narrative = narratives(session, campaign, {q.qid for q in queue})
-        items = [
-            {
-                "qid": q.qid,
-                "docno": q.docno,
-                "topic": topics.get(q.qid, ""),
-                "title": documents.get(q.docno, ("", ""))[0],
-                "text": documents.get(q.docno, ("", ""))[1],
-                "grades": q.grades,
-                "proposal": q.proposal,
-                "final": q.final,
-                "narrative": narrative.get(q.qid, ""),
-                "comments": q.comments,
-                "cannot_judge": q.cannot_judge,
-            }
-            for q in queue
-        ]
-        name = campaign.name
+        page = adjudication_page(
+            session,
+            _campaign(session, campaign_id),
+            choice["rule"],
+            tie=choice["tie"],
+            primary=choice["primary"],
+        )
     return render_template(
         "reports/adjudication.html",
-        campaign={"id": campaign_id, "name": name},
+        campaign={"id": campaign_id, "name": page.campaign.name},
         choice=choice,
         rules=RULES,
         ties=TIES,
-        scale=scale,
-        items=items,
-        error=error,
-        withdrawn=withdrawn,
+        scale=[(g.value, g.label, g.key) for g in page.campaign.grades],
+        items=page.entries,
+        error=page.error,
+        withdrawn=page.withdrawn,
     )
-
-
-def _documents(session: Any, campaign: Campaign, docnos: set[str]) -> dict[str, tuple[str, str]]:
-    rows = session.execute(
-        select(Document.docno, Document.title, Document.text).where(
-            Document.campaign_id == campaign.id, Document.docno.in_(docnos)
-        )
-    )
-    return {docno: (title, text[:SNIPPET_CHARS]) for docno, title, text in rows}
-
-
-def _topics(session: Any, campaign: Campaign, qids: set[str]) -> dict[str, str]:
-    rows = session.execute(
-        select(Topic.qid, Topic.title).where(Topic.campaign_id == campaign.id, Topic.qid.in_(qids))
-    )
-    return dict(rows.all())
 
 
 def _back(campaign_id: int, choice: dict[str, Any]):
@@ -418,8 +381,7 @@ def decide(campaign_id: int):
     try:
         with get_store().session() as session:
             campaign = _campaign(session, campaign_id)
-            adjudicator = session.get(User, current_user.id)
-            assert adjudicator is not None  # the logged-in admin's row
+            adjudicator = user_service.user_by_id(session, current_user.id)
             try:
                 grade = int(request.form.get("grade", ""))
             except ValueError:

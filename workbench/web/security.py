@@ -81,7 +81,7 @@ class CurrentUser(UserMixin):
 
     @property
     def is_admin(self) -> bool:
-        return self.role == "admin"
+        return user_service.ROLES[self.role].administers
 
     def get_id(self) -> str:
         """What the session cookie keeps: 'id.version'."""
@@ -148,12 +148,14 @@ def _unauthorized():
     return redirect(url_for("auth.login", next=request.full_path.rstrip("?")))
 
 
-def _role_required(allowed: tuple[str, ...]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def _role_required(
+    may: Callable[[user_service.Role], bool],
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     def decorator(view: Callable[..., Any]) -> Callable[..., Any]:
         @wraps(view)
         @login_required
         def wrapped(*args: Any, **kwargs: Any) -> Any:
-            if current_user.role not in allowed:
+            if not may(user_service.ROLES[current_user.role]):
                 abort(403)
             return view(*args, **kwargs)
 
@@ -162,9 +164,9 @@ def _role_required(allowed: tuple[str, ...]) -> Callable[[Callable[..., Any]], C
     return decorator
 
 
-admin_required = _role_required(("admin",))
-"""Only organisers (role admin)."""
-assessor_required = _role_required(("admin", "assessor"))
+admin_required = _role_required(lambda role: role.administers)
+"""Only organisers (a role that administers)."""
+assessor_required = _role_required(lambda role: role.judges)
 """Anyone who may judge: assessors and admins (an admin may adjudicate)."""
 
 

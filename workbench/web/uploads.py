@@ -188,28 +188,24 @@ def _import_task(
     folder = Path(params["folder"])
     paths = [folder / name for name in params["files"]]
     kind, options = params["kind"], params["options"]
-    staged: importing.StagedDocuments | None = None
     try:
         progress(f"reading the {kind}")
         if kind == "runs":
-            prepared: Any = importing.prepare_runs(paths, split_tags=options["split_tags"])
-        else:
-            prepared = staged = importing.stage_documents(store, paths)
-        progress(f"storing the {kind}")
-        with store.session() as session:
-            campaign = campaigns.get_campaign(session, campaign_id)
-            if kind == "runs":
+            prepared = importing.prepare_runs(paths, split_tags=options["split_tags"])
+            progress(f"storing the {kind}")
+            with store.session() as session:
+                campaign = campaigns.get_campaign(session, campaign_id)
                 report = importing.import_runs(session, campaign, prepared, **options)
-            else:
-                report = importing.import_documents(session, campaign, prepared, **options)
+        else:  # written in short transactions, shown all at once at the end
+            report = importing.import_documents_in_steps(
+                store, campaign_id, paths, progress=progress, **options
+            )
     except (ServiceError, TrecFormatError) as error:
         raise ServiceError(named(str(error), paths)) from None
     except (EOFError, OSError, zlib.error) as error:  # a corrupt or truncated .gz
         message = f"cannot read the upload: {error}; nothing was imported"
         raise ServiceError(named(message, paths)) from None
     finally:
-        if staged is not None:
-            importing.discard_staged(store, staged.batch)
         shutil.rmtree(folder, ignore_errors=True)
     shown = {
         "summary": report.summary(),

@@ -1,0 +1,145 @@
+"""The services behind the admin and assessor pages return frozen dataclasses that the views
+render after the store session closed (an ORM object read there would raise
+DetachedInstanceError, as the judging page's `campaign.grades` once did)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from flask import Flask
+
+from tests.web.conftest import World, get_store_of
+from workbench.services import adjudication, archive, assessment, campaign_pages, campaigns
+from workbench.services import users as user_service
+from workbench.services.errors import NotFound
+
+
+def test_my_topics_lists_the_assessors_assignments_with_titles_and_progress(
+    app: Flask, as_user, world: World
+) -> None:
+    alice = as_user("alice")
+    assert alice.post(
+        f"/api/v1/assignments/{world.assignment['alice', 'T1']}/judgements",
+        json={"docno": "D1", "grade": 2, "client_id": "mine-1"},
+    ).status_code in (200, 201)
+    with get_store_of(app).read_session() as session:
+        rows = assessment.my_topics(session, world.users["alice"])
+    assert [(r.id, r.campaign, r.qid, r.title) for r in rows] == [
+        (world.assignment["alice", "T1"], "c1", "T1", "solar panel recycling"),
+        (world.assignment["alice", "T2"], "c1", "T2", "honeybee colony collapse"),
+    ]
+    assert [(r.progress.judged, r.progress.total) for r in rows] == [(1, 6), (0, 6)]
+
+
+def test_the_judging_page_is_read_whole_and_offers_the_next_topic(
+    app: Flask, as_user, world: World
+) -> None:
+    first = world.assignment["alice", "T1"]
+    with get_store_of(app).read_session() as session:
+        page = assessment.judging_page(session, first, world.users["alice"])
+    # read after the session closed: nothing here is a store object
+    assert page.assignment == assessment.AssignedTopic(first, "T1", "solar panel recycling")
+    assert page.campaign.name == "c1"
+    assert [(g.value, g.label, g.key) for g in page.campaign.grades] == [
+        (0, "Not relevant", "0"),
+        (1, "Relevant", "1"),
+        (2, "Highly relevant", "2"),
+    ]
+    assert page.topic is not None and page.topic.description == "How are panels recycled?"
+    assert page.total == 6 and not page.adaptive and page.first_document
+    assert page.next_topic == assessment.AssignedTopic(
+        world.assignment["alice", "T2"], "T2", "honeybee colony collapse"
+    )
+    assert page.title_stems["recycling"] == "recycl"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        page.total = 0  # type: ignore[misc]
+
+    assert as_user("alice").post(
+        f"/api/v1/assignments/{first}/judgements",
+        json={"docno": "D1", "grade": 1, "client_id": "page-1"},
+    ).status_code in (200, 201)
+    with get_store_of(app).read_session() as session:
+        assert not assessment.judging_page(session, first, world.users["alice"]).first_document
+        with pytest.raises(NotFound):  # bob's assignment is not alice's
+            assessment.judging_page(session, world.assignment["bob", "T1"], world.users["alice"])
+
+
+def test_the_campaign_page_holds_counts_runs_topics_and_the_pool_shown(
+    app: Flask, world: World
+) -> None:
+    with get_store_of(app).read_session() as session:
+        page = campaign_pages.campaign_page(session, world.campaign_id, None)
+        with pytest.raises(NotFound):
+            campaign_pages.campaign_page(session, world.campaign_id, 9)
+    assert page.counts == {"topics": 2, "documents": 8, "runs": 2, "qrels sets": 0, "pools": 1}
+    assert [(r.tag, r.line_count, r.contributes) for r in page.runs] == [
+        ("runA", 12, True),
+        ("runB", 12, True),
+    ]
+    assert [t.qid for t in page.topics] == ["T1", "T2"]
+    assert page.pool is not None and page.pool.id == world.pool_id and page.pool.number == 1
+    assert [(row.pool.number, row.documents) for row in page.pool_rows] == [(1, 12)]
+    assert page.stats is not None and page.stats["size"] == 12
+    assert page.without_text == () and page.assessors == ()
+
+
+def test_the_assignments_page_names_assessors_and_counts_progress(
+    app: Flask, world: World
+) -> None:
+    with get_store_of(app).read_session() as session:
+        page = campaign_pages.assignments_page(session, world.campaign_id, 1)
+    assert page.pool is not None and page.numbers == {world.pool_id: 1}
+    assert page.sizes == {"T1": 6, "T2": 6}
+    assert sorted((page.names[r.user_id], r.qid) for r in page.rows) == [
+        ("alice", "T1"), ("alice", "T2"), ("bob", "T1"), ("bob", "T2"),
+    ]
+    assert {r.id: (page.done[r.id].judged, page.done[r.id].total) for r in page.rows} == {
+        r.id: (0, 6) for r in page.rows
+    }
+    assert [u.username for u in page.users] == ["admin", "alice", "bob", "carol"]
+
+
+def test_campaign_rows_accounts_and_archivable_objects(app: Flask, world: World) -> None:
+    store = get_store_of(app)
+    with store.session() as session:
+        campaigns.create_campaign(session, "c0")
+        user = user_service.get_user(session, "carol")
+        user_service.new_api_token(session, user)
+    with store.read_session() as session:
+        rows = campaigns.campaign_rows(session)
+        accounts = user_service.accounts(session)
+        run = archive.archivable(archive.find_object(session, "run", "runB", "c1"))
+    assert [(r.campaign.name, r.topics, r.runs) for r in rows] == [("c0", 0, 0), ("c1", 2, 2)]
+    assert [(a.username, a.has_token) for a in accounts] == [
+        ("admin", False), ("alice", False), ("bob", False), ("carol", True),
+    ]
+    assert (run.kind, run.name, run.campaign_id, run.archived_at) == (
+        "run", "run 'runB'", world.campaign_id, None
+    )
+
+
+def test_the_adjudication_page_shows_topic_document_and_a_refused_rule(
+    app: Flask, as_user, world: World
+) -> None:
+    for name, grade in [("alice", 2), ("bob", 0)]:
+        assert as_user(name).post(
+            f"/api/v1/assignments/{world.assignment[name, 'T1']}/judgements",
+            json={"docno": "D1", "grade": grade, "client_id": f"adj-{name}"},
+        ).status_code in (200, 201)
+    with get_store_of(app).read_session() as session:
+        c1 = campaigns.get_campaign(session, world.campaign_id)
+        page = adjudication.adjudication_page(
+            session, c1, "majority", tie="adjudicate", primary=None
+        )
+        refused = adjudication.adjudication_page(
+            session, c1, "primary", tie="adjudicate", primary=None
+        )
+    assert page.campaign.name == "c1" and page.error is None
+    [entry] = page.entries
+    assert (entry.item.qid, entry.item.docno, entry.item.proposal) == ("T1", "D1", None)
+    assert sorted(entry.item.grades.values()) == [0, 2]
+    assert (entry.topic, entry.title) == ("solar panel recycling", "Document 1")
+    assert entry.narrative.startswith("Recycling processes are relevant.")
+    assert entry.text == "Text 1 about solar panel recycling <script>alert(1)</script>"
+    assert refused.entries == () and refused.error
