@@ -1,4 +1,4 @@
-from workbench.services.judgements import current_judgements
+from workbench.services.current_judgements import current_judgements
 from workbench.store.models import Campaign, Judgement, User
 
 

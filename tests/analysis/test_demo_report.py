@@ -20,8 +20,8 @@ from workbench.services import evaluation as service
 from workbench.services.adjudication import apply_rule
 from workbench.services.agreement import agreement_report
 from workbench.services.campaigns import get_campaign
+from workbench.services.current_judgements import current_judgements
 from workbench.services.exports import export_qrels
-from workbench.services.judgements import current_judgements
 from workbench.store.models import (
     Assignment,
     Judgement,

@@ -17,7 +17,7 @@ from tests.web.test_browser import (  # noqa: F401
     server,
     submit_form,
 )
-from workbench.services.judgements import current_judgements
+from workbench.services.current_judgements import current_judgements
 from workbench.store.models import Assignment, Pool, User
 
 assert pytestmark  # the same skip rule as the other browser tests

@@ -17,7 +17,7 @@ from sqlalchemy import select
 from tests.web.conftest import FAST_HASH, PASSWORD, get_store_of, make_app, serve_in_thread
 from workbench import demo
 from workbench.services import users as user_service
-from workbench.services.judgements import current_judgements
+from workbench.services.current_judgements import current_judgements
 from workbench.store.models import Judgement, User
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -19,7 +19,7 @@ from tests.web.test_browser import (  # noqa: F401
     submit_form,
 )
 from workbench.services import judging
-from workbench.services.judgements import current_judgements
+from workbench.services.current_judgements import current_judgements
 from workbench.store.models import DocumentRow, User
 
 assert pytestmark  # the same skip rule as the other browser tests

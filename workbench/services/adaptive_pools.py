@@ -29,8 +29,8 @@ from sqlalchemy.orm import Session
 
 from workbench import adaptive, pooling
 from workbench.services import pools
+from workbench.services.current_judgements import current_judgements
 from workbench.services.errors import NotFound, ServiceError
-from workbench.services.judgements import current_judgements
 from workbench.store.db import Store
 from workbench.store.models import (
     AdaptiveTopic,

@@ -22,8 +22,8 @@ from sqlalchemy.orm import Session
 from workbench import limits
 from workbench.agreement import MergeRule, TieRule, binarise, merge_grades
 from workbench.services.campaigns import CampaignInfo, campaign_info
+from workbench.services.current_judgements import counted_judgements, withdrawn_note
 from workbench.services.errors import ServiceError
-from workbench.services.judgements import counted_judgements, withdrawn_note
 from workbench.services.qrels import qrels_completeness
 from workbench.store.models import Campaign, Document, FinalLabel, Topic, User, utcnow
 

@@ -21,7 +21,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from workbench import agreement as coefficients
-from workbench.services.judgements import counted_judgements
+from workbench.services.current_judgements import counted_judgements
 from workbench.store.models import Campaign, User
 
 Key = tuple[str, str]  # (qid, docno)

@@ -32,8 +32,8 @@ from workbench import pooling, stats
 from workbench.metrics import MeasureError, evaluate, interpolated_precision_recall
 from workbench.relevance import is_relevant
 from workbench.services import pools
+from workbench.services.current_judgements import current_judgements
 from workbench.services.errors import ServiceError
-from workbench.services.judgements import current_judgements
 from workbench.services.qrels import IncompleteQrels, campaign_qrels, has_final_labels
 from workbench.store.models import (
     Campaign,

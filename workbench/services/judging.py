@@ -3,7 +3,7 @@
 The order is the pool's per-assessor order (`pooling.presentation_order`), so the same
 assessor always sees the same sequence. Every judgement is appended to the log; a retried
 submission carries the same client_id and is stored once. The current value of a key is
-read through `services.judgements.current_judgements`.
+read through `services.current_judgements.current_judgements`.
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from sqlalchemy.orm import Session
 
 from workbench import highlight, limits, pooling
 from workbench.services import adaptive_pools
+from workbench.services.current_judgements import current_judgements
 from workbench.services.errors import Conflict, NotFound, ServiceError
-from workbench.services.judgements import current_judgements
 from workbench.store.db import Store
 from workbench.store.models import (
     Assignment,

@@ -15,7 +15,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from workbench.services.assignments import assignments_for_user
-from workbench.services.judgements import current_judgements, withdrawn_topics
+from workbench.services.current_judgements import current_judgements, withdrawn_topics
 from workbench.store.models import Assignment, Judgement, PoolEntry, Topic, User
 
 

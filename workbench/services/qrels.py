@@ -16,8 +16,8 @@ from sqlalchemy.orm import Session
 
 from workbench.relevance import is_relevant
 from workbench.services import adaptive_pools
+from workbench.services.current_judgements import counted_judgements, current_judgements
 from workbench.services.errors import NotFound, ServiceError
-from workbench.services.judgements import counted_judgements, current_judgements
 from workbench.services.pools import qid_key
 from workbench.store.models import Assignment, Campaign, FinalLabel, Pool, PoolEntry, User
 

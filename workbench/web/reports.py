@@ -27,9 +27,9 @@ from workbench.reports import plots
 from workbench.reports.tables import FORMATS, render, render_all, to_json
 from workbench.services import campaigns as campaign_service
 from workbench.services import users as user_service
+from workbench.services.current_judgements import withdrawn_note
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.jobs import JobState
-from workbench.services.judgements import withdrawn_note
 from workbench.services.store_handle import Session
 from workbench.web.db import get_store
 from workbench.web.downloads import content_disposition

@@ -1,4 +1,5 @@
-"""The current judgements: the latest row of each (campaign, topic, docno, assessor) key.
+"""The current judgements: the latest row of each (campaign, topic, docno, assessor) key
+(`services.judging` is the act of recording one).
 
 The judgement table is an append-only log; this is the one place that derives current values.
 """
