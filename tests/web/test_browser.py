@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -45,8 +46,10 @@ def server(tmp_path: Path, database_url: str) -> Iterator[tuple[str, object]]:
     get_store_of(app).dispose()
 
 
-@pytest.fixture
-def browser(tmp_path: Path):  # type: ignore[no-untyped-def]
+@contextmanager
+def chromium(tmp_path: Path, width: int = 1400, *, phone: bool = False):  # type: ignore[no-untyped-def]
+    """A headless Chromium of this width (``phone``: a phone's viewport, device metrics and
+    touch, as a page's meta viewport expects); ``driver.width`` says which."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -62,13 +65,27 @@ def browser(tmp_path: Path):  # type: ignore[no-untyped-def]
         "--disable-sync",
         "--no-first-run",
         f"--user-data-dir={tmp_path / 'chromium'}",
-        "--window-size=1400,900",
+        f"--window-size={width},900",
     ):
         options.add_argument(argument)
     driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
     driver.implicitly_wait(5)
-    yield driver
-    driver.quit()
+    if phone:
+        driver.execute_cdp_cmd(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": 844, "deviceScaleFactor": 2, "mobile": True},
+        )
+    driver.width = width
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+@pytest.fixture
+def browser(tmp_path: Path):  # type: ignore[no-untyped-def]
+    with chromium(tmp_path) as driver:
+        yield driver
 
 
 def log_in_as(browser, base: str, name: str) -> None:  # type: ignore[no-untyped-def]

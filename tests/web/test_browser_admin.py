@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.web.conftest import World, get_store_of, make_app, serve_in_thread
-from tests.web.test_browser import CHROMEDRIVER, CHROMIUM, log_in_as
+from tests.web.test_browser import CHROMEDRIVER, CHROMIUM, chromium, log_in_as
 from workbench.store.models import Assignment, User
 
 pytestmark = [
@@ -32,25 +32,8 @@ def world_server(world_url, tmp_path: Path) -> Iterator[tuple[str, object, World
 
 @pytest.fixture(params=[1280, 390], ids=["1280px", "390px"])
 def browser(request, tmp_path: Path):  # type: ignore[no-untyped-def]
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for argument in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--no-first-run",
-        f"--user-data-dir={tmp_path / 'chromium'}",
-        f"--window-size={request.param},900",
-    ):
-        options.add_argument(argument)
-    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
-    driver.implicitly_wait(5)
-    yield driver
-    driver.quit()
+    with chromium(tmp_path, request.param, phone=False) as driver:
+        yield driver
 
 
 def _page_changed(browser) -> None:  # type: ignore[no-untyped-def]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.web.conftest import World, get_store_of, make_app, serve_in_thread
-from tests.web.test_browser import CHROMEDRIVER, CHROMIUM, log_in_as, submit_form
+from tests.web.test_browser import CHROMEDRIVER, CHROMIUM, chromium, log_in_as, submit_form
 from workbench.services import campaigns, importing, judging
 
 pytestmark = [
@@ -42,7 +42,9 @@ def world_server(world_url, tmp_path: Path) -> Iterator[tuple[str, object, World
                 world.assignment["alice", "T1"],
                 world.users["alice"],
                 judging.JudgementInput(
-                    docno, grade, cannot_judge=None if grade is not None else "foreign language",
+                    docno,
+                    grade,
+                    cannot_judge=None if grade is not None else "foreign language",
                     comment=f"see {LONG_WORD}",
                 ),
             )
@@ -53,31 +55,8 @@ def world_server(world_url, tmp_path: Path) -> Iterator[tuple[str, object, World
 
 @pytest.fixture(params=[390, 1280], ids=["390px", "1280px"])
 def browser(request, tmp_path: Path):  # type: ignore[no-untyped-def]
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for argument in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--no-first-run",
-        f"--user-data-dir={tmp_path / 'chromium'}",
-        "--window-size=1280,900",
-    ):
-        options.add_argument(argument)
-    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
-    driver.implicitly_wait(5)
-    if request.param < 800:  # a phone: its viewport, as the page's meta viewport asks
-        driver.execute_cdp_cmd(
-            "Emulation.setDeviceMetricsOverride",
-            {"width": request.param, "height": 844, "deviceScaleFactor": 2, "mobile": True},
-        )
-    driver.width = request.param
-    yield driver
-    driver.quit()
+    with chromium(tmp_path, request.param, phone=request.param < 800) as driver:
+        yield driver
 
 
 LAYOUT = """
