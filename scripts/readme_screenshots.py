@@ -158,6 +158,10 @@ def walkthrough(browser, base: str, cid: int) -> None:  # type: ignore[no-untype
     save(browser, "7-adjudicate")
     show(browser, base, f"/reports/{cid}/evaluation?qrels=demo-reference")
     save(browser, "8-report")
+    show(browser, base, f"/admin/campaigns/{cid}/documents?q=recycling")
+    save(browser, "9-browse-documents")
+    show(browser, base, f"/admin/campaigns/{cid}/judgements")
+    save(browser, "9-judgement-log")
 
 
 if __name__ == "__main__":
