@@ -46,3 +46,12 @@ def test_the_last_admin_rule_counts_every_administering_role(app: Flask, more_ro
         user_service.create_user(session, "chen", PASSWORD, role="chief", hash_method=FAST_HASH)
         user_service.set_role(session, admin, "observer")  # chen administers now
         assert admin.role == "observer"
+
+
+def test_a_role_gone_from_the_registry_may_nothing(
+    app: Flask, more_roles: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    observer = _client_as(app, "olga", "observer")
+    monkeypatch.undo()  # "observer" leaves the registry; olga's stored role stays
+    assert observer.get("/assess/").status_code == 403
+    assert observer.get("/admin/").status_code == 403

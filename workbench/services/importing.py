@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Connection, CursorResult, delete, func, insert, select, update
+from sqlalchemy import Connection, CursorResult, Select, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -426,43 +426,48 @@ def _beat(connection: Connection, import_id: int) -> None:
     )
 
 
-def _settle(steps: _Steps, import_id: int) -> None:
-    """Delete the rows a committed import replaced, in short transactions; then it is done."""
+def _delete_rows(
+    steps: _Steps,
+    ids: Select[int],
+    last: Callable[[Connection], object],
+    each: Callable[[Connection], object] = lambda _connection: None,
+) -> None:
+    """Delete the document rows `ids` selects, DELETE_BATCH_ROWS per short transaction; `each`
+    runs in every transaction, `last` in the one that finds none left."""
     while True:
         with steps.write() as connection:
-            old = (
-                select(DocumentReplacement.document_id)
-                .where(DocumentReplacement.import_id == import_id)
-                .limit(DELETE_BATCH_ROWS)
-            )
             deleted = connection.execute(
-                delete(DocumentRow).where(DocumentRow.id.in_(old.scalar_subquery()))
-            )
-            _beat(connection, import_id)
-            if not cast_result(deleted).rowcount:
-                connection.execute(
-                    update(DocumentImport)
-                    .where(DocumentImport.id == import_id)
-                    .values(state="done")
+                delete(DocumentRow).where(
+                    DocumentRow.id.in_(ids.limit(DELETE_BATCH_ROWS).scalar_subquery())
                 )
+            )
+            each(connection)
+            if not cast_result(deleted).rowcount:
+                last(connection)
                 return
+
+
+def _settle(steps: _Steps, import_id: int) -> None:
+    """Delete the rows a committed import replaced, in short transactions; then it is done."""
+    _delete_rows(
+        steps,
+        select(DocumentReplacement.document_id).where(DocumentReplacement.import_id == import_id),
+        last=lambda connection: connection.execute(
+            update(DocumentImport).where(DocumentImport.id == import_id).values(state="done")
+        ),
+        each=lambda connection: _beat(connection, import_id),
+    )
 
 
 def _delete_import(steps: _Steps, import_id: int) -> None:
     """Delete an import that is not committed, with its rows, in short transactions."""
-    while True:
-        with steps.write() as connection:
-            rows = (
-                select(DocumentRow.id)
-                .where(DocumentRow.import_id == import_id)
-                .limit(DELETE_BATCH_ROWS)
-            )
-            deleted = connection.execute(
-                delete(DocumentRow).where(DocumentRow.id.in_(rows.scalar_subquery()))
-            )
-            if not cast_result(deleted).rowcount:
-                connection.execute(delete(DocumentImport).where(DocumentImport.id == import_id))
-                return
+    _delete_rows(
+        steps,
+        select(DocumentRow.id).where(DocumentRow.import_id == import_id),
+        last=lambda connection: connection.execute(
+            delete(DocumentImport).where(DocumentImport.id == import_id)
+        ),
+    )
 
 
 def _clear_dead_imports(steps: _Steps, campaign_id: int) -> None:

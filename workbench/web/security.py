@@ -81,7 +81,8 @@ class CurrentUser(UserMixin):
 
     @property
     def is_admin(self) -> bool:
-        return user_service.ROLES[self.role].administers
+        role = user_service.ROLES.get(self.role)
+        return role is not None and role.administers
 
     def get_id(self) -> str:
         """What the session cookie keeps: 'id.version'."""
@@ -155,7 +156,8 @@ def _role_required(
         @wraps(view)
         @login_required
         def wrapped(*args: Any, **kwargs: Any) -> Any:
-            if not may(user_service.ROLES[current_user.role]):
+            role = user_service.ROLES.get(current_user.role)
+            if role is None or not may(role):  # a role no longer in the registry may nothing
                 abort(403)
             return view(*args, **kwargs)
 
