@@ -27,7 +27,6 @@ from workbench.metrics.prefs import (
     assemble,
     check_no_duplicates,
     split_measure,
-    topics_to_evaluate,
 )
 from workbench.metrics.ranked import rank_topics
 from workbench.trec import JudgmentGroupLine, Qrels, Run, TrecFormatError
@@ -164,9 +163,6 @@ def evaluate_judgment_groups(
     when ``per_topic`` (``-q``), then the ``all`` summary (runid, num_q, means over topics)."""
     request = _Request(measure_names)
     by_topic = _judgment_groups(lines)
-    topics, hidden = topics_to_evaluate(
-        list(by_topic), run, average_over_all_topics=average_over_all_topics, compat=compat
-    )
 
     def evaluate_topic(qid: str) -> dict[str, int | float]:
         return _topic_values(
@@ -180,5 +176,11 @@ def evaluate_judgment_groups(
         )
 
     return assemble(
-        request.names(), topics, evaluate_topic, run, per_topic=per_topic, hidden=hidden
+        request.names(),
+        list(by_topic),
+        evaluate_topic,
+        run,
+        per_topic=per_topic,
+        average_over_all_topics=average_over_all_topics,
+        compat=compat,
     )
