@@ -13,6 +13,8 @@ from typing import Any
 
 from flask import Flask
 
+from workbench.services import exports
+
 API_PREFIX = "/api/v1"
 
 _ERROR = {
@@ -31,6 +33,18 @@ def _query(name: str, description: str, type_: str = "string") -> dict[str, Any]
         "description": description,
         "schema": {"type": type_},
     }
+
+
+def _export_parameters() -> list[dict[str, Any]]:
+    """The query parameters of the exports in services.exports.EXPORTS (read when the document
+    is built), each described as `export: help` (flags: 1 for yes)."""
+    described: dict[str, tuple[str, list[str]]] = {}
+    for export in exports.EXPORTS.values():
+        for option in export.options:
+            type_ = "integer" if option.kind == "int" else "string"
+            help_ = option.help + (" (1 for yes)" if option.kind == "flag" else "")
+            described.setdefault(option.name, (type_, []))[1].append(f"{export.name}: {help_}")
+    return [_query(name, "; ".join(helps), type_) for name, (type_, helps) in described.items()]
 
 
 _QUERYLOG = [_query("name", "the query log's name")]
@@ -117,16 +131,9 @@ OPERATIONS: dict[str, dict[str, Any]] = {
     },
     "api.export": {
         "role": "admin",
-        "summary": "Export as a file: kind pool (qid docno), qrels or log. {campaign_ref} is "
-        "the campaign's name or id.",
-        "query": [
-            _query("pool", "pool: its number in the campaign (default: the latest)", "integer"),
-            _query("assessor", "qrels: one assessor's grades"),
-            _query("final", "qrels: 1 for the adjudicated final labels only"),
-            _query("binary_level", "qrels: binarise at this grade", "integer"),
-            _query("allow_incomplete", "qrels: 1 to export although labels are missing"),
-            _query("format", "log: csv or json"),
-        ],
+        "summary": "Export as a file: kind is an export's name (services.exports.EXPORTS: "
+        "pool, qrels, log, ...). {campaign_ref} is the campaign's name or id.",
+        "query": _export_parameters,
         "file": True,
         "responses": {"200": "the file (attachment)"},
     },
@@ -213,6 +220,11 @@ PATH_PARAMETERS = {
 }
 
 
+def _parameters(query: Any) -> list[dict[str, Any]]:
+    """An operation's query parameters: a list, or a function giving it when called."""
+    return query() if callable(query) else list(query)
+
+
 def _operation(endpoint: str, arguments: list[tuple[str, str]]) -> dict[str, Any]:
     spec = OPERATIONS[endpoint]  # KeyError: a route without a description
     operation: dict[str, Any] = {
@@ -228,7 +240,7 @@ def _operation(endpoint: str, arguments: list[tuple[str, str]]) -> dict[str, Any
             }
             for converter, name in arguments
         ]
-        + spec.get("query", []),
+        + _parameters(spec.get("query", [])),
         "responses": {
             status: {"description": text, "content": _FILE if spec.get("file") else _JSON}
             for status, text in spec["responses"].items()
