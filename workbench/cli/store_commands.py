@@ -5,15 +5,14 @@ from __future__ import annotations
 import io
 import json
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
 from workbench import adaptive, limits, pooling
-from workbench.cli.common import fail, get_store
+from workbench.cli.common import campaign_option, fail, get_store, transaction
 from workbench.services import adaptive_pools, archive, campaigns, exports, importing, pools
 from workbench.services.errors import ServiceError
 from workbench.services.store_handle import Session, shown_url
@@ -22,25 +21,10 @@ from workbench.trec import TrecFormatError
 T = TypeVar("T")
 
 
-@contextmanager
-def transaction(ctx: click.Context, *, read: bool = False) -> Iterator[Session]:
-    """One store transaction (read=True: a read-only one); a refused request or bad file exits
-    1 with its message."""
-    store = get_store(ctx)
-    try:
-        with store.read_session() if read else store.session() as session:
-            yield session
-    except (ServiceError, TrecFormatError) as error:
-        fail(str(error))
-
-
 def _campaign_exists(ctx: click.Context, name: str) -> None:
     """Refuse an unknown campaign before reading large files."""
-    try:
-        with get_store(ctx).read_session() as session:
-            campaigns.get_campaign(session, name)
-    except ServiceError as error:
-        fail(str(error))
+    with transaction(ctx, read=True) as session:
+        campaigns.get_campaign(session, name)
 
 
 def _read_first(read: Callable[[], T]) -> T:
@@ -128,7 +112,6 @@ def campaign_list(ctx: click.Context) -> None:
 # ---------------------------------------------------------------- import
 
 ADAPTIVE_STRATEGIES = adaptive.ADAPTIVE
-campaign_option = click.option("--campaign", "campaign_name", required=True, help="Campaign.")
 topics_option = click.option(
     "--topics", default=None, help="Only these topics: QID,QID,... or @FILE (one qid a line)."
 )
@@ -572,15 +555,9 @@ def delete_command(
 ) -> None:
     """Delete a campaign, run, topic, pool or user that nothing judged depends on (the
     dependents are shown first); judgements are never deleted: archive instead."""
-    def look() -> tuple[str, archive.Dependents]:
-        with get_store(ctx).read_session() as session:
-            obj = archive.find_object(session, kind, name, campaign_name)
-            return archive.name_of(obj), archive.dependents(session, obj)
-
-    try:
-        shown, found = look()  # the question is asked outside any write transaction
-    except ServiceError as error:
-        fail(str(error))
+    with transaction(ctx, read=True) as session:  # the question is asked outside any write
+        obj = archive.find_object(session, kind, name, campaign_name)
+        shown, found = archive.name_of(obj), archive.dependents(session, obj)
     click.echo(f"{shown}: depends on it: {found.summary()}")
     if found.deletable and not yes:
         click.confirm("Delete it for good?", abort=True)
