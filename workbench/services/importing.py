@@ -192,7 +192,7 @@ def import_documents_in_steps(
 
     with store.read_session() as session:
         campaign_id = campaigns.get_campaign(session, campaign).id
-    steps = _Steps(store.connection, read, True)
+    steps = _Steps(store.batch_connection, read, True)
     report = _import_documents(steps, campaign_id, paths, only_pooled, format, replace, progress)
     with store.read_session() as session:
         report.warnings.extend(
