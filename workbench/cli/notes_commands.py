@@ -419,23 +419,23 @@ def interleave(
 
         try:
             qrels = read_qrels(files[0])
-            rankings: dict[str, dict[str, list[str]]] = {}
+            ranked_lists: dict[str, dict[str, list[str]]] = {}
             offline: dict[str, dict[str, float]] = {}
             name = measure
             for path in files[1:]:
                 run = read_run(path)
                 tag = run.tag or Path(path).name
-                if tag in rankings:
+                if tag in ranked_lists:
                     fail(f"{path}: run tag {tag!r} appears twice")
-                rankings[tag] = {}
+                ranked_lists[tag] = {}
                 for qid in run.topics():
                     lines = run.topic_lines(qid)
-                    rankings[tag][qid] = list(ranked_list(lines.docnos, lines.scores).docnos)
+                    ranked_lists[tag][qid] = list(ranked_list(lines.docnos, lines.scores).docnos)
                 result = evaluate(qrels, run, [measure], relevance_level=relevance_level)
                 name = next(line.name for line in result.lines if line.per_topic)
                 offline[tag] = {q: float(v[name]) for q, v in result.per_topic.items()}
             study = interleaving.study(
-                rankings, qrels.to_dict(), offline, measure=name, model=model, **simulated
+                ranked_lists, qrels.to_dict(), offline, measure=name, model=model, **simulated
             )
         except (TrecFormatError, MeasureError, ValueError) as error:
             fail(str(error))

@@ -245,15 +245,11 @@ class PoolInfo:
 
 
 def pool_info(pool: Pool) -> PoolInfo:
+    """The pool's fields, read while its session is open."""
     return PoolInfo(
-        pool.id,
-        pool.number,
-        pool.name,
-        pool.strategy,
-        pool.params,
-        pool.created_at,
+        pool.id, pool.number, pool.name, pool.strategy, pool.params, pool.created_at,
         pool.archived_at,
-    )
+    )  # fmt: skip
 
 
 def pool_label(pool: Pool) -> str:
