@@ -159,3 +159,11 @@ def test_submit_is_one_statement_while_what_it_knows_holds(app: Flask, world: Wo
             assert statements == ["INSERT"]
     finally:
         event.remove(store.engine, "before_cursor_execute", count)
+
+
+def test_found_returns_the_row_or_raises_not_found_with_the_message():
+    from workbench.services.errors import NotFound, found
+
+    assert found(0, "unused") == 0
+    with pytest.raises(NotFound, match="no campaign 'x'"):
+        found(None, "no campaign 'x'")

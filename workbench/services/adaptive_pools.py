@@ -30,7 +30,7 @@ from sqlalchemy.orm import Session
 from workbench import adaptive, pooling
 from workbench.services import pools
 from workbench.services.current_judgements import current_judgements
-from workbench.services.errors import NotFound, ServiceError
+from workbench.services.errors import ServiceError, found
 from workbench.store.db import Store
 from workbench.store.models import (
     AdaptiveTopic,
@@ -138,9 +138,7 @@ def _topic(session: Session, pool: Pool, qid: str) -> AdaptiveTopic:
     row = session.scalar(
         select(AdaptiveTopic).where(AdaptiveTopic.pool_id == pool.id, AdaptiveTopic.qid == qid)
     )
-    if row is None:
-        raise NotFound(f"pool {pool.id} has no adaptive topic {qid!r}")
-    return row
+    return found(row, f"pool {pool.id} has no adaptive topic {qid!r}")
 
 
 def _adaptive_pool(pool: Pool) -> AdaptiveSettings:

@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from workbench.services import campaigns, pools
 from workbench.services import users as user_service
-from workbench.services.errors import NotFound, ServiceError
+from workbench.services.errors import ServiceError, found
 from workbench.store.models import (
     Assignment,
     Campaign,
@@ -183,9 +183,7 @@ def get_object(session: Session, kind: str, object_id: int) -> Any:
     """The archivable object of that kind and id; NotFound otherwise."""
     model = KINDS.get(kind)
     obj = session.get(model, object_id) if model is not None else None
-    if obj is None:
-        raise NotFound(f"no {kind} {object_id}")
-    return obj
+    return found(obj, f"no {kind} {object_id}")
 
 
 def find_object(session: Session, kind: str, name: str, campaign: str | None = None) -> Any:
@@ -205,10 +203,8 @@ def find_object(session: Session, kind: str, name: str, campaign: str | None = N
             raise ServiceError(f"a pool is named by its number in the campaign; got {name!r}")
         return pools.get_pool(session, owner, int(name))
     model, column = (Run, Run.tag) if kind == "run" else (Topic, Topic.qid)
-    found = session.scalar(select(model).where(model.campaign_id == owner.id, column == name))
-    if found is None:
-        raise NotFound(f"campaign {owner.name!r} has no {kind} {name!r}")
-    return found
+    row = session.scalar(select(model).where(model.campaign_id == owner.id, column == name))
+    return found(row, f"campaign {owner.name!r} has no {kind} {name!r}")
 
 
 def refuse_if_archived(campaign: Campaign) -> None:

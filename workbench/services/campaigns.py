@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from workbench import limits
-from workbench.services.errors import NotFound, ServiceError
+from workbench.services.errors import ServiceError, found
 from workbench.store.models import Campaign, Grade, Run, Topic
 
 ScalePoint = tuple[int, str, str]  # (value, label, key)
@@ -138,9 +138,7 @@ def get_campaign(session: Session, name_or_id: str | int) -> Campaign:
             campaign = session.get(Campaign, int(name_or_id))
     else:
         campaign = session.get(Campaign, name_or_id)
-    if campaign is None:
-        raise NotFound(f"no campaign {name_or_id!r}")
-    return campaign
+    return found(campaign, f"no campaign {name_or_id!r}")
 
 
 def list_campaigns(session: Session, *, archived: bool = False) -> list[Campaign]:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from typing import TypeVar
+
+T = TypeVar("T")
+
 
 class ServiceError(ValueError):
     """A request the store refuses: unknown campaign, duplicate run tag, unknown topics...
@@ -18,3 +22,10 @@ class NotFound(ServiceError):
 class Conflict(ServiceError):
     """A request the current state of its object refuses (an archived campaign or pool): the
     same request may succeed once that state changes (HTTP 409)."""
+
+
+def found(row: T | None, missing: str) -> T:
+    """`row` itself, or NotFound(`missing`) when the lookup found nothing (row is None)."""
+    if row is None:
+        raise NotFound(missing)
+    return row

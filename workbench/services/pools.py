@@ -19,7 +19,7 @@ from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
 from workbench import limits, pooling
-from workbench.services.errors import NotFound, ServiceError
+from workbench.services.errors import NotFound, ServiceError, found
 from workbench.services.topics import campaign_qids, chosen_topics, listed
 from workbench.store.models import (
     Campaign,
@@ -219,16 +219,11 @@ def get_pool(session: Session, campaign: Campaign, number: int | None = None) ->
     """The pool of that number in the campaign ("Pool 2"), or its latest pool; NotFound
     otherwise."""
     if number is None:
-        pool = latest_pool(session, campaign)
-        if pool is None:
-            raise NotFound(f"campaign {campaign.name!r} has no pool yet")
-        return pool
+        return found(latest_pool(session, campaign), f"campaign {campaign.name!r} has no pool yet")
     pool = session.scalar(
         select(Pool).where(Pool.campaign_id == campaign.id, Pool.number == number)
     )
-    if pool is None:
-        raise NotFound(f"campaign {campaign.name!r} has no pool {number}")
-    return pool
+    return found(pool, f"campaign {campaign.name!r} has no pool {number}")
 
 
 @dataclass(frozen=True)

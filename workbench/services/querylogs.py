@@ -28,7 +28,7 @@ from sqlalchemy.orm import Session
 from workbench import clicks, limits, querylog, stats
 from workbench.metrics.prefs import evaluate_prefs
 from workbench.services import evaluation
-from workbench.services.errors import NotFound, ServiceError
+from workbench.services.errors import NotFound, ServiceError, found
 from workbench.store.models import (
     Assignment,
     Campaign,
@@ -240,9 +240,7 @@ def get_query_log(session: Session, campaign: Campaign, name: str) -> QueryLog:
     log = session.scalar(
         select(QueryLog).where(QueryLog.campaign_id == campaign.id, QueryLog.name == name)
     )
-    if log is None:
-        raise NotFound(f"campaign {campaign.name!r} has no query log named {name!r}")
-    return log
+    return found(log, f"campaign {campaign.name!r} has no query log named {name!r}")
 
 
 def list_query_logs(session: Session, campaign: Campaign) -> list[QueryLogSummary]:

@@ -27,7 +27,7 @@ from sqlalchemy.orm import Session
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from workbench import limits
-from workbench.services.errors import NotFound, ServiceError
+from workbench.services.errors import ServiceError, found
 from workbench.store.models import User, username_key
 
 
@@ -185,18 +185,13 @@ def _by_name(session: Session, username: str) -> User | None:
 
 def get_user(session: Session, username: str) -> User:
     """The user of this name (case-insensitive), never looked up as an id; NotFound otherwise."""
-    user = _by_name(session, username)
-    if user is None:
-        raise NotFound(f"no user {username!r}")
-    return user
+    return found(_by_name(session, username), f"no user {username!r}")
 
 
 def user_by_id(session: Session, user_id: int) -> User:
     """The user with this id; NotFound otherwise."""
     user = session.get(User, user_id) if 0 < user_id <= limits.INT32_MAX else None
-    if user is None:
-        raise NotFound(f"no user with id {user_id}")
-    return user
+    return found(user, f"no user with id {user_id}")
 
 
 def list_users(session: Session, *, role: str | None = None) -> list[User]:
