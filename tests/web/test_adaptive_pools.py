@@ -95,7 +95,7 @@ def test_the_reveals_follow_the_pure_strategy(app, world):
     with store.read_session() as s:
         pool = s.get(Pool, pool_id)
         models = pools.pool_runs(s, pool)
-        universe = adaptive.TopicPool.build(pools.topic_rankings(s, models, "T1", 6), 6)
+        universe = adaptive.TopicPool.build(pools.topic_ranked_lists(s, models, "T1", 6), 6)
     expected: list[str] = []
     while batch := adaptive.next_documents(
         "mm", universe, [(d, labels[d] >= 1) for d in expected], 2, seed=11, qid="T1"
