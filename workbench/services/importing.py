@@ -697,7 +697,13 @@ def _import_runs(
                     qids = frozenset(row[0] for row in rows)
                     written.append(_WrittenRun(run.tag, path, version_id, run_id, qids, fields))
                     report.warnings.extend(documents.missing_warning(run, qids))
-        _commit_runs(steps, campaign, written, options.replace, report)
+        try:
+            _commit_runs(steps, campaign, written, options.replace, report)
+        except IntegrityError:  # a server store: another import's commit at the same moment
+            raise ServiceError(
+                "another import stored or replaced one of these runs at the same moment; "
+                "nothing was imported: retry it"
+            ) from None
     except BaseException:
         if steps.own_transactions:  # else the caller's transaction rolls it all back
             with suppress(Exception):  # if this fails too, the next import clears it
