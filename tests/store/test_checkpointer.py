@@ -10,8 +10,7 @@ import pytest
 
 from workbench.store.db import Checkpointer
 
-GUARD_S = 60.0
-"""How long a test waits for the checkpointer thread before it fails (a hang guard)."""
+from .conftest import GUARD_S
 
 
 @pytest.fixture

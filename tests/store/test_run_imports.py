@@ -25,10 +25,8 @@ from workbench.store.models import (
 )
 from workbench.store.runs import load_run, run_topic_rows
 
-from .conftest import row_counts, write_run
+from .conftest import GUARD_S, count, in_thread, row_counts, write_run
 
-GUARD_S = 60.0
-"""How long a test waits for another thread before it fails (a hang guard, not a timing)."""
 QIDS = [str(q) for q in range(1, 9)]
 
 
@@ -56,11 +54,6 @@ def visible_runs(store, campaign_id: int) -> dict[str, dict[str, dict[str, float
         return {run.tag: load_run(session, run).to_dict() for run in runs}
 
 
-def count(store, model) -> int:
-    with store.read_session() as session:
-        return session.scalar(select(func.count()).select_from(model)) or 0
-
-
 def judge(store, campaign_id: int) -> None:
     with store.session() as session:
         user = session.scalar(select(User).where(User.username == "ann"))
@@ -86,20 +79,6 @@ def paused_at(monkeypatch, name: str, call: int = 1):
 
     monkeypatch.setattr(importing, name, paused)
     return reached, resume
-
-
-def in_thread(function) -> tuple[threading.Thread, list]:
-    outcome: list = []
-
-    def run():
-        try:
-            outcome.append(function())
-        except BaseException as error:  # handed to the test
-            outcome.append(error)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    return thread, outcome
 
 
 def test_readers_see_no_run_until_the_commit_and_judgements_go_on(

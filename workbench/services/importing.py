@@ -144,6 +144,24 @@ class _Steps:
     own_transactions: bool
 
 
+def _store_steps(store: Store) -> _Steps:
+    """Steps each in a short transaction of the store of its own."""
+
+    @contextmanager
+    def read() -> Iterator[Connection]:
+        with store.read_session() as session:
+            yield session.connection()
+
+    return _Steps(store.connection, read, True)
+
+
+def _caller_steps(session: Session) -> _Steps:
+    """Steps all in the caller's transaction (which rolls them all back on an error)."""
+    session.flush()
+    connection = session.connection()
+    return _Steps(lambda: nullcontext(connection), lambda: nullcontext(connection), False)
+
+
 def import_documents(
     session: Session,
     campaign: Campaign,
@@ -163,9 +181,7 @@ def import_documents(
     judgement of it gets a log event saying so (same grade, its comment noting the file).
     Warns about pooled documents still without text.
     """
-    session.flush()
-    connection = session.connection()
-    steps = _Steps(lambda: nullcontext(connection), lambda: nullcontext(connection), False)
+    steps = _caller_steps(session)
     report = _import_documents(steps, campaign.id, paths, only_pooled, format, replace, None)
     report.warnings.extend(missing_text_warnings(session, campaign))
     return report
@@ -186,14 +202,9 @@ def import_documents_in_steps(
     written invisible, then shown all at once by one tiny transaction (or never: a bad file
     or a refusal deletes what was written). One import of a campaign at a time."""
 
-    @contextmanager
-    def read() -> Iterator[Connection]:
-        with store.read_session() as session:
-            yield session.connection()
-
     with store.read_session() as session:
         campaign_id = campaigns.get_campaign(session, campaign).id
-    steps = _Steps(store.connection, read, True)
+    steps = _store_steps(store)
     report = _import_documents(steps, campaign_id, paths, only_pooled, format, replace, progress)
     with store.read_session() as session:
         report.warnings.extend(
@@ -611,10 +622,7 @@ def import_runs(
     that lists them, unless skip_unknown_topics (they are left out and reported). Docnos the
     campaign's documents lack are imported and reported.
     """
-    session.flush()
-    connection = session.connection()
-    steps = _Steps(lambda: nullcontext(connection), lambda: nullcontext(connection), False)
-    report = _import_runs(steps, campaign.id, paths, RunOptions(**options))
+    report = _import_runs(_caller_steps(session), campaign.id, paths, RunOptions(**options))
     for run in [obj for obj in session.identity_map.values() if isinstance(obj, Run)]:
         session.expire(run)  # its fields were written without the ORM
     return report
@@ -631,15 +639,9 @@ def import_runs_in_steps(
     invisible, then shown all at once by one tiny transaction (or never: a bad file or a
     refusal deletes what was written)."""
 
-    @contextmanager
-    def read() -> Iterator[Connection]:
-        with store.read_session() as session:
-            yield session.connection()
-
     with store.read_session() as session:
         campaign_id = campaigns.get_campaign(session, campaign).id
-    steps = _Steps(store.connection, read, True)
-    return _import_runs(steps, campaign_id, paths, RunOptions(**options))
+    return _import_runs(_store_steps(store), campaign_id, paths, RunOptions(**options))
 
 
 def _import_runs(
