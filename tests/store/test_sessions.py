@@ -67,6 +67,41 @@ def test_write_sessions_of_threads_never_overlap(store: Store) -> None:
         assert most == 1
 
 
+_JUDGE = """
+import sys
+from pathlib import Path
+from workbench.store import open_store
+from workbench.store.models import User
+store = open_store(sys.argv[1])
+Path(sys.argv[2]).touch()
+with store.session() as session:
+    session.add(User(username="judge", password_hash="-", role="assessor"))
+"""
+
+
+def test_a_batched_job_lets_writers_queued_in_other_processes_go_between_its_batches(
+    tmp_path: Path,
+) -> None:
+    """An import's batches (`batch_connection`) pause after each one on SQLite, so that a
+    judgement submit that queued for the write lock during a batch (in a server process) is
+    written before the next batch: a released flock is not handed over to its waiter."""
+    database = tmp_path / "shared.sqlite"
+    store = open_store(f"sqlite:///{database}", upgrade=True)
+    queued = tmp_path / "queued"
+    seen: list[bool] = []
+    judge = None
+    for n in range(3):
+        with store.batch_connection() as connection:
+            seen.append(bool(connection.scalar(select(func.count(User.id)))))
+            if n == 0:
+                judge = subprocess.Popen([sys.executable, "-c", _JUDGE, store.url, str(queued)])
+                while not queued.exists() and judge.poll() is None:
+                    time.sleep(0.01)
+                time.sleep(0.3)  # the judge is waiting for the lock
+    assert judge is not None and judge.wait(timeout=60) == 0
+    assert seen == [False, True, True]
+
+
 def test_connection_is_a_write_transaction_that_rolls_back_on_error(store: Store) -> None:
     users = User.__table__
     with store.connection() as connection:

@@ -145,14 +145,15 @@ class _Steps:
 
 
 def _store_steps(store: Store) -> _Steps:
-    """Steps each in a short transaction of the store of its own."""
+    """Steps each in a short transaction of the store of its own (a batch: on SQLite the
+    import pauses after each one, so that the writers queued meanwhile go first)."""
 
     @contextmanager
     def read() -> Iterator[Connection]:
         with store.read_session() as session:
             yield session.connection()
 
-    return _Steps(store.connection, read, True)
+    return _Steps(store.batch_connection, read, True)
 
 
 def _caller_steps(session: Session) -> _Steps:

@@ -42,6 +42,8 @@ WRITE_LOCK_LOG_ENV = "WORKBENCH_WRITE_LOCK_LOG"
 WRITE_LOCK_LOG_MIN_S = 0.005
 CHECKPOINT_EVERY_S = 1.0
 CHECKPOINTER_IDLE_S = 30.0
+BATCH_PAUSE_MAX_S = 0.25
+"""The longest pause of a long job after one of its batches (`Store.batch_connection`)."""
 READ_ONLY = "workbench_read_only"
 """Execution option of the connections of read transactions (a deferred BEGIN on SQLite)."""
 
@@ -291,6 +293,19 @@ class Store:
         else:
             with self.engine.begin() as connection:
                 yield connection
+
+    @contextmanager
+    def batch_connection(self) -> Iterator[Connection]:
+        """A write transaction for one batch of a long job (an import's steps). On SQLite the
+        job then pauses as long as it held the write lock (at most BATCH_PAUSE_MAX_S), so
+        that it holds the lock at most about half the time and the writers that queued
+        meanwhile (judgement submits) go first: released locks are not handed over, and
+        the job would otherwise take the lock again at once. On a server: `connection()`."""
+        with self.connection() as connection:
+            started = time.monotonic()
+            yield connection
+        if self.write_lock is not None:
+            time.sleep(min(time.monotonic() - started, BATCH_PAUSE_MAX_S))
 
     @contextmanager
     def read_session(self) -> Iterator[Session]:
