@@ -274,8 +274,12 @@ def test_pools_do_not_import_the_importers() -> None:
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
-def test_only_the_importer_touches_the_rows_behind_the_documents_view() -> None:
-    """Every other reader reads `Document` (the view), so none can see a half import."""
+@pytest.mark.parametrize(
+    "behind", [{"DocumentRow", "DocumentReplacement"}, {"RunTopicRow", "RunVersion"}]
+)
+def test_only_the_importer_touches_the_rows_behind_the_views(behind: set[str]) -> None:
+    """Every other reader reads `Document` and `RunTopic` (the views), so none can see a half
+    import."""
     import ast
 
     import workbench
@@ -287,6 +291,6 @@ def test_only_the_importer_touches_the_rows_behind_the_documents_view() -> None:
         for node in ast.walk(ast.parse(path.read_text()))
         if isinstance(node, ast.ImportFrom)
         and node.module == "workbench.store.models"
-        and {"DocumentRow", "DocumentReplacement"} & {alias.name for alias in node.names}
+        and behind & {alias.name for alias in node.names}
     )
     assert users == ["services/importing.py"]

@@ -315,21 +315,3 @@ def test_the_in_transaction_import_and_the_import_in_steps_store_the_same(
     assert (first.added, second.updated, first.lines) == (2, 2, second.lines)
     assert visible_runs(store, campaign_id) == in_one
     assert count(store, RunVersion) == 2 and count(store, RunTopicRow) == 2 * len(QIDS)
-
-
-def test_only_the_importer_touches_the_rows_behind_the_run_topics_view() -> None:
-    """Every other reader reads `RunTopic` (the view), so none can see a half import."""
-    import ast
-
-    import workbench
-
-    root = Path(workbench.__file__).parent
-    users = sorted(
-        str(path.relative_to(root))
-        for path in root.rglob("*.py")
-        for node in ast.walk(ast.parse(path.read_text()))
-        if isinstance(node, ast.ImportFrom)
-        and node.module == "workbench.store.models"
-        and {"RunTopicRow", "RunVersion"} & {alias.name for alias in node.names}
-    )
-    assert users == ["services/importing.py"]
