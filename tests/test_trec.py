@@ -165,6 +165,10 @@ def test_read_qrels_jg_and_prefs(tmp_path: Path) -> None:
         read_prefs(_file(tmp_path, "1 a b d\n", "bad.txt"))
     with pytest.raises(TrecFormatError, match="an integer as field 4"):
         read_qrels_jg(_file(tmp_path, "1 a d x\n", "bad2.txt"))
+    with pytest.raises(TrecFormatError, match=r"exactly 4 fields \(qid jg docno rel\)"):
+        read_qrels_jg(_file(tmp_path, "1 a d 1 2\n", "bad3.txt"))
+    with pytest.raises(TrecFormatError, match=r"bad4.txt:2: expected a number as field 5 \(rel\)"):
+        read_prefs(_file(tmp_path, "1 a b d 1\n1 a b d high\n", "bad4.txt"))
 
 
 def test_writers_round_trip(tmp_path: Path) -> None:

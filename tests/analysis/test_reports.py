@@ -119,3 +119,17 @@ def test_confusion_heat_map_scale_starts_at_zero_and_every_count_is_readable() -
     colours = {t.get_text(): to_rgba(t.get_color()) for t in axes.texts}
     black, white = to_rgba("black"), to_rgba("white")
     assert colours == {"8": black, "12": white, "20": white, "16": white}
+
+
+def test_notes_name_each_runs_missing_and_unjudged_topics():
+    runs = [
+        RunScores("a", "", True, {}, {}, missing_topics=["q2", "q3"], unjudged_topics=["x9"]),
+        RunScores("b", "", True, {}, {}),
+    ]
+    table = EvaluationTable("c", "final", 1, ["map"], runs, topics_evaluated=["q1", "q2", "q3"])
+    assert table.notes() == [
+        "Every run is evaluated over the 3 judged topics of the final qrels; a topic a run lacks "
+        "scores 0 (trec_eval -c).",
+        "a lacks 2 judged topic(s), scored 0: q2, q3.",
+        "a has 1 topic(s) without judgements, not evaluated: x9.",
+    ]

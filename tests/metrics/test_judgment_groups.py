@@ -105,6 +105,12 @@ def test_bad_measures_are_rejected(measure: str) -> None:
         evaluate_judgment_groups(TWO_GROUPS, RUN, [measure], per_topic=True)
 
 
+def test_cutoffs_are_read_as_trec_eval_reads_them() -> None:
+    # C's atol, as for P.k: trec_eval 10 prints P_avgjg_1 and P_avgjg_2 for -m P_avgjg.1x,2
+    out = evaluate_judgment_groups(TWO_GROUPS, RUN, ["P_avgjg.2x,1"], per_topic=True)
+    assert list(values(out, "q")) == ["P_avgjg_1", "P_avgjg_2"]
+
+
 def test_docno_twice_in_a_group_is_rejected() -> None:
     lines = judged("q", "a", ("d1", 1), ("d1", 0))
     with pytest.raises(TrecFormatError, match="at most once"):

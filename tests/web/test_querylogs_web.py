@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import io
 import json
 
@@ -183,3 +184,22 @@ def test_click_agreement_is_a_report_job_the_page_and_api_follow(world, world_ur
     page = admin.get(path, query_string=query)
     assert 'id="click-agreement"' in page.text and 'id="report-job"' not in page.text
     get_store_of(app).dispose()
+
+
+def test_page_and_api_name_the_uploaded_mapping_file_in_errors(app_with_qrels, world, as_user):
+    admin = as_user("admin")
+    api = f"/api/v1/campaigns/{world.campaign_id}/querylogs"
+    for mapping, expected in ((b"T9\tsome query\n", "mine.tsv: topics not in campaign"),
+                              (b"no tab here\n", "mine.tsv:1: expected qid<TAB>query")):
+        def files(mapping=mapping):
+            return {"log": (io.BytesIO(log_text().encode()), "clicks.jsonl"),
+                    "mapping": (io.BytesIO(mapping), "mine.tsv"), "min_users": "3"}
+
+        refused = admin.post(api, data=files(), content_type="multipart/form-data")
+        assert refused.status_code == 400
+        assert refused.json["error"].startswith(expected) and "/tmp" not in refused.json["error"]
+        done = admin.post(f"/querylogs/{world.campaign_id}/import", data=files(),
+                          content_type="multipart/form-data")
+        page = admin.get(done.headers["Location"])
+        assert html.escape(expected) in page.text and "/tmp" not in page.text
+        assert admin.get(api).json["querylogs"] == []

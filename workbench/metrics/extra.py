@@ -79,6 +79,27 @@ def _normalised(pair: Any) -> Callable[[Ranked, int], np.ndarray]:
     return pick
 
 
+def _dcg_families(
+    scheme: str, pair: Any, dcg_help: str, aliases: tuple[str, str]
+) -> list[Family]:
+    """``dcg_<scheme>`` at cutoff k (``pair(r, k)``: actual and ideal DCG) and ``ndcg_<scheme>``,
+    it over the ideal ranking's; ``aliases``: one for each."""
+    return [
+        _family(
+            f"dcg_{scheme}",
+            lambda r, k: pair(r, k)[0],
+            help=f"{dcg_help} (not trec_eval's).",
+            aliases=aliases[:1],
+        ),
+        _family(
+            f"ndcg_{scheme}",
+            _normalised(pair),
+            help=f"dcg_{scheme} normalised by the ideal ranking's (not trec_eval's).",
+            aliases=aliases[1:],
+        ),
+    ]
+
+
 def _f_beta(r: Ranked, betas: list[float]) -> list[tuple[str, Values]]:
     return [(f"F_{beta:g}", f_measure(r, beta * beta)) for beta in betas]
 
@@ -104,31 +125,16 @@ EXTRA_FAMILIES = [
         ),
         aliases=("Judged",),
     ),
-    _family(
-        "dcg_notes",
-        lambda r, k: _NOTES(r, k)[0],
-        help=(
-            "The course notes' DCG at cutoff k: rel_1 + sum over i >= 2 of rel_i / log2 i (not "
-            "trec_eval's)."
-        ),
-        aliases=("DCG",),
+    *_dcg_families(
+        "notes",
+        _NOTES,
+        "The course notes' DCG at cutoff k: rel_1 + sum over i >= 2 of rel_i / log2 i",
+        aliases=("DCG", "nDCG_notes"),
     ),
-    _family(
-        "ndcg_notes",
-        _normalised(_NOTES),
-        help="dcg_notes normalised by the ideal ranking's (not trec_eval's).",
-        aliases=("nDCG_notes",),
-    ),
-    _family(
-        "dcg_exp",
-        lambda r, k: _EXP(r, k)[0],
-        help="DCG at cutoff k with exponential gains (2^rel - 1) / log2(i + 1) (not trec_eval's).",
-        aliases=("expDCG",),
-    ),
-    _family(
-        "ndcg_exp",
-        _normalised(_EXP),
-        help="dcg_exp normalised by the ideal ranking's (not trec_eval's).",
-        aliases=("nDCG_exp",),
+    *_dcg_families(
+        "exp",
+        _EXP,
+        "DCG at cutoff k with exponential gains (2^rel - 1) / log2(i + 1)",
+        aliases=("expDCG", "nDCG_exp"),
     ),
 ]

@@ -20,14 +20,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from workbench.metrics.measures import average_precision, rel_in_top
-from workbench.metrics.names import MeasureError
+from workbench.metrics.names import MeasureError, parse_cutoffs, parse_distinct_floats
 from workbench.metrics.prefs import (
     SUMMARY_ONLY,
     Line,
     assemble,
     check_no_duplicates,
     split_measure,
-    topics_to_evaluate,
 )
 from workbench.metrics.ranked import rank_topics
 from workbench.trec import JudgmentGroupLine, Qrels, Run, TrecFormatError
@@ -59,13 +58,16 @@ class _Request:
                     f"measure {name!r} is not a judgment-group measure (-R qrels_jg)"
                 )
         self.families = [name for name in SUMMARY_ONLY + JG_MEASURES if name in wanted]
+        cutoffs, multipliers = params.get("P_avgjg"), params.get("Rprec_mult_avgjg")
         self.cutoffs = (
-            _positive_cutoffs(params["P_avgjg"]) if "P_avgjg" in params else list(P_AVGJG_CUTOFFS)
+            list(P_AVGJG_CUTOFFS)
+            if cutoffs is None
+            else parse_cutoffs(cutoffs, f"P_avgjg.{cutoffs}")
         )
         self.multipliers = (
-            _multipliers(params["Rprec_mult_avgjg"])
-            if "Rprec_mult_avgjg" in params
-            else list(RPREC_MULT_AVGJG_MULTIPLIERS)
+            list(RPREC_MULT_AVGJG_MULTIPLIERS)
+            if multipliers is None
+            else parse_distinct_floats(multipliers, f"Rprec_mult_avgjg.{multipliers}")
         )
 
     def names(self) -> list[str]:
@@ -79,28 +81,6 @@ class _Request:
             else:
                 out.append(family)
         return out
-
-
-def _positive_cutoffs(text: str) -> list[int]:
-    """``5,10,...``: sorted, positive, no duplicates (trec_eval's rules for cutoffs)."""
-    try:
-        cutoffs = sorted(int(part) for part in text.split(","))
-    except ValueError:
-        raise MeasureError(f"P_avgjg cutoffs must be integers, got {text!r}") from None
-    if cutoffs[0] <= 0 or len(set(cutoffs)) != len(cutoffs):
-        raise MeasureError(f"P_avgjg cutoffs must be positive and distinct, got {text!r}")
-    return cutoffs
-
-
-def _multipliers(text: str) -> list[float]:
-    """``0.5,1.0,...``: sorted, no duplicates."""
-    try:
-        values = sorted(float(part) for part in text.split(","))
-    except ValueError:
-        raise MeasureError(f"Rprec_mult_avgjg multipliers must be numbers, got {text!r}") from None
-    if len(set(values)) != len(values):
-        raise MeasureError(f"Rprec_mult_avgjg multipliers must be distinct, got {text!r}")
-    return values
 
 
 def _judgment_groups(lines: list[JudgmentGroupLine]) -> dict[str, list[Qrels]]:
@@ -183,9 +163,6 @@ def evaluate_judgment_groups(
     when ``per_topic`` (``-q``), then the ``all`` summary (runid, num_q, means over topics)."""
     request = _Request(measure_names)
     by_topic = _judgment_groups(lines)
-    topics, hidden = topics_to_evaluate(
-        list(by_topic), run, average_over_all_topics=average_over_all_topics, compat=compat
-    )
 
     def evaluate_topic(qid: str) -> dict[str, int | float]:
         return _topic_values(
@@ -199,5 +176,11 @@ def evaluate_judgment_groups(
         )
 
     return assemble(
-        request.names(), topics, evaluate_topic, run, per_topic=per_topic, hidden=hidden
+        request.names(),
+        list(by_topic),
+        evaluate_topic,
+        run,
+        per_topic=per_topic,
+        average_over_all_topics=average_over_all_topics,
+        compat=compat,
     )

@@ -10,7 +10,7 @@ ranks start at 1.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Literal, NamedTuple
 
 import numpy as np
@@ -420,12 +420,19 @@ def _ideal_sequence(levels: list[tuple[int, float, int]]) -> list[float]:
     return out
 
 
-def _G(r: Ranked, pairs: dict[int, float]) -> list[tuple[str, Values]]:
-    out = np.zeros(r.n_topics)
+def _topic_gains(
+    r: Ranked, pairs: dict[int, float]
+) -> Iterator[tuple[int, dict[int, float], list[float]]]:
+    """Per topic ``t``: ``(t, grade -> gain, the ideal gain sequence)``, the gains as trec_eval's
+    G and ndcg_rel look them up (a grade listed twice: its last gain)."""
     for t in range(r.n_topics):
         levels = _level_gains(r, t, pairs)
-        lookup = {level: g for level, g, _ in levels}
-        ideal = _ideal_sequence(levels)
+        yield t, {level: g for level, g, _ in levels}, _ideal_sequence(levels)
+
+
+def _G(r: Ranked, pairs: dict[int, float]) -> list[tuple[str, Values]]:
+    out = np.zeros(r.n_topics)
+    for t, lookup, ideal in _topic_gains(r, pairs):
         sum_results = sum_cost = results_g = 0.0
         for i, v in enumerate(r.topic_rels(t).tolist()):
             g = lookup.get(v, 0.0)
@@ -476,10 +483,7 @@ def _ndcg(r: Ranked, pairs: dict[int, float]) -> list[tuple[str, Values]]:
 
 def _ndcg_rel(r: Ranked, pairs: dict[int, float]) -> list[tuple[str, Values]]:
     out = np.zeros(r.n_topics)
-    for t in range(r.n_topics):
-        levels = _level_gains(r, t, pairs)
-        lookup = {level: g for level, g, _ in levels}
-        ideal = _ideal_sequence(levels)
+    for t, lookup, ideal in _topic_gains(r, pairs):
         rels = r.topic_rels(t).tolist()
         results_dcg = ideal_dcg_v = total = 0.0
         num_rel_ret = 0

@@ -120,15 +120,9 @@ def _parse(family: Family, text: str, name: str) -> Measure:
     items = text.split(",")
     try:
         if family.params == "cutoffs":
-            values = sorted(_atol(t) for t in items)
-            if any(v <= 0 for v in values) or len(set(values)) != len(values):
-                raise MeasureError(f"{name!r}: cutoffs must be positive and distinct")
-            return Measure(family, values, text)
+            return Measure(family, parse_cutoffs(text, name), text)
         if family.params == "floats":
-            floats = sorted(float(t) for t in items)
-            if len(set(floats)) != len(floats):
-                raise MeasureError(f"{name!r}: parameters must be distinct")
-            return Measure(family, floats, text)
+            return Measure(family, parse_distinct_floats(text, name), text)
         if family.params == "float_list":
             floats = [float(t) for t in items]
             if family.name == "utility" and len(floats) != 4:
@@ -147,6 +141,26 @@ def _parse(family: Family, text: str, name: str) -> Measure:
             raise
         raise MeasureError(f"{name!r}: malformed parameters ({error})") from None
     raise MeasureError(f"measure {family.name!r} takes no parameters (got {name!r})")
+
+
+def parse_cutoffs(text: str, name: str) -> list[int]:
+    """``5,10,...`` read as trec_eval reads cutoffs (C's ``atol``): sorted, positive, distinct;
+    ``name`` is the measure as asked, for the error."""
+    values = sorted(_atol(t) for t in text.split(","))
+    if values[0] <= 0 or len(set(values)) != len(values):
+        raise MeasureError(f"{name!r}: cutoffs must be positive and distinct")
+    return values
+
+
+def parse_distinct_floats(text: str, name: str) -> list[float]:
+    """``0.5,1.0,...``: sorted, distinct numbers; ``name`` is the measure as asked."""
+    try:
+        values = sorted(float(t) for t in text.split(","))
+    except ValueError as error:
+        raise MeasureError(f"{name!r}: malformed parameters ({error})") from None
+    if len(set(values)) != len(values):
+        raise MeasureError(f"{name!r}: parameters must be distinct")
+    return values
 
 
 def _atol(text: str) -> int:

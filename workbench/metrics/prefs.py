@@ -156,19 +156,24 @@ def summary_lines(
 
 def assemble(
     names: Sequence[str],
-    topics: Sequence[str],
+    judged_topics: Sequence[str],
     evaluate_topic: Callable[[str], dict[str, int | float]],
     run: Run,
     *,
     per_topic: bool,
+    average_over_all_topics: bool,
+    compat: int,
     summed: Sequence[str] = (),
-    hidden: Sequence[str] = (),
 ) -> list[Line]:
-    """Per-topic blocks (when asked) then the summary, in trec_eval's print order; ``hidden``
-    topics are not evaluated nor printed and add 0 (trec_eval 9.0.8's ``-c``).
+    """Per-topic blocks (when asked) then the summary, in trec_eval's print order, over the
+    :func:`topics_to_evaluate`; hidden topics are not evaluated nor printed and add 0
+    (trec_eval 9.0.8's ``-c``).
 
     A topic trec_eval cannot evaluate raises :class:`UnevaluableTopic` with the lines before it.
     """
+    topics, hidden = topics_to_evaluate(
+        judged_topics, run, average_over_all_topics=average_over_all_topics, compat=compat
+    )
     per_topic_values: list[dict[str, int | float]] = []
     lines: list[Line] = []
     for qid in topics:
@@ -595,9 +600,6 @@ def evaluate_prefs(
     by_topic: dict[str, list[PrefsLine]] = {}
     for line in prefs:
         by_topic.setdefault(line.qid, []).append(line)
-    topics, hidden = topics_to_evaluate(
-        list(by_topic), run, average_over_all_topics=average_over_all_topics, compat=compat
-    )
 
     def evaluate_topic(qid: str) -> dict[str, int | float]:
         ranking = _prefs_ranking(run, qid, max_results, float32=compat < 10)
@@ -605,10 +607,11 @@ def evaluate_prefs(
 
     return assemble(
         names,
-        topics,
+        list(by_topic),
         evaluate_topic,
         run,
         per_topic=per_topic,
+        average_over_all_topics=average_over_all_topics,
+        compat=compat,
         summed=COUNT_MEASURES,
-        hidden=hidden,
     )

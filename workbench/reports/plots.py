@@ -59,12 +59,14 @@ def precision_recall_curves(curves: Mapping[str, Sequence[float]], *, title: str
         if len(values) != len(RECALL_LEVELS):
             raise ValueError(f"run {tag!r}: expected 11 interpolated precision values")
         axes.plot(RECALL_LEVELS, list(values), marker="o", markersize=3, label=tag)
-    axes.set_xlabel("Recall")
-    axes.set_ylabel("Interpolated precision")
-    axes.set_xlim(0, 1)
-    axes.set_ylim(0, 1.02)
+    axes.set(
+        xlabel="Recall",
+        ylabel="Interpolated precision",
+        title=title or "11-point interpolated precision-recall",
+        xlim=(0, 1),
+        ylim=(0, 1.02),
+    )
     axes.grid(alpha=0.3)
-    axes.set_title(title or "11-point interpolated precision-recall")
     if curves:
         axes.legend(fontsize="small", loc="upper right")
     return _svg(figure)
@@ -83,9 +85,7 @@ def per_topic_bars(
         xs = [i + (k - (len(runs) - 1) / 2) * width for i in range(len(topics))]
         axes.bar(xs, [scores[tag].get(q, 0.0) for q in topics], width=width, label=tag)
     axes.set_xticks(range(len(topics)), list(topics), rotation=90 if len(topics) > 15 else 0)
-    axes.set_xlabel("Topic")
-    axes.set_ylabel(measure)
-    axes.set_title(f"{measure} per topic")
+    axes.set(xlabel="Topic", ylabel=measure, title=f"{measure} per topic")
     axes.grid(axis="y", alpha=0.3)
     if runs:  # beside the axes, where it hides no bar
         axes.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
@@ -116,9 +116,7 @@ def confusion_figure(
     ticks = range(len(labels))
     axes.set_xticks(ticks, [str(x) for x in labels])
     axes.set_yticks(ticks, [str(x) for x in labels])
-    axes.set_xlabel(second)
-    axes.set_ylabel(first)
-    axes.set_title(f"{first} vs {second}")
+    axes.set(xlabel=second, ylabel=first, title=f"{first} vs {second}")
     figure.colorbar(image, ax=axes, fraction=0.046, pad=0.04)
     return figure
 
@@ -155,10 +153,10 @@ def parameter_heatmap(
         axes.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="red", lw=2))
     axes.set_xticks(range(len(xs)), [f"{x:g}" if isinstance(x, float) else x for x in xs])
     axes.set_yticks(range(len(ys)), [f"{y:g}" if isinstance(y, float) else y for y in ys])
-    axes.set_xlabel(x_name)
-    axes.set_ylabel(y_name)
     outlined = " (best outlined)" if best is not None else ""
-    axes.set_title(f"{measure} over the {x_name} x {y_name} grid{outlined}")
+    axes.set(
+        xlabel=x_name, ylabel=y_name, title=f"{measure} over the {x_name} x {y_name} grid{outlined}"
+    )
     figure.colorbar(image, ax=axes, fraction=0.046, pad=0.04, label=measure)
     return _svg(figure)
 
@@ -173,10 +171,8 @@ def parameter_curve(
     axes.plot(positions, list(values), marker="o")
     if positions != list(xs):
         axes.set_xticks(positions, [str(x) for x in xs])
-    axes.set_xlabel(x_name)
-    axes.set_ylabel(measure)
+    axes.set(xlabel=x_name, ylabel=measure, title=f"{measure} over {x_name}")
     axes.grid(alpha=0.3)
-    axes.set_title(f"{measure} over {x_name}")
     return _svg(figure)
 
 
@@ -201,10 +197,8 @@ def pareto_plot(
         axes.plot([p[0] for p in line], [p[1] for p in line], color="tab:red", lw=1,
                   label="Pareto frontier")  # fmt: skip
         axes.legend(fontsize="small", loc="lower right")
-    axes.set_xlabel(cost)
-    axes.set_ylabel(measure)
+    axes.set(xlabel=cost, ylabel=measure, title=f"{measure} against {cost}")
     axes.grid(alpha=0.3)
-    axes.set_title(f"{measure} against {cost}")
     return _svg(figure)
 
 
@@ -221,12 +215,10 @@ def curves(
     axes = figure.add_subplot()
     for name, (xs, ys) in series.items():
         axes.plot(list(xs), list(ys), marker="o", markersize=3, label=name)
-    axes.set_xlabel(xlabel)
-    axes.set_ylabel(ylabel)
+    axes.set(xlabel=xlabel, ylabel=ylabel, title=title)
     if ylim is not None:
         axes.set_ylim(*ylim)
     axes.grid(alpha=0.3)
-    axes.set_title(title)
     if series:
         axes.legend(fontsize="small", loc="lower right")
     return _svg(figure)

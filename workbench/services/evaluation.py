@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -214,20 +214,14 @@ class EvaluationTable:
                 f"Every run is evaluated over the {n} judged topics of the {self.qrels} qrels; "
                 "a topic a run lacks scores 0 (trec_eval -c)."
             ]
-            notes += [
-                f"{r.tag} lacks {len(r.missing_topics)} judged topic(s), scored 0: "
-                + ", ".join(r.missing_topics)
-                + "."
-                for r in self.runs
-                if r.missing_topics
-            ]
-        notes += [
-            f"{r.tag} has {len(r.unjudged_topics)} topic(s) without judgements, not evaluated: "
-            + ", ".join(r.unjudged_topics)
-            + "."
-            for r in self.runs
-            if r.unjudged_topics
-        ]
+            notes += _topics_of_runs(
+                ((r.tag, r.missing_topics) for r in self.runs),
+                "lacks {n} judged topic(s), scored 0",
+            )
+        notes += _topics_of_runs(
+            ((r.tag, r.unjudged_topics) for r in self.runs),
+            "has {n} topic(s) without judgements, not evaluated",
+        )
         notes += [
             f"{measure} of {r.tag} is undefined (NaN, not 0) on topic(s) {', '.join(topics)}."
             for r in self.runs
@@ -237,6 +231,12 @@ class EvaluationTable:
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "notes": self.notes()}
+
+
+def _topics_of_runs(topics: Iterable[tuple[str, list[str]]], says: str) -> list[str]:
+    """``<tag> <says>: qid, qid.`` for each run's (tag, topics) with topics; ``{n}`` in
+    ``says`` counts them."""
+    return [f"{tag} {says.format(n=len(qids))}: {', '.join(qids)}." for tag, qids in topics if qids]
 
 
 def _topic_scope(

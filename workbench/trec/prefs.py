@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TypeVar
 
 from workbench.trec.errors import TrecFormatError
 from workbench.trec.scan import Source, _source_name, text_lines
+
+R = TypeVar("R", int, float)
 
 
 @dataclass(frozen=True)
@@ -30,28 +34,31 @@ class PrefsLine:
 
 
 def read_qrels_jg(source: Source) -> list[JudgmentGroupLine]:
-    path = _source_name(source)
-    out: list[JudgmentGroupLine] = []
-    for number, text, fields in text_lines(source):
-        if len(fields) != 4:
-            raise TrecFormatError(path, number, text, "exactly 4 fields (qid jg docno rel)")
-        try:
-            rel = int(fields[3])
-        except ValueError:
-            raise TrecFormatError(path, number, text, "an integer as field 4 (rel)") from None
-        out.append(JudgmentGroupLine(fields[0], fields[1], fields[2], rel))
-    return out
+    return [
+        JudgmentGroupLine(fields[0], fields[1], fields[2], rel)
+        for fields, rel in _graded_lines(source, "qid jg docno rel", int, "an integer")
+    ]
 
 
 def read_prefs(source: Source) -> list[PrefsLine]:
+    return [
+        PrefsLine(fields[0], fields[1], fields[2], fields[3], rel)
+        for fields, rel in _graded_lines(source, "qid jg jsg docno rel", float, "a number")
+    ]
+
+
+def _graded_lines(
+    source: Source, layout: str, parse: Callable[[str], R], kind: str
+) -> Iterator[tuple[list[str], R]]:
+    """Each line's fields (exactly those ``layout`` names) and its last field, ``rel``, read by
+    ``parse`` (``kind`` says what it expects)."""
     path = _source_name(source)
-    out: list[PrefsLine] = []
+    count = len(layout.split())
     for number, text, fields in text_lines(source):
-        if len(fields) != 5:
-            raise TrecFormatError(path, number, text, "exactly 5 fields (qid jg jsg docno rel)")
+        if len(fields) != count:
+            raise TrecFormatError(path, number, text, f"exactly {count} fields ({layout})")
         try:
-            rel = float(fields[4])
+            rel = parse(fields[-1])
         except ValueError:
-            raise TrecFormatError(path, number, text, "a number as field 5 (rel)") from None
-        out.append(PrefsLine(fields[0], fields[1], fields[2], fields[3], rel))
-    return out
+            raise TrecFormatError(path, number, text, f"{kind} as field {count} (rel)") from None
+        yield fields, rel

@@ -10,16 +10,14 @@ from workbench.limits import NO_LIMITS, IdLimits
 from workbench.trec.keys import docno_hash, first_duplicate, group_keys, group_topics
 from workbench.trec.scan import (
     Source,
-    _check_fields,
     _check_lengths,
-    _check_token_bytes,
+    _checked_scan,
     _concat,
     _decode,
     _duplicate_error,
     _encode,
     _field,
     _numbers,
-    _scan,
     _source_name,
     _write_text,
 )
@@ -102,12 +100,7 @@ def read_qrels(source: Source, *, limits: IdLimits = NO_LIMITS, strict: bool = F
     parts: list[tuple[np.ndarray, ...]] = []
     lines_seen: list[np.ndarray] = []
     bounds = GRADE_BOUNDS if strict else None
-    for lines in _scan(source, 4, path, utf8=strict):
-        if not len(lines.n_fields):
-            continue
-        _check_fields(lines, path, 4, True, "qid iteration docno rel")
-        if strict:
-            _check_token_bytes(lines, path)
+    for lines in _checked_scan(source, path, "qid iteration docno rel", strict=strict, exact=True):
         rels = _numbers(lines, path, 3, "relevance grade", integer=True, bounds=bounds)
         fields = (_field(lines, 0), _field(lines, 1), _field(lines, 2))
         for k, limit, what in (

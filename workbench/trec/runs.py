@@ -18,9 +18,8 @@ from workbench.trec.scan import (
     _PADDING,
     Source,
     _as_strings,
-    _check_fields,
     _check_lengths,
-    _check_token_bytes,
+    _checked_scan,
     _decode,
     _duplicate_error,
     _encode,
@@ -30,7 +29,6 @@ from workbench.trec.scan import (
     _Lines,
     _nth_line,
     _numbers,
-    _scan,
     _source_name,
     _write_text,
 )
@@ -252,12 +250,8 @@ def _read_run(
     n_rows = 0
     previous: bytes | None = None
     last: _Lines | None = None
-    for lines in _scan(source, 6, path, utf8=strict):
-        if not len(lines.n_fields):
-            continue
-        _check_fields(lines, path, 6, strict, "qid Q0 docno rank score tag")
-        if strict:
-            _check_token_bytes(lines, path)
+    layout = "qid Q0 docno rank score tag"
+    for lines in _checked_scan(source, path, layout, strict=strict, exact=strict):
         qids = _field(lines, 0)
         _check_lengths(lines, path, 0, qids, limits.qid, "qid")
         starts = np.flatnonzero(qids[1:] != qids[:-1]) + 1

@@ -340,6 +340,22 @@ def _check_fields(lines: _Lines, path: str, n: int, exact: bool, layout: str) ->
         raise _fail(path, lines, i, f"{count} {n} fields ({layout})")
 
 
+def _checked_scan(
+    source: Source, path: str, layout: str, *, strict: bool, exact: bool
+) -> Iterator[_Lines]:
+    """The non-empty chunks of :func:`_scan` over lines of the fields ``layout`` names, their
+    number checked (``exact``, else at least as many) and, when ``strict`` (imports), the bytes
+    UTF-8 and each field at most :data:`MAX_FIELD_BYTES` long."""
+    width = len(layout.split())
+    for lines in _scan(source, width, path, utf8=strict):
+        if not len(lines.n_fields):
+            continue
+        _check_fields(lines, path, width, exact, layout)
+        if strict:
+            _check_token_bytes(lines, path)
+        yield lines
+
+
 MAX_FIELD_BYTES = 1024  # on import: above every store limit (4 bytes a character at most)
 
 

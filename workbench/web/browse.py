@@ -6,6 +6,9 @@ Thin views over `services.browse`: every listing is a bounded page of frozen row
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from flask import render_template, request
 
 from workbench.services import browse
@@ -31,24 +34,25 @@ def _query() -> str:
     return request.args.get("q", "").strip()
 
 
-@bp.get("/<int:campaign_id>/topics")
-def topics(campaign_id: int):
+def _searched_listing(campaign_id: int, tab: str, listing: Callable[..., Any]) -> str:
+    """The ``tab`` page (``browse/<tab>.html``): one window of ``listing``'s rows matching the
+    ``q`` search."""
     with get_store().read_session() as session:
         campaign = get_campaign(session, campaign_id)
-        page = browse.topics(session, campaign, query=_query(), **_window())
+        page = listing(session, campaign, query=_query(), **_window())
         return render_template(
-            "browse/topics.html", campaign=campaign, tab="topics", page=page, q=_query()
+            f"browse/{tab}.html", campaign=campaign, tab=tab, page=page, q=_query()
         )
+
+
+@bp.get("/<int:campaign_id>/topics")
+def topics(campaign_id: int):
+    return _searched_listing(campaign_id, "topics", browse.topics)
 
 
 @bp.get("/<int:campaign_id>/documents")
 def documents(campaign_id: int):
-    with get_store().read_session() as session:
-        campaign = get_campaign(session, campaign_id)
-        page = browse.documents(session, campaign, query=_query(), **_window())
-        return render_template(
-            "browse/documents.html", campaign=campaign, tab="documents", page=page, q=_query()
-        )
+    return _searched_listing(campaign_id, "documents", browse.documents)
 
 
 @bp.get("/<int:campaign_id>/documents/<path:docno>")

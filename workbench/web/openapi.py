@@ -9,6 +9,7 @@ cannot drift from the routes.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 from flask import Flask
@@ -40,52 +41,67 @@ _CLICK_OPTIONS = [
     _query("threshold", "deviation threshold"),
 ]
 
-# endpoint -> (role, summary, query parameters, request body, {status: description or schema})
-OPERATIONS: dict[str, dict[str, Any]] = {
-    "api.openapi": {
-        "role": None,
-        "summary": "This description (OpenAPI 3.1).",
-        "responses": {"200": "the OpenAPI document"},
-    },
-    "api.me": {
-        "role": "assessor",
-        "summary": "The authenticated user: id, username, role.",
-        "responses": {"200": "the user"},
-    },
-    "api.my_assignments": {
-        "role": "assessor",
-        "summary": "The user's active assignments with their progress.",
-        "responses": {"200": "{'assignments': [{id, campaign_id, qid, progress}]}"},
-    },
-    "api.assignment_state": {
-        "role": "assessor",
-        "summary": "One of the user's assignments: topic, scale, where to resume, and the "
+
+@dataclass(frozen=True)
+class Operation:
+    """An endpoint's description: who may call it (``role``, None: anyone), what it does,
+    {status: what it answers}, its query parameters, its JSON ``body`` schema or ``multipart``
+    form fields, and whether it answers a ``file`` (text) rather than JSON."""
+
+    role: str | None
+    summary: str
+    responses: dict[str, str]
+    query: list[dict[str, Any]] = field(default_factory=list)
+    body: dict[str, Any] | None = None
+    multipart: list[str] | None = None
+    file: bool = False
+
+
+OPERATIONS: dict[str, Operation] = {
+    "api.openapi": Operation(
+        None, "This description (OpenAPI 3.1).", {"200": "the OpenAPI document"}
+    ),
+    "api.me": Operation(
+        "assessor", "The authenticated user: id, username, role.", {"200": "the user"}
+    ),
+    "api.my_assignments": Operation(
+        "assessor",
+        "The user's active assignments with their progress.",
+        {"200": "{'assignments': [{id, campaign_id, qid, progress}]}"},
+    ),
+    "api.assignment_state": Operation(
+        "assessor",
+        "One of the user's assignments: topic, scale, where to resume, and the "
         "user's judgement at every position (null where none).",
-        "responses": {"200": "the assignment", "404": "not the user's assignment"},
-    },
-    "api.document": {
-        "role": "assessor",
-        "summary": "The document at a position of the assignment's sequence, with the user's "
+        {"200": "the assignment", "404": "not the user's assignment"},
+    ),
+    "api.document": Operation(
+        "assessor",
+        "The document at a position of the assignment's sequence, with the user's "
         "current judgement.",
-        "responses": {
+        {
             "200": "{position, total, docno, title, text, missing, judgement}",
             "404": "no such position or assignment",
         },
-    },
-    "api.next_document": {
-        "role": "assessor",
-        "summary": "Where the user left off. `done` is true once every document of the "
+    ),
+    "api.next_document": Operation(
+        "assessor",
+        "Where the user left off. `done` is true once every document of the "
         "assignment has the user's judgement (the queue is finished; the document given is "
         "then one to review); `judged` counts them.",
-        "responses": {
-            "200": "{done, judged, total, position, docno, title, text, missing, judgement}"
-        },
-    },
-    "api.submit": {
-        "role": "assessor",
-        "summary": "Record or revise a judgement (append-only log). A retry with the same "
+        {"200": "{done, judged, total, position, docno, title, text, missing, judgement}"},
+    ),
+    "api.submit": Operation(
+        "assessor",
+        "Record or revise a judgement (append-only log). A retry with the same "
         "client_id is stored once.",
-        "body": {
+        {
+            "201": "stored: {saved, created, judgement}",
+            "200": "already stored under this client_id",
+            "409": "the assignment's campaign or pool is archived: {'error': the reason}",
+            "429": "too many submits",
+        },
+        body={
             "type": "object",
             "required": ["docno"],
             "properties": {
@@ -97,29 +113,23 @@ OPERATIONS: dict[str, dict[str, Any]] = {
                 "client_id": {"type": ["string", "null"], "description": "idempotency key"},
             },
         },
-        "responses": {
-            "201": "stored: {saved, created, judgement}",
-            "200": "already stored under this client_id",
-            "409": "the assignment's campaign or pool is archived: {'error': the reason}",
-            "429": "too many submits",
-        },
-    },
-    "api.campaigns": {
-        "role": "admin",
-        "summary": "The campaigns (not archived): id, name, relevance level.",
-        "responses": {"200": "{'campaigns': [...]}"},
-    },
-    "api.campaign_progress": {
-        "role": "admin",
-        "summary": "Judging progress per topic and per assessor. {campaign_ref} is the "
-        "campaign's name or id.",
-        "responses": {"200": "{campaign, overall, topics, assessors}"},
-    },
-    "api.export": {
-        "role": "admin",
-        "summary": "Export as a file: kind pool (qid docno), qrels or log. {campaign_ref} is "
+    ),
+    "api.campaigns": Operation(
+        "admin",
+        "The campaigns (not archived): id, name, relevance level.",
+        {"200": "{'campaigns': [...]}"},
+    ),
+    "api.campaign_progress": Operation(
+        "admin",
+        "Judging progress per topic and per assessor. {campaign_ref} is the campaign's name or id.",
+        {"200": "{campaign, overall, topics, assessors}"},
+    ),
+    "api.export": Operation(
+        "admin",
+        "Export as a file: kind pool (qid docno), qrels or log. {campaign_ref} is "
         "the campaign's name or id.",
-        "query": [
+        {"200": "the file (attachment)"},
+        query=[
             _query("pool", "pool: its number in the campaign (default: the latest)", "integer"),
             _query("assessor", "qrels: one assessor's grades"),
             _query("final", "qrels: 1 for the adjudicated final labels only"),
@@ -127,82 +137,78 @@ OPERATIONS: dict[str, dict[str, Any]] = {
             _query("allow_incomplete", "qrels: 1 to export although labels are missing"),
             _query("format", "log: csv or json"),
         ],
-        "file": True,
-        "responses": {"200": "the file (attachment)"},
-    },
-    "api.adaptive_status": {
-        "role": "admin",
-        "summary": "An adaptive pool's per-topic state (budget, revealed, judged, stopped).",
-        "responses": {"200": "the status"},
-    },
-    "api.adaptive_provenance": {
-        "role": "admin",
-        "summary": "The strategy and budgets of the campaign's adaptive pools: what its "
+        file=True,
+    ),
+    "api.adaptive_status": Operation(
+        "admin",
+        "An adaptive pool's per-topic state (budget, revealed, judged, stopped).",
+        {"200": "the status"},
+    ),
+    "api.adaptive_provenance": Operation(
+        "admin",
+        "The strategy and budgets of the campaign's adaptive pools: what its "
         "exported qrels and judgement log record in their `#` header lines.",
-        "responses": {"200": "{campaign, adaptive_pools: [{pool, strategy, budget, raised, "
-        "stopped, description}]}"},
-    },
-    "api.adaptive_budget": {
-        "role": "admin",
-        "summary": "Set an adaptive pool's budget (every topic, or one `topic`).",
-        "body": {
+        {
+            "200": "{campaign, adaptive_pools: [{pool, strategy, budget, raised, "
+            "stopped, description}]}"
+        },
+    ),
+    "api.adaptive_budget": Operation(
+        "admin",
+        "Set an adaptive pool's budget (every topic, or one `topic`).",
+        {"200": "{budget, topics}"},
+        body={
             "type": "object",
             "required": ["budget"],
             "properties": {"budget": {"type": "integer"}, "topic": {"type": "string"}},
         },
-        "responses": {"200": "{budget, topics}"},
-    },
-    "api.adaptive_stop": {
-        "role": "admin",
-        "summary": "Stop (or, with {'stopped': false}, resume) revealing documents for one "
+    ),
+    "api.adaptive_stop": Operation(
+        "admin",
+        "Stop (or, with {'stopped': false}, resume) revealing documents for one "
         "topic of an adaptive pool.",
-        "responses": {"200": "{topic, stopped}"},
-    },
-    "querylogs_api.api_logs": {
-        "role": "admin",
-        "summary": "The campaign's imported query logs.",
-        "responses": {"200": "{'querylogs': [...]}"},
-    },
-    "querylogs_api.api_import": {
-        "role": "admin",
-        "summary": "Import a query log (multipart: file `log`, optional `mapping`).",
-        "multipart": ["log", "mapping", "name", "format", "min_users"],
-        "responses": {"201": "the import summary"},
-    },
-    "querylogs_api.api_report": {
-        "role": "admin",
-        "summary": "A query log's summary.",
-        "query": _QUERYLOG,
-        "responses": {"200": "the summary"},
-    },
-    "querylogs_api.api_agreement": {
-        "role": "admin",
-        "summary": "Agreement of click preferences with the assessors' qrels.",
-        "query": [
+        {"200": "{topic, stopped}"},
+    ),
+    "querylogs_api.api_logs": Operation(
+        "admin", "The campaign's imported query logs.", {"200": "{'querylogs': [...]}"}
+    ),
+    "querylogs_api.api_import": Operation(
+        "admin",
+        "Import a query log (multipart: file `log`, optional `mapping`).",
+        {"201": "the import summary"},
+        multipart=["log", "mapping", "name", "format", "min_users"],
+    ),
+    "querylogs_api.api_report": Operation(
+        "admin", "A query log's summary.", {"200": "the summary"}, query=_QUERYLOG
+    ),
+    "querylogs_api.api_agreement": Operation(
+        "admin",
+        "Agreement of click preferences with the assessors' qrels.",
+        {"200": "the agreement"},
+        query=[
             *_QUERYLOG,
             _query("qrels", "final, an assessor or a qrels set"),
             *_CLICK_OPTIONS,
         ],
-        "responses": {"200": "the agreement"},
-    },
-    "querylogs_api.api_evaluation": {
-        "role": "admin",
-        "summary": "Runs evaluated with click preferences and with the assessors' qrels.",
-        "query": [
+    ),
+    "querylogs_api.api_evaluation": Operation(
+        "admin",
+        "Runs evaluated with click preferences and with the assessors' qrels.",
+        {"200": "the evaluation"},
+        query=[
             *_QUERYLOG,
             _query("qrels", "final, an assessor or a qrels set"),
             _query("measure", "the measure under the qrels"),
             *_CLICK_OPTIONS,
         ],
-        "responses": {"200": "the evaluation"},
-    },
-    "querylogs_api.api_prefs": {
-        "role": "admin",
-        "summary": "The click preferences as a file.",
-        "query": [*_QUERYLOG, *_CLICK_OPTIONS],
-        "file": True,
-        "responses": {"200": "the preferences"},
-    },
+    ),
+    "querylogs_api.api_prefs": Operation(
+        "admin",
+        "The click preferences as a file.",
+        {"200": "the preferences"},
+        query=[*_QUERYLOG, *_CLICK_OPTIONS],
+        file=True,
+    ),
 }
 
 _CONVERTER = re.compile(r"<(?:(\w+):)?(\w+)>")
@@ -217,7 +223,7 @@ def _operation(endpoint: str, arguments: list[tuple[str, str]]) -> dict[str, Any
     spec = OPERATIONS[endpoint]  # KeyError: a route without a description
     operation: dict[str, Any] = {
         "operationId": endpoint.replace(".", "_"),
-        "summary": spec["summary"],
+        "summary": spec.summary,
         "parameters": [
             {
                 "name": name,
@@ -228,24 +234,24 @@ def _operation(endpoint: str, arguments: list[tuple[str, str]]) -> dict[str, Any
             }
             for converter, name in arguments
         ]
-        + spec.get("query", []),
+        + spec.query,
         "responses": {
-            status: {"description": text, "content": _FILE if spec.get("file") else _JSON}
-            for status, text in spec["responses"].items()
+            status: {"description": text, "content": _FILE if spec.file else _JSON}
+            for status, text in spec.responses.items()
         },
     }
-    if spec["role"] is None:
+    if spec.role is None:
         operation["security"] = []
     else:
-        operation["description"] = f"Role: {spec['role']} (an admin may do what an assessor may)."
+        operation["description"] = f"Role: {spec.role} (an admin may do what an assessor may)."
         operation["responses"].update({"401": _ERROR, "403": _ERROR, "404": _ERROR, "400": _ERROR})
-    if "body" in spec:
+    if spec.body is not None:
         operation["requestBody"] = {
             "required": True,
-            "content": {"application/json": {"schema": spec["body"]}},
+            "content": {"application/json": {"schema": spec.body}},
         }
-    if "multipart" in spec:
-        properties = {name: {"type": "string"} for name in spec["multipart"]}
+    if spec.multipart is not None:
+        properties = {name: {"type": "string"} for name in spec.multipart}
         operation["requestBody"] = {
             "required": True,
             "content": {

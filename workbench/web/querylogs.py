@@ -24,6 +24,7 @@ from flask import (
     url_for,
 )
 from flask.typing import ResponseReturnValue
+from werkzeug.datastructures import FileStorage
 from werkzeug.exceptions import HTTPException
 from werkzeug.utils import secure_filename
 
@@ -102,15 +103,13 @@ def index(campaign_id: int) -> ResponseReturnValue:
         )
 
 
-@bp.post("/<int:campaign_id>/import")
-def import_log(campaign_id: int) -> ResponseReturnValue:
-    upload = request.files.get("log")
-    if upload is None or not upload.filename:
-        flash("Choose a query log to upload.", "error")
-        return redirect(url_for("querylogs.index", campaign_id=campaign_id), code=303)
+def _prepared_upload(upload: FileStorage) -> service.PreparedLog:
+    """The uploaded log (and the optional ``mapping`` file) saved in a temporary folder under
+    their own names, read and anonymised with the form's ``min_users`` and ``format``.  A file
+    that cannot be read is a :class:`ServiceError` naming the uploaded file, not its copy."""
     mapping_upload = request.files.get("mapping")
     with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / (secure_filename(upload.filename) or "log")
+        path = Path(folder) / (secure_filename(upload.filename or "") or "log")
         upload.save(path)
         mapping = None
         if mapping_upload is not None and mapping_upload.filename:
@@ -119,26 +118,38 @@ def import_log(campaign_id: int) -> ResponseReturnValue:
             mapping.parent.mkdir()
             mapping_upload.save(mapping)
         try:
-            prepared = service.prepare_query_log(
+            return service.prepare_query_log(
                 path,
                 key=anonymisation_key(),
                 min_users=_int("min_users", querylog.DEFAULT_MIN_USERS, 1),
                 format=request.form.get("format") or None,
                 mapping=mapping,
             )
-            with get_store().session() as session:
-                campaign = campaign_service.get_campaign(session, campaign_id)
-                summary = service.store_query_log(
-                    session, campaign, prepared, name=request.form.get("name", "").strip() or None
-                )
-        except (ServiceError, TrecFormatError) as error:
-            if isinstance(error, NotFound):
-                raise
+        except TrecFormatError as error:
             message = str(error).replace(str(path), path.name)
             if mapping is not None:
                 message = message.replace(str(mapping), mapping.name)
-            flash(message, "error")
-            return redirect(url_for("querylogs.index", campaign_id=campaign_id), code=303)
+            raise ServiceError(message) from None
+
+
+@bp.post("/<int:campaign_id>/import")
+def import_log(campaign_id: int) -> ResponseReturnValue:
+    upload = request.files.get("log")
+    if upload is None or not upload.filename:
+        flash("Choose a query log to upload.", "error")
+        return redirect(url_for("querylogs.index", campaign_id=campaign_id), code=303)
+    try:
+        prepared = _prepared_upload(upload)
+        with get_store().session() as session:
+            campaign = campaign_service.get_campaign(session, campaign_id)
+            summary = service.store_query_log(
+                session, campaign, prepared, name=request.form.get("name", "").strip() or None
+            )
+    except ServiceError as error:
+        if isinstance(error, NotFound):
+            raise
+        flash(str(error), "error")
+        return redirect(url_for("querylogs.index", campaign_id=campaign_id), code=303)
     flash(
         f"Query log {summary.name!r}: {summary.impressions} impressions stored "
         f"({summary.mapped_impressions} on {summary.topics} topics).",
@@ -292,29 +303,12 @@ def api_import(campaign_ref: str) -> ResponseReturnValue:
     upload = request.files.get("log")
     if upload is None or not upload.filename:
         raise ServiceError("upload the query log as the multipart field 'log'")
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / (secure_filename(upload.filename) or "log")
-        upload.save(path)
-        mapping_upload = request.files.get("mapping")
-        mapping = None
-        if mapping_upload is not None and mapping_upload.filename:
-            mapping = Path(folder) / "mapping.tsv"
-            mapping_upload.save(mapping)
-        try:
-            prepared = service.prepare_query_log(
-                path,
-                key=anonymisation_key(),
-                min_users=_int("min_users", querylog.DEFAULT_MIN_USERS, 1),
-                format=request.form.get("format") or None,
-                mapping=mapping,
-            )
-        except TrecFormatError as error:
-            raise ServiceError(str(error).replace(str(path), path.name)) from None
-        with get_store().session() as session:
-            campaign = campaign_service.get_campaign(session, campaign_ref)
-            summary = service.store_query_log(
-                session, campaign, prepared, name=request.form.get("name", "").strip() or None
-            )
+    prepared = _prepared_upload(upload)
+    with get_store().session() as session:
+        campaign = campaign_service.get_campaign(session, campaign_ref)
+        summary = service.store_query_log(
+            session, campaign, prepared, name=request.form.get("name", "").strip() or None
+        )
     return _json(summary.to_dict()), 201
 
 
