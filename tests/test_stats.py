@@ -23,8 +23,8 @@ from workbench.stats import (
     randomization_test,
     randomized_tukey_hsd,
     rank_changes,
-    ranking,
     sign_test,
+    system_ranking,
     tau_ap,
     tau_ap_symmetric,
     two_way_anova,
@@ -380,7 +380,7 @@ def test_tau_ap_needs_the_same_items():
 def test_ranking_and_rank_changes():
     final = {"r1": 0.30, "r2": 0.25, "r3": 0.25, "r4": 0.10}
     assessor = {"r1": 0.20, "r2": 0.28, "r3": 0.15, "r4": 0.12}
-    assert ranking(final) == ["r1", "r2", "r3", "r4"]  # tie r2/r3 broken by name
+    assert system_ranking(final) == ["r1", "r2", "r3", "r4"]  # tie r2/r3 broken by name
     changes = rank_changes(final, assessor)
     assert [(c.run, c.reference_rank, c.other_rank) for c in changes] == [
         ("r1", 1, 2),

@@ -58,7 +58,7 @@ from typing import Any
 import numpy as np
 
 from workbench import pooling
-from workbench.pooling import RankedList, Rankings
+from workbench.pooling import RankedList, RankedLists
 
 Judgement = tuple[str, bool]  # (docno, relevant)
 
@@ -81,15 +81,15 @@ class TopicPool:
     tags: tuple[str, ...]
     lists: tuple[np.ndarray, ...]
     depth: int
-    rankings: Rankings = field(repr=False, compare=False)
+    ranked_lists: RankedLists = field(repr=False, compare=False)
     at: Mapping[str, int] = field(repr=False, compare=False, default_factory=dict)
 
     @classmethod
-    def build(cls, rankings: Rankings, depth: int) -> TopicPool:
-        """The pool of `rankings` (run tag -> `pooling.RankedList`) cut at `depth`."""
+    def build(cls, ranked_lists: RankedLists, depth: int) -> TopicPool:
+        """The pool of `ranked_lists` (run tag -> `pooling.RankedList`) cut at `depth`."""
         cut = {
             tag: RankedList(r.docnos[:depth], np.asarray(r.scores)[:depth])
-            for tag, r in rankings.items()
+            for tag, r in ranked_lists.items()
         }
         docnos = tuple(p.docno for p in pooling.depth_pool(cut, depth)) if cut else ()
         at = {d: i for i, d in enumerate(docnos)}
@@ -371,14 +371,14 @@ def _fixed(order: Callable[[TopicPool], Iterable[str]]) -> Callable[..., Session
 
 
 def _take_order(pool: TopicPool) -> list[str]:
-    return [p.docno for p in pooling.take_pool(pool.rankings, len(pool))] if len(pool) else []
+    return [p.docno for p in pooling.take_pool(pool.ranked_lists, len(pool))] if len(pool) else []
 
 
 def _fusion_order(method: str) -> Callable[[TopicPool], list[str]]:
     def order(pool: TopicPool) -> list[str]:
         if not len(pool):
             return []
-        return [p.docno for p in pooling.fusion_pool(pool.rankings, len(pool), method=method)]
+        return [p.docno for p in pooling.fusion_pool(pool.ranked_lists, len(pool), method=method)]
 
     return order
 
@@ -392,24 +392,47 @@ def _active_learning(pool: TopicPool, *, texts: Mapping[str, str] | None = None,
 STRATEGIES: dict[str, Strategy] = {
     s.name: s
     for s in (
-        Strategy("depth", "depth-k order: best rank, then docno", False,
-                 _fixed(lambda pool: pool.docnos)),
+        Strategy(
+            "depth", "depth-k order: best rank, then docno", False, _fixed(lambda pool: pool.docnos)
+        ),
         Strategy("take", "Take@N round robin over the runs", False, _fixed(_take_order)),
-        Strategy("rrf", "fusion Take@N, reciprocal rank fusion", False,
-                 _fixed(_fusion_order("rrf"))),
+        Strategy(
+            "rrf", "fusion Take@N, reciprocal rank fusion", False, _fixed(_fusion_order("rrf"))
+        ),
         Strategy("combsum", "fusion Take@N, CombSUM", False, _fixed(_fusion_order("combsum"))),
         Strategy("borda", "fusion Take@N, Borda count", False, _fixed(_fusion_order("borda"))),
-        Strategy("mtf", "move-to-front (Cormack et al. 1998)", True,
-                 lambda pool, **_: MoveToFrontSession(pool)),
+        Strategy(
+            "mtf",
+            "move-to-front (Cormack et al. 1998)",
+            True,
+            lambda pool, **_: MoveToFrontSession(pool),
+        ),
         Strategy("hedge", "Hedge (Aslam et al. 2003)", True, lambda pool, **_: HedgeSession(pool)),
-        Strategy("ts", "Thompson sampling bandit (Losada et al. 2016)", True,
-                 lambda pool, *, seed=0, qid="", **_: ThompsonSession(pool, seed, qid)),
-        Strategy("mm", "MaxMean bandit (Losada et al. 2016)", True,
-                 lambda pool, **_: MaxMeanSession(pool)),
-        Strategy("mm-ns", "MaxMean bandit, non-stationary (Losada et al. 2017)", True,
-                 lambda pool, **_: MaxMeanNonStationarySession(pool)),
-        Strategy("al", "continuous active learning, logistic regression on TF-IDF", True,
-                 _active_learning, needs_texts=True),
+        Strategy(
+            "ts",
+            "Thompson sampling bandit (Losada et al. 2016)",
+            True,
+            lambda pool, *, seed=0, qid="", **_: ThompsonSession(pool, seed, qid),
+        ),
+        Strategy(
+            "mm",
+            "MaxMean bandit (Losada et al. 2016)",
+            True,
+            lambda pool, **_: MaxMeanSession(pool),
+        ),
+        Strategy(
+            "mm-ns",
+            "MaxMean bandit, non-stationary (Losada et al. 2017)",
+            True,
+            lambda pool, **_: MaxMeanNonStationarySession(pool),
+        ),
+        Strategy(
+            "al",
+            "continuous active learning, logistic regression on TF-IDF",
+            True,
+            _active_learning,
+            needs_texts=True,
+        ),
     )
 }
 
@@ -467,8 +490,8 @@ def remaining_relevant(labels: Sequence[bool], unjudged: int, *, window: int = 2
     if n < 2:
         return None
     w = min(window, n // 2)
-    x1 = sum(labels[n - w:])
-    x0 = sum(labels[n - 2 * w: n - w])
+    x1 = sum(labels[n - w :])
+    x0 = sum(labels[n - 2 * w : n - w])
     y = x1 / w
     q = min(1.0, ((x1 + 0.5) / (x0 + 0.5)) ** (1 / w))
     if q >= 1.0:

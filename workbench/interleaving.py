@@ -1,7 +1,7 @@
-"""Online testing by interleaving two rankings, with clicks simulated from qrels (pure).
+"""Online testing by interleaving two ranked_lists, with clicks simulated from qrels (pure).
 
 Notes 002, "Online testing": test on live traffic. Interleaving shows each user one list
-merged from the two systems' rankings and credits a system with the clicks on its documents.
+merged from the two systems' ranked_lists and credits a system with the clicks on its documents.
 
 * Team-draft interleaving (Radlinski, Kurup & Joachims, CIKM 2008): the team with fewer
   picks (a coin flip when equal) adds its highest-ranked document not yet shown; each shown
@@ -45,7 +45,7 @@ class Interleaved:
 def team_draft(
     a: Sequence[str], b: Sequence[str], rng: np.random.Generator, *, length: int = 10
 ) -> Interleaved:
-    """Team-draft interleaving of rankings ``a`` and ``b`` (best first), at most ``length``."""
+    """Team-draft interleaving of ranked_lists ``a`` and ``b`` (best first), at most ``length``."""
     shown: list[str] = []
     teams: list[str] = []
     seen: set[str] = set()
@@ -78,7 +78,7 @@ def team_draft(
 def balanced(
     a: Sequence[str], b: Sequence[str], rng: np.random.Generator, *, length: int = 10
 ) -> Interleaved:
-    """Balanced interleaving of rankings ``a`` and ``b`` (best first), at most ``length``."""
+    """Balanced interleaving of ranked_lists ``a`` and ``b`` (best first), at most ``length``."""
     a_first = rng.random() < 0.5
     shown: list[str] = []
     seen: set[str] = set()
@@ -204,7 +204,7 @@ def compare(
     seed: int = 0,
     model: ClickModel | None = None,
 ) -> InterleavingComparison:
-    """Interleave rankings ``a`` and ``b`` (qid -> docnos best first) ``impressions`` times per
+    """Interleave ranked_lists ``a`` and ``b`` (qid -> docnos best first) ``impressions`` times per
     query with simulated clicks; topics are those with qrels that both runs rank."""
     if impressions < 1 or length < 1:
         raise ValueError("impressions and length must be at least 1")
@@ -291,7 +291,7 @@ class InterleavingStudy:
 
 
 def study(
-    rankings: Mapping[str, Mapping[str, Sequence[str]]],
+    ranked_lists: Mapping[str, Mapping[str, Sequence[str]]],
     qrels: Mapping[str, Mapping[str, int]],
     offline: Mapping[str, Mapping[str, float]],
     *,
@@ -302,16 +302,16 @@ def study(
     seed: int = 0,
     model: ClickModel | None = None,
 ) -> InterleavingStudy:
-    """Interleave every pair of runs (``rankings``: tag -> qid -> docnos) and set each
+    """Interleave every pair of runs (``ranked_lists``: tag -> qid -> docnos) and set each
     preference beside the offline difference of ``offline`` (tag -> qid -> score) means."""
     model = model or ClickModel()
-    tags = list(rankings)
+    tags = list(ranked_lists)
     outcomes = []
     for i, first in enumerate(tags):
         for second in tags[i + 1 :]:
             comparison = compare(
-                rankings[first], rankings[second], qrels, names=(first, second), method=method,
-                impressions=impressions, length=length, seed=seed, model=model,
+                ranked_lists[first], ranked_lists[second], qrels, names=(first, second),
+                method=method, impressions=impressions, length=length, seed=seed, model=model,
             )  # fmt: skip
             common = sorted(set(offline[first]) & set(offline[second]))
             difference = (

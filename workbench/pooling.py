@@ -1,6 +1,6 @@
 """Pooling strategies: pure functions from ranked runs to the documents of one topic's pool.
 
-A topic's input is `Rankings`: run tag -> `RankedList`, each list already in the trec_eval run
+A topic's input is `RankedLists`: run tag -> `RankedList`, each list already in the trec_eval run
 order (score descending, ties by docno descending: `ranked_list` applies the metric module's
 `trec_order`, the one home of that ordering). Rank 1 is the first element.
 
@@ -56,7 +56,7 @@ class RankedList:
         return self.docnos if k is None else self.docnos[:k]
 
 
-Rankings = Mapping[str, RankedList]
+RankedLists = Mapping[str, RankedList]
 
 
 class PooledDocument(NamedTuple):
@@ -104,22 +104,24 @@ def topic_rng(seed: int, *keys: str | int) -> np.random.Generator:
     return np.random.default_rng(entropy)
 
 
-def describe(rankings: Rankings, docnos: Iterable[str], depth: int | None) -> list[PooledDocument]:
+def describe(
+    ranked_lists: RankedLists, docnos: Iterable[str], depth: int | None
+) -> list[PooledDocument]:
     """PooledDocuments for `docnos` (order kept): best rank, runs and NTCIR priority.
 
     Only the first `depth` ranks of each run count (None: the whole list).
     """
-    stats = _rank_statistics(rankings, depth)
+    stats = _rank_statistics(ranked_lists, depth)
     at = {docno: i for i, docno in enumerate(stats[0])}
     return [stats[1][at[d]] for d in docnos]
 
 
 def _rank_statistics(
-    rankings: Rankings, depth: int | None
+    ranked_lists: RankedLists, depth: int | None
 ) -> tuple[list[str], list[PooledDocument]]:
     """Every document the runs retrieve within `depth`, by best rank then docno, and its
     PooledDocument: best rank, number of runs, priority n_runs + 1 / (1 + sum of ranks)."""
-    tops = [ranking.top(depth) for ranking in rankings.values()]
+    tops = [ranking.top(depth) for ranking in ranked_lists.values()]
     flat = [docno for top in tops for docno in top]
     if not flat:
         return [], []
@@ -137,14 +139,14 @@ def _rank_statistics(
     return docnos, described
 
 
-def depth_pool(rankings: Rankings, depth: int) -> list[PooledDocument]:
+def depth_pool(ranked_lists: RankedLists, depth: int) -> list[PooledDocument]:
     """Depth-k: the union of every run's top `depth` documents, by best rank then docno."""
     _positive("depth", depth)
-    return _rank_statistics(rankings, depth)[1]
+    return _rank_statistics(ranked_lists, depth)[1]
 
 
 def take_pool(
-    rankings: Rankings,
+    ranked_lists: RankedLists,
     budget: int,
     *,
     run_order: Sequence[str] | None = None,
@@ -158,30 +160,32 @@ def take_pool(
     _positive("budget", budget)
     if fair and rng is None:
         raise ValueError("FairTake@N needs a random generator")
-    order = [tag for tag in run_order if tag in rankings] if run_order else sorted(rankings)
-    longest = max((len(rankings[tag].docnos) for tag in order), default=0)
+    order = [tag for tag in run_order if tag in ranked_lists] if run_order else sorted(ranked_lists)
+    longest = max((len(ranked_lists[tag].docnos) for tag in order), default=0)
     taken: dict[str, None] = {}
     for j in range(longest):
         if fair and rng is not None:  # fair without rng was refused above
             order = [order[i] for i in rng.permutation(len(order))]
         for tag in order:
-            docnos = rankings[tag].docnos
+            docnos = ranked_lists[tag].docnos
             if j < len(docnos) and docnos[j] not in taken:
                 taken[docnos[j]] = None
                 if len(taken) == budget:
-                    return describe(rankings, taken, None)
-    return describe(rankings, taken, None)
+                    return describe(ranked_lists, taken, None)
+    return describe(ranked_lists, taken, None)
 
 
-def fusion_scores(rankings: Rankings, method: str, *, rrf_k: int = RRF_K) -> dict[str, float]:
+def fusion_scores(
+    ranked_lists: RankedLists, method: str, *, rrf_k: int = RRF_K
+) -> dict[str, float]:
     """The fused score s(d) of every retrieved document (formulas in the module docstring)."""
     fused: dict[str, float] = {}
     if method == "rrf":
-        for ranking in rankings.values():
+        for ranking in ranked_lists.values():
             for rank, docno in enumerate(ranking.docnos, start=1):
                 fused[docno] = fused.get(docno, 0.0) + 1.0 / (rrf_k + rank)
     elif method == "combsum":
-        for ranking in rankings.values():
+        for ranking in ranked_lists.values():
             scores = np.asarray(ranking.scores, dtype=np.float64)
             if not len(scores):
                 continue
@@ -190,9 +194,9 @@ def fusion_scores(rankings: Rankings, method: str, *, rrf_k: int = RRF_K) -> dic
             for docno, value in zip(ranking.docnos, normalised.tolist(), strict=True):
                 fused[docno] = fused.get(docno, 0.0) + value
     elif method == "borda":
-        candidates = {d for ranking in rankings.values() for d in ranking.docnos}
+        candidates = {d for ranking in ranked_lists.values() for d in ranking.docnos}
         c = len(candidates)
-        for ranking in rankings.values():
+        for ranking in ranked_lists.values():
             n = len(ranking.docnos)
             retrieved = set(ranking.docnos)
             for rank, docno in enumerate(ranking.docnos, start=1):
@@ -206,14 +210,14 @@ def fusion_scores(rankings: Rankings, method: str, *, rrf_k: int = RRF_K) -> dic
 
 
 def fusion_pool(
-    rankings: Rankings, budget: int, *, method: str = "rrf", rrf_k: int = RRF_K
+    ranked_lists: RankedLists, budget: int, *, method: str = "rrf", rrf_k: int = RRF_K
 ) -> list[PooledDocument]:
     """Fusion Take@N: the `budget` documents of highest fused score (ties: docno descending)."""
     _positive("budget", budget)
-    fused = fusion_scores(rankings, method, rrf_k=rrf_k)
+    fused = fusion_scores(ranked_lists, method, rrf_k=rrf_k)
     # score descending, then docno descending: sort by docno descending, then stable by score
     ranked = sorted(sorted(fused, reverse=True), key=lambda d: -fused[d])
-    return describe(rankings, ranked[:budget], None)
+    return describe(ranked_lists, ranked[:budget], None)
 
 
 def parse_strata(text: str) -> list[tuple[int, float]]:
@@ -242,7 +246,7 @@ def check_strata(strata: Sequence[tuple[int, float]]) -> None:
 
 
 def stratified_pool(
-    rankings: Rankings,
+    ranked_lists: RankedLists,
     strata: Sequence[tuple[int, float]],
     rng: np.random.Generator,
     *,
@@ -256,7 +260,7 @@ def stratified_pool(
     """
     check_strata(strata)
     excluded = set(exclude)
-    universe = [p for p in depth_pool(rankings, strata[-1][0]) if p.docno not in excluded]
+    universe = [p for p in depth_pool(ranked_lists, strata[-1][0]) if p.docno not in excluded]
     pooled: list[PooledDocument] = []
     lower = 0
     for number, (bound, rate) in enumerate(strata, start=1):
@@ -385,7 +389,7 @@ class Strategy(Generic[P]):
 
     name: str
     Params: type[P]
-    pool: Callable[[Rankings, P, PoolingContext], list[PooledDocument]]
+    pool: Callable[[RankedLists, P, PoolingContext], list[PooledDocument]]
     help: str
 
     def fields(self) -> list[Field[Any]]:
@@ -402,8 +406,7 @@ class Strategy(Generic[P]):
             if value is None or value == "":
                 if f.default is MISSING:
                     raise ValueError(
-                        f"the {self.name} strategy needs a positive {f.name} "
-                        f"({f.metadata['help']})"
+                        f"the {self.name} strategy needs a positive {f.name} ({f.metadata['help']})"
                     )
                 continue
             chosen[f.name] = _typed(f, value)
@@ -453,24 +456,30 @@ def _typed(f: Field[Any], value: Any) -> Any:
     return typed
 
 
-def _depth(rankings: Rankings, p: DepthParams, context: PoolingContext) -> list[PooledDocument]:
-    return depth_pool(rankings, p.depth)
+def _depth(
+    ranked_lists: RankedLists, p: DepthParams, context: PoolingContext
+) -> list[PooledDocument]:
+    return depth_pool(ranked_lists, p.depth)
 
 
-def _take(rankings: Rankings, p: TakeParams, context: PoolingContext) -> list[PooledDocument]:
+def _take(
+    ranked_lists: RankedLists, p: TakeParams, context: PoolingContext
+) -> list[PooledDocument]:
     return take_pool(
-        rankings, p.budget, run_order=context.run_order, fair=p.fair, rng=context.rng
+        ranked_lists, p.budget, run_order=context.run_order, fair=p.fair, rng=context.rng
     )
 
 
-def _fusion(rankings: Rankings, p: FusionParams, context: PoolingContext) -> list[PooledDocument]:
-    return fusion_pool(rankings, p.budget, method=p.fusion)
+def _fusion(
+    ranked_lists: RankedLists, p: FusionParams, context: PoolingContext
+) -> list[PooledDocument]:
+    return fusion_pool(ranked_lists, p.budget, method=p.fusion)
 
 
 def _stratified(
-    rankings: Rankings, p: StratifiedParams, context: PoolingContext
+    ranked_lists: RankedLists, p: StratifiedParams, context: PoolingContext
 ) -> list[PooledDocument]:
-    return stratified_pool(rankings, p.bounds(), context.rng, exclude=context.exclude)
+    return stratified_pool(ranked_lists, p.bounds(), context.rng, exclude=context.exclude)
 
 
 STRATEGIES: dict[str, Strategy[Any]] = {
@@ -535,7 +544,7 @@ def option_fields() -> list[OptionField]:
 
 
 def pool_topic(
-    rankings: Rankings,
+    ranked_lists: RankedLists,
     *,
     strategy: str,
     params: Mapping[str, Any],  # the pool's parameters as recorded (JSON)
@@ -546,7 +555,7 @@ def pool_topic(
     the pool's run order); documents in `exclude` are dropped (extensions)."""
     chosen = get_strategy(strategy)
     context = PoolingContext(params.get("run_order"), rng, frozenset(exclude))
-    pooled = chosen.pool(rankings, chosen.parse(params), context)
+    pooled = chosen.pool(ranked_lists, chosen.parse(params), context)
     return [p for p in pooled if p.docno not in context.exclude]
 
 
@@ -591,10 +600,12 @@ def presentation_order(
     return ordered
 
 
-def contributions(rankings: Rankings, pooled: Iterable[str], depth: int | None) -> dict[str, set]:
+def contributions(
+    ranked_lists: RankedLists, pooled: Iterable[str], depth: int | None
+) -> dict[str, set]:
     """For each run, the pooled documents it retrieved within `depth`."""
     pool = set(pooled)
-    return {tag: set(r.top(depth)) & pool for tag, r in rankings.items()}
+    return {tag: set(r.top(depth)) & pool for tag, r in ranked_lists.items()}
 
 
 def unique_to_unit(
@@ -623,12 +634,12 @@ class TopicContributions:
 
 
 def topic_contributions(
-    rankings: Rankings, pooled: Iterable[str], depth: int, tags: Sequence[str]
+    ranked_lists: RankedLists, pooled: Iterable[str], depth: int, tags: Sequence[str]
 ) -> TopicContributions:
     """Contributions of the runs `tags` (rows in that order; absent runs are zero)."""
     n = len(tags)
     row_of = {tag: i for i, tag in enumerate(tags)}
-    tops = [(row_of[tag], ranking.top(depth)) for tag, ranking in rankings.items()]
+    tops = [(row_of[tag], ranked.top(depth)) for tag, ranked in ranked_lists.items()]
     flat = [docno for _, top in tops for docno in top]
     if not flat:
         return TopicContributions(np.zeros((n, n), int), np.zeros(n, int), np.zeros(depth, int))

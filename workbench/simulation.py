@@ -164,7 +164,7 @@ def noisy_grades(
     return grades
 
 
-def _rankings(runs: Sequence[Run], qid: str, depth: int) -> dict[str, pooling.RankedList]:
+def _ranked_lists(runs: Sequence[Run], qid: str, depth: int) -> dict[str, pooling.RankedList]:
     result = {}
     for run in runs:
         if qid in run:
@@ -234,7 +234,9 @@ def _agreement(
         measure,
         reference,
         tau,
-        stats.tau_ap(stats.ranking(full), stats.ranking(other)) if len(full) > 1 else math.nan,
+        stats.tau_ap(stats.system_ranking(full), stats.system_ranking(other))
+        if len(full) > 1
+        else math.nan,
         max((abs(c.shift) for c in changes), default=0),
     )
 
@@ -280,8 +282,8 @@ def simulate(
         full = qrels[qid]
         if not any(is_relevant(g, relevance_level) for g in full.values()):
             continue
-        rankings = _rankings(runs, qid, depth)
-        pool = adaptive.TopicPool.build(rankings, depth)
+        ranked_lists = _ranked_lists(runs, qid, depth)
+        pool = adaptive.TopicPool.build(ranked_lists, depth)
         if not len(pool):
             notes.append(f"topic {qid}: no run retrieved a document; left out")
             continue
@@ -305,7 +307,7 @@ def simulate(
     left_out_pools = {
         g: {
             t.qid: adaptive.TopicPool.build(
-                {tag: r for tag, r in t.pool.rankings.items() if unit[tag] != g}, depth
+                {tag: r for tag, r in t.pool.ranked_lists.items() if unit[tag] != g}, depth
             )
             for t in topics
         }

@@ -479,7 +479,7 @@ def pairwise_tests(
 # --------------------------------------------------------------------------- rankings
 
 
-def ranking(scores: Mapping[str, float]) -> list[str]:
+def system_ranking(scores: Mapping[str, float]) -> list[str]:
     """Run names best first: score descending, ties by name ascending."""
     return sorted(scores, key=lambda run: (-scores[run], run))
 
@@ -535,11 +535,11 @@ def rank_changes(reference: Mapping[str, float], other: Mapping[str, float]) -> 
     scores (see :func:`ranking`), in reference order."""
     if set(reference) != set(other):
         raise ValueError("both score mappings must hold the same runs")
-    ref_rank = {run: k + 1 for k, run in enumerate(ranking(reference))}
-    other_rank = {run: k + 1 for k, run in enumerate(ranking(other))}
+    ref_rank = {run: k + 1 for k, run in enumerate(system_ranking(reference))}
+    other_rank = {run: k + 1 for k, run in enumerate(system_ranking(other))}
     return [
         RankChange(run, ref_rank[run], other_rank[run], reference[run], other[run])
-        for run in ranking(reference)
+        for run in system_ranking(reference)
         if ref_rank[run] != other_rank[run]
     ]
 
@@ -555,11 +555,11 @@ class RankingComparison:
     changes: list[RankChange]  # the runs whose position differs from the reference
 
 
-def compare_rankings(
+def compare_system_rankings(
     reference: Mapping[str, float], other: Mapping[str, float], label: str
 ) -> RankingComparison:
     """Kendall's tau and tau_AP (reference = ground truth) and the runs that moved."""
-    reference_order, order = ranking(reference), ranking(other)
+    reference_order, order = system_ranking(reference), system_ranking(other)
     enough = len(reference) >= 2
     return RankingComparison(
         label,

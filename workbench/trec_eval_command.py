@@ -33,6 +33,7 @@ from __future__ import annotations
 # entry point (workbench.__main__) runs it directly, so `workbench trec-eval` starts fast.
 import sys
 from functools import partial
+from typing import Any
 
 from workbench import __version__
 
@@ -62,6 +63,15 @@ class Options:
         self.help = False
         self.version = False
         self.files: list[str] = []
+
+    def evaluator_options(self) -> dict[str, Any]:
+        """The keywords every evaluator takes from these flags: -l, -c, -M and the version."""
+        return {
+            "relevance_level": self.level,
+            "average_over_all_topics": self.complete,
+            "max_results": self.max_results,
+            "compat": self.compat,
+        }
 
 
 def _int(flag: str, value: str) -> int:
@@ -185,20 +195,15 @@ def run_trec_eval(args: list[str], out=None, err=None) -> int:
     if len(opts.files) < 2:
         err.write(f"trec_eval: need a qrels file and at least one run\n{_usage()}")
         return 1
+    statuses = ((TrecFormatError, 2), (CannotEvaluate, 4), (MeasureError, 1))
     try:
         _evaluate_all(opts, out, err)
-    except TrecFormatError as error:
+    except (TrecFormatError, CannotEvaluate, MeasureError) as error:
         err.write(f"trec_eval: {error}\n")
-        return 2
-    except CannotEvaluate as error:
-        err.write(f"trec_eval: {error}\n")
-        return 4
+        return next(status for kind, status in statuses if isinstance(error, kind))
     except NoTopics:
         err.write("trec_eval: No queries with both results and relevance info\n")
         return 7
-    except MeasureError as error:
-        err.write(f"trec_eval: {error}\n")
-        return 1
     except OSError as error:
         err.write(f"trec_eval: cannot read {error.filename}: {error.strerror}\n")
         return 2
@@ -256,13 +261,7 @@ def _evaluate_all(opts: Options, out, err) -> None:
                 raise NoTopics()
         try:
             lines = evaluate_other(
-                run,
-                measures,
-                per_topic=opts.per_topic,
-                average_over_all_topics=opts.complete,
-                max_results=opts.max_results,
-                relevance_level=opts.level,
-                compat=opts.compat,
+                run, measures, per_topic=opts.per_topic, **opts.evaluator_options()
             )
         except UnevaluableTopic as error:
             out.write("".join(format_line(name, qid, value) for name, qid, value in error.lines))
@@ -292,12 +291,9 @@ def _print_qrels_run(opts, measures, qrels, run, path, zscores, out, err) -> Non
             qrels,
             run,
             measures,
-            relevance_level=opts.level,
-            average_over_all_topics=opts.complete,
-            max_results=opts.max_results,
             judged_only=opts.judged_only,
-            compat=opts.compat,
             n_docs_in_collection=opts.n_docs,
+            **opts.evaluator_options(),
         )
     except TopicError as error:
         # trec_eval prints the topics before the failing one (-q), then stops

@@ -95,8 +95,8 @@ def test_interleaving_study_on_the_campaign(evaluated):
     first = study.pairs[0]
     assert (first.comparison.first, first.comparison.second) == ("runA", "runB")
     expected = interleaving.compare(
-        {q: list(r.docnos) for q, r in runs[0].rankings.items()},
-        {q: list(r.docnos) for q, r in runs[1].rankings.items()},
+        {q: list(r.docnos) for q, r in runs[0].ranked_lists.items()},
+        {q: list(r.docnos) for q, r in runs[1].ranked_lists.items()},
         qrels,
         names=("runA", "runB"),
         impressions=5,

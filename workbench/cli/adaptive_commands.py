@@ -6,6 +6,7 @@ import json
 
 import click
 
+from workbench.cli.common import campaign_option, transaction
 from workbench.services import adaptive_pools, campaigns, pools
 
 
@@ -18,7 +19,7 @@ def _options(command):
     command = click.option(
         "--pool", "pool_id", type=int, default=None, help="Pool id (default: the latest)."
     )(command)
-    return click.option("--campaign", "campaign_name", required=True, help="Campaign.")(command)
+    return campaign_option(command)
 
 
 @click.group("adaptive")
@@ -32,8 +33,6 @@ def adaptive_group() -> None:
 @click.pass_context
 def status(ctx: click.Context, campaign_name: str, pool_id: int | None, fmt: str) -> None:
     """Per topic: budget, documents chosen, judged and relevant, relevant estimated left."""
-    from workbench.cli.store_commands import transaction
-
     with transaction(ctx) as session:
         chosen = _pool(session, campaign_name, pool_id)
         rows = adaptive_pools.topic_statuses(session, chosen)
@@ -65,8 +64,6 @@ def budget(
     ctx: click.Context, campaign_name: str, pool_id: int | None, budget: int, qid: str | None
 ) -> None:
     """Set (raise) the judging budget of one topic or of all of them."""
-    from workbench.cli.store_commands import transaction
-
     with transaction(ctx) as session:
         changed = adaptive_pools.set_budget(
             session, _pool(session, campaign_name, pool_id), budget, qid
@@ -83,8 +80,6 @@ def stop(
     ctx: click.Context, campaign_name: str, pool_id: int | None, qid: str, resume: bool
 ) -> None:
     """Stop choosing documents for a topic (its judgements stay), or resume it."""
-    from workbench.cli.store_commands import transaction
-
     with transaction(ctx) as session:
         adaptive_pools.stop_topic(
             session, _pool(session, campaign_name, pool_id), qid, stopped=not resume

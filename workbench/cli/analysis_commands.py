@@ -6,23 +6,21 @@ from pathlib import Path
 
 import click
 
-from workbench.cli.common import fail, get_store
+from workbench.cli.common import (
+    campaign_option,
+    emit,
+    fail,
+    output_option,
+    refusals,
+    seed_option,
+    table_format_option,
+    transaction,
+)
 from workbench.reports.evaluation import EVALUATION_FORMATS
-from workbench.reports.tables import FORMATS
 from workbench.services.adjudication import RULES, TIES
-from workbench.services.errors import ServiceError
 from workbench.services.evaluation import TOPIC_SETS
 from workbench.services.evaluation_report import REUSABILITY_UNITS
 from workbench.stats import CORRECTIONS, PAIRED_TESTS
-from workbench.trec import TrecFormatError
-
-
-def _emit(text: str, output: Path | None) -> None:
-    if output is None:
-        click.echo(text, nl=False)
-    else:
-        output.write_text(text, encoding="utf-8")
-        click.echo(f"wrote {output}", err=True)
 
 
 def _refuse_summary_only(measures: list[str]) -> None:
@@ -70,9 +68,9 @@ def _trec_eval_output(qrels, runs, measures: list[str], level: int) -> str:
 
 
 @click.command()
-@click.option("--campaign", "campaign_name", required=True, help="Campaign name or id.")
+@campaign_option
 @click.option("--graded", is_flag=True, help="Agreement on grades (default: binary labels).")
-@click.option("--format", "fmt", type=click.Choice(tuple(FORMATS)), default="text")
+@table_format_option
 @click.option(
     "--bootstrap",
     "n_bootstrap",
@@ -81,8 +79,8 @@ def _trec_eval_output(qrels, runs, measures: list[str], level: int) -> str:
     show_default=True,
     help="Topic-bootstrap resamples for the kappa intervals.",
 )
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@seed_option
+@output_option
 @click.pass_context
 def agreement(
     ctx: click.Context,
@@ -99,26 +97,22 @@ def agreement(
     from workbench.services.agreement import agreement_report
     from workbench.services.campaigns import get_campaign
 
-    store = get_store(ctx)
-    try:
-        with store.session() as session:
-            campaign = get_campaign(session, campaign_name)
-            report = agreement_report(
-                session, campaign, graded=graded, n_bootstrap=n_bootstrap, seed=seed
-            )
-    except ServiceError as error:
-        fail(str(error))
+    with transaction(ctx) as session:
+        campaign = get_campaign(session, campaign_name)
+        report = agreement_report(
+            session, campaign, graded=graded, n_bootstrap=n_bootstrap, seed=seed
+        )
     if not report.per_pair:
         fail(f"campaign {report.campaign!r} has no document judged by two assessors")
     if fmt == "json":
-        _emit(to_json(report), output)
+        emit(to_json(report), output)
     else:
         separator = "\n" if fmt == "text" else ""
-        _emit(render_all(agreement_tables(report), fmt, separator), output)
+        emit(render_all(agreement_tables(report), fmt, separator), output)
 
 
 @click.command()
-@click.option("--campaign", "campaign_name", required=True, help="Campaign name or id.")
+@campaign_option
 @click.option(
     "--rule",
     type=click.Choice(tuple(RULES)),
@@ -151,26 +145,22 @@ def adjudicate(
     from workbench.services.campaigns import get_campaign
     from workbench.services.importing import topic_list
 
-    store = get_store(ctx)
-    try:
-        with store.session() as session:
-            campaign = get_campaign(session, campaign_name)
-            summary = apply_rule(
-                session,
-                campaign,
-                rule,
-                tie=tie,
-                primary=primary,
-                topics=topic_list(topics) if topics else None,
-                reason=reason,
-            )
-    except ServiceError as error:
-        fail(str(error))
+    with transaction(ctx) as session:
+        campaign = get_campaign(session, campaign_name)
+        summary = apply_rule(
+            session,
+            campaign,
+            rule,
+            tie=tie,
+            primary=primary,
+            topics=topic_list(topics) if topics else None,
+            reason=reason,
+        )
     click.echo(summary.message())
 
 
 @click.command()
-@click.option("--campaign", "campaign_name", required=True, help="Campaign name or id.")
+@campaign_option
 @click.option(
     "--qrels",
     "qrels_spec",
@@ -268,7 +258,7 @@ def adjudicate(
     is_flag=True,
     help="Evaluate final or assessor qrels although documents lack a label (the report says so).",
 )
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@output_option
 @click.pass_context
 def evaluate(
     ctx: click.Context,
@@ -308,12 +298,11 @@ def evaluate(
 
         measure = measures[0] if measures else service.DEFAULT_MEASURES[0]
         text = click_evaluation_text(ctx, campaign_name, qrels_spec[7:], against, measure, fmt)
-        _emit(text, output)
+        emit(text, output)
         return
     if fmt != "trec":
         _refuse_summary_only(list(measures) or list(service.DEFAULT_MEASURES))
-    store = get_store(ctx)
-    try:
+    with refusals():
         request = EvaluationRequest(
             qrels=qrels_spec,
             measures=measures,
@@ -328,15 +317,13 @@ def evaluate(
             reusability=(reusability,) if reusability else (),
             notes=NotesOptions(num_docs=num_docs, sweep=sweep_pattern or "") if extended else None,
         )
-        with store.session() as session:
-            campaign = get_campaign(session, campaign_name)
-            result = evaluation_report(session, campaign, request)
-            if fmt == "trec":  # the same qrels, for trec_eval's own output
-                trec_qrels = service.resolve_qrels(
-                    session, campaign, qrels_spec, allow_files=True, allow_incomplete=True
-                )
-    except (ServiceError, TrecFormatError) as error:
-        fail(str(error))
+    with transaction(ctx) as session:
+        campaign = get_campaign(session, campaign_name)
+        result = evaluation_report(session, campaign, request)
+        if fmt == "trec":  # the same qrels, for trec_eval's own output
+            trec_qrels = service.resolve_qrels(
+                session, campaign, qrels_spec, allow_files=True, allow_incomplete=True
+            )
     table = result.table
     if result.warning:
         click.echo(f"warning: {result.warning}", err=True)
@@ -346,10 +333,10 @@ def evaluate(
     if fmt == "trec":
         qrels = {q: trec_qrels.qrels[q] for q in table.topics_evaluated}
         chosen = request.chosen_measures
-        _emit(_trec_eval_output(qrels, result.runs, chosen, table.relevance_level), output)
+        emit(_trec_eval_output(qrels, result.runs, chosen, table.relevance_level), output)
         return
     if fmt == "json":
-        _emit(to_json(result.to_dict()), output)
+        emit(to_json(result.to_dict()), output)
         return
     tables = [report.runs_table(table, result.comparisons)]
     if fmt != "csv":
@@ -361,4 +348,4 @@ def evaluate(
         tables.extend(report.reusability_table(r) for r in result.reusability.values())
         if result.notes_sections is not None:
             tables.extend(extended_tables(result.notes_sections))
-    _emit(render_all(tables, fmt), output)
+    emit(render_all(tables, fmt), output)

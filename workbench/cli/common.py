@@ -1,10 +1,19 @@
-"""Helpers shared by the command modules: the store of this invocation, error reporting."""
+"""Helpers shared by the command modules: the store of this invocation, its transactions,
+error reporting, writing a result, and the options several commands take."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
 import click
 
-from workbench.services.store_handle import Store, open_store
+from workbench.reports.tables import FORMATS
+from workbench.services.errors import ServiceError
+from workbench.services.store_handle import Session, Store, open_store
+from workbench.trec import TrecFormatError
 
 
 def get_store(ctx: click.Context, *, upgrade: bool = True) -> Store:
@@ -21,3 +30,69 @@ def get_store(ctx: click.Context, *, upgrade: bool = True) -> Store:
 def fail(message: str) -> None:
     """Print `message` on stderr and exit with status 1."""
     raise click.ClickException(message)
+
+
+@contextmanager
+def refusals() -> Iterator[None]:
+    """A refused request (ServiceError) or bad file (TrecFormatError) within exits 1 with its
+    message."""
+    try:
+        yield
+    except (ServiceError, TrecFormatError) as error:
+        fail(str(error))
+
+
+@contextmanager
+def transaction(ctx: click.Context, *, read: bool = False) -> Iterator[Session]:
+    """One store transaction (read=True: a read-only one); a refused request or bad file exits
+    1 with its message."""
+    store = get_store(ctx)
+    with refusals(), store.read_session() if read else store.session() as session:
+        yield session
+
+
+def emit(text: str, output: Path | None) -> None:
+    """Write `text` to standard output, or to the file `output` (saying so on stderr)."""
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        output.write_text(text, encoding="utf-8")
+        click.echo(f"wrote {output}", err=True)
+
+
+# Options several commands share (the parameter names their functions take).
+campaign_option = click.option(
+    "--campaign", "campaign_name", required=True, help="Campaign name or id."
+)
+optional_campaign_option = click.option(
+    "--campaign", "campaign_name", default=None, help="Campaign name or id."
+)
+output_option = click.option(
+    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None
+)
+table_format_option = click.option(
+    "--format", "fmt", type=click.Choice(tuple(FORMATS)), default="text"
+)
+seed_option = click.option("--seed", type=int, default=0, show_default=True)
+files_level_option = click.option(
+    "-l",
+    "--level",
+    "relevance_level",
+    type=int,
+    default=1,
+    show_default=True,
+    help="Relevance level (files only; a campaign uses its own).",
+)
+
+
+Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
+
+
+def qrels_option(help: str) -> Decorator:
+    """--qrels (the parameter qrels_spec, default 'final'): which qrels a campaign is scored on."""
+    return click.option("--qrels", "qrels_spec", default="final", show_default=True, help=help)
+
+
+def measure_option(help: str | None = None) -> Decorator:
+    """-m/--measure: one measure, default map."""
+    return click.option("-m", "--measure", default="map", show_default=True, help=help)

@@ -4,48 +4,41 @@ topic-set size, parameter sweeps, interleaving, and run efficiency figures."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
 from workbench import interleaving
-from workbench.cli.common import fail, get_store
-from workbench.reports.tables import FORMATS
-from workbench.services.errors import ServiceError
+from workbench.cli.common import (
+    campaign_option,
+    emit,
+    fail,
+    files_level_option,
+    measure_option,
+    optional_campaign_option,
+    output_option,
+    qrels_option,
+    seed_option,
+    table_format_option,
+    transaction,
+)
 from workbench.stats import PAIRED_TESTS
 from workbench.trec import TrecFormatError
 
-
-def _emit(text: str, output: Path | None) -> None:
-    if output is None:
-        click.echo(text, nl=False)
-    else:
-        output.write_text(text, encoding="utf-8")
-        click.echo(f"wrote {output}", err=True)
+QRELS_HELP = "'final', an assessor, a qrels set name, or a qrels file."
 
 
 def _emit_report(report: object, tables: list, fmt: str, output: Path | None) -> None:
     """The report as JSON, or its tables in one document (unique LaTeX labels)."""
     from workbench.reports.tables import render_all, to_json
 
-    _emit(to_json(report) if fmt == "json" else render_all(tables, fmt), output)
-
-
-_output = click.option(
-    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None
-)
-_format = click.option("--format", "fmt", type=click.Choice(tuple(FORMATS)), default="text")
+    emit(to_json(report) if fmt == "json" else render_all(tables, fmt), output)
 
 
 @click.command("collection-measures")
 @click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False))
-@click.option("--campaign", "campaign_name", default=None, help="Campaign name or id.")
-@click.option(
-    "--qrels",
-    "qrels_spec",
-    default="final",
-    show_default=True,
-    help="With --campaign: 'final', an assessor, a qrels set name, or a qrels file.",
-)
+@optional_campaign_option
+@qrels_option(f"With --campaign: {QRELS_HELP}")
 @click.option(
     "--num-docs",
     "-N",
@@ -53,18 +46,10 @@ _format = click.option("--format", "fmt", type=click.Choice(tuple(FORMATS)), def
     default=None,
     help="Collection size N (default with --campaign: its document count).",
 )
-@click.option(
-    "-l",
-    "--level",
-    "relevance_level",
-    type=int,
-    default=1,
-    show_default=True,
-    help="Relevance level (files only; a campaign uses its own).",
-)
+@files_level_option
 @click.option("-q", "per_topic", is_flag=True, help="Files only: also one line per topic.")
-@_format
-@_output
+@table_format_option
+@output_option
 @click.pass_context
 def collection_measures(
     ctx: click.Context,
@@ -116,32 +101,21 @@ def collection_measures(
             caption=f"Set measures at collection scale, N = {num_docs:,} documents.",
             notes=[IMBALANCE_NOTE],
         )
-        _emit(render(table, fmt), output)
+        emit(render(table, fmt), output)
         return
     from workbench.services.campaigns import get_campaign
     from workbench.services.extended_evaluation import collection_scale
 
-    try:
-        with get_store(ctx).session() as session:
-            campaign = get_campaign(session, campaign_name)
-            scale = collection_scale(
-                session, campaign, qrels_spec, num_docs=num_docs, allow_files=True
-            )
-    except (ServiceError, TrecFormatError) as error:
-        fail(str(error))
-    _emit(to_json(scale) if fmt == "json" else render(collection_scale_table(scale), fmt), output)
+    with transaction(ctx) as session:
+        campaign = get_campaign(session, campaign_name)
+        scale = collection_scale(session, campaign, qrels_spec, num_docs=num_docs, allow_files=True)
+    emit(to_json(scale) if fmt == "json" else render(collection_scale_table(scale), fmt), output)
 
 
 @click.command()
-@click.option("--campaign", "campaign_name", default=None, help="Campaign name or id.")
-@click.option(
-    "--qrels",
-    "qrels_spec",
-    default="final",
-    show_default=True,
-    help="'final', an assessor, a qrels set name, or a qrels file.",
-)
-@click.option("-m", "--measure", default="map", show_default=True)
+@optional_campaign_option
+@qrels_option(QRELS_HELP)
+@measure_option()
 @click.option(
     "--test",
     type=click.Choice(tuple(PAIRED_TESTS)),
@@ -189,8 +163,8 @@ def collection_measures(
     show_default=True,
     help="Without --campaign: the number of systems (ANOVA).",
 )
-@_format
-@_output
+@table_format_option
+@output_option
 @click.pass_context
 def power(
     ctx: click.Context,
@@ -231,7 +205,7 @@ def power(
         except ValueError as error:
             fail(str(error))
         if fmt == "json":
-            _emit(to_json(result), output)
+            emit(to_json(result), output)
             return
         rows = [
             cells("detectable difference (paired t-test)", result.detectable_difference),
@@ -243,37 +217,28 @@ def power(
                 cells(f"topics to detect a range {delta:g} (one-way ANOVA)", result.topics_anova),
             ]
         table = Table(["Topic-set size design", measure], rows, caption=result.sentence(measure))
-        _emit(render(table, fmt), output)
+        emit(render(table, fmt), output)
         return
     from workbench.reports.extended import power_table, topic_set_size_table
     from workbench.services import evaluation as service
     from workbench.services.campaigns import get_campaign
     from workbench.services.extended_evaluation import power_analysis
 
-    try:
-        with get_store(ctx).session() as session:
-            campaign = get_campaign(session, campaign_name)
-            evaluation = service.evaluate_campaign(
-                session, campaign, qrels_spec, [measure], allow_files=True
-            )
-            analysis = power_analysis(
-                evaluation, test=test, alpha=alpha, power=target, min_difference=delta
-            )
-    except (ServiceError, TrecFormatError) as error:
-        fail(str(error))
+    with transaction(ctx) as session:
+        campaign = get_campaign(session, campaign_name)
+        evaluation = service.evaluate_campaign(
+            session, campaign, qrels_spec, [measure], allow_files=True
+        )
+        analysis = power_analysis(
+            evaluation, test=test, alpha=alpha, power=target, min_difference=delta
+        )
     _emit_report(analysis, [topic_set_size_table(analysis), power_table(analysis)], fmt, output)
 
 
 @click.command()
 @click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False))
-@click.option("--campaign", "campaign_name", default=None, help="Campaign name or id.")
-@click.option(
-    "--qrels",
-    "qrels_spec",
-    default="final",
-    show_default=True,
-    help="With --campaign: 'final', an assessor, a qrels set name, or a qrels file.",
-)
+@optional_campaign_option
+@qrels_option(f"With --campaign: {QRELS_HELP}")
 @click.option("--pattern", default=None, help="Tag pattern, e.g. 'bm25_k1={k1}_b={b}'.")
 @click.option(
     "--mapping",
@@ -281,26 +246,18 @@ def power(
     default=None,
     help="CSV/TSV file with a header 'tag,<parameter>...'.",
 )
-@click.option("-m", "--measure", default="map", show_default=True)
-@click.option(
-    "-l",
-    "--level",
-    "relevance_level",
-    type=int,
-    default=1,
-    show_default=True,
-    help="Relevance level (files only; a campaign uses its own).",
-)
+@measure_option()
+@files_level_option
 @click.option("--folds", type=click.IntRange(min=2), default=5, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
+@seed_option
 @click.option(
     "--plot",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
     help="Write an SVG: heat map over the first two parameters (a curve for one).",
 )
-@_format
-@_output
+@table_format_option
+@output_option
 @click.pass_context
 def sweep(
     ctx: click.Context,
@@ -359,22 +316,19 @@ def sweep(
         from workbench.services.campaigns import get_campaign
         from workbench.services.extended_evaluation import parameter_sweep
 
-        try:
-            with get_store(ctx).session() as session:
-                campaign = get_campaign(session, campaign_name)
-                table = service.evaluate_campaign(
-                    session, campaign, qrels_spec, [measure], allow_files=True
-                )
-                result_ = parameter_sweep(
-                    table,
-                    pattern=pattern,
-                    mapping=mapping_text,
-                    mapping_name=str(mapping),
-                    folds=folds,
-                    seed=seed,
-                )
-        except (ServiceError, TrecFormatError) as error:
-            fail(str(error))
+        with transaction(ctx) as session:
+            campaign = get_campaign(session, campaign_name)
+            table = service.evaluate_campaign(
+                session, campaign, qrels_spec, [measure], allow_files=True
+            )
+            result_ = parameter_sweep(
+                table,
+                pattern=pattern,
+                mapping=mapping_text,
+                mapping_name=str(mapping),
+                folds=folds,
+                seed=seed,
+            )
     if plot is not None:
         plot.write_text(sweep_plot(result_), encoding="utf-8")
         click.echo(f"wrote {plot}", err=True)
@@ -383,14 +337,8 @@ def sweep(
 
 @click.command()
 @click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False))
-@click.option("--campaign", "campaign_name", default=None, help="Campaign name or id.")
-@click.option(
-    "--qrels",
-    "qrels_spec",
-    default="final",
-    show_default=True,
-    help="With --campaign: 'final', an assessor, a qrels set name, or a qrels file.",
-)
+@optional_campaign_option
+@qrels_option(f"With --campaign: {QRELS_HELP}")
 @click.option(
     "--method",
     type=click.Choice(interleaving.METHODS),
@@ -411,7 +359,7 @@ def sweep(
     show_default=True,
     help="Documents shown per interleaved list.",
 )
-@click.option("--seed", type=int, default=0, show_default=True)
+@seed_option
 @click.option(
     "--decay",
     type=click.FloatRange(min=0),
@@ -421,24 +369,10 @@ def sweep(
 )
 @click.option("--p-relevant", type=click.FloatRange(0, 1), default=0.9, show_default=True)
 @click.option("--p-nonrelevant", type=click.FloatRange(0, 1), default=0.05, show_default=True)
-@click.option(
-    "-m",
-    "--measure",
-    default="map",
-    show_default=True,
-    help="The offline measure interleaving is compared with.",
-)
-@click.option(
-    "-l",
-    "--level",
-    "relevance_level",
-    type=int,
-    default=1,
-    show_default=True,
-    help="Relevance level (files only; a campaign uses its own).",
-)
-@_format
-@_output
+@measure_option("The offline measure interleaving is compared with.")
+@files_level_option
+@table_format_option
+@output_option
 @click.pass_context
 def interleave(
     ctx: click.Context,
@@ -470,6 +404,12 @@ def interleave(
         model = interleaving.ClickModel(decay, p_relevant, p_nonrelevant, relevance_level)
     except ValueError as error:
         fail(str(error))
+    simulated: dict[str, Any] = {  # the interleavings and users simulated, for either source
+        "method": method,
+        "impressions": impressions,
+        "length": length,
+        "seed": seed,
+    }
     if campaign_name is None:
         if len(files) < 3:
             fail("give QRELS RUN RUN [RUN ...], or --campaign")
@@ -479,31 +419,23 @@ def interleave(
 
         try:
             qrels = read_qrels(files[0])
-            rankings: dict[str, dict[str, list[str]]] = {}
+            ranked_lists: dict[str, dict[str, list[str]]] = {}
             offline: dict[str, dict[str, float]] = {}
             name = measure
             for path in files[1:]:
                 run = read_run(path)
                 tag = run.tag or Path(path).name
-                if tag in rankings:
+                if tag in ranked_lists:
                     fail(f"{path}: run tag {tag!r} appears twice")
-                rankings[tag] = {}
+                ranked_lists[tag] = {}
                 for qid in run.topics():
                     lines = run.topic_lines(qid)
-                    rankings[tag][qid] = list(ranked_list(lines.docnos, lines.scores).docnos)
+                    ranked_lists[tag][qid] = list(ranked_list(lines.docnos, lines.scores).docnos)
                 result = evaluate(qrels, run, [measure], relevance_level=relevance_level)
                 name = next(line.name for line in result.lines if line.per_topic)
                 offline[tag] = {q: float(v[name]) for q, v in result.per_topic.items()}
             study = interleaving.study(
-                rankings,
-                qrels.to_dict(),
-                offline,
-                measure=name,
-                method=method,
-                impressions=impressions,
-                length=length,
-                seed=seed,
-                model=model,
+                ranked_lists, qrels.to_dict(), offline, measure=name, model=model, **simulated
             )
         except (TrecFormatError, MeasureError, ValueError) as error:
             fail(str(error))
@@ -512,32 +444,26 @@ def interleave(
         from workbench.services.campaigns import get_campaign
         from workbench.services.extended_evaluation import interleaving_study
 
-        try:
-            with get_store(ctx).session() as session:
-                campaign = get_campaign(session, campaign_name)
-                runs = service.load_runs(session, campaign)
-                table = service.evaluate_campaign(
-                    session, campaign, qrels_spec, [measure], runs=runs, allow_files=True
-                )
-                model = interleaving.ClickModel(
-                    decay, p_relevant, p_nonrelevant, campaign.relevance_level
-                )
-                study = interleaving_study(
-                    session,
-                    campaign,
-                    table,
-                    runs,
-                    qrels_spec,
-                    method=method,
-                    impressions=impressions,
-                    length=length,
-                    seed=seed,
-                    model=model,
-                    allow_files=True,
-                )
-        except (ServiceError, TrecFormatError) as error:
-            fail(str(error))
-    _emit(to_json(study) if fmt == "json" else render(interleaving_table(study), fmt), output)
+        with transaction(ctx) as session:
+            campaign = get_campaign(session, campaign_name)
+            runs = service.load_runs(session, campaign)
+            table = service.evaluate_campaign(
+                session, campaign, qrels_spec, [measure], runs=runs, allow_files=True
+            )
+            model = interleaving.ClickModel(
+                decay, p_relevant, p_nonrelevant, campaign.relevance_level
+            )
+            study = interleaving_study(
+                session,
+                campaign,
+                table,
+                runs,
+                qrels_spec,
+                model=model,
+                allow_files=True,
+                **simulated,
+            )
+    emit(to_json(study) if fmt == "json" else render(interleaving_table(study), fmt), output)
 
 
 @click.group()
@@ -546,7 +472,7 @@ def efficiency() -> None:
 
 
 @efficiency.command("import")
-@click.option("--campaign", "campaign_name", required=True, help="Campaign name or id.")
+@campaign_option
 @click.option("--replace", is_flag=True, help="Replace figures the runs already have.")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.pass_context
@@ -555,27 +481,18 @@ def efficiency_import(ctx: click.Context, campaign_name: str, replace: bool, pat
     from workbench.services.campaigns import get_campaign
     from workbench.services.efficiency import import_efficiency
 
-    try:
-        with get_store(ctx).session() as session:
-            result = import_efficiency(
-                session, get_campaign(session, campaign_name), path, replace=replace
-            )
-    except ServiceError as error:
-        fail(str(error))
+    with transaction(ctx) as session:
+        result = import_efficiency(
+            session, get_campaign(session, campaign_name), path, replace=replace
+        )
     replaced = f" ({len(result.replaced)} replaced)" if result.replaced else ""
     click.echo(f"efficiency figures stored for {len(result.runs)} runs{replaced}")
 
 
 @efficiency.command("show")
-@click.option("--campaign", "campaign_name", required=True, help="Campaign name or id.")
-@click.option(
-    "--qrels",
-    "qrels_spec",
-    default="final",
-    show_default=True,
-    help="'final', an assessor, a qrels set name, or a qrels file.",
-)
-@click.option("-m", "--measure", default="map", show_default=True)
+@campaign_option
+@qrels_option(QRELS_HELP)
+@measure_option()
 @click.option(
     "--cost",
     type=click.Choice(("mean_latency_ms", "cost_per_1000_queries")),
@@ -589,8 +506,8 @@ def efficiency_import(ctx: click.Context, campaign_name: str, replace: bool, pat
     default=None,
     help="Write an SVG of effectiveness against the cost, Pareto frontier marked.",
 )
-@_format
-@_output
+@table_format_option
+@output_option
 @click.pass_context
 def efficiency_show(
     ctx: click.Context,
@@ -609,19 +526,16 @@ def efficiency_show(
     from workbench.services.campaigns import get_campaign
     from workbench.services.extended_evaluation import efficiency_report
 
-    try:
-        with get_store(ctx).session() as session:
-            campaign = get_campaign(session, campaign_name)
-            table = service.evaluate_campaign(
-                session, campaign, qrels_spec, [measure], allow_files=True
-            )
-            report = efficiency_report(session, campaign, table)
-    except (ServiceError, TrecFormatError) as error:
-        fail(str(error))
+    with transaction(ctx) as session:
+        campaign = get_campaign(session, campaign_name)
+        table = service.evaluate_campaign(
+            session, campaign, qrels_spec, [measure], allow_files=True
+        )
+        report = efficiency_report(session, campaign, table)
     if plot is not None:
         svg = efficiency_plot(report, cost)
         if svg is None:
             fail(f"no run gives {cost}: nothing to plot")
         plot.write_text(svg or "", encoding="utf-8")
         click.echo(f"wrote {plot}", err=True)
-    _emit(to_json(report) if fmt == "json" else render(efficiency_table(report), fmt), output)
+    emit(to_json(report) if fmt == "json" else render(efficiency_table(report), fmt), output)

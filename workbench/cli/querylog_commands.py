@@ -10,11 +10,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from workbench.cli.common import fail, get_store
+from workbench.cli import common
 from workbench.clicks import STRATEGIES
 from workbench.reports.tables import FORMATS
-from workbench.services.errors import ServiceError
-from workbench.trec import TrecFormatError
 
 if TYPE_CHECKING:
     from workbench.services.querylogs import PreferenceOptions
@@ -56,21 +54,13 @@ def _options(
     return PreferenceOptions(strategy, min_support, deviation_threshold)
 
 
-def _emit(text: str, output: Path | None) -> None:
-    if output is None:
-        click.echo(text, nl=False)
-    else:
-        output.write_text(text, encoding="utf-8")
-        click.echo(f"wrote {output}", err=True)
-
-
 @click.group()
 def querylog() -> None:
     """Query logs: clicks as preference judgements beside the assessors' labels."""
 
 
 @querylog.command("import")
-@click.option("--campaign", "campaign_name", required=True, help="Campaign name or id.")
+@common.campaign_option
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--name", default=None, help="Name of the log (default: the file name).")
 @click.option(
@@ -102,22 +92,20 @@ def import_log(
     from workbench.services.querylogs import prepare_query_log, store_query_log
 
     key = load_or_create_key(instance_folder())
-    try:
+    with common.refusals():  # the file is read before the write transaction
         prepared = prepare_query_log(path, key=key, min_users=min_users, format=fmt,
                                      mapping=mapping)
-        with get_store(ctx).session() as session:
-            campaign = get_campaign(session, campaign_name)
-            summary = store_query_log(session, campaign, prepared, name=name)
-    except (ServiceError, TrecFormatError) as error:
-        fail(str(error))
+    with common.transaction(ctx) as session:
+        campaign = get_campaign(session, campaign_name)
+        summary = store_query_log(session, campaign, prepared, name=name)
     click.echo(render(anonymisation_table(summary), "text"), nl=False)
     for warning in summary.warnings:
         click.echo(f"warning: {warning}", err=True)
 
 
 @querylog.command("list")
-@click.option("--campaign", "campaign_name", required=True)
-@click.option("--format", "fmt", type=click.Choice(tuple(FORMATS)), default="text")
+@common.campaign_option
+@common.table_format_option
 @click.pass_context
 def list_logs(ctx: click.Context, campaign_name: str, fmt: str) -> None:
     """The campaign's query logs."""
@@ -126,18 +114,15 @@ def list_logs(ctx: click.Context, campaign_name: str, fmt: str) -> None:
     from workbench.services.campaigns import get_campaign
     from workbench.services.querylogs import list_query_logs
 
-    try:
-        with get_store(ctx).session() as session:
-            summaries = list_query_logs(session, get_campaign(session, campaign_name))
-    except ServiceError as error:
-        fail(str(error))
+    with common.transaction(ctx) as session:
+        summaries = list_query_logs(session, get_campaign(session, campaign_name))
     click.echo(render(logs_table(summaries), fmt), nl=False)
 
 
 @querylog.command("report")
-@click.option("--campaign", "campaign_name", required=True)
+@common.campaign_option
 @click.argument("name")
-@click.option("--format", "fmt", type=click.Choice(tuple(FORMATS)), default="text")
+@common.table_format_option
 @click.pass_context
 def report(ctx: click.Context, campaign_name: str, name: str, fmt: str) -> None:
     """The anonymisation report of a log: what each rule removed."""
@@ -146,11 +131,8 @@ def report(ctx: click.Context, campaign_name: str, name: str, fmt: str) -> None:
     from workbench.services.campaigns import get_campaign
     from workbench.services.querylogs import query_log_summary
 
-    try:
-        with get_store(ctx).session() as session:
-            summary = query_log_summary(session, get_campaign(session, campaign_name), name)
-    except ServiceError as error:
-        fail(str(error))
+    with common.transaction(ctx) as session:
+        summary = query_log_summary(session, get_campaign(session, campaign_name), name)
     if fmt == "json":
         click.echo(to_json(summary.to_dict()), nl=False)
     else:
@@ -158,10 +140,10 @@ def report(ctx: click.Context, campaign_name: str, name: str, fmt: str) -> None:
 
 
 @querylog.command("prefs")
-@click.option("--campaign", "campaign_name", required=True)
+@common.campaign_option
 @click.argument("name")
 @preference_options
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@common.output_option
 @click.pass_context
 def prefs(
     ctx: click.Context,
@@ -176,25 +158,22 @@ def prefs(
     from workbench.services.campaigns import get_campaign
     from workbench.services.querylogs import export_prefs
 
-    try:
+    with common.transaction(ctx) as session:
         options = _options(strategy, min_support, deviation_threshold)
-        with get_store(ctx).session() as session:
-            text = export_prefs(session, get_campaign(session, campaign_name), name, options)
-    except ServiceError as error:
-        fail(str(error))
-    _emit(text, output)
+        text = export_prefs(session, get_campaign(session, campaign_name), name, options)
+    common.emit(text, output)
 
 
 @querylog.command("agreement")
-@click.option("--campaign", "campaign_name", required=True)
+@common.campaign_option
 @click.argument("name")
 @click.option("--qrels", "qrels_spec", default="final", show_default=True,
               help="The assessors' qrels: final, an assessor, a qrels set or a file.")
 @preference_options
 @click.option("--bootstrap", "n_bootstrap", type=click.IntRange(min=1), default=2000,
               show_default=True, help="Topic-bootstrap resamples for the interval.")
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--format", "fmt", type=click.Choice(tuple(FORMATS)), default="text")
+@common.seed_option
+@common.table_format_option
 @click.pass_context
 def agreement(
     ctx: click.Context,
@@ -214,15 +193,12 @@ def agreement(
     from workbench.services.campaigns import get_campaign
     from workbench.services.querylogs import click_agreement
 
-    try:
+    with common.transaction(ctx) as session:
         options = _options(strategy, min_support, deviation_threshold)
-        with get_store(ctx).session() as session:
-            result = click_agreement(
-                session, get_campaign(session, campaign_name), name, qrels_spec, options,
-                n_resamples=n_bootstrap, seed=seed, allow_files=True,
-            )
-    except (ServiceError, TrecFormatError) as error:
-        fail(str(error))
+        result = click_agreement(
+            session, get_campaign(session, campaign_name), name, qrels_spec, options,
+            n_resamples=n_bootstrap, seed=seed, allow_files=True,
+        )
     if fmt == "json":
         click.echo(to_json(result.to_dict()), nl=False)
     else:
@@ -244,32 +220,30 @@ def click_evaluation_text(
     from workbench.services.campaigns import get_campaign
     from workbench.services.querylogs import click_evaluation
 
-    try:
+    with common.transaction(ctx) as session:
         chosen = _options(*options)
-        with get_store(ctx).session() as session:
-            result = click_evaluation(
-                session, get_campaign(session, campaign_name), name, against, chosen,
-                measure=measure, allow_files=True,
-            )
-    except (ServiceError, TrecFormatError) as error:
-        fail(str(error))
+        result = click_evaluation(
+            session, get_campaign(session, campaign_name), name, against, chosen,
+            measure=measure, allow_files=True,
+        )
     if fmt == "json":
         return to_json(result.to_dict())
     if fmt not in FORMATS:
-        fail(f"--format {fmt} is not offered for click evaluation; use one of {tuple(FORMATS)}")
+        offered = tuple(FORMATS)
+        common.fail(f"--format {fmt} is not offered for click evaluation; use one of {offered}")
     return render(click_evaluation_table(result), fmt)
 
 
 @querylog.command("evaluate")
-@click.option("--campaign", "campaign_name", required=True)
+@common.campaign_option
 @click.argument("name")
 @click.option("--qrels", "against", default="final", show_default=True,
               help="The assessors' qrels to compare with.")
 @click.option("-m", "--measure", default="map", show_default=True,
               help="The measure under the assessors' qrels.")
 @preference_options
-@click.option("--format", "fmt", type=click.Choice(tuple(FORMATS)), default="text")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@common.table_format_option
+@common.output_option
 @click.pass_context
 def evaluate(
     ctx: click.Context,
@@ -288,11 +262,11 @@ def evaluate(
         ctx, campaign_name, name, against, measure, fmt,
         (strategy, min_support, deviation_threshold),
     )
-    _emit(text, output)
+    common.emit(text, output)
 
 
 @querylog.command("prioritise")
-@click.option("--campaign", "campaign_name", required=True)
+@common.campaign_option
 @click.argument("name")
 @click.option("--pool", "pool_id", type=int, required=True, help="The pool's id.")
 @click.pass_context
@@ -301,11 +275,8 @@ def prioritise(ctx: click.Context, campaign_name: str, name: str, pool_id: int) 
     from workbench.services.campaigns import get_campaign
     from workbench.services.querylogs import prioritise_pool
 
-    try:
-        with get_store(ctx).session() as session:
-            result = prioritise_pool(session, get_campaign(session, campaign_name), pool_id, name)
-    except ServiceError as error:
-        fail(str(error))
+    with common.transaction(ctx) as session:
+        result = prioritise_pool(session, get_campaign(session, campaign_name), pool_id, name)
     click.echo(
         f"pool {result.pool}: {result.entries} entries prioritised by the click deviation of "
         f"{result.log} ({result.shown} seen by users; the others last)"

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
+import io
 import json
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import Any, TypeVar
 
 import click
 
-from workbench import adaptive, pooling
-from workbench.cli.common import fail, get_store
-from workbench.services import adaptive_pools, archive, campaigns, exports, importing, pools, qrels
+from workbench import adaptive, limits, pooling
+from workbench.cli.common import campaign_option, fail, get_store, transaction
+from workbench.services import adaptive_pools, archive, campaigns, exports, importing, pools
 from workbench.services.errors import ServiceError
 from workbench.services.store_handle import Session, shown_url
 from workbench.trec import TrecFormatError
@@ -21,24 +21,10 @@ from workbench.trec import TrecFormatError
 T = TypeVar("T")
 
 
-@contextmanager
-def transaction(ctx: click.Context) -> Iterator[Session]:
-    """One store transaction; a refused request or bad file exits 1 with its message."""
-    store = get_store(ctx)
-    try:
-        with store.session() as session:
-            yield session
-    except (ServiceError, TrecFormatError) as error:
-        fail(str(error))
-
-
 def _campaign_exists(ctx: click.Context, name: str) -> None:
     """Refuse an unknown campaign before reading large files."""
-    try:
-        with get_store(ctx).read_session() as session:
-            campaigns.get_campaign(session, name)
-    except ServiceError as error:
-        fail(str(error))
+    with transaction(ctx, read=True) as session:
+        campaigns.get_campaign(session, name)
 
 
 def _read_first(read: Callable[[], T]) -> T:
@@ -126,7 +112,6 @@ def campaign_list(ctx: click.Context) -> None:
 # ---------------------------------------------------------------- import
 
 ADAPTIVE_STRATEGIES = adaptive.ADAPTIVE
-campaign_option = click.option("--campaign", "campaign_name", required=True, help="Campaign.")
 topics_option = click.option(
     "--topics", default=None, help="Only these topics: QID,QID,... or @FILE (one qid a line)."
 )
@@ -461,9 +446,20 @@ def pool_stats(ctx: click.Context, campaign_name: str, pool_number: int | None, 
 # ---------------------------------------------------------------- export
 
 
-@click.group()
+class ExportGroup(click.Group):
+    """`workbench export NAME`: a subcommand per entry of exports.EXPORTS."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(exports.EXPORTS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        export = exports.EXPORTS.get(cmd_name)
+        return None if export is None else export_command(export)
+
+
+@click.group(cls=ExportGroup)
 def export() -> None:
-    """Export a pool, qrels or the judgement log."""
+    """Export a campaign's pool, qrels, judgement log, ... as a file."""
 
 
 output_option = click.option(
@@ -475,88 +471,51 @@ output_option = click.option(
 )
 
 
-def write_output(output: str | None, write: Callable[[TextIO], int]) -> int:
-    """Write to the file `output`, or to standard output (None or '-')."""
-    if output is None or output == "-":
-        return write(sys.stdout)
-    with open(output, "w", encoding="utf-8", newline="") as dest:
-        return write(dest)
+def export_option(
+    option: exports.ExportOption,
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The click option `--name` of an export's option."""
+    flag = "--" + option.name.replace("_", "-")
+    if option.kind == "flag":
+        return click.option(flag, option.name, is_flag=True, help=option.help)
+    if option.kind == "int":
+        bounds = click.IntRange(option.minimum, limits.INT32_MAX)
+        return click.option(flag, option.name, type=bounds, default=None, help=option.help)
+    if option.kind == "choice":
+        choice = click.Choice(option.choices)
+        default = option.choices[0]
+        return click.option(flag, option.name, type=choice, default=default, help=option.help)
+    return click.option(flag, option.name, default=None, help=option.help)
 
 
-@export.command("pool")
-@campaign_option
-@click.option(
-    "--pool",
-    "pool_number",
-    type=int,
-    default=None,
-    help="The pool's number in the campaign (default: the latest).",
-)
-@output_option
-@click.pass_context
-def export_pool(
-    ctx: click.Context, campaign_name: str, pool_number: int | None, output: str | None
-) -> None:
-    """The pool as `qid docno` lines per topic."""
-    with transaction(ctx) as session:
-        target = campaigns.get_campaign(session, campaign_name)
-        chosen = pools.get_pool(session, target, pool_number)
-        count = write_output(output, lambda dest: exports.export_pool(session, chosen, dest))
-    click.echo(f"{count} pooled document(s) written", err=True)
+def export_command(export: exports.Export) -> click.Command:
+    """The CLI command of `export`: written in full before the output file is opened, so a
+    refusal leaves no file; the count and any warnings go to standard error."""
 
+    @click.pass_context
+    def run(ctx: click.Context, campaign_name: str, output: str | None, **options: Any) -> None:
+        text = io.StringIO()
+        with transaction(ctx, read=True) as session:
+            campaign = campaigns.get_campaign(session, campaign_name)
+            written = export.write(session, campaign, text, options)
+        if output is None or output == "-":
+            sys.stdout.write(text.getvalue())
+        else:
+            with open(output, "w", encoding="utf-8", newline="") as dest:
+                dest.write(text.getvalue())
+        for warning in written.warnings:
+            click.echo(f"warning: {warning}", err=True)
+        click.echo(f"{written.count} {export.counted} written", err=True)
 
-@export.command("qrels")
-@campaign_option
-@output_option
-@click.option("--assessor", default=None, help="One assessor's current judgements.")
-@click.option("--final", is_flag=True, help="The adjudicated final labels.")
-@click.option("--binary-level", type=int, default=None, help="Write 1 for grades >= L, else 0.")
-@click.option(
-    "--allow-incomplete",
-    is_flag=True,
-    help="Export even though pooled or judged documents lack a label (said in a # header).",
-)
-@click.pass_context
-def export_qrels(
-    ctx: click.Context,
-    campaign_name: str,
-    output: str | None,
-    assessor: str | None,
-    final: bool,
-    binary_level: int | None,
-    allow_incomplete: bool,
-) -> None:
-    """Qrels from the judgements made so far; refused while documents lack a label unless
-    --allow-incomplete."""
-    with transaction(ctx) as session:
-        target = campaigns.get_campaign(session, campaign_name)
-        result = qrels.campaign_qrels(  # refused before the output file is opened
-            session,
-            target,
-            assessor=assessor,
-            final=final,
-            binary_level=binary_level,
-            allow_incomplete=allow_incomplete,
-        )
-        count = write_output(output, lambda dest: exports.write_qrels(result, dest))
-    if not result.completeness.complete:
-        click.echo(f"warning: incomplete qrels: {result.completeness.describe()}", err=True)
-    click.echo(f"{count} qrels line(s) written", err=True)
-
-
-@export.command("log")
-@campaign_option
-@output_option
-@click.option("--format", "fmt", type=click.Choice(["csv", "json"]), default="csv")
-@click.pass_context
-def export_log(ctx: click.Context, campaign_name: str, output: str | None, fmt: str) -> None:
-    """Every judgement event (append-only log) with its time and revision."""
-    with transaction(ctx) as session:
-        target = campaigns.get_campaign(session, campaign_name)
-        count = write_output(
-            output, lambda dest: exports.export_judgement_log(session, target, dest, fmt=fmt)
-        )
-    click.echo(f"{count} judgement(s) written", err=True)
+    decorators: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
+        campaign_option,
+        output_option,
+        *map(export_option, export.options),
+    ]
+    command: Callable[..., Any] = run
+    for decorate in reversed(decorators):
+        command = decorate(command)
+    return click.command(export.name, help=export.help)(command)
 
 
 from workbench.cli.adaptive_commands import adaptive_group  # noqa: E402  (uses the helpers above)
@@ -600,15 +559,9 @@ def delete_command(
 ) -> None:
     """Delete a campaign, run, topic, pool or user that nothing judged depends on (the
     dependents are shown first); judgements are never deleted: archive instead."""
-    def look() -> tuple[str, archive.Dependents]:
-        with get_store(ctx).read_session() as session:
-            obj = archive.find_object(session, kind, name, campaign_name)
-            return archive.name_of(obj), archive.dependents(session, obj)
-
-    try:
-        shown, found = look()  # the question is asked outside any write transaction
-    except ServiceError as error:
-        fail(str(error))
+    with transaction(ctx, read=True) as session:  # the question is asked outside any write
+        obj = archive.find_object(session, kind, name, campaign_name)
+        shown, found = archive.name_of(obj), archive.dependents(session, obj)
     click.echo(f"{shown}: depends on it: {found.summary()}")
     if found.deletable and not yes:
         click.confirm("Delete it for good?", abort=True)

@@ -12,8 +12,8 @@ from typing import Any
 
 import click
 
-from workbench.cli.common import fail, get_store
-from workbench.cli.store_commands import split_tags, topic_list, topics_option, transaction
+from workbench.cli.common import fail, get_store, transaction
+from workbench.cli.store_commands import split_tags, topic_list, topics_option
 from workbench.services import assignments as assignment_service
 from workbench.services import campaigns, pools
 from workbench.services import users as user_service

@@ -429,7 +429,7 @@ def _graph_rnonrel(
 # --------------------------------------------------------------------------- one topic
 
 
-def _prefs_ranking(
+def _prefs_ranked_docnos(
     run: Run, qid: str, max_results: int | None, float32: bool = False
 ) -> np.ndarray:
     """The topic's docnos (bytes) ranked as ``form_prefs_counts`` does: score descending, ties
@@ -602,7 +602,7 @@ def evaluate_prefs(
         by_topic.setdefault(line.qid, []).append(line)
 
     def evaluate_topic(qid: str) -> dict[str, int | float]:
-        ranking = _prefs_ranking(run, qid, max_results, float32=compat < 10)
+        ranking = _prefs_ranked_docnos(run, qid, max_results, float32=compat < 10)
         return _topic_values(qid, by_topic[qid], ranking)
 
     return assemble(

@@ -158,8 +158,10 @@ def set_budget(session: Session, pool: Pool, budget: int, qid: str | None = None
     _adaptive_pool(pool)
     if budget < 1:
         raise ServiceError(f"the budget must be a positive integer; got {budget}")
-    topics = [_topic(session, pool, qid)] if qid is not None else list(
-        session.scalars(select(AdaptiveTopic).where(AdaptiveTopic.pool_id == pool.id))
+    topics = (
+        [_topic(session, pool, qid)]
+        if qid is not None
+        else list(session.scalars(select(AdaptiveTopic).where(AdaptiveTopic.pool_id == pool.id)))
     )
     revealed = _pool_sizes(session, pool, revealed_only=True)
     below = [t.qid for t in topics if revealed.get(t.qid, 0) > budget]
@@ -214,9 +216,7 @@ def _revealed(session: Session, pool_id: int, qid: str) -> list[str]:
     return list(
         session.scalars(
             select(PoolEntry.docno)
-            .where(
-                PoolEntry.pool_id == pool_id, PoolEntry.qid == qid, PoolEntry.sampled.is_(True)
-            )
+            .where(PoolEntry.pool_id == pool_id, PoolEntry.qid == qid, PoolEntry.sampled.is_(True))
             .order_by(PoolEntry.build, PoolEntry.docno)
         )
     )
@@ -231,9 +231,7 @@ def _primary_labels(
         session, assignment.campaign_id, qid=assignment.qid, user_id=assignment.user_id
     )
     wanted = set(revealed)
-    return {
-        j.docno: j.grade is not None and j.grade >= level for j in judged if j.docno in wanted
-    }
+    return {j.docno: j.grade is not None and j.grade >= level for j in judged if j.docno in wanted}
 
 
 def _next_batch(session: Session, pool: Pool, assignment: Assignment) -> tuple[int, list[str]]:
@@ -254,10 +252,13 @@ def _next_batch(session: Session, pool: Pool, assignment: Assignment) -> tuple[i
     depth = int(pool.params["depth"])
     models = pools.pool_runs(session, pool)
     universe = adaptive.TopicPool.build(
-        pools.topic_rankings(session, models, assignment.qid, depth), depth
+        pools.topic_ranked_lists(session, models, assignment.qid, depth), depth
     )
-    texts = _texts(session, pool, universe) if adaptive.get_strategy(
-        settings.strategy).needs_texts else None
+    texts = (
+        _texts(session, pool, universe)
+        if adaptive.get_strategy(settings.strategy).needs_texts
+        else None
+    )
     chosen = adaptive.next_documents(
         settings.strategy,
         universe,
@@ -316,8 +317,7 @@ def advance(store: Store, assignment_id: int, user_id: int) -> list[str]:
         for k, docno in enumerate(chosen, start=start + 1):
             session.execute(
                 update(PoolEntry)
-                .where(PoolEntry.pool_id == pool_id, PoolEntry.qid == qid,
-                       PoolEntry.docno == docno)
+                .where(PoolEntry.pool_id == pool_id, PoolEntry.qid == qid, PoolEntry.docno == docno)
                 .values(sampled=True, build=k)
             )
     return chosen
@@ -474,8 +474,7 @@ def export_header(session: Session, campaign: Campaign) -> str:
     """The `#` comment lines that open qrels and judgement logs of a campaign judged
     adaptively ('' otherwise): the strategy and budget of each adaptive pool."""
     return "".join(
-        f"# ADAPTIVE {p.describe()}; the pooled documents left unjudged are not a random "
-        "sample.\n"
+        f"# ADAPTIVE {p.describe()}; the pooled documents left unjudged are not a random sample.\n"
         for p in provenance(session, campaign)
     )
 

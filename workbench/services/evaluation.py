@@ -130,12 +130,12 @@ class LoadedRun:
     tag: str
     group: str
     contributes: bool
-    rankings: dict[str, pooling.RankedList]  # qid -> documents in trec_eval order
+    ranked_lists: dict[str, pooling.RankedList]  # qid -> documents in trec_eval order
 
     def as_dict(self) -> RunDict:
         return {
             qid: {d: float(s) for d, s in zip(r.docnos, r.scores, strict=True)}
-            for qid, r in self.rankings.items()
+            for qid, r in self.ranked_lists.items()
         }
 
 
@@ -145,11 +145,11 @@ def load_runs(session: Session, campaign: Campaign) -> list[LoadedRun]:
     loaded = []
     for run in runs:
         trec_run = load_run(session, run)
-        rankings = {}
+        ranked_lists = {}
         for qid in trec_run.topics():
             lines = trec_run.topic_lines(qid)
-            rankings[qid] = pooling.ranked_list(lines.docnos, lines.scores)
-        loaded.append(LoadedRun(run.tag, run.group, run.contributes, rankings))
+            ranked_lists[qid] = pooling.ranked_list(lines.docnos, lines.scores)
+        loaded.append(LoadedRun(run.tag, run.group, run.contributes, ranked_lists))
     if not loaded:
         raise ServiceError(f"campaign {campaign.name!r} has no runs")
     return loaded
@@ -250,7 +250,7 @@ def _topic_scope(
     judged = sorted(qrels)
     if topic_set == "all":
         return judged, {}
-    lacking = {q: [r.tag for r in runs if q not in r.rankings] for q in judged}
+    lacking = {q: [r.tag for r in runs if q not in r.ranked_lists] for q in judged}
     common = [q for q in judged if not lacking[q]]
     if not common:
         raise ServiceError(
@@ -305,8 +305,8 @@ def evaluate_runs(
                 contributes=run.contributes,
                 summary={m: cast(float, result.summary[m]) for m in canonical},
                 per_topic=per_topic,
-                missing_topics=[q for q in topics if q not in run.rankings],
-                unjudged_topics=sorted(q for q in run.rankings if q not in qrels.qrels),
+                missing_topics=[q for q in topics if q not in run.ranked_lists],
+                unjudged_topics=sorted(q for q in run.ranked_lists if q not in qrels.qrels),
                 undefined={m: qs for m, qs in undefined.items() if qs},
             )
         )
@@ -549,7 +549,7 @@ def ranking_stability(
     topic_set: str = "all",
     allow_incomplete: bool = False,
 ) -> RankingStability:
-    """Rank the runs under the final qrels and under each assessor's; compare the rankings.
+    """Rank the runs under the final qrels and under each assessor's; compare the ranked_lists.
 
     An assessor whose qrels are incomplete is left out, and the notes say so, unless
     allow_incomplete (then their qrels are used, and the notes say that).
@@ -582,8 +582,10 @@ def ranking_stability(
             topic_set=topic_set,
         )
         scores = {r.tag: r.summary[canonical] for r in table.runs}
-        comparisons.append(stats.compare_rankings(reference_scores, scores, qrels.label))
-    return RankingStability(canonical, "final", stats.ranking(reference_scores), comparisons, notes)
+        comparisons.append(stats.compare_system_rankings(reference_scores, scores, qrels.label))
+    return RankingStability(
+        canonical, "final", stats.system_ranking(reference_scores), comparisons, notes
+    )
 
 
 # ------------------------------------------------------------------------------ reusability
@@ -642,10 +644,12 @@ def contributed_documents(
     depth = pools.contribution_depth(pool, deepest)  # one home: the pool service
     result = {}
     for qid, docs in pooled.items():
-        rankings = {
-            r.tag: r.rankings[qid] for r in runs if r.tag in contributing and qid in r.rankings
+        ranked_lists = {
+            r.tag: r.ranked_lists[qid]
+            for r in runs
+            if r.tag in contributing and qid in r.ranked_lists
         }
-        result[qid] = pooling.contributions(rankings, docs, depth)
+        result[qid] = pooling.contributions(ranked_lists, docs, depth)
     return result
 
 
@@ -680,7 +684,7 @@ def leave_out(
     )
     canonical = full.measures[0]
     scores = {r.tag: r.summary[canonical] for r in full.runs}
-    order = stats.ranking(scores)
+    order = stats.system_ranking(scores)
 
     def unit_of(run: LoadedRun) -> str:
         return run.tag if by == "run" or not run.group else run.group
@@ -709,7 +713,7 @@ def leave_out(
         )
         score_out = table.runs[0].summary[canonical]
         left_out_scores[run.tag] = score_out
-        rank_out = stats.ranking({**scores, run.tag: score_out}).index(run.tag) + 1
+        rank_out = stats.system_ranking({**scores, run.tag: score_out}).index(run.tag) + 1
         delta = scores[run.tag] - score_out
         rows.append(
             LeaveOut(
@@ -725,7 +729,7 @@ def leave_out(
                 rank_left_out=rank_out,
             )
         )
-    comparison = stats.compare_rankings(scores, left_out_scores, "left out")
+    comparison = stats.compare_system_rankings(scores, left_out_scores, "left out")
     judged = evaluate_runs(
         runs,
         named,

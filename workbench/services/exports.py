@@ -1,19 +1,24 @@
-"""Exports: a pool as a TREC-style document list, qrels (`services.qrels`), the judgement log."""
+"""Exports: a pool as a TREC-style document list, qrels (`services.qrels`), the judgement log.
+
+`EXPORTS` declares them: the CLI's `export` subcommands, the web's download routes and forms
+and the API's export parameters are generated from it.
+"""
 
 from __future__ import annotations
 
 import csv
 import json
-from typing import TextIO
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, TextIO
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from workbench import trec
+from workbench import limits, trec
 from workbench.reports.tables import csv_safe
-from workbench.services import adaptive_pools, qrels
+from workbench.services import adaptive_pools, pools, qrels
 from workbench.services.errors import ServiceError
-from workbench.services.pools import qid_key
 from workbench.store.models import Campaign, Judgement, Pool, PoolEntry, User
 
 LOG_FIELDS = (
@@ -39,39 +44,21 @@ def export_pool(session: Session, pool: Pool, dest: TextIO) -> int:
             PoolEntry.pool_id == pool.id, PoolEntry.sampled.is_(True)
         )
     ).all()
-    rows = sorted(rows, key=lambda row: (qid_key(row.qid), row.docno))
+    rows = sorted(rows, key=lambda row: (pools.qid_key(row.qid), row.docno))
     dest.write("".join(f"{qid} {docno}\n" for qid, docno in rows))
     return len(rows)
 
 
 def export_qrels(
-    session: Session,
-    campaign: Campaign,
-    dest: TextIO,
-    *,
-    assessor: str | None = None,
-    final: bool = False,
-    binary_level: int | None = None,
-    allow_incomplete: bool = False,
-) -> int:
-    """Write `qrels.campaign_qrels` (same arguments) as `qid 0 docno rel` lines, after `#`
-    lines that say so when they are incomplete; returns the number of lines."""
-    result = qrels.campaign_qrels(
-        session,
-        campaign,
-        assessor=assessor,
-        final=final,
-        binary_level=binary_level,
-        allow_incomplete=allow_incomplete,
-    )
-    return write_qrels(result, dest)
-
-
-def write_qrels(result: qrels.CampaignQrels, dest: TextIO) -> int:
-    """Write campaign qrels: their `#` header if incomplete, then `qid 0 docno rel` lines."""
+    session: Session, campaign: Campaign, dest: TextIO, **choice: Any
+) -> qrels.CampaignQrels:
+    """Write `qrels.campaign_qrels(session, campaign, **choice)` (assessor, final,
+    binary_level, allow_incomplete) as `qid 0 docno rel` lines, after `#` lines that say so
+    when they are incomplete; returns those qrels (`.count` lines were written)."""
+    result = qrels.campaign_qrels(session, campaign, **choice)
     dest.write(result.header())
     trec.write_qrels(result.qrels, dest)
-    return result.count
+    return result
 
 
 def export_judgement_log(
@@ -120,3 +107,133 @@ def export_judgement_log(
         writer.writeheader()
         writer.writerows({k: csv_safe(v) for k, v in record.items()} for record in records)
     return len(records)
+
+
+# ---------------------------------------------------------------- the registry
+
+
+@dataclass(frozen=True)
+class ExportOption:
+    """An option of an export: the web's query parameter `name` and the CLI's `--name` (with
+    dashes). kind: "int" (minimum..INT32_MAX, None when not given), "flag" (true on the web for
+    1, true or yes), "text" (None when empty) or "choice" (one of `choices`, the first the
+    default)."""
+
+    name: str
+    kind: Literal["int", "flag", "text", "choice"]
+    help: str
+    choices: tuple[str, ...] = ()
+    minimum: int = -limits.INT32_MAX
+
+
+@dataclass(frozen=True)
+class Written:
+    """What an export wrote: `count` items (pooled documents, qrels lines, ...), the file name
+    it suggests, and warnings for the user (e.g. incomplete qrels)."""
+
+    count: int
+    filename: str
+    warnings: tuple[str, ...] = ()
+
+
+Writer = Callable[[Session, Campaign, TextIO, Mapping[str, Any]], Written]
+"""(session, campaign, destination, the export's option values by name) -> Written."""
+
+
+@dataclass(frozen=True)
+class Export:
+    """One export: `title` heads its web form (admin/_export.html, or admin/_export_NAME.html
+    where one exists), `help` is the CLI command's help, `counted` names what Written.count
+    counts, `write` writes it (refusing before writing anything)."""
+
+    name: str
+    title: str
+    help: str
+    counted: str
+    write: Writer
+    options: tuple[ExportOption, ...] = ()
+
+
+def file_slug(text: str) -> str:
+    """`text` as a file name part: letters, digits, '-', '_' and '.' kept, others '_'."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text) or "campaign"
+
+
+def _pool_export(
+    session: Session, campaign: Campaign, dest: TextIO, options: Mapping[str, Any]
+) -> Written:
+    pool = pools.get_pool(session, campaign, options["pool"])
+    count = export_pool(session, pool, dest)
+    return Written(count, f"{file_slug(campaign.name)}.pool{pool.number}.txt")
+
+
+def _qrels_export(
+    session: Session, campaign: Campaign, dest: TextIO, options: Mapping[str, Any]
+) -> Written:
+    assessor, level = options["assessor"], options["binary_level"]
+    result = export_qrels(session, campaign, dest, **options)
+    suffix = f".{file_slug(assessor)}" if assessor else (".final" if options["final"] else "")
+    suffix += f".binary{level}" if level is not None else ".graded"
+    suffix += ".incomplete" if options["allow_incomplete"] else ""
+    complete = result.completeness.complete
+    warnings = () if complete else (f"incomplete qrels: {result.completeness.describe()}",)
+    return Written(result.count, f"{file_slug(campaign.name)}{suffix}.qrels", warnings)
+
+
+def _log_export(
+    session: Session, campaign: Campaign, dest: TextIO, options: Mapping[str, Any]
+) -> Written:
+    fmt = options["format"]
+    count = export_judgement_log(session, campaign, dest, fmt=fmt)
+    return Written(count, f"{file_slug(campaign.name)}.judgements.{fmt}")
+
+
+EXPORTS: dict[str, Export] = {
+    export.name: export
+    for export in (
+        Export(
+            "pool",
+            "Pool",
+            "The pool as `qid docno` lines per topic.",
+            "pooled document(s)",
+            _pool_export,
+            (
+                ExportOption(
+                    "pool",
+                    "int",
+                    "The pool's number in the campaign (default: the latest).",
+                    minimum=1,
+                ),
+            ),
+        ),
+        Export(
+            "qrels",
+            "Qrels",
+            "Qrels from the judgements made so far; refused while documents lack a label "
+            "unless --allow-incomplete.",
+            "qrels line(s)",
+            _qrels_export,
+            (
+                ExportOption("assessor", "text", "One assessor's current judgements."),
+                ExportOption("final", "flag", "The adjudicated final labels."),
+                ExportOption("binary_level", "int", "Write 1 for grades >= L, else 0."),
+                ExportOption(
+                    "allow_incomplete",
+                    "flag",
+                    "Export even though pooled or judged documents lack a label (said in a "
+                    "# header).",
+                ),
+            ),
+        ),
+        Export(
+            "log",
+            "Judgement log",
+            "Every judgement event (append-only log) with its time and revision.",
+            "judgement(s)",
+            _log_export,
+            (ExportOption("format", "choice", "csv or a JSON list.", choices=("csv", "json")),),
+        ),
+    )
+}
+"""The one list of exports: adding an export is one entry here (the CLI's `workbench export
+NAME`, the campaign page's download form, /admin/.../download/NAME and the API follow)."""

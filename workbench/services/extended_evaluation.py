@@ -249,14 +249,14 @@ def interleaving_study(
     named = resolve_qrels(
         session, campaign, qrels, allow_files=allow_files, allow_incomplete=allow_incomplete
     )
-    rankings = {r.tag: {q: list(x.docnos) for q, x in r.rankings.items()} for r in runs}
+    ranked_lists = {r.tag: {q: list(x.docnos) for q, x in r.ranked_lists.items()} for r in runs}
     offline = {  # undefined (NaN) scores stay out of the offline mean difference
         r.tag: {q: float(v[measure]) for q, v in r.per_topic.items() if v[measure] == v[measure]}
         for r in table.runs
     }
     try:
         return interleaving.study(
-            rankings, named.qrels, offline, measure=measure, method=method,
+            ranked_lists, named.qrels, offline, measure=measure, method=method,
             impressions=impressions, length=length, seed=seed,
             model=model or interleaving.ClickModel(relevance_level=table.relevance_level),
         )  # fmt: skip

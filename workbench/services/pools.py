@@ -98,9 +98,13 @@ def build_pool(
     rows: list[tuple] = []
     pool_id = pool.id
     chosen = recorded.get("topics")
-    for qid, rankings in _topic_rankings(session, models, _ranking_limit(recorded), chosen):
+    for qid, ranked_lists in _topic_ranked_lists(
+        session, models, _ranked_list_limit(recorded), chosen
+    ):
         rng = pooling.topic_rng(seed, strategy, qid, 0)
-        pooled = pooling.pool_topic(rankings, strategy=strategy, params=_pure(recorded), rng=rng)
+        pooled = pooling.pool_topic(
+            ranked_lists, strategy=strategy, params=_pure(recorded), rng=rng
+        )
         rows.extend(_entry_row(pool_id, qid, p, build=0) for p in pooled)
     bulk_insert(session, PoolEntry.__table__, ENTRY_COLUMNS, rows)
     return pool
@@ -149,10 +153,12 @@ def extend_pool(session: Session, pool: Pool, runs: list[str]) -> int:
     pool_id = pool.id
     models = [*current, *new_models]
     chosen = params.get("topics")
-    for qid, rankings in _topic_rankings(session, models, _ranking_limit(params), chosen):
+    for qid, ranked_lists in _topic_ranked_lists(
+        session, models, _ranked_list_limit(params), chosen
+    ):
         rng = pooling.topic_rng(pool.seed, pool.strategy, qid, build)
         pooled = pooling.pool_topic(
-            rankings,
+            ranked_lists,
             strategy=pool.strategy,
             params=_pure(params),
             rng=rng,
@@ -239,10 +245,11 @@ class PoolInfo:
 
 
 def pool_info(pool: Pool) -> PoolInfo:
+    """The pool's fields, read while its session is open."""
     return PoolInfo(
         pool.id, pool.number, pool.name, pool.strategy, pool.params, pool.created_at,
         pool.archived_at,
-    )
+    )  # fmt: skip
 
 
 def pool_label(pool: Pool) -> str:
@@ -301,8 +308,8 @@ def pool_statistics(session: Session, pool: Pool) -> dict[str, Any]:
     shared = np.zeros((len(tags), len(tags)), dtype=np.int64)
     unique = np.zeros(len(tags), dtype=np.int64)
     growth = np.zeros(depth, dtype=np.int64)
-    for qid, rankings in _topic_rankings(session, models, depth):
-        topic = pooling.topic_contributions(rankings, pooled.get(qid, ()), depth, tags)
+    for qid, ranked_lists in _topic_ranked_lists(session, models, depth):
+        topic = pooling.topic_contributions(ranked_lists, pooled.get(qid, ()), depth, tags)
         shared += topic.shared
         unique += topic.unique
         growth += topic.growth
@@ -363,7 +370,7 @@ def _pure(recorded: dict[str, Any]) -> dict[str, Any]:
     return {**recorded, "run_order": recorded["runs"]}
 
 
-def _ranking_limit(recorded: dict[str, Any]) -> int | None:
+def _ranked_list_limit(recorded: dict[str, Any]) -> int | None:
     """How deep the runs must be read: the pool depth for depth and stratified pools."""
     return int(recorded["depth"]) if "depth" in recorded else None
 
@@ -408,7 +415,7 @@ def _select_runs(session: Session, campaign: Campaign, tags: Sequence[str] | Non
     return [by_tag[tag] for tag in tags]
 
 
-def _topic_rankings(
+def _topic_ranked_lists(
     session: Session,
     models: Sequence[Run],
     limit: int | None = None,
@@ -424,21 +431,21 @@ def _topic_rankings(
     if topics is not None:
         qids = [qid for qid in qids if qid in set(topics)]
     for qid in sorted(qids, key=qid_key):
-        yield qid, topic_rankings(session, models, qid, limit)
+        yield qid, topic_ranked_lists(session, models, qid, limit)
 
 
-def topic_rankings(
+def topic_ranked_lists(
     session: Session, models: Sequence[Run], qid: str, limit: int | None = None
 ) -> dict[str, pooling.RankedList]:
     """{tag: ranked list} of one topic for the runs that have it, in the runs' order."""
     tag_of = {run.id: run.tag for run in models}
     columns = (RunTopic.run_id, RunTopic.n_lines, RunTopic.docnos, RunTopic.scores)
     rows = session.execute(select(*columns).where(RunTopic.run_id.in_(tag_of), RunTopic.qid == qid))
-    rankings: dict[str, pooling.RankedList] = {}
+    ranked_lists: dict[str, pooling.RankedList] = {}
     for row in rows:
         docnos, scores = decode_run_topic(row, ranks=False)[:2]
-        rankings[tag_of[row.run_id]] = pooling.ranked_list(docnos, scores, limit=limit)
-    return {run.tag: rankings[run.tag] for run in models if run.tag in rankings}
+        ranked_lists[tag_of[row.run_id]] = pooling.ranked_list(docnos, scores, limit=limit)
+    return {run.tag: ranked_lists[run.tag] for run in models if run.tag in ranked_lists}
 
 
 # a PoolEntry row: pool, topic and build, then the fields of a PooledDocument in its order

@@ -202,8 +202,7 @@ def import_query_log(
     mapping: PathLike | None = None,
 ) -> QueryLogSummary:
     """:func:`prepare_query_log` then :func:`store_query_log` in the caller's session."""
-    prepared = prepare_query_log(path, key=key, min_users=min_users, format=format,
-                                 mapping=mapping)
+    prepared = prepare_query_log(path, key=key, min_users=min_users, format=format, mapping=mapping)
     return store_query_log(session, campaign, prepared, name=name)
 
 
@@ -330,9 +329,7 @@ def click_preferences(
         )
         impressions = clicks.filter_clicks(impressions, keep)
     mapped = [imp for imp in impressions if not imp.query.startswith("?")]
-    return clicks.aggregate_preferences(
-        mapped, options.strategy, min_support=options.min_support
-    )
+    return clicks.aggregate_preferences(mapped, options.strategy, min_support=options.min_support)
 
 
 def export_prefs(
@@ -491,8 +488,8 @@ def click_evaluation(
     campaign_topics = session.scalar(
         select(func.count()).select_from(Topic).where(Topic.campaign_id == campaign.id)
     )
-    clicks_order = stats.ranking(click_scores)
-    assessors_order = stats.ranking(assessor_scores)
+    clicks_order = stats.system_ranking(click_scores)
+    assessors_order = stats.system_ranking(assessor_scores)
     return ClickEvaluation(
         name,
         table.qrels,
@@ -546,4 +543,3 @@ def prioritise_pool(
     pool.params = {**pool.params, "priority": f"click deviation, query log {name}"}
     session.flush()
     return PoolPriorities(pool.id, name, len(entries), shown)
-

@@ -16,7 +16,7 @@ from typing import Any
 from flask import abort, flash, redirect, render_template, request, send_file, url_for
 
 from workbench import pooling
-from workbench.services import archive, campaign_pages, importing, pools, progress
+from workbench.services import archive, campaign_pages, exports, importing, pools, progress
 from workbench.services import assignments as assignment_service
 from workbench.services import campaigns as campaign_service
 from workbench.services import efficiency as efficiency_service
@@ -123,6 +123,7 @@ def campaign(campaign_id: int):
         growth_plot=_growth_plot(page.stats["growth_by_depth"]) if page.stats else None,
         strategies=pooling.STRATEGIES,
         strategy_fields=pooling.option_fields(),
+        exports=exports.EXPORTS.values(),
     )
 
 

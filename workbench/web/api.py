@@ -204,9 +204,8 @@ def campaign_progress(campaign_ref: str):
 @bp.get("/campaigns/<campaign_ref>/export/<kind>")
 @admin_required
 def export(campaign_ref: str, kind: str):
-    """A pool (?pool=N, default the latest), the qrels (?assessor=&final=1&binary_level=) or
-    the judgement log (?format=csv|json) of the campaign named (or numbered) `campaign_ref`
-    as a file."""
+    """The export `kind` (services.exports.EXPORTS: pool, qrels, log, ...) of the campaign
+    named (or numbered) `campaign_ref` as a file, its options from the query string."""
     with get_store().read_session() as session:
         campaign_id = campaign_service.get_campaign(session, campaign_ref).id
     content, name = export_file(campaign_id, kind, request.args)

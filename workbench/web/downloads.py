@@ -5,15 +5,14 @@ from __future__ import annotations
 import io
 import unicodedata
 from collections.abc import Mapping
+from typing import Any
 from urllib.parse import quote
 
 from workbench.services import campaigns as campaign_service
-from workbench.services import exports, pools
+from workbench.services import exports
 from workbench.services.errors import NotFound, ServiceError
 from workbench.web.db import get_store
 from workbench.web.inputs import form_int
-
-EXPORT_KINDS = ("pool", "qrels", "log")
 
 
 def content_disposition(filename: str) -> str:
@@ -31,50 +30,32 @@ def content_disposition(filename: str) -> str:
     return header
 
 
-def _slug(text: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text) or "campaign"
+def option_value(option: exports.ExportOption, args: Mapping[str, str]) -> Any:
+    """The value of an export's option in the query `args` (see ExportOption's kinds)."""
+    text = args.get(option.name)
+    if option.kind == "int":
+        return form_int(text, option.name, minimum=option.minimum)
+    if option.kind == "flag":
+        return text in {"1", "true", "yes"}
+    if option.kind == "choice":
+        value = args.get(option.name, option.choices[0])
+        if value not in option.choices:
+            raise ServiceError(
+                f"{option.name} must be {' or '.join(option.choices)}; got {value!r}"
+            )
+        return value
+    return text or None
 
 
 def export_file(campaign_id: int, kind: str, args: Mapping[str, str]) -> tuple[io.BytesIO, str]:
-    """Export `kind` ('pool', 'qrels' or 'log') of a campaign as (UTF-8 bytes, file name).
-
-    pool options: pool=<number in the campaign> (default: the latest). qrels options:
-    assessor=<username>, final=1, binary_level=<int> (the file name says .binaryN, else
-    .graded), allow_incomplete=1 (export although documents lack a label; the file says so in
-    a # header); log: format=csv|json.
-    """
+    """Export `kind` (a name in exports.EXPORTS) of a campaign as (UTF-8 bytes, file name),
+    its options read from the query `args`."""
     text = io.StringIO()
     with get_store().read_session() as session:
         campaign = campaign_service.get_campaign(session, campaign_id)
-        slug = _slug(campaign.name)
-        if kind == "pool":
-            pool = pools.get_pool(session, campaign, form_int(args.get("pool"), "pool", minimum=1))
-            name = f"{slug}.pool{pool.number}.txt"
-            exports.export_pool(session, pool, text)
-        elif kind == "qrels":
-            assessor = args.get("assessor") or None
-            final = args.get("final") in {"1", "true", "yes"}
-            allow_incomplete = args.get("allow_incomplete") in {"1", "true", "yes"}
-            level = form_int(args.get("binary_level"), "binary_level")
-            suffix = f".{_slug(assessor)}" if assessor else (".final" if final else "")
-            suffix += f".binary{level}" if level is not None else ".graded"
-            suffix += ".incomplete" if allow_incomplete else ""
-            name = f"{slug}{suffix}.qrels"
-            exports.export_qrels(
-                session,
-                campaign,
-                text,
-                assessor=assessor,
-                final=final,
-                binary_level=level,
-                allow_incomplete=allow_incomplete,
-            )
-        elif kind == "log":
-            fmt = args.get("format", "csv")
-            if fmt not in {"csv", "json"}:
-                raise ServiceError(f"format must be csv or json; got {fmt!r}")
-            name = f"{slug}.judgements.{fmt}"
-            exports.export_judgement_log(session, campaign, text, fmt=fmt)
-        else:
-            raise NotFound(f"no export {kind!r}: expected one of {', '.join(EXPORT_KINDS)}")
-    return io.BytesIO(text.getvalue().encode()), name
+        export = exports.EXPORTS.get(kind)
+        if export is None:
+            raise NotFound(f"no export {kind!r}: expected one of {', '.join(exports.EXPORTS)}")
+        options = {option.name: option_value(option, args) for option in export.options}
+        written = export.write(session, campaign, text, options)
+    return io.BytesIO(text.getvalue().encode()), written.filename

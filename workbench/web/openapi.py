@@ -9,10 +9,13 @@ cannot drift from the routes.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from flask import Flask
+
+from workbench.services import exports
 
 API_PREFIX = "/api/v1"
 
@@ -34,6 +37,18 @@ def _query(name: str, description: str, type_: str = "string") -> dict[str, Any]
     }
 
 
+def _export_parameters() -> list[dict[str, Any]]:
+    """The query parameters of the exports in services.exports.EXPORTS (read when the document
+    is built), each described as `export: help` (flags: 1 for yes)."""
+    described: dict[str, tuple[str, list[str]]] = {}
+    for export in exports.EXPORTS.values():
+        for option in export.options:
+            type_ = "integer" if option.kind == "int" else "string"
+            help_ = option.help + (" (1 for yes)" if option.kind == "flag" else "")
+            described.setdefault(option.name, (type_, []))[1].append(f"{export.name}: {help_}")
+    return [_query(name, "; ".join(helps), type_) for name, (type_, helps) in described.items()]
+
+
 _QUERYLOG = [_query("name", "the query log's name")]
 _CLICK_OPTIONS = [
     _query("strategy", "click preference strategy (skip-above, skip-next, last-click-skip-above)"),
@@ -46,12 +61,13 @@ _CLICK_OPTIONS = [
 class Operation:
     """An endpoint's description: who may call it (``role``, None: anyone), what it does,
     {status: what it answers}, its query parameters, its JSON ``body`` schema or ``multipart``
-    form fields, and whether it answers a ``file`` (text) rather than JSON."""
+    form fields, and whether it answers a ``file`` (text) rather than JSON. ``query`` may be a
+    function giving the parameters when the document is built (from a registry)."""
 
     role: str | None
     summary: str
     responses: dict[str, str]
-    query: list[dict[str, Any]] = field(default_factory=list)
+    query: list[dict[str, Any]] | Callable[[], list[dict[str, Any]]] = field(default_factory=list)
     body: dict[str, Any] | None = None
     multipart: list[str] | None = None
     file: bool = False
@@ -126,17 +142,10 @@ OPERATIONS: dict[str, Operation] = {
     ),
     "api.export": Operation(
         "admin",
-        "Export as a file: kind pool (qid docno), qrels or log. {campaign_ref} is "
-        "the campaign's name or id.",
+        "Export as a file: kind is an export's name (services.exports.EXPORTS: pool, qrels, "
+        "log, ...). {campaign_ref} is the campaign's name or id.",
         {"200": "the file (attachment)"},
-        query=[
-            _query("pool", "pool: its number in the campaign (default: the latest)", "integer"),
-            _query("assessor", "qrels: one assessor's grades"),
-            _query("final", "qrels: 1 for the adjudicated final labels only"),
-            _query("binary_level", "qrels: binarise at this grade", "integer"),
-            _query("allow_incomplete", "qrels: 1 to export although labels are missing"),
-            _query("format", "log: csv or json"),
-        ],
+        query=_export_parameters,
         file=True,
     ),
     "api.adaptive_status": Operation(
@@ -234,7 +243,7 @@ def _operation(endpoint: str, arguments: list[tuple[str, str]]) -> dict[str, Any
             }
             for converter, name in arguments
         ]
-        + spec.query,
+        + (spec.query() if callable(spec.query) else spec.query),
         "responses": {
             status: {"description": text, "content": _FILE if spec.file else _JSON}
             for status, text in spec.responses.items()
