@@ -7,8 +7,9 @@ Runs are stored whole as RunTopic blobs (one row per run and topic, bulk-inserte
 
 Large inputs are read before that transaction, so that it (the store's write lock, on SQLite)
 is short: `prepare_runs` parses and encodes run files in memory, `prepare_qrels` reads a
-qrels file; `import_documents_in_steps` writes documents in short transactions of its own,
-invisible until one tiny transaction shows them all (see "documents" below).
+qrels file; `import_documents_in_steps` and `import_runs_in_steps` write in short
+transactions of their own, invisible until one tiny transaction shows them all (see
+"documents" and "runs" below).
 """
 
 from __future__ import annotations
