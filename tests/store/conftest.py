@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -57,3 +58,28 @@ def row_counts(session) -> dict[str, int]:
         name: session.scalar(select(func.count()).select_from(table))
         for name, table in Base.metadata.tables.items()
     }
+
+
+GUARD_S = 60.0
+"""How long a test waits for another thread before it fails (a hang guard, not a timing)."""
+
+
+def count(store, model) -> int:
+    """Rows of a table or view, as a reader sees them."""
+    with store.read_session() as session:
+        return session.scalar(select(func.count()).select_from(model)) or 0
+
+
+def in_thread(function) -> tuple[threading.Thread, list]:
+    """Run `function` on a thread; the list receives its result or the error it raised."""
+    outcome: list = []
+
+    def run():
+        try:
+            outcome.append(function())
+        except BaseException as error:  # handed to the test
+            outcome.append(error)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, outcome

@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import select
 
 from workbench import trec
 from workbench.services import campaigns, importing
@@ -23,10 +23,7 @@ from workbench.store.models import (
     User,
 )
 
-from .conftest import row_counts
-
-GUARD_S = 60.0
-"""How long a test waits for another thread before it fails (a hang guard, not a timing)."""
+from .conftest import GUARD_S, count, in_thread, row_counts
 
 
 @pytest.fixture
@@ -62,11 +59,6 @@ def visible_texts(store, campaign_id: int) -> dict[str, str]:
         return {docno: text for docno, text in rows}
 
 
-def count(store, model) -> int:
-    with store.read_session() as session:
-        return session.scalar(select(func.count()).select_from(model)) or 0
-
-
 def paused_reader(monkeypatch, at: int):
     """Make the import stop after reading document number `at` until `resume` is set."""
     reading, resume = threading.Event(), threading.Event()
@@ -81,20 +73,6 @@ def paused_reader(monkeypatch, at: int):
 
     monkeypatch.setattr(importing, "read_documents", paused)
     return reading, resume
-
-
-def in_thread(function) -> tuple[threading.Thread, list]:
-    outcome: list = []
-
-    def run():
-        try:
-            outcome.append(function())
-        except BaseException as error:  # handed to the test
-            outcome.append(error)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    return thread, outcome
 
 
 def test_writers_go_on_and_readers_see_nothing_while_an_import_is_written(
@@ -296,8 +274,12 @@ def test_pools_do_not_import_the_importers() -> None:
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
-def test_only_the_importer_touches_the_rows_behind_the_documents_view() -> None:
-    """Every other reader reads `Document` (the view), so none can see a half import."""
+@pytest.mark.parametrize(
+    "behind", [{"DocumentRow", "DocumentReplacement"}, {"RunTopicRow", "RunVersion"}]
+)
+def test_only_the_importer_touches_the_rows_behind_the_views(behind: set[str]) -> None:
+    """Every other reader reads `Document` and `RunTopic` (the views), so none can see a half
+    import."""
     import ast
 
     import workbench
@@ -309,6 +291,6 @@ def test_only_the_importer_touches_the_rows_behind_the_documents_view() -> None:
         for node in ast.walk(ast.parse(path.read_text()))
         if isinstance(node, ast.ImportFrom)
         and node.module == "workbench.store.models"
-        and {"DocumentRow", "DocumentReplacement"} & {alias.name for alias in node.names}
+        and behind & {alias.name for alias in node.names}
     )
     assert users == ["services/importing.py"]

@@ -218,26 +218,30 @@ def import_runs(
     """Runs (TREC format), stored whole."""
     _campaign_exists(ctx, campaign_name)
     prepared = _read_first(lambda: importing.prepare_runs(files, split_tags=split_tags))
-    with transaction(ctx) as session:
-        target = campaigns.get_campaign(session, campaign_name)
+    options = {
+        "replace": replace,
+        "group": group,
+        "contributes": not no_contribute,
+        "split_tags": split_tags,
+        "topics": topic_list(topics),
+        "skip_unknown_topics": skip_unknown_topics,
+    }
+    if efficiency is None:  # short transactions of their own, shown all at once (or never)
+        store = get_store(ctx)
         report(
-            importing.import_runs(
-                session,
-                target,
-                prepared,
-                replace=replace,
-                group=group,
-                contributes=not no_contribute,
-                split_tags=split_tags,
-                topics=topic_list(topics),
-                skip_unknown_topics=skip_unknown_topics,
+            _read_first(
+                lambda: importing.import_runs_in_steps(store, campaign_name, prepared, **options)
             )
         )
-        if efficiency is not None:  # in the same transaction: both or neither
-            from workbench.services.efficiency import import_efficiency
+        return
+    with transaction(ctx) as session:
+        target = campaigns.get_campaign(session, campaign_name)
+        report(importing.import_runs(session, target, prepared, **options))
+        from workbench.services.efficiency import import_efficiency
 
-            stored = import_efficiency(session, target, efficiency, replace=replace)
-            click.echo(f"efficiency figures stored for {len(stored.runs)} runs")
+        # in the same transaction: both or neither
+        stored = import_efficiency(session, target, efficiency, replace=replace)
+        click.echo(f"efficiency figures stored for {len(stored.runs)} runs")
 
 
 @import_group.command("qrels")

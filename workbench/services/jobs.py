@@ -342,12 +342,13 @@ def _finish(store: Store, job_id: int, generation: int, **values: Any) -> None:
 
 
 def _touch(store: Store, job_id: int, generation: int, **values: Any) -> None:
-    with store.session() as session:
-        session.execute(
+    """The job's heartbeat (and progress): one UPDATE without the ORM, so that the write lock
+    is held for little Python work (this thread competes for the GIL with the job's own)."""
+    with store.connection() as connection:
+        connection.execute(
             update(ReportJob)
             .where(ReportJob.id == job_id, ReportJob.generation == generation)
             .values(heartbeat_at=utcnow(), **values)
-            .execution_options(synchronize_session=False)
         )
 
 

@@ -6,7 +6,9 @@ transaction (`Store.session()`, `Store.connection()`) starts with BEGIN IMMEDIAT
 writer first takes the Store's `WriteLock` (the threads using the Store, then the processes
 through an flock), so writers are woken in turn instead of sleep-polling in SQLite's busy
 handler; a read transaction (`Store.read_session()`) is deferred and, in WAL mode, never
-waits. Server databases get a connection pool without pre-ping (see `make_engine`).
+waits. SQLite's automatic WAL checkpoint is off: a `Checkpointer` thread copies the WAL
+into the database outside the write lock. Server databases get a connection pool without
+pre-ping (see `make_engine`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import threading
 import time
 import urllib.parse
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -38,6 +40,8 @@ POOL_RECYCLE_S = 1800
 SQLITE_SYNCHRONOUS_ENV = "WORKBENCH_SQLITE_SYNCHRONOUS"
 WRITE_LOCK_LOG_ENV = "WORKBENCH_WRITE_LOCK_LOG"
 WRITE_LOCK_LOG_MIN_S = 0.005
+CHECKPOINT_EVERY_S = 1.0
+CHECKPOINTER_IDLE_S = 30.0
 BATCH_PAUSE_MAX_S = 0.25
 """The longest pause of a long job after one of its batches (`Store.batch_connection`)."""
 READ_ONLY = "workbench_read_only"
@@ -84,6 +88,64 @@ class WriteLock:
         self._threads.release()
         if self._log is not None and held >= WRITE_LOCK_LOG_MIN_S:
             _log_hold(self._log, held)
+
+
+class Checkpointer:
+    """Copies the WAL of a SQLite file into the database on a thread of its own (a PASSIVE
+    checkpoint: it never waits, and writers go on meanwhile), at most every
+    CHECKPOINT_EVERY_S after a write.
+
+    SQLite's automatic checkpoint runs inside the commit that finds the WAL over its
+    threshold, holding the write lock: after a long read transaction has let the WAL grow
+    (it cannot be copied past the oldest reader's snapshot), the next commit, often one
+    tiny judgement, copied everything written meanwhile (about 1 s per 100 MB), and every
+    writer waited. The thread ends when idle for CHECKPOINTER_IDLE_S; a process that ends
+    leaves the rest to the last connection's close, which checkpoints the WAL.
+    """
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+        self._wake = threading.Event()
+        self._guard = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._closing = threading.Event()
+
+    def written(self) -> None:
+        """A write transaction has ended: checkpoint soon."""
+        self._wake.set()
+        if self._thread is None or not self._thread.is_alive():
+            with self._guard:
+                if not self._closing.is_set() and (
+                    self._thread is None or not self._thread.is_alive()
+                ):
+                    self._thread = threading.Thread(
+                        target=self._run, name="sqlite-checkpointer", daemon=True
+                    )
+                    self._thread.start()
+
+    def checkpoint(self) -> None:
+        """One PASSIVE checkpoint: copy what no reader still needs from the WAL."""
+        connection = self._engine.raw_connection()
+        try:
+            sqlite = connection.driver_connection
+            assert sqlite is not None  # a live pooled connection
+            sqlite.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        finally:
+            connection.close()
+
+    def close(self) -> None:
+        self._closing.set()
+        self._wake.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join()
+
+    def _run(self) -> None:
+        while self._wake.wait(CHECKPOINTER_IDLE_S) and not self._closing.is_set():
+            self._wake.clear()
+            with suppress(Exception):  # the next write tries again; the data is in the WAL
+                self.checkpoint()
+            if self._closing.wait(CHECKPOINT_EVERY_S):
+                return
 
 
 def _log_hold(path: str, held: float) -> None:
@@ -148,6 +210,7 @@ def _configure_sqlite(engine: Engine, synchronous: str) -> None:
         if engine.url.database not in (None, "", ":memory:"):
             cursor.execute("PRAGMA journal_mode=WAL")
             cursor.execute(f"PRAGMA synchronous={synchronous}")
+            cursor.execute("PRAGMA wal_autocheckpoint=0")  # the Checkpointer's work
         cursor.close()
 
     @event.listens_for(engine, "begin")
@@ -192,6 +255,8 @@ class Store:
     read_sessions: sessionmaker[ReadSession]
     write_lock: WriteLock | None = None
     """SQLite: the lock its writers queue on (threads of this Store, then processes)."""
+    checkpointer: Checkpointer | None = None
+    """A SQLite file: what copies its WAL into the database after writes."""
 
     @property
     def is_sqlite(self) -> bool:
@@ -204,8 +269,11 @@ class Store:
             with self.sessions() as session, session.begin():
                 yield session
             return
-        with self.write_lock, self.sessions() as session, session.begin():
-            yield session
+        try:
+            with self.write_lock, self.sessions() as session, session.begin():
+                yield session
+        finally:
+            self._written()
 
     @contextmanager
     def connection(self, *, autocommit: bool = False) -> Iterator[Connection]:
@@ -214,8 +282,11 @@ class Store:
         own, which saves the BEGIN and COMMIT round trips. On SQLite it is always a write
         transaction, one thread of this process (and one process) at a time."""
         if self.write_lock is not None:
-            with self.write_lock, self.engine.begin() as connection:
-                yield connection
+            try:
+                with self.write_lock, self.engine.begin() as connection:
+                    yield connection
+            finally:
+                self._written()
         elif autocommit:
             with self.engine.connect() as connection:
                 yield connection.execution_options(isolation_level="AUTOCOMMIT")
@@ -242,6 +313,10 @@ class Store:
         with self.read_sessions() as session, session.begin():
             yield session
 
+    def _written(self) -> None:
+        if self.checkpointer is not None:
+            self.checkpointer.written()
+
     def upgrade(self) -> None:
         """Apply the Alembic migrations up to head."""
         from workbench.store.migrate import upgrade
@@ -249,6 +324,8 @@ class Store:
         upgrade(self)
 
     def dispose(self) -> None:
+        if self.checkpointer is not None:
+            self.checkpointer.close()
         self.engine.dispose()
 
 
@@ -305,6 +382,9 @@ def open_store(
         sessionmaker(engine, expire_on_commit=False),
         sessionmaker(reader, class_=ReadSession, expire_on_commit=False),
         WriteLock(engine.url.database) if engine.dialect.name == "sqlite" else None,
+        Checkpointer(engine)
+        if _file_of(engine.url.database) and engine.dialect.name == "sqlite"
+        else None,
     )
     if upgrade:
         store.upgrade()

@@ -1,6 +1,7 @@
 """Runs in the store: the RunTopic blob codec and bulk inserts.
 
-A run is stored whole, one RunTopic row per run and topic, whose blobs are zlib streams of
+A run is stored whole, one RunTopic row per run and topic (read through the `run_topics`
+view of each run's live version; `services.importing` writes them), whose blobs are zlib streams of
 the topic's docnos ('\\n'-joined UTF-8), scores (float64 LE) and ranks (int64 LE), in file
 order (`run_topic_rows`, `decode_run_topic`, `load_run`).
 """
@@ -12,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Table, select
+from sqlalchemy import Connection, Table, select
 from sqlalchemy.orm import Session
 
 from workbench import trec
@@ -22,18 +23,20 @@ ZLIB_LEVEL = 1
 SCORES_ZLIB_LEVEL = 0  # float64 scores hardly compress (~30 %) and cost most of the time
 
 
-def bulk_insert(session: Session, table: Table, columns: Sequence[str], rows: list[tuple]) -> None:
-    """Insert many rows through the driver's executemany, in the session's transaction.
+def bulk_insert(
+    db: Session | Connection, table: Table, columns: Sequence[str], rows: list[tuple]
+) -> None:
+    """Insert many rows through the driver's executemany, in the transaction of `db`.
 
     SQLAlchemy's own executemany prepares every row's parameters in Python; for the hundreds
     of thousands of rows of a pool or a run collection this is the dominant cost.
     """
     if not rows:
         return
-    connection = session.connection()
+    connection = db if isinstance(db, Connection) else db.connection()
     marker = {"qmark": "?", "format": "%s", "pyformat": "%s"}.get(connection.dialect.paramstyle)
     if marker is None:  # a driver with named parameters: let SQLAlchemy bind them
-        session.execute(table.insert(), [dict(zip(columns, row, strict=True)) for row in rows])
+        db.execute(table.insert(), [dict(zip(columns, row, strict=True)) for row in rows])
         return
     quote = connection.dialect.identifier_preparer.quote
     statement = (
@@ -43,12 +46,12 @@ def bulk_insert(session: Session, table: Table, columns: Sequence[str], rows: li
     connection.exec_driver_sql(statement, rows)
 
 
-RUN_TOPIC_COLUMNS = ("run_id", "qid", "n_lines", "docnos", "scores", "ranks")
+RUN_TOPIC_ROW_COLUMNS = ("version_id", "qid", "n_lines", "docnos", "scores", "ranks")
 
 
 def run_topic_rows(run: trec.Run) -> Iterator[tuple]:
-    """One RunTopic row per topic (RUN_TOPIC_COLUMNS after run_id): zlib streams of the docnos
-    ('\\n'-joined UTF-8), scores (float64 LE) and ranks (int64 LE), in file order.
+    """One RunTopicRow row per topic (RUN_TOPIC_ROW_COLUMNS after version_id): zlib streams of
+    the docnos ('\\n'-joined UTF-8), scores (float64 LE) and ranks (int64 LE), in file order.
 
     Scores are stored as a level-0 (uncompressed) zlib stream: same format, no CPU spent.
     """

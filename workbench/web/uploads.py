@@ -190,13 +190,11 @@ def _import_task(
     kind, options = params["kind"], params["options"]
     try:
         progress(f"reading the {kind}")
-        if kind == "runs":
+        if kind == "runs":  # written in short transactions, shown all at once at the end
             prepared = importing.prepare_runs(paths, split_tags=options["split_tags"])
             progress(f"storing the {kind}")
-            with store.session() as session:
-                campaign = campaigns.get_campaign(session, campaign_id)
-                report = importing.import_runs(session, campaign, prepared, **options)
-        else:  # written in short transactions, shown all at once at the end
+            report = importing.import_runs_in_steps(store, campaign_id, prepared, **options)
+        else:  # likewise
             report = importing.import_documents_in_steps(
                 store, campaign_id, paths, progress=progress, **options
             )

@@ -1,0 +1,66 @@
+"""SQLite's WAL is copied into the database by the store's checkpointer thread, outside the
+write lock, never by the commit of a writer (which would make every other writer wait)."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+
+import pytest
+
+from workbench.store.db import Checkpointer
+
+from .conftest import GUARD_S
+
+
+@pytest.fixture
+def sqlite_file(store) -> str:
+    if store.checkpointer is None:
+        pytest.skip("a SQLite file's WAL")
+    with store.connection() as connection:
+        connection.exec_driver_sql("CREATE TABLE filler (b BLOB)")
+    return store.engine.url.database
+
+
+def fill(store, megabytes: int) -> None:
+    """Write `megabytes` MB in transactions of 512 KB (each about 128 WAL pages)."""
+    for _ in range(megabytes * 2):
+        with store.connection() as connection:
+            connection.exec_driver_sql("INSERT INTO filler VALUES (randomblob(524288))")
+
+
+def wal_frames(path: str) -> tuple[int, int]:
+    """(frames in the WAL, frames copied into the database) after a PASSIVE checkpoint."""
+    with sqlite3.connect(path) as connection:
+        _busy, log, copied = connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+    return log, copied
+
+
+def test_no_commit_checkpoints_the_wal(store, sqlite_file, monkeypatch):
+    """With SQLite's automatic checkpoint (every 1,000 pages) a commit would have copied the
+    WAL and the WAL would have restarted; here it holds every page written."""
+    monkeypatch.setattr(store.checkpointer, "written", lambda: None)  # no thread
+    fill(store, 8)  # about 2,000 pages
+    with store.engine.connect() as connection:
+        assert connection.exec_driver_sql("PRAGMA wal_autocheckpoint").scalar() == 0
+    log, copied = wal_frames(sqlite_file)
+    assert log >= 2000 and copied == log
+
+
+def test_the_checkpointer_thread_copies_the_wal_after_writes(store, sqlite_file, monkeypatch):
+    done = threading.Event()
+    real = Checkpointer.checkpoint
+
+    def checkpoint(self):
+        real(self)
+        done.set()
+
+    monkeypatch.setattr(Checkpointer, "checkpoint", checkpoint)
+    fill(store, 1)
+    assert done.wait(GUARD_S), "no checkpoint after a write"
+    fill(store, 1)  # the WAL restarts: it never grows beyond what is written between two
+    log, _copied = wal_frames(sqlite_file)
+    assert log < 2 * 128 + 16
+    thread = store.checkpointer._thread
+    store.dispose()  # ends the thread
+    assert thread is not None and not thread.is_alive()
