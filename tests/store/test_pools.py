@@ -191,6 +191,12 @@ def test_documents_without_text(store, files, campaign_id):
         assert pools.documents_without_text(session, pool) == ["a1", "c1", "d1", "x1", "x2"]
         importing.import_documents(session, campaign, [files["docs"]])
         assert pools.documents_without_text(session, pool) == ["c1", "x1", "x2"]
+        more = files["docs"].with_name("more.jsonl")
+        more.write_text(
+            '{"docno": "c1", "title": "C one", "text": ""}\n{"docno": "x1", "text": "x"}\n'
+        )
+        importing.import_documents(session, campaign, [more])
+        assert pools.documents_without_text(session, pool) == ["c1", "x2"]  # c1: a title only
 
 
 def test_pool_counts(store, campaign_id):

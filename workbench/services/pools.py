@@ -265,15 +265,20 @@ def pool_counts(session: Session, pool: Pool) -> tuple[int, int, int]:
 
 
 def documents_without_text(session: Session, pool: Pool) -> list[str]:
-    """Pooled docnos (sampled ones) with no document text in the campaign, sorted."""
+    """Pooled docnos (sampled ones) with no document text in the campaign, sorted.
+
+    A correlated NOT EXISTS, not an outer join: SQLite materialises a view on the right of a
+    LEFT JOIN (every document's text copied, about 20 s for 1 GB), while the subquery looks
+    each docno up by index."""
+    with_text = select(Document.id).where(
+        Document.campaign_id == pool.campaign_id,
+        Document.docno == PoolEntry.docno,
+        Document.text != "",
+    )
     query = (
         select(PoolEntry.docno)
-        .outerjoin(
-            Document,
-            (Document.docno == PoolEntry.docno) & (Document.campaign_id == pool.campaign_id),
-        )
         .where(PoolEntry.pool_id == pool.id, PoolEntry.sampled.is_(True))
-        .where((Document.id.is_(None)) | (Document.text == ""))
+        .where(~with_text.exists())
         .distinct()
         .order_by(PoolEntry.docno)
     )
