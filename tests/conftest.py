@@ -15,6 +15,9 @@ from workbench.store import Store, open_store
 REPO = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("WORKBENCH_SHARED", REPO.parent / "shared"))
 ORACLE = SHARED / "oracle" / "trec_eval_test"
+# CLI commands run inside the suite's process: `workbench import` must not lower its priority
+# (tests/test_priority.py checks the default with `os.nice` replaced).
+os.environ.setdefault("WORKBENCH_IMPORT_PRIORITY", "normal")
 
 
 @pytest.fixture

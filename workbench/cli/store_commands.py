@@ -13,6 +13,7 @@ import click
 
 from workbench import adaptive, limits, pooling
 from workbench.cli.common import campaign_option, fail, get_store, transaction
+from workbench.priority import run_as_batch
 from workbench.services import adaptive_pools, archive, campaigns, exports, importing, pools
 from workbench.services.errors import ServiceError
 from workbench.services.store_handle import Session, shown_url
@@ -136,9 +137,20 @@ files_argument = click.argument(
 
 
 @click.group("import")
-def import_group() -> None:
+@click.option(
+    "--priority",
+    type=click.Choice(["batch", "normal"]),
+    default="batch",
+    envvar="WORKBENCH_IMPORT_PRIORITY",
+    show_default=True,
+    help="CPU priority: batch runs behind a web server on this machine (nice +10), so that "
+    "assessors' judgements do not wait; normal keeps the shell's priority.",
+)
+def import_group(priority: str) -> None:
     """Import topics, documents, runs or qrels into a campaign (each file set: one
     transaction; on any error nothing is stored)."""
+    if priority == "batch":
+        run_as_batch()
 
 
 @import_group.command("topics")

@@ -24,7 +24,6 @@ import dataclasses
 import datetime as dt
 import hashlib
 import json
-import os
 import select as io_select
 import subprocess
 import sys
@@ -38,6 +37,7 @@ from typing import Any
 from sqlalchemy import BigInteger, CursorResult, and_, cast, delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
+from workbench.priority import run_as_batch
 from workbench.services.errors import ServiceError
 from workbench.store import Store
 from workbench.store.models import (
@@ -507,8 +507,7 @@ def serve(store: Store) -> None:
     """The child process: at a lower CPU priority than the web workers, compute each job id
     read from stdin and answer a line on stdout when it is stored; exit at end of input.
     Anything else the job prints goes to stderr."""
-    with contextlib.suppress(OSError):
-        os.nice(10)
+    run_as_batch()
     answers = sys.stdout
     sys.stdout = sys.stderr
     try:
