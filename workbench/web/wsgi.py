@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import threading
 import time
 from pathlib import Path
@@ -18,6 +19,12 @@ from workbench.web import INSTANCE_ENV, create_app
 
 PARENT_CHECK_S = 0.5
 EXIT_GRACE_S = 5.0
+SWITCH_INTERVAL_S = 0.0001
+"""How long a thread that computes keeps the interpreter lock while another waits for it.
+Python's default, 5 ms, is paid again after every database call or socket read of a
+judgement that shares its worker with a long request (an admin's page or download): with the
+default, judgements had a median latency of 58 ms while an admin page was open, 9 ms with
+0.1 ms (benchmarks/load, 300 judgements/s), at no loss of throughput."""
 
 
 def exit_with_parent(parent: int) -> None:
@@ -36,4 +43,5 @@ def exit_with_parent(parent: int) -> None:
 
 
 exit_with_parent(os.getppid())
+sys.setswitchinterval(SWITCH_INTERVAL_S)
 app = create_app({"INSTANCE_PATH": os.environ.get(INSTANCE_ENV) or str(Path.cwd() / "instance")})
