@@ -6,35 +6,56 @@ The judgement table is an append-only log; this is the one place that derives cu
 
 from __future__ import annotations
 
-from sqlalchemy import Select, func, select
+import datetime as dt
+from dataclasses import dataclass, fields
+
+from sqlalchemy import Connection, func, select
 from sqlalchemy.orm import Session
 
 from workbench.store.models import Assignment, Campaign, Judgement
 
 
-def current_judgements_query(
-    campaign_id: int, *, qid: str | None = None, user_id: int | None = None
-) -> Select[Judgement]:
-    """Select the latest Judgement per (qid, docno, user) of a campaign, optionally filtered."""
+@dataclass(frozen=True, slots=True)
+class JudgementRow:
+    """A row of the judgement log as read: plain values, not a tracked ORM object (a page
+    that read 15,000 judgements as ORM objects spent 0.24 s building them, 2 ms as rows)."""
+
+    id: int
+    qid: str
+    docno: str
+    user_id: int
+    grade: int | None
+    cannot_judge: str | None
+    comment: str
+    time_spent_ms: int
+    position: int | None
+    created_at: dt.datetime
+
+
+JUDGEMENT_ROW = select(*(getattr(Judgement, field.name) for field in fields(JudgementRow)))
+"""Select the JudgementRow columns of the judgement log (add the where clause)."""
+
+
+def current_judgements(
+    session: Session | Connection,
+    campaign_id: int,
+    *,
+    qid: str | None = None,
+    user_id: int | None = None,
+) -> list[JudgementRow]:
+    """The current judgement of every (qid, docno, user) key of a campaign, the latest row of
+    each, optionally of one topic or one user, ordered by key (including 'cannot judge' rows,
+    whose grade is None)."""
     latest = select(func.max(Judgement.id)).where(Judgement.campaign_id == campaign_id)
     if qid is not None:
         latest = latest.where(Judgement.qid == qid)
     if user_id is not None:
         latest = latest.where(Judgement.user_id == user_id)
     latest = latest.group_by(Judgement.qid, Judgement.docno, Judgement.user_id)
-    return (
-        select(Judgement)
-        .where(Judgement.id.in_(latest.scalar_subquery()))
-        .order_by(Judgement.qid, Judgement.docno, Judgement.user_id)
+    query = JUDGEMENT_ROW.where(Judgement.id.in_(latest.scalar_subquery())).order_by(
+        Judgement.qid, Judgement.docno, Judgement.user_id
     )
-
-
-def current_judgements(
-    session: Session, campaign_id: int, *, qid: str | None = None, user_id: int | None = None
-) -> list[Judgement]:
-    """The current judgement of every key (including 'cannot judge' rows, whose grade is None)."""
-    query = current_judgements_query(campaign_id, qid=qid, user_id=user_id)
-    return list(session.scalars(query))
+    return [JudgementRow(*row) for row in session.execute(query)]
 
 
 def withdrawn_topics(session: Session, campaign_id: int) -> set[tuple[str, int]]:
@@ -52,7 +73,7 @@ def withdrawn_topics(session: Session, campaign_id: int) -> set[tuple[str, int]]
     return withdrawn - active
 
 
-def counted_judgements(session: Session, campaign: Campaign) -> list[Judgement]:
+def counted_judgements(session: Session, campaign: Campaign) -> list[JudgementRow]:
     """The current judgements that count in agreement, adjudication and qrels: all of them,
     or (campaign.count_withdrawn False) all but those of withdrawn assignments."""
     rows = current_judgements(session, campaign.id)
@@ -76,4 +97,3 @@ def withdrawn_note(session: Session, campaign: Campaign) -> str:
         f"{len(made)} {noun} made under withdrawn assignments (topic(s) {', '.join(topics)}); "
         f"as the campaign is set, they {counted}."
     )
-

@@ -36,7 +36,7 @@ from sqlalchemy.orm import Session
 
 from workbench import highlight, limits, pooling
 from workbench.services import adaptive_pools
-from workbench.services.current_judgements import current_judgements
+from workbench.services.current_judgements import JUDGEMENT_ROW, JudgementRow, current_judgements
 from workbench.services.errors import Conflict, NotFound, ServiceError
 from workbench.store.db import Store
 from workbench.store.models import (
@@ -216,16 +216,7 @@ _POOL_ENTRIES = select(PoolEntry.docno, PoolEntry.build, PoolEntry.priority).whe
     PoolEntry.qid == bindparam("qid"),
     PoolEntry.sampled.is_(True),
 )
-_STORED = select(
-    Judgement.id,
-    Judgement.qid,
-    Judgement.docno,
-    Judgement.grade,
-    Judgement.cannot_judge,
-    Judgement.comment,
-    Judgement.position,
-    Judgement.created_at,
-).where(Judgement.id == bindparam("id"))
+_STORED = JUDGEMENT_ROW.where(Judgement.id == bindparam("id"))
 _INSERT = Judgement.__table__.insert()
 _GRADE_VALUES = (
     select(Grade.value).where(Grade.campaign_id == bindparam("campaign_id")).order_by(Grade.value)
@@ -282,7 +273,7 @@ def document_sequence(session: Session, assignment: Assignment) -> list[str]:
     return list(sequence_of(session, assignment).docnos)
 
 
-def my_judgements(session: Session, assignment: Assignment) -> dict[str, Judgement]:
+def my_judgements(session: Session, assignment: Assignment) -> dict[str, JudgementRow]:
     """The assessor's current judgement per docno of this topic (own judgements only)."""
     rows = current_judgements(
         session, assignment.campaign_id, qid=assignment.qid, user_id=assignment.user_id
@@ -336,21 +327,7 @@ def document_at(session: Session, assignment: Assignment, position: int) -> dict
     }
 
 
-@dataclass(frozen=True)
-class RecordedJudgement:
-    """A row of the judgement log as `record_judgement` stored or found it."""
-
-    id: int
-    qid: str
-    docno: str
-    grade: int | None
-    cannot_judge: str | None
-    comment: str
-    position: int | None
-    created_at: dt.datetime
-
-
-def judgement_summary(judgement: Judgement | RecordedJudgement) -> dict:
+def judgement_summary(judgement: JudgementRow) -> dict:
     return {
         "id": judgement.id,
         "docno": judgement.docno,
@@ -397,7 +374,7 @@ class _Known:
 
 def record_judgement(
     connection: Connection, assignment_id: int, user_id: int, data: JudgementInput
-) -> tuple[RecordedJudgement, bool]:
+) -> tuple[JudgementRow, bool]:
     """Append `user_id`'s judgement for a document of assignment `assignment_id`; returns
     (row, created).
 
@@ -449,7 +426,7 @@ def record_judgement(
 
 def submit_judgement(
     store: Store, assignment_id: int, user_id: int, data: JudgementInput
-) -> tuple[RecordedJudgement, bool]:
+) -> tuple[JudgementRow, bool]:
     """`record_judgement` in its own autocommit connection of `store`, retried once where
     the client_id makes that safe: a concurrent retry with the same client_id won the race
     (IntegrityError), or the pooled connection had broken (the database server restarted)
@@ -465,14 +442,16 @@ def submit_judgement(
     raise AssertionError("unreachable: the second attempt returns or raises")
 
 
-def _recorded(new_id: int, values: dict, qid: str, position: int) -> RecordedJudgement:
-    return RecordedJudgement(
+def _recorded(new_id: int, values: dict, qid: str, position: int) -> JudgementRow:
+    return JudgementRow(
         id=new_id,
         qid=qid,
         docno=values["docno"],
+        user_id=values["user_id"],
         grade=values["grade"],
         cannot_judge=values["cannot_judge"],
         comment=values["comment"],
+        time_spent_ms=values["time_spent_ms"],
         position=position,
         created_at=values["created_at"],
     )
@@ -494,7 +473,7 @@ def _refuse_if_archived(context: Any) -> None:
 
 def _record_checking(
     connection: Connection, assignment_id: int, values: dict
-) -> tuple[RecordedJudgement, bool]:
+) -> tuple[JudgementRow, bool]:
     """`record_judgement` checked one by one: one query reads the assignment, the pool
     signature, the grade and any stored client_id; one INSERT appends. Remembers what it
     learnt of the assignment for the next submit."""
@@ -511,7 +490,7 @@ def _record_checking(
     if not context.active:
         raise NotFound("this assignment has been withdrawn")
     if context.stored_id is not None:
-        stored = RecordedJudgement(
+        stored = JudgementRow(
             **connection.execute(_STORED, {"id": context.stored_id}).one()._mapping
         )
         if (stored.qid, stored.docno) != (context.qid, values["docno"]):
