@@ -324,6 +324,32 @@ def read_lock_log(path: Path) -> list[tuple[float, float, str]]:
     return sorted(holds, reverse=True)
 
 
+def write_timeline(
+    path: Path,
+    began: float,
+    results: list[run_load.AssessorResult],
+    sent: list[list[float]],
+    log: AdminLog,
+    holds: list[tuple[float, float, str]],
+) -> None:
+    """JSON lines, one event each, times in seconds since `began` (time.monotonic), sorted:
+    {"t", "judgement_ms", "assessor"}, {"t", "end", "action", "status"} and
+    {"t", "held_s", "by"} (t: when the judgement was sent, the action started, the lock was
+    released)."""
+    events: list[dict[str, object]] = [
+        {"t": round(at - began, 4), "judgement_ms": round(lat * 1000.0, 2), "assessor": k}
+        for k, (r, times) in enumerate(zip(results, sent, strict=True))
+        for lat, at in zip(r.latencies_s, times, strict=True)
+    ]
+    events += [
+        {"t": round(s - began, 4), "end": round(e - began, 4), "action": a, "status": st}
+        for a, s, e, st in log.actions
+    ]
+    events += [{"t": round(at - began, 4), "held_s": held, "by": by} for held, at, by in holds]
+    events.sort(key=lambda event: float(str(event["t"])))
+    path.write_text("".join(json.dumps(event) + "\n" for event in events))
+
+
 def percentiles(latencies_ms: np.ndarray) -> dict[str, float]:
     if latencies_ms.size == 0:
         return {"n": 0}
@@ -356,6 +382,12 @@ def main(argv: list[str] | None = None) -> int:
         "--no-admin", action="store_true", help="the assessors alone: the baseline of this machine"
     )
     parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")
+    parser.add_argument(
+        "--timeline",
+        type=Path,
+        help="also write every judgement (sent at, latency), admin action and write-lock hold "
+        "as JSON lines, times in seconds since the start",
+    )
     args = parser.parse_args(argv)
 
     with tempfile.TemporaryDirectory(prefix="workbench-admin-load-") as tmp:
@@ -475,6 +507,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {e - s:8.2f} s  {st}  {a}")
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2, default=_number) + "\n")
+    if args.timeline:
+        write_timeline(args.timeline, began, results, sent, log, holds)
     return 0 if check.ok and not log.errors else 1
 
 
