@@ -73,39 +73,39 @@ def export_judgement_log(
     if fmt not in ("csv", "json"):
         raise ServiceError(f"unknown log format {fmt!r}; expected csv or json")
     rows = session.execute(
-        select(Judgement, User.username)
+        select(
+            Judgement.id,
+            User.username,
+            Judgement.qid,
+            Judgement.docno,
+            Judgement.grade,
+            Judgement.cannot_judge,
+            Judgement.comment,
+            Judgement.created_at,
+            Judgement.time_spent_ms,
+            Judgement.position,
+            Judgement.user_id,
+        )
         .join(User, User.id == Judgement.user_id)
         .where(Judgement.campaign_id == campaign.id)
         .order_by(Judgement.id)
-    ).all()
+    )
     revisions: dict[tuple[str, str, int], int] = {}
     records = []
-    for judgement, username in rows:
-        key = (judgement.qid, judgement.docno, judgement.user_id)
-        revisions[key] = revisions.get(key, 0) + 1
-        records.append(
-            {
-                "id": judgement.id,
-                "assessor": username,
-                "qid": judgement.qid,
-                "docno": judgement.docno,
-                "grade": judgement.grade,
-                "cannot_judge": judgement.cannot_judge,
-                "comment": judgement.comment,
-                "created_at": judgement.created_at.isoformat(),
-                "time_spent_ms": judgement.time_spent_ms,
-                "position": judgement.position,
-                "revision": revisions[key],
-            }
-        )
+    for *values, created_at, time_spent_ms, position, user_id in rows:
+        key = (values[2], values[3], user_id)
+        revisions[key] = revision = revisions.get(key, 0) + 1
+        records.append((*values, created_at.isoformat(), time_spent_ms, position, revision))
     if fmt == "json":
-        json.dump(records, dest, indent=1)
+        json.dump(
+            [dict(zip(LOG_FIELDS, record, strict=True)) for record in records], dest, indent=1
+        )
         dest.write("\n")
     else:
         dest.write(adaptive_pools.export_header(session, campaign))
-        writer = csv.DictWriter(dest, fieldnames=LOG_FIELDS, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows({k: csv_safe(v) for k, v in record.items()} for record in records)
+        writer = csv.writer(dest, lineterminator="\n")
+        writer.writerow(LOG_FIELDS)
+        writer.writerows([csv_safe(value) for value in record] for record in records)
     return len(records)
 
 
