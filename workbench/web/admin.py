@@ -7,6 +7,7 @@ file (TrecFormatError: file, line, what was expected) rolls back and is shown as
 from __future__ import annotations
 
 import dataclasses
+import functools
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -149,13 +150,20 @@ def _chosen_pool(session: Session, c: Any, number: str | None) -> Any:
 
 def _growth_plot(growth: list[int]) -> str:
     """The pool size at depths 1..D as an SVG image (data: URL)."""
+    return _growth_svg(tuple(growth))
+
+
+@functools.lru_cache(maxsize=64)
+def _growth_svg(growth: tuple[int, ...]) -> str:
+    """Drawn once per pool shape and server process: drawing takes about 0.2 s of CPU in the
+    process that also answers the assessors' judgements."""
     from workbench.reports import plots
     from workbench.web.images import svg_image
 
     depths = list(range(1, len(growth) + 1))
     return svg_image(
         plots.curves(
-            {"pooled documents": (depths, growth)},
+            {"pooled documents": (depths, list(growth))},
             xlabel="Depth",
             ylabel="Pooled documents (all topics)",
             title="Pool size by depth",
