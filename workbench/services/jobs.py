@@ -35,10 +35,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import BigInteger, CursorResult, and_, cast, delete, func, or_, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, defer
 
 from workbench.priority import run_as_batch
-from workbench.services.errors import ServiceError
+from workbench.services.errors import NotFound, ServiceError
 from workbench.store import Store
 from workbench.store.models import (
     Campaign,
@@ -221,8 +221,8 @@ def request_job(
         state = _state(job, current) if job is not None else None
         queue = _needs_run(job, current, utcnow())
     if queue:
-        with store.session() as session:
-            job = session.scalar(select(ReportJob).where(where))
+        with store.session() as session:  # the write lock: never the result blob under it
+            job = session.scalar(select(ReportJob).options(defer(ReportJob.result)).where(where))
             now = utcnow()
             if job is None:
                 job = ReportJob(
@@ -234,7 +234,12 @@ def request_job(
                 job.generation = (job.generation or 0) + 1
                 job.wanted, job.queued_at, job.heartbeat_at = current, now, None
             session.flush()
-            state = _state(job, current)
+            queued_id = job.id
+        with store.read_session() as session:
+            queued = session.get(ReportJob, queued_id)
+            if queued is None:
+                raise NotFound(f"campaign {campaign_id} was deleted meanwhile")
+            state = _state(queued, current)
     assert state is not None
     if state.pending:
         worker.wake()
