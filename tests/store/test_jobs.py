@@ -14,7 +14,15 @@ from tests.web.conftest import write_campaign_files
 from workbench.services import campaigns, importing, jobs
 from workbench.services.errors import ServiceError
 from workbench.store import Store
-from workbench.store.models import Campaign, FinalLabel, Judgement, ReportJob, User, utcnow
+from workbench.store.models import (
+    Campaign,
+    FinalLabel,
+    Judgement,
+    ReportJob,
+    ReportResult,
+    User,
+    utcnow,
+)
 
 KIND = "test-judgement-count"
 
@@ -168,7 +176,7 @@ def test_an_orphaned_job_is_queued_again(store: Store, campaign: int) -> None:
     assert (requeued.status, requeued.generation) == ("queued", 2)
     jobs._finish(store, queued.id, 1, status="done", result=b"late")  # the first claim's
     with store.read_session() as s:
-        assert s.scalar(select(ReportJob.result)) is None
+        assert s.scalar(select(ReportResult.result)) is None
     assert run_queued(store) == 1
     assert jobs.request_job(store, campaign, KIND, {}, worker=wakes, wait=0).result == b"0"
 

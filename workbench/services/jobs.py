@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import BigInteger, CursorResult, and_, cast, delete, func, or_, select, update
-from sqlalchemy.orm import Session, defer
+from sqlalchemy.orm import Session
 
 from workbench.priority import run_as_batch
 from workbench.services.errors import NotFound, ServiceError
@@ -51,6 +51,7 @@ from workbench.store.models import (
     QrelsSet,
     QueryLog,
     ReportJob,
+    ReportResult,
     Run,
     Topic,
     utcnow,
@@ -171,15 +172,17 @@ def fingerprint(session: Session, campaign_id: int) -> str:
     return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()
 
 
-def _state(job: ReportJob, current: str) -> JobState:
+def _state(session: Session, job: ReportJob, current: str) -> JobState:
+    """The job as a request sees it, with its last result (read from ReportResult)."""
+    result = session.scalar(select(ReportResult.result).where(ReportResult.job_id == job.id))
     return JobState(
         id=job.id,
         status=job.status,
         progress=job.progress,
         generation=job.generation,
-        result=job.result,
+        result=result,
         result_generation=job.result_generation,
-        fresh=job.result is not None and job.fingerprint == current,
+        fresh=result is not None and job.fingerprint == current,
         error=job.error,
         finished_at=job.finished_at,
     )
@@ -218,11 +221,11 @@ def request_job(
     with store.read_session() as session:
         current = "" if kind in _tasks else fingerprint(session, campaign_id)
         job = session.scalar(select(ReportJob).where(where))
-        state = _state(job, current) if job is not None else None
+        state = _state(session, job, current) if job is not None else None
         queue = _needs_run(job, current, utcnow())
     if queue:
-        with store.session() as session:  # the write lock: never the result blob under it
-            job = session.scalar(select(ReportJob).options(defer(ReportJob.result)).where(where))
+        with store.session() as session:
+            job = session.scalar(select(ReportJob).where(where))
             now = utcnow()
             if job is None:
                 job = ReportJob(
@@ -239,7 +242,7 @@ def request_job(
             queued = session.get(ReportJob, queued_id)
             if queued is None:
                 raise NotFound(f"campaign {campaign_id} was deleted meanwhile")
-            state = _state(queued, current)
+            state = _state(session, queued, current)
     assert state is not None
     if state.pending:
         worker.wake()
@@ -250,7 +253,7 @@ def request_job(
             job = session.get(ReportJob, state.id)
             if job is None:  # the campaign was deleted meanwhile
                 break
-            state = _state(job, current)
+            state = _state(session, job, current)
     if state.status == QUEUED:
         with store.read_session() as session:
             ahead = _jobs_ahead(session, state.id)
@@ -331,10 +334,13 @@ def cast_result(result: Any) -> CursorResult[Any]:
     return result
 
 
-def _finish(store: Store, job_id: int, generation: int, **values: Any) -> None:
-    """Store the outcome of the job's generation (unless it was claimed again meanwhile)."""
+def _finish(
+    store: Store, job_id: int, generation: int, result: bytes | None = None, **values: Any
+) -> None:
+    """Store the outcome of the job's generation (unless it was claimed again meanwhile):
+    `values` of its ReportJob row and, when given, its new result."""
     with store.session() as session:
-        session.execute(
+        finished = session.execute(
             update(ReportJob)
             .where(
                 ReportJob.id == job_id,
@@ -344,6 +350,9 @@ def _finish(store: Store, job_id: int, generation: int, **values: Any) -> None:
             .values(finished_at=utcnow(), progress="", **values)
             .execution_options(synchronize_session=False)
         )
+        if result is not None and cast_result(finished).rowcount == 1:
+            session.execute(delete(ReportResult).where(ReportResult.job_id == job_id))
+            session.add(ReportResult(job_id=job_id, result=result))
 
 
 def _touch(store: Store, job_id: int, generation: int, **values: Any) -> None:
@@ -387,13 +396,13 @@ def run_job(store: Store, job_id: int) -> None:
                 if campaign is None:
                     raise ServiceError(f"campaign {campaign_id} no longer exists")
                 result = _functions[kind](session, campaign, params, progress)
-    except ServiceError as error:
-        seen = {"wanted": current} if current else {}
-        _finish(store, job_id, generation, status=FAILED, error=str(error), **seen)
     except Exception as error:
-        traceback.print_exc()
-        message = f"the report failed ({type(error).__name__}: {error})"
-        seen = {"wanted": current} if current else {}
+        if isinstance(error, ServiceError):
+            message = str(error)
+        else:
+            traceback.print_exc()
+            message = f"the report failed ({type(error).__name__}: {error})"
+        seen: dict[str, Any] = {"wanted": current} if current else {}
         _finish(store, job_id, generation, status=FAILED, error=message, **seen)
     else:
         _finish(

@@ -514,7 +514,8 @@ class FinalLabel(Base):
 
 class ReportJob(Base):
     """A report computed outside the request (services.jobs): its parameters, state, progress
-    and its last result, with the fingerprint of the campaign's data it was computed from."""
+    and the generation and data fingerprint of its last result (kept in ReportResult, so that
+    the frequent updates of this row never rewrite a result of megabytes)."""
 
     __tablename__ = "report_jobs"
     __table_args__ = (UniqueConstraint("campaign_id", "key"),)
@@ -529,12 +530,22 @@ class ReportJob(Base):
     progress: Mapped[str] = mapped_column(String(200), default="")
     wanted: Mapped[str] = mapped_column(String(64), default="")  # fingerprint when queued
     fingerprint: Mapped[str] = mapped_column(String(64), default="")  # of the result
-    result: Mapped[bytes | None] = mapped_column(LargeBinary, default=None)
     result_generation: Mapped[int] = mapped_column(Integer, default=0)
     error: Mapped[str] = mapped_column(Text, default="")
     queued_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
     heartbeat_at: Mapped[dt.datetime | None] = mapped_column(DateTime, default=None)
     finished_at: Mapped[dt.datetime | None] = mapped_column(DateTime, default=None)
+
+
+class ReportResult(Base):
+    """The last result of a report job."""
+
+    __tablename__ = "report_results"
+
+    job_id: Mapped[int] = mapped_column(
+        ForeignKey("report_jobs.id", ondelete="CASCADE"), primary_key=True
+    )
+    result: Mapped[bytes] = mapped_column(LargeBinary)
 
 
 class QueryLog(Base):
