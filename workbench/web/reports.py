@@ -10,6 +10,7 @@ them, so that the app, and a server restarted after a crash, starts quickly.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from flask import (
@@ -253,7 +254,9 @@ def _evaluation_page(
         return page
     table, comparisons, first = result.table, result.comparisons, result.measure
     progress("tables and plots")
-    page["report"] = result
+    # without the loaded runs (each ranked list of every run: 120 MB for a run of 5 million
+    # lines), which no page or download reads: the result is stored and read at every view
+    page["report"] = dataclasses.replace(result, runs=[])
     page["warning"] = result.warning
     page["runs"] = report.runs_table(table, comparisons)
     page["notes"] = result.notes()
