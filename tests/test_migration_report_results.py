@@ -6,8 +6,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import command
 
-from workbench.store import open_store
-from workbench.store.migrate import alembic_config
+from tests.migration_states import insert_campaign, store_at
 
 BEFORE = "h_runs_run_versions"
 JOBS = [(1, "agreement", b"\x00result of job 1" * 1000), (2, "evaluation", None)]
@@ -18,17 +17,9 @@ def _bytes(value: object) -> object:
 
 
 def test_results_move_to_their_own_table_and_back(database_url):
-    store = open_store(database_url, upgrade=True)
-    config = alembic_config(store)
-    command.downgrade(config, BEFORE)
+    store, config = store_at(database_url, BEFORE)
     with store.engine.begin() as connection:
-        connection.execute(
-            sa.text(
-                "INSERT INTO campaigns (id, name, description, relevance_level, created_at,"
-                " guidelines, count_withdrawn) VALUES (1, 'c', '', 1, CURRENT_TIMESTAMP, '', :t)"
-            ),
-            {"t": True},
-        )
+        insert_campaign(connection)
         for job_id, kind, result in JOBS:
             connection.execute(
                 sa.text(

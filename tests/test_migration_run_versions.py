@@ -6,8 +6,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import command
 
-from workbench.store import open_store
-from workbench.store.migrate import alembic_config
+from tests.migration_states import insert_campaign, store_at
 
 BEFORE = "h_avail_document_imports"
 LINES = [  # id, run_id, qid, n_lines, docnos, scores, ranks
@@ -26,17 +25,9 @@ def rows(connection) -> list[tuple]:
 
 
 def test_runs_become_live_versions_and_come_back_on_downgrade(database_url):
-    store = open_store(database_url, upgrade=True)
-    config = alembic_config(store)
-    command.downgrade(config, BEFORE)
+    store, config = store_at(database_url, BEFORE)
     with store.engine.begin() as connection:
-        connection.execute(
-            sa.text(
-                "INSERT INTO campaigns (id, name, description, relevance_level, created_at,"
-                " guidelines, count_withdrawn) VALUES (1, 'c', '', 1, CURRENT_TIMESTAMP, '', :t)"
-            ),
-            {"t": True},
-        )
+        insert_campaign(connection)
         for run_id, tag in [(1, "A"), (2, "B")]:
             connection.execute(
                 sa.text(
