@@ -34,7 +34,7 @@ from workbench.clicks import (
     satisfied_click_rate,
     satisfied_clicks,
 )
-from workbench.metrics.prefs import evaluate_prefs
+from workbench.metrics.prefs import TrecEvalFlags, evaluate_prefs
 from workbench.trec import PrefsLine, Run
 
 
@@ -167,7 +167,10 @@ def test_prefs_lines_one_judgment_group_per_preference_and_trec_eval_scores_them
     ]
     # ranking B, C, A fulfils B > A but not C > B: prefs_simp = 1/2
     run = Run.from_dict({"q1": {"B": 3.0, "C": 2.0, "A": 1.0}}, tag="r")
-    out = {m: v for m, q, v in evaluate_prefs(lines, run, ["prefs_simp"], per_topic=False)}
+    out = {
+        m: v
+        for m, q, v in evaluate_prefs(lines, run, ["prefs_simp"], TrecEvalFlags(per_topic=False))
+    }
     assert out["prefs_simp"] == pytest.approx(0.5)
 
 

@@ -65,7 +65,8 @@ class Options:
         self.files: list[str] = []
 
     def evaluator_options(self) -> dict[str, Any]:
-        """The keywords every evaluator takes from these flags: -l, -c, -M and the version."""
+        """The keywords `metrics.evaluation.evaluate` takes from these flags: -l, -c, -M and
+        the version."""
         return {
             "relevance_level": self.level,
             "average_over_all_topics": self.complete,
@@ -249,7 +250,7 @@ def _evaluate_all(opts: Options, out, err) -> None:
         )
         judged = {line.qid for line in prefs}
         evaluate_other = partial(evaluate_prefs, prefs)
-    from workbench.metrics.prefs import UnevaluableTopic
+    from workbench.metrics.prefs import TrecEvalFlags, UnevaluableTopic
     from workbench.metrics.report import format_line
 
     for path in run_paths:
@@ -261,7 +262,7 @@ def _evaluate_all(opts: Options, out, err) -> None:
                 raise NoTopics()
         try:
             lines = evaluate_other(
-                run, measures, per_topic=opts.per_topic, **opts.evaluator_options()
+                run, measures, TrecEvalFlags(per_topic=opts.per_topic, **opts.evaluator_options())
             )
         except UnevaluableTopic as error:
             out.write("".join(format_line(name, qid, value) for name, qid, value in error.lines))

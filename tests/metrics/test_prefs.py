@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from workbench.metrics.names import MeasureError
 from workbench.metrics.prefs import (
+    TrecEvalFlags,
     UnevaluableTopic,
     evaluate_prefs,
     prefs_from_qrels,
@@ -46,7 +47,7 @@ def test_all_prefs_matches_trec_eval(oracle_dir: Path, prefs_file: str) -> None:
         read_prefs(oracle_dir / prefs_file),
         read_run(oracle_dir / "prefs.results.test"),
         ["all_prefs"],
-        per_topic=True,
+        TrecEvalFlags(per_topic=True),
     )
     assert trec_eval_text(lines) == (oracle_dir / "out.test.prefs").read_text()
 
@@ -56,7 +57,7 @@ def test_qrels_prefs_matches_trec_eval(oracle_dir: Path) -> None:
         prefs_from_qrels(read_qrels(oracle_dir / "qrels.test")),
         read_run(oracle_dir / "results.test"),
         ["all_prefs"],
-        per_topic=True,
+        TrecEvalFlags(per_topic=True),
     )
     assert trec_eval_text(lines) == (oracle_dir / "out.test.qrels_prefs").read_text()
 
@@ -71,7 +72,7 @@ def test_one_group_counts_retrieved_implied_and_pairs() -> None:
         prefs("q", "0", "0", ("A", 2), ("B", 1), ("C", 0)),
         Run.from_dict(ranking("q", "B", "A")),
         ["all_prefs"],
-        per_topic=True,
+        TrecEvalFlags(per_topic=True),
     )
     v = values(lines, "q")
     assert (v["prefs_num_prefs_poss"], v["prefs_num_prefs_ful"]) == (3, 2)
@@ -96,7 +97,7 @@ def test_neither_retrieved_is_possible_but_never_fulfilled() -> None:
         prefs("q", "0", "0", ("A", 1), ("B", 0)),
         Run.from_dict(ranking("q", "X")),
         ["prefs_num_prefs_poss", "prefs_simp", "prefs_pair", "prefs_pair_imp"],
-        per_topic=True,
+        TrecEvalFlags(per_topic=True),
     )
     v = values(lines, "q")
     assert v["prefs_num_prefs_poss"] == 1
@@ -110,22 +111,22 @@ def test_score_ties_are_broken_by_docno_ascending() -> None:
     tied = Run.from_dict({"q": {"b": 1.0, "a": 1.0}})
     better_first = prefs("q", "0", "0", ("a", 1), ("b", 0))
     worse_first = prefs("q", "0", "0", ("a", 0), ("b", 1))
-    assert values(evaluate_prefs(better_first, tied, ["prefs_simp"], per_topic=True), "q") == {
-        "prefs_simp": 1.0
-    }
-    assert values(evaluate_prefs(worse_first, tied, ["prefs_simp"], per_topic=True), "q") == {
-        "prefs_simp": 0.0
-    }
+    assert values(
+        evaluate_prefs(better_first, tied, ["prefs_simp"], TrecEvalFlags(per_topic=True)), "q"
+    ) == {"prefs_simp": 1.0}
+    assert values(
+        evaluate_prefs(worse_first, tied, ["prefs_simp"], TrecEvalFlags(per_topic=True)), "q"
+    ) == {"prefs_simp": 0.0}
 
 
 def test_sub_groups_imply_transitive_preferences() -> None:
     # JSG x: A > B, JSG y: B > C  =>  A > C as well: 3 preferences, not 2.
     lines = prefs("q", "0", "x", ("A", 2), ("B", 1)) + prefs("q", "0", "y", ("B", 2), ("C", 1))
     forward = evaluate_prefs(
-        lines, Run.from_dict(ranking("q", "A", "B", "C")), ["prefs"], per_topic=True
+        lines, Run.from_dict(ranking("q", "A", "B", "C")), ["prefs"], TrecEvalFlags(per_topic=True)
     )
     backward = evaluate_prefs(
-        lines, Run.from_dict(ranking("q", "C", "B", "A")), ["prefs"], per_topic=True
+        lines, Run.from_dict(ranking("q", "C", "B", "A")), ["prefs"], TrecEvalFlags(per_topic=True)
     )
     assert values(forward, "q")["prefs_num_prefs_poss"] == 3
     assert values(forward, "q")["prefs_simp"] == 1.0
@@ -140,7 +141,10 @@ def test_contradicting_groups_simp_avgjg_and_pair_differ() -> None:
     )
     v = values(
         evaluate_prefs(
-            lines, Run.from_dict(ranking("q", "A", "B", "C")), ["prefs"], per_topic=True
+            lines,
+            Run.from_dict(ranking("q", "A", "B", "C")),
+            ["prefs"],
+            TrecEvalFlags(per_topic=True),
         ),
         "q",
     )
@@ -160,7 +164,7 @@ def test_rnonrel_keeps_only_the_best_ranked_nonrelevant() -> None:
             lines,
             Run.from_dict(ranking("q", *ranked)),
             ["prefs_simp", "prefs_avgjg_Rnonrel", "prefs_avgjg_Rnonrel_ret"],
-            per_topic=True,
+            TrecEvalFlags(per_topic=True),
         )
         return values(out, "q")
 
@@ -178,7 +182,7 @@ def test_summary_sums_counts_and_averages_ratios_over_topics() -> None:
         "q2", "0", "0", ("A", 1), ("B", 0), ("C", 0)
     )
     run = Run.from_dict({**ranking("q1", "A", "B"), **ranking("q2", "B", "A", "C")}, tag="myrun")
-    out = evaluate_prefs(lines, run, ["all_prefs"], per_topic=False)
+    out = evaluate_prefs(lines, run, ["all_prefs"], TrecEvalFlags(per_topic=False))
     v = values(out, "all")
     assert [name for name, _, _ in out[:2]] == ["runid", "num_q"]
     assert v["runid"] == "myrun"
@@ -196,12 +200,12 @@ def test_topics_in_trec_eval_order_and_complete_rel_info() -> None:
         + prefs("missing", "0", "0", ("A", 1), ("B", 0))
     )
     run = Run.from_dict({**ranking("9", "A", "B"), **ranking("10", "B", "A")})
-    out = evaluate_prefs(lines, run, ["prefs_simp"], per_topic=True)
+    out = evaluate_prefs(lines, run, ["prefs_simp"], TrecEvalFlags(per_topic=True))
     assert [(qid, value) for _, qid, value in out] == [("10", 0.0), ("9", 1.0), ("all", 0.5)]
+    wanted = ["num_q", "prefs_num_prefs_poss", "prefs_simp"]
     complete = evaluate_prefs(
-        lines, run, ["num_q", "prefs_num_prefs_poss", "prefs_simp"], per_topic=True,
-        average_over_all_topics=True,
-    )  # fmt: skip
+        lines, run, wanted, TrecEvalFlags(per_topic=True, average_over_all_topics=True)
+    )
     assert values(complete, "missing") == {"prefs_num_prefs_poss": 1, "prefs_simp": 0.0}
     assert values(complete, "all")["num_q"] == 3
     assert values(complete, "all")["prefs_simp"] == pytest.approx(1 / 3)
@@ -213,7 +217,12 @@ def test_max_results_cuts_the_ranking() -> None:
     wanted = ["prefs_num_prefs_ful", "prefs_num_prefs_ful_ret"]
 
     def counts(max_results: int | None) -> tuple:
-        v = values(evaluate_prefs(lines, run, wanted, per_topic=True, max_results=max_results), "q")
+        v = values(
+            evaluate_prefs(
+                lines, run, wanted, TrecEvalFlags(per_topic=True, max_results=max_results)
+            ),
+            "q",
+        )
         return v["prefs_num_prefs_ful"], v["prefs_num_prefs_ful_ret"]
 
     assert counts(None) == (1, 1)  # A above B, both retrieved
@@ -245,16 +254,16 @@ def test_inconsistent_preferences_are_rejected() -> None:
     first = prefs("a", "0", "0", ("A", 1))
     twice = first + prefs("q", "0", "0", ("A", 1), ("A", 2), ("B", 0))
     with pytest.raises(UnevaluableTopic, match="one rel level") as caught:
-        evaluate_prefs(twice, run, ["prefs_simp"], per_topic=True)
+        evaluate_prefs(twice, run, ["prefs_simp"], TrecEvalFlags(per_topic=True))
     assert caught.value.qid == "q" and [line[1] for line in caught.value.lines] == ["a"]
     cycle = prefs("q", "0", "x", ("A", 2), ("B", 1)) + prefs("q", "0", "y", ("B", 2), ("A", 1))
     with pytest.raises(UnevaluableTopic, match="contradictions"):
-        evaluate_prefs(cycle, run, ["prefs_simp"], per_topic=True)
+        evaluate_prefs(cycle, run, ["prefs_simp"], TrecEvalFlags(per_topic=True))
     zero_and_relevant = prefs("q", "0", "x", ("A", 0), ("B", 1)) + prefs(
         "q", "0", "y", ("A", 2), ("B", 1)
     )
     with pytest.raises(UnevaluableTopic, match="relevant and non-relevant"):
-        evaluate_prefs(zero_and_relevant, run, ["prefs_simp"], per_topic=True)
+        evaluate_prefs(zero_and_relevant, run, ["prefs_simp"], TrecEvalFlags(per_topic=True))
 
 
 def test_zero_over_zero_group_makes_rnonrel_zero() -> None:
@@ -262,7 +271,9 @@ def test_zero_over_zero_group_makes_rnonrel_zero() -> None:
     # value is 0, not 1.
     lines = prefs("q", "0", "0", ("A", 0), ("B", 0))
     v = values(
-        evaluate_prefs(lines, Run.from_dict(ranking("q", "A")), ["all_prefs"], per_topic=True),
+        evaluate_prefs(
+            lines, Run.from_dict(ranking("q", "A")), ["all_prefs"], TrecEvalFlags(per_topic=True)
+        ),
         "q",
     )
     assert v["prefs_avgjg_Rnonrel"] == 0.0
@@ -342,5 +353,8 @@ def test_counts_and_ratios_match_enumeration(case) -> None:
     lines, scores, cut = case
     expected = enumerated(lines, scores, cut)
     run = Run.from_dict({"q": scores} if scores else {"q": {"zz": 0.0}})
-    got = values(evaluate_prefs(lines, run, list(expected), per_topic=True, max_results=cut), "q")
+    got = values(
+        evaluate_prefs(lines, run, list(expected), TrecEvalFlags(per_topic=True, max_results=cut)),
+        "q",
+    )
     assert got == pytest.approx(expected)

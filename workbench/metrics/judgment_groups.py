@@ -24,6 +24,7 @@ from workbench.metrics.names import MeasureError, parse_cutoffs, parse_distinct_
 from workbench.metrics.prefs import (
     SUMMARY_ONLY,
     Line,
+    TrecEvalFlags,
     assemble,
     check_no_duplicates,
     split_measure,
@@ -149,18 +150,11 @@ def _topic_values(
 
 
 def evaluate_judgment_groups(
-    lines: list[JudgmentGroupLine],
-    run: Run,
-    measure_names: list[str],
-    *,
-    per_topic: bool,
-    average_over_all_topics: bool = False,
-    max_results: int | None = None,
-    relevance_level: int = 1,
-    compat: int = 10,
+    lines: list[JudgmentGroupLine], run: Run, measure_names: list[str], flags: TrecEvalFlags
 ) -> list[Line]:
     """trec_eval's output lines ``(measure, qid, value)`` for ``-R qrels_jg``: per-topic blocks
-    when ``per_topic`` (``-q``), then the ``all`` summary (runid, num_q, means over topics)."""
+    when ``flags.per_topic`` (``-q``), then the ``all`` summary (runid, num_q, means over
+    topics)."""
     request = _Request(measure_names)
     by_topic = _judgment_groups(lines)
 
@@ -170,17 +164,9 @@ def evaluate_judgment_groups(
             by_topic[qid],
             run,
             request,
-            relevance_level=relevance_level,
-            max_results=max_results,
-            float32=compat < 10,
+            relevance_level=flags.relevance_level,
+            max_results=flags.max_results,
+            float32=flags.compat < 10,
         )
 
-    return assemble(
-        request.names(),
-        list(by_topic),
-        evaluate_topic,
-        run,
-        per_topic=per_topic,
-        average_over_all_topics=average_over_all_topics,
-        compat=compat,
-    )
+    return assemble(request.names(), list(by_topic), evaluate_topic, run, flags)

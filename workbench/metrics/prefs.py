@@ -154,25 +154,39 @@ def summary_lines(
     return lines
 
 
+@dataclass(frozen=True)
+class TrecEvalFlags:
+    """The trec_eval flags that every ``-R`` format's evaluator takes: ``-q`` (per_topic),
+    ``-c`` (average_over_all_topics), ``-M`` (max_results), ``-l`` (relevance_level) and the
+    version whose conventions to follow (compat: 10, or 9 for 9.0.8)."""
+
+    per_topic: bool = False
+    average_over_all_topics: bool = False
+    max_results: int | None = None
+    relevance_level: int = 1
+    compat: int = 10
+
+
 def assemble(
     names: Sequence[str],
     judged_topics: Sequence[str],
     evaluate_topic: Callable[[str], dict[str, int | float]],
     run: Run,
+    flags: TrecEvalFlags,
     *,
-    per_topic: bool,
-    average_over_all_topics: bool,
-    compat: int,
     summed: Sequence[str] = (),
 ) -> list[Line]:
-    """Per-topic blocks (when asked) then the summary, in trec_eval's print order, over the
-    :func:`topics_to_evaluate`; hidden topics are not evaluated nor printed and add 0
+    """Per-topic blocks (``flags.per_topic``) then the summary, in trec_eval's print order,
+    over the :func:`topics_to_evaluate`; hidden topics are not evaluated nor printed and add 0
     (trec_eval 9.0.8's ``-c``).
 
     A topic trec_eval cannot evaluate raises :class:`UnevaluableTopic` with the lines before it.
     """
     topics, hidden = topics_to_evaluate(
-        judged_topics, run, average_over_all_topics=average_over_all_topics, compat=compat
+        judged_topics,
+        run,
+        average_over_all_topics=flags.average_over_all_topics,
+        compat=flags.compat,
     )
     per_topic_values: list[dict[str, int | float]] = []
     lines: list[Line] = []
@@ -187,7 +201,7 @@ def assemble(
             reason = problem.expected if isinstance(problem, PreferenceError) else str(problem)
             raise UnevaluableTopic(qid, reason, measure, lines) from None
         per_topic_values.append(values)
-        if per_topic:
+        if flags.per_topic:
             lines.extend((name, qid, values[name]) for name in names if name not in SUMMARY_ONLY)
     return lines + summary_lines(names, per_topic_values, run, summed=summed)
 
@@ -581,37 +595,20 @@ def resolve_prefs_measures(measure_names: Sequence[str]) -> list[str]:
 
 
 def evaluate_prefs(
-    prefs: list[PrefsLine],
-    run: Run,
-    measure_names: list[str],
-    *,
-    per_topic: bool,
-    average_over_all_topics: bool = False,
-    max_results: int | None = None,
-    relevance_level: int = 1,
-    compat: int = 10,
+    prefs: list[PrefsLine], run: Run, measure_names: list[str], flags: TrecEvalFlags
 ) -> list[Line]:
     """trec_eval's output lines ``(measure, qid, value)`` for ``-R prefs`` (or ``-R
-    qrels_prefs`` with :func:`prefs_from_qrels`): per-topic blocks when ``per_topic`` (``-q``),
-    then the ``all`` summary.  Counts are ints (``%ld``), ratios floats (``%6.4f``), runid the
-    run's tag.  ``relevance_level`` (``-l``) does not affect preference measures."""
-    del relevance_level  # preferences use rel > 0 / rel == 0, never -l
+    qrels_prefs`` with :func:`prefs_from_qrels`): per-topic blocks when ``flags.per_topic``
+    (``-q``), then the ``all`` summary.  Counts are ints (``%ld``), ratios floats (``%6.4f``),
+    runid the run's tag.  ``flags.relevance_level`` (``-l``) does not affect preference
+    measures: preferences use rel > 0 / rel == 0."""
     names = resolve_prefs_measures(measure_names)
     by_topic: dict[str, list[PrefsLine]] = {}
     for line in prefs:
         by_topic.setdefault(line.qid, []).append(line)
 
     def evaluate_topic(qid: str) -> dict[str, int | float]:
-        ranking = _prefs_ranked_docnos(run, qid, max_results, float32=compat < 10)
+        ranking = _prefs_ranked_docnos(run, qid, flags.max_results, float32=flags.compat < 10)
         return _topic_values(qid, by_topic[qid], ranking)
 
-    return assemble(
-        names,
-        list(by_topic),
-        evaluate_topic,
-        run,
-        per_topic=per_topic,
-        average_over_all_topics=average_over_all_topics,
-        compat=compat,
-        summed=COUNT_MEASURES,
-    )
+    return assemble(names, list(by_topic), evaluate_topic, run, flags, summed=COUNT_MEASURES)

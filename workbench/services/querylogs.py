@@ -26,7 +26,7 @@ from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
 from workbench import clicks, limits, querylog, stats
-from workbench.metrics.prefs import evaluate_prefs
+from workbench.metrics.prefs import TrecEvalFlags, evaluate_prefs
 from workbench.services import evaluation
 from workbench.services.errors import NotFound, ServiceError, found
 from workbench.store.models import (
@@ -475,7 +475,7 @@ def click_evaluation(
     rows = []
     for run in runs:
         trec_run = TrecRun.from_dict(run.as_dict(), tag=run.tag)
-        out = evaluate_prefs(lines, trec_run, list(prefs_measures), per_topic=True)
+        out = evaluate_prefs(lines, trec_run, list(prefs_measures), TrecEvalFlags(per_topic=True))
         summary = {m: v for m, q, v in out if q == "all"}
         topics = {q for _, q, _ in out if q != "all"}
         click_scores[run.tag] = float(summary.get(PREFS_MEASURE, math.nan))
