@@ -20,14 +20,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from workbench.metrics.measures import average_precision, rel_in_top
-from workbench.metrics.names import MeasureError, parse_cutoffs, parse_distinct_floats
+from workbench.metrics.names import parse_cutoffs, parse_distinct_floats
 from workbench.metrics.prefs import (
     SUMMARY_ONLY,
     Line,
     TrecEvalFlags,
     assemble,
     check_no_duplicates,
-    split_measure,
+    resolve_measures,
 )
 from workbench.metrics.ranked import rank_topics
 from workbench.trec import JudgmentGroupLine, Qrels, Run, TrecFormatError
@@ -44,21 +44,8 @@ class _Request:
     in trec_eval)."""
 
     def __init__(self, measure_names: Sequence[str]) -> None:
-        wanted: set[str] = set()
-        params: dict[str, str] = {}
-        for argument in measure_names:
-            name, given = split_measure(argument)
-            if given is not None:
-                params.setdefault(name, given)
-            if name in NICKNAMES:
-                wanted.update(NICKNAMES[name])
-            elif name in SUMMARY_ONLY or name in JG_MEASURES:
-                wanted.add(name)
-            else:
-                raise MeasureError(
-                    f"measure {name!r} is not a judgment-group measure (-R qrels_jg)"
-                )
-        self.families = [name for name in SUMMARY_ONLY + JG_MEASURES if name in wanted]
+        kind = "a judgment-group measure (-R qrels_jg)"
+        self.families, params = resolve_measures(measure_names, JG_MEASURES, NICKNAMES, kind)
         cutoffs, multipliers = params.get("P_avgjg"), params.get("Rprec_mult_avgjg")
         self.cutoffs = (
             list(P_AVGJG_CUTOFFS)

@@ -39,7 +39,7 @@ group also pairs the last EC with its own R first documents.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -577,21 +577,36 @@ def _topic_values(qid: str, lines: list[PrefsLine], ranked: np.ndarray) -> dict[
 # --------------------------------------------------------------------------- evaluation
 
 
-def resolve_prefs_measures(measure_names: Sequence[str]) -> list[str]:
-    """The measures named (nicknames ``all_prefs``/``prefs`` expanded; trec_eval's parameter
-    suffix ignored, as these measures take none), in trec_eval's print order."""
+def resolve_measures(
+    measure_names: Sequence[str],
+    measures: Sequence[str],
+    nicknames: Mapping[str, Sequence[str]],
+    kind: str,
+) -> tuple[list[str], dict[str, str]]:
+    """The measures named, nicknames expanded, in trec_eval's print order (SUMMARY_ONLY, then
+    `measures`), and the first parameter suffix given to each (``name.params``: the first
+    wins, as in trec_eval). A name that is none of them is a MeasureError saying it is not
+    `kind`."""
     wanted: set[str] = set()
+    params: dict[str, str] = {}
     for argument in measure_names:
-        name, _ = split_measure(argument)
-        if name in NICKNAMES:
-            wanted.update(NICKNAMES[name])
-        elif name in SUMMARY_ONLY or name in PREFS_MEASURES:
+        name, given = split_measure(argument)
+        if given is not None:
+            params.setdefault(name, given)
+        if name in nicknames:
+            wanted.update(nicknames[name])
+        elif name in SUMMARY_ONLY or name in measures:
             wanted.add(name)
         else:
-            raise MeasureError(
-                f"measure {name!r} is not a preference measure (-R prefs / -R qrels_prefs)"
-            )
-    return [name for name in SUMMARY_ONLY + PREFS_MEASURES if name in wanted]
+            raise MeasureError(f"measure {name!r} is not {kind}")
+    return [name for name in (*SUMMARY_ONLY, *measures) if name in wanted], params
+
+
+def resolve_prefs_measures(measure_names: Sequence[str]) -> list[str]:
+    """The preference measures named (nicknames ``all_prefs``/``prefs`` expanded; trec_eval's
+    parameter suffix ignored, as these measures take none), in trec_eval's print order."""
+    kind = "a preference measure (-R prefs / -R qrels_prefs)"
+    return resolve_measures(measure_names, PREFS_MEASURES, NICKNAMES, kind)[0]
 
 
 def evaluate_prefs(
