@@ -21,6 +21,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from workbench.metrics.measures import OFFICIAL
 from workbench.trec_eval_command import run_trec_eval
 
 QIDS = ["1", "2", "10", "101", "9", "a", "B", "q_3", "ab"]
@@ -68,17 +69,8 @@ PARAMETERISED = {
     "Rndcg": ["1=3,2=9", "1=1,2=1"],
     "unj": ["1,3", "2"],
 }
-PLAIN = [
-    "runid",
-    "num_q",
-    "num_ret",
-    "num_rel",
-    "num_rel_ret",
-    "map",
-    "gm_map",
-    "Rprec",
-    "bpref",
-    "recip_rank",
+PLAIN = [  # trec_eval's official measures that take no parameter, then the others
+    *(name for name in OFFICIAL if name not in PARAMETERISED),
     "infAP",
     "gm_bpref",
     "binG",
