@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -153,22 +155,45 @@ def import_group(priority: str) -> None:
         run_as_batch()
 
 
-@import_group.command("topics")
-@campaign_option
-@files_argument
+@dataclass(frozen=True)
+class ImportFiles:
+    """What every `import` subcommand is given first: the click context, the campaign (name
+    or id) and the files."""
+
+    ctx: click.Context
+    campaign: str
+    files: tuple[str, ...]
+
+
+def import_command(name: str) -> Callable[[Callable[..., Any]], click.Command]:
+    """An `import` subcommand taking --campaign and FILES (its function gets them as one
+    ImportFiles), then its own options."""
+
+    def decorate(function: Callable[..., Any]) -> click.Command:
+        @functools.wraps(function)
+        def command(
+            ctx: click.Context, campaign_name: str, files: tuple[str, ...], **options: Any
+        ) -> None:
+            function(ImportFiles(ctx, campaign_name, files), **options)
+
+        return import_group.command(name)(
+            campaign_option(files_argument(click.pass_context(command)))
+        )
+
+    return decorate
+
+
+@import_command("topics")
 @click.option("--format", "fmt", type=click.Choice(["trec", "tsv", "jsonl"]), default=None)
-@click.pass_context
-def import_topics(ctx: click.Context, campaign_name: str, files: tuple[str, ...], fmt: str) -> None:
+def import_topics(given: ImportFiles, fmt: str) -> None:
     """Topics: TREC <top> SGML, TSV (qid, title) or JSONL."""
-    with transaction(ctx) as session:
-        target = campaigns.get_campaign(session, campaign_name)
-        for path in files:
+    with transaction(given.ctx) as session:
+        target = campaigns.get_campaign(session, given.campaign)
+        for path in given.files:
             report(importing.import_topics(session, target, path, format=fmt))
 
 
-@import_group.command("documents")
-@campaign_option
-@files_argument
+@import_command("documents")
 @click.option("--only-pooled", is_flag=True, help="Keep only documents some pool holds.")
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "trec"]), default=None)
 @click.option(
@@ -176,30 +201,25 @@ def import_topics(ctx: click.Context, campaign_name: str, files: tuple[str, ...]
     is_flag=True,
     help="Change the text of judged documents (recorded in the judgement log).",
 )
-@click.pass_context
 def import_documents(
-    ctx: click.Context,
-    campaign_name: str,
-    files: tuple[str, ...],
+    given: ImportFiles,
     only_pooled: bool,
     fmt: str,
     replace: bool,
 ) -> None:
     """Documents: JSONL {"docno","title","text",...} or TREC <DOC> SGML (.gz too), streamed."""
-    _campaign_exists(ctx, campaign_name)
-    store = get_store(ctx)
+    _campaign_exists(given.ctx, given.campaign)
+    store = get_store(given.ctx)
     # Written in short transactions of their own, shown all at once at the end (or never).
     imported = _read_first(
         lambda: importing.import_documents_in_steps(
-            store, campaign_name, files, only_pooled=only_pooled, format=fmt, replace=replace
+            store, given.campaign, given.files, only_pooled=only_pooled, format=fmt, replace=replace
         )
     )
     report(imported)
 
 
-@import_group.command("runs")
-@campaign_option
-@files_argument
+@import_command("runs")
 @click.option("--replace", is_flag=True, help="Overwrite runs whose tag is already stored.")
 @click.option("--group", default="", help="Team or group that submitted the runs.")
 @click.option("--no-contribute", is_flag=True, help="The runs do not contribute to pools.")
@@ -214,11 +234,8 @@ def import_documents(
     default=None,
     help="A sidecar file (JSON or CSV) of the runs' efficiency figures, imported with them.",
 )
-@click.pass_context
 def import_runs(
-    ctx: click.Context,
-    campaign_name: str,
-    files: tuple[str, ...],
+    given: ImportFiles,
     replace: bool,
     group: str,
     no_contribute: bool,
@@ -228,8 +245,8 @@ def import_runs(
     efficiency: str | None,
 ) -> None:
     """Runs (TREC format), stored whole."""
-    _campaign_exists(ctx, campaign_name)
-    prepared = _read_first(lambda: importing.prepare_runs(files, split_tags=split_tags))
+    _campaign_exists(given.ctx, given.campaign)
+    prepared = _read_first(lambda: importing.prepare_runs(given.files, split_tags=split_tags))
     options = {
         "replace": replace,
         "group": group,
@@ -239,15 +256,15 @@ def import_runs(
         "skip_unknown_topics": skip_unknown_topics,
     }
     if efficiency is None:  # short transactions of their own, shown all at once (or never)
-        store = get_store(ctx)
+        store = get_store(given.ctx)
         report(
             _read_first(
-                lambda: importing.import_runs_in_steps(store, campaign_name, prepared, **options)
+                lambda: importing.import_runs_in_steps(store, given.campaign, prepared, **options)
             )
         )
         return
-    with transaction(ctx) as session:
-        target = campaigns.get_campaign(session, campaign_name)
+    with transaction(given.ctx) as session:
+        target = campaigns.get_campaign(session, given.campaign)
         report(importing.import_runs(session, target, prepared, **options))
         from workbench.services.efficiency import import_efficiency
 
@@ -256,21 +273,16 @@ def import_runs(
         click.echo(f"efficiency figures stored for {len(stored.runs)} runs")
 
 
-@import_group.command("qrels")
-@campaign_option
-@files_argument
+@import_command("qrels")
 @click.option("--name", default=None, help="Name of the qrels set (default: the file name).")
-@click.pass_context
-def import_qrels(
-    ctx: click.Context, campaign_name: str, files: tuple[str, ...], name: str | None
-) -> None:
+def import_qrels(given: ImportFiles, name: str | None) -> None:
     """Existing qrels, each file as a named set."""
-    if name is not None and len(files) > 1:
+    if name is not None and len(given.files) > 1:
         fail("--name needs exactly one file")
-    _campaign_exists(ctx, campaign_name)
-    prepared = _read_first(lambda: importing.prepare_qrels(files))
-    with transaction(ctx) as session:
-        target = campaigns.get_campaign(session, campaign_name)
+    _campaign_exists(given.ctx, given.campaign)
+    prepared = _read_first(lambda: importing.prepare_qrels(given.files))
+    with transaction(given.ctx) as session:
+        target = campaigns.get_campaign(session, given.campaign)
         for qrels in prepared:
             report(importing.import_qrels(session, target, qrels, name=name))
 
