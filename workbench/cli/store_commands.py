@@ -555,12 +555,18 @@ within_option = click.option(
 )
 
 
-@click.command("archive")
-@kind_argument
-@click.argument("name")
-@within_option
+def object_command(name: str) -> Callable[[Callable[..., Any]], click.Command]:
+    """A command on one stored object, KIND NAME [--campaign C], then its own options."""
+
+    def decorate(function: Callable[..., Any]) -> click.Command:
+        command = click.pass_context(function)
+        return click.command(name)(kind_argument(click.argument("name")(within_option(command))))
+
+    return decorate
+
+
+@object_command("archive")
 @click.option("--restore", is_flag=True, help="Bring an archived object back.")
-@click.pass_context
 def archive_command(
     ctx: click.Context, kind: str, name: str, campaign_name: str | None, restore: bool
 ) -> None:
@@ -572,12 +578,8 @@ def archive_command(
         click.echo(f"{archive.name_of(obj)} {'restored' if restore else 'archived'}")
 
 
-@click.command("delete")
-@kind_argument
-@click.argument("name")
-@within_option
+@object_command("delete")
 @click.option("--yes", is_flag=True, help="Delete without asking.")
-@click.pass_context
 def delete_command(
     ctx: click.Context, kind: str, name: str, campaign_name: str | None, yes: bool
 ) -> None:
