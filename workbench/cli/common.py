@@ -67,6 +67,13 @@ campaign_option = click.option(
 optional_campaign_option = click.option(
     "--campaign", "campaign_name", default=None, help="Campaign name or id."
 )
+pool_number_option = click.option(
+    "--pool",
+    "pool_number",
+    type=int,
+    default=None,
+    help="The pool's number in the campaign (default: the latest).",
+)
 output_option = click.option(
     "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None
 )

@@ -14,7 +14,13 @@ from typing import Any, TypeVar
 import click
 
 from workbench import adaptive, limits, pooling
-from workbench.cli.common import campaign_option, fail, get_store, transaction
+from workbench.cli.common import (
+    campaign_option,
+    fail,
+    get_store,
+    pool_number_option,
+    transaction,
+)
 from workbench.priority import run_as_batch
 from workbench.services import adaptive_pools, archive, campaigns, exports, importing, pools
 from workbench.services.errors import ServiceError
@@ -412,13 +418,7 @@ def warn_missing_text(session: Session, built: Any) -> None:
 @pool.command("extend")
 @campaign_option
 @click.option("--runs", required=True, help="TAG,TAG of the runs to add.")
-@click.option(
-    "--pool",
-    "pool_number",
-    type=int,
-    default=None,
-    help="The pool's number in the campaign (default: the latest).",
-)
+@pool_number_option
 @click.pass_context
 def pool_extend(ctx: click.Context, campaign_name: str, runs: str, pool_number: int | None) -> None:
     """Add runs to a pool: only documents not pooled yet are added."""
@@ -432,13 +432,7 @@ def pool_extend(ctx: click.Context, campaign_name: str, runs: str, pool_number: 
 
 @pool.command("stats")
 @campaign_option
-@click.option(
-    "--pool",
-    "pool_number",
-    type=int,
-    default=None,
-    help="The pool's number in the campaign (default: the latest).",
-)
+@pool_number_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 @click.pass_context
 def pool_stats(ctx: click.Context, campaign_name: str, pool_number: int | None, fmt: str) -> None:

@@ -12,7 +12,13 @@ from typing import Any
 
 import click
 
-from workbench.cli.common import fail, get_store, transaction
+from workbench.cli.common import (
+    campaign_option,
+    fail,
+    get_store,
+    pool_number_option,
+    transaction,
+)
 from workbench.cli.store_commands import split_tags, topic_list, topics_option
 from workbench.services import assignments as assignment_service
 from workbench.services import campaigns, pools
@@ -152,15 +158,10 @@ def _read_password(from_stdin: bool) -> str:
 
 
 @click.command()
-@click.option("--campaign", "campaign_name", required=True, help="Campaign name or id.")
+@campaign_option
 @click.option("--judges-per-topic", type=int, required=True, help="Judges J for every topic.")
 @click.option("--assessors", help="Comma-separated usernames (default: every assessor).")
-@click.option(
-    "--pool",
-    "pool_number",
-    type=int,
-    help="The pool's number in the campaign (default: the latest).",
-)
+@pool_number_option
 @click.option(
     "--order",
     type=click.Choice(assignment_service.ORDERS),
