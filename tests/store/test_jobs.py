@@ -4,6 +4,8 @@ campaign's judgements, runs, qrels or final labels change; orphans are queued ag
 from __future__ import annotations
 
 import datetime as dt
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -202,3 +204,27 @@ def test_a_queued_job_says_how_many_jobs_are_ahead_of_it(store: Store, campaign:
     jobs.run_job(store, first.id)
     again = jobs.request_job(store, campaign, KIND, {"n": 3}, worker=wakes, wait=0)
     assert again.progress.startswith("waiting: 1 report(s)")
+
+
+def test_the_worker_writes_the_heartbeat_while_its_child_computes(
+    store: Store, campaign: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The heartbeat comes from the Worker thread, not from a thread of the child that would
+    hold the write lock while the computation holds the child's interpreter lock."""
+    monkeypatch.setattr(jobs, "HEARTBEAT_S", 0.05)
+    jobs.request_job(store, campaign, KIND, {}, worker=Wakes(), wait=0)
+    job_id, generation = jobs._claim_next(store) or (0, 0)
+    with store.read_session() as s:
+        claimed_at = s.get_one(ReportJob, job_id).heartbeat_at
+    child = tmp_path / "silent_child.py"  # computes for 0.5 s and never writes to the store
+    child.write_text(
+        "import sys, time\nsys.stdin.readline()\ntime.sleep(0.5)\nprint('done', flush=True)\n"
+    )
+    worker = jobs.Worker(store, [sys.executable, str(child)], dict(os.environ), timeout=30)
+    answered = worker._run(None, job_id, generation)
+    assert answered is not None  # the child answered: the job is not failed
+    answered.wait(timeout=10)
+    with store.read_session() as s:
+        beaten_at = s.get_one(ReportJob, job_id).heartbeat_at
+    assert claimed_at is not None and beaten_at is not None
+    assert (beaten_at - claimed_at).total_seconds() >= 0.3

@@ -12,9 +12,10 @@ the computation never competes for this process's interpreter lock with the requ
 A queued job's progress says how many jobs are ahead of it (one runs per server process, so
 that reports never take more than that many cores from the requests).
 The child reads in one read transaction (a consistent snapshot, no write lock), writes its
-progress and a heartbeat in short transactions, and stores the result with the fingerprint of
-the snapshot it read. A job whose process died (no heartbeat for STALE_S) is queued again by
-the next request that finds it.
+progress in short transactions, and stores the result with the fingerprint of the snapshot it
+read. The Worker thread writes the job's heartbeat every HEARTBEAT_S while it waits for the
+child. A job whose process died (no heartbeat for STALE_S) is queued again by the next
+request that finds it.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import BigInteger, CursorResult, and_, cast, delete, func, or_, select, update
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from workbench.priority import run_as_batch
@@ -357,7 +359,7 @@ def _finish(
 
 def _touch(store: Store, job_id: int, generation: int, **values: Any) -> None:
     """The job's heartbeat (and progress): one UPDATE without the ORM, so that the write lock
-    is held for little Python work (this thread competes for the GIL with the job's own)."""
+    is held for little Python work."""
     with store.connection() as connection:
         connection.execute(
             update(ReportJob)
@@ -374,17 +376,10 @@ def run_job(store: Store, job_id: int) -> None:
             return
         kind, generation = job.kind, job.generation
         params, campaign_id = json.loads(job.params), job.campaign_id
-    stop = threading.Event()
-
-    def beat() -> None:
-        while not stop.wait(HEARTBEAT_S):
-            _touch(store, job_id, generation)
 
     def progress(text: str) -> None:
         _touch(store, job_id, generation, progress=text[:200])
 
-    heart = threading.Thread(target=beat, name="job-heartbeat", daemon=True)
-    heart.start()
     current = ""
     try:
         if kind in _tasks:
@@ -416,8 +411,6 @@ def run_job(store: Store, job_id: int) -> None:
             wanted=current,
             error="",
         )
-    finally:
-        stop.set()
 
 
 class Worker:
@@ -489,7 +482,12 @@ class Worker:
         try:
             child.stdin.write(f"{job_id}\n".encode())
             child.stdin.flush()
-            ready, _, _ = io_select.select([child.stdout], [], [], self.timeout)
+            deadline = time.monotonic() + self.timeout
+            ready: list[Any] = []
+            while not ready and (left := deadline - time.monotonic()) > 0:
+                ready, _, _ = io_select.select([child.stdout], [], [], min(HEARTBEAT_S, left))
+                if not ready:
+                    self._beat(job_id, generation)
             answered = bool(ready) and child.stdout.readline() != b""
         except OSError:
             answered = False
@@ -503,6 +501,15 @@ class Worker:
         child.wait()
         _finish(self.store, job_id, generation, status=FAILED, error=error)
         return None
+
+
+    def _beat(self, job_id: int, generation: int) -> None:
+        """The heartbeat of a job its child is computing, written by this thread: in the
+        child, a heartbeat thread that held the write lock had to wait for the interpreter
+        lock of the computation (a long sort or pickling holds it), and every writer waited
+        with it (0.3-0.4 s). A store that cannot be reached skips a beat."""
+        with contextlib.suppress(SQLAlchemyError):
+            _touch(self.store, job_id, generation)
 
 
 def _close(child: subprocess.Popen[bytes]) -> None:
