@@ -1,16 +1,19 @@
 """Batch work runs behind the web server: `workbench import` and the report-job child lower
-their CPU priority (`os.nice` is replaced here: the suite's own process must keep its own)."""
+their CPU priority (`os.nice` is replaced here: the suite's own process must keep its own),
+and the store's checkpointer thread lowers its own."""
 
 from __future__ import annotations
 
 import os
+import sys
+import threading
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from workbench.cli import main
-from workbench.priority import BATCH_NICE, run_as_batch
+from workbench.priority import BATCH_NICE, run_as_batch, run_thread_as_batch
 
 
 @pytest.fixture
@@ -55,3 +58,19 @@ def test_a_refused_nice_leaves_the_priority_as_it_was(monkeypatch: pytest.Monkey
 
     monkeypatch.setattr(os, "nice", refuse)
     run_as_batch()  # no error
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="threads have their own nice")
+def test_a_batch_thread_lowers_its_own_priority_not_its_process() -> None:
+    seen: list[int] = []
+
+    def batch() -> None:
+        run_thread_as_batch()
+        seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+
+    before = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    thread = threading.Thread(target=batch)
+    thread.start()
+    thread.join()
+    assert seen == [min(before + BATCH_NICE, 19)]
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == before

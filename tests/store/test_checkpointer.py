@@ -3,11 +3,15 @@ write lock, never by the commit of a writer (which would make every other writer
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import sys
 import threading
+import time
 
 import pytest
 
+from workbench.priority import BATCH_NICE
 from workbench.store.db import Checkpointer
 
 from .conftest import GUARD_S
@@ -64,3 +68,19 @@ def test_the_checkpointer_thread_copies_the_wal_after_writes(store, sqlite_file,
     thread = store.checkpointer._thread
     store.dispose()  # ends the thread
     assert thread is not None and not thread.is_alive()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="threads have their own nice")
+def test_the_checkpointer_thread_runs_at_batch_priority(store, sqlite_file):
+    """Copying an import's gigabyte into the database must not take the CPU from requests."""
+    fill(store, 1)
+    thread = store.checkpointer._thread
+    assert thread is not None and thread.is_alive()
+    process = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    deadline = time.monotonic() + 5
+    while thread.native_id is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    lowered = min(process + BATCH_NICE, 19)
+    while os.getpriority(os.PRIO_PROCESS, thread.native_id) != lowered:
+        assert time.monotonic() < deadline, "the checkpointer kept the process's priority"
+        time.sleep(0.01)

@@ -28,6 +28,8 @@ from types import ModuleType
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
+from workbench.priority import run_thread_as_batch
+
 fcntl: ModuleType | None
 try:
     import fcntl
@@ -140,6 +142,7 @@ class Checkpointer:
             self._thread.join()
 
     def _run(self) -> None:
+        run_thread_as_batch()  # copying an import's gigabyte must not delay the requests
         while self._wake.wait(CHECKPOINTER_IDLE_S) and not self._closing.is_set():
             self._wake.clear()
             with suppress(Exception):  # the next write tries again; the data is in the WAL
