@@ -8,8 +8,10 @@ import click
 
 from workbench.cli.common import (
     campaign_option,
+    choice_option,
     emit,
     fail,
+    number_option,
     output_option,
     refusals,
     seed_option,
@@ -71,14 +73,8 @@ def _trec_eval_output(qrels, runs, measures: list[str], level: int) -> str:
 @campaign_option
 @click.option("--graded", is_flag=True, help="Agreement on grades (default: binary labels).")
 @table_format_option
-@click.option(
-    "--bootstrap",
-    "n_bootstrap",
-    type=click.IntRange(min=0),
-    default=1000,
-    show_default=True,
-    help="Topic-bootstrap resamples for the kappa intervals.",
-)
+@number_option("--bootstrap", "n_bootstrap", type=click.IntRange(min=0), default=1000,
+               help="Topic-bootstrap resamples for the kappa intervals.")
 @seed_option
 @output_option
 @click.pass_context
@@ -113,20 +109,11 @@ def agreement(
 
 @click.command()
 @campaign_option
-@click.option(
-    "--rule",
-    type=click.Choice(tuple(RULES)),
-    required=True,
-    help="How the judges' grades merge into the final label.",
-)
+@choice_option("--rule", choices=RULES, required=True,
+               help="How the judges' grades merge into the final label.")
 @click.option("--primary", default=None, help="The primary assessor's username (--rule primary).")
-@click.option(
-    "--tie",
-    type=click.Choice(tuple(TIES)),
-    default="adjudicate",
-    show_default=True,
-    help="Majority ties: to the queue, or the higher/lower grade.",
-)
+@choice_option("--tie", choices=TIES, default="adjudicate",
+               help="Majority ties: to the queue, or the higher/lower grade.")
 @click.option("--topics", default=None, help="Only these topics (QID,QID,...): a batch.")
 @click.option("--reason", default="", help="One reason recorded for the batch's labels.")
 @click.pass_context
@@ -182,24 +169,20 @@ def adjudicate(
     multiple=True,
     help="trec_eval measure names or aliases (repeatable; default map, P.10, ndcg_cut.10).",
 )
-@click.option(
+@choice_option(
     "--test",
-    type=click.Choice(tuple(PAIRED_TESTS)),
+    choices=PAIRED_TESTS,
     default="t",
-    show_default=True,
     help="The paired test: " + "; ".join(f"{k}: {v.label}" for k, v in PAIRED_TESTS.items()),
 )
-@click.option(
+@choice_option(
     "--correction",
-    type=click.Choice(tuple(CORRECTIONS)),
+    choices=CORRECTIONS,
     default="holm",
-    show_default=True,
     help="Multiple-comparison correction: "
     + "; ".join(f"{k}: {v}" for k, v in CORRECTIONS.items()),
 )
-@click.option(
-    "--alpha", type=click.FloatRange(0, 1, min_open=True), default=0.05, show_default=True
-)
+@number_option("--alpha", type=click.FloatRange(0, 1, min_open=True), default=0.05)
 @click.option(
     "--format",
     "fmt",
@@ -220,12 +203,8 @@ def adjudicate(
     is_flag=True,
     help="Also rank the runs under each assessor's qrels (Kendall tau, tau_AP).",
 )
-@click.option(
-    "--reusability",
-    type=click.Choice(tuple(REUSABILITY_UNITS)),
-    default=None,
-    help="Also leave-one-run-out or leave-one-group-out on the latest pool.",
-)
+@choice_option("--reusability", choices=REUSABILITY_UNITS,
+               help="Also leave-one-run-out or leave-one-group-out on the latest pool.")
 @click.option("--per-topic", is_flag=True, help="Also a topics x runs table per measure.")
 @click.option(
     "--notes",
@@ -234,25 +213,16 @@ def adjudicate(
     help="Also the course notes' sections: collection-scale set measures, power and topic-set "
     "size, efficiency, interleaving (and a sweep with --sweep).",
 )
-@click.option(
-    "--num-docs",
-    type=click.IntRange(min=1),
-    default=None,
-    help="With --notes: the collection size N (default: the campaign's documents).",
-)
+@number_option("--num-docs", type=click.IntRange(min=1), default=None,
+               help="With --notes: the collection size N (default: the campaign's documents).")
 @click.option(
     "--sweep",
     "sweep_pattern",
     default=None,
     help="With --notes: the runs' tag pattern of a parameter grid, e.g. 'bm25_b={b}'.",
 )
-@click.option(
-    "--topic-set",
-    type=click.Choice(tuple(TOPIC_SETS)),
-    default="all",
-    show_default=True,
-    help="; ".join(f"{k}: {v}" for k, v in TOPIC_SETS.items()),
-)
+@choice_option("--topic-set", choices=TOPIC_SETS, default="all",
+               help="; ".join(f"{k}: {v}" for k, v in TOPIC_SETS.items()))
 @click.option(
     "--allow-incomplete",
     is_flag=True,

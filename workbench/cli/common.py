@@ -3,7 +3,7 @@ error reporting, writing a result, and the options several commands take."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -98,6 +98,42 @@ Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 def qrels_option(help: str) -> Decorator:
     """--qrels (the parameter qrels_spec, default 'final'): which qrels a campaign is scored on."""
     return click.option("--qrels", "qrels_spec", default="final", show_default=True, help=help)
+
+
+def number_option(
+    *decls: str, type: click.ParamType, default: float | None, help: str | None = None
+) -> Decorator:
+    """An option taking a number within the bounds of `type` (click.IntRange/FloatRange); its
+    default, when there is one, is shown in the help."""
+    return click.option(
+        *decls, type=type, default=default, show_default=default is not None, help=help
+    )
+
+
+def choice_option(
+    *decls: str,
+    choices: Iterable[str],
+    default: str | None = None,
+    required: bool = False,
+    help: str | None = None,
+) -> Decorator:
+    """An option taking one of `choices` (a registry's names); its default, when there is one,
+    is shown in the help."""
+    return click.option(
+        *decls,
+        type=click.Choice(tuple(choices)),
+        default=default,
+        show_default=default is not None,
+        required=required,
+        help=help,
+    )
+
+
+def svg_option(help: str) -> Decorator:
+    """--plot FILE: where a command writes its SVG figure (none by default)."""
+    return click.option(
+        "--plot", type=click.Path(dir_okay=False, path_type=Path), default=None, help=help
+    )
 
 
 def measure_option(help: str | None = None) -> Decorator:

@@ -11,14 +11,17 @@ import click
 from workbench import interleaving
 from workbench.cli.common import (
     campaign_option,
+    choice_option,
     emit,
     fail,
     files_level_option,
     measure_option,
+    number_option,
     optional_campaign_option,
     output_option,
     qrels_option,
     seed_option,
+    svg_option,
     table_format_option,
     transaction,
 )
@@ -39,13 +42,8 @@ def _emit_report(report: object, tables: list, fmt: str, output: Path | None) ->
 @click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False))
 @optional_campaign_option
 @qrels_option(f"With --campaign: {QRELS_HELP}")
-@click.option(
-    "--num-docs",
-    "-N",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Collection size N (default with --campaign: its document count).",
-)
+@number_option("--num-docs", "-N", type=click.IntRange(min=1), default=None,
+               help="Collection size N (default with --campaign: its document count).")
 @files_level_option
 @click.option("-q", "per_topic", is_flag=True, help="Files only: also one line per topic.")
 @table_format_option
@@ -75,17 +73,16 @@ def collection_measures(
         if len(files) < 2 or num_docs is None:
             fail("give QRELS RUN [RUN ...] and --num-docs N, or --campaign")
         assert num_docs is not None
-        from workbench.trec import read_qrels, read_run
+        from workbench.run_files import runs_by_tag
+        from workbench.trec import read_qrels
 
         try:
             qrels = read_qrels(files[0])
             rows: list[list[Cell]] = []
-            for path in files[1:]:
-                run = read_run(path)
+            for tag, run in runs_by_tag(files[1:]).items():
                 result = collection_set_measures(
                     qrels, run, num_docs, relevance_level=relevance_level
                 )
-                tag = run.tag or Path(path).name
                 if per_topic:
                     rows.extend(
                         cells(tag, qid, *(getattr(m, name) for name in MEASURES))
@@ -116,53 +113,19 @@ def collection_measures(
 @optional_campaign_option
 @qrels_option(QRELS_HELP)
 @measure_option()
-@click.option(
-    "--test",
-    type=click.Choice(tuple(PAIRED_TESTS)),
-    default="t",
-    show_default=True,
-    help="The paired test whose power is reported.",
-)
-@click.option(
-    "--alpha",
-    type=click.FloatRange(0, 1, min_open=True, max_open=True),
-    default=0.05,
-    show_default=True,
-)
-@click.option(
-    "--power",
-    "target",
-    type=click.FloatRange(0, 1, min_open=True, max_open=True),
-    default=0.8,
-    show_default=True,
-    help="The power to design for (1 - beta).",
-)
-@click.option(
-    "--delta",
-    type=click.FloatRange(0, min_open=True),
-    default=None,
-    help="Minimum difference to detect: how many topics it needs.",
-)
-@click.option(
-    "--variance",
-    type=click.FloatRange(0, min_open=True),
-    default=None,
-    help="Without --campaign: the within-system variance (e.g. V_E of past data).",
-)
-@click.option(
-    "--topics",
-    type=click.IntRange(min=2),
-    default=50,
-    show_default=True,
-    help="Without --campaign: the number of topics.",
-)
-@click.option(
-    "--systems",
-    type=click.IntRange(min=2),
-    default=2,
-    show_default=True,
-    help="Without --campaign: the number of systems (ANOVA).",
-)
+@choice_option("--test", choices=PAIRED_TESTS, default="t",
+               help="The paired test whose power is reported.")
+@number_option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05)
+@number_option("--power", "target", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+               default=0.8, help="The power to design for (1 - beta).")
+@number_option("--delta", type=click.FloatRange(0, min_open=True), default=None,
+               help="Minimum difference to detect: how many topics it needs.")
+@number_option("--variance", type=click.FloatRange(0, min_open=True), default=None,
+               help="Without --campaign: the within-system variance (e.g. V_E of past data).")
+@number_option("--topics", type=click.IntRange(min=2), default=50,
+               help="Without --campaign: the number of topics.")
+@number_option("--systems", type=click.IntRange(min=2), default=2,
+               help="Without --campaign: the number of systems (ANOVA).")
 @table_format_option
 @output_option
 @click.pass_context
@@ -248,14 +211,9 @@ def power(
 )
 @measure_option()
 @files_level_option
-@click.option("--folds", type=click.IntRange(min=2), default=5, show_default=True)
+@number_option("--folds", type=click.IntRange(min=2), default=5)
 @seed_option
-@click.option(
-    "--plot",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Write an SVG: heat map over the first two parameters (a curve for one).",
-)
+@svg_option("Write an SVG: heat map over the first two parameters (a curve for one).")
 @table_format_option
 @output_option
 @click.pass_context
@@ -286,21 +244,12 @@ def sweep(
     if campaign_name is None:
         if len(files) < 2:
             fail("give QRELS RUN [RUN ...], or --campaign")
-        from workbench.metrics import MeasureError, evaluate
-        from workbench.trec import read_qrels, read_run
+        from workbench.metrics import MeasureError
+        from workbench.run_files import score_runs
 
         try:
-            qrels = read_qrels(files[0])
-            scores: dict[str, dict[str, float]] = {}
-            name = measure
-            for path in files[1:]:
-                run = read_run(path)
-                tag = run.tag or Path(path).name
-                if tag in scores:
-                    fail(f"{path}: run tag {tag!r} appears twice")
-                result = evaluate(qrels, run, [measure], relevance_level=relevance_level)
-                name = next(line.name for line in result.lines if line.per_topic)
-                scores[tag] = {q: float(v[name]) for q, v in result.per_topic.items()}
+            scored = score_runs(files[0], files[1:], measure, relevance_level=relevance_level)
+            scores = scored.per_topic
             if (pattern is None) == (mapping_text is None):
                 fail("give either --pattern or --mapping")
             grid = (
@@ -308,8 +257,8 @@ def sweep(
                 if pattern is not None
                 else sweeps.grid_from_mapping(mapping_text or "", list(scores), name=str(mapping))
             )
-            result_ = sweeps.sweep(grid, scores, measure=name, k=folds, seed=seed)
-        except (TrecFormatError, MeasureError, sweeps.SweepError) as error:
+            result_ = sweeps.sweep(grid, scores, measure=scored.measure, k=folds, seed=seed)
+        except (TrecFormatError, MeasureError, ValueError) as error:
             fail(str(error))
     else:
         from workbench.services import evaluation as service
@@ -339,36 +288,16 @@ def sweep(
 @click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False))
 @optional_campaign_option
 @qrels_option(f"With --campaign: {QRELS_HELP}")
-@click.option(
-    "--method",
-    type=click.Choice(interleaving.METHODS),
-    default="team-draft",
-    show_default=True,
-)
-@click.option(
-    "--impressions",
-    type=click.IntRange(1, 10_000),
-    default=10,
-    show_default=True,
-    help="Simulated users per query.",
-)
-@click.option(
-    "--length",
-    type=click.IntRange(1, 1000),
-    default=10,
-    show_default=True,
-    help="Documents shown per interleaved list.",
-)
+@choice_option("--method", choices=interleaving.METHODS, default="team-draft")
+@number_option("--impressions", type=click.IntRange(1, 10_000), default=10,
+               help="Simulated users per query.")
+@number_option("--length", type=click.IntRange(1, 1000), default=10,
+               help="Documents shown per interleaved list.")
 @seed_option
-@click.option(
-    "--decay",
-    type=click.FloatRange(min=0),
-    default=1.0,
-    show_default=True,
-    help="Examination probability 1/rank^decay.",
-)
-@click.option("--p-relevant", type=click.FloatRange(0, 1), default=0.9, show_default=True)
-@click.option("--p-nonrelevant", type=click.FloatRange(0, 1), default=0.05, show_default=True)
+@number_option("--decay", type=click.FloatRange(min=0), default=1.0,
+               help="Examination probability 1/rank^decay.")
+@number_option("--p-relevant", type=click.FloatRange(0, 1), default=0.9)
+@number_option("--p-nonrelevant", type=click.FloatRange(0, 1), default=0.05)
 @measure_option("The offline measure interleaving is compared with.")
 @files_level_option
 @table_format_option
@@ -413,29 +342,27 @@ def interleave(
     if campaign_name is None:
         if len(files) < 3:
             fail("give QRELS RUN RUN [RUN ...], or --campaign")
-        from workbench.metrics import MeasureError, evaluate
+        from workbench.metrics import MeasureError
         from workbench.pooling import ranked_list
-        from workbench.trec import read_qrels, read_run
+        from workbench.run_files import score_runs
 
         try:
-            qrels = read_qrels(files[0])
-            ranked_lists: dict[str, dict[str, list[str]]] = {}
-            offline: dict[str, dict[str, float]] = {}
-            name = measure
-            for path in files[1:]:
-                run = read_run(path)
-                tag = run.tag or Path(path).name
-                if tag in ranked_lists:
-                    fail(f"{path}: run tag {tag!r} appears twice")
-                ranked_lists[tag] = {}
-                for qid in run.topics():
-                    lines = run.topic_lines(qid)
-                    ranked_lists[tag][qid] = list(ranked_list(lines.docnos, lines.scores).docnos)
-                result = evaluate(qrels, run, [measure], relevance_level=relevance_level)
-                name = next(line.name for line in result.lines if line.per_topic)
-                offline[tag] = {q: float(v[name]) for q, v in result.per_topic.items()}
+            scored = score_runs(files[0], files[1:], measure, relevance_level=relevance_level)
+            ranked_lists = {
+                tag: {
+                    qid: list(ranked_list(lines.docnos, lines.scores).docnos)
+                    for qid in run.topics()
+                    for lines in [run.topic_lines(qid)]
+                }
+                for tag, run in scored.runs.items()
+            }
             study = interleaving.study(
-                ranked_lists, qrels.to_dict(), offline, measure=name, model=model, **simulated
+                ranked_lists,
+                scored.qrels.to_dict(),
+                scored.per_topic,
+                measure=scored.measure,
+                model=model,
+                **simulated,
             )
         except (TrecFormatError, MeasureError, ValueError) as error:
             fail(str(error))
@@ -493,19 +420,9 @@ def efficiency_import(ctx: click.Context, campaign_name: str, replace: bool, pat
 @campaign_option
 @qrels_option(QRELS_HELP)
 @measure_option()
-@click.option(
-    "--cost",
-    type=click.Choice(("mean_latency_ms", "cost_per_1000_queries")),
-    default="mean_latency_ms",
-    show_default=True,
-    help="The x axis of --plot.",
-)
-@click.option(
-    "--plot",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Write an SVG of effectiveness against the cost, Pareto frontier marked.",
-)
+@choice_option("--cost", choices=("mean_latency_ms", "cost_per_1000_queries"),
+               default="mean_latency_ms", help="The x axis of --plot.")
+@svg_option("Write an SVG of effectiveness against the cost, Pareto frontier marked.")
 @table_format_option
 @output_option
 @click.pass_context

@@ -63,13 +63,8 @@ def querylog() -> None:
 @common.campaign_option
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--name", default=None, help="Name of the log (default: the file name).")
-@click.option(
-    "--min-users",
-    type=click.IntRange(min=1),
-    default=5,
-    show_default=True,
-    help="k: drop queries issued by fewer distinct users.",
-)
+@common.number_option("--min-users", type=click.IntRange(min=1), default=5,
+                      help="k: drop queries issued by fewer distinct users.")
 @click.option("--format", "fmt", type=click.Choice(("jsonl", "tsv")), default=None,
               help="Log format (default: from the file's suffix).")
 @click.option("--mapping", type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -170,8 +165,8 @@ def prefs(
 @click.option("--qrels", "qrels_spec", default="final", show_default=True,
               help="The assessors' qrels: final, an assessor, a qrels set or a file.")
 @preference_options
-@click.option("--bootstrap", "n_bootstrap", type=click.IntRange(min=1), default=2000,
-              show_default=True, help="Topic-bootstrap resamples for the interval.")
+@common.number_option("--bootstrap", "n_bootstrap", type=click.IntRange(min=1), default=2000,
+                      help="Topic-bootstrap resamples for the interval.")
 @common.seed_option
 @common.table_format_option
 @click.pass_context
