@@ -21,6 +21,7 @@ from workbench.services import assignments, campaigns, importing, pools
 from workbench.services import users as user_service
 from workbench.services.errors import NotFound
 from workbench.store.db import Store
+from workbench.trec.topics import TopicStatement
 
 CAMPAIGN = "demo"
 SEED = 2024
@@ -40,23 +41,28 @@ JUDGES_PER_TOPIC = 2
 
 @dataclass(frozen=True)
 class DemoTopic:
-    qid: str
-    title: str
-    description: str
-    narrative: str
+    """A topic's statement and the sentences its generated documents are written from."""
+
+    statement: TopicStatement
     headlines: tuple[str, ...]
     core: tuple[str, ...]
     related: tuple[str, ...]
 
+    @property
+    def qid(self) -> str:
+        return self.statement.qid
+
 
 TOPICS = (
     DemoTopic(
-        "401",
-        "solar panel recycling",
-        "How are end-of-life solar panels recycled, and what materials are recovered?",
-        "Relevant documents describe recycling processes, recovery rates, costs or regulations "
-        "for photovoltaic panels. Documents about installing solar panels or solar energy prices "
-        "without any mention of disposal or recycling are not relevant.",
+        TopicStatement(
+            "401",
+            "solar panel recycling",
+            "How are end-of-life solar panels recycled, and what materials are recovered?",
+            "Relevant documents describe recycling processes, recovery rates, costs or regulations "
+            "for photovoltaic panels. Documents about installing solar panels or solar energy "
+            "prices without any mention of disposal or recycling are not relevant.",
+        ),
         (
             "Old solar panels find a second life",
             "Recovering silver from retired modules",
@@ -82,12 +88,14 @@ TOPICS = (
         ),
     ),
     DemoTopic(
-        "402",
-        "honeybee colony collapse",
-        "What causes honeybee colonies to collapse, and what is being done about it?",
-        "Relevant documents discuss causes of colony losses (mites, pesticides, disease, "
-        "nutrition) or measures against them. General articles on honey production, wasps or "
-        "wild flowers are not relevant unless they address colony collapse.",
+        TopicStatement(
+            "402",
+            "honeybee colony collapse",
+            "What causes honeybee colonies to collapse, and what is being done about it?",
+            "Relevant documents discuss causes of colony losses (mites, pesticides, disease, "
+            "nutrition) or measures against them. General articles on honey production, wasps or "
+            "wild flowers are not relevant unless they address colony collapse.",
+        ),
         (
             "Beekeepers report record winter losses",
             "Varroa mites and the vanishing hives",
@@ -113,12 +121,14 @@ TOPICS = (
         ),
     ),
     DemoTopic(
-        "403",
-        "remote work productivity",
-        "Does working from home make employees more or less productive?",
-        "Relevant documents report evidence (studies, surveys, company data) on the "
-        "productivity of remote or hybrid work. Articles about office real estate, commuting "
-        "traffic or video-call software without productivity findings are not relevant.",
+        TopicStatement(
+            "403",
+            "remote work productivity",
+            "Does working from home make employees more or less productive?",
+            "Relevant documents report evidence (studies, surveys, company data) on the "
+            "productivity of remote or hybrid work. Articles about office real estate, commuting "
+            "traffic or video-call software without productivity findings are not relevant.",
+        ),
         (
             "Are remote workers more productive?",
             "What the data says about working from home",
@@ -144,12 +154,14 @@ TOPICS = (
         ),
     ),
     DemoTopic(
-        "404",
-        "microplastics in drinking water",
-        "How much microplastic is found in drinking water, and is it harmful?",
-        "Relevant documents report measurements of microplastics in tap or bottled water, "
-        "their sources, health effects or filtering. Documents on ocean plastic or plastic "
-        "bag bans that do not concern drinking water are not relevant.",
+        TopicStatement(
+            "404",
+            "microplastics in drinking water",
+            "How much microplastic is found in drinking water, and is it harmful?",
+            "Relevant documents report measurements of microplastics in tap or bottled water, "
+            "their sources, health effects or filtering. Documents on ocean plastic or plastic "
+            "bag bans that do not concern drinking water are not relevant.",
+        ),
         (
             "Plastic particles found in tap water",
             "What is in your bottled water?",
@@ -175,12 +187,14 @@ TOPICS = (
         ),
     ),
     DemoTopic(
-        "405",
-        "electric bus adoption in cities",
-        "Which cities are switching to electric buses, and what have they learned?",
-        "Relevant documents describe city bus fleets moving to battery-electric buses: costs, "
-        "charging, range in winter, reliability or emissions. Electric cars, trams or "
-        "intercity coaches are not relevant.",
+        TopicStatement(
+            "405",
+            "electric bus adoption in cities",
+            "Which cities are switching to electric buses, and what have they learned?",
+            "Relevant documents describe city bus fleets moving to battery-electric buses: costs, "
+            "charging, range in winter, reliability or emissions. Electric cars, trams or "
+            "intercity coaches are not relevant.",
+        ),
         (
             "The city that went all-electric on buses",
             "Charging depots for a silent fleet",
@@ -206,13 +220,15 @@ TOPICS = (
         ),
     ),
     DemoTopic(
-        "406",
-        "sleep and memory consolidation",
-        "How does sleep help the brain consolidate memories?",
-        "Relevant documents explain research on sleep stages and memory: replay in the "
-        "hippocampus, slow-wave sleep, REM sleep, or the effect of sleep deprivation on "
-        "learning. Articles on insomnia treatments or mattresses without memory content are "
-        "not relevant.",
+        TopicStatement(
+            "406",
+            "sleep and memory consolidation",
+            "How does sleep help the brain consolidate memories?",
+            "Relevant documents explain research on sleep stages and memory: replay in the "
+            "hippocampus, slow-wave sleep, REM sleep, or the effect of sleep deprivation on "
+            "learning. Articles on insomnia treatments or mattresses without memory content are "
+            "not relevant.",
+        ),
         (
             "Why we remember better after a night's sleep",
             "The sleeping brain replays the day",
@@ -238,12 +254,14 @@ TOPICS = (
         ),
     ),
     DemoTopic(
-        "407",
-        "urban heat islands",
-        "Why are cities hotter than their surroundings, and how can they be cooled?",
-        "Relevant documents explain the urban heat island effect or measures against it: "
-        "trees, green roofs, reflective surfaces, water. Weather forecasts and general "
-        "heatwave news without the urban heat island are not relevant.",
+        TopicStatement(
+            "407",
+            "urban heat islands",
+            "Why are cities hotter than their surroundings, and how can they be cooled?",
+            "Relevant documents explain the urban heat island effect or measures against it: "
+            "trees, green roofs, reflective surfaces, water. Weather forecasts and general "
+            "heatwave news without the urban heat island are not relevant.",
+        ),
         (
             "Cooling the city: trees versus asphalt",
             "Mapping the hottest streets",
@@ -269,12 +287,14 @@ TOPICS = (
         ),
     ),
     DemoTopic(
-        "408",
-        "antibiotic resistance in farming",
-        "How does antibiotic use in livestock farming contribute to antibiotic resistance?",
-        "Relevant documents connect antibiotics given to farm animals with resistant bacteria, "
-        "or describe rules and practices that reduce antibiotic use in farming. Articles on "
-        "human prescriptions only, or on farm subsidies, are not relevant.",
+        TopicStatement(
+            "408",
+            "antibiotic resistance in farming",
+            "How does antibiotic use in livestock farming contribute to antibiotic resistance?",
+            "Relevant documents connect antibiotics given to farm animals with resistant bacteria, "
+            "or describe rules and practices that reduce antibiotic use in farming. Articles on "
+            "human prescriptions only, or on farm subsidies, are not relevant.",
+        ),
         (
             "Resistant bacteria from the farm",
             "Cutting antibiotics in pig farming",
@@ -414,14 +434,14 @@ def write_files(folder: Path) -> dict[str, list[Path]]:
         "".join(
             json.dumps(
                 {
-                    "qid": t.qid,
-                    "title": t.title,
-                    "description": t.description,
-                    "narrative": t.narrative,
+                    "qid": topic.qid,
+                    "title": topic.title,
+                    "description": topic.description,
+                    "narrative": topic.narrative,
                 }
             )
             + "\n"
-            for t in TOPICS
+            for topic in (t.statement for t in TOPICS)
         )
     )
     docs = folder / "demo-documents.jsonl"

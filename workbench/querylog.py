@@ -369,17 +369,11 @@ def load_or_create_key(folder: str | os.PathLike[str]) -> bytes:
 
 
 @dataclass(frozen=True)
-class AnonymisedImpression:
-    """An impression as stored: hashed ids, masked query text (as typed otherwise), its key."""
+class AnonymisedImpression(LoggedImpression):
+    """An impression as stored: hashed session and user ids, the masked query text (as typed
+    otherwise) and its key (`normalise_query` of the masked text)."""
 
-    line: int
-    session: str
-    user: str
-    query: str
     query_key: str
-    time: float
-    results: tuple[str, ...]
-    clicks: tuple[Click, ...]
 
 
 @dataclass(frozen=True)
@@ -475,7 +469,7 @@ class LogAnonymiser:
             self._kept.add(user, key)
             session = keyed_hash(self.key, SESSION_PREFIX + imp.session)
             yield AnonymisedImpression(
-                imp.line, session, user, masked, key, imp.time, imp.results, imp.clicks
+                imp.line, session, user, masked, imp.time, imp.results, imp.clicks, query_key=key
             )
 
     def report(self) -> AnonymisationReport:
