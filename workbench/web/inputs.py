@@ -49,6 +49,8 @@ def form_int(
     if not _INTEGER.fullmatch(text):
         raise ServiceError(f"{name} must be an integer; got {text[:40]!r}")
     value = int(text)
+    if value < minimum and maximum == limits.INT32_MAX:  # only the store's range above
+        raise ServiceError(f"{name} must be at least {minimum}; got {value}")
     if not minimum <= value <= maximum:
         raise ServiceError(f"{name} must be between {minimum} and {maximum}; got {value}")
     return value

@@ -9,6 +9,7 @@ never from the store.  The log is parsed and anonymised before the write transac
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,9 +36,11 @@ from workbench.services import evaluation as evaluation_service
 from workbench.services import querylogs as service
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.jobs import FAILED
+from workbench.services.store_handle import Session
 from workbench.trec import TrecFormatError
 from workbench.web.db import get_store
 from workbench.web.errors import status_of
+from workbench.web.inputs import form_int
 from workbench.web.report_jobs import page_job, request_page
 from workbench.web.security import admin_blueprint, admin_required
 
@@ -51,15 +54,9 @@ def anonymisation_key() -> bytes:
     return key if key else querylog.load_or_create_key(current_app.instance_path)
 
 
-def _int(name: str, default: int, low: int) -> int:
-    text = request.values.get(name, "").strip()
-    try:
-        value = int(text) if text else default
-    except ValueError:
-        raise ServiceError(f"{name} must be an integer, got {text[:40]!r}") from None
-    if value < low:
-        raise ServiceError(f"{name} must be at least {low}, got {value}")
-    return value
+def _count(name: str, default: int) -> int:
+    """A positive integer of the request (query string or form)."""
+    return form_int(request.values.get(name), name, minimum=1, default=default)
 
 
 def _options() -> service.PreferenceOptions:
@@ -71,7 +68,7 @@ def _options() -> service.PreferenceOptions:
         raise ServiceError(f"threshold must be a number, got {threshold[:40]!r}") from None
     return service.PreferenceOptions(
         request.values.get("strategy", clicks.SKIP_ABOVE),
-        _int("min_support", service.DEFAULT_MIN_SUPPORT, 1),
+        _count("min_support", service.DEFAULT_MIN_SUPPORT),
         deviation,
     )
 
@@ -85,6 +82,25 @@ def _page_options() -> dict[str, Any]:
         "qrels": request.args.get("qrels", "final"),
         "measure": request.args.get("measure", "map"),
     }
+
+
+def _report_page(
+    campaign_id: int,
+    template: str,
+    content: Callable[[Session, Any], dict[str, Any]],
+    **context: Any,
+) -> str:
+    """`template` rendered in one read transaction with the campaign, the qrels it can be
+    scored on (``qrels_choices``), what `content` reads from the store, and `context`."""
+    with get_store().read_session() as session:
+        campaign = campaign_service.get_campaign(session, campaign_id)
+        return render_template(
+            template,
+            campaign=campaign,
+            qrels_choices=evaluation_service.qrels_choices(session, campaign),
+            **content(session, campaign),
+            **context,
+        )
 
 
 # ------------------------------------------------------------------------------- pages
@@ -121,7 +137,7 @@ def _prepared_upload(upload: FileStorage) -> service.PreparedLog:
             return service.prepare_query_log(
                 path,
                 key=anonymisation_key(),
-                min_users=_int("min_users", querylog.DEFAULT_MIN_USERS, 1),
+                min_users=_count("min_users", querylog.DEFAULT_MIN_USERS),
                 format=request.form.get("format") or None,
                 mapping=mapping,
             )
@@ -166,19 +182,11 @@ def import_log(campaign_id: int) -> ResponseReturnValue:
 def report(campaign_id: int) -> ResponseReturnValue:
     from workbench.reports.querylogs import anonymisation_table
 
-    name = request.args.get("name", "")
-    with get_store().read_session() as session:
-        campaign = campaign_service.get_campaign(session, campaign_id)
-        summary = service.query_log_summary(session, campaign, name)
-        choices = evaluation_service.qrels_choices(session, campaign)
-        return render_template(
-            "querylogs/report.html",
-            campaign=campaign,
-            summary=summary,
-            table=anonymisation_table(summary),
-            qrels_choices=choices,
-            **_page_options(),
-        )
+    def summary(session: Session, campaign: Any) -> dict[str, Any]:
+        found = service.query_log_summary(session, campaign, request.args.get("name", ""))
+        return {"summary": found, "table": anonymisation_table(found)}
+
+    return _report_page(campaign_id, "querylogs/report.html", summary, **_page_options())
 
 
 def _click_page(
@@ -244,19 +252,16 @@ def agreement(campaign_id: int) -> ResponseReturnValue:
             tables.append(("click-evaluation", click_evaluation_table(page["evaluation"])))
         elif job.status == FAILED:
             error = job.error
-    with get_store().read_session() as session:
-        campaign = campaign_service.get_campaign(session, campaign_id)
-        choices = evaluation_service.qrels_choices(session, campaign)
-        return render_template(
-            "querylogs/agreement.html",
-            campaign=campaign,
-            name=name,
-            tables=tables,
-            error=error,
-            job=job if job is not None and job.pending else None,
-            qrels_choices=choices,
-            **options,
-        )
+    return _report_page(
+        campaign_id,
+        "querylogs/agreement.html",
+        lambda session, campaign: {},
+        name=name,
+        tables=tables,
+        error=error,
+        job=job if job is not None and job.pending else None,
+        **options,
+    )
 
 
 # --------------------------------------------------------------------------------- API
