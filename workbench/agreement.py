@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from math import floor
-from typing import Literal
+from typing import Literal, get_args
 
 import numpy as np
 from scipy import stats
@@ -32,8 +32,8 @@ Level = Literal["nominal", "ordinal", "interval"]
 MergeRule = Literal["majority", "mean", "any", "all", "primary"]
 TieRule = Literal["adjudicate", "higher", "lower"]
 
-MERGE_RULES: tuple[str, ...] = ("majority", "mean", "any", "all", "primary")
-TIE_RULES: tuple[str, ...] = ("adjudicate", "higher", "lower")
+MERGE_RULES: tuple[str, ...] = get_args(MergeRule)
+TIE_RULES: tuple[str, ...] = get_args(TieRule)
 
 
 @dataclass(frozen=True)

@@ -116,12 +116,12 @@ def judge_the_rest_of_the_pool(session, campaign) -> None:
 def evaluated(judged, tmp_path):
     """The judged campaign with runs, a pool, and final labels by majority (ties higher) for
     every pooled document."""
-    from workbench.services.adjudication import apply_rule
+    from workbench.services.adjudication import MergeSpec, apply_rule
     from workbench.services.campaigns import get_campaign
 
     with judged.session() as session:
         campaign = get_campaign(session, "demo")
         add_runs_and_pool(session, campaign, tmp_path)
         judge_the_rest_of_the_pool(session, campaign)
-        apply_rule(session, campaign, "majority", tie="higher")
+        apply_rule(session, campaign, MergeSpec("majority", tie="higher"))
     return judged

@@ -6,7 +6,12 @@ import pytest
 from sqlalchemy import select
 
 from tests.analysis.conftest import ASSESSORS, GRADES
-from workbench.services.adjudication import apply_rule, disagreement_queue, record_decision
+from workbench.services.adjudication import (
+    MergeSpec,
+    apply_rule,
+    disagreement_queue,
+    record_decision,
+)
 from workbench.services.campaigns import get_campaign
 from workbench.services.errors import ServiceError
 from workbench.store.models import FinalLabel, User
@@ -24,7 +29,7 @@ def _labels(session) -> dict[tuple[str, str], FinalLabel]:
 
 def test_majority_labels_clear_cases_and_queues_ties(judged):
     with judged.session() as s:
-        summary = apply_rule(s, get_campaign(s, "demo"), "majority")
+        summary = apply_rule(s, get_campaign(s, "demo"), MergeSpec("majority"))
         labels = _labels(s)
         alice, bob, carol = _ids(s)
     # the only ties: q2/d6 (2, 0, 1) and q2/d7 (1, 0)
@@ -50,13 +55,13 @@ def test_majority_labels_clear_cases_and_queues_ties(judged):
 )
 def test_rules_on_hand_made_cases(judged, rule, tie, key, grade):
     with judged.session() as s:
-        apply_rule(s, get_campaign(s, "demo"), rule, tie=tie)
+        apply_rule(s, get_campaign(s, "demo"), MergeSpec(rule, tie=tie))
         assert _labels(s)[key].grade == grade
 
 
 def test_primary_rule_takes_the_named_judge_and_queues_what_they_skipped(judged):
     with judged.session() as s:
-        summary = apply_rule(s, get_campaign(s, "demo"), "primary", primary="carol")
+        summary = apply_rule(s, get_campaign(s, "demo"), MergeSpec("primary", primary="carol"))
         labels = _labels(s)
         carol = _ids(s)[2]
     assert summary.queued == 2  # carol did not judge q1/d4 nor q2/d7
@@ -67,8 +72,8 @@ def test_primary_rule_takes_the_named_judge_and_queues_what_they_skipped(judged)
 def test_queue_lists_disagreements_with_the_rule_proposal(judged):
     with judged.session() as s:
         campaign = get_campaign(s, "demo")
-        queue = disagreement_queue(s, campaign, "majority")
-        binary_queue = disagreement_queue(s, campaign, "any")
+        queue = disagreement_queue(s, campaign, MergeSpec("majority"))
+        binary_queue = disagreement_queue(s, campaign, MergeSpec("any"))
     disagreeing = {k for k, row in GRADES.items() if len({g for g in row if g is not None}) > 1}
     assert {(q.qid, q.docno) for q in queue} == disagreeing
     proposals = {(q.qid, q.docno): q.proposal for q in queue}
@@ -83,13 +88,13 @@ def test_decision_records_provenance_and_survives_reapplying_a_rule(judged):
     with judged.session() as s:
         campaign = get_campaign(s, "demo")
         boss = s.scalar(select(User).where(User.username == "boss"))
-        apply_rule(s, campaign, "majority")
+        apply_rule(s, campaign, MergeSpec("majority"))
         record_decision(
             s, campaign, qid="q2", docno="d6", grade=1, reason="partly on topic", adjudicator=boss
         )
-        summary = apply_rule(s, campaign, "majority", tie="lower")
+        summary = apply_rule(s, campaign, MergeSpec("majority", tie="lower"))
         label = _labels(s)[("q2", "d6")]
-        queue = disagreement_queue(s, campaign, "majority")
+        queue = disagreement_queue(s, campaign, MergeSpec("majority"))
         alice, bob, carol = _ids(s)
     assert (label.grade, label.rule, label.reason) == (1, "adjudicated", "partly on topic")
     assert label.adjudicator_id == boss.id
@@ -120,23 +125,23 @@ def test_bad_rule_arguments_are_refused(judged):
     with judged.session() as s:
         campaign = get_campaign(s, "demo")
         with pytest.raises(ServiceError, match="unknown merge rule"):
-            apply_rule(s, campaign, "vote")
+            apply_rule(s, campaign, MergeSpec("vote"))
         with pytest.raises(ServiceError, match="needs the primary"):
-            apply_rule(s, campaign, "primary")
+            apply_rule(s, campaign, MergeSpec("primary"))
         with pytest.raises(ServiceError, match="no judgements"):
-            apply_rule(s, campaign, "primary", primary="boss")
+            apply_rule(s, campaign, MergeSpec("primary", primary="boss"))
 
 
 def test_a_batch_applies_a_rule_to_chosen_topics_with_one_reason(judged):
     with judged.session() as s:
         campaign = get_campaign(s, "demo")
-        summary = apply_rule(s, campaign, "any", topics=["q2"], reason="lenient on q2")
+        summary = apply_rule(s, campaign, MergeSpec("any"), topics=["q2"], reason="lenient on q2")
         labels = _labels(s)
         assert {qid for qid, _ in labels} == {"q2"}
         assert {label.reason for label in labels.values()} == {"lenient on q2"}
         assert summary.message().startswith("any on topic(s) q2: ")
         assert summary.labelled == len([key for key in GRADES if key[0] == "q2"])
         with pytest.raises(ServiceError, match="no judged document in topic"):
-            apply_rule(s, campaign, "any", topics=["q2", "nope"])
+            apply_rule(s, campaign, MergeSpec("any"), topics=["q2", "nope"])
         with pytest.raises(ServiceError, match="the reason is limited"):
-            apply_rule(s, campaign, "any", topics=["q2"], reason="x" * 10_001)
+            apply_rule(s, campaign, MergeSpec("any"), topics=["q2"], reason="x" * 10_001)

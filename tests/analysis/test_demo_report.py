@@ -17,7 +17,7 @@ from workbench.reports import evaluation as report
 from workbench.reports.agreement import agreement_tables
 from workbench.reports.tables import FORMATS, render
 from workbench.services import evaluation as service
-from workbench.services.adjudication import apply_rule
+from workbench.services.adjudication import MergeSpec, apply_rule
 from workbench.services.agreement import agreement_report
 from workbench.services.campaigns import get_campaign
 from workbench.services.current_judgements import current_judgements
@@ -97,7 +97,7 @@ def test_demo_agreement_matches_scikit_learn(demo_store):
 def test_demo_evaluation_report_equals_the_exported_qrels(demo_store, tmp_path):
     with demo_store.session() as s:
         campaign = get_campaign(s, demo.CAMPAIGN)
-        summary = apply_rule(s, campaign, "majority", tie="lower")
+        summary = apply_rule(s, campaign, MergeSpec("majority", tie="lower"))
         assert summary.queued == 0 and summary.labelled > 0
         path = tmp_path / "final.qrels"
         with path.open("w") as out:

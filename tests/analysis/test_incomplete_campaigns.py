@@ -17,7 +17,7 @@ from tests.analysis.conftest import add_runs_and_pool
 from tests.analysis.test_evaluation_service import FINAL
 from workbench.services import evaluation as service
 from workbench.services import importing, qrels
-from workbench.services.adjudication import apply_rule
+from workbench.services.adjudication import MergeSpec, apply_rule
 from workbench.services.campaigns import get_campaign
 from workbench.services.errors import ServiceError
 
@@ -123,7 +123,7 @@ def test_final_qrels_with_documents_left_to_adjudicate_are_refused(judged, tmp_p
     with judged.session() as s:
         campaign = get_campaign(s, "demo")
         add_runs_and_pool(s, campaign, tmp_path)  # pools d11 and d12, which nobody judged
-        summary = apply_rule(s, campaign, "majority", tie="adjudicate")
+        summary = apply_rule(s, campaign, MergeSpec("majority", tie="adjudicate"))
         assert summary.queued > 0
         missing = summary.queued + 2
         expected = f"{missing} of the 14 pooled or judged documents lack a final label"

@@ -16,7 +16,7 @@ def evaluated_server(server, tmp_path):  # noqa: F811
     """The analysis fixture campaign (3 topics, 4 runs, a pool, final labels) with efficiency
     figures for two runs, in the served app's store."""
     from tests.analysis.conftest import add_runs_and_pool, build_campaign
-    from workbench.services.adjudication import apply_rule
+    from workbench.services.adjudication import MergeSpec, apply_rule
     from workbench.services.efficiency import import_efficiency
 
     base, app = server
@@ -26,7 +26,7 @@ def evaluated_server(server, tmp_path):  # noqa: F811
         s.execute(delete(User).where(User.username == "alice"))  # the campaign brings its own
         campaign = build_campaign(s)
         add_runs_and_pool(s, campaign, tmp_path)
-        apply_rule(s, campaign, "majority", tie="higher")
+        apply_rule(s, campaign, MergeSpec("majority", tie="higher"))
         import_efficiency(s, campaign, sidecar)
         campaign_id = campaign.id
     return base, campaign_id

@@ -129,12 +129,8 @@ def test_the_adjudication_page_shows_topic_document_and_a_refused_rule(
         ).status_code in (200, 201)
     with get_store_of(app).read_session() as session:
         c1 = campaigns.get_campaign(session, world.campaign_id)
-        page = adjudication.adjudication_page(
-            session, c1, "majority", tie="adjudicate", primary=None
-        )
-        refused = adjudication.adjudication_page(
-            session, c1, "primary", tie="adjudicate", primary=None
-        )
+        page = adjudication.adjudication_page(session, c1, adjudication.MergeSpec("majority"))
+        refused = adjudication.adjudication_page(session, c1, adjudication.MergeSpec("primary"))
     assert page.campaign.name == "c1" and page.error is None
     [entry] = page.entries
     assert (entry.item.qid, entry.item.docno, entry.item.proposal) == ("T1", "D1", None)
@@ -143,3 +139,14 @@ def test_the_adjudication_page_shows_topic_document_and_a_refused_rule(
     assert entry.narrative.startswith("Recycling processes are relevant.")
     assert entry.text == "Text 1 about solar panel recycling <script>alert(1)</script>"
     assert refused.entries == () and refused.error
+
+
+def test_an_unknown_merge_rule_is_refused_on_the_page_not_replaced(as_user, world: World) -> None:
+    admin = as_user("admin")
+    page = admin.get(f"/reports/{world.campaign_id}/adjudication?rule=vote&tie=adjudicate")
+    assert page.status_code == 200
+    assert "unknown merge rule &#39;vote&#39;; expected one of majority, mean, any, all, primary" in (
+        page.text
+    )
+    tie = admin.get(f"/reports/{world.campaign_id}/adjudication?rule=majority&tie=coin")
+    assert "unknown tie rule &#39;coin&#39;" in tie.text

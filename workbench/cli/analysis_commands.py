@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from workbench.agreement import MERGE_RULES, TIE_RULES
 from workbench.cli.common import (
     campaign_option,
     choice_option,
@@ -19,7 +20,6 @@ from workbench.cli.common import (
     transaction,
 )
 from workbench.reports.evaluation import EVALUATION_FORMATS
-from workbench.services.adjudication import RULES, TIES
 from workbench.services.evaluation import TOPIC_SETS
 from workbench.services.evaluation_report import REUSABILITY_UNITS
 from workbench.stats import CORRECTIONS, PAIRED_TESTS
@@ -109,10 +109,10 @@ def agreement(
 
 @click.command()
 @campaign_option
-@choice_option("--rule", choices=RULES, required=True,
+@choice_option("--rule", choices=MERGE_RULES, required=True,
                help="How the judges' grades merge into the final label.")
 @click.option("--primary", default=None, help="The primary assessor's username (--rule primary).")
-@choice_option("--tie", choices=TIES, default="adjudicate",
+@choice_option("--tie", choices=TIE_RULES, default="adjudicate",
                help="Majority ties: to the queue, or the higher/lower grade.")
 @click.option("--topics", default=None, help="Only these topics (QID,QID,...): a batch.")
 @click.option("--reason", default="", help="One reason recorded for the batch's labels.")
@@ -128,7 +128,7 @@ def adjudicate(
 ) -> None:
     """Set the final label of every judged document by a merge rule (adjudicators'
     decisions are kept); report what is left for the adjudication queue."""
-    from workbench.services.adjudication import apply_rule
+    from workbench.services.adjudication import MergeSpec, apply_rule
     from workbench.services.campaigns import get_campaign
     from workbench.services.importing import topic_list
 
@@ -137,9 +137,7 @@ def adjudicate(
         summary = apply_rule(
             session,
             campaign,
-            rule,
-            tie=tie,
-            primary=primary,
+            MergeSpec(rule, tie, primary),
             topics=topic_list(topics) if topics else None,
             reason=reason,
         )

@@ -20,17 +20,39 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from workbench import limits
-from workbench.agreement import MergeRule, TieRule, binarise, merge_grades
+from workbench.agreement import MERGE_RULES, TIE_RULES, MergeRule, TieRule, binarise, merge_grades
 from workbench.services.campaigns import CampaignInfo, campaign_info
 from workbench.services.current_judgements import counted_judgements, withdrawn_note
 from workbench.services.errors import ServiceError
 from workbench.services.qrels import qrels_completeness
 from workbench.store.models import Campaign, Document, FinalLabel, Topic, User, utcnow
 
-RULES = ("majority", "mean", "any", "all", "primary")
-TIES = ("adjudicate", "higher", "lower")
 ADJUDICATED = "adjudicated"
 Key = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class MergeSpec:
+    """A merge rule as an organiser chooses it: `rule` (one of agreement.MERGE_RULES), the
+    `tie` rule of a majority (agreement.TIE_RULES) and, for the rule "primary", the primary
+    assessor's username."""
+
+    rule: str
+    tie: str = "adjudicate"
+    primary: str | None = None
+
+    def check(self) -> None:
+        """Refuse (ServiceError) an unknown rule or tie, or "primary" without a username."""
+        if self.rule not in MERGE_RULES:
+            raise ServiceError(
+                f"unknown merge rule {self.rule!r}; expected one of {', '.join(MERGE_RULES)}"
+            )
+        if self.tie not in TIE_RULES:
+            raise ServiceError(
+                f"unknown tie rule {self.tie!r}; expected one of {', '.join(TIE_RULES)}"
+            )
+        if self.rule == "primary" and self.primary is None:
+            raise ServiceError("the primary rule needs the primary assessor's username")
 
 
 @dataclass(frozen=True)
@@ -109,24 +131,15 @@ def _primary_judge(session: Session, campaign: Campaign, primary: str | None) ->
     return user_id
 
 
-def _check_rule(rule: str, tie: str, primary: str | None) -> None:
-    if rule not in RULES:
-        raise ServiceError(f"unknown merge rule {rule!r}; expected one of {', '.join(RULES)}")
-    if tie not in TIES:
-        raise ServiceError(f"unknown tie rule {tie!r}; expected one of {', '.join(TIES)}")
-    if rule == "primary" and primary is None:
-        raise ServiceError("the primary rule needs the primary assessor's username")
-
-
-def _propose(document: JudgedDocument, rule: str, tie: str, primary: int | None):
+def _propose(document: JudgedDocument, merge: MergeSpec, primary: int | None):
     judges = list(document.grades)
     grades = [document.grades[j] for j in judges]
     primary_index = judges.index(primary) if primary in judges else None
-    if rule == "primary" and primary_index is None:
+    if merge.rule == "primary" and primary_index is None:
         return None  # the primary did not judge it: an adjudicator must
-    # rule and tie were checked against RULES and TIES by _check_rule
-    rule_, tie_ = cast(MergeRule, rule), cast(TieRule, tie)
-    return merge_grades(grades, rule=rule_, tie=tie_, primary_index=primary_index)
+    # rule and tie were checked against MERGE_RULES and TIE_RULES by MergeSpec.check
+    rule, tie = cast(MergeRule, merge.rule), cast(TieRule, merge.tie)
+    return merge_grades(grades, rule=rule, tie=tie, primary_index=primary_index)
 
 
 def _disagree(document: JudgedDocument, rule: str, level: int) -> bool:
@@ -145,10 +158,8 @@ def _final_labels(session: Session, campaign: Campaign) -> dict[Key, FinalLabel]
 def apply_rule(
     session: Session,
     campaign: Campaign,
-    rule: str,
+    merge: MergeSpec,
     *,
-    tie: str = "adjudicate",
-    primary: str | None = None,
     topics: Collection[str] | None = None,
     reason: str = "",
 ) -> AdjudicationSummary:
@@ -158,7 +169,7 @@ def apply_rule(
     Labels an adjudicator decided are kept; a document the rule cannot decide loses any
     earlier rule-made label (it is back in the queue).
     """
-    _check_rule(rule, tie, primary)
+    merge.check()
     reason = reason.strip()
     if len(reason) > limits.COMMENT:
         raise ServiceError(f"the reason is limited to {limits.COMMENT} characters")
@@ -168,12 +179,12 @@ def apply_rule(
         unknown = sorted(chosen - known)
         if unknown:
             raise ServiceError(f"no judged document in topic(s) {', '.join(unknown[:20])}")
-    primary_judge = _primary_judge(session, campaign, primary)
+    primary_judge = _primary_judge(session, campaign, merge.primary)
     existing = _final_labels(session, campaign)
     labelled = kept = queued = 0
-    rule_name = f"primary:{primary_judge}" if rule == "primary" else rule
-    if rule == "majority":
-        rule_name = f"majority/tie={tie}"
+    rule_name = f"primary:{primary_judge}" if merge.rule == "primary" else merge.rule
+    if merge.rule == "majority":
+        rule_name = f"majority/tie={merge.tie}"
     for document in judged_documents(session, campaign):
         if chosen is not None and document.qid not in chosen:
             continue
@@ -182,7 +193,7 @@ def apply_rule(
         if label is not None and label.adjudicator_id is not None:
             kept += 1
             continue
-        grade = _propose(document, rule, tie, primary_judge)
+        grade = _propose(document, merge, primary_judge)
         if grade is None:
             queued += 1
             if label is not None:
@@ -210,21 +221,15 @@ def apply_rule(
 
 
 def disagreement_queue(
-    session: Session,
-    campaign: Campaign,
-    rule: str,
-    *,
-    tie: str = "adjudicate",
-    primary: str | None = None,
-    include_decided: bool = False,
+    session: Session, campaign: Campaign, merge: MergeSpec, *, include_decided: bool = False
 ) -> list[QueueItem]:
-    """Documents on which the judges disagree under `rule`, not yet decided by an adjudicator.
+    """Documents on which the judges disagree under `merge`, not yet decided by an adjudicator.
 
     proposal is the rule's grade (None when it cannot decide); with include_decided the
     documents an adjudicator already settled are listed too.
     """
-    _check_rule(rule, tie, primary)
-    primary_judge = _primary_judge(session, campaign, primary)
+    merge.check()
+    primary_judge = _primary_judge(session, campaign, merge.primary)
     existing = _final_labels(session, campaign)
     names = judge_names(session, campaign)
     notes: dict[Key, list] = defaultdict(list)  # comments and cannot-judge reasons
@@ -233,13 +238,13 @@ def disagreement_queue(
             notes[(judgement.qid, judgement.docno)].append(judgement)
     queue = []
     for document in judged_documents(session, campaign):
-        if not _disagree(document, rule, campaign.relevance_level):
+        if not _disagree(document, merge.rule, campaign.relevance_level):
             continue
         label = existing.get((document.qid, document.docno))
         decided = label is not None and label.adjudicator_id is not None
         if decided and not include_decided:
             continue
-        proposal = _propose(document, rule, tie, primary_judge)
+        proposal = _propose(document, merge, primary_judge)
         queue.append(
             QueueItem(
                 qid=document.qid,
@@ -288,13 +293,11 @@ class AdjudicationPage:
     withdrawn: str
 
 
-def adjudication_page(
-    session: Session, campaign: Campaign, rule: str, *, tie: str, primary: str | None
-) -> AdjudicationPage:
-    """The disagreement queue under `rule` with what the adjudicator reads beside it."""
+def adjudication_page(session: Session, campaign: Campaign, merge: MergeSpec) -> AdjudicationPage:
+    """The disagreement queue under `merge` with what the adjudicator reads beside it."""
     error = None
     try:
-        queue = disagreement_queue(session, campaign, rule, tie=tie, primary=primary)
+        queue = disagreement_queue(session, campaign, merge)
     except ServiceError as refused:
         queue, error = [], str(refused)
     qids, docnos = {q.qid for q in queue}, {q.docno for q in queue}

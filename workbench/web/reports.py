@@ -332,37 +332,29 @@ def evaluation_download(campaign_id: int, fmt: str):
 
 
 def _queue_request() -> dict[str, Any]:
-    from workbench.services.adjudication import RULES, TIES
-
+    """The merge rule chosen on the adjudication page (an unknown one is refused where used)."""
     source = request.form if request.method == "POST" else request.args
-    rule = source.get("rule", "majority")
-    tie = source.get("tie", "adjudicate")
     return {
-        "rule": rule if rule in RULES else "majority",
-        "tie": tie if tie in TIES else "adjudicate",
+        "rule": source.get("rule", "majority"),
+        "tie": source.get("tie", "adjudicate"),
         "primary": source.get("primary") or None,
     }
 
 
 @bp.get("/<int:campaign_id>/adjudication")
 def adjudication(campaign_id: int):
-    from workbench.services.adjudication import RULES, TIES, adjudication_page
+    from workbench.agreement import MERGE_RULES, TIE_RULES
+    from workbench.services.adjudication import MergeSpec, adjudication_page
 
     choice = _queue_request()
     with get_store().read_session() as session:
-        page = adjudication_page(
-            session,
-            _campaign(session, campaign_id),
-            choice["rule"],
-            tie=choice["tie"],
-            primary=choice["primary"],
-        )
+        page = adjudication_page(session, _campaign(session, campaign_id), MergeSpec(**choice))
     return render_template(
         "reports/adjudication.html",
         campaign={"id": campaign_id, "name": page.campaign.name},
         choice=choice,
-        rules=RULES,
-        ties=TIES,
+        rules=MERGE_RULES,
+        ties=TIE_RULES,
         scale=[(g.value, g.label, g.key) for g in page.campaign.grades],
         items=page.entries,
         error=page.error,
@@ -408,7 +400,7 @@ def decide(campaign_id: int):
 def apply(campaign_id: int):
     """Apply the chosen merge rule to every judged document, or to the topics of a batch with
     one reason (adjudicated labels are kept)."""
-    from workbench.services.adjudication import apply_rule
+    from workbench.services.adjudication import MergeSpec, apply_rule
     from workbench.services.importing import topic_list
 
     choice = _queue_request()
@@ -418,7 +410,7 @@ def apply(campaign_id: int):
             summary = apply_rule(
                 session,
                 _campaign(session, campaign_id),
-                **choice,
+                MergeSpec(**choice),
                 topics=topic_list(batch) if batch else None,
                 reason=request.form.get("reason", ""),
             )
