@@ -192,24 +192,34 @@ def interleave(method: str) -> Callable[..., Interleaved]:
     return team_draft if method == "team-draft" else balanced
 
 
+@dataclass(frozen=True)
+class Setup:
+    """How pairs of runs are interleaved and clicked: the interleaving `method` (METHODS), the
+    simulated users per query (`impressions`), the documents shown (`length`), the random
+    `seed` and the click model (None: `ClickModel()`)."""
+
+    method: str = "team-draft"
+    impressions: int = 10
+    length: int = 10
+    seed: int = 0
+    model: ClickModel | None = None
+
+
 def compare(
     a: Mapping[str, Sequence[str]],
     b: Mapping[str, Sequence[str]],
     qrels: Mapping[str, Mapping[str, int]],
+    setup: Setup = Setup(),
     *,
     names: tuple[str, str] = ("A", "B"),
-    method: str = "team-draft",
-    impressions: int = 10,
-    length: int = 10,
-    seed: int = 0,
-    model: ClickModel | None = None,
 ) -> InterleavingComparison:
-    """Interleave ranked_lists ``a`` and ``b`` (qid -> docnos best first) ``impressions`` times per
-    query with simulated clicks; topics are those with qrels that both runs rank."""
+    """Interleave ranked_lists ``a`` and ``b`` (qid -> docnos best first) ``setup.impressions``
+    times per query with simulated clicks; topics are those with qrels that both runs rank."""
+    method, impressions, length, seed = setup.method, setup.impressions, setup.length, setup.seed
     if impressions < 1 or length < 1:
         raise ValueError("impressions and length must be at least 1")
     merge = interleave(method)
-    model = model or ClickModel()
+    model = setup.model or ClickModel()
     rng = np.random.default_rng(seed)
     topics = sorted(set(a) & set(b) & set(qrels))
     skipped = tuple(sorted((set(a) | set(b)) - set(topics)))
@@ -296,23 +306,18 @@ def study(
     offline: Mapping[str, Mapping[str, float]],
     *,
     measure: str,
-    method: str = "team-draft",
-    impressions: int = 10,
-    length: int = 10,
-    seed: int = 0,
-    model: ClickModel | None = None,
+    setup: Setup = Setup(),
 ) -> InterleavingStudy:
     """Interleave every pair of runs (``ranked_lists``: tag -> qid -> docnos) and set each
     preference beside the offline difference of ``offline`` (tag -> qid -> score) means."""
-    model = model or ClickModel()
+    model = setup.model or ClickModel()
     tags = list(ranked_lists)
     outcomes = []
     for i, first in enumerate(tags):
         for second in tags[i + 1 :]:
             comparison = compare(
-                ranked_lists[first], ranked_lists[second], qrels, names=(first, second),
-                method=method, impressions=impressions, length=length, seed=seed, model=model,
-            )  # fmt: skip
+                ranked_lists[first], ranked_lists[second], qrels, setup, names=(first, second)
+            )
             common = sorted(set(offline[first]) & set(offline[second]))
             difference = (
                 float(np.mean([offline[first][q] - offline[second][q] for q in common]))
@@ -321,6 +326,6 @@ def study(
             )
             outcomes.append(PairOutcome(comparison, difference, len(common)))
     return InterleavingStudy(
-        method, impressions, seed, measure, model, tuple(outcomes),
+        setup.method, setup.impressions, setup.seed, measure, model, tuple(outcomes),
         agreement([(o.comparison, o.offline_difference) for o in outcomes]),
     )  # fmt: skip

@@ -89,7 +89,9 @@ def test_interleaving_study_on_the_campaign(evaluated):
         campaign = get_campaign(s, "demo")
         runs = service.load_runs(s, campaign)
         table = service.evaluate_campaign(s, campaign, "final", ["map"], runs=runs)
-        study = extended.interleaving_study(s, campaign, table, runs, impressions=5, seed=2)
+        study = extended.interleaving_study(
+            s, campaign, table, runs, setup=interleaving.Setup(impressions=5, seed=2)
+        )
         qrels = service.resolve_qrels(s, campaign, "final").qrels
     assert len(study.pairs) == 6
     first = study.pairs[0]
@@ -98,9 +100,8 @@ def test_interleaving_study_on_the_campaign(evaluated):
         {q: list(r.docnos) for q, r in runs[0].ranked_lists.items()},
         {q: list(r.docnos) for q, r in runs[1].ranked_lists.items()},
         qrels,
+        interleaving.Setup(impressions=5, seed=2),
         names=("runA", "runB"),
-        impressions=5,
-        seed=2,
     )
     assert first.comparison == expected
     assert first.offline_difference == pytest.approx(

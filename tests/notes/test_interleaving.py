@@ -85,21 +85,21 @@ def _runs(n_topics: int = 30):
 @pytest.mark.parametrize("method", il.METHODS)
 def test_interleaving_prefers_the_better_run(method) -> None:
     qrels, good, bad = _runs()
-    result = il.compare(good, bad, qrels, names=("good", "bad"), method=method, seed=4)
+    result = il.compare(good, bad, qrels, il.Setup(method, seed=4), names=("good", "bad"))
     assert result.preference == 1
     assert result.wins > 20 and result.losses == 0
     assert result.p_value < 1e-5
     assert len(result.queries) == 30 and sum(q.wins for q in result.queries) > 200
-    assert result == il.compare(good, bad, qrels, names=("good", "bad"), method=method, seed=4)
-    swapped = il.compare(bad, good, qrels, method=method, seed=4)
+    assert result == il.compare(good, bad, qrels, il.Setup(method, seed=4), names=("good", "bad"))
+    swapped = il.compare(bad, good, qrels, il.Setup(method, seed=4))
     assert swapped.preference == -1
 
 
 def test_identical_runs_are_not_told_apart() -> None:
     qrels, good, _ = _runs()
-    result = il.compare(good, good, qrels, method="balanced", seed=2)
+    result = il.compare(good, good, qrels, il.Setup("balanced", seed=2))
     assert (result.wins, result.losses, result.p_value) == (0, 0, 1.0)
-    team = il.compare(good, good, qrels, method="team-draft", seed=2, impressions=20)
+    team = il.compare(good, good, qrels, il.Setup("team-draft", impressions=20, seed=2))
     assert team.p_value > 0.01  # the coin decides the teams: no systematic preference
 
 
@@ -107,16 +107,16 @@ def test_topics_without_qrels_are_skipped_and_listed() -> None:
     qrels, good, bad = _runs(3)
     good["extra"] = ["x"]
     bad["extra"] = ["y"]
-    result = il.compare(good, bad, qrels, seed=0)
+    result = il.compare(good, bad, qrels, il.Setup(seed=0))
     assert result.skipped == ("extra",) and len(result.queries) == 3
     with pytest.raises(ValueError, match="method"):
-        il.compare(good, bad, qrels, method="probabilistic")
+        il.compare(good, bad, qrels, il.Setup("probabilistic"))
 
 
 def test_agreement_with_offline_differences() -> None:
     qrels, good, bad = _runs(5)
-    ab = il.compare(good, bad, qrels, seed=0)
-    same = il.compare(good, good, qrels, method="balanced", seed=0)
+    ab = il.compare(good, bad, qrels, il.Setup(seed=0))
+    same = il.compare(good, good, qrels, il.Setup("balanced", seed=0))
     result = il.agreement([(ab, 0.3), (ab, -0.1), (same, 0.2), (ab, 0.0)])
     assert (result.pairs, result.agree, result.disagree, result.undecided) == (4, 1, 1, 2)
     assert result.rate == 0.5

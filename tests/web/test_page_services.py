@@ -145,8 +145,7 @@ def test_an_unknown_merge_rule_is_refused_on_the_page_not_replaced(as_user, worl
     admin = as_user("admin")
     page = admin.get(f"/reports/{world.campaign_id}/adjudication?rule=vote&tie=adjudicate")
     assert page.status_code == 200
-    assert "unknown merge rule &#39;vote&#39;; expected one of majority, mean, any, all, primary" in (
-        page.text
-    )
+    refusal = "unknown merge rule &#39;vote&#39;; expected one of majority, mean, any, all, primary"
+    assert refusal in page.text
     tie = admin.get(f"/reports/{world.campaign_id}/adjudication?rule=majority&tie=coin")
     assert "unknown tie rule &#39;coin&#39;" in tie.text

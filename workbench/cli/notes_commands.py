@@ -3,8 +3,8 @@ topic-set size, parameter sweeps, interleaving, and run efficiency figures."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -333,12 +333,7 @@ def interleave(
         model = interleaving.ClickModel(decay, p_relevant, p_nonrelevant, relevance_level)
     except ValueError as error:
         fail(str(error))
-    simulated: dict[str, Any] = {  # the interleavings and users simulated, for either source
-        "method": method,
-        "impressions": impressions,
-        "length": length,
-        "seed": seed,
-    }
+    setup = interleaving.Setup(method, impressions, length, seed, model)
     if campaign_name is None:
         if len(files) < 3:
             fail("give QRELS RUN RUN [RUN ...], or --campaign")
@@ -361,8 +356,7 @@ def interleave(
                 scored.qrels.to_dict(),
                 scored.per_topic,
                 measure=scored.measure,
-                model=model,
-                **simulated,
+                setup=setup,
             )
         except (TrecFormatError, MeasureError, ValueError) as error:
             fail(str(error))
@@ -386,9 +380,8 @@ def interleave(
                 table,
                 runs,
                 qrels_spec,
-                model=model,
+                setup=dataclasses.replace(setup, model=model),
                 allow_files=True,
-                **simulated,
             )
     emit(to_json(study) if fmt == "json" else render(interleaving_table(study), fmt), output)
 

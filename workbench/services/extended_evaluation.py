@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, TypeVar
 
 from sqlalchemy import func, select
@@ -230,17 +230,14 @@ def interleaving_study(
     qrels: str = "final",
     *,
     measure: str | None = None,
-    method: str = "team-draft",
-    impressions: int = 10,
-    length: int = 10,
-    seed: int = 0,
-    model: interleaving.ClickModel | None = None,
+    setup: interleaving.Setup = interleaving.Setup(),
     allow_files: bool = False,
     allow_incomplete: bool = False,
 ) -> interleaving.InterleavingStudy:
     """Interleave every pair of the campaign's runs with clicks simulated from the ``qrels``
     (the spec ``table`` was evaluated with) and compare each preference with the offline
-    ``measure`` of the table."""
+    ``measure`` of the table. Without a click model in `setup`, the default one with the
+    table's relevance level."""
     measure = measure or table.measures[0]
     if measure not in table.measures:
         raise ServiceError(f"measure {measure!r} is not in the evaluation ({table.measures})")
@@ -255,11 +252,10 @@ def interleaving_study(
         for r in table.runs
     }
     try:
-        return interleaving.study(
-            ranked_lists, named.qrels, offline, measure=measure, method=method,
-            impressions=impressions, length=length, seed=seed,
-            model=model or interleaving.ClickModel(relevance_level=table.relevance_level),
-        )  # fmt: skip
+        if setup.model is None:
+            model = interleaving.ClickModel(relevance_level=table.relevance_level)
+            setup = replace(setup, model=model)
+        return interleaving.study(ranked_lists, named.qrels, offline, measure=measure, setup=setup)
     except ValueError as error:
         raise ServiceError(str(error)) from None
 
@@ -417,7 +413,7 @@ def extended_sections(
         study, study_reason = attempt(
             lambda: interleaving_study(
                 session, campaign, table, runs, qrels, measure=measure,
-                method=interleaving_method, impressions=impressions, seed=seed,
+                setup=interleaving.Setup(interleaving_method, impressions, seed=seed),
                 allow_files=allow_files, allow_incomplete=allow_incomplete,
             )
         )  # fmt: skip
