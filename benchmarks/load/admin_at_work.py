@@ -49,6 +49,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import run_load
+from stall_probes import StallProbes
 
 from workbench.services import campaigns, importing
 from workbench.services import users as user_service
@@ -331,11 +332,12 @@ def write_timeline(
     sent: list[list[float]],
     log: AdminLog,
     holds: list[tuple[float, float, str]],
+    stalls: list[tuple[float, float, str]],
 ) -> None:
     """JSON lines, one event each, times in seconds since `began` (time.monotonic), sorted:
-    {"t", "judgement_ms", "assessor"}, {"t", "end", "action", "status"} and
-    {"t", "held_s", "by"} (t: when the judgement was sent, the action started, the lock was
-    released)."""
+    {"t", "judgement_ms", "assessor"}, {"t", "end", "action", "status"},
+    {"t", "held_s", "by"} and {"t", "stall_s", "where"} (t: when the judgement was sent, the
+    action started, the lock was released, the stall began; see stall_probes.py)."""
     events: list[dict[str, object]] = [
         {"t": round(at - began, 4), "judgement_ms": round(lat * 1000.0, 2), "assessor": k}
         for k, (r, times) in enumerate(zip(results, sent, strict=True))
@@ -346,6 +348,10 @@ def write_timeline(
         for a, s, e, st in log.actions
     ]
     events += [{"t": round(at - began, 4), "held_s": held, "by": by} for held, at, by in holds]
+    events += [
+        {"t": round(at - began, 4), "stall_s": round(took, 4), "where": where}
+        for at, took, where in stalls
+    ]
     events.sort(key=lambda event: float(str(event["t"])))
     path.write_text("".join(json.dumps(event) + "\n" for event in events))
 
@@ -408,8 +414,10 @@ def main(argv: list[str] | None = None) -> int:
         log = AdminLog()
         results = [run_load.AssessorResult() for _ in load.assessors]
         stop = threading.Event()
+        probes = StallProbes(postgres_url=None if url.startswith("sqlite") else url)
         try:
             server.start()
+            probes.start()
             machine_before = run_load.machine_cpu_seconds()
             began = time.monotonic()
             admin = threading.Thread(
@@ -445,6 +453,7 @@ def main(argv: list[str] | None = None) -> int:
             machine_cpu = run_load.machine_cpu_seconds() - machine_before
         finally:
             stop.set()
+            probes.stop()
             server.stop()
         check = run_load.check_store(store, load, results)
         store.dispose()
@@ -508,7 +517,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2, default=_number) + "\n")
     if args.timeline:
-        write_timeline(args.timeline, began, results, sent, log, holds)
+        write_timeline(args.timeline, began, results, sent, log, holds, probes.events())
     return 0 if check.ok and not log.errors else 1
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
-from workbench.store import Store, open_store
+from workbench.store import Store, db, open_store
 from workbench.store.db import SQLITE_SYNCHRONOUS_ENV
 from workbench.store.models import User
 
@@ -100,6 +100,31 @@ def test_a_batched_job_lets_writers_queued_in_other_processes_go_between_its_bat
                 time.sleep(0.3)  # the judge is waiting for the lock
     assert judge is not None and judge.wait(timeout=60) == 0
     assert seen == [False, True, True]
+
+
+def _busy(seconds: float) -> None:
+    until = time.monotonic() + seconds
+    while time.monotonic() < until:
+        pass
+
+
+def test_every_store_pauses_after_a_batch_as_long_as_it_took_at_most_the_cap(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On SQLite the pause lets queued writers take the lock; on PostgreSQL it halves the
+    job's WAL rate, which every judgement's commit must flush. The body is timed, not slept,
+    so that only the pause calls time.sleep."""
+    pauses: list[float] = []
+    with store.batch_connection():
+        pass
+    monkeypatch.setattr(db.time, "sleep", pauses.append)
+    with store.batch_connection():
+        _busy(0.05)
+    with store.batch_connection():
+        _busy(db.BATCH_PAUSE_MAX_S + 0.05)
+    assert len(pauses) == 2
+    assert 0.05 <= pauses[0] < db.BATCH_PAUSE_MAX_S
+    assert pauses[1] == db.BATCH_PAUSE_MAX_S
 
 
 def test_connection_is_a_write_transaction_that_rolls_back_on_error(store: Store) -> None:

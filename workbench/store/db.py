@@ -299,16 +299,17 @@ class Store:
 
     @contextmanager
     def batch_connection(self) -> Iterator[Connection]:
-        """A write transaction for one batch of a long job (an import's steps). On SQLite the
-        job then pauses as long as it held the write lock (at most BATCH_PAUSE_MAX_S), so
-        that it holds the lock at most about half the time and the writers that queued
-        meanwhile (judgement submits) go first: released locks are not handed over, and
-        the job would otherwise take the lock again at once. On a server: `connection()`."""
+        """A write transaction for one batch of a long job (an import's steps), after which
+        the job pauses as long as the batch took (at most BATCH_PAUSE_MAX_S). On SQLite the
+        job so holds the write lock at most about half the time and the writers that queued
+        meanwhile (judgement submits) go first: released locks are not handed over, and the
+        job would otherwise take the lock again at once. On PostgreSQL the job so writes its
+        WAL at about half its full rate: a judgement's commit flushes all the WAL written
+        before it, the job's included."""
         with self.connection() as connection:
             started = time.monotonic()
             yield connection
-        if self.write_lock is not None:
-            time.sleep(min(time.monotonic() - started, BATCH_PAUSE_MAX_S))
+        time.sleep(min(time.monotonic() - started, BATCH_PAUSE_MAX_S))
 
     @contextmanager
     def read_session(self) -> Iterator[Session]:
