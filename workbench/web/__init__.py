@@ -87,6 +87,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         db,
         errors,
         querylogs,
+        querylogs_api,
         report_jobs,
         reports,
         security,
@@ -105,7 +106,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(adaptive.bp)  # its JSON routes are on api.bp
     app.register_blueprint(browse.bp)
     app.register_blueprint(querylogs.bp)
-    app.register_blueprint(querylogs.api)
+    app.register_blueprint(querylogs_api.api)
     app.register_blueprint(uploads.bp)
 
     @app.get("/")

@@ -18,25 +18,14 @@ from flask_login import current_user
 from workbench import limits
 from workbench.services import adaptive_pools, judging, progress
 from workbench.services import campaigns as campaign_service
-from workbench.services.errors import NotFound, ServiceError
+from workbench.services.errors import ServiceError
 from workbench.web.assess import own_assignment, topic_of
 from workbench.web.db import get_store
 from workbench.web.downloads import export_file
-from workbench.web.errors import status_of
 from workbench.web.inputs import parse_json
 from workbench.web.security import admin_required, assessor_required, rate_limited
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
-
-
-@bp.errorhandler(NotFound)
-def _not_found(error: NotFound):
-    return jsonify(error=str(error)), 404
-
-
-@bp.errorhandler(ServiceError)
-def _refused(error: ServiceError):
-    return jsonify(error=str(error)), status_of(error)  # 409 for a Conflict
 
 
 def progress_json(p: progress.Progress) -> dict[str, Any]:

@@ -1,9 +1,10 @@
-"""Organisers' query-log pages and API: import (anonymised), the anonymisation report, click
+"""Organisers' query-log pages: import (anonymised), the anonymisation report, click
 preferences against the assessors, and runs ranked on clicks beside the assessors' qrels.
 
 Every view is admin-only; forms carry the CSRF token; the anonymisation key is read from the
 app config ``QUERYLOG_KEY`` (bytes) or the instance folder (`querylog.load_or_create_key`),
 never from the store.  The log is parsed and anonymised before the write transaction opens.
+The JSON API (`querylogs_api`) reads uploads and options with the functions here.
 """
 
 from __future__ import annotations
@@ -13,24 +14,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from flask import (
-    Blueprint,
-    Response,
-    current_app,
-    flash,
-    jsonify,
-    redirect,
-    render_template,
-    request,
-    url_for,
-)
+from flask import current_app, flash, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 from werkzeug.datastructures import FileStorage
-from werkzeug.exceptions import HTTPException
 from werkzeug.utils import secure_filename
 
 from workbench import clicks, querylog
-from workbench.reports.tables import json_safe
 from workbench.services import campaigns as campaign_service
 from workbench.services import evaluation as evaluation_service
 from workbench.services import querylogs as service
@@ -39,13 +28,11 @@ from workbench.services.jobs import FAILED
 from workbench.services.store_handle import Session
 from workbench.trec import TrecFormatError
 from workbench.web.db import get_store
-from workbench.web.errors import status_of
 from workbench.web.inputs import form_int
 from workbench.web.report_jobs import page_job, request_page
-from workbench.web.security import admin_blueprint, admin_required
+from workbench.web.security import admin_blueprint
 
 bp = admin_blueprint("querylogs", __name__, "/querylogs")
-api = Blueprint("querylogs_api", __name__, url_prefix="/api/v1/campaigns")
 BOOTSTRAP_RESAMPLES = 1000  # app config REPORT_BOOTSTRAP_RESAMPLES overrides
 
 
@@ -59,7 +46,7 @@ def _count(name: str, default: int) -> int:
     return form_int(request.values.get(name), name, minimum=1, default=default)
 
 
-def _options() -> service.PreferenceOptions:
+def preference_options() -> service.PreferenceOptions:
     """Preference options from the request (query string or form)."""
     threshold = request.values.get("threshold", "").strip()
     try:
@@ -73,7 +60,7 @@ def _options() -> service.PreferenceOptions:
     )
 
 
-def _page_options() -> dict[str, Any]:
+def _pagepreference_options() -> dict[str, Any]:
     return {
         "strategies": clicks.STRATEGIES,
         "strategy": request.args.get("strategy", clicks.SKIP_ABOVE),
@@ -119,7 +106,7 @@ def index(campaign_id: int) -> ResponseReturnValue:
         )
 
 
-def _prepared_upload(upload: FileStorage) -> service.PreparedLog:
+def prepared_upload(upload: FileStorage) -> service.PreparedLog:
     """The uploaded log (and the optional ``mapping`` file) saved in a temporary folder under
     their own names, read and anonymised with the form's ``min_users`` and ``format``.  A file
     that cannot be read is a :class:`ServiceError` naming the uploaded file, not its copy."""
@@ -155,7 +142,7 @@ def import_log(campaign_id: int) -> ResponseReturnValue:
         flash("Choose a query log to upload.", "error")
         return redirect(url_for("querylogs.index", campaign_id=campaign_id), code=303)
     try:
-        prepared = _prepared_upload(upload)
+        prepared = prepared_upload(upload)
         with get_store().session() as session:
             campaign = campaign_service.get_campaign(session, campaign_id)
             summary = service.store_query_log(
@@ -186,7 +173,7 @@ def report(campaign_id: int) -> ResponseReturnValue:
         found = service.query_log_summary(session, campaign, request.args.get("name", ""))
         return {"summary": found, "table": anonymisation_table(found)}
 
-    return _report_page(campaign_id, "querylogs/report.html", summary, **_page_options())
+    return _report_page(campaign_id, "querylogs/report.html", summary, **_pagepreference_options())
 
 
 def _click_page(
@@ -211,12 +198,12 @@ def _click_page(
 page_job("click-agreement", _click_page)
 
 
-def _click_request(campaign_id: int, measure: str = "map") -> dict[str, Any]:
+def click_request(campaign_id: int, measure: str = "map") -> dict[str, Any]:
     """The click job's parameters; the log must exist (404) and the options parse (400)."""
     name = request.args.get("name", "")
     with get_store().read_session() as session:
         service.get_query_log(session, campaign_service.get_campaign(session, campaign_id), name)
-    chosen = _options()
+    chosen = preference_options()
     return {
         "name": name,
         "qrels": request.args.get("qrels", "final"),
@@ -237,10 +224,10 @@ def agreement(campaign_id: int) -> ResponseReturnValue:
     from workbench.reports.querylogs import agreement_table, click_evaluation_table
 
     name = request.args.get("name", "")
-    options = _page_options()
+    options = _pagepreference_options()
     tables, error, job = [], None, None
     try:
-        params = _click_request(campaign_id, options["measure"])
+        params = click_request(campaign_id, options["measure"])
     except ServiceError as refused:
         if isinstance(refused, NotFound):
             raise
@@ -262,102 +249,3 @@ def agreement(campaign_id: int) -> ResponseReturnValue:
         job=job if job is not None and job.pending else None,
         **options,
     )
-
-
-# --------------------------------------------------------------------------------- API
-
-
-@api.errorhandler(NotFound)
-def _api_not_found(error: NotFound) -> ResponseReturnValue:
-    return jsonify(error=str(error)), 404
-
-
-@api.errorhandler(ServiceError)
-def _api_refused(error: ServiceError) -> ResponseReturnValue:
-    return jsonify(error=str(error)), status_of(error)
-
-
-@api.errorhandler(TrecFormatError)
-def _api_bad_file(error: TrecFormatError) -> ResponseReturnValue:
-    return jsonify(error=str(error)), 400
-
-
-@api.errorhandler(HTTPException)
-def _api_http_error(error: HTTPException) -> ResponseReturnValue:
-    return jsonify(error=error.description or error.name), error.code or 500
-
-
-def _json(value: Any) -> Response:
-    return jsonify(json_safe(value))
-
-
-@api.get("/<campaign_ref>/querylogs")
-@admin_required
-def api_logs(campaign_ref: str) -> ResponseReturnValue:
-    with get_store().read_session() as session:
-        campaign = campaign_service.get_campaign(session, campaign_ref)
-        logs = service.list_query_logs(session, campaign)
-        return _json({"querylogs": [log.to_dict() for log in logs]})
-
-
-@api.post("/<campaign_ref>/querylogs")
-@admin_required
-def api_import(campaign_ref: str) -> ResponseReturnValue:
-    """Multipart upload: ``log`` (and optionally ``mapping``), form fields name, min_users,
-    format; the anonymisation report as JSON (201)."""
-    upload = request.files.get("log")
-    if upload is None or not upload.filename:
-        raise ServiceError("upload the query log as the multipart field 'log'")
-    prepared = _prepared_upload(upload)
-    with get_store().session() as session:
-        campaign = campaign_service.get_campaign(session, campaign_ref)
-        summary = service.store_query_log(
-            session, campaign, prepared, name=request.form.get("name", "").strip() or None
-        )
-    return _json(summary.to_dict()), 201
-
-
-@api.get("/<campaign_ref>/querylogs/report")
-@admin_required
-def api_report(campaign_ref: str) -> ResponseReturnValue:
-    with get_store().read_session() as session:
-        campaign = campaign_service.get_campaign(session, campaign_ref)
-        summary = service.query_log_summary(session, campaign, request.args.get("name", ""))
-        return _json(summary.to_dict())
-
-
-@api.get("/<campaign_ref>/querylogs/agreement")
-@admin_required
-def api_agreement(campaign_ref: str) -> ResponseReturnValue:
-    """The click agreement as JSON once its report job is done; while it runs, 202 with its
-    status and progress (ask again)."""
-    with get_store().read_session() as session:
-        campaign_id = campaign_service.get_campaign(session, campaign_ref).id
-    job, page = request_page("click-agreement", campaign_id, _click_request(campaign_id))
-    if page is not None and job.fresh:
-        return _json(page["agreement"].to_dict())
-    if job.status == FAILED:
-        return jsonify(error=job.error), 400
-    return jsonify(status=job.status, progress=job.progress), 202, {"Retry-After": "1"}
-
-
-@api.get("/<campaign_ref>/querylogs/evaluation")
-@admin_required
-def api_evaluation(campaign_ref: str) -> ResponseReturnValue:
-    with get_store().read_session() as session:
-        campaign = campaign_service.get_campaign(session, campaign_ref)
-        result = service.click_evaluation(
-            session, campaign, request.args.get("name", ""), request.args.get("qrels", "final"),
-            _options(), measure=request.args.get("measure", "map"),
-        )
-        return _json(result.to_dict())
-
-
-@api.get("/<campaign_ref>/querylogs/prefs")
-@admin_required
-def api_prefs(campaign_ref: str) -> ResponseReturnValue:
-    """The click preferences as a trec_eval prefs file (text/plain)."""
-    with get_store().read_session() as session:
-        campaign = campaign_service.get_campaign(session, campaign_ref)
-        text = service.export_prefs(session, campaign, request.args.get("name", ""), _options())
-    return Response(text, mimetype="text/plain")

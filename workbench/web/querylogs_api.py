@@ -1,0 +1,100 @@
+"""The query-log API under /api/v1/campaigns/<campaign>/querylogs (admins only): list and
+import logs, the anonymisation report, click agreement (a report job: 202 until done),
+runs ranked on clicks, and the click preferences as a trec_eval prefs file. Refused input is
+answered as JSON by the app's one error mapping (`web.errors`, `web.security`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, Response, jsonify, request
+from flask.typing import ResponseReturnValue
+
+from workbench.reports.tables import json_safe
+from workbench.services import campaigns as campaign_service
+from workbench.services import querylogs as service
+from workbench.services.errors import ServiceError
+from workbench.services.jobs import FAILED
+from workbench.web.db import get_store
+from workbench.web.querylogs import click_request, preference_options, prepared_upload
+from workbench.web.report_jobs import request_page
+from workbench.web.security import admin_required
+
+api = Blueprint("querylogs_api", __name__, url_prefix="/api/v1/campaigns")
+
+
+def _json(value: Any) -> Response:
+    return jsonify(json_safe(value))
+
+
+@api.get("/<campaign_ref>/querylogs")
+@admin_required
+def api_logs(campaign_ref: str) -> ResponseReturnValue:
+    with get_store().read_session() as session:
+        campaign = campaign_service.get_campaign(session, campaign_ref)
+        logs = service.list_query_logs(session, campaign)
+        return _json({"querylogs": [log.to_dict() for log in logs]})
+
+
+@api.post("/<campaign_ref>/querylogs")
+@admin_required
+def api_import(campaign_ref: str) -> ResponseReturnValue:
+    """Multipart upload: ``log`` (and optionally ``mapping``), form fields name, min_users,
+    format; the anonymisation report as JSON (201)."""
+    upload = request.files.get("log")
+    if upload is None or not upload.filename:
+        raise ServiceError("upload the query log as the multipart field 'log'")
+    prepared = prepared_upload(upload)
+    with get_store().session() as session:
+        campaign = campaign_service.get_campaign(session, campaign_ref)
+        summary = service.store_query_log(
+            session, campaign, prepared, name=request.form.get("name", "").strip() or None
+        )
+    return _json(summary.to_dict()), 201
+
+
+@api.get("/<campaign_ref>/querylogs/report")
+@admin_required
+def api_report(campaign_ref: str) -> ResponseReturnValue:
+    with get_store().read_session() as session:
+        campaign = campaign_service.get_campaign(session, campaign_ref)
+        summary = service.query_log_summary(session, campaign, request.args.get("name", ""))
+        return _json(summary.to_dict())
+
+
+@api.get("/<campaign_ref>/querylogs/agreement")
+@admin_required
+def api_agreement(campaign_ref: str) -> ResponseReturnValue:
+    """The click agreement as JSON once its report job is done; while it runs, 202 with its
+    status and progress (ask again)."""
+    with get_store().read_session() as session:
+        campaign_id = campaign_service.get_campaign(session, campaign_ref).id
+    job, page = request_page("click-agreement", campaign_id, click_request(campaign_id))
+    if page is not None and job.fresh:
+        return _json(page["agreement"].to_dict())
+    if job.status == FAILED:
+        return jsonify(error=job.error), 400
+    return jsonify(status=job.status, progress=job.progress), 202, {"Retry-After": "1"}
+
+
+@api.get("/<campaign_ref>/querylogs/evaluation")
+@admin_required
+def api_evaluation(campaign_ref: str) -> ResponseReturnValue:
+    with get_store().read_session() as session:
+        campaign = campaign_service.get_campaign(session, campaign_ref)
+        result = service.click_evaluation(
+            session, campaign, request.args.get("name", ""), request.args.get("qrels", "final"),
+            preference_options(), measure=request.args.get("measure", "map"),
+        )
+        return _json(result.to_dict())
+
+
+@api.get("/<campaign_ref>/querylogs/prefs")
+@admin_required
+def api_prefs(campaign_ref: str) -> ResponseReturnValue:
+    """The click preferences as a trec_eval prefs file (text/plain)."""
+    with get_store().read_session() as session:
+        campaign = campaign_service.get_campaign(session, campaign_ref)
+        name = request.args.get("name", "")
+        text = service.export_prefs(session, campaign, name, preference_options())
+    return Response(text, mimetype="text/plain")
