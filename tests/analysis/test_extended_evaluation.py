@@ -88,7 +88,9 @@ def test_interleaving_study_on_the_campaign(evaluated):
     with evaluated.session() as s:
         campaign = get_campaign(s, "demo")
         runs = service.load_runs(s, campaign)
-        table = service.evaluate_campaign(s, campaign, "final", ["map"], runs=runs)
+        table = service.evaluate_campaign(
+            s, campaign, "final", ["map"], scope=service.Scope(runs)
+        )
         study = extended.interleaving_study(
             s, campaign, table, runs, setup=interleaving.Setup(impressions=5, seed=2)
         )

@@ -74,10 +74,12 @@ def test_the_missing_topic_convention_is_trec_eval_minus_c(with_short_run, tmp_p
 def test_the_common_topic_set_names_what_it_drops(with_short_run):
     with with_short_run.session() as s:
         table = service.evaluate_campaign(
-            s, get_campaign(s, "demo"), measures=["map"], topic_set="common"
+            s, get_campaign(s, "demo"), measures=["map"], scope=service.Scope(topic_set="common")
         )
         with pytest.raises(ServiceError, match="unknown topic set 'some'"):
-            service.evaluate_campaign(s, get_campaign(s, "demo"), topic_set="some")
+            service.evaluate_campaign(
+                s, get_campaign(s, "demo"), scope=service.Scope(topic_set="some")
+            )
     assert table.topics_evaluated == ["q1"]
     assert table.dropped_topics == {"q2": ["runE"], "q3": ["runE"]}
     assert table.notes()[0] == (
@@ -131,8 +133,10 @@ def test_final_qrels_with_documents_left_to_adjudicate_are_refused(judged, tmp_p
             service.evaluate_campaign(s, campaign)
         with pytest.raises(qrels.IncompleteQrels, match=expected):
             service.leave_out(s, campaign)
-        table = service.evaluate_campaign(s, campaign, allow_incomplete=True)
-        stability = service.ranking_stability(s, campaign, allow_incomplete=True)
+        table = service.evaluate_campaign(s, campaign, scope=service.Scope(allow_incomplete=True))
+        stability = service.ranking_stability(
+            s, campaign, scope=service.Scope(allow_incomplete=True)
+        )
     incomplete = [n for n in table.notes() if n.startswith("INCOMPLETE qrels")]
     assert incomplete == [
         f"INCOMPLETE qrels, evaluated as asked: {expected} (e.g. topic q1 document d11); they "

@@ -147,8 +147,8 @@ def test_preferences_agreement_and_prefs_export(store, campaign_id, log_path):
                                                             ("d1", "a1")]
         text = service.export_prefs(session, campaign, "log.jsonl", service.PreferenceOptions())
         assert text == "1 p1 1 d1 1\n1 p1 1 a1 0\n"
-        agreement = service.click_agreement(session, campaign, "log.jsonl", "official",
-                                            service.PreferenceOptions(min_support=1))
+        agreement = service.click_agreement(session, campaign, service.ClickComparison(
+            "log.jsonl", "official", service.PreferenceOptions(min_support=1)))
         # d1 (2) > a1 (1) agrees; a2 is unjudged
         assert (agreement.consistent, agreement.comparable, agreement.share) == (1, 1, 1.0)
         assert agreement.topics[0].qid == "1" and agreement.interval == (1.0, 1.0)
@@ -175,7 +175,8 @@ def test_runs_evaluated_on_clicks_beside_the_assessors(store, campaign_id, log_p
     imported(store, campaign_id, log_path)
     with store.session() as session:
         campaign = campaigns.get_campaign(session, campaign_id)
-        report = service.click_evaluation(session, campaign, "log.jsonl", "official")
+        report = service.click_evaluation(
+            session, campaign, service.ClickComparison("log.jsonl", "official"))
         by_tag = {r.tag: r for r in report.runs}
         # d1 > a1: A ranks a1 first (0), B ranks d1 first (1), C retrieves d1 only (implied, 1)
         assert {t: r.clicks for t, r in by_tag.items()} == {"A": 0.0, "B": 1.0, "C": 1.0}
@@ -187,8 +188,8 @@ def test_runs_evaluated_on_clicks_beside_the_assessors(store, campaign_id, log_p
         assert report.clicks_order == ("B", "C", "A")
         assert report.measure == "map" and report.prefs_measure == "prefs_simp"
         with pytest.raises(ServiceError, match="no click preferences"):
-            service.click_evaluation(session, campaign, "log.jsonl", "official",
-                                     service.PreferenceOptions(min_support=5))
+            service.click_evaluation(session, campaign, service.ClickComparison(
+                "log.jsonl", "official", service.PreferenceOptions(min_support=5)))
 
 
 def test_pool_prioritised_by_click_deviation(store, campaign_id, log_path):

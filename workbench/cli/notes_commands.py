@@ -369,7 +369,12 @@ def interleave(
             campaign = get_campaign(session, campaign_name)
             runs = service.load_runs(session, campaign)
             table = service.evaluate_campaign(
-                session, campaign, qrels_spec, [measure], runs=runs, allow_files=True
+                session,
+                campaign,
+                qrels_spec,
+                [measure],
+                scope=service.Scope(runs),
+                allow_files=True,
             )
             model = interleaving.ClickModel(
                 decay, p_relevant, p_nonrelevant, campaign.relevance_level

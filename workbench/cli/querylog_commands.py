@@ -186,12 +186,14 @@ def agreement(
     from workbench.reports.querylogs import agreement_table
     from workbench.reports.tables import render, to_json
     from workbench.services.campaigns import get_campaign
-    from workbench.services.querylogs import click_agreement
+    from workbench.services.querylogs import ClickComparison, click_agreement
 
     with common.transaction(ctx) as session:
-        options = _options(strategy, min_support, deviation_threshold)
+        compared = ClickComparison(
+            name, qrels_spec, _options(strategy, min_support, deviation_threshold)
+        )
         result = click_agreement(
-            session, get_campaign(session, campaign_name), name, qrels_spec, options,
+            session, get_campaign(session, campaign_name), compared,
             n_resamples=n_bootstrap, seed=seed, allow_files=True,
         )
     if fmt == "json":
@@ -213,12 +215,12 @@ def click_evaluation_text(
     from workbench.reports.querylogs import click_evaluation_table
     from workbench.reports.tables import render, to_json
     from workbench.services.campaigns import get_campaign
-    from workbench.services.querylogs import click_evaluation
+    from workbench.services.querylogs import ClickComparison, click_evaluation
 
     with common.transaction(ctx) as session:
-        chosen = _options(*options)
+        compared = ClickComparison(name, against, _options(*options))
         result = click_evaluation(
-            session, get_campaign(session, campaign_name), name, against, chosen,
+            session, get_campaign(session, campaign_name), compared,
             measure=measure, allow_files=True,
         )
     if fmt == "json":

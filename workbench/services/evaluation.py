@@ -155,6 +155,20 @@ def load_runs(session: Session, campaign: Campaign) -> list[LoadedRun]:
     return loaded
 
 
+@dataclass(frozen=True)
+class Scope:
+    """What an evaluation of a campaign covers: its `runs` (from `load_runs`, given when one
+    page needs several analyses; None: loaded), the judged topics of `topic_set`
+    (`TOPIC_SETS`), and whether qrels that lack labels may be used (`allow_incomplete`)."""
+
+    runs: Sequence[LoadedRun] | None = None
+    topic_set: str = "all"
+    allow_incomplete: bool = False
+
+    def loaded_runs(self, session: Session, campaign: Campaign) -> Sequence[LoadedRun]:
+        return self.runs if self.runs is not None else load_runs(session, campaign)
+
+
 # ---------------------------------------------------------------------------------- tables
 
 
@@ -340,27 +354,22 @@ def evaluate_campaign(
     measures: Sequence[str] = DEFAULT_MEASURES,
     *,
     relevance_level: int | None = None,
-    topic_set: str = "all",
-    runs: Sequence[LoadedRun] | None = None,
+    scope: Scope = Scope(),
     allow_files: bool = False,
-    allow_incomplete: bool = False,
 ) -> EvaluationTable:
     """Evaluate every run of the campaign (contributing or not) against the named qrels over
-    the judged topics of `topic_set` (`TOPIC_SETS`).
-
-    `runs` (from `load_runs`) saves reloading them when one page needs several analyses.
-    """
+    the judged topics of the scope's topic set."""
     named = resolve_qrels(
-        session, campaign, qrels, allow_files=allow_files, allow_incomplete=allow_incomplete
+        session, campaign, qrels, allow_files=allow_files, allow_incomplete=scope.allow_incomplete
     )
     level = campaign.relevance_level if relevance_level is None else relevance_level
     return evaluate_runs(
-        runs if runs is not None else load_runs(session, campaign),
+        scope.loaded_runs(session, campaign),
         named,
         measures,
         campaign=campaign.name,
         relevance_level=level,
-        topic_set=topic_set,
+        topic_set=scope.topic_set,
     )
 
 
@@ -368,16 +377,14 @@ def precision_recall(
     session: Session,
     campaign: Campaign,
     qrels: str = "final",
-    *,
-    runs: Sequence[LoadedRun] | None = None,
-    topic_set: str = "all",
-    allow_incomplete: bool = False,
+    scope: Scope = Scope(),
 ) -> dict[str, list[float]]:
     """Run tag -> the 11-point interpolated precision (recall 0.0 .. 1.0), mean over the
-    judged topics of `topic_set`, a topic the run lacks counting as an empty ranking."""
-    named = resolve_qrels(session, campaign, qrels, allow_incomplete=allow_incomplete)
-    runs = runs if runs is not None else load_runs(session, campaign)
-    topics, _ = _topic_scope(runs, named.qrels, topic_set)
+    judged topics of the scope's topic set, a topic the run lacks counting as an empty
+    ranking."""
+    named = resolve_qrels(session, campaign, qrels, allow_incomplete=scope.allow_incomplete)
+    runs = scope.loaded_runs(session, campaign)
+    topics, _ = _topic_scope(runs, named.qrels, scope.topic_set)
     scoped = {q: named.qrels[q] for q in topics}
     curves = {}
     for run in runs:
@@ -544,17 +551,16 @@ def ranking_stability(
     session: Session,
     campaign: Campaign,
     measure: str = "map",
-    *,
-    runs: Sequence[LoadedRun] | None = None,
-    topic_set: str = "all",
-    allow_incomplete: bool = False,
+    scope: Scope = Scope(),
 ) -> RankingStability:
     """Rank the runs under the final qrels and under each assessor's; compare the ranked_lists.
 
     An assessor whose qrels are incomplete is left out, and the notes say so, unless
     allow_incomplete (then their qrels are used, and the notes say that).
     """
-    runs = runs if runs is not None else load_runs(session, campaign)
+    runs, topic_set, allow_incomplete = (
+        scope.loaded_runs(session, campaign), scope.topic_set, scope.allow_incomplete
+    )
     level = campaign.relevance_level
     final = resolve_qrels(session, campaign, "final", allow_incomplete=allow_incomplete)
     reference = evaluate_runs(
@@ -661,10 +667,8 @@ def leave_out(
     measure: str = "map",
     by: str = "run",
     judged_measure: str = "Judged@10",
-    runs: Sequence[LoadedRun] | None = None,
+    scope: Scope = Scope(),
     allow_files: bool = False,
-    topic_set: str = "all",
-    allow_incomplete: bool = False,
 ) -> Reusability:
     """Leave-one-run-out (by="run") or leave-one-group-out (by="group") for every
     contributing run: U = pooled documents contributed by the unit's runs and by no other
@@ -673,10 +677,10 @@ def leave_out(
     if by not in ("run", "group"):
         raise ServiceError(f"leave-one-out unit must be 'run' or 'group'; got {by!r}")
     named = resolve_qrels(
-        session, campaign, qrels, allow_files=allow_files, allow_incomplete=allow_incomplete
+        session, campaign, qrels, allow_files=allow_files, allow_incomplete=scope.allow_incomplete
     )
     level = campaign.relevance_level
-    runs = runs if runs is not None else load_runs(session, campaign)
+    runs, topic_set = scope.loaded_runs(session, campaign), scope.topic_set
     pool = pools.get_pool(session, campaign)
     contributed = contributed_documents(session, pool, runs)
     full = evaluate_runs(

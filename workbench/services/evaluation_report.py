@@ -164,21 +164,17 @@ def evaluation_report(
     incomplete qrels not allowed); an optional section that cannot be built is listed in
     `unavailable` with the reason instead.
     """
-    scope: dict[str, Any] = {
-        "topic_set": request.topic_set,
-        "allow_incomplete": request.allow_incomplete,
-    }
     progress("evaluating the runs")
     runs = service.load_runs(session, campaign)
+    scope = service.Scope(runs, request.topic_set, request.allow_incomplete)
     table = service.evaluate_campaign(
         session,
         campaign,
         request.qrels,
         request.chosen_measures,
         relevance_level=request.relevance_level,
-        runs=runs,
+        scope=scope,
         allow_files=request.allow_files,
-        **scope,
     )
     comparisons = service.compare_runs(
         table, test=request.test, correction=request.correction, alpha=request.alpha
@@ -190,15 +186,11 @@ def evaluation_report(
         parts["tukey"] = service.tukey_hsd(table, measure)
     if request.curves:
         progress("precision-recall curves")
-        parts["curves"] = service.precision_recall(
-            session, campaign, request.qrels, runs=runs, **scope
-        )
+        parts["curves"] = service.precision_recall(session, campaign, request.qrels, scope)
     if request.stability:
         progress("ranking stability")
         try:
-            parts["stability"] = service.ranking_stability(
-                session, campaign, measure, runs=runs, **scope
-            )
+            parts["stability"] = service.ranking_stability(session, campaign, measure, scope)
         except ServiceError as error:
             unavailable["ranking stability"] = str(error)
     reusability = {}
@@ -211,9 +203,8 @@ def evaluation_report(
                 qrels=request.qrels,
                 measure=measure,
                 by=unit,
-                runs=runs,
+                scope=scope,
                 allow_files=request.allow_files,
-                **scope,
             )
         except ServiceError as error:
             unavailable[f"reusability ({REUSABILITY_UNITS[unit]})"] = str(error)

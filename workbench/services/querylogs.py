@@ -316,6 +316,17 @@ class PreferenceOptions:
         return text
 
 
+@dataclass(frozen=True)
+class ClickComparison:
+    """What is set against what: the click preferences of the query log named `log`, drawn
+    with `options`, against the assessors' qrels `qrels` (a spec of `evaluation.resolve_qrels`:
+    'final', an assessor, a qrels set or, where allowed, a file)."""
+
+    log: str
+    qrels: str = "final"
+    options: PreferenceOptions = PreferenceOptions()
+
+
 def click_preferences(
     session: Session, log: QueryLog, options: PreferenceOptions
 ) -> list[clicks.Preference]:
@@ -375,9 +386,7 @@ class ClickAgreement:
 def click_agreement(
     session: Session,
     campaign: Campaign,
-    name: str,
-    qrels: str = "final",
-    options: PreferenceOptions = PreferenceOptions(),
+    compared: ClickComparison,
     *,
     n_resamples: int = 2000,
     confidence: float = 0.95,
@@ -386,9 +395,10 @@ def click_agreement(
 ) -> ClickAgreement:
     """Share of click preferences a > b, both documents judged with different grades, where
     grade(a) > grade(b) (`clicks.preference_agreement`)."""
+    name, options = compared.log, compared.options
     log = get_query_log(session, campaign, name)
     prefs = click_preferences(session, log, options)
-    named = evaluation.resolve_qrels(session, campaign, qrels, allow_files=allow_files)
+    named = evaluation.resolve_qrels(session, campaign, compared.qrels, allow_files=allow_files)
     per_topic = clicks.preference_agreement(prefs, named.qrels)
     pooled = clicks.pooled_agreement(per_topic)
     interval = clicks.agreement_interval(
@@ -446,9 +456,7 @@ class ClickEvaluation:
 def click_evaluation(
     session: Session,
     campaign: Campaign,
-    name: str,
-    qrels: str = "final",
-    options: PreferenceOptions = PreferenceOptions(),
+    compared: ClickComparison,
     *,
     measure: str = "map",
     prefs_measures: Sequence[str] = ("all_prefs",),
@@ -458,6 +466,7 @@ def click_evaluation(
     (``all_prefs``; ``prefs_simp`` ranks them) and with ``measure`` on the assessors' qrels.
     A run is scored on the topics that have click preferences (trec_eval's rule: topics of
     both the prefs and the run); ``preference_topics`` of ``campaign_topics`` says how many."""
+    name, options = compared.log, compared.options
     log = get_query_log(session, campaign, name)
     lines = clicks.prefs_lines(click_preferences(session, log, options))
     if not lines:
@@ -467,7 +476,12 @@ def click_evaluation(
         )
     runs = evaluation.load_runs(session, campaign)
     table = evaluation.evaluate_campaign(
-        session, campaign, qrels, [measure], runs=runs, allow_files=allow_files
+        session,
+        campaign,
+        compared.qrels,
+        [measure],
+        scope=evaluation.Scope(runs),
+        allow_files=allow_files,
     )
     canonical = table.measures[0]
     assessor_scores = {r.tag: r.summary[canonical] for r in table.runs}

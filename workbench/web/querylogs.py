@@ -184,14 +184,12 @@ def _click_page(
         params["strategy"], params["min_support"], params["threshold"]
     )
     progress("click agreement with a bootstrap interval")
+    compared = service.ClickComparison(params["name"], params["qrels"], chosen)
     agreement = service.click_agreement(
-        session, campaign, params["name"], params["qrels"], chosen,
-        n_resamples=params["n_resamples"],
+        session, campaign, compared, n_resamples=params["n_resamples"]
     )
     progress("runs ranked on clicks")
-    evaluated = service.click_evaluation(
-        session, campaign, params["name"], params["qrels"], chosen, measure=params["measure"]
-    )
+    evaluated = service.click_evaluation(session, campaign, compared, measure=params["measure"])
     return {"agreement": agreement, "evaluation": evaluated}
 
 

@@ -82,9 +82,11 @@ def api_agreement(campaign_ref: str) -> ResponseReturnValue:
 def api_evaluation(campaign_ref: str) -> ResponseReturnValue:
     with get_store().read_session() as session:
         campaign = campaign_service.get_campaign(session, campaign_ref)
+        compared = service.ClickComparison(
+            request.args.get("name", ""), request.args.get("qrels", "final"), preference_options()
+        )
         result = service.click_evaluation(
-            session, campaign, request.args.get("name", ""), request.args.get("qrels", "final"),
-            preference_options(), measure=request.args.get("measure", "map"),
+            session, campaign, compared, measure=request.args.get("measure", "map")
         )
         return _json(result.to_dict())
 
