@@ -108,13 +108,6 @@ class AssignmentRow:
 
 
 @dataclass(frozen=True)
-class Assessor:
-    id: int
-    username: str
-    role: str
-
-
-@dataclass(frozen=True)
 class AssignmentsPage:
     """The assignments page: the pool to assign from (`pool`, one of `pools`) with its
     documents to judge per topic, the active users, and the active assignments with their
@@ -124,7 +117,7 @@ class AssignmentsPage:
     pool: PoolInfo | None
     pools: tuple[PoolInfo, ...]
     sizes: dict[str, int]
-    users: tuple[Assessor, ...]
+    users: tuple[user_service.Account, ...]  # the active ones
     rows: tuple[AssignmentRow, ...]
     done: dict[int, Progress]
     names: dict[int, str]
@@ -149,7 +142,7 @@ def assignments_page(
         pool=pool_info(pool) if pool is not None else None,
         pools=tuple(pool_info(p) for p in pools.list_pools(session, c)),
         sizes=assignments.topic_sizes(session, pool) if pool is not None else {},
-        users=tuple(Assessor(u.id, u.username, u.role) for u in users if u.active),
+        users=tuple(user_service.Account.of(u) for u in users if u.active),
         rows=tuple(AssignmentRow(a.id, a.pool_id, a.qid, a.user_id, a.order) for a in rows),
         done=progress.assignment_progress(session, rows),
         names={u.id: u.username for u in users},
