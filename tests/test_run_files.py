@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from workbench.metrics import MeasureError
 from workbench.run_files import DuplicateRunTag, runs_by_tag, score_runs
 
 QRELS = "1 0 d1 1\n1 0 d2 0\n1 0 d3 1\n2 0 d4 2\n"
@@ -48,3 +49,11 @@ def test_every_run_is_scored_per_topic_under_the_printed_measure_name(tmp_path: 
     # With relevance level 2 only d4 counts: topic 1 has no relevant document.
     strict = score_runs(qrels, [alpha], "P.2", relevance_level=2)
     assert strict.per_topic["alpha"]["2"] == 0.5
+
+
+@pytest.mark.parametrize("measure", ["runid", "num_q"])
+def test_a_measure_without_per_topic_scores_is_refused(tmp_path: Path, measure: str) -> None:
+    qrels = _write(tmp_path, "q.txt", QRELS)
+    run = _write(tmp_path, "a.run", "1 Q0 d1 1 3.0 alpha\n")
+    with pytest.raises(MeasureError, match=f"measure '{measure}' has no score per topic"):
+        score_runs(qrels, [run], measure, relevance_level=1)

@@ -32,12 +32,15 @@ import itertools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import MISSING, Field, dataclass, field, fields, replace
-from typing import Any, ClassVar, Generic, NamedTuple, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, NamedTuple, Protocol, TypeVar
 
 import numpy as np
 from scipy import sparse
 
 from workbench.trec.order import trec_order
+
+if TYPE_CHECKING:
+    from workbench.trec import Run
 
 FUSION_METHODS = ("rrf", "combsum", "borda")
 PRESENTATION_ORDERS = ("random", "docno", "priority")
@@ -89,6 +92,15 @@ def ranked_list(
     order = trec_order(names, scores[candidates])[:limit]
     ordered = [name.decode("utf-8", "surrogateescape") for name in names[order].tolist()]
     return RankedList(ordered, scores[candidates][order])
+
+
+def topic_ranked_lists(run: Run) -> dict[str, RankedList]:
+    """Each topic of `run` -> its ranked list (`ranked_list` of the topic's lines)."""
+    return {
+        qid: ranked_list(lines.docnos, lines.scores)
+        for qid in run.topics()
+        for lines in [run.topic_lines(qid)]
+    }
 
 
 def _utf8(docno: str | bytes) -> bytes:

@@ -42,8 +42,9 @@ def score_runs(
 ) -> ScoredRuns:
     """Read the qrels and the runs, and score every run per topic with `measure` (one measure,
     trec_eval's conventions: the topics of the run, relevant when grade >= relevance_level).
-    Raises TrecFormatError, MeasureError or DuplicateRunTag."""
-    from workbench.metrics import evaluate
+    Raises TrecFormatError, MeasureError (also for a measure without per-topic scores, such
+    as runid or num_q) or DuplicateRunTag."""
+    from workbench.metrics import MeasureError, evaluate
 
     qrels = read_qrels(qrels_path)
     runs = runs_by_tag(run_paths)
@@ -51,6 +52,9 @@ def score_runs(
     per_topic: dict[str, dict[str, float]] = {}
     for tag, run in runs.items():
         result = evaluate(qrels, run, [measure], relevance_level=relevance_level)
-        name = next(line.name for line in result.lines if line.per_topic)
+        names = [line.name for line in result.lines if line.per_topic]
+        if not names:
+            raise MeasureError(f"measure {measure!r} has no score per topic to compare runs by")
+        name = names[0]
         per_topic[tag] = {qid: float(values[name]) for qid, values in result.per_topic.items()}
     return ScoredRuns(qrels, runs, name, per_topic)

@@ -150,6 +150,18 @@ def test_sweep_needs_a_grid(tmp_path):
     assert result.exit_code != 0 and "--pattern or --mapping" in result.output
 
 
+@pytest.mark.parametrize("command", ["sweep", "interleave", "collection-measures"])
+def test_two_run_files_with_one_tag_are_refused_by_name(tmp_path, command):
+    qrels, runs = _grid_files(tmp_path)
+    again = tmp_path / "again.run"
+    again.write_text((tmp_path / runs[0]).read_text())
+    extra = {"sweep": ["--pattern", "bm25_k1={k1}_b={b}"], "collection-measures": ["-N", "100"]}
+    result = CliRunner().invoke(main, [command, qrels, runs[0], runs[1], str(again),
+                                       *extra.get(command, [])])  # fmt: skip
+    assert result.exit_code == 1, result.output
+    assert "again.run: run tag" in result.output and "appears twice" in result.output
+
+
 def test_interleave_run_files(tmp_path):
     qrels, runs = _grid_files(tmp_path)
     result = _invoke(

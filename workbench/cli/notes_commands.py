@@ -245,7 +245,7 @@ def sweep(
         if len(files) < 2:
             fail("give QRELS RUN [RUN ...], or --campaign")
         from workbench.metrics import MeasureError
-        from workbench.run_files import score_runs
+        from workbench.run_files import DuplicateRunTag, score_runs
 
         try:
             scored = score_runs(files[0], files[1:], measure, relevance_level=relevance_level)
@@ -258,7 +258,7 @@ def sweep(
                 else sweeps.grid_from_mapping(mapping_text or "", list(scores), name=str(mapping))
             )
             result_ = sweeps.sweep(grid, scores, measure=scored.measure, k=folds, seed=seed)
-        except (TrecFormatError, MeasureError, ValueError) as error:
+        except (TrecFormatError, MeasureError, DuplicateRunTag, sweeps.SweepError) as error:
             fail(str(error))
     else:
         from workbench.services import evaluation as service
@@ -338,17 +338,13 @@ def interleave(
         if len(files) < 3:
             fail("give QRELS RUN RUN [RUN ...], or --campaign")
         from workbench.metrics import MeasureError
-        from workbench.pooling import ranked_list
+        from workbench.pooling import topic_ranked_lists
         from workbench.run_files import score_runs
 
         try:
             scored = score_runs(files[0], files[1:], measure, relevance_level=relevance_level)
             ranked_lists = {
-                tag: {
-                    qid: list(ranked_list(lines.docnos, lines.scores).docnos)
-                    for qid in run.topics()
-                    for lines in [run.topic_lines(qid)]
-                }
+                tag: {qid: list(ranked.docnos) for qid, ranked in topic_ranked_lists(run).items()}
                 for tag, run in scored.runs.items()
             }
             study = interleaving.study(

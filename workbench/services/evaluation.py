@@ -144,11 +144,7 @@ def load_runs(session: Session, campaign: Campaign) -> list[LoadedRun]:
     runs = session.scalars(select(Run).where(Run.campaign_id == campaign.id).order_by(Run.tag))
     loaded = []
     for run in runs:
-        trec_run = load_run(session, run)
-        ranked_lists = {}
-        for qid in trec_run.topics():
-            lines = trec_run.topic_lines(qid)
-            ranked_lists[qid] = pooling.ranked_list(lines.docnos, lines.scores)
+        ranked_lists = pooling.topic_ranked_lists(load_run(session, run))
         loaded.append(LoadedRun(run.tag, run.group, run.contributes, ranked_lists))
     if not loaded:
         raise ServiceError(f"campaign {campaign.name!r} has no runs")

@@ -60,7 +60,7 @@ def preference_options() -> service.PreferenceOptions:
     )
 
 
-def _pagepreference_options() -> dict[str, Any]:
+def _page_options() -> dict[str, Any]:
     return {
         "strategies": clicks.STRATEGIES,
         "strategy": request.args.get("strategy", clicks.SKIP_ABOVE),
@@ -74,7 +74,7 @@ def _pagepreference_options() -> dict[str, Any]:
 def _report_page(
     campaign_id: int,
     template: str,
-    content: Callable[[Session, Any], dict[str, Any]],
+    content: Callable[[Session, Any], dict[str, Any]] | None = None,
     **context: Any,
 ) -> str:
     """`template` rendered in one read transaction with the campaign, the qrels it can be
@@ -85,7 +85,7 @@ def _report_page(
             template,
             campaign=campaign,
             qrels_choices=evaluation_service.qrels_choices(session, campaign),
-            **content(session, campaign),
+            **(content(session, campaign) if content is not None else {}),
             **context,
         )
 
@@ -173,7 +173,7 @@ def report(campaign_id: int) -> ResponseReturnValue:
         found = service.query_log_summary(session, campaign, request.args.get("name", ""))
         return {"summary": found, "table": anonymisation_table(found)}
 
-    return _report_page(campaign_id, "querylogs/report.html", summary, **_pagepreference_options())
+    return _report_page(campaign_id, "querylogs/report.html", summary, **_page_options())
 
 
 def _click_page(
@@ -222,7 +222,7 @@ def agreement(campaign_id: int) -> ResponseReturnValue:
     from workbench.reports.querylogs import agreement_table, click_evaluation_table
 
     name = request.args.get("name", "")
-    options = _pagepreference_options()
+    options = _page_options()
     tables, error, job = [], None, None
     try:
         params = click_request(campaign_id, options["measure"])
@@ -240,7 +240,6 @@ def agreement(campaign_id: int) -> ResponseReturnValue:
     return _report_page(
         campaign_id,
         "querylogs/agreement.html",
-        lambda session, campaign: {},
         name=name,
         tables=tables,
         error=error,
