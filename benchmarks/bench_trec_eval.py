@@ -12,7 +12,7 @@ A sanity line compares workbench's per-topic values (``-q``) with pytrec_eval's 
 ``--workload startup`` times one small run (the bundled example, trec_eval's default measures)
 as whole processes, workbench against the trec_eval binary, many times: the start-up cost.
 The trec_eval binary is ``--trec-eval PATH``, else ``$WORKBENCH_TREC_EVAL``, else
-``trec_eval`` on PATH (build one with ``scripts/build-trec-eval.sh SOURCE_DIR OUTPUT``, -O3).
+``trec_eval`` on PATH (a binary built from NIST's sources with -O3).
 
     python benchmarks/bench_trec_eval.py [--workload marco|adhoc|startup|all] [--repeat N]
         [--tools workbench,pytrec_eval,ranx,trec_eval] [--trec-eval PATH] [--profile]

@@ -1,8 +1,8 @@
 """``workbench trec-eval`` against a real trec_eval binary on random hard cases, byte for byte.
 
 Set ``WORKBENCH_TREC_EVAL=/path/to/trec_eval`` (10.0) and, for ``--compat 9``,
-``WORKBENCH_TREC_EVAL_9=/path/to/trec_eval`` (9.0.8); build either with
-``scripts/build-trec-eval.sh SOURCE_DIR OUTPUT`` from NIST's usnistgov/trec_eval sources.
+``WORKBENCH_TREC_EVAL_9=/path/to/trec_eval`` (9.0.8), each built from NIST's
+usnistgov/trec_eval sources with their own Makefile.
 ``WORKBENCH_DIFF_CASES`` sets the number of cases per version (default 200) and
 ``WORKBENCH_DIFF_SEED`` the first seed.  Every case runs in process; every 25th also through
 the ``workbench trec-eval`` command.  A failing case is written to a directory named in the
@@ -20,8 +20,8 @@ import pytest
 from tests.metrics.trec_eval_cases import compare, make_case
 
 BUILD_HINT = (
-    "build one with scripts/build-trec-eval.sh SOURCE_DIR OUTPUT from NIST's "
-    "https://github.com/usnistgov/trec_eval sources (tag v10.0; v9.0.8 for --compat 9)"
+    "point it at a trec_eval binary built from NIST's https://github.com/usnistgov/trec_eval "
+    "sources with their Makefile (tag v10.0; v9.0.8 for --compat 9)"
 )
 CASES = int(os.environ.get("WORKBENCH_DIFF_CASES", "200"))
 FIRST_SEED = int(os.environ.get("WORKBENCH_DIFF_SEED", "0"))
