@@ -38,7 +38,7 @@ import numpy as np
 from workbench.metrics.measures import MIN_GEO_MEAN
 from workbench.metrics.names import Measure, refuse_shared_gains, resolve
 from workbench.metrics.ranked import Ranked, rank_topics
-from workbench.trec.keys import docno_hash, group_keys
+from workbench.trec.keys import docno_hash, segments_with_repeats
 from workbench.trec.order import first_repeated, strcmp_key, trec_order
 from workbench.trec.qrels import Qrels
 from workbench.trec.runs import Run
@@ -289,18 +289,9 @@ def _max_rel(qrels: Qrels) -> dict[str, int]:
 
 def _topics_with_duplicates(run: Run) -> set[str]:
     """Topics where some docno (by hash) appears twice; checked exactly later."""
-    if len(run.docnos) < 2:
-        return set()
-    counts = np.diff(run.offsets)
-    keys = group_keys(run.docno_hashes, np.repeat(np.arange(len(counts)), counts))
-    ordered = np.sort(keys)
-    repeated = ordered[1:][ordered[1:] == ordered[:-1]]
-    if not len(repeated):
-        return set()
-    rows = np.flatnonzero(np.isin(keys, repeated))
+    flags = segments_with_repeats(run.docno_hashes, run.offsets)
     topics = run.topics()
-    segments = np.searchsorted(run.offsets, rows, side="right") - 1
-    return {topics[t] for t in set(segments.tolist())}
+    return {topics[t] for t in np.flatnonzero(flags).tolist()}
 
 
 def _duplicate_in_ranking(run: Run, qid: str, max_results: int | None, float32: bool) -> str | None:

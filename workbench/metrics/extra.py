@@ -38,9 +38,10 @@ def _exponential(g: np.ndarray) -> np.ndarray:
 
 def _dcg_pair(gain: Gain, disc: Callable[[np.ndarray], np.ndarray]):
     def values(r: Ranked, k: int) -> tuple[np.ndarray, np.ndarray]:
-        row = np.where(r.rel >= 0, gain(r.rel), 0.0)
-        mask = (r.pos <= k) & (row != 0)
-        actual = r.per_topic_sum(row / disc(r.pos), mask)
+        rows = np.flatnonzero(r.rel > 0)  # both gains are 0 exactly at grade 0 and below
+        pos = r.pos_of(rows)
+        top = pos <= k
+        actual = r.per_topic_sum(rows[top], gain(r.rel[rows[top]]) / disc(pos[top]))
         gains, pos = ideal_order(r, gain(r.judged_rel))
         imask = (pos <= k) & (gains > 0)
         ideal = np.bincount(
@@ -68,7 +69,8 @@ def _family(
 
 
 def _judged(r: Ranked, k: int) -> np.ndarray:
-    return r.per_topic_count((r.rel >= 0) & (r.pos <= k)) / k
+    rows = np.flatnonzero(r.rel >= 0)
+    return r.per_topic_count(rows[r.pos_of(rows) <= k]) / k
 
 
 def _normalised(pair: Any) -> Callable[[Ranked, int], np.ndarray]:

@@ -69,23 +69,17 @@ def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 # ------------------------------------------------------------------ building blocks
 
 
-def _sum_at(r: Ranked, rows: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Per-topic sums of weights given at ``rows`` (in row order, as trec_eval adds)."""
-    return np.bincount(r.topic[rows], weights=weights, minlength=r.n_topics)
-
-
 def rel_in_top(r: Ranked, k: int | np.ndarray) -> np.ndarray:
     """Relevant documents among the first k (k per topic or a constant)."""
-    rows = r.rel_rows
-    limit = k if np.isscalar(k) else np.asarray(k)[r.topic[rows]]
-    kept = rows[r.pos[rows] <= limit]
-    return np.bincount(r.topic[kept], minlength=r.n_topics).astype(np.int64)
+    topic = r.rel_topic
+    limit = k if np.isscalar(k) else np.asarray(k)[topic]
+    return np.bincount(topic[r.rel_pos <= limit], minlength=r.n_topics).astype(np.int64)
 
 
 def average_precision(r: Ranked, cutoff: int | None = None) -> np.ndarray:
     """sum over relevant retrieved docs (within cutoff) of rel_so_far / rank, over R."""
-    rows = r.rel_rows if cutoff is None else r.rel_rows[r.pos[r.rel_rows] <= cutoff]
-    total = _sum_at(r, rows, r.rel_so_far(rows) / r.pos[rows])
+    rows = r.rel_rows if cutoff is None else r.rel_rows[r.rel_pos <= cutoff]
+    total = r.per_topic_sum(rows, r.rel_so_far(rows) / r.pos_of(rows))
     return _safe_div(total, r.num_rel)
 
 
@@ -93,7 +87,7 @@ def bpref(r: Ranked) -> np.ndarray:
     """Sum at each relevant doc of 1 - min(nonrel_above, R) / min(N, R); over R."""
     nonrel_rows = np.flatnonzero((r.rel >= 0) & ~r.is_rel)
     rows = r.rel_rows
-    topic = r.topic[rows]
+    topic = r.rel_topic
     # judged nonrelevant rows above each relevant row, within its topic (sorted rows: counts)
     nonrel_above = np.searchsorted(nonrel_rows, rows) - np.searchsorted(
         nonrel_rows, r.offsets[topic]
@@ -102,7 +96,7 @@ def bpref(r: Ranked) -> np.ndarray:
     den = np.minimum(r.num_nonrel[topic], R)
     penalty = _safe_div(np.minimum(nonrel_above, R), den)
     contrib = np.where(nonrel_above > 0, 1.0 - penalty, 1.0)
-    return _safe_div(_sum_at(r, rows, contrib), r.num_rel)
+    return _safe_div(r.per_topic_sum(rows, contrib), r.num_rel)
 
 
 def interpolated_precision(r: Ranked, points: list[float], rounding: str) -> np.ndarray:
@@ -117,11 +111,11 @@ def interpolated_precision(r: Ranked, points: list[float], rounding: str) -> np.
     if empty.any():
         for j, p in enumerate(points):
             out[empty & (_relevant_cutoff(p, r.num_rel, rounding) == 0), j] = UNDEFINED
-    rel_rows = np.flatnonzero(r.is_rel)
+    rel_rows = r.rel_rows
     if not len(rel_rows):
         return out
-    prec = r.rel_so_far(rel_rows) / r.pos[rel_rows]
-    topic = r.topic[rel_rows]
+    prec = r.rel_so_far(rel_rows) / r.rel_pos
+    topic = r.rel_topic
     best = _segment_reverse_max(prec, topic)
     first = np.searchsorted(topic, np.arange(r.n_topics))
     n_rr = r.num_rel_ret
@@ -195,10 +189,10 @@ def ideal_order(r: Ranked, judged_gain: np.ndarray) -> tuple[np.ndarray, np.ndar
 def dcg(r: Ranked, rows: np.ndarray, gains: np.ndarray, cutoff: int | None = None) -> np.ndarray:
     """sum of gain / log2(rank + 1) over the judged ranked ``rows`` (within cutoff)."""
     keep = gains != 0
+    pos = r.pos_of(rows)
     if cutoff is not None:
-        keep &= r.pos[rows] <= cutoff
-    rows, gains = rows[keep], gains[keep]
-    return _sum_at(r, rows, gains / discount(r.pos[rows]))
+        keep &= pos <= cutoff
+    return r.per_topic_sum(rows[keep], gains[keep] / discount(pos[keep]))
 
 
 def ideal_dcg(r: Ranked, judged_gain: np.ndarray, cutoff: int | None = None) -> np.ndarray:
@@ -219,7 +213,7 @@ def _counts(name: str) -> Compute:
             "num_ret": r.num_ret,
             "num_rel": r.num_rel,
             "num_rel_ret": r.num_rel_ret,
-            "num_nonrel_judged_ret": r.per_topic_count((r.rel >= 0) & ~r.is_rel),
+            "num_nonrel_judged_ret": r.per_topic_count(np.flatnonzero((r.rel >= 0) & ~r.is_rel)),
         }[name]
         return [(name, values)]
 
@@ -249,10 +243,10 @@ def _gm_bpref(r: Ranked, _: Any) -> list[tuple[str, Values]]:
 def _recip_rank(r: Ranked, _: Any) -> list[tuple[str, Values]]:
     rows = r.rel_rows
     out = np.zeros(r.n_topics)
-    topic = r.topic[rows]  # non-decreasing: the first relevant row of each topic starts a run
+    topic = r.rel_topic  # non-decreasing: the first relevant row of each topic starts a run
     first = np.flatnonzero(np.concatenate(([True], topic[1:] != topic[:-1]))) if len(rows) else rows
     topics = topic[first]
-    out[topics] = 1.0 / r.pos[rows[first]]
+    out[topics] = 1.0 / r.rel_pos[first]
     return [("recip_rank", out)]
 
 
@@ -353,7 +347,7 @@ def _11pt(rounding: str) -> Compute:
 
 def _binG(r: Ranked, _: Any) -> list[tuple[str, Values]]:
     rows = r.rel_rows
-    total = _sum_at(r, rows, 1.0 / discount(r.pos[rows] - r.rel_so_far(rows) + 1))
+    total = r.per_topic_sum(rows, 1.0 / discount(r.rel_pos - r.rel_so_far(rows) + 1))
     return [("binG", np.where(r.num_rel_ret > 0, _safe_div(total, r.num_rel), 0.0))]
 
 
@@ -664,8 +658,9 @@ def _rbp_resid(r: Ranked, _: Any) -> list[tuple[str, Values]]:
 
 
 def _unj(r: Ranked, cutoffs: list[int]) -> list[tuple[str, Values]]:
-    unjudged = r.rel < 0
-    return [(f"unj_{k}", r.per_topic_count(unjudged & (r.pos <= k)) / k) for k in cutoffs]
+    unjudged = np.flatnonzero(r.rel < 0)
+    pos = r.pos_of(unjudged)
+    return [(f"unj_{k}", r.per_topic_count(unjudged[pos <= k]) / k) for k in cutoffs]
 
 
 CUTOFFS = [5, 10, 15, 20, 30, 100, 200, 500, 1000]

@@ -17,7 +17,7 @@ import numpy as np
 
 from workbench.metrics._keys import match_table
 from workbench.trec.keys import group_keys
-from workbench.trec.order import segment_trec_order
+from workbench.trec.order import trec_order_blocks
 from workbench.trec.qrels import Qrels
 from workbench.trec.runs import Run
 
@@ -45,7 +45,9 @@ class Ranked:
     ) -> None:
         self.qids = qids
         self.offsets = offsets
-        self.rel = rel  # int64 qrels value of each ranked document (NONPOOL/UNJUDGED when < 0)
+        # qrels value of each ranked document (NONPOOL/UNJUDGED when < 0); int8 unless grades
+        # need more
+        self.rel = rel
         self.num_rel = num_rel  # per topic: judged with rel >= level
         self.num_nonrel = num_nonrel  # per topic: judged with 0 <= rel < level
         self.judged_offsets = judged_offsets  # CSR over judged_rel
@@ -61,17 +63,13 @@ class Ranked:
     def num_ret(self) -> np.ndarray:
         return np.diff(self.offsets)
 
-    @cached_property
-    def topic(self) -> np.ndarray:
-        """Topic index of each ranked row."""
-        return np.repeat(np.arange(self.n_topics, dtype=np.int32), self.num_ret)
+    def topic_of(self, rows: np.ndarray) -> np.ndarray:
+        """Topic index of each of ``rows``."""
+        return np.searchsorted(self.offsets, rows, side="right") - 1
 
-    @cached_property
-    def pos(self) -> np.ndarray:
-        """1-based rank of each row within its topic."""
-        pos = np.arange(1, len(self.rel) + 1, dtype=np.int32)
-        pos -= np.repeat(self.offsets[:-1].astype(np.int32), self.num_ret)
-        return pos
+    def pos_of(self, rows: np.ndarray) -> np.ndarray:
+        """1-based rank of each of ``rows`` within its topic."""
+        return rows - self.offsets[self.topic_of(rows)] + 1
 
     @cached_property
     def is_rel(self) -> np.ndarray:
@@ -83,11 +81,21 @@ class Ranked:
         return np.flatnonzero(self.is_rel)
 
     @cached_property
+    def rel_topic(self) -> np.ndarray:
+        """Topic index of each relevant row (``rel_rows`` order)."""
+        return self.topic_of(self.rel_rows)
+
+    @cached_property
+    def rel_pos(self) -> np.ndarray:
+        """Rank of each relevant row (``rel_rows`` order)."""
+        return self.rel_rows - self.offsets[self.rel_topic] + 1
+
+    @cached_property
     def rel_rank(self) -> np.ndarray:
         """For each relevant row (``rel_rows`` order): the relevant rows at or above it in its
         topic (1 for the topic's first relevant row); only as long as ``rel_rows``."""
         rows = self.rel_rows
-        first = np.searchsorted(rows, self.offsets[self.topic[rows]])
+        first = np.searchsorted(rows, self.offsets[self.rel_topic])
         return np.arange(1, len(rows) + 1, dtype=np.int64) - first
 
     def rel_so_far(self, rows: np.ndarray) -> np.ndarray:
@@ -96,16 +104,16 @@ class Ranked:
 
     @cached_property
     def num_rel_ret(self) -> np.ndarray:
-        return self.per_topic_count(self.is_rel)
+        return np.bincount(self.rel_topic, minlength=self.n_topics).astype(np.int64)
 
-    def per_topic_count(self, mask: np.ndarray) -> np.ndarray:
-        return np.bincount(self.topic[mask], minlength=self.n_topics).astype(np.int64)
+    def per_topic_count(self, rows: np.ndarray) -> np.ndarray:
+        """How many of ``rows`` each topic has."""
+        return np.bincount(self.topic_of(rows), minlength=self.n_topics).astype(np.int64)
 
-    def per_topic_sum(self, weights: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
-        """Sums in row order (sequential, as trec_eval's loops add)."""
-        if mask is not None:
-            return np.bincount(self.topic[mask], weights=weights[mask], minlength=self.n_topics)
-        return np.bincount(self.topic, weights=weights, minlength=self.n_topics)
+    def per_topic_sum(self, rows: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """Per-topic sums of the ``weights`` of ``rows``, in row order (sequential, as
+        trec_eval's loops add)."""
+        return np.bincount(self.topic_of(rows), weights=weights, minlength=self.n_topics)
 
     def topic_rels(self, t: int) -> np.ndarray:
         return self.rel[self.offsets[t] : self.offsets[t + 1]]
@@ -161,11 +169,8 @@ def rank_topics(
         rows, offsets = _csr_rows(run.offsets, which)
         docnos, scores = run.docnos[rows], run.scores[rows]
         hashes = run.docno_hashes[rows]
-    order = segment_trec_order(docnos, scores, offsets, float32=float32)
     q_topic = _index_in(qrels, qids)
-    rel = _lookup(qrels, q_topic, docnos, hashes, offsets)
-    if order is not None:
-        rel = rel[order]
+    rel = _ranked_rels(qrels, q_topic, docnos, scores, hashes, offsets, float32)
     # trec_eval cuts at -M first, then drops the unjudged (-J) keeping the order
     if max_results is not None:
         n = np.diff(offsets)
@@ -216,37 +221,56 @@ def _csr_rows(offsets: np.ndarray, which: np.ndarray) -> tuple[np.ndarray, np.nd
     return rows, new_offsets
 
 
-_BLOCK = 1 << 18
-
-
-def _lookup(
-    qrels: Qrels, q_topic: np.ndarray, docnos: np.ndarray, hashes: np.ndarray, offsets: np.ndarray
+def _ranked_rels(
+    qrels: Qrels,
+    q_topic: np.ndarray,
+    docnos: np.ndarray,
+    scores: np.ndarray,
+    hashes: np.ndarray,
+    offsets: np.ndarray,
+    float32: bool,
 ) -> np.ndarray:
-    """Qrels value of each run row (NONPOOL if absent, UNJUDGED if negative).
+    """Qrels value of each row in trec order within its topic: NONPOOL if absent, UNJUDGED if
+    negative; int8 when every grade fits (as usual), else int32 or int64.
 
-    ``q_topic``: the qrels topic index of each evaluated topic (-1: none).  Rows are probed in
-    the qrels' hash table of (topic, docno) all at once; hits are verified on the exact bytes.
+    ``q_topic``: the qrels topic index of each evaluated topic (-1: none).  A block of whole
+    topics at a time is put in trec order and probed in the qrels' hash table of (topic,
+    docno); hits are verified on the exact bytes.
     """
-    rel = np.full(len(docnos), NONPOOL, dtype=np.int64)
-    if not len(docnos) or not len(qrels):
+    grades = qrels.grouped_rels
+    rel = np.full(len(docnos), NONPOOL, dtype=_smallest_int(grades))
+    if not len(docnos):
         return rel
-    table = match_table(qrels)
+    table = match_table(qrels) if len(qrels) else None
     q_topic = q_topic.astype(np.int32)
-    for lo in range(0, len(docnos), _BLOCK):  # blocks: small temporaries, kept in cache
-        hi = min(lo + _BLOCK, len(docnos))
+    for lo, hi, order in trec_order_blocks(docnos, scores, offsets, float32=float32):
+        if table is None:
+            continue
+        rows = np.arange(lo, hi) if order is None else lo + order
+        # the trec order permutes rows within their topic: position i is in i's segment
         segment = np.searchsorted(offsets, np.arange(lo, hi), side="right") - 1
         row_topic = q_topic[segment]
-        found = table.find(group_keys(hashes[lo:hi], row_topic))
+        found = table.find(group_keys(hashes[rows], row_topic))
         found[row_topic < 0] = -1
-        hit_rows = np.flatnonzero(found >= 0)
-        source = found[hit_rows]
-        hit_rows += lo
-        same = (qrels.grouped_docnos[source] == docnos[hit_rows]) & (
-            qrels.grouped_topic[source] == row_topic[hit_rows - lo]
+        hit = np.flatnonzero(found >= 0)
+        source = found[hit]
+        same = (qrels.grouped_docnos[source] == docnos[rows[hit]]) & (
+            qrels.grouped_topic[source] == row_topic[hit]
         )
-        values = qrels.grouped_rels[source[same]]
-        rel[hit_rows[same]] = np.where(values < 0, UNJUDGED, values)
+        values = grades[source[same]]
+        rel[lo + hit[same]] = np.where(values < 0, UNJUDGED, values)
     return rel
+
+
+def _smallest_int(grades: np.ndarray) -> type[np.signedinteger]:
+    """The narrowest of int8, int32 and int64 that holds the grades and NONPOOL/UNJUDGED."""
+    low = min(int(grades.min()), UNJUDGED) if len(grades) else UNJUDGED
+    high = int(grades.max()) if len(grades) else 0
+    for dtype in (np.int8, np.int32):
+        bounds = np.iinfo(dtype)
+        if bounds.min <= low and high <= bounds.max:
+            return dtype
+    return np.int64
 
 
 _JudgedParts = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]

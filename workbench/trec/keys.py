@@ -96,3 +96,27 @@ def group_segments(
 
 def offsets_of(counts: np.ndarray) -> np.ndarray:
     return np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+
+
+def segments_with_repeats(hashes: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Per CSR segment of ``hashes``: whether some value occurs twice in it (bool array).
+
+    In C when the accelerator is built (a hash set per segment), else by sorting the
+    (segment, hash) keys."""
+    from workbench.trec.native import repeated_hashes
+
+    flags = repeated_hashes(hashes, offsets)
+    if flags is not None:
+        return flags
+    counts = np.diff(offsets)
+    out = np.zeros(len(counts), dtype=bool)
+    if len(hashes) < 2:
+        return out
+    keys = group_keys(hashes, np.repeat(np.arange(len(counts)), counts))
+    ordered = np.sort(keys)
+    repeated = ordered[1:][ordered[1:] == ordered[:-1]]
+    if len(repeated):
+        rows = np.flatnonzero(np.isin(keys, repeated))
+        out[np.searchsorted(offsets, rows, side="right") - 1] = True
+    return out
+

@@ -6,7 +6,7 @@ bytes); the rank column is ignored.  trec_eval 9.0.8 compared scores as 32-bit f
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import pairwise
 
 import numpy as np
@@ -47,38 +47,35 @@ def in_trec_order(docnos: np.ndarray, keys: np.ndarray) -> bool:
     return not np.any(ties & (docnos[1:] >= docnos[:-1]))
 
 
-def segment_trec_order(
+def trec_order_blocks(
     docnos: np.ndarray, scores: np.ndarray, offsets: np.ndarray, *, float32: bool = False
-) -> np.ndarray | None:
-    """A permutation putting every CSR segment [offsets[i], offsets[i+1]) in trec order, or
-    None when they all already are.
+) -> Iterator[tuple[int, int, np.ndarray | None]]:
+    """The trec order of every CSR segment [offsets[i], offsets[i+1]), a block of whole
+    segments (about ``_BLOCK`` rows) at a time: ``(lo, hi, order)``, ``order`` the rows
+    lo..hi-1 as offsets from lo in trec order, or None when they already are; so that no
+    permutation of the whole run is ever held.
 
-    Checked vectorised over blocks of whole segments (about ``_BLOCK`` rows each, so that the
-    temporaries stay small).  Segments whose scores rise anywhere are sorted one by one;
-    elsewhere only the runs of tied scores are reordered (docno descending), all together.
+    Segments whose scores rise anywhere are sorted one by one; elsewhere only the runs of
+    tied scores are reordered (docno descending), all together.
     """
     keys = np.asarray(scores, dtype=np.float32) if float32 else np.asarray(scores, dtype=np.float64)
     n = len(keys)
-    if n < 2:
-        return None
+    if not n:
+        return
     first_segments = np.searchsorted(offsets, np.arange(0, n, _BLOCK), side="right") - 1
     cuts = [*sorted(set(first_segments.tolist())), len(offsets) - 1]
-    order: np.ndarray | None = None
     for first, last in pairwise(cuts):
         lo, hi = int(offsets[first]), int(offsets[last])
-        block = _block_order(docnos[lo:hi], keys[lo:hi], offsets[first : last + 1] - lo)
-        if block is not None:
-            if order is None:
-                order = np.arange(n, dtype=np.int64)
-            order[lo:hi] = block + lo
-    return order
+        if hi > lo:
+            yield lo, hi, _block_order(docnos[lo:hi], keys[lo:hi], offsets[first : last + 1] - lo)
 
 
 _BLOCK = 1 << 18
 
 
 def _block_order(docnos: np.ndarray, keys: np.ndarray, offsets: np.ndarray) -> np.ndarray | None:
-    """:func:`segment_trec_order` of whole segments (``offsets`` from 0 to ``len(keys)``)."""
+    """:func:`trec_order_blocks` of one block of whole segments (``offsets`` from 0 to
+    ``len(keys)``)."""
     n = len(keys)
     if n < 2:
         return None
@@ -92,7 +89,7 @@ def _block_order(docnos: np.ndarray, keys: np.ndarray, offsets: np.ndarray) -> n
     tied = tied[docnos[tied + 1] >= docnos[tied]]
     if not len(rising) and not len(tied):
         return None
-    order = np.arange(n, dtype=np.int64)
+    order = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)
     unsorted = sorted(set((np.searchsorted(offsets, rising, side="right") - 1).tolist()))
     for seg in unsorted:
         lo, hi = int(offsets[seg]), int(offsets[seg + 1])

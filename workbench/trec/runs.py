@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import os
-import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from functools import cached_property
 from typing import NamedTuple
 
 import numpy as np
 
 from workbench.limits import NO_LIMITS, IdLimits, at_most
+from workbench.trec import native
 from workbench.trec.errors import TrecFormatError
 from workbench.trec.keys import MIX, docno_hash, first_duplicate, group_segments, offsets_of
+from workbench.trec.native import RunColumns
 from workbench.trec.order import trec_order
 from workbench.trec.scan import (
     _PADDING,
@@ -31,6 +32,7 @@ from workbench.trec.scan import (
     _numbers,
     _source_name,
     _write_text,
+    atol,
 )
 
 
@@ -242,12 +244,94 @@ def _read_run(
     ranks: bool = True,
     line_numbers: bool = True,
 ) -> _ParsedRun:
-    total_bytes = _source_size(source)
+    size = _source_size(source)
+    tag_codes: dict[bytes, int] = {}
+    if not strict and limits == NO_LIMITS and native.available():
+        read = native.read_columns(source, path, ranks=ranks, line_numbers=line_numbers, size=size)
+    else:
+        parts = _numpy_parts(source, path, limits, strict, ranks, line_numbers, tag_codes)
+        read = _joined(parts, size)
+    n_rows = len(read.columns["scores"]) if read.columns else 0
+    empty = {
+        "docnos": np.zeros(0, dtype="S1"),
+        "hashes": np.zeros(0, dtype=np.uint64),
+        "scores": np.zeros(0),
+        "ranks": np.zeros(0, dtype=np.int64),
+        "lines": np.zeros(0, dtype=np.int32),
+        "tags": np.zeros(0, dtype=np.int32),
+    }
+    kept = {key: read.columns.get(key, empty[key]) for key in empty}
+    topics, order, offsets = group_segments(read.seg_starts, read.seg_qids, n_rows)
+    if order is not None:
+        kept = {key: column[order] if len(column) else column for key, column in kept.items()}
+    tags = _decode(tag_codes)
+    run_tag = _decode([read.tag])[0]
+    if strict and tags:
+        run_tag = tags[0] if len(tags) == 1 else run_tag
+    # unread ranks: zeros from calloc, so no memory is touched until they are
+    has_ranks = "ranks" in read.columns or not n_rows
+    rank_column = kept["ranks"] if has_ranks else np.zeros(n_rows, np.int64)
+    run = Run(
+        topics,
+        offsets,
+        kept["docnos"],
+        kept["scores"],
+        rank_column,
+        run_tag,
+        docno_hashes=kept["hashes"],
+    )
+    return _ParsedRun(run, kept["lines"], tags, kept["tags"])
+
+
+class _Part(NamedTuple):
+    """One chunk's rows: where new runs of equal qids start (rows within the part) and their
+    qids, the columns, the chunk's size in bytes and its last line's tag."""
+
+    seg_starts: list[int]
+    seg_qids: list[bytes]
+    columns: dict[str, np.ndarray]
+    chunk_bytes: int
+    tag: bytes
+
+
+def _joined(parts: Iterator[_Part], size: int | None) -> RunColumns:
+    """The parts' columns end to end (one preallocated array each, sized from the first part
+    and the file's ``size``)."""
     columns: dict[str, _Column] = {}
     seg_starts: list[int] = []
     seg_qids: list[bytes] = []
-    tag_codes: dict[bytes, int] = {}
     n_rows = 0
+    tag = b""
+    for part in parts:
+        seg_starts.extend(start + n_rows for start in part.seg_starts)
+        seg_qids.extend(part.seg_qids)
+        n = len(part.columns["scores"])
+        n_rows += n
+        if not columns:
+            estimate = 2 * n
+            if size is not None:
+                estimate = int(size * n / part.chunk_bytes * 1.02) + 16
+            columns = {key: _Column(values, estimate) for key, values in part.columns.items()}
+        else:
+            for key, values in part.columns.items():
+                columns[key].append(values)
+        tag = part.tag
+    return RunColumns(
+        seg_starts, seg_qids, {key: column.values() for key, column in columns.items()}, tag
+    )
+
+
+def _numpy_parts(
+    source: Source,
+    path: str,
+    limits: IdLimits,
+    strict: bool,
+    ranks: bool,
+    line_numbers: bool,
+    tag_codes: dict[bytes, int],
+) -> Iterator[_Part]:
+    """The run's parts tokenised with numpy (every reading mode; ``tag_codes`` gains the tags
+    of a strict reading)."""
     previous: bytes | None = None
     last: _Lines | None = None
     layout = "qid Q0 docno rank score tag"
@@ -257,10 +341,7 @@ def _read_run(
         starts = np.flatnonzero(qids[1:] != qids[:-1]) + 1
         if bytes(qids[0]) != previous:
             starts = np.concatenate(([0], starts))
-        seg_starts.extend((starts + n_rows).tolist())
-        seg_qids.extend(bytes(q) for q in qids[starts])
         previous = bytes(qids[-1])
-        n_rows += len(qids)
         docnos = _field(lines, 2)
         _check_lengths(lines, path, 2, docnos, limits.docno, "docno")
         chunk = {
@@ -276,51 +357,20 @@ def _read_run(
             chunk["lines"] = lines.line_numbers.astype(np.int32)
         if strict:
             chunk["tags"] = _tag_codes(lines, path, limits, tag_codes)
-        if not columns:
-            chunk_bytes = len(lines.buf) - len(_PADDING)
-            estimate = 2 * len(qids)
-            if total_bytes is not None:
-                estimate = int(total_bytes * len(qids) / chunk_bytes * 1.02) + 16
-            columns = {key: _Column(values, estimate) for key, values in chunk.items()}
-        else:
-            for key, values in chunk.items():
-                columns[key].append(values)
+        final = np.array([len(lines.n_fields) - 1])
+        yield _Part(
+            starts.tolist(),
+            [bytes(q) for q in qids[starts]],
+            chunk,
+            len(lines.buf) - len(_PADDING),
+            bytes(_field(lines, 5, final)[0]),
+        )
         last = lines
-    tag = ""
-    if last is not None:
-        final = len(last.n_fields) - 1
-        tag = _decode(_field(last, 5, np.array([final])))[0]
-        if limits.tag is not None and len(tag) > limits.tag:
-            raise _fail(path, last, final, f"{at_most('run tag', limits.tag)} as field 6")
-    empty = {
-        "docnos": np.zeros(0, dtype="S1"),
-        "hashes": np.zeros(0, dtype=np.uint64),
-        "scores": np.zeros(0),
-        "ranks": np.zeros(0, dtype=np.int64),
-        "lines": np.zeros(0, dtype=np.int32),
-        "tags": np.zeros(0, dtype=np.int32),
-    }
-    kept: dict[str, np.ndarray] = {
-        key: columns[key].values() if key in columns else empty[key] for key in empty
-    }
-    topics, order, offsets = group_segments(seg_starts, seg_qids, n_rows)
-    if order is not None:
-        kept = {key: column[order] if len(column) else column for key, column in kept.items()}
-    tags = _decode(tag_codes)
-    if strict and tags:
-        tag = tags[0] if len(tags) == 1 else tag
-    # unread ranks: zeros from calloc, so no memory is touched until they are
-    rank_column = kept["ranks"] if "ranks" in columns or not n_rows else np.zeros(n_rows, np.int64)
-    run = Run(
-        topics,
-        offsets,
-        kept["docnos"],
-        kept["scores"],
-        rank_column,
-        tag,
-        docno_hashes=kept["hashes"],
-    )
-    return _ParsedRun(run, kept["lines"], tags, kept["tags"])
+    if last is not None and limits.tag is not None:
+        final_row = len(last.n_fields) - 1
+        tag = _decode(_field(last, 5, np.array([final_row])))[0]
+        if len(tag) > limits.tag:
+            raise _fail(path, last, final_row, f"{at_most('run tag', limits.tag)} as field 6")
 
 
 def _tag_codes(lines: _Lines, path: str, limits: IdLimits, codes: dict[bytes, int]) -> np.ndarray:
@@ -367,11 +417,9 @@ def _ranks(lines: _Lines) -> np.ndarray:
         value = column.astype(np.int64) - 48
         going &= (value >= 0) & (value <= 9)
         out = np.where(going, out * 10 + value, out)
-    negative = columns[0] == 45
-    if negative.any() or (columns[0] == 43).any():
-        for i in np.flatnonzero(negative | (columns[0] == 43)):
-            digits = re.match(rb"[+-]?\d+", _as_strings(columns[:, [i]])[0])
-            out[i] = int(digits.group()) if digits else 0
+    signed = (columns[0] == 45) | (columns[0] == 43)
+    for i in np.flatnonzero(signed):
+        out[i] = atol(_as_strings(columns[:, [i]])[0])
     return out
 
 

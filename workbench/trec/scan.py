@@ -11,7 +11,7 @@ import io
 import os
 import re
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import BinaryIO, NamedTuple, TextIO, cast
 
 import numpy as np
@@ -25,6 +25,11 @@ Source = str | os.PathLike | BinaryIO | TextIO  # a text stream must be an io.Te
 _CHUNK_BYTES = 1 << 23
 _HASH = ord("#")
 _PADDING = bytes(64)
+
+
+def chunk_bytes() -> int:
+    """The size of each read of a file (a block of whole lines is cut from it)."""
+    return _CHUNK_BYTES
 
 
 def _source_name(source: Source) -> str:
@@ -113,7 +118,7 @@ def _tokenise(
     if nul >= 0:
         i = int(np.searchsorted(newlines, nul))
         start = int(newlines[i - 1]) + 1 if i else 0
-        text = chunk[start : int(newlines[i])].decode("utf-8", "replace")
+        text = chunk[start : int(newlines[i])].decode("utf-8", "replace").rstrip("\r")
         raise TrecFormatError(path, first_line_number + i, text, WITHOUT_NUL)
     n_lines = len(newlines)
     line_offsets = np.empty(n_lines, dtype=np.int64)
@@ -299,15 +304,9 @@ def _numbers(
     strings = _as_strings(columns[:, rest])
     kind, dtype = ("an integer", np.int64) if integer else ("a number", np.float64)
     if not integer:
-        try:
-            slow = strings.astype(dtype)
-        except ValueError:
-            for i, token in zip(rest, strings, strict=True):
-                try:
-                    float(token)
-                except ValueError:
-                    raise _fail(path, lines, int(i), f"{kind} as field {k + 1} ({what})") from None
-            raise
+        slow = slow_floats(
+            strings, lambda j: _fail(path, lines, int(rest[j]), f"{kind} as field {k + 1} ({what})")
+        )
     else:
         parsed: list[int] = []
         for i, token in zip(rest, strings, strict=True):
@@ -326,6 +325,28 @@ def _numbers(
     return out
 
 
+def slow_floats(strings: np.ndarray, fail: Callable[[int], TrecFormatError]) -> np.ndarray:
+    """The numbers that are not plain decimals (exponents, inf, nan ...), as float64;
+    ``fail(i)`` is the error for the first token ``i`` that is not a number."""
+    try:
+        return strings.astype(np.float64)
+    except ValueError:
+        for i, token in enumerate(strings):
+            try:
+                float(token)
+            except ValueError:
+                raise fail(i) from None
+        raise
+
+
+def atol(token: bytes) -> int:
+    """C's ``atol`` of a rank: its leading ``[+-]digits`` (0 without), saturated to 64 bits."""
+    digits = re.match(rb"[+-]?\d+", token)
+    if not digits:
+        return 0
+    return max(-(2**63), min(int(digits.group()), 2**63 - 1))
+
+
 def _concat(parts: list[np.ndarray], dtype: str = "S1") -> np.ndarray:
     if not parts:
         return np.zeros(0, dtype=dtype)
@@ -335,9 +356,11 @@ def _concat(parts: list[np.ndarray], dtype: str = "S1") -> np.ndarray:
 def _check_fields(lines: _Lines, path: str, n: int, exact: bool, layout: str) -> None:
     bad = lines.n_fields != n if exact else lines.n_fields < n
     if bad.any():
-        i = int(np.argmax(bad))
-        count = "exactly" if exact else "at least"
-        raise _fail(path, lines, i, f"{count} {n} fields ({layout})")
+        raise _fail(path, lines, int(np.argmax(bad)), _layout_error(n, exact, layout))
+
+
+def _layout_error(n: int, exact: bool, layout: str) -> str:
+    return f"{'exactly' if exact else 'at least'} {n} fields ({layout})"
 
 
 def _checked_scan(

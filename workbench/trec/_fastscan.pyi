@@ -1,0 +1,31 @@
+"""Types of the C accelerator ``_fastscan.c`` (see its header for the contract)."""
+
+from typing_extensions import Buffer
+
+VERSION: int
+
+def scan_run(
+    buffer: Buffer,
+    offset: int,
+    first_line: int,
+    previous_qid: bytes | None,
+    docnos: Buffer,
+    width: int,
+    hashes: Buffer,
+    scores: Buffer,
+    ranks: Buffer | None,
+    line_numbers: Buffer | None,
+    row: int,
+) -> tuple[
+    int,
+    int,
+    int,
+    int,
+    list[int],
+    list[bytes],
+    list[tuple[int, bytes, int, int, int]],
+    list[tuple[int, bytes]],
+    bytes | None,
+    tuple[str, int, int, int] | None,
+]: ...
+def repeated_hashes(hashes: Buffer, offsets: Buffer) -> bytearray: ...

@@ -1,0 +1,218 @@
+"""The C accelerator of the run reader (``_fastscan``, built with the package when a C compiler
+is there): the same rows, values and errors as the numpy reader, several times faster and in
+less memory.
+
+``scan_run`` tokenises whole lines in C straight into the run's columns (see ``_fastscan.c``
+for the contract); what it leaves (scores that are not plain decimals, ranks with a sign) is
+finished here with the numpy reader's own helpers, so the two readers share every rule they
+do not both implement.  The file is read into one reused buffer, in the numpy reader's
+blocks.  Without the compiled module, or with ``WORKBENCH_NATIVE=0``, :func:`available` is
+false and the numpy reader is used.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from types import ModuleType
+from typing import NamedTuple
+
+import numpy as np
+
+from workbench.trec.errors import WITHOUT_NUL, TrecFormatError
+from workbench.trec.scan import Source, _layout_error, _open, atol, chunk_bytes, slow_floats
+
+MIN_LINE_BYTES = 12  # six one-byte fields, five separators and a newline
+CONTRACT_VERSION = 1  # the C module's VERSION this reader speaks to
+
+
+def _load() -> ModuleType | None:
+    """The compiled module, unless absent, of another contract version (a stale build), or
+    turned off by ``WORKBENCH_NATIVE=0``."""
+    if os.environ.get("WORKBENCH_NATIVE", "1") == "0":
+        return None
+    try:
+        from workbench.trec import _fastscan
+    except ImportError:
+        return None
+    return _fastscan if getattr(_fastscan, "VERSION", None) == CONTRACT_VERSION else None
+
+
+_fastscan = _load()
+
+
+def available() -> bool:
+    return _fastscan is not None
+
+
+class RunColumns(NamedTuple):
+    """A run file's rows in file order: where each run of equal qids starts and its qid, the
+    columns (docnos, hashes, scores, and ranks and lines when asked), the last line's tag."""
+
+    seg_starts: list[int]
+    seg_qids: list[bytes]
+    columns: dict[str, np.ndarray]
+    tag: bytes
+
+
+class _Columns:
+    """The output arrays, grown (by doubling) to hold at least a given number of rows; the
+    docno column widened to the longest docno so far (so it ends as narrow as the numpy
+    reader's).  Rows never written are never touched, so a generous first capacity costs
+    address space, not memory."""
+
+    def __init__(self, capacity: int, ranks: bool, line_numbers: bool) -> None:
+        self.width = 1
+        self.arrays: dict[str, np.ndarray] = {
+            "docnos": np.empty(capacity, dtype="S1"),
+            "hashes": np.empty(capacity, dtype=np.uint64),
+            "scores": np.empty(capacity, dtype=np.float64),
+        }
+        if ranks:
+            self.arrays["ranks"] = np.empty(capacity, dtype=np.int64)
+        if line_numbers:
+            self.arrays["lines"] = np.empty(capacity, dtype=np.int32)
+
+    def reserve(self, rows: int, needed: int) -> None:
+        capacity = len(self.arrays["scores"])
+        if needed <= capacity:
+            return
+        capacity = max(needed, 2 * capacity)
+        for key, array in self.arrays.items():
+            grown = np.empty(capacity, dtype=array.dtype)
+            grown[:rows] = array[:rows]
+            self.arrays[key] = grown
+
+    def widen(self, rows: int, width: int) -> None:
+        old = self.arrays["docnos"]
+        wider = np.empty(len(old), dtype=f"S{width}")
+        wider[:rows] = old[:rows]
+        self.arrays["docnos"] = wider
+        self.width = width
+
+
+def read_columns(
+    source: Source, path: str, *, ranks: bool, line_numbers: bool, size: int | None
+) -> RunColumns:
+    """The lenient run reader's rows (``workbench trec-eval``'s reading), tokenised in C;
+    ``size``: the file's size in bytes when known (the first capacity)."""
+    assert _fastscan is not None
+    out = _Columns(size // MIN_LINE_BYTES + 1 if size else 1 << 16, ranks, line_numbers)
+    seg_starts: list[int] = []
+    seg_qids: list[bytes] = []
+    rows = 0
+    line_number = 1
+    previous: bytes | None = None
+    tag = b""
+    for block in _blocks(source):
+        offset = 0
+        slow: list[tuple[int, bytes, int, int, int]] = []  # resolved after the whole block,
+        while offset < len(block):  # so that its layout errors come first, as with numpy
+            out.reserve(rows, rows + (len(block) - offset) // MIN_LINE_BYTES + 1)
+            arrays = out.arrays
+            (offset, n_lines, n_rows, wider, seg_rows, qids, slow_scores, slow_ranks, last_tag,
+             error) = _fastscan.scan_run(
+                block, offset, line_number, previous, arrays["docnos"], out.width,
+                arrays["hashes"], arrays["scores"], arrays.get("ranks"), arrays.get("lines"), rows
+            )  # fmt: skip
+            if error is not None:
+                kind, number, start, end = error
+                expected = WITHOUT_NUL if kind == "nul" else _layout_error(6, False, _LAYOUT)
+                raise TrecFormatError(path, number, _text(block, start, end), expected)
+            slow += [(rows + row, *rest) for row, *rest in slow_scores]
+            for row, token in slow_ranks:
+                arrays["ranks"][rows + row] = atol(token)
+            seg_starts.extend(rows + row for row in seg_rows)
+            seg_qids.extend(qids)
+            previous = qids[-1] if qids else previous
+            tag = last_tag if last_tag is not None else tag
+            rows += n_rows
+            line_number += n_lines
+            if wider:
+                out.widen(rows, wider)
+        if slow:
+            out.arrays["scores"][[row for row, *_ in slow]] = _slow_scores(path, block, slow)
+    columns = {key: array[:rows] for key, array in out.arrays.items()}
+    return RunColumns(seg_starts, seg_qids, columns, tag)
+
+
+_LAYOUT = "qid Q0 docno rank score tag"
+
+
+def _text(block: memoryview, start: int, end: int) -> str:
+    return bytes(block[start:end]).decode("utf-8", "replace").rstrip("\r")
+
+
+def _slow_scores(
+    path: str, block: memoryview, slow: list[tuple[int, bytes, int, int, int]]
+) -> np.ndarray:
+    """The scores the C scanner left (not plain decimals), by the numpy reader's rule."""
+
+    def error(i: int) -> TrecFormatError:
+        _, _, number, start, end = slow[i]
+        text = _text(block, start, end)
+        return TrecFormatError(path, number, text, "a number as field 5 (score)")
+
+    return slow_floats(np.array([token for _, token, *_ in slow], dtype=bytes), error)
+
+
+def _blocks(source: Source) -> Iterator[memoryview]:
+    """Whole lines of the file, in the numpy reader's blocks (each read of
+    :func:`chunk_bytes` bytes cut after its last newline), in one reused buffer (a new one
+    only for a line longer than it); a last line without a newline gets one."""
+    stream, owned = _open(source)
+    size = chunk_bytes()
+    buffer = bytearray(size + 1)
+    carry = 0
+    try:
+        while True:
+            if len(buffer) < carry + size + 1:  # views of the old buffer may still be held
+                grown = bytearray(carry + size + 1)
+                grown[:carry] = buffer[:carry]
+                buffer = grown
+            got = _read_into(stream, memoryview(buffer)[carry : carry + size])
+            if not got:
+                break
+            end = carry + got
+            cut = buffer.rfind(b"\n", carry, end) + 1
+            if cut:
+                yield memoryview(buffer)[:cut]
+                buffer[: end - cut] = buffer[cut:end]
+                carry = end - cut
+            else:
+                carry = end
+        if carry:
+            buffer[carry : carry + 1] = b"\n"
+            yield memoryview(buffer)[: carry + 1]
+    finally:
+        if owned:
+            stream.close()
+
+
+def _read_into(stream, view: memoryview) -> int:
+    """Fill ``view`` from the stream as far as it goes (short only at the end)."""
+    filled = 0
+    readinto = getattr(stream, "readinto", None)
+    while filled < len(view):
+        if readinto is not None:
+            got = readinto(view[filled:])
+        else:
+            data = stream.read(len(view) - filled)
+            if isinstance(data, str):
+                data = data.encode()
+            got = len(data)
+            view[filled : filled + got] = data
+        if not got:
+            break
+        filled += got
+    return filled
+
+
+def repeated_hashes(hashes: np.ndarray, offsets: np.ndarray) -> np.ndarray | None:
+    """Per CSR segment of ``hashes``: whether a value occurs twice in it (None without C)."""
+    if _fastscan is None:
+        return None
+    flags = _fastscan.repeated_hashes(
+        np.ascontiguousarray(hashes, dtype=np.uint64), np.ascontiguousarray(offsets, np.int64)
+    )
+    return np.frombuffer(flags, dtype=np.bool_)
