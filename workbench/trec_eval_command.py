@@ -21,9 +21,9 @@ Output is trec_eval's, byte for byte (``rbp`` aside: trec_eval's own values come
 uninitialised memory).  A run file ``-`` is read from standard input.  Where trec_eval 10
 stops on a qrels topic that the run lacks, the topic is skipped (as 9.0.8 did) with a warning.
 Exit status: 0 ok, 1 bad usage or measure, 2 unreadable or malformed input, 4 a topic that
-trec_eval cannot evaluate either (a docno twice in an evaluated topic's ranking; a topic whose
-judgements are all negative): as trec_eval, the topics before it are printed (-q), no summary;
-7 no topic with both results and judgements.
+trec_eval cannot evaluate either (a docno twice in an evaluated topic's ranking or judgements;
+a topic whose judgements are all negative): as trec_eval, the topics before it are printed
+(-q), no summary; 7 no topic with both results and judgements.
 A docno twice in a topic that is not evaluated is no error.
 """
 
@@ -222,7 +222,7 @@ def _evaluate_all(opts: Options, out, err) -> None:
     qrels_path, run_paths = opts.files[0], opts.files[1:]
     measures = opts.measures or (["official"] if opts.rel_format == "qrels" else [])
     if opts.rel_format == "qrels":
-        qrels = read_qrels(qrels_path)
+        qrels = read_qrels(qrels_path, check_duplicates=False)  # as trec_eval: per topic
         zscores = None
         if opts.zscores:
             from workbench.metrics.report import read_zscores

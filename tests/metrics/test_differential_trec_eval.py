@@ -79,9 +79,12 @@ def test_cases_cover_the_hard_corners() -> None:
         assert any(flag in a for a in args), flag
     runs = [case.files["run"] for case in cases if case.rel_format == "qrels"]
     assert any(_has_duplicate(run) for run in runs)
+    qrels = [case.files["qrels"] for case in cases if case.rel_format == "qrels"]
+    assert any(_has_duplicate(text) for text in qrels)
     assert any(" -2\n" in case.files["qrels"] for case in cases)
 
 
-def _has_duplicate(run: str) -> bool:
-    pairs = [tuple(line.split()[0:3:2]) for line in run.splitlines()]
+def _has_duplicate(text: str) -> bool:
+    """Whether a run or qrels text has a (qid, docno) twice (fields 1 and 3)."""
+    pairs = [tuple(line.split()[0:3:2]) for line in text.splitlines()]
     return len(pairs) != len(set(pairs))

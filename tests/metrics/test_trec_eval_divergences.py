@@ -12,7 +12,7 @@ import pytest
 from workbench import metrics
 from workbench.metrics.evaluation import TopicError
 from workbench.metrics.measures import glibc_merge_sort
-from workbench.trec import read_qrels, read_run
+from workbench.trec import TrecFormatError, read_qrels, read_run
 from workbench.trec_eval_command import run_trec_eval
 
 
@@ -130,6 +130,39 @@ def test_duplicate_docno_in_an_evaluated_topic_stops_as_trec_eval(
         metrics.evaluate(read_qrels(q), read_run(r, check_duplicates=False), ["P.2"])
     assert caught.value.qid == "2"
     assert list(caught.value.evaluated.per_topic) == ["1"]
+
+
+DUP_JUDGED = "1 0 d1 1\n1 0 d2 0\n2 0 d1 1\n2 0 d1 0\n3 0 d3 1\n"
+RUN_123 = "1 Q0 d1 1 2 r\n1 Q0 d2 2 1 r\n2 Q0 d1 1 2 r\n3 Q0 d3 1 1 r\n"
+RUN_13 = "1 Q0 d1 1 2 r\n1 Q0 d2 2 1 r\n3 Q0 d3 1 1 r\n"
+
+
+@pytest.mark.parametrize(
+    ("compat", "run", "flags", "status", "printed"),
+    [
+        # trec_eval prints the topics before the one judged twice, then stops (exit 4)
+        ("10", RUN_123, [], 4, [("1", "0.2000")]),
+        ("9", RUN_123, [], 4, [("1", "0.2000")]),
+        # -c: trec_eval 10 evaluates the missing topic 2 (and stops); 9.0.8 never evaluates it
+        ("10", RUN_13, ["-c"], 4, [("1", "0.2000")]),
+        ("9", RUN_13, ["-c"], 0, [("1", "0.2000"), ("3", "0.2000"), ("all", "0.1333")]),
+        # a topic judged twice that is not evaluated is no error
+        ("9", RUN_13, [], 0, [("1", "0.2000"), ("3", "0.2000"), ("all", "0.2000")]),
+    ],
+)
+def test_docno_judged_twice_stops_where_trec_eval_evaluates_it(
+    tmp_path: Path, compat: str, run: str, flags: list[str], status: int, printed: list
+) -> None:
+    """trec_eval's form_res_rels: "duplicate docs" when it evaluates the topic, exit 4 (the
+    outputs of both binaries); imports still refuse such a file with the line named."""
+    q, r = _files(tmp_path, DUP_JUDGED, run)
+    result = _trec_eval("--compat", compat, *flags, "-q", "-m", "P.5", q, r)
+    assert result[:2] == (status, "".join(_line("P_5", qid, v) for qid, v in printed))
+    if status == 4:
+        assert "topic '2': docno 'd1' is judged twice in the qrels" in result[2]
+    with pytest.raises(TrecFormatError) as refused:
+        read_qrels(q)
+    assert refused.value.line_number == 4
 
 
 def test_first_topic_judged_only_negative_cannot_be_evaluated(tmp_path: Path) -> None:

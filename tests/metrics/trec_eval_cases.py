@@ -3,9 +3,9 @@
 :func:`make_case` draws one case from a seed: the input files (qrels, qrels_jg or prefs, and a
 run) and trec_eval's command line.  Cases are small (a few topics, a few documents each) but
 aimed at the corners: ties in score at many decimal places and in 32-bit float, graded and
-negative grades, unjudged and unpooled documents, topics on one side only, duplicate docnos,
-``-l``, ``-J``, ``-M``, ``-c``, ``-N``, ``-n``, ``-q``, every measure of ``all_trec`` with and
-without parameters, ``qrels_jg`` and the preference measures.
+negative grades, unjudged and unpooled documents, topics on one side only, duplicate docnos (in
+the run and in the qrels), ``-l``, ``-J``, ``-M``, ``-c``, ``-N``, ``-n``, ``-q``, every measure
+of ``all_trec`` with and without parameters, ``qrels_jg`` and the preference measures.
 
 :func:`compare` runs a case through the binary and through ``workbench trec-eval`` (in
 process, or as a command) and returns a description of the first difference, or None.
@@ -114,7 +114,11 @@ def _score(rng: random.Random) -> str:
     return f"{rng.uniform(-2, 10):.{rng.choice([1, 3, 6, 9, 13])}f}"
 
 
-def _qrels_text(rng: random.Random, qids: list[str]) -> tuple[str, dict[str, set[str]]]:
+def _qrels_text(
+    rng: random.Random, qids: list[str], *, duplicates: bool = False
+) -> tuple[str, dict[str, set[str]]]:
+    """``duplicates``: sometimes a docno judged twice in a topic (trec_eval stops when it
+    evaluates that topic: "form_res_rels: duplicate docs")."""
     lines: list[str] = []
     judged: dict[str, set[str]] = {}
     for qid in qids:
@@ -122,6 +126,9 @@ def _qrels_text(rng: random.Random, qids: list[str]) -> tuple[str, dict[str, set
         judged[qid] = set(docs)
         for docno in docs:
             lines.append(f"{qid} 0 {docno} {rng.choice(GRADES)}")
+    if duplicates and rng.random() < 0.04:
+        qid, _, docno, _ = rng.choice(lines).split()
+        lines.append(f"{qid} 0 {docno} {rng.choice(GRADES)}")
     rng.shuffle(lines)
     if rng.random() < 0.3:  # topics grouped, as most files are
         lines.sort(key=lambda line: line.split()[0])
@@ -196,7 +203,7 @@ def make_case(seed: int, compat: int = 10) -> Case:
     if roll < 0.16:
         return _prefs_case(seed, rng, compat)
     qrels_qids = rng.sample(QIDS, rng.randint(1, 5))
-    qrels, judged = _qrels_text(rng, qrels_qids)
+    qrels, judged = _qrels_text(rng, qrels_qids, duplicates=True)
     run_qids = [q for q in qrels_qids if rng.random() < 0.9]
     run_qids += [q for q in QIDS if q not in qrels_qids and rng.random() < 0.15]
     if not run_qids:

@@ -256,6 +256,7 @@ def _first_failure(
         return None
     name = measure.name
     duplicated = _topics_with_duplicates(run)
+    judged_twice = _qrels_topics_with_duplicates(qrels)
     max_rel = _max_rel(qrels)
     allocated = False
     skip = set(hidden)
@@ -266,6 +267,10 @@ def _first_failure(
             docno = _duplicate_in_ranking(run, qid, max_results, float32)
             if docno is not None:
                 return i, f"docno {docno!r} appears twice in the run (duplicate docs)", name
+        if qid in judged_twice:
+            docno = _first_repeated(qrels.grouped_docnos[qrels.topic_slice(qid)])
+            if docno is not None:
+                return i, f"docno {docno!r} is judged twice in the qrels (duplicate docs)", name
         top = max_rel.get(qid)
         if top is None:
             continue
@@ -294,6 +299,20 @@ def _topics_with_duplicates(run: Run) -> set[str]:
     return {topics[t] for t in np.flatnonzero(flags).tolist()}
 
 
+def _qrels_topics_with_duplicates(qrels: Qrels) -> set[str]:
+    """Qrels topics where some docno (by hash) is judged twice; checked exactly later (only
+    ``read_qrels(check_duplicates=False)``, trec-eval's reading, lets them through)."""
+    flags = segments_with_repeats(docno_hash(qrels.grouped_docnos), qrels.offsets)
+    topics = qrels.topics()
+    return {topics[t] for t in np.flatnonzero(flags).tolist()}
+
+
+def _first_repeated(docnos: np.ndarray) -> str | None:
+    """The smallest docno (strcmp order) given twice, as trec_eval names it."""
+    repeated = first_repeated(docnos.tolist())
+    return None if repeated is None else repeated.decode("utf-8", "surrogateescape")
+
+
 def _duplicate_in_ranking(run: Run, qid: str, max_results: int | None, float32: bool) -> str | None:
     """The first docno (strcmp order) twice among the topic's ranked, ``-M``-cut lines."""
     lines = run.topic_slice(qid)
@@ -301,8 +320,7 @@ def _duplicate_in_ranking(run: Run, qid: str, max_results: int | None, float32: 
     order = trec_order(docnos, run.scores[lines], float32=float32)
     if max_results is not None:
         order = order[: max(max_results, 0)]
-    repeated = first_repeated(docnos[order].tolist())
-    return None if repeated is None else repeated.decode("utf-8", "surrogateescape")
+    return _first_repeated(docnos[order])
 
 
 def _evaluate_ranked(

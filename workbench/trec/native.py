@@ -104,7 +104,7 @@ def read_columns(
     line_number = 1
     previous: bytes | None = None
     tag = b""
-    for block in _blocks(source):
+    for block in _blocks(source, size):
         offset = 0
         slow: list[tuple[int, bytes, int, int, int]] = []  # resolved after the whole block,
         while offset < len(block):  # so that its layout errors come first, as with numpy
@@ -156,21 +156,23 @@ def _slow_scores(
     return slow_floats(np.array([token for _, token, *_ in slow], dtype=bytes), error)
 
 
-def _blocks(source: Source) -> Iterator[memoryview]:
+def _blocks(source: Source, file_size: int | None) -> Iterator[memoryview]:
     """Whole lines of the file, in the numpy reader's blocks (each read of
     :func:`chunk_bytes` bytes cut after its last newline), in one reused buffer (a new one
-    only for a line longer than it); a last line without a newline gets one."""
+    only for a line longer than it, none larger than a file of known size needs); a last
+    line without a newline gets one."""
     stream, owned = _open(source)
     size = chunk_bytes()
-    buffer = bytearray(size + 1)
+    enough = None if file_size is None else file_size + 1  # what a file of known size needs
+    buffer = bytearray(size + 1 if enough is None else min(size + 1, enough))
     carry = 0
     try:
         while True:
-            if len(buffer) < carry + size + 1:  # views of the old buffer may still be held
-                grown = bytearray(carry + size + 1)
+            if len(buffer) < carry + size + 1 and (enough is None or len(buffer) < enough):
+                grown = bytearray(carry + size + 1)  # views of the old one may still be held
                 grown[:carry] = buffer[:carry]
                 buffer = grown
-            got = _read_into(stream, memoryview(buffer)[carry : carry + size])
+            got = _read_into(stream, memoryview(buffer)[carry : min(carry + size, len(buffer) - 1)])
             if not got:
                 break
             end = carry + got

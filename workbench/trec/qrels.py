@@ -89,12 +89,20 @@ class Qrels:
 GRADE_BOUNDS = (-(2**31), 2**31 - 1)  # a stored grade is a 32-bit integer column
 
 
-def read_qrels(source: Source, *, limits: IdLimits = NO_LIMITS, strict: bool = False) -> Qrels:
+def read_qrels(
+    source: Source,
+    *,
+    limits: IdLimits = NO_LIMITS,
+    strict: bool = False,
+    check_duplicates: bool = True,
+) -> Qrels:
     """Parse qrels (exactly 4 fields ``qid iteration docno rel``; rel an integer).
 
-    A (qid, docno) judged twice is an error, as in trec_eval, and so is a qid, iteration or
-    docno longer than ``limits`` (by default any length).  ``strict`` (imports): the bytes
-    must be UTF-8 and every grade must fit 32 bits (:data:`GRADE_BOUNDS`).
+    A (qid, docno) judged twice is an error naming its second line (unless
+    ``check_duplicates`` is false: trec_eval only fails when it evaluates that topic), and so
+    is a qid, iteration or docno longer than ``limits`` (by default any length).  ``strict``
+    (imports): the bytes must be UTF-8 and every grade must fit 32 bits
+    (:data:`GRADE_BOUNDS`).
     """
     path = _source_name(source)
     parts: list[tuple[np.ndarray, ...]] = []
@@ -115,6 +123,8 @@ def read_qrels(source: Source, *, limits: IdLimits = NO_LIMITS, strict: bool = F
     iterations = _concat([p[1] for p in parts])
     docnos = _concat([p[2] for p in parts])
     rels = _concat([p[3] for p in parts], "i8")
+    if not check_duplicates:
+        return Qrels(qids, iterations, docnos, rels)
     codes: dict[bytes, int] = {}
     groups = np.array([codes.setdefault(q, len(codes)) for q in qids], dtype=np.int64)
     dup = first_duplicate(
