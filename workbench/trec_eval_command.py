@@ -294,6 +294,7 @@ def _print_qrels_run(opts, measures, qrels, run, path, zscores, out, err) -> Non
             measures,
             judged_only=opts.judged_only,
             n_docs_in_collection=opts.n_docs,
+            drop_in=True,
             **opts.evaluator_options(),
         )
     except TopicError as error:

@@ -16,6 +16,7 @@ from workbench import __version__
 # command name -> "module:attribute"
 COMMANDS: dict[str, str] = {
     "trec-eval": "workbench.cli.trec_eval:trec_eval",
+    "measures": "workbench.cli.measures_command:measures",
     "db": "workbench.cli.store_commands:db",
     "campaign": "workbench.cli.store_commands:campaign",
     "import": "workbench.cli.store_commands:import_group",

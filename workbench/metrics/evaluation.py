@@ -31,12 +31,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from workbench.metrics.measures import MIN_GEO_MEAN
-from workbench.metrics.names import Measure, refuse_shared_gains, resolve
+from workbench.metrics.names import Measure, Options, refuse_shared_gains, resolve
 from workbench.metrics.ranked import Ranked, rank_topics
 from workbench.trec.keys import docno_hash, segments_with_repeats
 from workbench.trec.order import first_repeated, strcmp_key, trec_order
@@ -126,8 +126,11 @@ def evaluate(
     judged_only: bool = False,
     compat: int = 10,
     n_docs_in_collection: int = 0,
+    drop_in: bool = False,
 ) -> Evaluation:
-    """Per-topic values and the summary of ``measures`` (trec_eval names or friendly names).
+    """Per-topic values and the summary of ``measures``: trec_eval names, friendly names or
+    (unless ``drop_in``, ``workbench trec-eval``'s reading) ir_measures names, whose options
+    (``P(rel=2)@5``) are evaluated apart and reported under their ir_measures spelling.
 
     Raises TopicError for a topic trec_eval cannot evaluate (duplicate documents, ...), then
     MeasureError for measures whose gains trec_eval 10 would crash on (``refuse_shared_gains``),
@@ -136,7 +139,35 @@ def evaluate(
         qrels = Qrels.from_dict(qrels)
     if not isinstance(run, Run):
         run = Run.from_dict(run)
-    chosen = resolve(list(measures), compat, check_gains=False)
+    chosen = resolve(list(measures), compat, check_gains=False, drop_in=drop_in)
+    options: dict[str, Any] = {
+        "relevance_level": relevance_level,
+        "average_over_all_topics": average_over_all_topics,
+        "max_results": max_results,
+        "judged_only": judged_only,
+        "compat": compat,
+        "n_docs_in_collection": n_docs_in_collection,
+    }
+    if any(m.options != Options() for m in chosen):
+        from workbench.metrics.options import evaluate_with_options
+
+        return evaluate_with_options(qrels, run, chosen, evaluate_measures, **options)
+    return evaluate_measures(qrels, run, chosen, **options)
+
+
+def evaluate_measures(
+    qrels: Qrels,
+    run: Run,
+    chosen: list[Measure],
+    *,
+    relevance_level: int,
+    average_over_all_topics: bool,
+    max_results: int | None,
+    judged_only: bool,
+    compat: int,
+    n_docs_in_collection: int,
+) -> Evaluation:
+    """:func:`evaluate` of resolved measures, all under the same options."""
     qids, skipped, hidden = select_topics(
         qrels, run, average_over_all_topics=average_over_all_topics, compat=compat
     )

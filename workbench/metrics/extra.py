@@ -4,6 +4,8 @@
   ``set_F`` takes b^2 as its parameter and prints ``set_F``).
 * ``judged_k``: fraction of the top k ranks holding a judged document (missing ranks count as
   unjudged), ir_measures' Judged@k.
+* ``recip_rank_cut_k``: the reciprocal rank of the first relevant document if within the first
+  k, else 0 (MS MARCO's MRR@k; Nguyen et al., "MS MARCO", 2016).
 * ``dcg_notes_k`` / ``ndcg_notes_k``: Järvelin & Kekäläinen as in the notes,
   DCG@k = rel_1 + sum_{i=2..k} rel_i / log2 i; NDCG against the ideal ordering of the judged
   grades (truncated at k).
@@ -68,6 +70,16 @@ def _family(
     return Family(name, compute, "cutoffs", [10], help=help, aliases=aliases)
 
 
+def _recip_rank_cut(r: Ranked, k: int) -> np.ndarray:
+    """1 / the rank of the first relevant document when it is within the first k, else 0."""
+    topic, pos = r.rel_topic, r.rel_pos
+    first = np.flatnonzero(np.concatenate(([True], topic[1:] != topic[:-1]))) if len(pos) else pos
+    out = np.zeros(r.n_topics)
+    within = pos[first] <= k
+    out[topic[first][within]] = 1.0 / pos[first][within]
+    return out
+
+
 def _judged(r: Ranked, k: int) -> np.ndarray:
     rows = np.flatnonzero(r.rel >= 0)
     return r.per_topic_count(rows[r.pos_of(rows) <= k]) / k
@@ -117,6 +129,14 @@ EXTRA_FAMILIES = [
             "F1)."
         ),
         aliases=("F1",),
+    ),
+    _family(
+        "recip_rank_cut",
+        _recip_rank_cut,
+        help=(
+            "Reciprocal rank at cutoff k (MS MARCO's MRR@k, ir_measures' RR@k): 1 / the rank of "
+            "the first relevant document if it is among the first k, else 0 (not trec_eval's)."
+        ),
     ),
     _family(
         "judged",

@@ -20,6 +20,13 @@ from functools import cache, lru_cache
 from typing import Any, NamedTuple
 
 from workbench.metrics.extra import EXTRA_FAMILIES
+from workbench.metrics.ir_measures_names import (
+    Options,
+    UnmappedName,
+    ir_measures_names_of,
+    is_ir_measures_name,
+    map_ir_measures_name,
+)
 from workbench.metrics.measures import (
     NOT_IN_ALL_TREC,
     OFFICIAL,
@@ -37,15 +44,26 @@ class MeasureError(ValueError):
 
 
 class Measure(NamedTuple):
-    """A measure family with its parameters; ``param_text`` is set when given explicitly."""
+    """A measure family with its parameters; ``param_text`` is set when given explicitly.
+
+    A measure named in ir_measures' syntax also has ``options`` (its relevance level,
+    judged-only flag and gains when it sets them) and ``label``, its ir_measures spelling,
+    under which it is reported when its options change the evaluation's."""
 
     family: Family
     params: Any
     param_text: str | None = None
+    options: Options = Options()
+    label: str | None = None
 
     @property
     def name(self) -> str:
         return self.family.name
+
+    @property
+    def trec_text(self) -> str:
+        """The measure in trec_eval's ``-m`` syntax."""
+        return self.name if self.param_text is None else f"{self.name}.{self.param_text}"
 
     def rename(self, printed: str) -> str:
         """The printed name of an output (single-valued families carry explicit params)."""
@@ -90,8 +108,23 @@ def _friendly(compat: int) -> tuple[re.Pattern[str], dict[str, str]]:
     return re.compile(rf"^({names})(?:@([0-9.]+))?$"), families_of
 
 
-def parse_measure(name: str, compat: int = 10) -> Measure:
-    """A :class:`Measure` from trec_eval syntax or a friendly name."""
+def parse_measure(name: str, compat: int = 10, *, drop_in: bool = False) -> Measure:
+    """A :class:`Measure` from trec_eval syntax, a friendly name or (unless ``drop_in``, the
+    names ``workbench trec-eval`` takes) ir_measures' syntax."""
+    try:
+        return _parse_trec_eval(name, compat)
+    except MeasureError:
+        if drop_in or not is_ir_measures_name(name):
+            raise
+    try:
+        mapped = map_ir_measures_name(name)
+    except UnmappedName as error:
+        raise MeasureError(str(error)) from None
+    measure = _parse_trec_eval(mapped.trec, compat)
+    return measure._replace(options=mapped.options, label=mapped.label)
+
+
+def _parse_trec_eval(name: str, compat: int) -> Measure:
     table = _families(compat)
     pattern, families_of = _friendly(compat)
     friendly = pattern.match(name)
@@ -172,16 +205,23 @@ def _atol(text: str) -> int:
 
 
 def resolve(
-    names: list[str] | tuple[str, ...], compat: int = 10, *, check_gains: bool = True
+    names: list[str] | tuple[str, ...],
+    compat: int = 10,
+    *,
+    check_gains: bool = True,
+    drop_in: bool = False,
 ) -> list[Measure]:
-    """Measures for a list of names/nicknames, in trec_eval's output order.
+    """Measures for a list of names/nicknames, in trec_eval's output order (then our own
+    families and the ir_measures names with options, in the order given).
 
-    A family named twice keeps the first parameters given (as trec_eval's ``-m``: a later
-    ``-m P.5`` or a plain ``-m P`` changes nothing once ``-m P.10`` is given). With
-    ``check_gains=False`` the caller calls :func:`refuse_shared_gains` itself, at the point
-    where trec_eval would crash.
+    ``drop_in`` (``workbench trec-eval``): trec_eval's names and the friendly ones, and a
+    family named twice keeps the first parameters given (as trec_eval's ``-m``: a later
+    ``-m P.5`` or a plain ``-m P`` changes nothing once ``-m P.10`` is given).  Otherwise
+    ir_measures' names too, and a family named twice with cutoffs (or recall levels) gets
+    them all: ``P@5`` and ``P@10`` are ``P.5,10``.  With ``check_gains=False`` the caller
+    calls :func:`refuse_shared_gains` itself, at the point where trec_eval would crash.
     """
-    measures = list(_resolve(tuple(names), compat))
+    measures = list(_resolve(tuple(names), compat, drop_in))
     if check_gains:
         refuse_shared_gains(measures)
     return measures
@@ -200,7 +240,7 @@ def refuse_shared_gains(measures: Sequence[Measure]) -> None:
 
 
 @lru_cache(maxsize=64)  # one parse for the many runs of one command
-def _resolve(names: tuple[str, ...], compat: int) -> tuple[Measure, ...]:
+def _resolve(names: tuple[str, ...], compat: int, drop_in: bool) -> tuple[Measure, ...]:
     chosen: dict[str, Measure] = {}
     extra: dict[str, Measure] = {}
     for name in names:
@@ -210,14 +250,34 @@ def _resolve(names: tuple[str, ...], compat: int) -> tuple[Measure, ...]:
                 if base not in chosen:
                     chosen[base] = parse_measure(base, compat)
             continue
-        measure = parse_measure(name, compat)
-        if measure.family in EXTRA_FAMILIES:
-            extra[f"{measure.name}:{measure.param_text}"] = measure
+        measure = parse_measure(name, compat, drop_in=drop_in)
+        if measure.options != Options():
+            extra.setdefault(f"label:{measure.label}", measure)
+        elif measure.family in EXTRA_FAMILIES:
+            key = f"{measure.name}:{measure.param_text}"
+            extra[key] = _merged(extra[key], measure) if key in extra else measure
         elif measure.name not in chosen or chosen[measure.name].param_text is None:
             chosen[measure.name] = measure
+        elif not drop_in:
+            chosen[measure.name] = _merged(chosen[measure.name], measure)
     order = family_order(compat)
     ordered = _share_gains(sorted(chosen.values(), key=lambda m: order.index(m.name)))
     return (*ordered, *extra.values())
+
+
+def _merged(first: Measure, later: Measure) -> Measure:
+    """A family named twice outside the drop-in: cutoffs and recall levels are joined
+    (``P.5`` and ``P.10`` give ``P.5,10``); other parameters must agree."""
+    if later.param_text is None or later.param_text == first.param_text:
+        return first
+    if first.family.params in ("cutoffs", "floats"):
+        text = f"{first.param_text},{later.param_text}"
+        values = sorted(set(first.params) | set(later.params))
+        return first._replace(params=values, param_text=text)
+    raise MeasureError(
+        f"{first.trec_text} and {later.trec_text}: {first.name} named twice with different "
+        "parameters; evaluate them separately"
+    )
 
 
 def _share_gains(ordered: list[Measure]) -> list[Measure]:
@@ -249,7 +309,7 @@ def measure_help(names: list[str], compat: int = 10) -> str:
     for name in names:
         bases = nickname(name, compat)
         for base in bases if bases is not None else [name]:
-            family = parse_measure(base, compat).family
+            family = parse_measure(base, compat, drop_in=True).family
             chosen.setdefault(family.name, family)
     lines = ["", "-" * 23, "Individual measure documentation for requested measures"]
     for family in chosen.values():
@@ -270,3 +330,39 @@ def _param_text(default: Any) -> str:
     if isinstance(default, dict):
         return ",".join(f"{k}={v:g}" for k, v in default.items())
     return ",".join(f"{v:g}" if isinstance(v, float) else str(v) for v in default or [])
+
+
+class MeasureEntry(NamedTuple):
+    """One line of the measure catalogue (``workbench measures``)."""
+
+    name: str  # trec_eval's name (ours for the families trec_eval lacks)
+    ir_measures: list[str]  # the ir_measures names that map onto it
+    aliases: list[str]  # the friendly names
+    parameters: str  # what its parameters are, and the default ones
+    help: str
+    trec_eval: bool  # one of trec_eval's measures (else one of ours)
+
+
+def measure_catalogue(compat: int = 10) -> list[MeasureEntry]:
+    """Every measure family, in trec_eval's order then ours, with its names and help."""
+    ours = {f.name for f in EXTRA_FAMILIES}
+    entries = []
+    for name in family_order(compat):
+        family = _families(compat)[name]
+        parameters = ""
+        if family.params is not None:
+            parameters = PARAM_KINDS[family.params]
+            default = _param_text(family.default)
+            parameters += f"; default {name}.{default}" if default else ""
+        entries.append(
+            MeasureEntry(
+                name,
+                ir_measures_names_of(name),
+                list(family.aliases),
+                parameters,
+                family.help,
+                name not in ours,
+            )
+        )
+    return entries
+
