@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -42,6 +42,11 @@ from workbench.trec.keys import docno_hash, segments_with_repeats
 from workbench.trec.order import first_repeated, strcmp_key, trec_order
 from workbench.trec.qrels import Qrels
 from workbench.trec.runs import Run
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from workbench.frames import Style
 
 BOGUS_DOCNO = b"ceci_nest_pas_un_docno"  # trec_eval 10's ranking for -c topics the run lacks
 ZEROED_ON_BOGUS = ("num_ret", "utility", "rbp_resid")
@@ -96,6 +101,32 @@ class Evaluation:
         self.hidden = hidden if hidden is not None else []  # -c topics not reported (compat 9)
         self.run_tag = run_tag
 
+    def to_frame(self, *, style: Style = "ir_measures", summary: bool = False) -> pd.DataFrame:
+        """The values as a pandas DataFrame (:func:`workbench.frames.evaluation_frame`)."""
+        from workbench.frames import evaluation_frame
+
+        return evaluation_frame(self, style=style, summary=summary)
+
+    def _repr_html_(self, max_topics: int = 20) -> str:
+        """Jupyter's display: measures x (the summary, then the topics, at most
+        ``max_topics`` of them, the table saying how many more there are)."""
+        from workbench.reports.tables import Cell, Table, to_html
+
+        names = [line.name for line in self.lines]
+        topics = [q for q in self.per_topic if q not in self.hidden]
+        shown = topics[:max_topics]
+        rows = [
+            [Cell("all"), *(Cell(self.summary.get(name)) for name in names)],
+            *([Cell(q), *(Cell(self.per_topic[q].get(name)) for name in names)] for q in shown),
+        ]
+        notes = []
+        if len(shown) < len(topics):
+            notes.append(f"{len(topics) - len(shown)} more topics, not shown here")
+        if self.skipped:
+            notes.append(f"qrels topics the run lacks, not evaluated: {', '.join(self.skipped)}")
+        caption = f"{self.run_tag or 'run'}: {len(topics)} topics"
+        return to_html(Table(["topic", *names], rows, caption=caption, notes=notes))
+
 
 def select_topics(
     qrels: Qrels, run: Run, *, average_over_all_topics: bool, compat: int
@@ -116,8 +147,8 @@ def select_topics(
 
 
 def evaluate(
-    qrels: Qrels | Mapping[str, Mapping[str, int]],
-    run: Run | Mapping[str, Mapping[str, float]],
+    qrels: Qrels | Mapping[str, Mapping[str, int]] | pd.DataFrame,
+    run: Run | Mapping[str, Mapping[str, float]] | pd.DataFrame,
     measures: Sequence[str] = ("official",),
     *,
     relevance_level: int = 1,
@@ -135,10 +166,7 @@ def evaluate(
     Raises TopicError for a topic trec_eval cannot evaluate (duplicate documents, ...), then
     MeasureError for measures whose gains trec_eval 10 would crash on (``refuse_shared_gains``),
     in the order trec_eval meets them."""
-    if not isinstance(qrels, Qrels):
-        qrels = Qrels.from_dict(qrels)
-    if not isinstance(run, Run):
-        run = Run.from_dict(run)
+    qrels, run = as_qrels(qrels), as_run(run)
     chosen = resolve(list(measures), compat, check_gains=False, drop_in=drop_in)
     options: dict[str, Any] = {
         "relevance_level": relevance_level,
@@ -153,6 +181,29 @@ def evaluate(
 
         return evaluate_with_options(qrels, run, chosen, evaluate_measures, **options)
     return evaluate_measures(qrels, run, chosen, **options)
+
+
+def as_qrels(qrels: Any) -> Qrels:
+    """Qrels as given: a :class:`Qrels`, ``{qid: {docno: grade}}`` or a pandas DataFrame
+    (PyTerrier's or ir_measures' columns, :mod:`workbench.frames`)."""
+    if isinstance(qrels, Qrels):
+        return qrels
+    if type(qrels).__name__ == "DataFrame":
+        from workbench.frames import qrels_from_frame
+
+        return qrels_from_frame(qrels)
+    return Qrels.from_dict(qrels)
+
+
+def as_run(run: Any) -> Run:
+    """A run as given: a :class:`Run`, ``{qid: {docno: score}}`` or a pandas DataFrame."""
+    if isinstance(run, Run):
+        return run
+    if type(run).__name__ == "DataFrame":
+        from workbench.frames import run_from_frame
+
+        return run_from_frame(run)
+    return Run.from_dict(run)
 
 
 def evaluate_measures(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import html
 import io
 import json
 import math
@@ -39,6 +40,10 @@ class Table:
     digits: int = 4
     notes: list[str] = field(default_factory=list)
     marked: set[int] = field(default_factory=set)  # columns that carry significance marks
+
+    def _repr_html_(self) -> str:
+        """The table in Jupyter (:func:`to_html`)."""
+        return to_html(self)
 
     def shown(self, cell: Cell) -> str:
         """The cell's value as text, without bold or marks."""
@@ -220,6 +225,23 @@ def to_latex(table: Table) -> str:
         r"\end{table}",
     ]
     return "\n".join(lines) + "\n"
+
+
+def to_html(table: Table) -> str:
+    """An HTML table (Jupyter's rich display): caption, bold best values, marks as
+    superscripts, notes below; every text escaped."""
+    esc = html.escape
+
+    def cell(c: Cell) -> str:
+        text = esc(table.shown(c))
+        text = f"<b>{text}</b>" if c.bold else text
+        return f"<td>{text}<sup>{esc(c.marks)}</sup></td>" if c.marks else f"<td>{text}</td>"
+
+    head = "".join(f"<th>{esc(name)}</th>" for name in table.columns)
+    body = "".join("<tr>" + "".join(cell(c) for c in row) + "</tr>" for row in table.rows)
+    caption = f"<caption>{esc(table.caption)}</caption>" if table.caption else ""
+    notes = "".join(f"<p>{esc(note)}</p>" for note in table.notes)
+    return f"<table>{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{notes}"
 
 
 def json_safe(value: Any) -> Any:

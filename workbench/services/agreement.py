@@ -131,6 +131,13 @@ class AgreementReport:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def _repr_html_(self) -> str:
+        """Jupyter's display: the report's agreement tables, as the reports render them."""
+        from workbench.reports.agreement import agreement_tables
+        from workbench.reports.tables import to_html
+
+        return "".join(to_html(table) for table in agreement_tables(self))
+
 
 def _pairwise_percent(labels: np.ndarray) -> float:
     """Share of agreeing judge pairs over all pairs of judges of the same item."""
