@@ -51,10 +51,7 @@ def run_from_frame(frame: pd.DataFrame, *, tag: str = "run") -> Run:
     """A run from a DataFrame of either convention; ``rank`` is kept when present (evaluation
     ignores it, as trec_eval: documents are ordered by score, ties by docno descending)."""
     what = "run DataFrame"
-    qid, docno, score = _columns(frame, RUN_COLUMNS, what)
-    qids = _ids(frame, qid, what)
-    docnos = _ids(frame, docno, what)
-    scores = _numbers(frame, score, what, integer=False)
+    qids, docnos, scores = _read(frame, RUN_COLUMNS, what, integer=False)
     ranks = (
         _numbers(frame, "rank", what, integer=True)
         if "rank" in frame.columns
@@ -81,10 +78,7 @@ def run_from_frame(frame: pd.DataFrame, *, tag: str = "run") -> Run:
 def qrels_from_frame(frame: pd.DataFrame) -> Qrels:
     """Qrels from a DataFrame of either convention (grades must be integers)."""
     what = "qrels DataFrame"
-    qid, docno, label = _columns(frame, QRELS_COLUMNS, what)
-    qids = _ids(frame, qid, what)
-    docnos = _ids(frame, docno, what)
-    rels = _numbers(frame, label, what, integer=True)
+    qids, docnos, rels = _read(frame, QRELS_COLUMNS, what, integer=True)
     iterations = (
         _ids(frame, "iteration", what)
         if "iteration" in frame.columns
@@ -160,6 +154,15 @@ def evaluation_frame(
         if measure in values
     ]
     return pd.DataFrame(rows, columns=[qid, "measure", "value"])
+
+
+def _read(
+    frame: pd.DataFrame, conventions: dict[str, tuple[str, str, str]], what: str, *, integer: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(qids, docnos, values) of a frame of either convention."""
+    qid, docno, value = _columns(frame, conventions, what)
+    values = _numbers(frame, value, what, integer=integer)
+    return _ids(frame, qid, what), _ids(frame, docno, what), values
 
 
 def _columns(
