@@ -107,6 +107,7 @@ MATRIX: list[tuple[str, str, str, dict | None, dict[str, int]]] = [
     ("browse.documents", "GET", "/admin/campaigns/{c}/documents", None, ADMIN_GET),
     ("browse.document", "GET", "/admin/campaigns/{c}/documents/D1", None, ADMIN_GET),
     ("browse.runs", "GET", "/admin/campaigns/{c}/runs", None, ADMIN_GET),
+    ("browse.run", "GET", "/admin/campaigns/{c}/runs/runA", None, ADMIN_GET),
     ("browse.judgements", "GET", "/admin/campaigns/{c}/judgements", None, ADMIN_GET),
     ("querylogs.index", "GET", "/querylogs/{c}", None, ADMIN_GET),
     ("querylogs.import_log", "POST", "/querylogs/{c}/import", None, ADMIN_POST),

@@ -111,3 +111,29 @@ def test_pages_show_the_data_escaped(as_user, judged: World) -> None:
     assert "on reflection" not in labels
     assert admin.get(f"/admin/campaigns/{c}/judgements?grade=x").status_code == 400
     assert admin.get(f"/admin/campaigns/{c}/documents/D99").status_code == 404
+
+
+def test_a_runs_page_shows_its_ir_metadata_escaped(app, world: World, as_user, tmp_path) -> None:
+    """The run's PRIMAD annotations on its page and in the runs listing, text escaped."""
+    from workbench.services import importing
+
+    path = tmp_path / "runM.txt"
+    path.write_text(
+        "# ir_metadata.start\n# tag: runM\n# actor:\n#   team: <script>x</script>\n"
+        "# method:\n#   retrieval:\n#     - name: bm25\n# ir_metadata.end\n"
+        "T1 Q0 D1 1 2.0 runM\n"
+    )
+    importing.import_runs_in_steps(get_store_of(app), world.campaign_id, [path])
+    admin = as_user("admin")
+    page = admin.get(f"/admin/campaigns/{world.campaign_id}/runs/runM")
+    assert page.status_code == 200
+    assert "&lt;script&gt;x&lt;/script&gt;" in page.text and "<script>x" not in page.text
+    assert "<dt>method</dt>" in page.text and "bm25" in page.text
+    listing = admin.get(f"/admin/campaigns/{world.campaign_id}/runs").text
+    assert "actor: &lt;script&gt;x&lt;/script&gt;; method: bm25" not in listing  # PRIMAD order
+    assert "method: bm25; actor: &lt;script&gt;x&lt;/script&gt;" in listing
+    plain = admin.get(f"/admin/campaigns/{world.campaign_id}/runs/runA").text
+    assert "had no <code># ir_metadata.start</code> block" in plain
+    assert admin.get(f"/admin/campaigns/{world.campaign_id}/runs/nope").status_code == 404
+    assessor = as_user("alice").get(f"/admin/campaigns/{world.campaign_id}/runs/runM")
+    assert assessor.status_code == 403

@@ -12,11 +12,12 @@ from __future__ import annotations
 import datetime as dt
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from sqlalchemy import Select, func, or_, select
 from sqlalchemy.orm import Session
 
+from workbench.services import run_metadata
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.pools import qid_key
 from workbench.store.models import (
@@ -92,6 +93,13 @@ class RunRow:
     lines: int
     per_topic: dict[str, int]  # qid -> lines of the run for it, in topic order
     missing_topics: tuple[str, ...]  # campaign topics the run has no line for
+    metadata: dict[str, Any] | None = None  # its ir_metadata (PRIMAD), services.run_metadata
+    metadata_text: str | None = None  # the same as the run file gave it (YAML)
+
+    @property
+    def primad(self) -> str:
+        """The metadata's PRIMAD components on one line (empty without metadata)."""
+        return run_metadata.primad_summary(self.metadata)
 
 
 @dataclass(frozen=True)
@@ -282,9 +290,19 @@ def runs(session: Session, campaign: Campaign) -> list[RunRow]:
                 run.line_count,
                 per_topic,
                 tuple(q for q in campaign_qids if q not in per_topic),
+                run_metadata.parsed(run.ir_metadata),
+                run.ir_metadata,
             )
         )
     return rows
+
+
+def run(session: Session, campaign: Campaign, tag: str) -> RunRow:
+    """One run of the campaign (as in :func:`runs`), with its metadata."""
+    found = next((row for row in runs(session, campaign) if row.tag == tag), None)
+    if found is None:
+        raise NotFound(f"no run {tag!r} in campaign {campaign.name!r}")
+    return found
 
 
 def judgement_log(

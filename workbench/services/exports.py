@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from workbench import limits, trec
 from workbench.reports.tables import csv_safe
-from workbench.services import adaptive_pools, pools, qrels
+from workbench.services import adaptive_pools, pools, qrels, run_metadata
 from workbench.services.errors import ServiceError
 from workbench.store.models import Campaign, Judgement, Pool, PoolEntry, User
 
@@ -188,6 +188,20 @@ def _log_export(
     return Written(count, f"{file_slug(campaign.name)}.judgements.{fmt}")
 
 
+def _run_metadata_export(
+    session: Session, campaign: Campaign, dest: TextIO, options: Mapping[str, Any]
+) -> Written:
+    tag = options["run"]
+    text = run_metadata.export_run_metadata(session, campaign, tag)
+    dest.write(text)
+    if tag:
+        warnings = () if text else (f"run {tag!r} has no ir_metadata",)
+        name = f"{file_slug(campaign.name)}.{file_slug(tag)}.ir_metadata.txt"
+        return Written(1 if text else 0, name, warnings)
+    count = len(run_metadata.campaign_run_metadata(session, campaign))
+    return Written(count, f"{file_slug(campaign.name)}.run-metadata.json")
+
+
 EXPORTS: dict[str, Export] = {
     export.name: export
     for export in (
@@ -232,6 +246,15 @@ EXPORTS: dict[str, Export] = {
             "judgement(s)",
             _log_export,
             (ExportOption("format", "choice", "csv or a JSON list.", choices=("csv", "json")),),
+        ),
+        Export(
+            "run-metadata",
+            "Run metadata (ir_metadata)",
+            "The runs' ir_metadata (PRIMAD) annotations: JSON for every run, or with --run TAG "
+            "that run's # ir_metadata block as its run file opened with it.",
+            "run(s) with metadata",
+            _run_metadata_export,
+            (ExportOption("run", "text", "One run's tag: its block as comment lines."),),
         ),
     )
 }

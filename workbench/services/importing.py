@@ -56,6 +56,7 @@ from workbench.store.models import (
     utcnow,
 )
 from workbench.store.runs import RUN_TOPIC_ROW_COLUMNS, bulk_insert, run_topic_rows
+from workbench.trec.run_metadata import metadata_of_runs, read_run_metadata
 
 PathLike = str | os.PathLike[str]
 PARSE_AHEAD = 2  # run files parsed ahead of the inserts, on worker threads
@@ -697,6 +698,7 @@ def _import_runs(
                         "group": options.group,
                         "contributes": options.contributes,
                         "line_count": sum(row[1] for row in rows),
+                        "ir_metadata": parsed.metadata.get(run.tag),
                     }
                     qids = frozenset(row[0] for row in rows)
                     written.append(_WrittenRun(run.tag, path, version_id, run_id, qids, fields))
@@ -935,6 +937,7 @@ class _ParsedRun:
     path: Path
     checksum: str
     runs: list[tuple[trec.Run, list[tuple]]]  # each run, its RUN_TOPIC_ROW_COLUMNS but the first
+    metadata: dict[str, str] = field(default_factory=dict)  # run tag -> its ir_metadata YAML
 
 
 def prepare_runs(paths: Iterable[PathLike], *, split_tags: bool = False) -> list[_ParsedRun]:
@@ -950,7 +953,14 @@ def _parse_run(path: PathLike | _ParsedRun, split_tags: bool) -> _ParsedRun:
     path = Path(path)
     checksum = hashlib.sha256(path.read_bytes()).hexdigest()
     runs = trec.read_runs(path, limits=limits.STORE_LIMITS, split_tags=split_tags)
-    return _ParsedRun(path, checksum, [(run, list(run_topic_rows(run))) for run in runs])
+    block = read_run_metadata(path)  # ir_metadata (PRIMAD) from the file's comment lines
+    metadata = metadata_of_runs(block, [run.tag for run in runs], str(path))
+    return _ParsedRun(
+        path,
+        checksum,
+        [(run, list(run_topic_rows(run))) for run in runs],
+        {tag: block.text for tag, block in metadata.items()},
+    )
 
 
 def _parsed_runs(

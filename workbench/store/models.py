@@ -250,6 +250,8 @@ class Run(Base):
     line_count: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
     archived_at: Mapped[dt.datetime | None] = mapped_column(DateTime, default=None)
+    # the YAML of the file's ir_metadata block (workbench.trec.run_metadata), None without one
+    ir_metadata: Mapped[str | None] = mapped_column(Text, default=None)
 
 
 class RunVersion(Base):

@@ -73,6 +73,15 @@ def runs(campaign_id: int):
         return render_template("browse/runs.html", campaign=campaign, tab="runs", runs=rows)
 
 
+@bp.get("/<int:campaign_id>/runs/<path:tag>")
+def run(campaign_id: int, tag: str):
+    """One run: its fields, topics and ir_metadata (PRIMAD) annotations."""
+    with get_store().read_session() as session:
+        campaign = get_campaign(session, campaign_id)
+        row = browse.run(session, campaign, tag)
+        return render_template("browse/run.html", campaign=campaign, tab="runs", run=row)
+
+
 @bp.get("/<int:campaign_id>/judgements")
 def judgements(campaign_id: int):
     """The judgement log; ?assessor= shows one assessor's labels, comments and reasons."""

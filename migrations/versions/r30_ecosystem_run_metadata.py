@@ -1,0 +1,29 @@
+"""run metadata: a run's ir_metadata (PRIMAD) block, as its file gave it
+
+`runs.ir_metadata` holds the YAML of the `# ir_metadata.start` ... `# ir_metadata.end`
+comment lines that opened the run's file (the `#` taken off), or NULL for a run without them.
+
+Revision ID: r30_ecosystem_run_metadata
+Revises: h_jobs_report_results
+Create Date: 2026-11-26 13:00:00
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "r30_ecosystem_run_metadata"
+down_revision = "h_jobs_report_results"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    with op.batch_alter_table("runs") as batch:
+        batch.add_column(sa.Column("ir_metadata", sa.Text(), nullable=True))
+
+
+def downgrade() -> None:
+    with op.batch_alter_table("runs") as batch:
+        batch.drop_column("ir_metadata")
