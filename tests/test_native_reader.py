@@ -14,10 +14,13 @@ import pytest
 from workbench.trec import TrecFormatError, native, read_run, scan
 from workbench.trec.keys import docno_hash, segments_with_repeats
 
-pytestmark = pytest.mark.skipif(
-    not native.available(),
-    reason="the C run reader is not built (pip install -e . compiles workbench/trec/_fastscan.c)",
-)
+pytestmark = [
+    pytest.mark.skipif(
+        not native.available(),
+        reason="the C run reader is not built (pip install -e . compiles trec/_fastscan.c)",
+    ),
+    pytest.mark.smoke,  # also run against the installed wheel (scripts/check-wheel.sh)
+]
 
 SEPARATORS = [" ", " ", " ", "  ", "\t", " \t ", "\x0b", "\x0c", " \r "]
 SCORES = [

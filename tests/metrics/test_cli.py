@@ -12,6 +12,8 @@ from click.testing import CliRunner
 from workbench.cli import main
 from workbench.trec_eval_command import UsageError, parse_args, run_trec_eval
 
+pytestmark = pytest.mark.smoke  # also run against the installed wheel (scripts/check-wheel.sh)
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 

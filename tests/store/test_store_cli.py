@@ -9,6 +9,8 @@ from click.testing import CliRunner
 
 from workbench.cli import main
 
+pytestmark = pytest.mark.smoke  # also run against the installed wheel (scripts/check-wheel.sh)
+
 
 @pytest.fixture
 def cli(database_url):

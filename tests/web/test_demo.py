@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from workbench import demo
+
+pytestmark = pytest.mark.smoke  # also run against the installed wheel (scripts/check-wheel.sh)
 
 
 def precision_at_10(lines: list[str], grades: dict[str, dict[str, int]]) -> float:

@@ -293,6 +293,64 @@ def import_qrels(given: ImportFiles, name: str | None) -> None:
             report(importing.import_qrels(session, target, qrels, name=name))
 
 
+@import_group.command("ir-datasets")
+@click.argument("dataset")
+@campaign_option
+@click.option("--no-topics", is_flag=True, help="Leave out the dataset's queries.")
+@click.option("--no-documents", is_flag=True, help="Leave out its documents.")
+@click.option("--no-qrels", is_flag=True, help="Leave out its qrels.")
+@click.option("--no-run", is_flag=True, help="Leave out its scored documents (a run).")
+@click.option("--run-tag", default=None, help="Tag of the run (default: the dataset's id).")
+@click.option("--qrels-name", default=None, help="Name of the qrels (default: the dataset's id).")
+@click.option("--replace", is_flag=True, help="Replace stored documents and a run of that tag.")
+@click.pass_context
+def import_ir_datasets(
+    ctx: click.Context,
+    dataset: str,
+    campaign_name: str,
+    no_topics: bool,
+    no_documents: bool,
+    no_qrels: bool,
+    no_run: bool,
+    run_tag: str | None,
+    qrels_name: str | None,
+    replace: bool,
+) -> None:
+    """A dataset of ir_datasets (e.g. msmarco-passage/trec-dl-2019/judged): its queries as
+    topics, documents, qrels and scored documents as a run, each streamed with its progress
+    on stderr (pip install 'workbench-ir[ir_datasets]'; ir_datasets downloads the files on
+    first use, into ~/.ir_datasets)."""
+    from workbench.services.ir_datasets_import import PARTS, import_ir_dataset
+
+    left_out = {"topics": no_topics, "documents": no_documents, "qrels": no_qrels, "run": no_run}
+    parts = tuple(part for part in PARTS if not left_out[part])
+    if not parts:
+        fail("every part is left out: nothing to import")
+    _campaign_exists(ctx, campaign_name)
+    reports = _read_first(
+        lambda: import_ir_dataset(
+            get_store(ctx),
+            campaign_name,
+            dataset,
+            parts=parts,
+            run_tag=run_tag,
+            qrels_name=qrels_name,
+            replace=replace,
+            progress=_progress_line,
+        )
+    )
+    for result in reports:
+        report(result)
+
+
+def _progress_line(part: str, done: int, total: int | None) -> None:
+    """``documents: 120,000 of 8,841,823 (1%)`` rewritten in place on stderr; a newline once
+    the part is written."""
+    share = f" of {total:,} ({100 * done // total}%)" if total else ""
+    finished = total is not None and done >= total
+    click.echo(f"\r{part}: {done:,}{share}", err=True, nl=finished)
+
+
 # ---------------------------------------------------------------- pool
 
 
