@@ -1,4 +1,4 @@
-"""Time ``workbench trec-eval`` against pytrec_eval, ranx and the trec_eval binary.
+"""Time ``workbench trec-eval`` against pytrec_eval, ir_measures, ranx and the trec_eval binary.
 
 Every tool runs as a fresh process on the same files and evaluates the same measures
 (``map P.10 recall.100,1000 ndcg ndcg_cut.10 recip_rank bpref Rprec``); the whole process is
@@ -15,7 +15,7 @@ The trec_eval binary is ``--trec-eval PATH``, else ``$WORKBENCH_TREC_EVAL``, els
 ``trec_eval`` on PATH (a binary built from NIST's sources with -O3).
 
     python benchmarks/bench_trec_eval.py [--workload marco|adhoc|startup|all] [--repeat N]
-        [--tools workbench,pytrec_eval,ranx,trec_eval] [--trec-eval PATH] [--profile]
+        [--tools workbench,pytrec_eval,ir_measures,ranx,trec_eval] [--trec-eval PATH] [--profile]
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ TREC_EVAL_MEASURES = [
     "bpref",
     "Rprec",
 ]
-TOOLS = ("workbench", "pytrec_eval", "ranx", "trec_eval")
+TOOLS = ("workbench", "pytrec_eval", "ir_measures", "ranx", "trec_eval")
 
 # The usual way to use pytrec_eval on files; prints trec_eval-style lines (per topic with -q).
 PYTREC_EVAL_SCRIPT = """
@@ -79,6 +79,18 @@ metrics = ["map", "precision@10", "recall@100", "recall@1000", "ndcg", "ndcg@10"
            "bpref", "r-precision"]
 for name, value in evaluate(qrels, run, metrics).items():
     print(f"{name:<22}\\tall\\t{value:6.4f}")
+"""
+
+# The usual way to use ir_measures on files (its default providers: pytrec_eval for these).
+IR_MEASURES_SCRIPT = """
+import sys
+import ir_measures
+from ir_measures import AP, P, R, nDCG, RR, Bpref, Rprec
+qrels = ir_measures.read_trec_qrels(sys.argv[1])
+run = ir_measures.read_trec_run(sys.argv[2])
+measures = [AP, P@10, R@100, R@1000, nDCG, nDCG@10, RR, Bpref, Rprec]
+for measure, value in ir_measures.calc_aggregate(measures, qrels, run).items():
+    print(f"{str(measure):<22}\\tall\\t{value:6.4f}")
 """
 
 # Issue 2's figures (its 2-core machine): wall seconds, peak MiB (None: not given).
@@ -185,6 +197,8 @@ def tool_command(tool: str, qrels: Path, run: Path) -> list[str]:
         ]
     if tool == "ranx":
         return [sys.executable, "-c", RANX_SCRIPT, str(qrels), str(run)]
+    if tool == "ir_measures":
+        return [sys.executable, "-c", IR_MEASURES_SCRIPT, str(qrels), str(run)]
     flags = [arg for m in TREC_EVAL_MEASURES for arg in ("-m", m)]
     return [TREC_EVAL_BINARY[0], *flags, str(qrels), str(run)]
 

@@ -131,3 +131,23 @@ def test_repeated_hashes_in_c_and_numpy(seed: int) -> None:
         native._fastscan = saved
     expected = [len(set(hashes[a:b].tolist())) < b - a for a, b in pairwise(offsets)]
     assert in_c.tolist() == in_numpy.tolist() == expected
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_key_table_probes_in_c_as_in_numpy(seed: int) -> None:
+    from workbench.metrics._keys import KeyTable
+
+    rng = np.random.default_rng(seed)
+    keys = np.unique(rng.integers(0, 2**63, size=rng.integers(1, 3000), dtype=np.uint64))
+    rng.shuffle(keys)
+    table = KeyTable(keys)
+    asked = np.concatenate((keys, rng.integers(0, 2**63, size=500, dtype=np.uint64)))
+    in_c = table.find(asked.copy())
+    saved = native._fastscan
+    native._fastscan = None
+    try:
+        in_numpy = table.find(asked.copy())
+    finally:
+        native._fastscan = saved
+    assert in_c.tolist() == in_numpy.tolist()
+    assert in_c[: len(keys)].tolist() == list(range(len(keys)))

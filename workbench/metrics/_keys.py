@@ -6,7 +6,8 @@ import weakref
 
 import numpy as np
 
-from workbench.trec.keys import docno_hash, group_keys, starts_of_runs
+from workbench.trec.keys import group_keys, starts_of_runs
+from workbench.trec.native import probe
 from workbench.trec.qrels import Qrels
 
 
@@ -41,7 +42,11 @@ class KeyTable:
         return self.slots.view(np.complex128).ravel()[slot].view(np.uint64).reshape(-1, 2)
 
     def find(self, keys: np.ndarray) -> np.ndarray:
-        """Index of each key in the table's source array, -1 when absent."""
+        """Index of each key in the table's source array, -1 when absent (probed in C when
+        the accelerator is built)."""
+        found = probe(self.slots, keys)
+        if found is not None:
+            return found
         slot = keys & self.mask
         entry = self._entries(slot)
         used = entry[:, 1] != 0
@@ -67,6 +72,6 @@ def match_table(qrels: Qrels) -> KeyTable:
     """The (topic index, docno) keys of the qrels' grouped entries, for matching run rows."""
     table = _TABLES.get(qrels)
     if table is None:
-        table = KeyTable(group_keys(docno_hash(qrels.grouped_docnos), qrels.grouped_topic))
+        table = KeyTable(group_keys(qrels.grouped_hashes, qrels.grouped_topic))
         _TABLES[qrels] = table
     return table

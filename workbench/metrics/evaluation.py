@@ -338,7 +338,7 @@ def _first_failure(
         return None
     name = measure.name
     duplicated = _topics_with_duplicates(run)
-    judged_twice = _qrels_topics_with_duplicates(qrels)
+    judged_twice = qrels.judged_twice
     max_rel = _max_rel(qrels)
     allocated = False
     skip = set(hidden)
@@ -378,14 +378,6 @@ def _topics_with_duplicates(run: Run) -> set[str]:
     """Topics where some docno (by hash) appears twice; checked exactly later."""
     flags = segments_with_repeats(run.docno_hashes, run.offsets)
     topics = run.topics()
-    return {topics[t] for t in np.flatnonzero(flags).tolist()}
-
-
-def _qrels_topics_with_duplicates(qrels: Qrels) -> set[str]:
-    """Qrels topics where some docno (by hash) is judged twice; checked exactly later (only
-    ``read_qrels(check_duplicates=False)``, trec-eval's reading, lets them through)."""
-    flags = segments_with_repeats(docno_hash(qrels.grouped_docnos), qrels.offsets)
-    topics = qrels.topics()
     return {topics[t] for t in np.flatnonzero(flags).tolist()}
 
 

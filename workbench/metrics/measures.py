@@ -150,27 +150,19 @@ def _segment_reverse_max(values: np.ndarray, segment: np.ndarray) -> np.ndarray:
     return uniq[rev - (segment.max() - segment).astype(np.int64) * span]
 
 
-def gain_table(
-    r: Ranked, pairs: dict[int, float] | None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(judged ranked rows, their gains, gains of the judged docs of each topic (CSR)).
+def gain_table(r: Ranked, pairs: dict[int, float] | None) -> tuple[np.ndarray, np.ndarray]:
+    """(judged ranked rows, their gains).
 
     Default gain is the grade; ``pairs`` override it per grade.  Unjudged rows gain 0.
     """
     pairs = pairs or {}
-    top = max(
-        [
-            int(r.rel.max()) if len(r.rel) else 0,
-            *(pairs or [0]),
-            int(r.judged_rel.max()) if len(r.judged_rel) else 0,
-        ]
-    )
+    top = max([int(r.rel.max()) if len(r.rel) else 0, *(pairs or [0])])
     table = np.arange(top + 1, dtype=np.float64)
     for level, g in pairs.items():
         if 0 <= level <= top:
             table[level] = g
     rows = np.flatnonzero(r.rel >= 0)
-    return rows, table[r.rel[rows]], table[r.judged_rel]
+    return rows, table[r.rel[rows]]
 
 
 def ideal_order(r: Ranked, judged_gain: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -195,13 +187,22 @@ def dcg(r: Ranked, rows: np.ndarray, gains: np.ndarray, cutoff: int | None = Non
     return r.per_topic_sum(rows[keep], gains[keep] / discount(pos[keep]))
 
 
-def ideal_dcg(r: Ranked, judged_gain: np.ndarray, cutoff: int | None = None) -> np.ndarray:
-    gains, pos = ideal_order(r, judged_gain)
+def ideal_dcg(r: Ranked, cutoff: int | None = None) -> np.ndarray:
+    """The ideal ranking's DCG per topic (gain = grade): every judged document by descending
+    grade, within ``cutoff``.  Kept in ``r.judged_memo``: every run ranked on the same qrels,
+    topics and level shares it."""
+    key = ("ideal_dcg", cutoff)
+    if key in r.judged_memo:
+        return r.judged_memo[key]
+    gains, pos = r.judged_rel.astype(np.float64), r.judged_pos  # grades descend in each topic
     mask = gains > 0
     if cutoff is not None:
         mask &= pos <= cutoff
     w = np.where(mask, gains / discount(pos), 0.0)
-    return np.bincount(r.judged_topic[mask], weights=w[mask], minlength=r.n_topics)
+    result = np.bincount(r.judged_topic[mask], weights=w[mask], minlength=r.n_topics)
+    result.flags.writeable = False
+    r.judged_memo[key] = result
+    return result
 
 
 # ------------------------------------------------------------------ per-family computations
@@ -442,14 +443,13 @@ def _G(r: Ranked, pairs: dict[int, float]) -> list[tuple[str, Values]]:
 
 def _dcg(r: Ranked, pairs: dict[int, float]) -> list[tuple[str, Values]]:
     """trec_eval 10's dcg: sum of gain / log2(rank + 1) over the whole ranking."""
-    rows, gains, _ = gain_table(r, pairs)
+    rows, gains = gain_table(r, pairs)
     return [("dcg", dcg(r, rows, gains))]
 
 
 def _ideal_dcg(r: Ranked, pairs: dict[int, float]) -> list[tuple[str, Values]]:
     """trec_eval 10's ideal_dcg: the dcg of the judged documents in gain order."""
-    _, _, judged_gain = gain_table(r, pairs)
-    return [("ideal_dcg", _ideal(r, pairs, judged_gain))]
+    return [("ideal_dcg", _ideal(r, pairs))]
 
 
 def _ideal_dcg_by_levels(r: Ranked, pairs: dict[int, float]) -> np.ndarray:
@@ -464,15 +464,13 @@ def _ideal_dcg_by_levels(r: Ranked, pairs: dict[int, float]) -> np.ndarray:
     return out
 
 
-def _ideal(r: Ranked, pairs: dict[int, float], judged_gain: np.ndarray) -> np.ndarray:
-    if pairs:
-        return _ideal_dcg_by_levels(r, pairs)
-    return ideal_dcg(r, judged_gain)
+def _ideal(r: Ranked, pairs: dict[int, float]) -> np.ndarray:
+    return _ideal_dcg_by_levels(r, pairs) if pairs else ideal_dcg(r)
 
 
 def _ndcg(r: Ranked, pairs: dict[int, float]) -> list[tuple[str, Values]]:
-    rows, gains, judged_gain = gain_table(r, pairs)
-    return [("ndcg", _safe_div(dcg(r, rows, gains), _ideal(r, pairs, judged_gain)))]
+    rows, gains = gain_table(r, pairs)
+    return [("ndcg", _safe_div(dcg(r, rows, gains), _ideal(r, pairs)))]
 
 
 def _ndcg_rel(r: Ranked, pairs: dict[int, float]) -> list[tuple[str, Values]]:
@@ -562,11 +560,8 @@ def _rndcg_topic(rels: list[int], levels: list[tuple[int, float, int]]) -> float
 
 
 def _ndcg_cut(r: Ranked, cutoffs: list[int]) -> list[tuple[str, Values]]:
-    rows, gains, judged_gain = gain_table(r, None)
-    return [
-        (f"ndcg_cut_{k}", _safe_div(dcg(r, rows, gains, k), ideal_dcg(r, judged_gain, k)))
-        for k in cutoffs
-    ]
+    rows, gains = gain_table(r, None)
+    return [(f"ndcg_cut_{k}", _safe_div(dcg(r, rows, gains, k), ideal_dcg(r, k))) for k in cutoffs]
 
 
 def _map_cut(r: Ranked, cutoffs: list[int]) -> list[tuple[str, Values]]:

@@ -42,6 +42,7 @@ class Ranked:
         judged_rel: np.ndarray,
         level: int,
         n_docs_in_collection: int = 0,
+        judged_memo: dict[tuple, np.ndarray] | None = None,
     ) -> None:
         self.qids = qids
         self.offsets = offsets
@@ -54,6 +55,9 @@ class Ranked:
         self.judged_rel = judged_rel  # per topic, the nonnegative qrels values, descending
         self.level = level
         self.n_docs_in_collection = n_docs_in_collection
+        # values that depend on the judged parts alone (ideal DCGs ...), shared by every run
+        # ranked over the same qrels, topics and level
+        self.judged_memo = judged_memo if judged_memo is not None else {}
 
     @property
     def n_topics(self) -> int:
@@ -183,7 +187,8 @@ def rank_topics(
         rel = rel[keep]
         topic = np.repeat(np.arange(len(qids)), np.diff(offsets))
         offsets = _offsets(np.bincount(topic[keep], minlength=len(qids)))
-    judged_offsets, judged_rel, num_rel, num_nonrel = _judged_of(qrels, q_topic, relevance_level)
+    parts = _judged_of(qrels, q_topic, relevance_level)
+    judged_offsets, judged_rel, num_rel, num_nonrel, memo = parts
     return Ranked(
         qids,
         offsets,
@@ -194,6 +199,7 @@ def rank_topics(
         judged_rel,
         relevance_level,
         n_docs_in_collection,
+        memo,
     )
 
 
@@ -243,13 +249,13 @@ def _ranked_rels(
         return rel
     table = match_table(qrels) if len(qrels) else None
     q_topic = q_topic.astype(np.int32)
-    for lo, hi, order in trec_order_blocks(docnos, scores, offsets, float32=float32):
+    for first, last, order in trec_order_blocks(docnos, scores, offsets, float32=float32):
         if table is None:
             continue
+        lo, hi = int(offsets[first]), int(offsets[last])
         rows = np.arange(lo, hi) if order is None else lo + order
         # the trec order permutes rows within their topic: position i is in i's segment
-        segment = np.searchsorted(offsets, np.arange(lo, hi), side="right") - 1
-        row_topic = q_topic[segment]
+        row_topic = np.repeat(q_topic[first:last], np.diff(offsets[first : last + 1]))
         found = table.find(group_keys(hashes[rows], row_topic))
         found[row_topic < 0] = -1
         hit = np.flatnonzero(found >= 0)
@@ -273,25 +279,26 @@ def _smallest_int(grades: np.ndarray) -> type[np.signedinteger]:
     return np.int64
 
 
-_JudgedParts = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+_JudgedParts = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[tuple, np.ndarray]]
 # Per Qrels object while it lives: the judged parts of each (topics, level) asked for, shared
-# (read-only) by every run evaluated on the same topics.
+# (read-only) by every run evaluated on the same topics, with a memo of what derives from them.
 _JUDGED: weakref.WeakKeyDictionary[Qrels, dict[tuple[bytes, int], _JudgedParts]] = (
     weakref.WeakKeyDictionary()
 )
 
 
 def _judged_of(qrels: Qrels, q_topic: np.ndarray, level: int) -> _JudgedParts:
-    """:func:`_judged` of the qrels topics ``q_topic`` (-1: none), computed once per qrels."""
+    """:func:`_judged` of the qrels topics ``q_topic`` (-1: none), computed once per qrels,
+    and a memo of the values derived from them alone (``Ranked.judged_memo``)."""
     cache = _JUDGED.setdefault(qrels, {})
     key = (q_topic.tobytes(), level)
     parts = cache.get(key)
     if parts is None:
         q_rows, q_offsets = _csr_rows(qrels.offsets, q_topic)
-        parts = _judged(qrels.grouped_rels[q_rows], q_offsets, level)
-        for array in parts:
+        arrays = _judged(qrels.grouped_rels[q_rows], q_offsets, level)
+        for array in arrays:
             array.flags.writeable = False
-        cache[key] = parts
+        parts = cache[key] = (*arrays, {})
     return parts
 
 

@@ -31,6 +31,10 @@
    repeated_hashes(hashes, offsets) gives one byte per CSR segment of a uint64 array: 1 when a
    value occurs twice within the segment.
 
+   probe(slots, keys, out) looks each uint64 key up in workbench.metrics._keys.KeyTable's open
+   addressing table (slots: a power of two of (key, index + 1) pairs, 0 for an empty slot;
+   linear probing from key & (size - 1)) and writes its index, or -1, to out (int64).
+
    No numpy C API: arrays travel as buffers.
 */
 #define PY_SSIZE_T_CLEAN
@@ -300,10 +304,41 @@ done:
     return flags;
 }
 
+static PyObject *probe(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer slots, keys, out;
+    if (!PyArg_ParseTuple(args, "y*y*w*", &slots, &keys, &out)) return NULL;
+    const uint64_t *table = slots.buf, *k = keys.buf;
+    int64_t *found = out.buf;
+    Py_ssize_t n = keys.len / 8, size = slots.len / 16;
+    if (size & (size - 1) || out.len / 8 < n) {
+        PyErr_SetString(PyExc_ValueError, "a power-of-two table and an output per key");
+    } else {
+        const uint64_t mask = (uint64_t)size - 1;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            uint64_t slot = k[i] & mask;
+            found[i] = -1;
+            while (table[2 * slot + 1]) {
+                if (table[2 * slot] == k[i]) {
+                    found[i] = (int64_t)table[2 * slot + 1] - 1;
+                    break;
+                }
+                slot = (slot + 1) & mask;
+            }
+        }
+    }
+    PyBuffer_Release(&slots);
+    PyBuffer_Release(&keys);
+    PyBuffer_Release(&out);
+    return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
+}
+
 static PyMethodDef methods[] = {
     {"scan_run", scan_run, METH_VARARGS, "Tokenise one chunk of a run file (see the module)."},
     {"repeated_hashes", repeated_hashes, METH_VARARGS,
      "One byte per CSR segment: 1 when a uint64 value repeats in it."},
+    {"probe", probe, METH_VARARGS,
+     "Index of each key in a linear-probing table of (key, index + 1) pairs, -1 if absent."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {
@@ -312,7 +347,7 @@ static struct PyModuleDef module = {
 
 /* Raised with every change of the contract; workbench.trec.native ignores another version (a
    stale build) and reads with numpy. */
-#define CONTRACT_VERSION 1
+#define CONTRACT_VERSION 2
 
 PyMODINIT_FUNC PyInit__fastscan(void) {
     PyObject *m = PyModule_Create(&module);

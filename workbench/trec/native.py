@@ -23,7 +23,7 @@ from workbench.trec.errors import WITHOUT_NUL, TrecFormatError
 from workbench.trec.scan import Source, _layout_error, _open, atol, chunk_bytes, slow_floats
 
 MIN_LINE_BYTES = 12  # six one-byte fields, five separators and a newline
-CONTRACT_VERSION = 1  # the C module's VERSION this reader speaks to
+CONTRACT_VERSION = 2  # the C module's VERSION this reader speaks to
 
 
 def _load() -> ModuleType | None:
@@ -218,3 +218,14 @@ def repeated_hashes(hashes: np.ndarray, offsets: np.ndarray) -> np.ndarray | Non
         np.ascontiguousarray(hashes, dtype=np.uint64), np.ascontiguousarray(offsets, np.int64)
     )
     return np.frombuffer(flags, dtype=np.bool_)
+
+
+def probe(slots: np.ndarray, keys: np.ndarray) -> np.ndarray | None:
+    """Index of each key in a (key, index + 1) linear-probing table, -1 when absent (None
+    without C; ``workbench.metrics._keys.KeyTable`` then probes with numpy)."""
+    if _fastscan is None:
+        return None
+    out = np.empty(len(keys), dtype=np.int64)
+    _fastscan.probe(slots, np.ascontiguousarray(keys, dtype=np.uint64), out)
+    return out
+

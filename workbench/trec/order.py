@@ -51,9 +51,9 @@ def trec_order_blocks(
     docnos: np.ndarray, scores: np.ndarray, offsets: np.ndarray, *, float32: bool = False
 ) -> Iterator[tuple[int, int, np.ndarray | None]]:
     """The trec order of every CSR segment [offsets[i], offsets[i+1]), a block of whole
-    segments (about ``_BLOCK`` rows) at a time: ``(lo, hi, order)``, ``order`` the rows
-    lo..hi-1 as offsets from lo in trec order, or None when they already are; so that no
-    permutation of the whole run is ever held.
+    segments (about ``_BLOCK`` rows) at a time: ``(first, last, order)`` for segments first
+    to last - 1, ``order`` their rows as offsets from offsets[first] in trec order, or None
+    when they already are; so that no permutation of the whole run is ever held.
 
     Segments whose scores rise anywhere are sorted one by one; elsewhere only the runs of
     tied scores are reordered (docno descending), all together.
@@ -67,7 +67,9 @@ def trec_order_blocks(
     for first, last in pairwise(cuts):
         lo, hi = int(offsets[first]), int(offsets[last])
         if hi > lo:
-            yield lo, hi, _block_order(docnos[lo:hi], keys[lo:hi], offsets[first : last + 1] - lo)
+            yield first, last, _block_order(
+                docnos[lo:hi], keys[lo:hi], offsets[first : last + 1] - lo
+            )
 
 
 _BLOCK = 1 << 18

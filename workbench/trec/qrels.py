@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from functools import cached_property
 
 import numpy as np
 
 from workbench.limits import NO_LIMITS, IdLimits
-from workbench.trec.keys import docno_hash, first_duplicate, group_keys, group_topics
+from workbench.trec.keys import (
+    docno_hash,
+    first_duplicate,
+    group_keys,
+    group_topics,
+    segments_with_repeats,
+)
 from workbench.trec.scan import (
     Source,
     _check_lengths,
@@ -41,6 +48,19 @@ class Qrels:
 
     def topics(self) -> list[str]:
         return list(self._topics)
+
+    @cached_property
+    def grouped_hashes(self) -> np.ndarray:
+        """:func:`docno_hash` of ``grouped_docnos`` (computed once: every run is matched
+        against them)."""
+        return docno_hash(self.grouped_docnos)
+
+    @cached_property
+    def judged_twice(self) -> frozenset[str]:
+        """Topics where some docno (by hash) is judged twice; only ``read_qrels(
+        check_duplicates=False)``, trec-eval's reading, lets such qrels through."""
+        flags = segments_with_repeats(self.grouped_hashes, self.offsets)
+        return frozenset(self._topics[t] for t in np.flatnonzero(flags).tolist())
 
     def __contains__(self, qid: str) -> bool:
         return qid in self._index
