@@ -1,4 +1,5 @@
-"""The metrics' hash table: (topic, docno) keys of the qrels, probed with a run's rows."""
+"""The metrics' hash tables of the qrels, probed with a run's rows: one of (topic, docno) keys in
+numpy, or (with the C accelerator) one small table per topic."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ import weakref
 
 import numpy as np
 
+from workbench.trec import native
 from workbench.trec.keys import group_keys, starts_of_runs
-from workbench.trec.native import probe
 from workbench.trec.qrels import Qrels
 
 
@@ -42,11 +43,7 @@ class KeyTable:
         return self.slots.view(np.complex128).ravel()[slot].view(np.uint64).reshape(-1, 2)
 
     def find(self, keys: np.ndarray) -> np.ndarray:
-        """Index of each key in the table's source array, -1 when absent (probed in C when
-        the accelerator is built)."""
-        found = probe(self.slots, keys)
-        if found is not None:
-            return found
+        """Index of each key in the table's source array, -1 when absent."""
         slot = keys & self.mask
         entry = self._entries(slot)
         used = entry[:, 1] != 0
@@ -75,3 +72,23 @@ def match_table(qrels: Qrels) -> KeyTable:
         table = KeyTable(group_keys(qrels.grouped_hashes, qrels.grouped_topic))
         _TABLES[qrels] = table
     return table
+
+
+# With the C accelerator: one small table per qrels topic instead (probes stay in cache).
+_TOPIC_TABLES: weakref.WeakKeyDictionary[Qrels, tuple[np.ndarray, np.ndarray]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def topic_tables(qrels: Qrels) -> tuple[np.ndarray, np.ndarray] | None:
+    """The qrels' per-topic tables of docno hashes (``native.topic_tables``), built once per
+    Qrels; None without the C accelerator (then :func:`match_table`)."""
+    if not native.available():
+        return None
+    tables = _TOPIC_TABLES.get(qrels)
+    if tables is None:
+        tables = native.topic_tables(qrels.grouped_hashes, qrels.offsets)
+        if tables is not None:
+            _TOPIC_TABLES[qrels] = tables
+    return tables
+

@@ -81,7 +81,7 @@ def _recip_rank_cut(r: Ranked, k: int) -> np.ndarray:
 
 
 def _judged(r: Ranked, k: int) -> np.ndarray:
-    rows = np.flatnonzero(r.rel >= 0)
+    rows = r.judged_rows
     return r.per_topic_count(rows[r.pos_of(rows) <= k]) / k
 
 

@@ -85,7 +85,7 @@ def average_precision(r: Ranked, cutoff: int | None = None) -> np.ndarray:
 
 def bpref(r: Ranked) -> np.ndarray:
     """Sum at each relevant doc of 1 - min(nonrel_above, R) / min(N, R); over R."""
-    nonrel_rows = np.flatnonzero((r.rel >= 0) & ~r.is_rel)
+    nonrel_rows = r.judged_rows[~r.is_rel[r.judged_rows]]
     rows = r.rel_rows
     topic = r.rel_topic
     # judged nonrelevant rows above each relevant row, within its topic (sorted rows: counts)
@@ -161,7 +161,7 @@ def gain_table(r: Ranked, pairs: dict[int, float] | None) -> tuple[np.ndarray, n
     for level, g in pairs.items():
         if 0 <= level <= top:
             table[level] = g
-    rows = np.flatnonzero(r.rel >= 0)
+    rows = r.judged_rows
     return rows, table[r.rel[rows]]
 
 
@@ -181,10 +181,12 @@ def ideal_order(r: Ranked, judged_gain: np.ndarray) -> tuple[np.ndarray, np.ndar
 def dcg(r: Ranked, rows: np.ndarray, gains: np.ndarray, cutoff: int | None = None) -> np.ndarray:
     """sum of gain / log2(rank + 1) over the judged ranked ``rows`` (within cutoff)."""
     keep = gains != 0
-    pos = r.pos_of(rows)
+    topic = r.topic_of(rows)
+    pos = rows - r.offsets[topic] + 1
     if cutoff is not None:
         keep &= pos <= cutoff
-    return r.per_topic_sum(rows[keep], gains[keep] / discount(pos[keep]))
+    weights = gains[keep] / discount(pos[keep])
+    return np.bincount(topic[keep], weights=weights, minlength=r.n_topics)
 
 
 def ideal_dcg(r: Ranked, cutoff: int | None = None) -> np.ndarray:
@@ -214,7 +216,7 @@ def _counts(name: str) -> Compute:
             "num_ret": r.num_ret,
             "num_rel": r.num_rel,
             "num_rel_ret": r.num_rel_ret,
-            "num_nonrel_judged_ret": r.per_topic_count(np.flatnonzero((r.rel >= 0) & ~r.is_rel)),
+            "num_nonrel_judged_ret": r.per_topic_count(r.judged_rows[~r.is_rel[r.judged_rows]]),
         }[name]
         return [(name, values)]
 

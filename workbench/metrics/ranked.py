@@ -15,7 +15,8 @@ from functools import cached_property
 
 import numpy as np
 
-from workbench.metrics._keys import match_table
+from workbench.metrics._keys import match_table, topic_tables
+from workbench.trec import native
 from workbench.trec.keys import group_keys
 from workbench.trec.order import trec_order_blocks
 from workbench.trec.qrels import Qrels
@@ -68,12 +69,24 @@ class Ranked:
         return np.diff(self.offsets)
 
     def topic_of(self, rows: np.ndarray) -> np.ndarray:
-        """Topic index of each of ``rows``."""
+        """Topic index of each of ``rows`` (computed once for ``judged_rows``)."""
+        if rows is self.__dict__.get("judged_rows"):
+            return self.judged_rows_topic
         return np.searchsorted(self.offsets, rows, side="right") - 1
 
     def pos_of(self, rows: np.ndarray) -> np.ndarray:
         """1-based rank of each of ``rows`` within its topic."""
         return rows - self.offsets[self.topic_of(rows)] + 1
+
+    @cached_property
+    def judged_rows(self) -> np.ndarray:
+        """Indices of the ranked rows with a judgement (rel >= 0), which the gain-based
+        measures share."""
+        return np.flatnonzero(self.rel >= 0)
+
+    @cached_property
+    def judged_rows_topic(self) -> np.ndarray:
+        return np.searchsorted(self.offsets, self.judged_rows, side="right") - 1
 
     @cached_property
     def is_rel(self) -> np.ndarray:
@@ -240,16 +253,22 @@ def _ranked_rels(
     negative; int8 when every grade fits (as usual), else int32 or int64.
 
     ``q_topic``: the qrels topic index of each evaluated topic (-1: none).  A block of whole
-    topics at a time is put in trec order and probed in the qrels' hash table of (topic,
-    docno); hits are verified on the exact bytes.
+    topics at a time is put in trec order and probed in the qrels' hash tables (in C, one
+    small table per topic; else one table of (topic, docno) keys); hits are verified on the
+    exact bytes.
     """
     grades = qrels.grouped_rels
     rel = np.full(len(docnos), NONPOOL, dtype=_smallest_int(grades))
     if not len(docnos):
         return rel
-    table = match_table(qrels) if len(qrels) else None
+    tables = topic_tables(qrels) if len(qrels) else None
+    table = match_table(qrels) if len(qrels) and tables is None else None
     q_topic = q_topic.astype(np.int32)
     for first, last, order in trec_order_blocks(docnos, scores, offsets, float32=float32):
+        if tables is not None:
+            lookup = (hashes, docnos, qrels.grouped_docnos, grades, q_topic, offsets, order)
+            native.lookup_rels(tables, *lookup, first, last, rel)
+            continue
         if table is None:
             continue
         lo, hi = int(offsets[first]), int(offsets[last])

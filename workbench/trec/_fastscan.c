@@ -31,9 +31,19 @@
    repeated_hashes(hashes, offsets) gives one byte per CSR segment of a uint64 array: 1 when a
    value occurs twice within the segment.
 
-   probe(slots, keys, out) looks each uint64 key up in workbench.metrics._keys.KeyTable's open
-   addressing table (slots: a power of two of (key, index + 1) pairs, 0 for an empty slot;
-   linear probing from key & (size - 1)) and writes its index, or -1, to out (int64).
+   topic_tables(hashes, offsets) builds, for the qrels' docno hashes grouped by topic (CSR
+   offsets), one open-addressing table per topic: (slots, starts), slots a bytearray of (hash,
+   row + 1) uint64 pairs (0: empty), topic t's table slots starts[t] to starts[t + 1] - 1 (a
+   power of two, at least twice its judgements; linear probing from hash & (size - 1)), so that
+   the probes of one topic stay within its small table.
+
+   lookup_rels(slots, starts, hashes, docnos, width, qrels_docnos, qrels_width, grades, q_topic,
+               offsets, order, order_size, rel, rel_size, first, last) is
+   workbench.metrics.ranked._ranked_rels for the run topics first to last - 1 (CSR offsets):
+   position i of a topic (its row, or lo + order[i - lo] in trec order, order of int32 or int64
+   as order_size says) gets, when the topic has qrels (q_topic >= 0) and its docno hash is in
+   that qrels topic's table with the same docno bytes, that judgement's grade (-2 for a
+   negative one) in rel (of rel_size bytes); other positions are left as they are.
 
    No numpy C API: arrays travel as buffers.
 */
@@ -304,32 +314,123 @@ done:
     return flags;
 }
 
-static PyObject *probe(PyObject *self, PyObject *args) {
+static PyObject *topic_tables(PyObject *self, PyObject *args) {
     (void)self;
-    Py_buffer slots, keys, out;
-    if (!PyArg_ParseTuple(args, "y*y*w*", &slots, &keys, &out)) return NULL;
-    const uint64_t *table = slots.buf, *k = keys.buf;
-    int64_t *found = out.buf;
-    Py_ssize_t n = keys.len / 8, size = slots.len / 16;
-    if (size & (size - 1) || out.len / 8 < n) {
-        PyErr_SetString(PyExc_ValueError, "a power-of-two table and an output per key");
-    } else {
-        const uint64_t mask = (uint64_t)size - 1;
-        for (Py_ssize_t i = 0; i < n; i++) {
-            uint64_t slot = k[i] & mask;
-            found[i] = -1;
-            while (table[2 * slot + 1]) {
-                if (table[2 * slot] == k[i]) {
-                    found[i] = (int64_t)table[2 * slot + 1] - 1;
-                    break;
+    Py_buffer hashes, offsets;
+    if (!PyArg_ParseTuple(args, "y*y*", &hashes, &offsets)) return NULL;
+    const uint64_t *h = hashes.buf;
+    const int64_t *off = offsets.buf;
+    const Py_ssize_t topics = offsets.len / 8 - 1;
+    PyObject *slots = NULL, *starts = NULL, *result = NULL;
+    if (topics < 0) {
+        PyErr_SetString(PyExc_ValueError, "offsets must hold at least one value");
+        goto done;
+    }
+    starts = PyByteArray_FromStringAndSize(NULL, (topics + 1) * 8);
+    if (!starts) goto done;
+    int64_t *start = (int64_t *)PyByteArray_AS_STRING(starts);
+    start[0] = 0;
+    for (Py_ssize_t t = 0; t < topics; t++) {
+        int64_t size = 2;
+        while (size < 2 * (off[t + 1] - off[t])) size *= 2;
+        start[t + 1] = start[t] + size;
+    }
+    slots = PyByteArray_FromStringAndSize(NULL, start[topics] * 16);
+    if (!slots) goto done;
+    uint64_t *table = (uint64_t *)PyByteArray_AS_STRING(slots);
+    memset(table, 0, (size_t)(start[topics] * 16));
+    for (Py_ssize_t t = 0; t < topics; t++) {
+        const uint64_t mask = (uint64_t)(start[t + 1] - start[t]) - 1;
+        uint64_t *sub = table + 2 * start[t];
+        for (int64_t i = off[t]; i < off[t + 1]; i++) {
+            uint64_t slot = h[i] & mask;
+            while (sub[2 * slot + 1]) slot = (slot + 1) & mask;
+            sub[2 * slot] = h[i];
+            sub[2 * slot + 1] = (uint64_t)i + 1;
+        }
+    }
+    result = Py_BuildValue("(OO)", slots, starts);
+done:
+    Py_XDECREF(slots);
+    Py_XDECREF(starts);
+    PyBuffer_Release(&hashes);
+    PyBuffer_Release(&offsets);
+    return result;
+}
+
+static int same_text(const char *a, Py_ssize_t wa, const char *b, Py_ssize_t wb) {
+    if (wa == wb) return memcmp(a, b, (size_t)wa) == 0; /* both zero-padded to one width */
+    Py_ssize_t la = 0, lb = 0;
+    while (la < wa && a[la]) la++;
+    while (lb < wb && b[lb]) lb++;
+    return la == lb && memcmp(a, b, (size_t)la) == 0;
+}
+
+static PyObject *lookup_rels(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer slots, starts, hashes, docnos, qdocnos, grades, qt, offsets, order, rel;
+    Py_ssize_t width, qwidth, order_size, rel_size, first, last;
+    PyObject *order_obj;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*ny*ny*y*y*Onw*nnn", &slots, &starts, &hashes, &docnos,
+                          &width, &qdocnos, &qwidth, &grades, &qt, &offsets, &order_obj,
+                          &order_size, &rel, &rel_size, &first, &last))
+        return NULL;
+    order.obj = NULL;
+    order.buf = NULL;
+    if (order_obj != Py_None && PyObject_GetBuffer(order_obj, &order, PyBUF_SIMPLE) < 0) {
+        order.obj = NULL;
+        goto done;
+    }
+    {
+        const uint64_t *table = slots.buf, *h = hashes.buf;
+        const int64_t *start = starts.buf, *grade = grades.buf, *off = offsets.buf;
+        const int32_t *q_topic = qt.buf;
+        const char *run_docnos = docnos.buf, *qrels_docnos = qdocnos.buf;
+        char *out = rel.buf;
+        const Py_ssize_t lo = off[first];
+        for (Py_ssize_t s = first; s < last; s++) {
+            const int64_t topic = q_topic[s];
+            if (topic < 0) continue;
+            const uint64_t *sub = table + 2 * start[topic];
+            const uint64_t mask = (uint64_t)(start[topic + 1] - start[topic]) - 1;
+            for (Py_ssize_t i = off[s]; i < off[s + 1]; i++) {
+                Py_ssize_t row = i;
+                if (order.buf)
+                    row = lo + (order_size == 4 ? ((const int32_t *)order.buf)[i - lo]
+                                                : (Py_ssize_t)((const int64_t *)order.buf)[i - lo]);
+                uint64_t slot = h[row] & mask;
+                int64_t found = -1;
+                while (sub[2 * slot + 1]) {
+                    if (sub[2 * slot] == h[row]) {
+                        found = (int64_t)sub[2 * slot + 1] - 1;
+                        break;
+                    }
+                    slot = (slot + 1) & mask;
                 }
-                slot = (slot + 1) & mask;
+                if (found < 0 || !same_text(run_docnos + row * width, width,
+                                            qrels_docnos + found * qwidth, qwidth))
+                    continue;
+                const int64_t value = grade[found] < 0 ? -2 : grade[found];
+                if (rel_size == 1)
+                    ((int8_t *)out)[i] = (int8_t)value;
+                else if (rel_size == 4)
+                    ((int32_t *)out)[i] = (int32_t)value;
+                else
+                    ((int64_t *)out)[i] = value;
             }
         }
     }
+done:
+    if (order.obj) PyBuffer_Release(&order);
     PyBuffer_Release(&slots);
-    PyBuffer_Release(&keys);
-    PyBuffer_Release(&out);
+    PyBuffer_Release(&starts);
+    PyBuffer_Release(&hashes);
+    PyBuffer_Release(&docnos);
+    PyBuffer_Release(&qdocnos);
+    PyBuffer_Release(&grades);
+    PyBuffer_Release(&qt);
+    PyBuffer_Release(&offsets);
+    PyBuffer_Release(&rel);
     return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
 }
 
@@ -337,8 +438,10 @@ static PyMethodDef methods[] = {
     {"scan_run", scan_run, METH_VARARGS, "Tokenise one chunk of a run file (see the module)."},
     {"repeated_hashes", repeated_hashes, METH_VARARGS,
      "One byte per CSR segment: 1 when a uint64 value repeats in it."},
-    {"probe", probe, METH_VARARGS,
-     "Index of each key in a linear-probing table of (key, index + 1) pairs, -1 if absent."},
+    {"topic_tables", topic_tables, METH_VARARGS,
+     "One open-addressing table of docno hashes per CSR segment of the qrels (see above)."},
+    {"lookup_rels", lookup_rels, METH_VARARGS,
+     "The qrels value of each ranked row of a block of topics (see the module)."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {
@@ -347,7 +450,7 @@ static struct PyModuleDef module = {
 
 /* Raised with every change of the contract; workbench.trec.native ignores another version (a
    stale build) and reads with numpy. */
-#define CONTRACT_VERSION 2
+#define CONTRACT_VERSION 4
 
 PyMODINIT_FUNC PyInit__fastscan(void) {
     PyObject *m = PyModule_Create(&module);

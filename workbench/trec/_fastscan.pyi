@@ -29,4 +29,22 @@ def scan_run(
     tuple[str, int, int, int] | None,
 ]: ...
 def repeated_hashes(hashes: Buffer, offsets: Buffer) -> bytearray: ...
-def probe(slots: Buffer, keys: Buffer, out: Buffer) -> None: ...
+def topic_tables(hashes: Buffer, offsets: Buffer) -> tuple[bytearray, bytearray]: ...
+def lookup_rels(
+    slots: Buffer,
+    starts: Buffer,
+    hashes: Buffer,
+    docnos: Buffer,
+    width: int,
+    qrels_docnos: Buffer,
+    qrels_width: int,
+    grades: Buffer,
+    q_topic: Buffer,
+    offsets: Buffer,
+    order: Buffer | None,
+    order_size: int,
+    rel: Buffer,
+    rel_size: int,
+    first: int,
+    last: int,
+) -> None: ...

@@ -23,7 +23,7 @@ from workbench.trec.errors import WITHOUT_NUL, TrecFormatError
 from workbench.trec.scan import Source, _layout_error, _open, atol, chunk_bytes, slow_floats
 
 MIN_LINE_BYTES = 12  # six one-byte fields, five separators and a newline
-CONTRACT_VERSION = 2  # the C module's VERSION this reader speaks to
+CONTRACT_VERSION = 4  # the C module's VERSION this reader speaks to
 
 
 def _load() -> ModuleType | None:
@@ -220,12 +220,36 @@ def repeated_hashes(hashes: np.ndarray, offsets: np.ndarray) -> np.ndarray | Non
     return np.frombuffer(flags, dtype=np.bool_)
 
 
-def probe(slots: np.ndarray, keys: np.ndarray) -> np.ndarray | None:
-    """Index of each key in a (key, index + 1) linear-probing table, -1 when absent (None
-    without C; ``workbench.metrics._keys.KeyTable`` then probes with numpy)."""
+def topic_tables(hashes: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """One small hash table of docno hashes per qrels topic (see ``_fastscan.c``): (slots,
+    starts); None without C."""
     if _fastscan is None:
         return None
-    out = np.empty(len(keys), dtype=np.int64)
-    _fastscan.probe(slots, np.ascontiguousarray(keys, dtype=np.uint64), out)
-    return out
+    slots, starts = _fastscan.topic_tables(
+        np.ascontiguousarray(hashes, dtype=np.uint64), np.ascontiguousarray(offsets, np.int64)
+    )
+    return np.frombuffer(slots, dtype=np.uint64), np.frombuffer(starts, dtype=np.int64)
 
+
+def lookup_rels(
+    tables: tuple[np.ndarray, np.ndarray],
+    hashes: np.ndarray,
+    docnos: np.ndarray,
+    qrels_docnos: np.ndarray,
+    grades: np.ndarray,
+    q_topic: np.ndarray,
+    offsets: np.ndarray,
+    order: np.ndarray | None,
+    first: int,
+    last: int,
+    rel: np.ndarray,
+) -> None:
+    """``workbench.metrics.ranked._ranked_rels``'s lookup of one block of topics in C, in the
+    qrels' :func:`topic_tables`."""
+    assert _fastscan is not None
+    _fastscan.lookup_rels(
+        *tables, hashes, docnos, docnos.dtype.itemsize, qrels_docnos, qrels_docnos.dtype.itemsize,
+        np.ascontiguousarray(grades, np.int64), np.ascontiguousarray(q_topic, dtype=np.int32),
+        np.ascontiguousarray(offsets, np.int64), order,
+        0 if order is None else order.dtype.itemsize, rel, rel.dtype.itemsize, first, last,
+    )  # fmt: skip
