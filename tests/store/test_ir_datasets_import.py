@@ -111,9 +111,14 @@ def test_a_dataset_end_to_end(cli, database_url, tmp_path) -> None:
         "runs": {dataset_id: {"1": 2, "2": 1}},
         "qrels": {dataset_id: [("1", "0", "D1", 2), ("1", "0", "D2", 0), ("2", "0", "D2", 1)]},
     }
-    evaluated = cli("evaluate", "--campaign", "c1", "--qrels", dataset_id, "-m", "P@1")
+    evaluated = cli(
+        "evaluate", "--campaign", "c1", "--qrels", dataset_id, "-m", "P@1", "-m", "P(rel=2)@1",
+        "--format", "trec",
+    )  # fmt: skip
     assert evaluated.exit_code == 0, evaluated.output
-    assert "1.0000" in evaluated.output  # D1 first for topic 1, D2 for topic 2: P@1 = 1
+    # D1 (grade 2) first for topic 1, D2 (grade 1) for topic 2
+    assert "P_1                   \tall\t1.0000" in evaluated.stdout
+    assert "P(rel=2)@1            \tall\t0.5000" in evaluated.stdout
 
 
 def test_parts_left_out_and_parts_the_dataset_lacks(cli, database_url, tmp_path) -> None:
