@@ -1,13 +1,15 @@
-"""The C accelerator of the run reader (``_fastscan``, built with the package when a C compiler
-is there): the same rows, values and errors as the numpy reader, several times faster and in
-less memory.
+"""The C accelerator (``_fastscan``, built with the package when a C compiler is there) of the
+run reader and of the evaluation's inner loops: the same rows, values and errors as the numpy
+code it stands in for, several times faster and in less memory.
 
 ``scan_run`` tokenises whole lines in C straight into the run's columns (see ``_fastscan.c``
 for the contract); what it leaves (scores that are not plain decimals, ranks with a sign) is
 finished here with the numpy reader's own helpers, so the two readers share every rule they
 do not both implement.  The file is read into one reused buffer, in the numpy reader's
-blocks.  Without the compiled module, or with ``WORKBENCH_NATIVE=0``, :func:`available` is
-false and the numpy reader is used.
+blocks.  :func:`repeated_hashes` finds the topics where a docno may repeat,
+:func:`topic_tables` and :func:`lookup_rels` look a ranking's documents up in the qrels.
+Without the compiled module, or with ``WORKBENCH_NATIVE=0``, :func:`available` is false and
+numpy does it all.
 """
 
 from __future__ import annotations
