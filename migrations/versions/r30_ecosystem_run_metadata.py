@@ -20,10 +20,10 @@ depends_on = None
 
 
 def upgrade() -> None:
-    with op.batch_alter_table("runs") as batch:
-        batch.add_column(sa.Column("ir_metadata", sa.Text(), nullable=True))
+    op.add_column("runs", sa.Column("ir_metadata", sa.Text(), nullable=True))
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("runs") as batch:
-        batch.drop_column("ir_metadata")
+    # ALTER TABLE ... DROP COLUMN, also on SQLite: a batch rebuild of `runs` would drop the old
+    # table and so cascade to the run versions and lines that reference it
+    op.drop_column("runs", "ir_metadata")
