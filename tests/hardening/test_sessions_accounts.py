@@ -345,3 +345,35 @@ def test_judgement_submits_are_rate_limited_per_assessor(
     bob_url = f"/api/v1/assignments/{world.assignment['bob', 'T1']}/judgements"
     assert bob.post(bob_url, json={"docno": "D1", "grade": 1}).status_code == 201
     get_store_of(app).dispose()
+
+
+def test_a_machine_judge_is_not_held_to_the_judging_rate(
+    world_url, tmp_path: Path, world: World
+) -> None:
+    """A script account of the role `machine` (services.users.ROLES) posts faster than the
+    per-user judging rate that holds an assessor; its submits are stored like any other."""
+    from workbench.services import assignments, campaigns, pools
+
+    app = make_app(world_url[0], tmp_path, RATE_JUDGE=(0.5, 3))
+    store = get_store_of(app)
+    with store.session() as session:
+        robot = user_service.create_user(session, "robot", None, role="machine")
+        token = user_service.new_api_token(session, robot)
+        campaign = campaigns.get_campaign(session, world.campaign_id)
+        pool = pools.get_pool(session, campaign, None)
+        assignment_id = assignments.assign(session, pool, "T1", robot, order="docno").id
+    client = app.test_client()
+    headers = {"Authorization": f"Bearer {token}"}
+    url = f"/api/v1/assignments/{assignment_id}/judgements"
+    answers = [
+        client.post(url, json={"docno": docno, "grade": 1}, headers=headers).status_code
+        for docno in ("D1", "D2", "D3", "D1", "D2", "D3", "D1", "D2")
+    ]
+    assert answers == [201] * 8
+    alice = logged_in(app, "alice")
+    alice_url = f"/api/v1/assignments/{world.assignment['alice', 'T1']}/judgements"
+    assert [alice.post(alice_url, json={"docno": "D1", "grade": 1}).status_code
+            for _ in range(4)] == [201, 201, 201, 429]
+    # a browser session of a machine account cannot be opened: it has no password
+    assert client.post("/login", data={"username": "robot", "password": ""}).status_code == 401
+    store.dispose()

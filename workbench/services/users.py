@@ -39,6 +39,7 @@ class Role:
     administers: bool  # the admin pages and API: campaigns, imports, reports, users
     judges: bool  # the judging pages and API, for the topics assigned to the user
     help: str
+    paced: bool = True  # judgement submits limited per user (JUDGE_SUBMITS_PER_SECOND)
 
 
 ROLES: dict[str, Role] = {
@@ -46,6 +47,14 @@ ROLES: dict[str, Role] = {
     for role in (
         Role("admin", administers=True, judges=True, help="organiser: every page"),
         Role("assessor", administers=False, judges=True, help="judges their assigned topics"),
+        Role(
+            "machine",
+            administers=False,
+            judges=True,
+            paced=False,
+            help="a machine judge's script account: judges its assigned topics through the "
+            "API, not held to the per-user judging rate",
+        ),
     )
 }
 """The one list of roles: adding a role is one entry here (the CLI choices, the users page,

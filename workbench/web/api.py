@@ -4,7 +4,8 @@ Browser calls are session-authenticated and carry X-CSRFToken; scripts send
 `Authorization: Bearer <token>`. Errors are JSON {"error": message} with a 4xx status (the
 app's handlers answer JSON for unknown routes and methods under /api/ too). Bodies are read by
 `inputs.parse_json` (bounded depth, numbers and text) within API_MAX_BYTES; judgement submits
-are rate-limited per assessor (RATE_JUDGE).
+are rate-limited per assessor (RATE_JUDGE), except for roles that are not paced (a machine
+judge's account).
 """
 
 from __future__ import annotations
@@ -149,7 +150,7 @@ def _judgement_input(data: Any) -> judging.JudgementInput:
 
 @bp.post("/assignments/<int:assignment_id>/judgements")
 @assessor_required
-@rate_limited("judge")
+@rate_limited("judge", unless=lambda role: not role.paced)
 def submit(assignment_id: int):
     """Record (or revise) a judgement. 201 when stored, 200 when the client_id was known."""
     data = _judgement_input(parse_json(request.get_data()))
