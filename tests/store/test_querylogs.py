@@ -85,7 +85,7 @@ def test_import_anonymises_maps_topics_and_reports_each_rule(store, campaign_id,
         rows = session.scalars(select(QueryLogImpression).order_by(QueryLogImpression.line)).all()
         assert [r.line for r in rows] == [1, 2, 3, 5, 6]
         assert rows[0].user_hash == keyed_hash(KEY, "u1") and rows[0].qid == "1"
-        assert rows[1].query == "FIRST  topic" and rows[1].query_key == "first topic"
+        assert rows[1].query == "FIRST topic" and rows[1].query_key == "first topic"
         assert rows[3].query == "mail [email]" and rows[3].qid is None
         stored = json.dumps([(r.session, r.user_hash, r.query) for r in rows])
         assert "u1" not in stored and "me@x.org" not in stored
