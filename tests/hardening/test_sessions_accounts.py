@@ -124,6 +124,24 @@ def test_the_session_lifetime_is_configurable(world_url, tmp_path: Path, world: 
 # --- login backoff --------------------------------------------------------------------------
 
 
+def test_head_login_is_the_login_page_and_counts_no_failure(
+    csrf_app: Flask, world: World
+) -> None:
+    """HEAD /login is answered as GET: it never runs the login (HEAD is not an unsafe method,
+    so it carries no CSRF token), and no number of them locks anyone out."""
+    client = csrf_app.test_client()
+    page = client.get("/login", environ_base=A)
+    for _ in range(csrf_app.config["LOGIN_MAX_FAILURES"] + 2):
+        head = client.head("/login", data={"username": "alice", "password": "x"}, environ_base=A)
+        assert head.status_code == 200 and head.data == b""
+        assert head.headers["Content-Length"] == page.headers["Content-Length"]
+    with get_store_of(csrf_app).read_session() as session:
+        assert session.scalar(select(func.count()).select_from(LoginFailure)) == 0
+    token = csrf_token_of(page.get_data(as_text=True))
+    form = {"username": "alice", "password": PASSWORD, "csrf_token": token}
+    assert client.post("/login", data=form, environ_base=A).status_code == 302
+
+
 def test_failures_from_one_address_do_not_lock_the_account_elsewhere(
     app: Flask, world: World
 ) -> None:

@@ -31,7 +31,9 @@ def _safe_next(target: str | None) -> str:
 
 @bp.route("/login", methods=["GET", "POST"])
 def login():
-    if request.method == "GET":
+    """The login page; a POST logs in. HEAD (which Flask routes here with GET) is a GET: it
+    never runs the login, which would skip the CSRF check and count a failure."""
+    if request.method != "POST":
         if current_user.is_authenticated:
             return redirect(url_for("index"))
         return render_template("auth/login.html", next=request.args.get("next", ""))
