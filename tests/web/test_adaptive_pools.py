@@ -232,6 +232,13 @@ def test_organiser_pages_and_api(app, world, as_user):
     assert admin.post(f"{api}/budget", json={"budget": 1}).status_code == 400  # below revealed
     assert admin.post(f"{api}/topics/T2/stop", json={"stopped": True}).get_json()["stopped"]
     assert admin.post(f"{api}/topics/T9/stop", json={}).status_code == 404
+    # every JSON body through the one bounded reader: deep nesting, NaN, bad JSON are 400s
+    for body in ("[" * 60_000, '{"budget": ' + "[" * 50 + "]" * 50 + "}", '{"budget": NaN}',
+                 '{"budget": 5', '{"budget": 5, "topic": "\\udcff"}'):
+        for path in (f"{api}/budget", f"{api}/topics/T2/stop"):
+            refused = admin.post(path, data=body, content_type="application/json")
+            assert refused.status_code == 400, (path, body[:20])
+            assert "refused" in refused.get_json()["error"]
     form = admin.post(f"/admin/campaigns/{campaign}/pools/{pool_id}/adaptive/budget",
                       data={"budget": "7", "qid": ""})
     assert form.status_code == 303

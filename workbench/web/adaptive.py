@@ -15,7 +15,7 @@ from workbench.services.errors import ServiceError
 from workbench.web.admin import back_to, campaign_or_404, change
 from workbench.web.api import bp as api_blueprint
 from workbench.web.db import get_store
-from workbench.web.inputs import form_int
+from workbench.web.inputs import form_int, parse_json
 from workbench.web.security import admin_blueprint, admin_required
 
 bp = admin_blueprint("adaptive", __name__, "/admin")
@@ -157,7 +157,7 @@ def adaptive_provenance(campaign_ref: str):
 @api.post("/campaigns/<campaign_ref>/pools/<int:pool_id>/adaptive/budget")
 @admin_required
 def adaptive_budget(campaign_ref: str, pool_id: int):
-    data = request.get_json(silent=True)
+    data = parse_json(request.get_data())
     if not isinstance(data, dict) or isinstance(data.get("budget"), bool) or not isinstance(
         data.get("budget"), int
     ):
@@ -175,7 +175,8 @@ def adaptive_budget(campaign_ref: str, pool_id: int):
 @api.post("/campaigns/<campaign_ref>/pools/<int:pool_id>/adaptive/topics/<qid>/stop")
 @admin_required
 def adaptive_stop(campaign_ref: str, pool_id: int, qid: str):
-    data = request.get_json(silent=True) or {}
+    body = request.get_data()
+    data = parse_json(body) if body.strip() else {}  # no body: stop the topic
     stopped = data.get("stopped", True) if isinstance(data, dict) else True
     if not isinstance(stopped, bool):
         raise ServiceError("stopped must be true or false")
