@@ -298,6 +298,19 @@ def forget(store: Store, job_id: int) -> None:
         )
 
 
+def discard_result(store: Store, job_id: int) -> None:
+    """Delete the job's result (one that cannot be used: its seal does not match this app's
+    key) and have the next request queue the job again, unless it is pending already."""
+    with store.session() as session:
+        session.execute(delete(ReportResult).where(ReportResult.job_id == job_id))
+        session.execute(
+            update(ReportJob)
+            .where(ReportJob.id == job_id, ReportJob.status.in_((DONE, FAILED)))
+            .values(wanted="", fingerprint="")
+            .execution_options(synchronize_session=False)
+        )
+
+
 def _claim_next(store: Store) -> tuple[int, int] | None:
     """Mark the oldest queued (or orphaned) job running; (job id, generation), or None."""
     with store.session() as session:
