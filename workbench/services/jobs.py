@@ -16,6 +16,10 @@ progress in short transactions, and stores the result with the fingerprint of th
 read. The Worker thread writes the job's heartbeat every HEARTBEAT_S while it waits for the
 child. A job whose process died (no heartbeat for STALE_S) is queued again by the next
 request that finds it.
+
+Jobs and results are bounded: when a new job is queued, the campaign's finished reports
+beyond the KEPT_REPORTS most recently queued are deleted with their results, and so are
+finished tasks older than KEPT_TASK_S whose outcome was never shown.
 """
 
 from __future__ import annotations
@@ -67,6 +71,11 @@ TIMEOUT_S = 900.0
 IDLE_S = 30.0
 """How long the worker and its child process wait for another job before they end."""
 POLL_S = 0.05
+KEPT_REPORTS = 50
+"""The finished report jobs (with their results) kept per campaign: every distinct parameter
+set is a job, so an admin trying many would otherwise grow the table without end."""
+KEPT_TASK_S = 86_400.0
+"""How long a finished task's outcome waits to be shown (its page) before it is deleted."""
 
 Progress = Callable[[str], None]
 JobFunction = Callable[[Session, Campaign, dict[str, Any], Progress], bytes]
@@ -230,6 +239,7 @@ def request_job(
             job = session.scalar(select(ReportJob).where(where))
             now = utcnow()
             if job is None:
+                _evict(session, campaign_id, now)
                 job = ReportJob(
                     campaign_id=campaign_id, kind=kind, key=key, params=text, generation=0
                 )
@@ -266,6 +276,32 @@ def request_job(
                 "(each server process computes one at a time)",
             )
     return state
+
+
+def _evict(session: Session, campaign_id: int, now: dt.datetime) -> None:
+    """Delete the campaign's finished report jobs beyond the KEPT_REPORTS - 1 most recently
+    queued (room for the one being added), and every finished task older than KEPT_TASK_S;
+    their results go with them (ON DELETE CASCADE)."""
+    finished = ReportJob.status.in_((DONE, FAILED))
+    tasks = ReportJob.kind.in_(list(_tasks))
+    reports = and_(ReportJob.campaign_id == campaign_id, finished, ~tasks)
+    kept = (
+        select(ReportJob.id)
+        .where(reports)
+        .order_by(ReportJob.queued_at.desc(), ReportJob.id.desc())
+        .limit(KEPT_REPORTS - 1)
+    )
+    evicted = session.scalars(select(ReportJob.id).where(reports, ReportJob.id.not_in(kept)))
+    horizon = now - dt.timedelta(seconds=KEPT_TASK_S)
+    old_tasks = session.scalars(
+        select(ReportJob.id).where(
+            finished, tasks, ReportJob.queued_at < horizon
+        )
+    )
+    doomed = [*evicted, *old_tasks]
+    if doomed:
+        session.execute(delete(ReportResult).where(ReportResult.job_id.in_(doomed)))
+        session.execute(delete(ReportJob).where(ReportJob.id.in_(doomed)))
 
 
 def _jobs_ahead(session: Session, job_id: int) -> int:
