@@ -31,7 +31,7 @@ from sqlalchemy import Connection, CursorResult, Select, delete, func, insert, s
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from workbench import limits, trec
+from workbench import limits, processes, trec
 from workbench.documents import SourceDocument, read_documents
 from workbench.services import campaigns
 from workbench.services.errors import ServiceError
@@ -124,15 +124,18 @@ def import_topics(
 # import is open; a changed document gets a new row and a `DocumentReplacement` of its old
 # one. One tiny transaction commits the import (its state), which shows the new rows and
 # hides the replaced ones at once; the replaced rows are then deleted in short transactions
-# and the import is done. A failed import deletes its rows; one whose process died (no
-# heartbeat for STALE_IMPORT_S) is cleared by the next import of its campaign.
+# and the import is done. A failed import deletes its rows; one whose process died (its
+# process, on this machine, is gone; or no heartbeat for STALE_DOCUMENT_IMPORT_S) is cleared
+# by the next import of its campaign.
 
 WRITE_BATCH_BYTES = 1 << 19
 """At most about this much document text is written per transaction (a short write lock)."""
 WRITE_BATCH_ROWS = 1000
 DELETE_BATCH_ROWS = 200
-HEARTBEAT_S = 30.0
+HEARTBEAT_S = 10.0
 STALE_IMPORT_S = 600.0
+STALE_DOCUMENT_IMPORT_S = 12 * HEARTBEAT_S
+"""A document import silent this long is dead (its owner is on another machine, or unknown)."""
 
 
 @dataclass(frozen=True)
@@ -255,7 +258,11 @@ def _open_import(steps: _Steps, campaign_id: int, paths: list[PathLike]) -> int:
             if other is None:
                 added = connection.execute(
                     insert(DocumentImport).values(
-                        campaign_id=campaign_id, files=files, started_at=now, heartbeat_at=now
+                        campaign_id=campaign_id,
+                        files=files,
+                        started_at=now,
+                        heartbeat_at=now,
+                        owner=processes.this_process(),
                     )
                 )
                 key = added.inserted_primary_key
@@ -269,7 +276,8 @@ def _open_import(steps: _Steps, campaign_id: int, paths: list[PathLike]) -> int:
     raise ServiceError(
         f"another document import into this campaign is under way (started {since} UTC, "
         f"last active {max(0, round(seconds))} s ago); try again when it is "
-        f"done (an import whose process died is cleared after {STALE_IMPORT_S:.0f} s)"
+        f"done (an import whose process died is cleared at once on its machine, and after "
+        f"{STALE_DOCUMENT_IMPORT_S:.0f} s without a heartbeat from another)"
     )
 
 
@@ -484,18 +492,30 @@ def _delete_import(steps: _Steps, import_id: int) -> None:
     )
 
 
+def clear_dead_document_imports(store: Store, campaign_id: int) -> None:
+    """Finish the document imports of the campaign whose process died, in short transactions
+    (what the next import does first; a job whose importing child died calls it at once)."""
+    _clear_dead_imports(_store_steps(store), campaign_id)
+
+
 def _clear_dead_imports(steps: _Steps, campaign_id: int) -> None:
-    """Finish the imports of the campaign whose process died: committed ones are settled,
-    open ones deleted."""
-    horizon = utcnow() - dt.timedelta(seconds=STALE_IMPORT_S)
+    """Finish the imports of the campaign whose process died (gone from this machine, or
+    silent for STALE_DOCUMENT_IMPORT_S): committed ones are settled, open ones deleted."""
+    horizon = utcnow() - dt.timedelta(seconds=STALE_DOCUMENT_IMPORT_S)
     with steps.read() as connection:
-        dead = connection.execute(
-            select(DocumentImport.id, DocumentImport.state).where(
-                DocumentImport.campaign_id == campaign_id,
-                DocumentImport.state != "done",
-                DocumentImport.heartbeat_at < horizon,
-            )
+        unfinished = connection.execute(
+            select(
+                DocumentImport.id,
+                DocumentImport.state,
+                DocumentImport.heartbeat_at,
+                DocumentImport.owner,
+            ).where(DocumentImport.campaign_id == campaign_id, DocumentImport.state != "done")
         ).all()
+    dead = [
+        (import_id, state)
+        for import_id, state, beat, owner in unfinished
+        if beat < horizon or processes.is_dead(owner)
+    ]
     for import_id, state in dead:
         if state == "committed":
             _settle(steps, import_id)

@@ -80,8 +80,10 @@ KEPT_TASK_S = 86_400.0
 Progress = Callable[[str], None]
 JobFunction = Callable[[Session, Campaign, dict[str, Any], Progress], bytes]
 TaskFunction = Callable[[Store, int, dict[str, Any], Progress], bytes]
+Abandoned = Callable[[Store, int, dict[str, Any]], None]
 _functions: dict[str, JobFunction] = {}
 _tasks: dict[str, TaskFunction] = {}
+_abandoned: dict[str, Abandoned] = {}
 
 
 def register(kind: str, function: JobFunction) -> None:
@@ -90,11 +92,15 @@ def register(kind: str, function: JobFunction) -> None:
     _functions[kind] = function
 
 
-def register_task(kind: str, function: TaskFunction) -> None:
+def register_task(kind: str, function: TaskFunction, *, abandoned: Abandoned | None = None) -> None:
     """Make `kind` a task, run once per request (an upload to import):
     function(store, campaign id, params, progress) -> result bytes, writing in its own
-    transactions. Its outcome never goes stale; ServiceError is stored as its error."""
+    transactions. Its outcome never goes stale; ServiceError is stored as its error.
+    `abandoned(store, campaign id, params)` cleans up after a task whose process died or
+    was stopped (killed, out of memory, over its time), which could not clean up itself."""
     _tasks[kind] = function
+    if abandoned is not None:
+        _abandoned[kind] = abandoned
 
 
 @dataclass(frozen=True)
@@ -549,7 +555,20 @@ class Worker:
         child.kill()
         child.wait()
         _finish(self.store, job_id, generation, status=FAILED, error=error)
+        self._clean_up(job_id)
         return None
+
+    def _clean_up(self, job_id: int) -> None:
+        """Call the `abandoned` function of a task whose process died or was stopped."""
+        with self.store.read_session() as session:
+            job = session.get(ReportJob, job_id)
+            if job is None or job.kind not in _abandoned:
+                return
+            kind, campaign_id, params = job.kind, job.campaign_id, json.loads(job.params)
+        try:
+            _abandoned[kind](self.store, campaign_id, params)
+        except Exception:  # the next import of the campaign clears what is left
+            traceback.print_exc()
 
 
     def _beat(self, job_id: int, generation: int) -> None:

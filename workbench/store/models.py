@@ -149,7 +149,8 @@ class DocumentImport(Base):
     documents are written (invisible), 'committed' once they are visible (the rows it
     replaces, hidden, are still being deleted), 'done' afterwards; an import that fails or
     dies is deleted with its rows. At most one import of a campaign is not done;
-    heartbeat_at tells a live one from one whose process died."""
+    owner (the importing process, when on the same machine) and heartbeat_at tell a live one
+    from one whose process died."""
 
     __tablename__ = "document_imports"
     __table_args__ = (
@@ -170,6 +171,8 @@ class DocumentImport(Base):
     updated: Mapped[int] = mapped_column(Integer, default=0)
     started_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
     heartbeat_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    owner: Mapped[str] = mapped_column(String(300), default="", server_default="")
+    """The importing process (`workbench.processes.this_process`): host, pid, start time."""
     committed_at: Mapped[dt.datetime | None] = mapped_column(DateTime, default=None)
 
 

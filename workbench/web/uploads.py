@@ -212,4 +212,12 @@ def _import_task(
     return json.dumps([shown]).encode()
 
 
-jobs.register_task(TASK_KIND, _import_task)
+def _abandoned_import(store: Store, campaign_id: int, params: dict[str, Any]) -> None:
+    """After the importing process died or was stopped: remove the saved uploads and the
+    rows of its unfinished document import at once (not at the next import)."""
+    shutil.rmtree(params["folder"], ignore_errors=True)
+    if params["kind"] == "documents":
+        importing.clear_dead_document_imports(store, campaign_id)
+
+
+jobs.register_task(TASK_KIND, _import_task, abandoned=_abandoned_import)
