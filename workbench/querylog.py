@@ -470,11 +470,15 @@ class LogAnonymiser:
         self._kept = _Tally()
 
     def observe(self, impressions: Iterable[LoggedImpression]) -> None:
+        """Count each query's distinct users, up to k (all the rule needs: memory grows with
+        the distinct queries, not with the impressions)."""
         for imp in impressions:
             user = keyed_hash(self.key, imp.user)
             masked = mask_query(imp.query)
             key = normalise_query(masked.text)
-            self._users_of.setdefault(key, set()).add(user)
+            users = self._users_of.setdefault(key, set())
+            if len(users) < self.min_users:
+                users.add(user)
             self._read.add(user, key)
             for kind in self._masked:
                 if getattr(masked, kind):

@@ -137,6 +137,13 @@ MATRIX: list[tuple[str, str, str, dict | None, dict[str, int]]] = [
         for view in ("report", "agreement", "evaluation", "prefs")
     ),
     (
+        "querylogs_api.api_import_state",
+        "GET",
+        "/api/v1/campaigns/{c}/querylogs/imports/999",
+        None,
+        {**ADMIN_API, "admin": 404},
+    ),
+    (
         "adaptive.build",
         "POST",
         "/admin/campaigns/{c}/adaptive-pools",

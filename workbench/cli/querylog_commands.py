@@ -83,16 +83,12 @@ def import_log(
     from workbench.querylog import load_or_create_key
     from workbench.reports.querylogs import anonymisation_table
     from workbench.reports.tables import render
-    from workbench.services.campaigns import get_campaign
-    from workbench.services.querylogs import prepare_query_log, store_query_log
+    from workbench.services.querylogs import LogSource, import_query_log_in_steps
 
     key = load_or_create_key(instance_folder())
-    with common.refusals():  # the file is read before the write transaction
-        prepared = prepare_query_log(path, key=key, min_users=min_users, format=fmt,
-                                     mapping=mapping)
-    with common.transaction(ctx) as session:
-        campaign = get_campaign(session, campaign_name)
-        summary = store_query_log(session, campaign, prepared, name=name)
+    source = LogSource(path, key, min_users, fmt, mapping, name)
+    with common.refusals():  # read, then written in short transactions (bounded memory)
+        summary = import_query_log_in_steps(common.get_store(ctx), campaign_name, source)
     click.echo(render(anonymisation_table(summary), "text"), nl=False)
     for warning in summary.warnings:
         click.echo(f"warning: {warning}", err=True)

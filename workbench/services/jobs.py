@@ -176,7 +176,7 @@ def fingerprint(session: Session, campaign_id: int) -> str:
         ),
         one(
             select(QueryLog.id, QueryLog.name)
-            .where(QueryLog.campaign_id == campaign_id)
+            .where(QueryLog.campaign_id == campaign_id, QueryLog.state == "ready")
             .order_by(QueryLog.id)
         ),
         one(select(Campaign.relevance_level).where(Campaign.id == campaign_id)),

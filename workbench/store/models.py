@@ -554,7 +554,7 @@ class ReportResult(Base):
 class QueryLog(Base):
     """An imported query log, anonymised on import: ``report`` says what each rule removed
     (`workbench.querylog.AnonymisationReport`), ``key_fingerprint`` which key hashed its ids
-    (the key itself stays outside the store)."""
+    (the key itself stays outside the store). Readers see only logs in state 'ready'."""
 
     __tablename__ = "query_logs"
     __table_args__ = (UniqueConstraint("campaign_id", "name"),)
@@ -567,6 +567,11 @@ class QueryLog(Base):
     min_users: Mapped[int] = mapped_column(Integer)
     report: Mapped[dict[str, Any]] = mapped_column(default=dict)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    state: Mapped[str] = mapped_column(String(16), default="ready", server_default="ready")
+    """'importing' while its impressions are written (no reader sees it), then 'ready'."""
+    owner: Mapped[str] = mapped_column(String(300), default="", server_default="")
+    """The importing process (`workbench.processes.this_process`)."""
+    heartbeat_at: Mapped[dt.datetime | None] = mapped_column(DateTime, default=None)
 
 
 class QueryLogImpression(Base):

@@ -183,9 +183,23 @@ OPERATIONS: dict[str, Operation] = {
     ),
     "querylogs_api.api_import": Operation(
         "admin",
-        "Import a query log (multipart: file `log`, optional `mapping`).",
-        {"201": "the import summary"},
+        "Import a query log (multipart: file `log`, optional `mapping`; up to the upload "
+        "limit). The log is imported by a background task: 201 when it ended within the "
+        "server's wait, else 202 with a Location to follow.",
+        {
+            "201": "the import summary",
+            "202": "being imported: {status, progress, import}; follow the Location header",
+        },
         multipart=["log", "mapping", "name", "format", "min_users"],
+    ),
+    "querylogs_api.api_import_state": Operation(
+        "admin",
+        "A query-log import started by POST .../querylogs.",
+        {
+            "200": "the import summary",
+            "202": "still being imported: {status, progress, import}",
+            "404": "no such import",
+        },
     ),
     "querylogs_api.api_report": Operation(
         "admin", "A query log's summary.", {"200": "the summary"}, query=_QUERYLOG
@@ -225,6 +239,7 @@ _CONVERTER = re.compile(r"<(?:(\w+):)?(\w+)>")
 PATH_PARAMETERS = {
     "campaign_ref": "the campaign's name or its id (a name is looked up first)",
     "pool_id": "the pool's number in the campaign (pool 1, 2, ...)",
+    "job_id": "the import's number (`import` in the 202 answer that started it)",
 }
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from flask import Flask, current_app, flash
 
+from workbench import querylog
 from workbench.services import jobs
 from workbench.services.store_handle import ENV_VAR, SQLITE_SYNCHRONOUS_ENV, Session, open_store
 from workbench.web.db import get_store
@@ -84,6 +85,10 @@ def init_app(app: Flask) -> None:
     synchronous = app.extensions[SETTINGS].sqlite_synchronous
     if synchronous:
         env[SQLITE_SYNCHRONOUS_ENV] = synchronous
+    querylog_key = app.config.get("QUERYLOG_KEY")  # for the query-log import task
+    if querylog_key:
+        hex_key = querylog_key.hex() if isinstance(querylog_key, bytes) else str(querylog_key)
+        env[querylog.KEY_ENV] = hex_key.strip()
     timeout = float(app.config.get("REPORT_JOB_TIMEOUT_SECONDS", jobs.TIMEOUT_S))
     command = [sys.executable, "-m", "workbench.web.report_jobs"]
     app.extensions[EXTENSION] = (jobs.Worker(store, command, env, timeout=timeout), key)

@@ -262,7 +262,7 @@ def _body_limit() -> None:
     request.max_content_length = min(own, largest) if largest else own
 
 
-UPLOAD_ENDPOINTS = {"admin.upload"}
+UPLOAD_ENDPOINTS = {"admin.upload", "querylogs.import_log", "querylogs_api.api_import"}
 
 DRAIN_BYTES = limits.FORM_BODY_BYTES
 """The most of a body left unread by the app that is read and discarded before the answer;

@@ -1,0 +1,48 @@
+"""imports record their process; query logs are imported in short transactions
+
+An import whose process was killed (kill -9) refused every new import of its campaign until
+its heartbeat was 10 minutes old. `document_imports.owner` names the importing process (host,
+pid, start time), so the next import on the same machine sees that it is gone.
+
+A query log was imported in one transaction holding every impression in memory. Its rows are
+now written in short transactions under a log in `state` 'importing' (invisible to readers),
+which one tiny transaction makes 'ready'; `owner` and `heartbeat_at` tell a dead import.
+
+Revision ID: r29_harden
+Revises: h_jobs_report_results
+Create Date: 2026-11-28 12:00:00
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "r29_harden"
+down_revision = "h_jobs_report_results"
+branch_labels = None
+depends_on = None
+
+
+# ALTER TABLE in place (SQLite >= 3.35 adds and drops columns itself): a batch rebuild of the
+# table would break the `documents` view that reads it.
+
+
+def upgrade() -> None:
+    op.add_column(
+        "document_imports", sa.Column("owner", sa.String(300), nullable=False, server_default="")
+    )
+    op.add_column(
+        "query_logs", sa.Column("state", sa.String(16), nullable=False, server_default="ready")
+    )
+    op.add_column(
+        "query_logs", sa.Column("owner", sa.String(300), nullable=False, server_default="")
+    )
+    op.add_column("query_logs", sa.Column("heartbeat_at", sa.DateTime(), nullable=True))
+
+
+def downgrade() -> None:
+    op.execute("DELETE FROM query_logs WHERE state <> 'ready'")
+    for column in ("heartbeat_at", "owner", "state"):
+        op.execute(f"ALTER TABLE query_logs DROP COLUMN {column}")
+    op.execute("ALTER TABLE document_imports DROP COLUMN owner")
