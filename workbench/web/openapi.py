@@ -15,6 +15,7 @@ from typing import Any
 
 from flask import Flask
 
+from workbench import limits
 from workbench.services import exports
 
 API_PREFIX = "/api/v1"
@@ -121,12 +122,25 @@ OPERATIONS: dict[str, Operation] = {
             "type": "object",
             "required": ["docno"],
             "properties": {
-                "docno": {"type": "string"},
-                "grade": {"type": ["integer", "null"], "description": "null: cannot judge"},
-                "cannot_judge": {"type": ["string", "null"], "description": "the reason"},
-                "comment": {"type": "string"},
+                "docno": {"type": "string", "minLength": 1, "maxLength": limits.DOCNO},
+                "grade": {
+                    "type": ["integer", "null"],
+                    "minimum": -limits.INT32_MAX,
+                    "maximum": limits.INT32_MAX,
+                    "description": "a grade of the campaign's scale; null: cannot judge",
+                },
+                "cannot_judge": {
+                    "type": ["string", "null"],
+                    "maxLength": limits.CANNOT_JUDGE,
+                    "description": "the reason",
+                },
+                "comment": {"type": "string", "maxLength": limits.COMMENT},
                 "time_spent_ms": {"type": "number"},
-                "client_id": {"type": ["string", "null"], "description": "idempotency key"},
+                "client_id": {
+                    "type": ["string", "null"],
+                    "maxLength": limits.CLIENT_ID,
+                    "description": "idempotency key",
+                },
             },
         },
     ),
@@ -269,6 +283,12 @@ def _operation(endpoint: str, arguments: list[tuple[str, str]]) -> dict[str, Any
     else:
         operation["description"] = f"Role: {spec.role} (an admin may do what an assessor may)."
         operation["responses"].update({"401": _ERROR, "403": _ERROR, "404": _ERROR, "400": _ERROR})
+    if spec.body is not None or spec.multipart is not None:
+        operation["responses"]["413"] = {
+            **_ERROR,
+            "description": "the body is larger than the limit (JSON 64 KB, uploads "
+            "WORKBENCH_MAX_UPLOAD_MB): {'error': message}",
+        }
     if spec.body is not None:
         operation["requestBody"] = {
             "required": True,
