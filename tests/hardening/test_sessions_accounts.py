@@ -365,17 +365,17 @@ def test_judgement_submits_are_rate_limited_per_assessor(
     get_store_of(app).dispose()
 
 
-def test_a_machine_judge_is_not_held_to_the_judging_rate(
+def test_a_script_account_is_not_held_to_the_judging_rate(
     world_url, tmp_path: Path, world: World
 ) -> None:
-    """A script account of the role `machine` (services.users.ROLES) posts faster than the
+    """An account of the role `script` (services.users.ROLES) posts faster than the
     per-user judging rate that holds an assessor; its submits are stored like any other."""
     from workbench.services import assignments, campaigns, pools
 
     app = make_app(world_url[0], tmp_path, RATE_JUDGE=(0.5, 3))
     store = get_store_of(app)
     with store.session() as session:
-        robot = user_service.create_user(session, "robot", None, role="machine")
+        robot = user_service.create_user(session, "robot", None, role="script")
         token = user_service.new_api_token(session, robot)
         campaign = campaigns.get_campaign(session, world.campaign_id)
         pool = pools.get_pool(session, campaign, None)
@@ -392,6 +392,6 @@ def test_a_machine_judge_is_not_held_to_the_judging_rate(
     alice_url = f"/api/v1/assignments/{world.assignment['alice', 'T1']}/judgements"
     assert [alice.post(alice_url, json={"docno": "D1", "grade": 1}).status_code
             for _ in range(4)] == [201, 201, 201, 429]
-    # a browser session of a machine account cannot be opened: it has no password
+    # a browser session of a script account cannot be opened: it has no password
     assert client.post("/login", data={"username": "robot", "password": ""}).status_code == 401
     store.dispose()

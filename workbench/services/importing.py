@@ -36,7 +36,7 @@ from workbench.documents import SourceDocument, read_documents
 from workbench.services import campaigns
 from workbench.services.errors import ServiceError
 from workbench.services.pools import documents_without_text, latest_pool
-from workbench.services.topics import campaign_qids, chosen_topics, listed
+from workbench.services.topics import MAX_LISTED, campaign_qids, chosen_topics, listed
 from workbench.store import Store
 from workbench.store.models import (
     Campaign,
@@ -942,11 +942,23 @@ class DocnoSet:
             lacking = rows[self.hashes[at] != hashes]
         if not len(lacking):
             return []
-        missing = sorted(d.decode() for d in np.unique(run.docnos[lacking]).tolist())
-        where = "no documents yet" if self.hashes is None else f"{self.count} documents"
+        # distinct by hash (a uint64 sort), and only the first MAX_LISTED docnos sorted: the
+        # sort of every distinct docno as text took most of a large import's time
+        _, first = np.unique(run.docno_hashes[lacking], return_index=True)
+        if self.hashes is None:  # nothing to list: no docno of the run has a document
+            return [
+                f"run {run.tag!r}: its {len(first)} docno(s) have no text: the campaign has no "
+                "documents yet (pooled, they show 'no text' until imported)"
+            ]
+        distinct = run.docnos[lacking[first]]
+        if len(distinct) > MAX_LISTED:
+            distinct = np.partition(distinct, MAX_LISTED)[:MAX_LISTED]
+        shown = sorted(d.decode() for d in distinct.tolist())  # UTF-8 order is text order
+        more = f" and {len(first) - len(shown)} more" if len(first) > len(shown) else ""
         return [
-            f"run {run.tag!r}: {len(missing)} docno(s) are not among the campaign's documents "
-            f"({where}; pooled, they show 'no text' until imported): {listed(missing)}"
+            f"run {run.tag!r}: {len(first)} docno(s) are not among the campaign's documents "
+            f"({self.count} documents; pooled, they show 'no text' until imported): "
+            f"{listed(shown)}{more}"
         ]
 
 

@@ -48,12 +48,12 @@ ROLES: dict[str, Role] = {
         Role("admin", administers=True, judges=True, help="organiser: every page"),
         Role("assessor", administers=False, judges=True, help="judges their assigned topics"),
         Role(
-            "machine",
+            "script",
             administers=False,
             judges=True,
             paced=False,
-            help="a machine judge's script account: judges its assigned topics through the "
-            "API, not held to the per-user judging rate",
+            help="a script's account (a machine judge posting through the API): judges its "
+            "assigned topics, not held to the per-user judging rate",
         ),
     )
 }

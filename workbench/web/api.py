@@ -4,8 +4,8 @@ Browser calls are session-authenticated and carry X-CSRFToken; scripts send
 `Authorization: Bearer <token>`. Errors are JSON {"error": message} with a 4xx status (the
 app's handlers answer JSON for unknown routes and methods under /api/ too). Bodies are read by
 `inputs.parse_json` (bounded depth, numbers and text) within API_MAX_BYTES; judgement submits
-are rate-limited per assessor (RATE_JUDGE), except for roles that are not paced (a machine
-judge's account).
+are rate-limited per assessor (RATE_JUDGE), except for roles that are not paced (a script's
+account).
 """
 
 from __future__ import annotations

@@ -221,7 +221,7 @@ def rate_limited(
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Limit a view per logged-in user to config RATE_<ACTION>: (per second, burst); a 429
     with Retry-After beyond it. A rate of 0 turns the limit off; so does `unless` for the
-    user's role (a machine judge's account is not held to the judging rate)."""
+    user's role (a script's account is not held to the judging rate)."""
 
     def decorator(view: Callable[..., Any]) -> Callable[..., Any]:
         @wraps(view)
