@@ -4,6 +4,10 @@ An import whose process was killed (kill -9) refused every new import of its cam
 its heartbeat was 10 minutes old. `document_imports.owner` names the importing process (host,
 pid, start time), so the next import on the same machine sees that it is gone.
 
+Rate limits (judgement submits, password changes) were kept per process: with several app
+servers each held its own. `rate_buckets` holds them in the store (an UNLOGGED table on
+PostgreSQL: no WAL, nothing to flush; SQLite processes keep their own buckets).
+
 A query log was imported in one transaction holding every impression in memory. Its rows are
 now written in short transactions under a log in `state` 'importing' (invisible to readers),
 which one tiny transaction makes 'ready'; `owner` and `heartbeat_at` tell a dead import.
@@ -39,9 +43,21 @@ def upgrade() -> None:
         "query_logs", sa.Column("owner", sa.String(300), nullable=False, server_default="")
     )
     op.add_column("query_logs", sa.Column("heartbeat_at", sa.DateTime(), nullable=True))
+    unlogged = ["UNLOGGED"] if op.get_bind().dialect.name == "postgresql" else []
+    op.create_table(
+        "rate_buckets",
+        sa.Column("action", sa.String(40), nullable=False),
+        sa.Column("user_id", sa.Integer(), nullable=False),
+        sa.Column("tokens", sa.Float(), nullable=False),
+        sa.Column("granted", sa.Boolean(), nullable=False),
+        sa.Column("at", sa.Float(), nullable=False),
+        sa.PrimaryKeyConstraint("action", "user_id"),
+        prefixes=unlogged,
+    )
 
 
 def downgrade() -> None:
+    op.drop_table("rate_buckets")
     op.execute("DELETE FROM query_logs WHERE state <> 'ready'")
     for column in ("heartbeat_at", "owner", "state"):
         op.execute(f"ALTER TABLE query_logs DROP COLUMN {column}")

@@ -515,6 +515,20 @@ class FinalLabel(Base):
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
 
 
+class RateBucket(Base):
+    """A token bucket of one action and user (`services.rate_limits`, PostgreSQL only; an
+    UNLOGGED table there): tokens left at `at` (epoch seconds of the database's clock), and
+    whether the last request took one."""
+
+    __tablename__ = "rate_buckets"
+
+    action: Mapped[str] = mapped_column(String(40), primary_key=True)
+    user_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    tokens: Mapped[float] = mapped_column(Float)
+    granted: Mapped[bool] = mapped_column(Boolean)
+    at: Mapped[float] = mapped_column(Float)
+
+
 class ReportJob(Base):
     """A report computed outside the request (services.jobs): its parameters, state, progress
     and the generation and data fingerprint of its last result (kept in ReportResult, so that

@@ -21,9 +21,7 @@ from __future__ import annotations
 
 import logging
 import math
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -57,6 +55,7 @@ from workbench import limits
 from workbench.services import users as user_service
 from workbench.services.errors import NotFound
 from workbench.services.login_throttle import LoginThrottle
+from workbench.services.rate_limits import RateLimiter
 from workbench.web.db import EXTENSION as STORE
 from workbench.web.db import get_store
 from workbench.web.inputs import BoundedIntConverter
@@ -192,28 +191,6 @@ def admin_blueprint(name: str, import_name: str, url_prefix: str) -> Blueprint:
         return render_template("error.html", code=404, message=str(error)), 404
 
     return bp
-
-
-class RateLimiter:
-    """Token buckets per (action, user) in this process: `burst` requests at once, refilled
-    at `rate` per second; at most `size` buckets (the least recently used go first)."""
-
-    def __init__(self, size: int = 10_000) -> None:
-        self.size = size
-        self._buckets: OrderedDict[tuple[str, int], tuple[float, float]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def take(self, action: str, user_id: int, rate: float, burst: float) -> float:
-        """0 if the request may go ahead, else the seconds until it may."""
-        now = time.monotonic()
-        with self._lock:
-            tokens, then = self._buckets.pop((action, user_id), (burst, now))
-            tokens = min(burst, tokens + (now - then) * rate)
-            wait = 0.0 if tokens >= 1 else (1 - tokens) / rate
-            self._buckets[action, user_id] = (tokens - 1 if not wait else tokens, now)
-            while len(self._buckets) > self.size:
-                self._buckets.popitem(last=False)
-        return wait
 
 
 def rate_limited(
@@ -444,7 +421,7 @@ def init_app(app: Flask) -> None:
         float(app.config["LOGIN_LOCKOUT_SECONDS"]),
         float(app.config["LOGIN_MAX_WAIT_SECONDS"]),
     )
-    app.extensions["workbench_rate_limiter"] = RateLimiter()
+    app.extensions["workbench_rate_limiter"] = RateLimiter(app.extensions[STORE])
     app.after_request(_headers)
 
 
