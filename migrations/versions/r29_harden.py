@@ -4,6 +4,9 @@ An import whose process was killed (kill -9) refused every new import of its cam
 its heartbeat was 10 minutes old. `document_imports.owner` names the importing process (host,
 pid, start time), so the next import on the same machine sees that it is gone.
 
+An upload's import task reads files saved on the machine that took the upload: with several
+app servers on several machines, `report_jobs.runs_on` keeps it to that machine's workers.
+
 Rate limits (judgement submits, password changes) were kept per process: with several app
 servers each held its own. `rate_buckets` holds them in the store (an UNLOGGED table on
 PostgreSQL: no WAL, nothing to flush; SQLite processes keep their own buckets).
@@ -43,6 +46,9 @@ def upgrade() -> None:
         "query_logs", sa.Column("owner", sa.String(300), nullable=False, server_default="")
     )
     op.add_column("query_logs", sa.Column("heartbeat_at", sa.DateTime(), nullable=True))
+    op.add_column(
+        "report_jobs", sa.Column("runs_on", sa.String(255), nullable=False, server_default="")
+    )
     unlogged = ["UNLOGGED"] if op.get_bind().dialect.name == "postgresql" else []
     op.create_table(
         "rate_buckets",
@@ -58,6 +64,7 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_table("rate_buckets")
+    op.execute("ALTER TABLE report_jobs DROP COLUMN runs_on")
     op.execute("DELETE FROM query_logs WHERE state <> 'ready'")
     for column in ("heartbeat_at", "owner", "state"):
         op.execute(f"ALTER TABLE query_logs DROP COLUMN {column}")

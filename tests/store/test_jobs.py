@@ -279,3 +279,22 @@ def test_a_task_whose_outcome_was_never_shown_is_evicted_after_a_day(
     jobs.request_job(store, campaign, KIND, {"n": 2}, worker=wakes, wait=0)
     with store.read_session() as session:
         assert session.get(ReportJob, task.id) is None
+
+
+def test_a_task_runs_on_the_machine_that_saved_its_files(store: Store, campaign: int) -> None:
+    """An upload's task reads files saved where it was queued: a worker of another machine
+    (several app servers) leaves it alone, while reports go to any worker."""
+    import socket
+
+    jobs.register_task("test-task", lambda _store, _campaign, _params, _progress: b"[]")
+    wakes = Wakes()
+    task = jobs.request_job(store, campaign, "test-task", {"upload": 2}, worker=wakes, wait=0)
+    report = jobs.request_job(store, campaign, KIND, {"n": 3}, worker=wakes, wait=0)
+    with store.session() as session:
+        assert session.get(ReportJob, task.id).runs_on == socket.gethostname()
+        assert session.get(ReportJob, report.id).runs_on == ""
+        session.get(ReportJob, task.id).runs_on = "another-machine"
+    assert run_queued(store) == 1  # the report only
+    with store.read_session() as session:
+        assert session.get(ReportJob, task.id).status == "queued"
+        assert session.get(ReportJob, report.id).status == "done"

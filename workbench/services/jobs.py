@@ -30,6 +30,7 @@ import datetime as dt
 import hashlib
 import json
 import select as io_select
+import socket
 import subprocess
 import sys
 import threading
@@ -93,7 +94,8 @@ def register(kind: str, function: JobFunction) -> None:
 
 
 def register_task(kind: str, function: TaskFunction, *, abandoned: Abandoned | None = None) -> None:
-    """Make `kind` a task, run once per request (an upload to import):
+    """Make `kind` a task, run once per request (an upload to import) by a worker of the
+    machine that queued it (its files are there):
     function(store, campaign id, params, progress) -> result bytes, writing in its own
     transactions. Its outcome never goes stale; ServiceError is stored as its error.
     `abandoned(store, campaign id, params)` cleans up after a task whose process died or
@@ -247,7 +249,12 @@ def request_job(
             if job is None:
                 _evict(session, campaign_id, now)
                 job = ReportJob(
-                    campaign_id=campaign_id, kind=kind, key=key, params=text, generation=0
+                    campaign_id=campaign_id,
+                    kind=kind,
+                    key=key,
+                    params=text,
+                    generation=0,
+                    runs_on=socket.gethostname() if kind in _tasks else "",
                 )
                 session.add(job)
             if _needs_run(job, current, now) or job.id is None:
@@ -354,7 +361,8 @@ def discard_result(store: Store, job_id: int) -> None:
 
 
 def _claim_next(store: Store) -> tuple[int, int] | None:
-    """Mark the oldest queued (or orphaned) job running; (job id, generation), or None."""
+    """Mark the oldest queued (or orphaned) job that this machine may run (a task runs where
+    its files were saved) running; (job id, generation), or None."""
     with store.session() as session:
         now = utcnow()
         stale = now - dt.timedelta(seconds=STALE_S)
@@ -364,7 +372,8 @@ def _claim_next(store: Store) -> tuple[int, int] | None:
                 or_(
                     ReportJob.status == QUEUED,
                     and_(ReportJob.status == RUNNING, ReportJob.heartbeat_at < stale),
-                )
+                ),
+                ReportJob.runs_on.in_(("", socket.gethostname())),
             )
             .order_by(ReportJob.queued_at)
             .limit(5)

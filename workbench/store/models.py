@@ -552,6 +552,8 @@ class ReportJob(Base):
     queued_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
     heartbeat_at: Mapped[dt.datetime | None] = mapped_column(DateTime, default=None)
     finished_at: Mapped[dt.datetime | None] = mapped_column(DateTime, default=None)
+    runs_on: Mapped[str] = mapped_column(String(255), default="", server_default="")
+    """The machine whose workers may run it ('' any): a task, which reads files saved there."""
 
 
 class ReportResult(Base):
