@@ -151,6 +151,36 @@ def test_resume_opens_the_first_unjudged_document(as_user, world: World) -> None
     assert client.get(url(world)).json["position"] == 2  # all judged: the one judged last
 
 
+def test_a_finished_queue_resumes_on_its_own_latest_judgement(
+    app: Flask, as_user, world: World
+) -> None:
+    """Judgements are kept per topic: an assessor with the topic in two pools, whose latest
+    judgement is of a document only the other pool holds, resumes a finished queue on the
+    queue's own latest judgement (found by the two-server test: a 500 on /next)."""
+    from workbench.services import assignments, campaigns, pools
+
+    store = get_store_of(app)
+    with store.session() as session:
+        campaign = campaigns.get_campaign(session, world.campaign_id)
+        wider = pools.build_pool(session, campaign, strategy="depth", depth=6, seed=2)
+        alice = user_service.get_user(session, "alice")
+        other = assignments.assign(session, wider, "T1", alice, order="docno").id
+    client = as_user("alice")
+    mine = world.assignment["alice", "T1"]
+    ordered = [client.get(f"/api/v1/assignments/{mine}/documents/{k}").json["docno"]
+               for k in range(client.get(f"/api/v1/assignments/{mine}").json["total"])]
+    total = client.get(f"/api/v1/assignments/{other}").json["total"]
+    wider_docnos = [client.get(f"/api/v1/assignments/{other}/documents/{k}").json["docno"]
+                    for k in range(total)]
+    outside = next(d for d in wider_docnos if d not in ordered)
+    for docno in [*ordered, outside]:
+        url = f"/api/v1/assignments/{mine if docno in ordered else other}/judgements"
+        assert client.post(url, json={"docno": docno, "grade": 1}).status_code == 201
+    following = client.get(f"/api/v1/assignments/{mine}/next")
+    assert following.status_code == 200
+    assert following.json["done"] is True and following.json["docno"] == ordered[-1]
+
+
 def test_withdrawn_assignment_can_no_longer_be_judged(as_user, world: World) -> None:
     admin = as_user("admin")
     a = world.assignment["alice", "T1"]
