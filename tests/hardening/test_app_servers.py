@@ -11,12 +11,8 @@ It runs in CI's PostgreSQL pass (`.ci/run`); on SQLite it is skipped.
 
 from __future__ import annotations
 
-import http.client
-import os
 import re
 import secrets
-import shutil
-import subprocess
 import threading
 import time
 import uuid
@@ -28,7 +24,7 @@ import pytest
 import requests
 from sqlalchemy import func, select
 
-from tests.hardening.conftest import REPO, load_generator
+from tests.hardening.conftest import load_benchmark, load_generator
 from tests.web.conftest import PASSWORD, World, populate
 from workbench.services import adaptive_pools, assignments, campaigns
 from workbench.services import users as user_service
@@ -37,66 +33,11 @@ from workbench.store.models import PoolEntry, ReportJob, Run, RunVersion
 
 pytestmark = pytest.mark.slow
 run_load = load_generator()
-NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
+proxy_module = load_benchmark("proxy")
+Nginx, NGINX = proxy_module.Nginx, proxy_module.NGINX
 GUARD_S = 180.0
 CSRF = re.compile(r'name="csrf-token" content="([^"]+)"')
 ADAPTIVE_BUDGET = 6
-
-
-class Nginx:
-    """nginx (`nginx -p PREFIX -c CONF`, not as a daemon) on deploy/nginx.conf, its listen
-    address and upstream ports rewritten."""
-
-    def __init__(self, folder: Path, port: int, upstream: list[int]) -> None:
-        self.folder, self.port = folder, port
-        site = (REPO / "deploy" / "nginx.conf").read_text()
-        site = re.sub(r"listen 80;", f"listen {run_load.HOST}:{port};", site)
-        servers = "".join(f"    server {run_load.HOST}:{p};\n" for p in upstream)
-        site, replaced = re.subn(r"(    server 127\.0\.0\.1:\d+;\n)+", servers, site)
-        assert replaced == 1, "deploy/nginx.conf: the upstream servers were not found"
-        for sub in ("logs", "temp"):
-            (folder / sub).mkdir(parents=True, exist_ok=True)
-        (folder / "site.conf").write_text(site)
-        temp = folder / "temp"
-        user = "user root;\n" if os.geteuid() == 0 else ""  # workers may write the temp folders
-        (folder / "nginx.conf").write_text(
-            f"{user}worker_processes 1;\npid {folder / 'nginx.pid'};\n"
-            f"error_log {folder / 'logs' / 'error.log'} warn;\n"
-            "events { worker_connections 256; }\n"
-            "http {\n"
-            f"  access_log {folder / 'logs' / 'access.log'};\n"
-            f"  client_body_temp_path {temp / 'body'};\n  proxy_temp_path {temp / 'proxy'};\n"
-            f"  fastcgi_temp_path {temp / 'fastcgi'};\n  uwsgi_temp_path {temp / 'uwsgi'};\n"
-            f"  scgi_temp_path {temp / 'scgi'};\n"
-            f"  include {folder / 'site.conf'};\n"
-            "}\n"
-        )
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> Nginx:
-        command = [NGINX, "-p", str(self.folder), "-c", str(self.folder / "nginx.conf")]
-        check = subprocess.run([*command, "-t"], capture_output=True, text=True)
-        assert check.returncode == 0, check.stderr
-        self.process = subprocess.Popen(
-            [*command, "-g", "daemon off;"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-        )
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                connection = http.client.HTTPConnection(run_load.HOST, self.port, timeout=2)
-                connection.request("GET", "/login")
-                if connection.getresponse().status == 200:
-                    return self
-            except OSError:
-                pass
-            assert self.process.poll() is None, self.process.stderr
-            assert time.monotonic() < deadline, "nginx did not answer"
-            time.sleep(0.1)
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(timeout=10)
 
 
 @dataclass
