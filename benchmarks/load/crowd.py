@@ -167,6 +167,8 @@ class Tally:
     acknowledged: list[str] = field(default_factory=list)
     refused: Counter[str] = field(default_factory=Counter)
     broken: int = 0
+    errors: Counter[str] = field(default_factory=Counter)  # how connections broke
+    gave_up: int = 0  # members stopped after MAX_ATTEMPTS unanswered attempts
     in_flight: set[str] = field(default_factory=set)
     measure_from: float = 0.0
 
@@ -184,14 +186,22 @@ async def answered(
         started = time.monotonic()
         try:
             status, headers, body = await connection.request(method, path, **kwargs)  # type: ignore[arg-type]
-        except (OSError, TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
+        except (
+            OSError, TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError
+        ) as error:
             tally.broken += 1
+            tally.errors[f"{type(error).__name__}: {str(error)[:80]}"] += 1
             connection.close()
             await asyncio.sleep(RETRY_PAUSE_S)
             continue
         tally.record(kind, started, time.monotonic() - started)
         return status, headers, body
-    raise RuntimeError(f"{method} {path}: no answer after {MAX_ATTEMPTS} attempts")
+    tally.gave_up += 1
+    raise GaveUp(f"{method} {path}: no answer after {MAX_ATTEMPTS} attempts")
+
+
+class GaveUp(Exception):
+    """A member's request went unanswered MAX_ATTEMPTS times: the member stops."""
 
 
 async def assessor(
@@ -332,7 +342,9 @@ def run_crowd(
             script(m, port, began + ramp_up, deadline, tally, 100_000 + k)
             for k, m in enumerate(scripts)
         ]
-        await asyncio.gather(*tasks)
+        for outcome in await asyncio.gather(*tasks, return_exceptions=True):
+            if isinstance(outcome, BaseException) and not isinstance(outcome, GaveUp):
+                raise outcome
 
     asyncio.run(everyone())
     return tally
@@ -460,6 +472,8 @@ def main(argv: list[str] | None = None) -> int:
         "every_judging_request": percentiles(every),
         "refused": dict(tally.refused),
         "broken_connections": tally.broken,
+        "connection_errors": dict(tally.errors.most_common(8)),
+        "members_gave_up": tally.gave_up,
         "lost": len(lost),
         "doubled": len(doubled),
         "unexpected": len(unexpected),
