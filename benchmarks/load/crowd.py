@@ -44,7 +44,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from proxy import Nginx
 from run_load import (
     HOST,
-    REQUEST_TIMEOUT_S,
     RETRY_PAUSE_S,
     Server,
     free_port,
@@ -61,7 +60,14 @@ from workbench.store.models import Judgement
 
 PASSWORD = "crowd-password-1"
 ASSESSORS_PER_TOPIC = 5
-MAX_ATTEMPTS = 100
+MAX_ATTEMPTS = 20
+TIMEOUT_S = 60.0
+"""How long a member waits for an answer (a browser waits that long; a shorter wait made the
+first full-size run a storm of abandoned and repeated logins)."""
+BACKOFF_MAX_S = 10.0
+GRACE_S = 60.0
+"""How long after the measured window the members may finish; those still waiting are then
+stopped and counted."""
 CSRF = re.compile(rb'name="csrf-token" content="([^"]+)"')
 LOGIN_CSRF = re.compile(rb'name="csrf_token" value="([^"]+)"')
 
@@ -133,7 +139,7 @@ class Connection:
         if body or method == "POST":
             lines.append(f"Content-Length: {len(body)}")
         writer.write(("\r\n".join(lines) + "\r\n\r\n").encode() + body)
-        async with asyncio.timeout(REQUEST_TIMEOUT_S):
+        async with asyncio.timeout(TIMEOUT_S):
             head = await reader.readuntil(b"\r\n\r\n")
             status_line, *header_lines = head.decode("latin-1").split("\r\n")
             answer: dict[str, str] = {}
@@ -169,6 +175,7 @@ class Tally:
     broken: int = 0
     errors: Counter[str] = field(default_factory=Counter)  # how connections broke
     gave_up: int = 0  # members stopped after MAX_ATTEMPTS unanswered attempts
+    unfinished: int = 0  # members still waiting GRACE_S after the measured window
     in_flight: set[str] = field(default_factory=set)
     measure_from: float = 0.0
 
@@ -181,7 +188,9 @@ async def answered(
     connection: Connection, tally: Tally, kind: str, method: str, path: str, **kwargs: object
 ) -> tuple[int, dict[str, str], bytes]:
     """The request, sent again after a broken connection until it is answered (at most
-    MAX_ATTEMPTS times); its latency (the answered attempt) recorded under `kind`."""
+    MAX_ATTEMPTS times, the pause doubling from RETRY_PAUSE_S to BACKOFF_MAX_S); its latency
+    (the answered attempt) recorded under `kind`."""
+    pause = RETRY_PAUSE_S
     for _ in range(MAX_ATTEMPTS):
         started = time.monotonic()
         try:
@@ -192,7 +201,8 @@ async def answered(
             tally.broken += 1
             tally.errors[f"{type(error).__name__}: {str(error)[:80]}"] += 1
             connection.close()
-            await asyncio.sleep(RETRY_PAUSE_S)
+            await asyncio.sleep(pause)
+            pause = min(2 * pause, BACKOFF_MAX_S)
             continue
         tally.record(kind, started, time.monotonic() - started)
         return status, headers, body
@@ -342,9 +352,16 @@ def run_crowd(
             script(m, port, began + ramp_up, deadline, tally, 100_000 + k)
             for k, m in enumerate(scripts)
         ]
-        for outcome in await asyncio.gather(*tasks, return_exceptions=True):
-            if isinstance(outcome, BaseException) and not isinstance(outcome, GaveUp):
-                raise outcome
+        running = [asyncio.ensure_future(task) for task in tasks]
+        done, late = await asyncio.wait(running, timeout=deadline + GRACE_S - time.monotonic())
+        for task in late:
+            task.cancel()
+        tally.unfinished = len(late)
+        await asyncio.gather(*late, return_exceptions=True)
+        for task in done:
+            error = task.exception()
+            if error is not None and not isinstance(error, GaveUp):
+                raise error
 
     asyncio.run(everyone())
     return tally
@@ -418,7 +435,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             for k in range(args.servers)
         ]
-        connections = 2 * (args.assessors + args.scripts) + 64
+        connections = 4 * (args.assessors + args.scripts) + 64  # clients and upstream
         upstream = [s.port for s in servers]
         nginx = Nginx(Path(tmp) / "nginx", free_port(), upstream, connections=connections)
         try:
@@ -474,6 +491,7 @@ def main(argv: list[str] | None = None) -> int:
         "broken_connections": tally.broken,
         "connection_errors": dict(tally.errors.most_common(8)),
         "members_gave_up": tally.gave_up,
+        "members_unfinished": tally.unfinished,
         "lost": len(lost),
         "doubled": len(doubled),
         "unexpected": len(unexpected),
