@@ -1,0 +1,285 @@
+"""`workbench machine`: machine judges (LLM relevance labels) beside the human ones: the prompt
+template, judges, judging jobs with a progress bar, hybrid designs, the trust analysis and the
+robustness measurement."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from workbench.cli import common
+from workbench.cli.store_commands import topic_list, topics_option
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def judge_settings(function: F) -> F:
+    """One option per judge setting of `machine_judges.PARAMETERS` (the one list)."""
+    from workbench.services.machine_judges import PARAMETERS
+
+    for parameter in reversed(PARAMETERS):
+        kind = (
+            click.FloatRange(parameter.minimum, parameter.maximum)
+            if parameter.kind == "float"
+            else click.IntRange(int(parameter.minimum), int(parameter.maximum))
+        )
+        function = click.option(
+            f"--{parameter.name.replace('_', '-')}",
+            parameter.name,
+            type=kind,
+            default=None,
+            help=f"{parameter.help} [default: {parameter.default}]",
+        )(function)
+    return function
+
+
+judge_option = click.option(
+    "--judge", "judge_name", required=True, help="The machine judge (machine:<model>)."
+)
+
+
+@click.group()
+def machine() -> None:
+    """Machine judges: LLM relevance labels beside the assessors', and how far to trust them."""
+
+
+# ------------------------------------------------------------------------------ template
+
+
+@machine.group()
+def template() -> None:
+    """The campaign's prompt template (placeholders {{title}}, {{document}}, ...)."""
+
+
+@template.command("show")
+@common.campaign_option
+@click.pass_context
+def template_show(ctx: click.Context, campaign_name: str) -> None:
+    """Print the campaign's template (the default one until set)."""
+    from workbench.services import machine_judges
+    from workbench.services.campaigns import get_campaign
+
+    with common.transaction(ctx, read=True) as session:
+        campaign = get_campaign(session, campaign_name)
+        click.echo(machine_judges.campaign_template(session, campaign), nl=False)
+
+
+@template.command("set")
+@common.campaign_option
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                required=False)
+@click.option("--default", "use_default", is_flag=True, help="Back to the default template.")
+@click.pass_context
+def template_set(
+    ctx: click.Context, campaign_name: str, path: Path | None, use_default: bool
+) -> None:
+    """Set the campaign's template from a file (judges made before keep theirs)."""
+    from workbench.services import machine_judges
+    from workbench.services.campaigns import get_campaign
+
+    if (path is None) == (not use_default):
+        common.fail("give a template file or --default (not both)")
+    text = None if use_default else path.read_text(encoding="utf-8")  # type: ignore[union-attr]
+    with common.transaction(ctx) as session:
+        campaign = get_campaign(session, campaign_name)
+        machine_judges.set_template(session, campaign, text)
+    click.echo("template set" if text else "default template")
+
+
+# -------------------------------------------------------------------------------- judges
+
+
+@machine.command("add")
+@common.campaign_option
+@click.option("--model", default=None, help="Model name at the endpoint ($WORKBENCH_LLM_MODEL).")
+@click.option("--name", default=None, help="Judge name (default machine:<model>).")
+@click.option("--base-url", default=None,
+              help="The endpoint, e.g. http://127.0.0.1:8000/v1 ($WORKBENCH_LLM_BASE_URL).")
+@click.option("--api-key-env", default="",
+              help="Environment variable holding the key (default WORKBENCH_LLM_API_KEY).")
+@click.option("--api-key-stdin", is_flag=True,
+              help="Read a key to store with the judge from standard input (never exported).")
+@judge_settings
+@click.pass_context
+def add(
+    ctx: click.Context,
+    campaign_name: str,
+    model: str | None,
+    name: str | None,
+    base_url: str | None,
+    api_key_env: str,
+    api_key_stdin: bool,
+    **settings: Any,
+) -> None:
+    """Add a machine judge with the campaign's current template."""
+    from workbench.services import machine_judges
+    from workbench.services.campaigns import get_campaign
+
+    key = click.get_text_stream("stdin").readline().strip() if api_key_stdin else None
+    with common.transaction(ctx) as session:
+        campaign = get_campaign(session, campaign_name)
+        judge = machine_judges.add_judge(
+            session, campaign, model=model, name=name, base_url=base_url,
+            api_key_env=api_key_env, api_key=key,
+            settings={k: v for k, v in settings.items() if v is not None},
+        )  # fmt: skip
+        click.echo(f"added {judge.name} (template {judge.template_hash[:12]})")
+
+
+@machine.command("judges")
+@common.campaign_option
+@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text")
+@click.pass_context
+def judges(ctx: click.Context, campaign_name: str, fmt: str) -> None:
+    """The campaign's machine judges: endpoint, labels, tokens and cost (never the key)."""
+    from workbench.services import machine_judges
+    from workbench.services.campaigns import get_campaign
+
+    with common.transaction(ctx, read=True) as session:
+        infos = machine_judges.judge_infos(session, get_campaign(session, campaign_name))
+    if fmt == "json":
+        click.echo(json.dumps([i.to_dict() for i in infos], indent=1))
+        return
+    for i in infos:
+        click.echo(
+            f"{i.name}\t{i.model}\t{i.base_url or '(no base URL)'}\tkey: {i.key_source}\t"
+            f"{i.labels} labels, {i.cannot_judge} cannot judge, "
+            f"{i.prompt_tokens + i.completion_tokens} tokens, cost {i.cost:.4f}"
+        )
+
+
+@machine.command("delete")
+@common.campaign_option
+@judge_option
+@click.pass_context
+def delete(ctx: click.Context, campaign_name: str, judge_name: str) -> None:
+    """Delete a machine judge with its labels and jobs (no human judgement is touched)."""
+    from workbench.services import machine_judges
+    from workbench.services.campaigns import get_campaign
+
+    with common.transaction(ctx) as session:
+        machine_judges.delete_judge(session, get_campaign(session, campaign_name), judge_name)
+    click.echo(f"deleted {judge_name}")
+
+
+# ---------------------------------------------------------------------------------- jobs
+
+
+def _run_with_progress(ctx: click.Context, job_id: int, quiet: bool) -> None:
+    from workbench.services import machine_jobs
+
+    store = common.get_store(ctx)
+    first = machine_jobs.info(store, job_id)
+    if quiet:
+        final = machine_jobs.run_job(store, job_id)
+    else:
+        with click.progressbar(
+            length=first.total, label=f"{first.judge} job {job_id}", show_pos=True,
+            file=click.get_text_stream("stderr"),
+        ) as bar:  # fmt: skip
+            bar.update(first.done)
+            shown = [first.done]
+
+            def progress(state: machine_jobs.JobInfo) -> None:
+                bar.update(state.done - shown[0])
+                shown[0] = state.done
+
+            final = machine_jobs.run_job(store, job_id, progress=progress)
+    click.echo(
+        f"job {final.id}: {final.status}, {final.done} of {final.total} judged "
+        f"({final.cached} from the cache, {final.cannot_judge} cannot judge), "
+        f"{final.calls} calls, {final.tokens} tokens, cost {final.cost:.4f}"
+        + (f"; {final.error}" if final.error else "")
+    )
+    if final.status == machine_jobs.FAILED:
+        ctx.exit(1)
+
+
+@machine.command("run")
+@click.option("--campaign", "campaign_name", default=None, help="Campaign name or id.")
+@click.option("--judge", "judge_name", default=None, help="The machine judge.")
+@click.option("--job", "job_id", type=int, default=None, help="Resume this job instead.")
+@common.pool_number_option
+@topics_option
+@click.option("--only-unjudged", is_flag=True,
+              help="Only documents without a human grade (humans first, machine fills holes).")
+@click.option("--concurrency", type=click.IntRange(1, 64), default=4, show_default=True,
+              help="Questions in flight at once.")
+@click.option("--budget-calls", type=click.IntRange(min=1), default=None,
+              help="Stop after this many questions.")
+@click.option("--budget-tokens", type=click.IntRange(min=1), default=None,
+              help="Stop once this many tokens are used.")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+@click.pass_context
+def run(
+    ctx: click.Context,
+    campaign_name: str | None,
+    judge_name: str | None,
+    job_id: int | None,
+    pool_number: int | None,
+    topics: str | None,
+    only_unjudged: bool,
+    concurrency: int,
+    budget_calls: int | None,
+    budget_tokens: int | None,
+    quiet: bool,
+) -> None:
+    """Judge a pool's documents with a machine judge (or resume --job ID), with a progress
+    bar; stopped, over-budget or interrupted jobs resume where they were."""
+    from workbench.services import machine_judges, machine_jobs
+    from workbench.services.campaigns import get_campaign
+
+    if job_id is None:
+        if campaign_name is None or judge_name is None:
+            common.fail("give --campaign and --judge (a new job) or --job ID (resume)")
+        with common.transaction(ctx) as session:
+            chosen = topic_list(topics)
+            campaign = get_campaign(session, campaign_name)  # type: ignore[arg-type]
+            judge = machine_judges.get_judge(session, campaign, judge_name)  # type: ignore[arg-type]
+            job = machine_jobs.create_job(
+                session, campaign, judge, pool_number=pool_number, topics=chosen,
+                only_unjudged=only_unjudged, concurrency=concurrency,
+                budget_calls=budget_calls, budget_tokens=budget_tokens,
+            )  # fmt: skip
+            job_id = job.id
+    with common.refusals():
+        _run_with_progress(ctx, job_id, quiet)
+
+
+@machine.command("jobs")
+@common.campaign_option
+@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text")
+@click.pass_context
+def jobs(ctx: click.Context, campaign_name: str, fmt: str) -> None:
+    """The campaign's judging jobs and their progress."""
+    from workbench.services import machine_jobs
+    from workbench.services.campaigns import get_campaign
+
+    with common.transaction(ctx, read=True) as session:
+        infos = machine_jobs.list_jobs(session, get_campaign(session, campaign_name))
+    if fmt == "json":
+        click.echo(json.dumps([i.to_dict() for i in infos], indent=1))
+        return
+    for i in infos:
+        click.echo(
+            f"job {i.id}\t{i.judge}\t{i.status}\t{i.done}/{i.total}\t{i.describe_scope()}\t"
+            f"{i.calls} calls, {i.tokens} tokens" + (f"\t{i.error}" if i.error else "")
+        )
+
+
+@machine.command("stop")
+@common.campaign_option
+@click.option("--job", "job_id", type=int, required=True)
+@click.pass_context
+def stop(ctx: click.Context, campaign_name: str, job_id: int) -> None:
+    """Ask a job to stop after the questions in flight (resume it with `run --job`)."""
+    from workbench.services import machine_jobs
+    from workbench.services.campaigns import get_campaign
+
+    with common.transaction(ctx) as session:
+        machine_jobs.request_stop(session, get_campaign(session, campaign_name), job_id)
+    click.echo(f"job {job_id}: stop asked")
