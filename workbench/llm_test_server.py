@@ -124,7 +124,7 @@ def _logprobs(grade: int, share: float, top: int, reason: str) -> list[dict[str,
         for g, w in sorted(weights.items(), key=lambda kv: -kv[1])
     ]
     tokens = ['{"', "grade", '":', " ", str(grade), ",", ' "', "reason", '":', ' "', reason, '"}']
-    out = []
+    out: list[dict[str, Any]] = []
     for token in tokens:
         chosen = token == str(grade) and out and out[-1]["token"] == " "
         out.append(

@@ -13,6 +13,7 @@ import click
 
 from workbench.cli import common
 from workbench.cli.store_commands import topic_list, topics_option
+from workbench.hybrid import REVIEW_ON, SAMPLE_DESIGNS
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -230,7 +231,7 @@ def run(
 ) -> None:
     """Judge a pool's documents with a machine judge (or resume --job ID), with a progress
     bar; stopped, over-budget or interrupted jobs resume where they were."""
-    from workbench.services import machine_judges, machine_jobs
+    from workbench.services import machine_jobs, machine_judges
     from workbench.services.campaigns import get_campaign
 
     if job_id is None:
@@ -283,3 +284,155 @@ def stop(ctx: click.Context, campaign_name: str, job_id: int) -> None:
     with common.transaction(ctx) as session:
         machine_jobs.request_stop(session, get_campaign(session, campaign_name), job_id)
     click.echo(f"job {job_id}: stop asked")
+
+
+# ------------------------------------------------------------------------- hybrid designs
+
+
+@machine.command("sample")
+@common.campaign_option
+@judge_option
+@common.pool_number_option
+@click.option("--design", type=click.Choice(tuple(SAMPLE_DESIGNS)), default="stratified",
+              show_default=True, help="How the human sample is drawn.")
+@click.option("--share", type=click.FloatRange(0, 1, min_open=True), default=0.1,
+              show_default=True, help="Share of each topic's documents humans judge.")
+@common.seed_option
+@click.option("--no-flagged", is_flag=True,
+              help="Do not force documents flagged as suspicious into the sample.")
+@click.option("--name", default="", help="Name of the sample pool.")
+@click.pass_context
+def sample(
+    ctx: click.Context,
+    campaign_name: str,
+    judge_name: str,
+    pool_number: int | None,
+    design: str,
+    share: float,
+    seed: int,
+    no_flagged: bool,
+    name: str,
+) -> None:
+    """Machine first, humans on a sample: a new pool of the human sample of a machine-labelled
+    pool (assign it as any pool: `workbench assign --pool N`)."""
+    from workbench.services import machine_hybrid, machine_judges
+    from workbench.services.campaigns import get_campaign
+    from workbench.services.pools import pool_counts
+
+    with common.transaction(ctx) as session:
+        campaign = get_campaign(session, campaign_name)
+        judge = machine_judges.get_judge(session, campaign, judge_name)
+        pool = machine_hybrid.create_sample_pool(
+            session, campaign, judge, design=design, share=share, pool_number=pool_number,
+            seed=seed, include_flagged=not no_flagged, name=name,
+        )  # fmt: skip
+        documents, sampled, topics = pool_counts(session, pool)
+        click.echo(f"pool {pool.number}: {sampled} of {documents} documents to judge by humans "
+                   f"over {topics} topics ({design}, share {share:g})")  # fmt: skip
+
+
+@machine.command("review")
+@common.campaign_option
+@judge_option
+@click.option("--on", type=click.Choice(tuple(REVIEW_ON)), default="relevance",
+              show_default=True, help="What counts as a disagreement.")
+@click.option("--name", default="", help="Name of the review pool.")
+@click.pass_context
+def review(ctx: click.Context, campaign_name: str, judge_name: str, on: str, name: str) -> None:
+    """Disagreement review: a new pool of the documents where the machine and the first human
+    disagree, to assign to other assessors."""
+    from workbench.services import machine_hybrid, machine_judges
+    from workbench.services.campaigns import get_campaign
+
+    with common.transaction(ctx) as session:
+        campaign = get_campaign(session, campaign_name)
+        judge = machine_judges.get_judge(session, campaign, judge_name)
+        pool, count = machine_hybrid.create_review_pool(session, campaign, judge, on=on, name=name)
+        click.echo(f"pool {pool.number}: {count} document(s) to review")
+
+
+@machine.command("save-qrels")
+@common.campaign_option
+@judge_option
+@click.option("--combination", type=click.Choice(("hybrid", "machine")), default="hybrid",
+              show_default=True)
+@click.option("--assessor", default=None, help="Human labels of one assessor.")
+@click.option("--name", required=True, help="Name of the qrels set.")
+@click.option("--allow-incomplete", is_flag=True, help="Save even if documents lack a label.")
+@click.pass_context
+def save_qrels(
+    ctx: click.Context,
+    campaign_name: str,
+    judge_name: str,
+    combination: str,
+    assessor: str | None,
+    name: str,
+    allow_incomplete: bool,
+) -> None:
+    """Store machine or hybrid qrels as a qrels set (then `workbench evaluate --qrels NAME`)."""
+    from workbench.services import machine_hybrid, machine_judges
+    from workbench.services.campaigns import get_campaign
+    from workbench.services.qrels import IncompleteQrels
+
+    with common.transaction(ctx) as session:
+        campaign = get_campaign(session, campaign_name)
+        judge = machine_judges.get_judge(session, campaign, judge_name)
+        combined = machine_hybrid.combined_qrels(
+            session, campaign, judge, combination=combination, assessor=assessor
+        )
+        if not combined.completeness.complete and not allow_incomplete:
+            raise IncompleteQrels(combined.completeness)
+        machine_hybrid.save_qrels_set(session, campaign, combined, name)
+        click.echo(f"qrels set {name!r}: {len(combined.labels)} labels")
+
+
+# ------------------------------------------------------------------------------- analysis
+
+
+@machine.command("report")
+@common.campaign_option
+@click.option("--judge", "judge_names", multiple=True, help="A judge (default: all).")
+@click.option("--assessor", default=None, help="Compare with one assessor's labels.")
+@common.measure_option("The measure that ranks the runs.")
+@click.option("--top-k", type=click.IntRange(min=2), default=5, show_default=True)
+@click.option("--weights", type=click.Choice(("linear", "quadratic")), default="linear",
+              show_default=True, help="Weights of the weighted kappa.")
+@click.option("--resamples", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="Topic bootstrap resamples.")
+@common.seed_option
+@common.table_format_option
+@common.output_option
+@click.pass_context
+def report(
+    ctx: click.Context,
+    campaign_name: str,
+    judge_names: tuple[str, ...],
+    assessor: str | None,
+    measure: str,
+    top_k: int,
+    weights: str,
+    resamples: int,
+    seed: int,
+    fmt: str,
+    output: Path | None,
+) -> None:
+    """How far to trust each machine judge: kappa against the humans, the confusion matrix,
+    the run rankings under machine and hybrid qrels, the sample estimates and the cost."""
+    from workbench.reports.tables import render_all, to_json
+    from workbench.services.campaigns import get_campaign
+    from workbench.services.machine_report import machine_report, report_tables
+
+    with common.transaction(ctx, read=True) as session:
+        result = machine_report(
+            session, get_campaign(session, campaign_name), judges=judge_names or None,
+            assessor=assessor, measure=measure, top_k=top_k, weights=weights,
+            n_resamples=resamples, seed=seed,
+        )  # fmt: skip
+    if fmt == "json":
+        common.emit(to_json(result.to_dict()), output)
+        return
+    text = render_all(report_tables(result), fmt)
+    notes = [*result.notes, *(f"{j.judge}: {n}" for j in result.judges for n in j.notes)]
+    if notes and fmt == "text":
+        text += "\n" + "".join(f"Note: {n}\n" for n in notes)
+    common.emit(text, output)

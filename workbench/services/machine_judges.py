@@ -326,7 +326,7 @@ def machine_labels(session: Session, judge: MachineJudge) -> dict[tuple[str, str
             MachineJudgement.judge_id == judge.id, MachineJudgement.grade.is_not(None)
         )
     )
-    return {(qid, docno): grade for qid, docno, grade in rows}
+    return {(qid, docno): grade for qid, docno, grade in rows if grade is not None}
 
 
 @dataclass(frozen=True)

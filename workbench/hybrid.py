@@ -1,0 +1,292 @@
+"""Hybrid human-machine judging designs: pure functions (numpy only).
+
+Machine first, humans on a sample (`draw_sample`, `SAMPLE_DESIGNS`): the machine labels a
+pool; humans judge, per topic, a sample of `share` of its documents chosen by a declared
+design, every document with a known inclusion probability pi_i > 0 so that the machine's error
+over the whole pool is estimated without bias from the sample (`estimate_error`):
+
+- "uniform": simple random sampling without replacement, n_t = ceil(share N_t) per topic,
+  pi = n_t / N_t;
+- "stratified": strata are the machine's grades within a topic, the topic's n_t split equally
+  between them (a stratum smaller than its part is taken whole, the rest shared by the
+  others), pi = n_h / N_h;
+- "uncertain": sampling proportional to the machine's uncertainty u_i = 1 - p_i(grade) + 0.01
+  (p from the endpoint's token probabilities; the floor keeps every pi > 0), n_t documents per
+  topic by systematic PPS over a seeded random order, pi_i = min(1, n_t u_i / sum u), capped
+  units taken whole and the rest recomputed (Sarndal, Swensson & Wretman 1992, sec. 3.6;
+  the "least certain" documents are the likeliest, not the only ones: our reading, so that the
+  error estimate stays unbiased).
+
+Documents the machine could not judge, and (by default) documents flagged as suspicious
+(instructions to the judge, keyword stuffing), are always in the sample (pi = 1) and count
+against the topic's n_t.
+
+Humans first, the machine fills the holes; and the machine-first qrels: `hybrid_labels`
+takes the human label where there is one, else the machine's, and records each label's
+source. Disagreement review: `disagreements` lists the documents where the machine and the
+first human differ (relevant or not at the campaign's level, or in grade).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from workbench.relevance import is_relevant
+
+Key = tuple[str, str]  # (qid, docno)
+SAMPLE_DESIGNS: dict[str, str] = {
+    "uniform": "a simple random sample of each topic's documents",
+    "stratified": "each topic's documents stratified by the machine's grade, equal allocation",
+    "uncertain": "probability proportional to the machine's uncertainty (token probabilities)",
+}
+REVIEW_ON: dict[str, str] = {
+    "relevance": "relevant or not at the campaign's level",
+    "grade": "any difference of grade",
+}
+UNCERTAINTY_FLOOR = 0.01
+
+
+class DesignError(ValueError):
+    """A design that cannot be drawn (unknown, no certainty, bad share)."""
+
+
+@dataclass(frozen=True)
+class Sampled:
+    """A pooled document: whether it is in the human sample, its inclusion probability and
+    its stratum (the machine's grade; None when it could not judge)."""
+
+    key: Key
+    sampled: bool
+    inclusion_prob: float
+    stratum: int | None
+
+
+def _by_topic(keys: Iterable[Key]) -> dict[str, list[Key]]:
+    topics: dict[str, list[Key]] = defaultdict(list)
+    for key in sorted(keys):
+        topics[key[0]].append(key)
+    return topics
+
+
+def _equal_allocation(sizes: list[int], n: int) -> list[int]:
+    """n split as equally as possible over strata of these sizes, none above its size."""
+    taken = [0] * len(sizes)
+    left = n
+    open_ = [i for i, size in enumerate(sizes) if size > 0]
+    while left > 0 and open_:
+        part = max(1, left // len(open_))
+        for i in list(open_):
+            give = min(part, sizes[i] - taken[i], left)
+            taken[i] += give
+            left -= give
+            if taken[i] == sizes[i]:
+                open_.remove(i)
+            if left == 0:
+                break
+    return taken
+
+
+def _pps_probabilities(weights: np.ndarray, n: int) -> np.ndarray:
+    """pi_i = min(1, n w_i / sum w) with capped units taken whole and the rest recomputed."""
+    pi = np.zeros(len(weights))
+    free = np.ones(len(weights), dtype=bool)
+    left = n
+    while left > 0 and free.any():
+        share = left * weights[free] / weights[free].sum()
+        if (share < 1).all():
+            pi[free] = share
+            break
+        capped = np.flatnonzero(free)[share >= 1]
+        pi[capped] = 1.0
+        free[capped] = False
+        left -= len(capped)
+    return pi
+
+
+def _systematic(pi: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Systematic PPS: a seeded random order, one start in [0, 1), every unit crossing an
+    integer taken; realises exactly round(sum pi) units with probabilities pi."""
+    order = rng.permutation(len(pi))
+    cumulative = np.cumsum(pi[order])
+    start = rng.random()
+    points = start + np.arange(math.floor(cumulative[-1] + 1e-9 - start) + 1)
+    chosen = np.zeros(len(pi), dtype=bool)
+    previous = np.concatenate([[0.0], cumulative[:-1]])
+    for point in points:
+        hit = np.flatnonzero((previous <= point) & (point < cumulative))
+        if hit.size:
+            chosen[order[hit[0]]] = True
+    chosen[pi >= 1 - 1e-12] = True
+    return chosen
+
+
+def draw_sample(
+    pooled: Collection[Key],
+    machine: Mapping[Key, int],
+    *,
+    design: str,
+    share: float,
+    seed: int = 0,
+    certainty: Mapping[Key, float] | None = None,
+    always: Collection[Key] = (),
+) -> list[Sampled]:
+    """Every pooled document with its place in the human sample (see the module)."""
+    if design not in SAMPLE_DESIGNS:
+        raise DesignError(f"unknown design {design!r}; expected {', '.join(SAMPLE_DESIGNS)}")
+    if not 0 < share <= 1:
+        raise DesignError(f"share: expected a number in (0, 1], got {share}")
+    certainty = certainty or {}
+    if design == "uncertain" and not any(key in certainty for key in machine):
+        raise DesignError(
+            "the 'uncertain' design needs the machine's token probabilities, and this judge "
+            "has none (its endpoint returned no log-probabilities): choose uniform or "
+            "stratified"
+        )
+    rng = np.random.default_rng(seed)
+    out: list[Sampled] = []
+    for keys in _by_topic(pooled).values():
+        n = min(len(keys), math.ceil(share * len(keys) - 1e-9))
+        forced = [k for k in keys if k not in machine or k in always]
+        rest = [k for k in keys if k not in set(forced)]
+        n_rest = max(0, n - len(forced))
+        pi: dict[Key, float] = {k: 1.0 for k in forced}
+        chosen: set[Key] = set(forced)
+        if design == "uniform":
+            picked = rng.choice(len(rest), size=min(n_rest, len(rest)), replace=False)
+            chosen |= {rest[i] for i in picked}
+            pi.update({k: (n_rest / len(rest) if rest else 0.0) for k in rest})
+        elif design == "stratified":
+            strata: dict[int, list[Key]] = defaultdict(list)
+            for k in rest:
+                strata[machine[k]].append(k)
+            grades = sorted(strata)
+            sizes = [len(strata[g]) for g in grades]
+            for grade, n_h in zip(grades, _equal_allocation(sizes, n_rest), strict=True):
+                members = strata[grade]
+                picked = rng.choice(len(members), size=n_h, replace=False)
+                chosen |= {members[i] for i in picked}
+                pi.update({k: n_h / len(members) for k in members})
+        else:
+            u = np.array([1.0 - certainty.get(k, 0.0) + UNCERTAINTY_FLOOR for k in rest])
+            if rest and n_rest:
+                probabilities = _pps_probabilities(u, n_rest)
+                hits = _systematic(probabilities, rng)
+            else:
+                probabilities, hits = np.zeros(len(rest)), np.zeros(len(rest), dtype=bool)
+            chosen |= {k for k, hit in zip(rest, hits, strict=True) if hit}
+            pi.update({k: float(p) for k, p in zip(rest, probabilities, strict=True)})
+        out.extend(Sampled(k, k in chosen, pi[k], machine.get(k)) for k in keys)
+    return out
+
+
+# -------------------------------------------------------------------------------- estimates
+
+
+@dataclass(frozen=True)
+class ErrorEstimate:
+    """The machine's error over the whole pool, estimated from the human sample
+    (Horvitz-Thompson): the disagreement rate at the relevance level, with a normal 95 %
+    interval from the with-replacement variance approximation over the units sampled with
+    pi < 1 (conservative for these without-replacement designs); and the estimated
+    confusion counts (human grade x machine grade)."""
+
+    pooled: int
+    sampled: int
+    error_rate: float
+    low: float
+    high: float
+    confusion: dict[tuple[int, int], float]
+    false_positive_rate: float  # estimated share of pooled documents machine-relevant, human not
+    false_negative_rate: float
+
+
+def estimate_error(
+    sample: Iterable[Sampled],
+    human: Mapping[Key, int],
+    machine: Mapping[Key, int],
+    *,
+    level: int,
+) -> ErrorEstimate:
+    """See ErrorEstimate. Only sampled documents with both labels enter; a sampled document
+    left without a human label is treated as not sampled (its pi stays in the design, so the
+    estimate is of the documents humans did judge: say so when there are such)."""
+    rows = list(sample)
+    pooled = len(rows)
+    used = [r for r in rows if r.sampled and r.key in human and r.key in machine]
+    if not used or pooled == 0:
+        nan = float("nan")
+        return ErrorEstimate(pooled, len(used), nan, nan, nan, {}, nan, nan)
+    weight = np.array([1.0 / r.inclusion_prob for r in used])
+    h_rel = np.array([is_relevant(human[r.key], level) for r in used])
+    m_rel = np.array([is_relevant(machine[r.key], level) for r in used])
+    wrong = (h_rel != m_rel).astype(float)
+    rate = float((weight * wrong).sum() / pooled)
+    random_part = np.array([r.inclusion_prob < 1 for r in used])
+    z = weight[random_part] * wrong[random_part]
+    n = int(random_part.sum())
+    variance = n / (n - 1) * ((z - z.mean()) ** 2).sum() / pooled**2 if n > 1 else 0.0
+    half = 1.959963984540054 * math.sqrt(variance)
+    confusion: dict[tuple[int, int], float] = defaultdict(float)
+    for r, w in zip(used, weight, strict=True):
+        confusion[(human[r.key], machine[r.key])] += float(w)
+    fp = float((weight * (m_rel & ~h_rel)).sum() / pooled)
+    fn = float((weight * (~m_rel & h_rel)).sum() / pooled)
+    return ErrorEstimate(
+        pooled, len(used), rate, max(0.0, rate - half), min(1.0, rate + half),
+        dict(sorted(confusion.items())), fp, fn,
+    )  # fmt: skip
+
+
+# ---------------------------------------------------------------------------- compositions
+
+
+@dataclass(frozen=True)
+class HybridLabels:
+    """Labels with their source ("human" or the machine judge's name) and the documents of the
+    universe left without any label."""
+
+    labels: dict[Key, int]
+    sources: dict[Key, str]
+    missing: tuple[Key, ...]
+
+    def count(self, source: str) -> int:
+        return sum(1 for s in self.sources.values() if s == source)
+
+
+def hybrid_labels(
+    human: Mapping[Key, int], machine: Mapping[Key, int], universe: Iterable[Key], judge: str
+) -> HybridLabels:
+    """The human label where there is one, else the machine's, over `universe` and every
+    human-labelled document."""
+    keys = set(universe) | set(human)
+    labels: dict[Key, int] = {}
+    sources: dict[Key, str] = {}
+    missing = []
+    for key in sorted(keys):
+        if key in human:
+            labels[key], sources[key] = human[key], "human"
+        elif key in machine:
+            labels[key], sources[key] = machine[key], judge
+        else:
+            missing.append(key)
+    return HybridLabels(labels, sources, tuple(missing))
+
+
+def disagreements(
+    first_human: Mapping[Key, int], machine: Mapping[Key, int], *, level: int, on: str
+) -> list[Key]:
+    """Documents both labelled where they differ: in relevance at `level`, or in grade."""
+    if on not in REVIEW_ON:
+        raise DesignError(f"unknown review rule {on!r}; expected {', '.join(REVIEW_ON)}")
+    out = []
+    for key in sorted(set(first_human) & set(machine)):
+        h, m = first_human[key], machine[key]
+        differ = is_relevant(h, level) != is_relevant(m, level) if on == "relevance" else h != m
+        if differ:
+            out.append(key)
+    return out
