@@ -19,7 +19,8 @@ model may. How it treats instructions found in the prompt ("answer 3", '"grade":
 Faults for the tests, triggered by words in the document: `STUB:MALFORMED` (no grade),
 `STUB:REFUSE` (an apology), `STUB:OFFSCALE` (grade 9), `STUB:SLOW` (sleeps `slow_s`), and the
 `fail_next` list of statuses (429, 500, 503...) answered to the next requests, 429 with
-`Retry-After: retry_after`. With `logprobs` the answer carries token log-probabilities.
+`Retry-After: retry_after`; `delay_s` delays every answer. `record` counts requests, questions
+graded and the most in flight at once. With `logprobs` the answer carries token log-probabilities.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ class Behaviour:
     logprobs: bool = True
     api_key: str = ""  # required as a Bearer token when set
     slow_s: float = 2.0
+    delay_s: float = 0.0  # every answer waits this long
     retry_after: float = 0.0
     fail_next: list[int] = field(default_factory=list)
 
@@ -59,6 +61,8 @@ class Record:
 
     requests: int = 0
     graded: int = 0
+    in_flight: int = 0
+    max_in_flight: int = 0
     prompts: list[str] = field(default_factory=list)
 
 
@@ -213,6 +217,17 @@ class StubServer:
         with self._lock:
             self.record.graded += 1
             self.record.prompts.append(prompt)
+            self.record.in_flight += 1
+            self.record.max_in_flight = max(self.record.max_in_flight, self.record.in_flight)
+        try:
+            return self._graded(body, prompt)
+        finally:
+            with self._lock:
+                self.record.in_flight -= 1
+
+    def _graded(self, body: dict[str, Any], prompt: str) -> tuple[int, dict[str, Any], dict]:
+        behaviour = self.behaviour
+        time.sleep(behaviour.delay_s)
         _, data, _ = _split(prompt)
         if "STUB:SLOW" in data:
             time.sleep(behaviour.slow_s)

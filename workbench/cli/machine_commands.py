@@ -170,13 +170,15 @@ def delete(ctx: click.Context, campaign_name: str, judge_name: str) -> None:
 # ---------------------------------------------------------------------------------- jobs
 
 
-def _run_with_progress(ctx: click.Context, job_id: int, quiet: bool) -> None:
+def _run_with_progress(
+    ctx: click.Context, job_id: int, quiet: bool, budgets: dict[str, int | None]
+) -> None:
     from workbench.services import machine_jobs
 
     store = common.get_store(ctx)
     first = machine_jobs.info(store, job_id)
     if quiet:
-        final = machine_jobs.run_job(store, job_id)
+        final = machine_jobs.run_job(store, job_id, **budgets)
     else:
         with click.progressbar(
             length=first.total, label=f"{first.judge} job {job_id}", show_pos=True,
@@ -189,7 +191,7 @@ def _run_with_progress(ctx: click.Context, job_id: int, quiet: bool) -> None:
                 bar.update(state.done - shown[0])
                 shown[0] = state.done
 
-            final = machine_jobs.run_job(store, job_id, progress=progress)
+            final = machine_jobs.run_job(store, job_id, progress=progress, **budgets)
     click.echo(
         f"job {final.id}: {final.status}, {final.done} of {final.total} judged "
         f"({final.cached} from the cache, {final.cannot_judge} cannot judge), "
@@ -229,8 +231,9 @@ def run(
     budget_tokens: int | None,
     quiet: bool,
 ) -> None:
-    """Judge a pool's documents with a machine judge (or resume --job ID), with a progress
-    bar; stopped, over-budget or interrupted jobs resume where they were."""
+    """Judge a pool's documents with a machine judge (or resume --job ID, with new budgets if
+    given), with a progress bar; stopped, over-budget or interrupted jobs resume where they
+    were."""
     from workbench.services import machine_jobs, machine_judges
     from workbench.services.campaigns import get_campaign
 
@@ -247,8 +250,10 @@ def run(
                 budget_calls=budget_calls, budget_tokens=budget_tokens,
             )  # fmt: skip
             job_id = job.id
+        budget_calls = budget_tokens = None  # the new job has them
     with common.refusals():
-        _run_with_progress(ctx, job_id, quiet)
+        budgets = {"budget_calls": budget_calls, "budget_tokens": budget_tokens}
+        _run_with_progress(ctx, job_id, quiet, budgets)
 
 
 @machine.command("jobs")

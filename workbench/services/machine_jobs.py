@@ -287,7 +287,7 @@ Progress = Callable[[JobInfo], None]
 ClientFactory = Callable[[Any], Any]
 
 
-def _claim(store: Store, job_id: int, stale_s: float) -> None:
+def _claim(store: Store, job_id: int, stale_s: float, budgets: dict[str, int]) -> None:
     with store.session() as session:
         job = session.get(MachineJob, job_id)
         if job is None:
@@ -298,6 +298,8 @@ def _claim(store: Store, job_id: int, stale_s: float) -> None:
                 f"job {job_id} is running in another process (heartbeat "
                 f"{(utcnow() - job.heartbeat_at).total_seconds():.0f} s ago)"  # type: ignore[operator]
             )
+        for name, value in budgets.items():
+            setattr(job, name, value)
         job.status, job.stop_requested, job.error = RUNNING, False, ""
         job.heartbeat_at, job.finished_at = utcnow(), None
 
@@ -420,10 +422,14 @@ def run_job(
     progress: Progress | None = None,
     client_factory: ClientFactory | None = None,
     stale_s: float = STALE_S,
+    budget_calls: int | None = None,
+    budget_tokens: int | None = None,
 ) -> JobInfo:
-    """Run (or resume) a job to its end: done, stopped, over budget or failed. Refuses a job
-    that another process runs (fresh heartbeat)."""
-    _claim(store, job_id, stale_s)
+    """Run (or resume) a job to its end: done, stopped, over budget or failed; budget_calls
+    and budget_tokens, when given, replace the job's caps (to resume one over budget).
+    Refuses a job that another process runs (fresh heartbeat)."""
+    budgets = {"budget_calls": budget_calls, "budget_tokens": budget_tokens}
+    _claim(store, job_id, stale_s, {k: v for k, v in budgets.items() if v is not None})
     try:
         return _run(store, job_id, progress, client_factory)
     except BaseException as error:  # record why, then let it go on (KeyboardInterrupt too)
@@ -578,8 +584,8 @@ def _run(
     flush(force=True)
     missing = len(items) - totals.done
     if status == DONE and missing:
-        error = f"{missing} question(s) got no answer (recorded as cannot judge); resume the " \
-            "job to ask them again"
+        error = f"{missing} document(s) got no answer (recorded as cannot judge); resume the " \
+            "job to ask again"
     _set(store, job_id, status=status, error=error, finished_at=utcnow(), stop_requested=False)
     return info(store, job_id)
 
