@@ -54,7 +54,8 @@ def test_429_and_5xx_are_retried_with_back_off_and_retry_after(store, stub, mach
     assert info.status == "done" and info.done == info.total == len(machine_campaign)
     assert stub.record.requests == stub.record.graded + 4
     # back-off 0.01 * 2^(n-1), jittered into [half, whole], at least Retry-After for a 429
-    assert len(sleeps) == 4 and sleeps[0] == pytest.approx(0.04) and sleeps[3] == pytest.approx(0.04)
+    assert len(sleeps) == 4
+    assert sleeps[0] == pytest.approx(0.04) and sleeps[3] == pytest.approx(0.04)
     assert 0.01 <= sleeps[1] <= 0.02 and 0.02 <= sleeps[2] <= 0.04
     first = min(labels(store).values(), key=lambda r: r.id)
     assert first.attempts == 5  # four failures, then the answer

@@ -171,14 +171,14 @@ def delete(ctx: click.Context, campaign_name: str, judge_name: str) -> None:
 
 
 def _run_with_progress(
-    ctx: click.Context, job_id: int, quiet: bool, budgets: dict[str, int | None]
+    ctx: click.Context, job_id: int, quiet: bool, calls: int | None, tokens: int | None
 ) -> None:
     from workbench.services import machine_jobs
 
     store = common.get_store(ctx)
     first = machine_jobs.info(store, job_id)
     if quiet:
-        final = machine_jobs.run_job(store, job_id, **budgets)
+        final = machine_jobs.run_job(store, job_id, budget_calls=calls, budget_tokens=tokens)
     else:
         with click.progressbar(
             length=first.total, label=f"{first.judge} job {job_id}", show_pos=True,
@@ -191,7 +191,9 @@ def _run_with_progress(
                 bar.update(state.done - shown[0])
                 shown[0] = state.done
 
-            final = machine_jobs.run_job(store, job_id, progress=progress, **budgets)
+            final = machine_jobs.run_job(
+                store, job_id, progress=progress, budget_calls=calls, budget_tokens=tokens
+            )
     click.echo(
         f"job {final.id}: {final.status}, {final.done} of {final.total} judged "
         f"({final.cached} from the cache, {final.cannot_judge} cannot judge), "
@@ -252,8 +254,7 @@ def run(
             job_id = job.id
         budget_calls = budget_tokens = None  # the new job has them
     with common.refusals():
-        budgets = {"budget_calls": budget_calls, "budget_tokens": budget_tokens}
-        _run_with_progress(ctx, job_id, quiet, budgets)
+        _run_with_progress(ctx, job_id, quiet, budget_calls, budget_tokens)
 
 
 @machine.command("jobs")
