@@ -10,12 +10,25 @@ over the whole pool is estimated without bias from the sample (`estimate_error`)
 - "stratified": strata are the machine's grades within a topic, the topic's n_t split equally
   between them (a stratum smaller than its part is taken whole, the rest shared by the
   others), pi = n_h / N_h;
+- "positives": the same strata, allocated from the highest grade down: each stratum at or
+  above the relevance level is taken whole while the budget lasts, less a reserve of 10 % of
+  n_t (at least one document) shared equally by the strata below the level, so that the
+  documents the machine calls not relevant are sampled too and its misses stay estimable
+  (our design: verifying the machine's positives removes its false positives, the error that
+  moves rankings most);
 - "uncertain": sampling proportional to the machine's uncertainty u_i = 1 - p_i(grade) + 0.01
   (p from the endpoint's token probabilities; the floor keeps every pi > 0), n_t documents per
   topic by systematic PPS over a seeded random order, pi_i = min(1, n_t u_i / sum u), capped
   units taken whole and the rest recomputed (Sarndal, Swensson & Wretman 1992, sec. 3.6;
   the "least certain" documents are the likeliest, not the only ones: our reading, so that the
   error estimate stays unbiased).
+
+- "verify": not a probability sample but a design for the qrels: humans judge the
+  best-ranked half of n_t (by the documents' best rank in the runs), then the documents the
+  machine calls relevant among the rest, best-ranked first, until n_t; the machine's labels
+  fill the other holes (our design: the top ranks decide a ranking's measures, and a
+  machine's false positives move rankings more than its misses). Its documents have pi = 1
+  and the others pi = 0, so it gives no error estimate.
 
 Documents the machine could not judge, and (by default) documents flagged as suspicious
 (instructions to the judge, keyword stuffing), are always in the sample (pi = 1) and count
@@ -42,13 +55,18 @@ Key = tuple[str, str]  # (qid, docno)
 SAMPLE_DESIGNS: dict[str, str] = {
     "uniform": "a simple random sample of each topic's documents",
     "stratified": "each topic's documents stratified by the machine's grade, equal allocation",
+    "positives": "the machine's relevant documents first (strata by grade, highest first)",
     "uncertain": "probability proportional to the machine's uncertainty (token probabilities)",
+    "verify": "the best-ranked half of the budget, then the machine's relevant documents down "
+    "the ranks (not a probability sample)",
 }
+PROBABILITY_DESIGNS = ("uniform", "stratified", "positives", "uncertain")
 REVIEW_ON: dict[str, str] = {
     "relevance": "relevant or not at the campaign's level",
     "grade": "any difference of grade",
 }
 UNCERTAINTY_FLOOR = 0.01
+POSITIVES_RESERVE = 0.1
 
 
 class DesignError(ValueError):
@@ -88,6 +106,22 @@ def _equal_allocation(sizes: list[int], n: int) -> list[int]:
                 open_.remove(i)
             if left == 0:
                 break
+    return taken
+
+
+def _top_down_allocation(grades: list[int], sizes: list[int], n: int, level: int) -> list[int]:
+    """The "positives" allocation (grades ascending, as `sizes`): strata at or above `level`
+    whole from the highest down, less a reserve for those below, which share the rest."""
+    below = [i for i, g in enumerate(grades) if not is_relevant(g, level)]
+    reserve = min(n, max(1, math.ceil(POSITIVES_RESERVE * n))) if below else 0
+    taken = [0] * len(sizes)
+    left = n - reserve
+    for i in sorted(set(range(len(grades))) - set(below), key=lambda i: -grades[i]):
+        taken[i] = min(sizes[i], left)
+        left -= taken[i]
+    for i, n_i in zip(below, _equal_allocation([sizes[i] for i in below], left + reserve),
+                      strict=True):  # fmt: skip
+        taken[i] = n_i
     return taken
 
 
@@ -134,6 +168,8 @@ def draw_sample(
     seed: int = 0,
     certainty: Mapping[Key, float] | None = None,
     always: Collection[Key] = (),
+    level: int = 1,
+    ranks: Mapping[Key, int] | None = None,
 ) -> list[Sampled]:
     """Every pooled document with its place in the human sample (see the module)."""
     if design not in SAMPLE_DESIGNS:
@@ -141,6 +177,8 @@ def draw_sample(
     if not 0 < share <= 1:
         raise DesignError(f"share: expected a number in (0, 1], got {share}")
     certainty = certainty or {}
+    if design == "verify" and ranks is None:
+        raise DesignError("the 'verify' design needs the documents' best ranks")
     if design == "uncertain" and not any(key in certainty for key in machine):
         raise DesignError(
             "the 'uncertain' design needs the machine's token probabilities, and this judge "
@@ -156,17 +194,28 @@ def draw_sample(
         n_rest = max(0, n - len(forced))
         pi: dict[Key, float] = {k: 1.0 for k in forced}
         chosen: set[Key] = set(forced)
-        if design == "uniform":
+        if design == "verify":
+            assert ranks is not None
+            by_rank = sorted(rest, key=lambda k: (ranks.get(k, 0), k[1]))
+            top = by_rank[: n_rest // 2]
+            positives = [k for k in by_rank[n_rest // 2 :] if is_relevant(machine[k], level)]
+            chosen |= {*top, *positives[: n_rest - len(top)]}
+            pi.update({k: float(k in chosen) for k in rest})
+        elif design == "uniform":
             picked = rng.choice(len(rest), size=min(n_rest, len(rest)), replace=False)
             chosen |= {rest[i] for i in picked}
             pi.update({k: (n_rest / len(rest) if rest else 0.0) for k in rest})
-        elif design == "stratified":
+        elif design in ("stratified", "positives"):
             strata: dict[int, list[Key]] = defaultdict(list)
             for k in rest:
                 strata[machine[k]].append(k)
             grades = sorted(strata)
             sizes = [len(strata[g]) for g in grades]
-            for grade, n_h in zip(grades, _equal_allocation(sizes, n_rest), strict=True):
+            if design == "stratified":
+                allocation = _equal_allocation(sizes, n_rest)
+            else:
+                allocation = _top_down_allocation(grades, sizes, n_rest, level)
+            for grade, n_h in zip(grades, allocation, strict=True):
                 members = strata[grade]
                 picked = rng.choice(len(members), size=n_h, replace=False)
                 chosen |= {members[i] for i in picked}
@@ -212,13 +261,14 @@ def estimate_error(
     *,
     level: int,
 ) -> ErrorEstimate:
-    """See ErrorEstimate. Only sampled documents with both labels enter; a sampled document
+    """See ErrorEstimate (NaN for a design that leaves documents no chance, pi = 0). Only
+    sampled documents with both labels enter; a sampled document
     left without a human label is treated as not sampled (its pi stays in the design, so the
     estimate is of the documents humans did judge: say so when there are such)."""
     rows = list(sample)
     pooled = len(rows)
     used = [r for r in rows if r.sampled and r.key in human and r.key in machine]
-    if not used or pooled == 0:
+    if not used or pooled == 0 or any(r.inclusion_prob <= 0 for r in rows):
         nan = float("nan")
         return ErrorEstimate(pooled, len(used), nan, nan, nan, {}, nan, nan)
     weight = np.array([1.0 / r.inclusion_prob for r in used])

@@ -127,6 +127,7 @@ def create_sample_pool(
             keys, machine, design=design, share=share, seed=seed,
             certainty=_certainty(session, judge),
             always=_flagged(session, judge) if include_flagged else (),
+            level=campaign.relevance_level, ranks={(e.qid, e.docno): e.best_rank for e in entries},
         )  # fmt: skip
     except hybrid.DesignError as error:
         raise ServiceError(str(error)) from None
