@@ -15,8 +15,16 @@ Markdown tables and the target check: with humans judging 10 % of the pool, a hy
 reaches Kendall's tau >= 0.93 against the full qrels. Tables go to
 benchmarks/results/machine-<dataset>.md.
 
+With --robustness it measures instead the robustness of the judge (the default template,
+`workbench.judge_robustness`) against the local test server on CACM: two non-relevant pooled
+documents per topic (the best-ranked ones of the BM25 run), each attacked in six ways, graded
+under each of the server's behaviours towards instructions (obey, delimited, ignore), with the
+marker-like lines of documents neutralised (the default) or not; and how many clean CACM
+documents `judge_prompt.suspicion` flags (its false alarms).
+
 Usage: python benchmarks/bench_machine_judges.py [--datasets cacm,adhoc] [--repetitions 5]
        [--kappa 0.6] [--errors marginal|uniform|lenient] [--budgets 0.05,0.1,0.2]
+       python benchmarks/bench_machine_judges.py --robustness
 """
 
 from __future__ import annotations
@@ -51,6 +59,67 @@ def check_target(result: ms.MachineSimulation, budget: float = 0.1, target: floa
     )
 
 
+def robustness() -> str:
+    from workbench import cacm, judge_prompt, judge_robustness
+    from workbench.judge_client import ChatClient, Endpoint
+    from workbench.llm_test_server import INJECTIONS, Behaviour, StubServer
+    from workbench.reports.tables import Table, cells
+
+    inputs = cacm_inputs()
+    collection = cacm.load(ROOT.parent / "shared" / "data" / "cacm")
+    documents = {d.docno: judge_prompt.Document(d.title, d.text) for d in collection.documents}
+    topics = {t.qid: judge_prompt.Topic(t.title) for t in collection.topics}
+    bm25 = next(run for run in inputs["runs"] if run.tag == "bm25")
+    bases = {}
+    for qid in sorted(inputs["qrels"], key=int):
+        if qid not in bm25:
+            continue
+        lines = bm25.topic_lines(qid)
+        ranked = [d for _, d in sorted(zip(-lines.scores, lines.docnos, strict=True))]
+        wrong = [d for d in ranked if inputs["qrels"][qid].get(d, 0) <= 0][:2]
+        bases.update({(qid, d): documents[d] for d in wrong})
+    scale = [(0, "not relevant"), (1, "relevant")]
+    cases = judge_robustness.attack_cases(bases, topics, top=1)
+    columns: dict[str, list[judge_robustness.AttackResult]] = {}
+    for injection in INJECTIONS:
+        for neutralise in (True, False) if injection == "delimited" else (True,):
+            with StubServer(Behaviour(injection, logprobs=False)) as server:
+                client = ChatClient(Endpoint(server.url, "stub"))
+                grades = judge_robustness.grade_cases(
+                    client, judge_prompt.DEFAULT_TEMPLATE, scale, {"max_tokens": 200}, cases,
+                    neutralise=neutralise,
+                )  # fmt: skip
+                client.close()
+            name = injection + ("" if neutralise else ", markers not neutralised")
+            columns[name] = judge_robustness.summarise(cases, grades, top=1)
+    flagged_clean = sum(
+        1 for d in collection.documents
+        if "instructions" in judge_prompt.suspicion(
+            judge_prompt.Document(d.title, d.text), judge_prompt.Topic("")).flags
+    )  # fmt: skip
+    stuffing = [
+        "stuffing" in judge_prompt.suspicion(documents[docno], topics[qid]).flags
+        for qid in inputs["qrels"] for docno in inputs["qrels"][qid] if docno in documents
+    ]  # fmt: skip
+    first = next(iter(columns.values()))
+    rows = [
+        cells(r.attack, r.flagged, *(results[i].inflated for results in columns.values()))
+        for i, r in enumerate(first)
+    ]
+    table = Table(
+        ["Attack", "Flagged", *(f"Inflated: {name}" for name in columns)], rows,
+        caption=f"Robustness on {len(bases)} non-relevant CACM documents (2 per topic): the "
+        "share graded above the same document without the attack, per server behaviour",
+        digits=3,
+    )
+    return (
+        to_markdown(table)
+        + f"\nFalse alarms on clean documents: 'instructions' on {flagged_clean} of "
+        f"{len(collection.documents)} CACM documents; 'stuffing' on {sum(stuffing)} of "
+        f"{len(stuffing)} judged (topic, document) pairs.\n"
+    )
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", default="cacm,adhoc")
@@ -58,8 +127,14 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--kappa", type=float, default=0.6)
     parser.add_argument("--errors", default="marginal", choices=tuple(ms.ERROR_MODELS))
     parser.add_argument("--budgets", default="0.05,0.1,0.2")
+    parser.add_argument("--robustness", action="store_true")
     args = parser.parse_args(argv)
     RESULTS.mkdir(parents=True, exist_ok=True)
+    if args.robustness:
+        text = robustness()
+        print(text)
+        (RESULTS / "machine-robustness.md").write_text(text, encoding="utf-8")
+        return 0
     budgets = [float(b) for b in args.budgets.split(",")]
     for name in args.datasets.split(","):
         inputs = {"cacm": cacm_inputs, "adhoc": adhoc_inputs}[name]()

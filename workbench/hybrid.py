@@ -25,9 +25,10 @@ over the whole pool is estimated without bias from the sample (`estimate_error`)
 
 - "verify": not a probability sample but a design for the qrels: humans judge the
   best-ranked half of n_t (by the documents' best rank in the runs), then the documents the
-  machine calls relevant among the rest, best-ranked first, until n_t; the machine's labels
-  fill the other holes (our design: the top ranks decide a ranking's measures, and a
-  machine's false positives move rankings more than its misses). Its documents have pi = 1
+  machine calls relevant among the rest, best-ranked first, then (budget left) the next
+  best-ranked ones, n_t in all; the machine's labels fill the other holes (our design: the
+  top ranks decide a ranking's measures, and a machine's false positives move rankings more
+  than its misses). Its documents have pi = 1
   and the others pi = 0, so it gives no error estimate.
 
 Documents the machine could not judge, and (by default) documents flagged as suspicious
@@ -199,7 +200,10 @@ def draw_sample(
             by_rank = sorted(rest, key=lambda k: (ranks.get(k, 0), k[1]))
             top = by_rank[: n_rest // 2]
             positives = [k for k in by_rank[n_rest // 2 :] if is_relevant(machine[k], level)]
-            chosen |= {*top, *positives[: n_rest - len(top)]}
+            verified = [*top, *positives[: n_rest - len(top)]]
+            taken = set(verified)
+            verified += [k for k in by_rank if k not in taken][: n_rest - len(verified)]
+            chosen |= set(verified)
             pi.update({k: float(k in chosen) for k in rest})
         elif design == "uniform":
             picked = rng.choice(len(rest), size=min(n_rest, len(rest)), replace=False)

@@ -442,3 +442,41 @@ def report(
     if notes and fmt == "text":
         text += "\n" + "".join(f"Note: {n}\n" for n in notes)
     common.emit(text, output)
+
+
+@machine.command("robustness")
+@common.campaign_option
+@judge_option
+@click.option("--per-topic", type=click.IntRange(min=1), default=2, show_default=True,
+              help="Non-relevant documents attacked per topic.")
+@click.option("--no-neutralise", is_flag=True,
+              help="Leave marker-like lines in documents (to measure what that defence is worth).")
+@click.option("--concurrency", type=click.IntRange(1, 64), default=4, show_default=True)
+@common.table_format_option
+@common.output_option
+@click.pass_context
+def robustness(
+    ctx: click.Context,
+    campaign_name: str,
+    judge_name: str,
+    per_topic: int,
+    no_neutralise: bool,
+    concurrency: int,
+    fmt: str,
+    output: Path | None,
+) -> None:
+    """Prompt injection and keyword stuffing: how often the judge grades an attacked copy of a
+    non-relevant document above the document itself (asks the judge's endpoint)."""
+    from workbench.reports.tables import render, to_json
+    from workbench.services.campaigns import get_campaign
+    from workbench.services.machine_robustness import robustness as measure
+    from workbench.services.machine_robustness import robustness_table
+
+    with common.transaction(ctx, read=True) as session:
+        results = measure(session, get_campaign(session, campaign_name), judge_name,
+                          per_topic=per_topic, neutralise=not no_neutralise,
+                          concurrency=concurrency)  # fmt: skip
+    if fmt == "json":
+        common.emit(to_json([r.to_dict() for r in results]), output)
+    else:
+        common.emit(render(robustness_table(results, judge_name), fmt), output)
