@@ -243,10 +243,16 @@ def draw_sample(
 @dataclass(frozen=True)
 class ErrorEstimate:
     """The machine's error over the whole pool, estimated from the human sample
-    (Horvitz-Thompson): the disagreement rate at the relevance level, with a normal 95 %
-    interval from the with-replacement variance approximation over the units sampled with
-    pi < 1 (conservative for these without-replacement designs); and the estimated
-    confusion counts (human grade x machine grade)."""
+    (Horvitz-Thompson): the disagreement rate at the relevance level with a normal 95 %
+    interval, and the estimated confusion counts (human grade x machine grade). The variance
+    is that of stratified simple random sampling, sum_h N_h^2 (1 - n_h/N_h) s_h^2 / n_h over
+    the strata (topic for "uniform"; topic and machine grade for "stratified" and
+    "positives"), and for "uncertain" the with-replacement (Hansen-Hurwitz) approximation
+    within each topic (Sarndal, Swensson & Wretman 1992, sec. 2.9 and 3.7); units taken
+    with certainty (pi = 1) add none. A stratum's share s_h^2 is p~(1 - p~) with p~ = (sum y +
+    1)/(n_h + 2) (Agresti & Coull 1998), so that a small stratum whose sampled documents all
+    agree does not claim no variance (our choice; the interval stays approximate where strata
+    hold few sampled documents)."""
 
     pooled: int
     sampled: int
@@ -264,6 +270,7 @@ def estimate_error(
     machine: Mapping[Key, int],
     *,
     level: int,
+    design: str = "uniform",
 ) -> ErrorEstimate:
     """See ErrorEstimate (NaN for a design that leaves documents no chance, pi = 0). Only
     sampled documents with both labels enter; a sampled document
@@ -280,10 +287,7 @@ def estimate_error(
     m_rel = np.array([is_relevant(machine[r.key], level) for r in used])
     wrong = (h_rel != m_rel).astype(float)
     rate = float((weight * wrong).sum() / pooled)
-    random_part = np.array([r.inclusion_prob < 1 for r in used])
-    z = weight[random_part] * wrong[random_part]
-    n = int(random_part.sum())
-    variance = n / (n - 1) * ((z - z.mean()) ** 2).sum() / pooled**2 if n > 1 else 0.0
+    variance = _variance(rows, used, wrong, design) / pooled**2
     half = 1.959963984540054 * math.sqrt(variance)
     confusion: dict[tuple[int, int], float] = defaultdict(float)
     for r, w in zip(used, weight, strict=True):
@@ -294,6 +298,35 @@ def estimate_error(
         pooled, len(used), rate, max(0.0, rate - half), min(1.0, rate + half),
         dict(sorted(confusion.items())), fp, fn,
     )  # fmt: skip
+
+
+def _variance(rows: list[Sampled], used: list[Sampled], y: np.ndarray, design: str) -> float:
+    """The estimated variance of the HT total of y (see ErrorEstimate)."""
+
+    def stratum(r: Sampled) -> tuple[str, int | None]:
+        return (r.key[0], r.stratum if design in ("stratified", "positives") else None)
+
+    population: dict[tuple[str, int | None], int] = defaultdict(int)
+    for r in rows:
+        if r.inclusion_prob < 1:
+            population[stratum(r)] += 1
+    values: dict[tuple[str, int | None], list[tuple[float, float]]] = defaultdict(list)
+    for r, value in zip(used, y, strict=True):
+        if r.inclusion_prob < 1:
+            values[stratum(r)].append((float(value), r.inclusion_prob))
+    total = 0.0
+    for h, pairs in values.items():
+        n = len(pairs)
+        if design == "uncertain":
+            if n < 2:
+                continue
+            z = np.array([v / p for v, p in pairs])
+            total += n / (n - 1) * float(((z - z.mean()) ** 2).sum())
+        else:
+            big_n = population[h]
+            share = (sum(v for v, _ in pairs) + 1) / (n + 2)  # Agresti-Coull: never 0
+            total += big_n**2 * (1 - n / big_n) * share * (1 - share) / n
+    return total
 
 
 # ---------------------------------------------------------------------------- compositions

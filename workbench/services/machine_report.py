@@ -292,7 +292,8 @@ def _samples(
             for e in session.scalars(select(PoolEntry).where(PoolEntry.pool_id == pool.id))
         ]
         unjudged = sum(1 for s in sample if s.sampled and s.key not in human)
-        estimate = hybrid.estimate_error(sample, human, machine, level=campaign.relevance_level)
+        estimate = hybrid.estimate_error(sample, human, machine, level=campaign.relevance_level,
+                                         design=design["design"])
         checks.append(SampleCheck(pool.number, design["design"], float(design["share"]),
                                   estimate, unjudged))  # fmt: skip
     return tuple(checks)
