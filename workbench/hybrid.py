@@ -254,8 +254,9 @@ class ErrorEstimate:
     agree does not claim no variance (our choice; the interval stays approximate where strata
     hold few sampled documents)."""
 
-    pooled: int
+    pooled: int  # documents that could be sampled (pi > 0): what the estimate is about
     sampled: int
+    uncovered: int  # documents that could not (pi = 0): the estimate says nothing of them
     error_rate: float
     low: float
     high: float
@@ -272,16 +273,19 @@ def estimate_error(
     level: int,
     design: str = "uniform",
 ) -> ErrorEstimate:
-    """See ErrorEstimate (NaN for a design that leaves documents no chance, pi = 0). Only
+    """See ErrorEstimate. Documents the design left no chance (pi = 0: a stratum allocated
+    nothing, the "verify" design) are outside the estimate and counted as uncovered. Only
     sampled documents with both labels enter; a sampled document
     left without a human label is treated as not sampled (its pi stays in the design, so the
     estimate is of the documents humans did judge: say so when there are such)."""
-    rows = list(sample)
+    everything = list(sample)
+    rows = [r for r in everything if r.inclusion_prob > 0]
+    uncovered = len(everything) - len(rows)
     pooled = len(rows)
     used = [r for r in rows if r.sampled and r.key in human and r.key in machine]
-    if not used or pooled == 0 or any(r.inclusion_prob <= 0 for r in rows):
+    if not used or pooled == 0:
         nan = float("nan")
-        return ErrorEstimate(pooled, len(used), nan, nan, nan, {}, nan, nan)
+        return ErrorEstimate(pooled, len(used), uncovered, nan, nan, nan, {}, nan, nan)
     weight = np.array([1.0 / r.inclusion_prob for r in used])
     h_rel = np.array([is_relevant(human[r.key], level) for r in used])
     m_rel = np.array([is_relevant(machine[r.key], level) for r in used])
@@ -295,7 +299,7 @@ def estimate_error(
     fp = float((weight * (m_rel & ~h_rel)).sum() / pooled)
     fn = float((weight * (~m_rel & h_rel)).sum() / pooled)
     return ErrorEstimate(
-        pooled, len(used), rate, max(0.0, rate - half), min(1.0, rate + half),
+        pooled, len(used), uncovered, rate, max(0.0, rate - half), min(1.0, rate + half),
         dict(sorted(confusion.items())), fp, fn,
     )  # fmt: skip
 

@@ -75,9 +75,11 @@ def test_verify_takes_the_top_then_the_machines_positives():
     machine = {k: int(i in (7, 9)) for i, k in enumerate(keys)}
     sample = hybrid.draw_sample(keys, machine, design="verify", share=0.6, ranks=ranks)
     assert sorted(int(s.key[1][1:]) for s in sample if s.sampled) == [0, 1, 2, 3, 7, 9]
-    # an estimate from it is refused (documents with no chance of being judged)
+    # an estimate from it covers only its own documents (the others had no chance)
     human = dict.fromkeys(keys, 0)
-    assert math.isnan(hybrid.estimate_error(sample, human, machine, level=1).error_rate)
+    estimate = hybrid.estimate_error(sample, human, machine, level=1, design="verify")
+    assert (estimate.pooled, estimate.uncovered) == (6, 4)
+    assert estimate.error_rate == pytest.approx(2 / 6) and estimate.low == estimate.high
 
 
 @pytest.mark.parametrize("design", ["uniform", "stratified", "positives", "uncertain"])

@@ -103,6 +103,12 @@ def test_hybrid_designs_end_to_end(cli, stub, machine_campaign, store):
                   "--design", "stratified", "--share", "0.25", "--seed", "3")
     assert sampled.exit_code == 0, sampled.output
     assert sampled.output.startswith("pool 2: ")
+    stats = cli("pool", "stats", "--campaign", "mc", "--pool", "2", "--format", "json")
+    assert "human sample of pool 1 for machine:stub (stratified, share 0.25, seed 3)" in (
+        json.loads(stats.stdout)["parameters"]
+    )
+    extended = cli("pool", "extend", "--campaign", "mc", "--pool", "2", "--runs", "run0")
+    assert extended.exit_code == 1 and "extend its source pool" in extended.output
     # humans judge the sample (the truth), then the machine-first hybrid and the estimate
     from workbench.services.campaigns import get_campaign
     from workbench.services.pools import get_pool
@@ -125,7 +131,9 @@ def test_hybrid_designs_end_to_end(cli, stub, machine_campaign, store):
     assert [r["qrels"] for r in judge["rankings"]] == ["machine", "hybrid"]
     (check,) = judge["samples"]
     assert check["design"] == "stratified" and check["unjudged"] == 0
-    assert 0 < check["estimate"]["error_rate"] < 0.5
+    estimate = check["estimate"]
+    assert estimate["pooled"] + estimate["uncovered"] == len(truth)
+    assert 0 < estimate["error_rate"] < 0.5 and estimate["low"] <= estimate["error_rate"]
     text = cli("machine", "report", "--campaign", "mc", "--resamples", "50").stdout
     assert "Kendall's tau" in text and "Confusion matrix" in text and "Machine error" in text
     saved = cli("machine", "save-qrels", "--campaign", "mc", "--judge", "machine:stub",

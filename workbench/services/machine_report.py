@@ -446,16 +446,17 @@ def _sample_table(report: MachineReport) -> Table:
         for s in j.samples:
             e = s.estimate
             rows.append(cells(j.judge, s.pool, s.design, s.share, e.sampled, s.unjudged,
-                              e.error_rate, f"{e.low:.3f}-{e.high:.3f}", e.false_positive_rate,
-                              e.false_negative_rate))  # fmt: skip
+                              e.pooled, e.uncovered, e.error_rate, f"{e.low:.3f}-{e.high:.3f}",
+                              e.false_positive_rate, e.false_negative_rate))  # fmt: skip
     return Table(
         ["Judge", "Sample pool", "Design", "Share", "Judged by humans", "Not judged yet",
-         "Machine error (est.)", "95% interval", "False positives (est.)",
-         "False negatives (est.)"],
+         "Covered", "Not covered", "Machine error (est.)", "95% interval",
+         "False positives (est.)", "False negatives (est.)"],
         rows, caption="The machine's error over its pool, estimated from the human sample",
         label="machine-sample", digits=3,
         notes=["Horvitz-Thompson estimates of the share of pooled documents on which the machine "
-               "and the humans differ at the relevance level."],
+               "and the humans differ at the relevance level, over the documents the design "
+               "gave a chance to be judged (covered); it says nothing of the others."],
     )  # fmt: skip
 
 
