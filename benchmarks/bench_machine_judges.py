@@ -152,7 +152,8 @@ def main(argv: list[str]) -> int:
                        + to_markdown(table) + f"\n{check_target(result)}\n"
                        f"({seconds:.0f} s of CPU)\n")  # fmt: skip
             print(out[-1], flush=True)
-        (RESULTS / f"machine-{name}.md").write_text("\n".join(out), encoding="utf-8")
+        suffix = "" if args.errors == "marginal" else f"-{args.errors}"
+        (RESULTS / f"machine-{name}{suffix}.md").write_text("\n".join(out), encoding="utf-8")
     return 0
 
 
