@@ -16,6 +16,7 @@ def pool(topics=3, per_topic=40):
     return keys, machine
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("design", ["uniform", "stratified", "positives", "uncertain"])
 def test_sizes_and_inclusion_probabilities_match_the_design(design):
     """Each topic gets ceil(share N_t) documents, and over many draws each document is drawn
@@ -82,6 +83,7 @@ def test_verify_takes_the_top_then_the_machines_positives():
     assert estimate.error_rate == pytest.approx(2 / 6) and estimate.low == estimate.high
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("design", ["uniform", "stratified", "positives", "uncertain"])
 def test_the_horvitz_thompson_error_estimate_is_unbiased(design):
     """Over many samples the estimate averages the true disagreement rate, and its 95 %

@@ -14,6 +14,8 @@ from workbench import machine_simulation as ms
 from workbench.cli import main
 from workbench.trec import Run
 
+pytestmark = pytest.mark.slow
+
 
 def test_the_expected_kappa_is_cohens_kappa_of_the_confusion_matrix():
     p = np.array([0.7, 0.2, 0.1])

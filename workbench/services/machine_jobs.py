@@ -433,6 +433,9 @@ def run_job(
     try:
         return _run(store, job_id, progress, client_factory)
     except BaseException as error:  # record why, then let it go on (KeyboardInterrupt too)
+        if isinstance(error, KeyboardInterrupt):
+            _set(store, job_id, status=STOPPED, error="interrupted", finished_at=utcnow())
+            raise
         message = str(error) if isinstance(error, ServiceError | MissingClientLibrary) else (
             f"{type(error).__name__}: {error}"
         )
