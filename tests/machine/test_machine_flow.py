@@ -64,11 +64,23 @@ def test_a_machine_judges_a_pool_with_provenance(cli, stub, machine_campaign, st
     labels = json.loads(cli("export", "machine-labels", "--campaign", "mc", "--format", "json",
                             "-o", "-").stdout.split("\n65 label")[0])
     assert len(labels) == 65 and {"raw_answer", "template_hash", "cost"} <= set(labels[0])
+    assert json.loads(labels[0]["parameters"])["temperature"] == 0.0
     log = cli("export", "log", "--campaign", "mc", "--format", "csv", "-o", "-").stdout
     lines = log.splitlines()
     assert lines[0].endswith(",source") and len(lines) == 1 + 65
     assert all(line.endswith(",machine") for line in lines[1:66])
     assert all(",machine:stub," in line for line in lines[1:66])
+
+
+def test_the_progress_bar(cli, stub, machine_campaign):
+    cli("machine", "add", "--campaign", "mc", "--model", "stub", "--base-url", stub.url)
+    ran = cli("machine", "run", "--campaign", "mc", "--judge", "machine:stub", "--topics", "1,2")
+    assert ran.exit_code == 0 and "job 1: done, 33 of 33 judged" in ran.stdout
+    assert "machine:stub job 1" in ran.stderr  # the bar's label (drawn in full on a terminal)
+    again = cli("machine", "run", "--job", "1")
+    assert again.exit_code == 0 and "job 1: done, 33 of 33 judged" in again.stdout
+    busy = cli("machine", "run", "--campaign", "mc", "--judge", "machine:nobody")
+    assert busy.exit_code == 1 and "no machine judge 'machine:nobody'" in busy.output
 
 
 def test_the_key_is_never_shown_or_exported(cli, stub, machine_campaign):

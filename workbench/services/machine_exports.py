@@ -23,7 +23,7 @@ from workbench.store.models import Campaign
 LABEL_FIELDS = (
     "judge", "model", "qid", "docno", "grade", "cannot_judge", "reason", "raw_answer",
     "certainty", "prompt_tokens", "completion_tokens", "latency_ms", "cost", "attempts",
-    "cached", "flags", "template_hash", "created_at",
+    "cached", "flags", "template_hash", "parameters", "created_at",
 )  # fmt: skip
 Outcome = tuple[int, str, tuple[str, ...]]  # (items written, file name suffix, warnings)
 

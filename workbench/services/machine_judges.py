@@ -15,6 +15,7 @@ generated from it.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -350,6 +351,7 @@ class MachineLabel:
     cached: bool
     flags: tuple[str, ...]
     template_hash: str
+    parameters: str  # the judge's answer settings, as JSON
     created_at: dt.datetime
 
 
@@ -358,7 +360,7 @@ def machine_judgements(
 ) -> list[MachineLabel]:
     """Every machine judgement of the campaign (or of one judge), oldest first."""
     query = (
-        select(MachineJudgement, MachineJudge.name, MachineJudge.model)
+        select(MachineJudgement, MachineJudge.name, MachineJudge.model, MachineJudge.params)
         .join(MachineJudge, MachineJudge.id == MachineJudgement.judge_id)
         .where(MachineJudgement.campaign_id == campaign.id)
         .order_by(MachineJudgement.id)
@@ -369,7 +371,9 @@ def machine_judgements(
         MachineLabel(
             name, model, j.qid, j.docno, j.grade, j.cannot_judge, j.reason, j.raw_answer,
             j.certainty, j.prompt_tokens, j.completion_tokens, j.latency_ms, j.cost, j.attempts,
-            j.cached, tuple(j.flags or ()), j.template_hash, j.created_at,
+            j.cached, tuple(j.flags or ()), j.template_hash,
+            json.dumps(answer_parameters({**parameters({}), **params}), sort_keys=True),
+            j.created_at,
         )
-        for j, name, model in session.execute(query)
+        for j, name, model, params in session.execute(query)
     ]
