@@ -71,7 +71,7 @@ def set_template(campaign_id: int) -> ResponseReturnValue:
             machine_judges.set_template(
                 session, campaign, None if reset else request.form.get("template", "")
             )
-        flash("Default template restored." if reset else "Template saved.", "success")
+        flash("Default template restored." if reset else "Template saved.", "info")
     except ServiceError as error:
         flash(str(error), "error")
     return _back(campaign_id)
@@ -90,7 +90,7 @@ def add_judge(campaign_id: int) -> ResponseReturnValue:
                 api_key_env=request.form.get("api_key_env", "").strip(),
                 api_key=request.form.get("api_key", "").strip() or None, settings=settings,
             )  # fmt: skip
-            flash(f"Machine judge {judge.name} added.", "success")
+            flash(f"Machine judge {judge.name} added.", "info")
     except ServiceError as error:
         flash(str(error), "error")
     return _back(campaign_id)
@@ -183,7 +183,7 @@ def sample(campaign_id: int) -> ResponseReturnValue:
                 name=request.form.get("name", ""),
             )  # fmt: skip
             flash(f"Pool {pool.number} holds the human sample: assign it on the Assignments "
-                  "page.", "success")  # fmt: skip
+                  "page.", "info")  # fmt: skip
     except ServiceError as error:
         flash(str(error), "error")
     return _back(campaign_id)
@@ -200,7 +200,7 @@ def review(campaign_id: int) -> ResponseReturnValue:
                 name=request.form.get("name", ""),
             )  # fmt: skip
             flash(f"Pool {pool.number}: {count} document(s) to review; assign it to other "
-                  "assessors.", "success")  # fmt: skip
+                  "assessors.", "info")  # fmt: skip
     except ServiceError as error:
         flash(str(error), "error")
     return _back(campaign_id)
@@ -222,7 +222,7 @@ def save_qrels(campaign_id: int) -> ResponseReturnValue:
             machine_hybrid.save_qrels_set(session, campaign, combined,
                                           request.form.get("name", ""))  # fmt: skip
             flash(f"Qrels set {request.form.get('name', '').strip()!r} saved: evaluate on it "
-                  "under Reports.", "success")  # fmt: skip
+                  "under Reports.", "info")  # fmt: skip
     except ServiceError as error:
         flash(str(error), "error")
     return _back(campaign_id)
