@@ -22,6 +22,8 @@ GRADE_KEY = 8
 USERNAME = 80
 POOL_NAME = 120
 QUERY_LOG_NAME = 120
+MACHINE_JUDGE_NAME = 120
+MACHINE_MODEL = 200
 FILE_NAME = 500
 USERNAME_KEY = 4 * USERNAME
 """A username's case-folded form (``str.casefold`` may lengthen a name, at most threefold)."""

@@ -159,6 +159,21 @@ MATRIX: list[tuple[str, str, str, dict | None, dict[str, int]]] = [
      {**ADMIN_API, "admin": 400}),
     ("api.adaptive_provenance", "GET", "/api/v1/campaigns/{c}/adaptive-provenance", None,
      ADMIN_API),
+    ("machine.index", "GET", "/machine/{c}", None, ADMIN_GET),
+    ("machine.report", "GET", "/machine/{c}/report", None, ADMIN_GET),
+    ("machine.set_template", "POST", "/machine/{c}/template", {"template": ""}, ADMIN_POST),
+    # refused requests (no model, no judge): the admin is sent back with a message
+    *(
+        (f"machine.{view}", "POST", f"/machine/{{c}}/{path}", None, ADMIN_POST)
+        for view, path in (("add_judge", "judges"), ("start_job", "jobs"), ("sample", "sample"),
+                           ("review", "review"), ("save_qrels", "qrels"))
+    ),
+    ("machine.job", "GET", "/machine/{c}/jobs/999", None, {**ADMIN_GET, "admin": 404}),
+    ("machine.job_json", "GET", "/machine/{c}/jobs/999.json", None, {**ADMIN_GET, "admin": 404}),
+    ("machine.stop_job", "POST", "/machine/{c}/jobs/999/stop", None,
+     {**ADMIN_POST, "admin": 404}),
+    ("machine.resume_job", "POST", "/machine/{c}/jobs/999/resume", None,
+     {**ADMIN_POST, "admin": 404}),
     ("assess.stems", "GET", "/assess/stems?terms=recycling", None, PAGE),
     ("assess.set_guidelines", "POST", "/assess/campaigns/{c}/guidelines",
      {"guidelines": "Judge *carefully*."}, ADMIN_POST),

@@ -31,7 +31,9 @@ COMMANDS: dict[str, str] = {
     "adjudicate": "workbench.cli.analysis_commands:adjudicate",
     "evaluate": "workbench.cli.analysis_commands:evaluate",
     "simulate": "workbench.cli.simulate_commands:simulate",
+    "simulate-machine": "workbench.cli.simulate_machine_commands:simulate_machine",
     "querylog": "workbench.cli.querylog_commands:querylog",
+    "machine": "workbench.cli.machine_commands:machine",
     # the course notes' further analyses
     "collection-measures": "workbench.cli.notes_commands:collection_measures",
     "power": "workbench.cli.notes_commands:power",

@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from workbench import limits, trec
 from workbench.reports.tables import csv_safe
-from workbench.services import adaptive_pools, pools, qrels
+from workbench.services import adaptive_pools, machine_exports, pools, qrels
 from workbench.services.errors import ServiceError
 from workbench.store.models import Campaign, Judgement, Pool, PoolEntry, User
 
@@ -33,6 +33,7 @@ LOG_FIELDS = (
     "time_spent_ms",
     "position",
     "revision",
+    "source",  # "human", or "machine" for a machine judge's label (services.machine_exports)
 )
 
 
@@ -64,7 +65,8 @@ def export_qrels(
 def export_judgement_log(
     session: Session, campaign: Campaign, dest: TextIO, *, fmt: str = "csv"
 ) -> int:
-    """Write every judgement event of the campaign, oldest first, as CSV or a JSON list.
+    """Write every judgement event of the campaign, oldest first, as CSV or a JSON list, then
+    the machine judges' labels (source "machine", `machine_exports.log_records`).
 
     revision numbers an assessor's judgements of one document: 1, 2, ... Returns the row count.
     The CSV of a campaign with an adaptive pool opens with `#` lines naming its strategy and
@@ -95,7 +97,10 @@ def export_judgement_log(
     for *values, created_at, time_spent_ms, position, user_id in rows:
         key = (values[2], values[3], user_id)
         revisions[key] = revision = revisions.get(key, 0) + 1
-        records.append((*values, created_at.isoformat(), time_spent_ms, position, revision))
+        records.append(
+            (*values, created_at.isoformat(), time_spent_ms, position, revision, "human")
+        )
+    records += machine_exports.log_records(session, campaign)
     if fmt == "json":
         json.dump(
             [dict(zip(LOG_FIELDS, record, strict=True)) for record in records], dest, indent=1
@@ -188,6 +193,18 @@ def _log_export(
     return Written(count, f"{file_slug(campaign.name)}.judgements.{fmt}")
 
 
+def _machine_export(write: Any, extension: str) -> Writer:
+    """An Export writer over a `services.machine_exports` writer."""
+
+    def export(
+        session: Session, campaign: Campaign, dest: TextIO, options: Mapping[str, Any]
+    ) -> Written:
+        count, suffix, warnings = write(session, campaign, dest, options)
+        return Written(count, f"{file_slug(campaign.name)}{file_slug(suffix)}{extension}", warnings)
+
+    return export
+
+
 EXPORTS: dict[str, Export] = {
     export.name: export
     for export in (
@@ -232,6 +249,39 @@ EXPORTS: dict[str, Export] = {
             "judgement(s)",
             _log_export,
             (ExportOption("format", "choice", "csv or a JSON list.", choices=("csv", "json")),),
+        ),
+        Export(
+            "machine-qrels",
+            "Machine or hybrid qrels",
+            "A machine judge's qrels, alone or filling the documents without a human label "
+            "(# lines name the sources).",
+            "qrels line(s)",
+            _machine_export(machine_exports.write_qrels, ".qrels"),
+            (
+                ExportOption("judge", "text", "The machine judge (machine:<model>)."),
+                ExportOption(
+                    "combination", "choice", "hybrid: human labels where there are, the "
+                    "machine's elsewhere; machine: the machine's alone.",
+                    choices=("hybrid", "machine"),
+                ),
+                ExportOption("assessor", "text", "Human labels of one assessor (default: the "
+                             "final labels, or the single judges' labels)."),
+                ExportOption("binary_level", "int", "Write 1 for grades >= L, else 0."),
+                ExportOption("allow_incomplete", "flag", "Export even though pooled documents "
+                             "lack a label (said in a # header)."),
+            ),
+        ),
+        Export(
+            "machine-labels",
+            "Machine labels with provenance",
+            "Every machine label with its provenance: model, template hash, raw answer, "
+            "reason, tokens, latency, cost, certainty, flags.",
+            "label(s)",
+            _machine_export(machine_exports.write_labels, ""),
+            (
+                ExportOption("judge", "text", "One machine judge (default: all)."),
+                ExportOption("format", "choice", "csv or a JSON list.", choices=("csv", "json")),
+            ),
         ),
     )
 }

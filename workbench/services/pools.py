@@ -122,6 +122,11 @@ def extend_pool(session: Session, pool: Pool, runs: list[str]) -> int:
         raise ServiceError(
             f"pool {pool.number} is adaptive: raise its budget instead of extending it"
         )
+    if {"machine_sample", "machine_review"} & set(pool.params or {}):
+        raise ServiceError(
+            f"pool {pool.number} was drawn for a machine judge's hybrid design: extend its "
+            "source pool and draw again"
+        )
     campaign = session.get(Campaign, pool.campaign_id)
     assert campaign is not None  # pools.campaign_id is a foreign key
     new_models = _select_runs(session, campaign, runs)
@@ -464,6 +469,15 @@ def describe_parameters(pool: Pool) -> str:
     topics = pool.params.get("topics")
     if topics is not None:
         parts.append(f"{len(topics)} chosen {'topic' if len(topics) == 1 else 'topics'}")
+    sample = pool.params.get("machine_sample")
+    if sample:
+        parts.append(
+            f"human sample of pool {sample['source_pool']} for {sample['judge']} "
+            f"({sample['design']}, share {sample['share']:g}, seed {sample['seed']})"
+        )
+    review = pool.params.get("machine_review")
+    if review:
+        parts.append(f"review of the disagreements with {review['judge']} ({review['on']})")
     extensions = len(pool.params.get("extensions", []))
     if extensions:
         parts.append(f"extended {extensions} {'time' if extensions == 1 else 'times'}")

@@ -86,6 +86,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         browse,
         db,
         errors,
+        machine,
         querylogs,
         querylogs_api,
         report_jobs,
@@ -108,6 +109,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(querylogs.bp)
     app.register_blueprint(querylogs_api.api)
     app.register_blueprint(uploads.bp)
+    app.register_blueprint(machine.bp)
 
     @app.get("/")
     def index():
