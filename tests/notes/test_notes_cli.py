@@ -96,6 +96,7 @@ def test_power_of_a_campaign(evaluated, database_url):
     assert result.exit_code == 0, result.output
     assert "With 3 topics, differences of at least" in result.output
     assert "runA" in result.output and "noncentral t" in result.output
+    assert "post-hoc" in result.output and "Hoenig & Heisey" in result.output  # none shown
 
 
 def _grid_files(folder):

@@ -114,7 +114,7 @@ def collection_measures(
 @qrels_option(QRELS_HELP)
 @measure_option()
 @choice_option("--test", choices=PAIRED_TESTS, default="t",
-               help="The paired test whose power is reported.")
+               help="The paired test whose detectable difference is reported.")
 @number_option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05)
 @number_option("--power", "target", type=click.FloatRange(0, 1, min_open=True, max_open=True),
                default=0.8, help="The power to design for (1 - beta).")
@@ -144,7 +144,10 @@ def power(
     fmt: str,
     output: Path | None,
 ) -> None:
-    """Power of the paired test per pair of runs, and topic-set size design (Sakai 2016).
+    """Detectable difference per pair of runs, and topic-set size design (Sakai 2016).
+
+    No achieved power at the observed effect: that post-hoc power is a function of the
+    p-value (Hoenig & Heisey 2001).
 
     With --campaign: from its runs' scores (residual variance of the two-way ANOVA). Without:
     from --variance, --topics and --systems.
