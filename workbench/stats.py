@@ -227,13 +227,19 @@ def wilcoxon_test(x, y) -> TestResult:
                       method=method, **_counts(d))  # fmt: skip
 
 
+def binomial_p_value(wins: int, n: int) -> float:
+    """Two-sided exact binomial test of ``wins`` successes in ``n`` trials at 1/2 (scipy
+    ``binomtest``): the sign test's p-value."""
+    return float(stats.binomtest(wins, n, 0.5).pvalue)
+
+
 def sign_test(x, y) -> TestResult:
     """Sign test: two-sided binomial test of wins among wins + losses at 0.5, ties dropped
     (scipy ``binomtest``); p = 1 when every topic is a tie. Statistic = wins."""
     d = _differences(x, y)
     counts = _counts(d)
     decided = counts["wins"] + counts["losses"]
-    p = float(stats.binomtest(counts["wins"], decided, 0.5).pvalue) if decided else 1.0
+    p = binomial_p_value(counts["wins"], decided) if decided else 1.0
     return TestResult("sign test", float(counts["wins"]), p, mean_difference=float(d.mean()),
                       **counts)  # fmt: skip
 
