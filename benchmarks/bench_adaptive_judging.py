@@ -40,7 +40,7 @@ RESULTS = ROOT / "benchmarks" / "results"
 FIGURES = ROOT / "docs" / "figures"
 BUDGETS = "5%,10%,15%,20%,25%,30%,40%,50%,60%,80%,100%"
 QUICK_BUDGETS = "10%,30%,100%"
-STRATEGIES = ["depth", "take", "rrf", "mtf", "hedge", "ts", "mm", "mm-ns"]
+STRATEGIES = ["depth", "take", "rrf", "mtf", "mtf-cormack", "hedge", "ts", "mm", "mm-discounted"]
 
 CACM_RANKERS = (
     baselines.Ranker("bm25", "bm25"),
@@ -95,15 +95,15 @@ def check_targets(result: simulation.Simulation) -> list[str]:
     budgets = [r.budget for r in result.results if r.strategy == "depth"]
     lines = []
     behind = [
-        f"{b} ({by['mm-ns', b].relevant_found} < {by['depth', b].relevant_found})"
+        f"{b} ({by['mm-discounted', b].relevant_found} < {by['depth', b].relevant_found})"
         for b in budgets
-        if by["mm-ns", b].relevant_found < by["depth", b].relevant_found
+        if by["mm-discounted", b].relevant_found < by["depth", b].relevant_found
     ]
     lines.append(
         "MM-NS finds at least as many relevant documents as depth at every budget: "
         + ("yes" if not behind else "NO, behind at " + ", ".join(behind))
     )
-    for strategy in ("mm-ns", "depth"):
+    for strategy in ("mm-discounted", "depth"):
         reached = [
             r for r in result.results
             if r.strategy == strategy and r.agreement("MAP").kendall_tau >= 0.9

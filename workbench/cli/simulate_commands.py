@@ -31,7 +31,7 @@ def _groups(pairs: tuple[str, ...]) -> dict[str, str]:
               type=click.Path(exists=True, dir_okay=False),
               help="A run file (repeat the option, or give several after one --runs).")
 @click.argument("more_runs", nargs=-1, type=click.Path(exists=True, dir_okay=False))
-@click.option("--strategies", default="depth,take,mtf,hedge,mm-ns,ts", show_default=True,
+@click.option("--strategies", default="depth,take,mtf,hedge,mm,ts", show_default=True,
               help="Comma-separated judging strategies (see workbench.adaptive).")
 @click.option("--budgets", default=None,
               help="Per-topic budgets: shares of the depth pool (10%) or judgement counts (200). "

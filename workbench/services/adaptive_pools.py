@@ -431,7 +431,7 @@ class Provenance:
     stopped: tuple[str, ...]  # topics the organiser stopped
 
     def describe(self) -> str:
-        """'pool 3 judged adaptively: strategy mm-ns, budget 200 judgements per topic ...'."""
+        """'pool 3 judged adaptively: strategy mm, budget 200 judgements per topic ...'."""
         text = (
             f"pool {self.pool} judged adaptively: strategy {self.strategy}, budget "
             f"{self.budget} judgements per topic"
@@ -478,7 +478,7 @@ def export_header(session: Session, campaign: Campaign) -> str:
 
 
 def describe_settings(pool: Pool) -> str:
-    """'adaptive mm-ns, budget 200 per topic, batch 5, 20 % to other judges' (or '')."""
+    """'adaptive mm, budget 200 per topic, batch 5, 20 % to other judges' (or '')."""
     settings = settings_of(pool)
     if settings is None:
         return ""

@@ -38,7 +38,7 @@ def build(campaign_id: int):
         pool = adaptive_pools.build_adaptive_pool(
             session,
             c,
-            strategy=form.get("strategy", "mm-ns"),
+            strategy=form.get("strategy", adaptive.DEFAULT_STRATEGY),
             budget=form_int(form.get("budget"), "budget", minimum=1),
             depth=form_int(
                 form.get("depth"), "depth", minimum=1, default=adaptive_pools.DEFAULT_DEPTH
@@ -99,6 +99,7 @@ def form_choices() -> dict[str, Any]:
     """What the campaign page's adaptive form offers (one registry: workbench.adaptive)."""
     return {
         "adaptive_strategies": adaptive.ADAPTIVE,
+        "adaptive_default_strategy": adaptive.DEFAULT_STRATEGY,
         "adaptive_defaults": {
             "depth": adaptive_pools.DEFAULT_DEPTH,
             "batch": adaptive_pools.DEFAULT_BATCH,
