@@ -52,6 +52,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import stats
 
 EPSILON = 1e-5  # xinfAP's smoothing, trec_eval's INFAP_EPSILON
@@ -106,10 +107,7 @@ class SampledTopic:
 
 
 def srs_topic(
-    docnos: Sequence[str],
-    strata: Sequence[int],
-    sampled: Sequence[bool],
-    relevant: Sequence[bool],
+    docnos: Sequence[str], strata: ArrayLike, sampled: ArrayLike, relevant: ArrayLike
 ) -> SampledTopic:
     """A stratified (or, with one stratum, uniform) simple random sample: pi_s = n_s / N_s."""
     strata_a = np.asarray(strata, dtype=np.int64)
@@ -164,7 +162,7 @@ def best_rank_strata(best_rank: np.ndarray, bounds: Sequence[int]) -> np.ndarray
     return np.searchsorted(np.asarray(bounds), np.asarray(best_rank), side="left")
 
 
-def stratum_sizes(counts: Sequence[int], rates: Sequence[float], budget: int) -> list[int]:
+def stratum_sizes(counts: ArrayLike, rates: Sequence[float], budget: int) -> list[int]:
     """Sample sizes n_s proportional to N_s rate_s with sum n_s = budget (each n_s <= N_s and,
     where N_s > 0 and the budget allows, >= 1): largest remainders, capped strata refilled."""
     counts_a = np.asarray(counts, dtype=float)
@@ -236,6 +234,26 @@ def estimate_topic(
 ) -> dict[str, RunEstimates]:
     """statAP, xinfAP (stratified designs only) and judged-only AP of every run on the topic;
     `rankings[tag]` holds the pool index of each ranked document (-1 outside the pool)."""
+    out = {}
+    for tag, values in replicate_estimates(topic, rankings, replicates=replicates, rng=rng).items():
+        out[tag] = RunEstimates(
+            {name: float(v[0]) for name, v in values.items()},
+            {
+                name: float(v[1:].var(ddof=1)) if replicates > 1 else math.nan
+                for name, v in values.items()
+            },
+        )
+    return out
+
+
+def replicate_estimates(
+    topic: SampledTopic,
+    rankings: Mapping[str, np.ndarray],
+    *,
+    replicates: int = 0,
+    rng: np.random.Generator | None = None,
+) -> dict[str, dict[str, np.ndarray]]:
+    """run -> estimator -> its value (index 0) and the `replicates` bootstrap values."""
     if replicates and rng is None:
         raise EstimationError("bootstrap replicates need a random generator")
     a = replicate_weights(topic, replicates, rng or np.random.default_rng(0))
@@ -273,13 +291,7 @@ def estimate_topic(
             if judged_rel
             else 0.0,
         )
-        out[tag] = RunEstimates(
-            {name: float(v[0]) for name, v in values.items()},
-            {
-                name: float(v[1:].var(ddof=1)) if replicates > 1 else math.nan
-                for name, v in values.items()
-            },
-        )
+        out[tag] = values
     return out
 
 

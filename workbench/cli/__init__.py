@@ -31,6 +31,8 @@ COMMANDS: dict[str, str] = {
     "adjudicate": "workbench.cli.analysis_commands:adjudicate",
     "evaluate": "workbench.cli.analysis_commands:evaluate",
     "simulate": "workbench.cli.simulate_commands:simulate",
+    "simulate-estimates": "workbench.cli.simulate_commands:simulate_estimates",
+    "simulate-stopping": "workbench.cli.simulate_commands:simulate_stopping",
     "querylog": "workbench.cli.querylog_commands:querylog",
     # the course notes' further analyses
     "collection-measures": "workbench.cli.notes_commands:collection_measures",
