@@ -102,7 +102,7 @@ def test_free_documents_are_read_when_picked_and_cost_nothing():
     # A is then exhausted -> b1
     pool = TopicPool.build(TWO_RUNS, 3)
     choices = adaptive.choose("mm", pool, [("a1", True)], 2, free={"a2": False, "b3": True})
-    assert choices == adaptive.Choices(reveal=["a3", "b1"], free=["a2"])
+    assert choices == adaptive.Choices(reveal=["a3", "b1"], free=["a2"], order=["a2", "a3", "b1"])
     # replaying the choices in order, free ones included, gives the same next documents
     again = adaptive.choose("mm", pool, [("a1", True), ("a2", False)], 2, free={"b3": True})
     assert again.reveal == ["a3", "b1"] and again.free == []

@@ -198,3 +198,23 @@ def test_relevant_left_in_an_adaptive_pool_with_a_sample():
     assert (left.estimate, left.low, left.high) == (3.0, whole.low - 1, whole.high - 1)
     full = est.srs_topic(["a", "b"], [0, 0], [True, True], [True, False])
     assert est.relevant_left(full).estimate == 0.0
+
+
+def test_the_prior_pooling_strategy_draws_by_the_ap_prior():
+    from workbench import pooling
+
+    def ranked(*docnos):
+        return pooling.RankedList(list(docnos), np.arange(len(docnos), 0, -1, dtype=float))
+
+    lists = {"A": ranked("a", "b", "c", "d"), "B": ranked("c", "e", "a", "f")}
+    strategy = pooling.get_strategy("prior")
+    params = strategy.parse({"budget": 3, "depth": 4})
+    context = pooling.PoolingContext(None, np.random.default_rng(1))
+    pooled = strategy.pool(lists, params, context)
+    assert sorted(p.docno for p in pooled) == list("abcdef")
+    assert sum(p.inclusion_prob for p in pooled) == pytest.approx(3)
+    by = {p.docno: p.inclusion_prob for p in pooled}
+    assert by["a"] > by["b"] > by["d"] and by["c"] > by["e"]  # top ranks weigh most
+    again = strategy.pool(lists, params, pooling.PoolingContext(None, np.random.default_rng(1)))
+    assert [p.sampled for p in again] == [p.sampled for p in pooled]
+    assert params.describe() == "3 documents expected per topic, by the AP prior of depth 4"

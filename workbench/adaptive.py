@@ -136,6 +136,7 @@ class Session:
         self.labels: dict[int, bool] = {}
         self.order: list[int] = []  # judged pool indices in the order judged
         self.free_picks: list[str] = []  # reserved-sample documents picked (see `take`)
+        self.picks: list[str] = []  # every document `take` picked, free ones included
 
     @property
     def n_judged(self) -> int:
@@ -165,6 +166,7 @@ class Session:
             if i is None:
                 break
             docno = self.pool.docnos[i]
+            self.picks.append(docno)
             if free is not None and docno in free:
                 self.free_picks.append(docno)
                 self.observe(docno, free[docno])
@@ -535,11 +537,12 @@ def start_session(
 
 @dataclass(frozen=True)
 class Choices:
-    """What a strategy chooses next: documents to reveal, and reserved-sample documents it
-    picked on the way (already judged: they cost nothing), in the order picked."""
+    """What a strategy chooses next: documents to reveal, reserved-sample documents it picked
+    on the way (judged already: they cost nothing), and both in the order picked."""
 
     reveal: list[str]
     free: list[str]
+    order: list[str]
 
 
 def choose(
@@ -560,7 +563,7 @@ def choose(
     for docno, relevant in judgements:
         session.observe(docno, relevant)
     reveal = session.take(n, free=free)
-    return Choices(reveal, session.free_picks)
+    return Choices(reveal, session.free_picks, session.picks)
 
 
 def next_documents(

@@ -48,12 +48,16 @@ interval from the strata's variances.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
+
+if TYPE_CHECKING:
+    from workbench.pooling import PooledDocument, RankedLists
 
 EPSILON = 1e-5  # xinfAP's smoothing, trec_eval's INFAP_EPSILON
 DESIGNS = ("uniform", "stratified", "prior")
@@ -195,6 +199,38 @@ def draw_srs(strata: np.ndarray, sizes: Sequence[int], rng: np.random.Generator)
         if size:
             sampled[rng.choice(members, size=size, replace=False)] = True
     return sampled
+
+
+def prior_pool(
+    ranked_lists: RankedLists,
+    budget: int,
+    depth: int,
+    rng: np.random.Generator,
+    *,
+    exclude: Iterable[str] = (),
+) -> list[PooledDocument]:
+    """The `prior` pooling strategy: a Poisson sample of the depth-`depth` universe with pi
+    proportional to the AP prior (statAP's design), `budget` documents expected; every
+    universe document is listed with its probability and whether it was drawn."""
+    from workbench.pooling import depth_pool  # pooling imports this module
+
+    excluded = set(exclude)
+    universe = [p for p in depth_pool(ranked_lists, depth) if p.docno not in excluded]
+    if not universe:
+        return []
+    at = {p.docno: i for i, p in enumerate(universe)}
+    lists = [
+        np.array([at[d] for d in r.top(depth) if d in at], dtype=np.int64)
+        for _, r in sorted(ranked_lists.items())
+    ]
+    inclusion = proportional_inclusion(
+        ap_prior(lists, len(universe), depth), budget
+    )
+    drawn = rng.random(len(universe)) < inclusion
+    return [
+        p._replace(sampled=bool(drawn[i]), inclusion_prob=float(inclusion[i]))
+        for i, p in enumerate(universe)
+    ]
 
 
 def draw_poisson(inclusion: np.ndarray, rng: np.random.Generator) -> np.ndarray:
