@@ -18,7 +18,8 @@ Reported per strategy and budget (`BudgetResult`):
 - for MAP, P@10 and nDCG@10: Kendall's tau-b and tau_AP (`workbench.stats`) between the
   runs' ranking by the measure under the full qrels and under the budget's qrels, and the
   largest rank change; bpref and infAP: the same against the full qrels' MAP ranking (they
-  estimate it);
+  are meant to estimate it, but an adaptive strategy's unjudged documents are no uniform
+  sample, so both are biased here: `estimate_simulation` measures by how much);
 - reusability (leave-one-group-out): each group's runs are left out of the pool, the strategy
   judges the other runs' pool with the same per-topic budget, and the left-out runs' MAP
   under those qrels is compared with their MAP under the full qrels: the mean and largest

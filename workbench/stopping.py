@@ -93,6 +93,35 @@ class Progress:
         return int(sum(self.labels))
 
 
+def progress(
+    labels: Sequence[bool],
+    *,
+    relevant: np.ndarray,
+    judged: np.ndarray,
+    chosen: np.ndarray,
+    sample: np.ndarray | None,
+) -> Progress:
+    """A topic's `Progress` from masks over its pool's documents: `relevant` (read where
+    `judged`), `chosen` by the strategy, the reserved `sample` (None: the pool has none);
+    `labels` are the judged documents' labels in judging order. A chosen document not judged
+    yet counts as chosen and not relevant (so recall is not overstated)."""
+    known = judged & relevant
+    if sample is None:
+        return Progress(len(judged), tuple(labels), chosen_relevant=int((chosen & known).sum()))
+    left = sample & ~chosen & judged
+    return Progress(
+        pool_size=len(judged),
+        labels=tuple(labels),
+        has_sample=True,
+        sample_relevant=int((sample & known).sum()),
+        sample_relevant_chosen=int((sample & chosen & known).sum()),
+        unchosen=int((~chosen).sum()),
+        sample_unchosen=int(left.sum()),
+        sample_unchosen_relevant=int((left & relevant).sum()),
+        chosen_relevant=int((chosen & known).sum()),
+    )
+
+
 @dataclass(frozen=True)
 class Verdict:
     """A rule's decision on a topic: stop or not, and in words why."""
@@ -113,6 +142,13 @@ class RecallEstimate:
     high: float | None
     confidence: float
     method: str
+
+    def describe(self) -> str:
+        """'0.931 (0.880-0.972 at 95 %)' or '>= 0.850 at 95 %'."""
+        level = f"{100 * self.confidence:g} %"
+        if self.estimate is None or self.high is None:
+            return f">= {self.low:.3f} at {level}"
+        return f"{self.estimate:.3f} ({self.low:.3f}-{self.high:.3f} at {level})"
 
 
 # ---------------------------------------------------------------- knee

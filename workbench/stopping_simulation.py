@@ -124,7 +124,8 @@ def run_topic(
     for docno in order:
         if since_check >= check_every:
             since_check = 0
-            progress = _progress(labels, judged_labels, sample, chosen, needs_sample, n)
+            progress = stopping.progress(judged_labels, relevant=labels, judged=sample | chosen,
+                                         chosen=chosen, sample=sample if needs_sample else None)
             if stopping.decide(rule, progress, target=target, confidence=confidence).stop:
                 return _outcome(topic, judged_labels, relevant_total, stopped=True)
         i = topic.pool.at[docno]
@@ -133,24 +134,6 @@ def run_topic(
             judged_labels.append(bool(labels[i]))
             since_check += 1
     return _outcome(topic, judged_labels, relevant_total, stopped=False)
-
-
-def _progress(
-    labels: np.ndarray, judged_labels: list[bool], sample: np.ndarray, chosen: np.ndarray,
-    has_sample: bool, n: int,
-) -> stopping.Progress:  # fmt: skip
-    unchosen_sample = sample & ~chosen
-    return stopping.Progress(
-        pool_size=n,
-        labels=tuple(judged_labels),
-        has_sample=has_sample,
-        sample_relevant=int((sample & labels).sum()),
-        sample_relevant_chosen=int((sample & chosen & labels).sum()),
-        unchosen=int((~chosen).sum()),
-        sample_unchosen=int(unchosen_sample.sum()),
-        sample_unchosen_relevant=int((unchosen_sample & labels).sum()),
-        chosen_relevant=int((chosen & labels).sum()),
-    )
 
 
 def _outcome(topic: Topic, judged: list[bool], relevant: int, *, stopped: bool) -> TopicOutcome:
