@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "agreement": "workbench.cli.analysis_commands:agreement",
     "adjudicate": "workbench.cli.analysis_commands:adjudicate",
     "evaluate": "workbench.cli.analysis_commands:evaluate",
+    "estimate": "workbench.cli.estimate_commands:estimate",
     "simulate": "workbench.cli.simulate_commands:simulate",
     "simulate-estimates": "workbench.cli.simulate_commands:simulate_estimates",
     "simulate-stopping": "workbench.cli.simulate_commands:simulate_stopping",

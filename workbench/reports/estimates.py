@@ -6,7 +6,55 @@ from __future__ import annotations
 
 from workbench.estimate_simulation import EstimateSimulation
 from workbench.reports.tables import Table, cells
+from workbench.services.estimates import PoolEstimates
 from workbench.stopping_simulation import StoppingSimulation
+
+
+def pool_estimates_tables(estimates: PoolEstimates) -> list[Table]:
+    """The runs' estimated MAP with intervals, and each topic's relevant documents left."""
+    level = f"{100 * estimates.confidence:g} %"
+    runs = Table(
+        ["Run", "statAP", f"statAP {level} interval", "xinfAP", f"xinfAP {level} interval",
+         "MAP judged only"],
+        [
+            cells(
+                r.tag, r.statap.estimate, f"{r.statap.low:.4f} - {r.statap.high:.4f}",
+                r.xinfap.estimate if r.xinfap else None,
+                f"{r.xinfap.low:.4f} - {r.xinfap.high:.4f}" if r.xinfap else None,
+                r.judged_map,
+            )
+            for r in estimates.runs
+        ],
+        caption=(
+            f"MAP estimated from the sample of pool {estimates.pool} of {estimates.campaign} "
+            f"({estimates.design}), {estimates.qrels} qrels; statAP and xinfAP are "
+            "design-unbiased up to their ratio; 'judged only' counts every unjudged document "
+            "non-relevant."
+        ),
+        label="tab:pool-estimates",
+        digits=4,
+        notes=list(estimates.notes),
+    )  # fmt: skip
+    topics = Table(
+        ["Topic", "Pool", "Judged", "Relevant judged", "Relevant (est.)", "Left (est.)",
+         f"Left {level} interval"],
+        [
+            cells(
+                t.qid, t.pool_size, t.judged, t.judged_relevant, t.relevant_estimate,
+                t.left.estimate if t.left else None,
+                f"{t.left.low:g} - {t.left.high:g}" if t.left else None,
+            )
+            for t in estimates.topics
+        ],
+        caption=(
+            "Relevant documents per topic: judged, estimated in the pool (Horvitz-Thompson), "
+            "and left unjudged with the exact hypergeometric interval (one sampled stratum) or "
+            "a normal one."
+        ),
+        label="tab:pool-estimates-topics",
+        digits=1,
+    )  # fmt: skip
+    return [runs, topics]
 
 
 def estimate_simulation_table(simulation: EstimateSimulation) -> Table:
