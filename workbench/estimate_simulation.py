@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as sp_stats
 
-from workbench import adaptive, estimators, pooling, stats
+from workbench import estimators, pooling, stats
 from workbench.relevance import is_relevant
 from workbench.simulation import (
     Budget,
@@ -210,15 +210,12 @@ def simulate_estimates(
     texts: Mapping[str, str] | None = None,
 ) -> EstimateSimulation:
     """Estimate every run's MAP from `repeats` samples per design (and strategy) and budget."""
-    check_inputs(runs, noise=0.0, judges=1, depth=depth)
+    check_inputs(runs, depth=depth, strategies=strategies, texts=texts)
     for name in designs:
         if name not in estimators.DESIGNS:
             raise SimulationError(
                 f"unknown design {name!r}; expected one of {', '.join(estimators.DESIGNS)}"
             )
-    for name in strategies:
-        if adaptive.get_strategy(name).needs_texts and texts is None:
-            raise SimulationError(f"strategy {name!r} needs the documents' texts (--documents)")
     if strategies and not 0 < sample_share < 1:
         raise SimulationError(f"the sample share must be in (0, 1); got {sample_share}")
     if repeats < 1 or replicates < 2:

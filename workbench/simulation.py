@@ -263,8 +263,17 @@ def _agreement(
     )
 
 
-def check_inputs(runs: Sequence[Run], *, noise: float, judges: int, depth: int) -> None:
-    """Refuse what no simulation can use (one home for every simulation's checks)."""
+def check_inputs(
+    runs: Sequence[Run],
+    *,
+    noise: float = 0.0,
+    judges: int = 1,
+    depth: int,
+    strategies: Sequence[str] = (),
+    texts: Mapping[str, str] | None = None,
+) -> None:
+    """Refuse what no simulation can use (one home for every simulation's checks); an
+    unknown strategy raises `adaptive.StrategyError`."""
     if not 0 <= noise < 0.5:
         raise SimulationError(f"noise must be in [0, 0.5); got {noise}")
     if judges < 1:
@@ -277,6 +286,9 @@ def check_inputs(runs: Sequence[Run], *, noise: float, judges: int, depth: int) 
     if len(set(tags)) != len(tags):
         twice = sorted({t for t in tags if tags.count(t) > 1})
         raise SimulationError(f"two runs share a tag: {', '.join(twice)}")
+    for name in strategies:
+        if adaptive.get_strategy(name).needs_texts and texts is None:
+            raise SimulationError(f"strategy {name!r} needs the documents' texts (--documents)")
 
 
 def prepare_topics(
@@ -326,12 +338,9 @@ def simulate(
     texts: Mapping[str, str] | None = None,
 ) -> Simulation:
     """Replay each strategy on every topic and report each budget (see the module docstring)."""
-    check_inputs(runs, noise=noise, judges=judges, depth=depth)
+    check_inputs(runs, noise=noise, judges=judges, depth=depth, strategies=strategies,
+                 texts=texts)  # fmt: skip
     tags = [r.tag for r in runs]
-    for name in strategies:
-        strategy = adaptive.get_strategy(name)
-        if strategy.needs_texts and texts is None:
-            raise SimulationError(f"strategy {name!r} needs the documents' texts (--documents)")
     groups = dict(groups or {})
     unit = {tag: groups.get(tag, tag) for tag in tags}
     topics, notes = prepare_topics(

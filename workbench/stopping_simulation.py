@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from workbench import adaptive, estimators, pooling, stopping
+from workbench import estimators, pooling, stopping
 from workbench.estimate_simulation import reserved_sample_size
 from workbench.simulation import SimulationError, Topic, check_inputs, judging_order, prepare_topics
 from workbench.trec import Run
@@ -157,13 +157,10 @@ def simulate_stopping(
     texts: Mapping[str, str] | None = None,
 ) -> StoppingSimulation:
     """Judge every topic with each strategy under each rule; see the module docstring."""
-    check_inputs(runs, noise=0.0, judges=1, depth=depth)
+    check_inputs(runs, depth=depth, strategies=strategies, texts=texts)
     stopping.check_target(target, confidence)
     for name in rules:
         stopping.get_rule(name)
-    for name in strategies:
-        if adaptive.get_strategy(name).needs_texts and texts is None:
-            raise SimulationError(f"strategy {name!r} needs the documents' texts (--documents)")
     if not 0 < sample_share < 1:
         raise SimulationError(f"the sample share must be in (0, 1); got {sample_share}")
     if check_every < 1:
