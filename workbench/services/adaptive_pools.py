@@ -305,16 +305,15 @@ def _primary_labels(
 class _Topic:
     """What the next-batch decision and the status page read of one topic."""
 
-    universe: adaptive.TopicPool
+    docnos: tuple[str, ...]  # the topic's pooled documents
     revealed: list[str]  # in reveal order: the reserved sample first
     labels: dict[str, bool]  # the primary judge's, of revealed documents judged
     sample: set[str]  # the reserved sample
     choices: list[str]  # what the strategy chose, in order (free documents included)
 
     def progress(self) -> stopping.Progress:
-        docnos = self.universe.docnos
-        index = self.universe.at
-        mask = np.zeros((4, len(docnos)), dtype=bool)  # relevant, judged, chosen, sample
+        index = {d: i for i, d in enumerate(self.docnos)}
+        mask = np.zeros((4, len(self.docnos)), dtype=bool)  # relevant, judged, chosen, sample
         for d, relevant in self.labels.items():
             if d in index:
                 mask[0, index[d]], mask[1, index[d]] = relevant, True
@@ -327,11 +326,19 @@ class _Topic:
         )  # fmt: skip
 
 
-def _read_topic(session: Session, pool: Pool, qid: str, assignment: Assignment | None) -> _Topic:
+def _universe(session: Session, pool: Pool, qid: str) -> adaptive.TopicPool:
     depth = int(pool.params["depth"])
-    universe = adaptive.TopicPool.build(
+    return adaptive.TopicPool.build(
         pools.topic_ranked_lists(session, pools.pool_runs(session, pool), qid, depth), depth
     )
+
+
+def _read_topic(session: Session, pool: Pool, qid: str, assignment: Assignment | None) -> _Topic:
+    rows = session.execute(
+        select(PoolEntry.docno, PoolEntry.build, PoolEntry.sampled).where(
+            PoolEntry.pool_id == pool.id, PoolEntry.qid == qid
+        )
+    ).all()
     revealed = _revealed(session, pool.id, qid)
     campaign = session.get(Campaign, pool.campaign_id)
     assert campaign is not None
@@ -340,15 +347,13 @@ def _read_topic(session: Session, pool: Pool, qid: str, assignment: Assignment |
         if assignment is not None
         else {}
     )
-    sample = set(
-        session.scalars(
-            select(PoolEntry.docno).where(
-                PoolEntry.pool_id == pool.id, PoolEntry.qid == qid, PoolEntry.build == 0,
-                PoolEntry.sampled.is_(True),
-            )
-        )
-    )  # fmt: skip
-    return _Topic(universe, revealed, labels, sample, list(_topic(session, pool, qid).choices))
+    return _Topic(
+        tuple(sorted(r.docno for r in rows)),
+        revealed,
+        labels,
+        {r.docno for r in rows if r.sampled and r.build == 0},
+        list(_topic(session, pool, qid).choices),
+    )
 
 
 def verdict(settings: AdaptiveSettings, progress: stopping.Progress) -> stopping.Verdict | None:
@@ -376,15 +381,16 @@ def _next_batch(
         decided = verdict(settings, state.progress())
         if decided is not None and decided.stop:
             return pool.revision, None
+    universe = _universe(session, pool, assignment.qid)
     texts = (
-        _texts(session, pool, state.universe)
+        _texts(session, pool, universe)
         if adaptive.get_strategy(settings.strategy).needs_texts
         else None
     )
     chosen = set(state.choices)
     choices = adaptive.choose(
         settings.strategy,
-        state.universe,
+        universe,
         [(d, state.labels[d]) for d in state.choices],
         min(room, settings.batch),
         free={d: state.labels[d] for d in state.sample if d not in chosen},
