@@ -137,7 +137,9 @@ def _design(
     for qid, rows in entries.items():
         sampled = np.array([r.sampled for r in rows])
         labels = _labels(qid, rows, sampled, qrels, level)
-        strata = np.array([(r.stratum or 1) - 1 for r in rows])
+        # an extension samples its new documents apart: (build, stratum) is the stratum
+        keys = sorted({(r.build, r.stratum or 1) for r in rows})
+        strata = np.array([keys.index((r.build, r.stratum or 1)) for r in rows])
         inclusion = np.array([r.inclusion_prob for r in rows])
         topics[qid] = estimators.SampledTopic(
             tuple(r.docno for r in rows), strata, inclusion, sampled, labels,
