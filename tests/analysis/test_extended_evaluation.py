@@ -46,7 +46,8 @@ def test_power_analysis_on_the_campaign(evaluated):
     assert (pair.first, pair.second) == ("runA", "runB")
     d = matrix[0] - matrix[1]
     assert pair.mean_difference == pytest.approx(d.mean())
-    assert pair.power == pytest.approx(TTestPower().power(d.mean() / d.std(ddof=1), 3, 0.05))
+    d_min = TTestPower().solve_power(nobs=3, alpha=0.05, power=0.8)
+    assert pair.detectable_difference == pytest.approx(d_min * d.std(ddof=1), rel=1e-5)
     assert analysis.sentence.startswith("With 3 topics, differences of at least")
     assert analysis.design.topics_t_test >= 2
 

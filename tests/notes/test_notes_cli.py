@@ -96,6 +96,7 @@ def test_power_of_a_campaign(evaluated, database_url):
     assert result.exit_code == 0, result.output
     assert "With 3 topics, differences of at least" in result.output
     assert "runA" in result.output and "noncentral t" in result.output
+    assert "post-hoc" in result.output and "Hoenig & Heisey" in result.output  # none shown
 
 
 def _grid_files(folder):
@@ -177,14 +178,21 @@ def test_interleave_run_files(tmp_path):
         "json",
     )
     assert result.exit_code == 0, result.output
-    study = json.loads(result.output)
+    document = json.loads(result.output)
+    study = document["study"]
     pair = study["pairs"][0]
     # bm25_k1=1_b=0.5 ranks the relevant document 2nd, bm25_k1=2_b=1 2nd too: no offline winner
     assert pair["comparison"]["first"] == "bm25_k1=1_b=0.5"
     assert pair["offline_difference"] == 0.0
     assert study["agreement"]["undecided"] == 1
+    # the fidelity check of both methods, 100 random-click impressions per query
+    assert [c["method"] for c in document["fidelity"]] == ["team-draft", "balanced"]
+    assert all(p["impressions"] == 300 for c in document["fidelity"] for p in c["pairs"])
     text = _invoke("interleave", qrels, runs[1], runs[2]).output
     assert "team-draft interleaving" in text and "bm25_k1=2_b=0.5" in text
+    assert "Fidelity check: every pair interleaved with clicks at random" in text
+    quiet = _invoke("interleave", qrels, runs[1], runs[2], "--fidelity-impressions", "0").output
+    assert "Fidelity check" not in quiet
 
 
 def test_interleave_of_a_campaign(evaluated, database_url):
@@ -193,6 +201,7 @@ def test_interleave_of_a_campaign(evaluated, database_url):
     )
     assert result.exit_code == 0, result.output
     assert "Interleaving agrees with the offline map" in result.output
+    assert "Fidelity check" in result.output and "balanced: mean |bias|" in result.output
 
 
 def test_efficiency_import_and_show(evaluated, database_url, tmp_path):

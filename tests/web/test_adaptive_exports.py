@@ -48,6 +48,7 @@ def test_qrels_and_the_log_record_the_strategy_and_budget(app, world, as_user):
                 "budget": 4,
                 "raised": {"T1": 6},
                 "stopped": ["T2"],
+                "sample_share": 0.0,
                 "description": described,
             }
         ],

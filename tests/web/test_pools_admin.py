@@ -188,7 +188,8 @@ def test_a_new_strategy_reaches_the_cli_the_form_and_the_service(
 def test_the_registry_declares_each_parameter_once() -> None:
     fields = {f.name: f for f in pooling.option_fields()}
     assert list(fields) == ["depth", "budget", "fair", "fusion", "strata"]
-    assert fields["budget"].strategies == ("take", "fusion")
+    assert fields["budget"].strategies == ("take", "fusion", "prior")
+    assert fields["depth"].strategies == ("depth", "prior")
     assert fields["fusion"].choices == pooling.FUSION_METHODS
     assert pooling.get_strategy("stratified").describe({"strata": [[10, 1.0], [30, 0.2]]}) == (
         "strata ranks ≤ 10: 100%, ranks ≤ 30: 20%"

@@ -30,8 +30,11 @@ COMMANDS: dict[str, str] = {
     "agreement": "workbench.cli.analysis_commands:agreement",
     "adjudicate": "workbench.cli.analysis_commands:adjudicate",
     "evaluate": "workbench.cli.analysis_commands:evaluate",
+    "estimate": "workbench.cli.estimate_commands:estimate",
     "simulate": "workbench.cli.simulate_commands:simulate",
     "simulate-machine": "workbench.cli.simulate_machine_commands:simulate_machine",
+    "simulate-estimates": "workbench.cli.simulate_commands:simulate_estimates",
+    "simulate-stopping": "workbench.cli.simulate_commands:simulate_stopping",
     "querylog": "workbench.cli.querylog_commands:querylog",
     "machine": "workbench.cli.machine_commands:machine",
     # the course notes' further analyses

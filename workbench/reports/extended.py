@@ -45,8 +45,8 @@ def collection_scale_table(scale: CollectionScale) -> Table:
 
 
 def power_table(analysis: PowerAnalysis) -> Table:
-    """Per pair: mean and sd of the differences, effect size, achieved power, detectable
-    difference at the requested power."""
+    """Per pair: mean and sd of the differences, effect size, detectable difference at the
+    requested power (no post-hoc power: see `power.PairPower`)."""
     rows = [
         cells(
             p.first,
@@ -54,7 +54,6 @@ def power_table(analysis: PowerAnalysis) -> Table:
             p.mean_difference,
             p.sd_difference,
             p.effect_size,
-            p.power,
             p.detectable_difference,
             p.method,
         )
@@ -67,19 +66,22 @@ def power_table(analysis: PowerAnalysis) -> Table:
             "Mean A-B",
             "SD A-B",
             "Effect size",
-            "Power",
             f"Detectable at {100 * analysis.power:g} %",
-            "Power of",
+            "Computed by",
         ],
         rows,
         caption=(
-            f"Achieved (post-hoc) power of the {analysis.test} test on {analysis.measure} "
-            f"({analysis.qrels} qrels, {analysis.n_topics} topics, alpha = {analysis.alpha:g}) "
-            f"and the smallest difference these topics detect at {100 * analysis.power:g} % "
-            "power given each pair's variability."
+            f"The smallest difference in {analysis.measure} that the {analysis.test} test "
+            f"detects at {100 * analysis.power:g} % power with these {analysis.n_topics} "
+            f"topics ({analysis.qrels} qrels, alpha = {analysis.alpha:g}), given each pair's "
+            "variability."
         ),
         label="tab:power",
         digits=3,
+        notes=[
+            "No achieved (post-hoc) power at the observed effect is shown: it is a function "
+            "of the p-value and adds nothing to it (Hoenig & Heisey 2001)."
+        ],
     )
 
 

@@ -103,7 +103,7 @@ def collection_scale(
 
 @dataclass(frozen=True)
 class PowerAnalysis:
-    """Per pair of runs the achieved power and detectable difference; the topic-set design."""
+    """Per pair of runs the detectable difference (no post-hoc power); the topic-set design."""
 
     measure: str
     qrels: str

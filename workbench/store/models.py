@@ -368,7 +368,9 @@ class Pool(Base):
 
 
 class AdaptiveTopic(Base):
-    """One topic of an adaptive pool: its judging budget and whether the organiser stopped it."""
+    """One topic of an adaptive pool: its judging budget, whether the organiser stopped it, and
+    the documents its strategy chose, in order (those of a reserved sample it picked on the
+    way included: `adaptive.choose`)."""
 
     __tablename__ = "adaptive_topics"
     __table_args__ = (UniqueConstraint("pool_id", "qid"),)
@@ -378,6 +380,7 @@ class AdaptiveTopic(Base):
     qid: Mapped[str] = mapped_column(String(limits.QID))
     budget: Mapped[int] = mapped_column(Integer)
     stopped: Mapped[bool] = mapped_column(Boolean, default=False)
+    choices: Mapped[list[Any]] = mapped_column(default=list, server_default="[]")
     updated_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
 
 
