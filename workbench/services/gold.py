@@ -267,10 +267,9 @@ def _source_labels(
         select(QrelsSet).where(QrelsSet.campaign_id == campaign.id, QrelsSet.name == qrels_name)
     )
     if qrels_set is None:
-        names = session.scalars(select(QrelsSet.name).where(QrelsSet.campaign_id == campaign.id))
         raise NotFound(
             f"no qrels named {qrels_name!r} in campaign {campaign.name!r} (it has: "
-            f"{', '.join(sorted(names)) or 'none'})"
+            f"{', '.join(qrels_set_names(session, campaign)) or 'none'})"
         )
     rows = session.execute(
         select(QrelsEntry.qid, QrelsEntry.docno, QrelsEntry.rel).where(
@@ -278,6 +277,11 @@ def _source_labels(
         )
     )
     return {(qid, docno): rel for qid, docno, rel in rows}
+
+
+def qrels_set_names(session: Session, campaign: Campaign) -> list[str]:
+    """The names of the campaign's imported qrels (sources of gold documents)."""
+    return sorted(session.scalars(select(QrelsSet.name).where(QrelsSet.campaign_id == campaign.id)))
 
 
 def unmark(

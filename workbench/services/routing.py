@@ -47,10 +47,13 @@ def recorded_policy(pool: Pool) -> dict[str, Any] | None:
     return dict(recorded) if recorded else None
 
 
-def describe_pool_policy(pool: Pool) -> str:
-    """'overlap: 2 judges per document, ...' or '' when the pool records no policy."""
-    recorded = recorded_policy(pool)
-    return routing.describe(recorded) if recorded else ""
+def pool_policy(session: Session, pool_id: int) -> tuple[str | None, str]:
+    """(policy name, as people read it) recorded with the pool; (None, '') if none."""
+    pool = session.get(Pool, pool_id)
+    recorded = recorded_policy(pool) if pool is not None else None
+    if not recorded:
+        return None, ""
+    return str(recorded.get("policy")), routing.describe(recorded)
 
 
 @dataclass(frozen=True)
@@ -411,7 +414,16 @@ def _assignment_for(session: Session, pool: Pool, qid: str, user: User) -> Assig
 
 
 def top_up(store: Store, assignment_id: int, user_id: int) -> Claimed:
-    """The judging page's request for work: places wanted on its own topic (usually none)."""
+    """The judging page's request for work: places wanted on its own topic (usually none;
+    one read when the pool is not routed adaptively)."""
+    with store.read_session() as session:
+        assignment = session.get(Assignment, assignment_id)
+        if (
+            assignment is None
+            or assignment.user_id != user_id
+            or not grows(session, assignment.pool_id)
+        ):
+            return Claimed(())
     return ask_for_work(store, user_id, assignment_id=assignment_id)
 
 
