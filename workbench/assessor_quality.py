@@ -326,7 +326,7 @@ def outlier_reasons(p: Profile, rules: OutlierRules = OutlierRules()) -> list[st
     ):
         reasons.append(
             f"gold accuracy {_percent(p.gold.value)} ({_percent(p.gold.confidence)} interval "
-            f"{_percent(p.gold.low)}-{_percent(p.gold.high)}) against "
+            f"{100 * p.gold.low:.0f}-{_percent(p.gold.high)}) against "
             f"{_percent(p.others_gold.value)} for the others"
         )
     if p.first_period and p.last_period and p.first_period[0] != p.last_period[0]:

@@ -376,8 +376,7 @@ def _overlap(
             loads.give(assessor, len(docs))
         if len(chosen) < missing:  # too few may take all of it: place document by document
             for d in docs:
-                extra = loads.pick(missing - len(chosen), barred | s.taken(qid, d) | set(chosen))
-                extra = [a for a in extra if a not in s.taken(qid, d)]
+                extra = loads.pick(missing - len(chosen), s.taken(qid, d) | set(chosen))
                 for assessor in extra:
                     given[qid, assessor].append(d)
                     loads.give(assessor, 1)
