@@ -198,7 +198,10 @@ def apply_policy(
         short: Mapping[tuple[str, str], int] = {}
     else:
         count, routed, short = _route(session, pool, chosen, params, eligible, order, topics, seed)
-    pool.params = {**pool.params, "routing": chosen.record(params, seed)}
+    enlisted = set((recorded or {}).get("assessors", [])) if same else set()
+    record = chosen.record(params, seed)
+    record["assessors"] = sorted(enlisted | {u.username for u in eligible})
+    pool.params = {**pool.params, "routing": record}
     slots.touch(session, pool.id)
     session.flush()
     if short:
@@ -330,8 +333,9 @@ def ask_for_work(
     limit: int = WORK_BATCH,
 ) -> Claimed:
     """Give the assessor up to `limit` places that documents of adaptive-routed pools want:
-    of one assignment's topic (`assignment_id`), or of one campaign, or of the campaigns in
-    which they hold an active assignment; their own topics first. A read finds the wants;
+    of one assignment's topic (`assignment_id`), or of the pools (of one campaign) routed
+    over them (the assessors a policy was applied over are recorded with it) or of a campaign
+    in which they hold an active assignment; their own topics first. A read finds the wants;
     only a claim writes (see the module docstring)."""
     with store.read_session() as session:
         user = session.get(User, user_id)
@@ -360,8 +364,16 @@ def _work_targets(
         own = [a for a in mine if a.id == assignment_id]
         pools = _routed_pools(session, [a.campaign_id for a in own])
         return [(p, a.qid) for a in own for p in pools if p.id == a.pool_id]
-    campaigns = [campaign_id] if campaign_id is not None else sorted({a.campaign_id for a in mine})
-    pools = _routed_pools(session, campaigns)
+    if campaign_id is not None:
+        campaigns = [campaign_id]
+    else:
+        campaigns = sorted(set(session.scalars(select(Pool.campaign_id))))
+    pools = [
+        p
+        for p in _routed_pools(session, campaigns)
+        if user.username in (recorded_policy(p) or {}).get("assessors", [])
+        or any(a.campaign_id == p.campaign_id for a in mine)
+    ]
     held = {(a.pool_id, a.qid) for a in mine}
     first = [(p, qid) for p in pools for pid, qid in sorted(held) if pid == p.id]
     return [*first, *((p, None) for p in pools)]
