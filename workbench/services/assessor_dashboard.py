@@ -93,8 +93,18 @@ class AssessorDashboard:
     notes: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready (NaN as null)."""
-        return dict(json_safe(asdict(self)))
+        """JSON-ready: NaN as null, times as ISO 8601 UTC."""
+        return dict(json_safe(_iso_times(asdict(self))))
+
+
+def _iso_times(value: Any) -> Any:
+    if isinstance(value, dt.datetime):
+        return value.isoformat(timespec="seconds") + "Z"
+    if isinstance(value, dict):
+        return {k: _iso_times(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_iso_times(v) for v in value]
+    return value
 
 
 def _events(session: Session, campaign_id: int, names: Mapping[int, str]) -> list[quality.Event]:
