@@ -178,6 +178,7 @@ def dashboard_plots(d: AssessorDashboard) -> dict[str, str]:
         out["drift"] = plots.category_lines(
             series, periods, title=f"Share relevant by {d.period}", xlabel=d.period,
             ylabel="share relevant",
+            ylim=(0, 1),
         )  # fmt: skip
     hours = sorted({h.hour for h in d.hourly})
     if hours:
@@ -187,6 +188,7 @@ def dashboard_plots(d: AssessorDashboard) -> dict[str, str]:
         out["hourly"] = plots.category_lines(
             per_hour, hours, title="Judgements per clock hour (UTC)", xlabel="hour",
             ylabel="judgement events",
+            ylim=(0, None),
         )  # fmt: skip
     return out
 

@@ -274,9 +274,10 @@ def category_lines(
     title: str,
     xlabel: str,
     ylabel: str,
+    ylim: tuple[float | None, float | None] = (None, None),
 ) -> str:
     """One line per series over categorical x values (series -> x -> value; absent x values
-    break the line)."""
+    break the line); `ylim` bounds the y axis (None: matplotlib's choice)."""
     figure = _figure(6.5, 4)
     axes = figure.add_subplot()
     for name, values in series.items():
@@ -286,6 +287,7 @@ def category_lines(
     ticks = list(range(0, len(xs), step))
     axes.set_xticks(ticks, [xs[i] for i in ticks], rotation=45 if len(xs) > 4 else 0, ha="right")
     axes.set(xlabel=xlabel, ylabel=ylabel, title=title)
+    axes.set_ylim(*ylim)
     axes.grid(alpha=0.3)
     if series:
         axes.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))

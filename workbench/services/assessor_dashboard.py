@@ -167,10 +167,10 @@ def assessor_dashboard(
     notes = []
     if golden:
         counted = gold.quality_config(session, campaign.id).gold_in_qrels
+        rule = "count in" if counted else "stay out of"
         notes.append(
-            f"{len(golden)} gold document(s); their judgements "
-            + ("count in agreement and qrels" if counted else "stay out of agreement and qrels")
-            + ", and out of the agreement with the others here"
+            f"{len(golden)} gold document(s): their judgements {rule} agreement and qrels; "
+            "the agreement with the others here leaves them out"
         )
     periods = "UTC days" if period == "day" else "sessions (a 30-minute gap starts a new one)"
     notes.append(
