@@ -244,12 +244,13 @@ def generated_collection(
     *, topics: int = 40, universe: int = 400, runs: int = 16, depth: int = 100, seed: int = 0
 ) -> Collection:
     """A generated collection (our own): per topic `universe` documents with true grades 2
-    (3 %), 1 (8 %) or 0; `runs` runs whose quality q is spread evenly over [0.3, 2.5] rank
-    each topic's documents by q x grade + N(0, 1) and keep the top `depth`."""
+    (3 %), 1 (8 %) or 0; `runs` runs whose quality q is spread evenly over [0.9, 1.3] (close
+    enough that judging errors can swap them) rank each topic's documents by
+    q x grade + N(0, 1) and keep the top `depth`."""
     rng = np.random.default_rng([seed, 26])
     truth: dict[str, dict[str, int]] = {}
     scored: dict[str, dict[str, dict[str, float]]] = defaultdict(dict)
-    qualities = np.linspace(0.3, 2.5, runs)
+    qualities = np.linspace(0.9, 1.3, runs)
     for t in range(1, topics + 1):
         qid = f"G{t}"
         grades = rng.choice([0, 1, 2], size=universe, p=[0.89, 0.08, 0.03])
