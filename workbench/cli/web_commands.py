@@ -23,7 +23,7 @@ from workbench.cli.common import (
 )
 from workbench.cli.store_commands import split_tags, topic_list, topics_option
 from workbench.services import assignments as assignment_service
-from workbench.services import campaigns, pools
+from workbench.services import campaigns
 from workbench.services import routing as routing_service
 from workbench.services import users as user_service
 from workbench.services.errors import NotFound
@@ -216,25 +216,20 @@ def assign(
     """Assign a pool by a policy (default: every topic to J judges), balancing documents per
     assessor; the pool records the policy."""
     with transaction(ctx) as session:
-        campaign = campaigns.get_campaign(session, campaign_name)
-        pool = pools.get_pool(session, campaign, pool_number)
-        names = split_tags(assessors)
-        users = (
-            [user_service.get_user(session, name) for name in names]
-            if names
-            else user_service.list_users(session, role="assessor")
-        )
-        result = routing_service.apply_policy(
+        result = routing_service.route_pool(
             session,
-            pool,
+            campaigns.get_campaign(session, campaign_name),
+            pool_number,
             policy,
             parameters,
-            assessors=users,
+            assessor_names=split_tags(assessors),
             order=order,
             topics=topic_list(topics),
             seed=seed,
         )
-    click.echo(f"{result.assignments} new assignments in pool {pool.number} ({result.described})")
+    click.echo(
+        f"{result.assignments} new assignments in pool {result.pool.number} ({result.described})"
+    )
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
     for name, documents in result.load.items():

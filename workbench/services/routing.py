@@ -29,7 +29,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from workbench import routing
-from workbench.services import adaptive_pools, assignments, slots
+from workbench.services import adaptive_pools, assignments, pools, slots
+from workbench.services import users as user_service
 from workbench.services.current_judgements import current_judgements
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.pools import PoolInfo, pool_info, qid_key
@@ -219,6 +220,31 @@ def apply_policy(
         {name: load[name] for name in sorted(load)},
         len(short),
         tuple(notes),
+    )
+
+
+def route_pool(
+    session: Session,
+    campaign: Campaign,
+    pool_number: int | None,
+    policy: str,
+    values: Mapping[str, Any],
+    *,
+    assessor_names: Sequence[str] | None = None,
+    order: str = "random",
+    topics: Sequence[str] | None = None,
+    seed: int | None = None,
+) -> RoutingResult:
+    """`apply_policy` to the campaign's pool numbered `pool_number` (default the latest) over
+    the assessors named (default every assessor): what the form, the CLI and the API do."""
+    pool = pools.get_pool(session, campaign, pool_number)
+    assessors = (
+        [user_service.get_user(session, name) for name in assessor_names]
+        if assessor_names
+        else user_service.list_users(session, role="assessor")
+    )
+    return apply_policy(
+        session, pool, policy, values, assessors=assessors, order=order, topics=topics, seed=seed
     )
 
 

@@ -330,27 +330,18 @@ def assignments(campaign_id: int):
     )
 
 
-def _users_named(session: Session, names: list[str]) -> list[Any]:
-    return [user_service.get_user(session, name) for name in names]
-
-
 @bp.post("/campaigns/<int:campaign_id>/assignments/auto")
 def auto_assign(campaign_id: int):
     form = request.form
     with change() as session:
         c = writable_campaign(session, campaign_id)
-        chosen = form.getlist("assessors")
-        assessors = (
-            _users_named(session, chosen)
-            if chosen
-            else user_service.list_users(session, role="assessor")
-        )
-        result = routing_service.apply_policy(
+        result = routing_service.route_pool(
             session,
-            _pool_to_assign(session, c, form.get("pool")),
+            c,
+            _pool_to_assign(session, c, form.get("pool")).number,
             form.get("policy") or routing.DEFAULT_POLICY,
             {f.name: form.get(f.name) for f in routing.option_fields()},
-            assessors=assessors,
+            assessor_names=form.getlist("assessors"),
             order=form.get("order", "random"),
             topics=_topics(form),
         )

@@ -14,10 +14,9 @@ from flask_login import current_user
 
 from workbench import routing
 from workbench.reports.tables import FORMATS, json_safe, render_all
-from workbench.services import assessor_dashboard, pools
+from workbench.services import assessor_dashboard
 from workbench.services import campaigns as campaign_service
 from workbench.services import routing as routing_service
-from workbench.services import users as user_service
 from workbench.services.errors import NotFound, ServiceError
 from workbench.web.db import get_store
 from workbench.web.downloads import content_disposition
@@ -76,20 +75,13 @@ def route_pool(campaign_ref: str):
     if not isinstance(policy, str):
         raise ServiceError("policy must be a string")
     with get_store().session() as session:
-        campaign = campaign_service.get_campaign(session, campaign_ref)
-        pool = pools.get_pool(session, campaign, _int(data, "pool"))
-        names = _names(data, "assessors")
-        assessors = (
-            [user_service.get_user(session, n) for n in names]
-            if names
-            else user_service.list_users(session, role="assessor")
-        )
-        result = routing_service.apply_policy(
+        result = routing_service.route_pool(
             session,
-            pool,
+            campaign_service.get_campaign(session, campaign_ref),
+            _int(data, "pool"),
             policy,
             values,
-            assessors=assessors,
+            assessor_names=_names(data, "assessors"),
             order=order,
             topics=_names(data, "topics"),
             seed=_int(data, "seed"),
