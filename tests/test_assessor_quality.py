@@ -90,11 +90,19 @@ def test_current_judgements_times_and_sessions_from_the_log() -> None:
 
 def _profile(**changes) -> quality.Profile:
     base = dict(
-        assessor="ann", judged=100, not_relevant=60, graded=100, others_not_relevant=300,
-        others_graded=500, median_seconds=25.0, others_median_seconds=24.0, kappa=0.5,
-        others_median_kappa=0.5, gold=quality.wilson_interval(17, 20),
+        assessor="ann",
+        judged=100,
+        not_relevant=60,
+        graded=100,
+        others_not_relevant=300,
+        others_graded=500,
+        median_seconds=25.0,
+        others_median_seconds=24.0,
+        kappa=0.5,
+        others_median_kappa=0.5,
+        gold=quality.wilson_interval(17, 20),
         others_gold=quality.wilson_interval(85, 100),
-    )  # fmt: skip
+    )
     return quality.Profile(**{**base, **changes})
 
 

@@ -53,10 +53,15 @@ def _run(collection, policies, panel, adjudicator, reps=2):  # type: ignore[no-u
     return {
         r.policy: r
         for r in sim.simulate_policies(
-            [collection], sim.parse_policies(policies), panel, adjudicator=adjudicator,
-            depth=10, repetitions=reps, seed=1,
+            [collection],
+            sim.parse_policies(policies),
+            panel,
+            adjudicator=adjudicator,
+            depth=10,
+            repetitions=reps,
+            seed=1,
         ).results
-    }  # fmt: skip
+    }
 
 
 def test_perfect_assessors_make_the_true_qrels(generated) -> None:
@@ -92,9 +97,20 @@ def test_policies_trade_judgements_for_agreement_and_qrels_error(generated) -> N
 def test_simulate_policies_command_on_cacm_and_a_generated_collection() -> None:
     result = CliRunner().invoke(
         main,
-        ["simulate-policies", "--cacm", str(CACM), "--topics", "6", "--repetitions", "1",
-         "--policies", "topics:judges_per_topic=2; primary", "--format", "json"],
-    )  # fmt: skip
+        [
+            "simulate-policies",
+            "--cacm",
+            str(CACM),
+            "--topics",
+            "6",
+            "--repetitions",
+            "1",
+            "--policies",
+            "topics:judges_per_topic=2; primary",
+            "--format",
+            "json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     rows = {(r["collection"], r["policy"]) for r in data["results"]}

@@ -62,24 +62,36 @@ def test_bad_parameters_are_refused_with_a_message(policy, values, message) -> N
 
 
 def test_topics_policy_gives_each_topic_j_judges_largest_first_to_the_least_loaded() -> None:
-    plan = routing.plan("topics", {"judges_per_topic": 2}, routing.Situation(topics(10, 6, 4)),
-                        ["ann", "ben", "cat"])  # fmt: skip
+    plan = routing.plan(
+        "topics",
+        {"judges_per_topic": 2},
+        routing.Situation(topics(10, 6, 4)),
+        ["ann", "ben", "cat"],
+    )
     pairs = [(r.qid, r.assessor) for r in plan.routes]
     # T1 (10) to ann, ben; T2 (6) to cat and then ann/ben tie -> ann; T3 (4) to ben, cat
-    assert pairs == [("T1", "ann"), ("T1", "ben"), ("T2", "cat"), ("T2", "ann"),
-                     ("T3", "cat"), ("T3", "ben")]  # fmt: skip
+    assert pairs == [
+        ("T1", "ann"),
+        ("T1", "ben"),
+        ("T2", "cat"),
+        ("T2", "ann"),
+        ("T3", "cat"),
+        ("T3", "ben"),
+    ]
     assert all(r.whole for r in plan.routes)
     assert plan.load() == {"ann": 16, "ben": 14, "cat": 10}
     with pytest.raises(routing.RoutingError, match="at least 4 assessors; got 3"):
-        routing.plan("topics", {"judges_per_topic": 4}, routing.Situation(topics(2)),
-                     ["ann", "ben", "cat"])  # fmt: skip
+        routing.plan(
+            "topics", {"judges_per_topic": 4}, routing.Situation(topics(2)), ["ann", "ben", "cat"]
+        )
 
 
 @pytest.mark.parametrize("share", [0.0, 0.1, 0.25, 1.0])
 def test_primary_policy_one_primary_per_topic_and_a_secondary_on_the_seeded_share(share) -> None:
     docs = topics(40, 23, 7)
-    plan = routing.plan("primary", {"secondary_share": share}, routing.Situation(docs), NAMES,
-                        seed=3)  # fmt: skip
+    plan = routing.plan(
+        "primary", {"secondary_share": share}, routing.Situation(docs), NAMES, seed=3
+    )
     judges = judges_per_document(plan)
     for qid, docnos in docs.items():
         primaries = {r.assessor for r in plan.routes if r.qid == qid and r.role == "primary"}
@@ -91,12 +103,14 @@ def test_primary_policy_one_primary_per_topic_and_a_secondary_on_the_seeded_shar
         assert sampled == set(routing.topic_sample(3, qid, docnos, share))
         assert all(len(set(judges[qid, d])) == len(judges[qid, d]) for d in docnos)
         assert not (primaries & {r.assessor for r in secondaries})
-    again = routing.plan("primary", {"secondary_share": share}, routing.Situation(docs), NAMES,
-                         seed=3)  # fmt: skip
+    again = routing.plan(
+        "primary", {"secondary_share": share}, routing.Situation(docs), NAMES, seed=3
+    )
     assert again == plan  # seeded
     if 0 < share < 1:
-        other = routing.plan("primary", {"secondary_share": share}, routing.Situation(docs),
-                             NAMES, seed=4)  # fmt: skip
+        other = routing.plan(
+            "primary", {"secondary_share": share}, routing.Situation(docs), NAMES, seed=4
+        )
         assert judges_per_document(other) != judges  # another seed, another sample
 
 
@@ -112,8 +126,13 @@ def test_overlap_gives_every_document_k_distinct_judges_and_balances_loads(
 ) -> None:
     names = [f"a{i}" for i in range(assessors)]
     docs = topics(*sizes)
-    plan = routing.plan("overlap", {"judges_per_document": k, "chunk": chunk},
-                        routing.Situation(docs), names, seed=1)  # fmt: skip
+    plan = routing.plan(
+        "overlap",
+        {"judges_per_document": k, "chunk": chunk},
+        routing.Situation(docs),
+        names,
+        seed=1,
+    )
     judges = judges_per_document(plan)
     assert set(judges) == {(q, d) for q, ds in docs.items() for d in ds}
     assert all(len(j) == k and len(set(j)) == k for j in judges.values())
@@ -125,24 +144,32 @@ def test_overlap_gives_every_document_k_distinct_judges_and_balances_loads(
 
 def test_planning_is_incremental_and_never_gives_a_document_twice_or_to_a_barred_judge() -> None:
     docs = topics(12)
-    first = routing.plan("overlap", {"judges_per_document": 2, "chunk": 4},
-                         routing.Situation(docs), ["ann", "ben", "cat"])  # fmt: skip
+    first = routing.plan(
+        "overlap",
+        {"judges_per_document": 2, "chunk": 4},
+        routing.Situation(docs),
+        ["ann", "ben", "cat"],
+    )
     holders = {k: frozenset(v) for k, v in judges_per_document(first).items()}
     # the pool was extended by 3 documents; ann already judged one of them elsewhere
     extended = {"T1": [*docs["T1"], "new1", "new2", "new3"]}
     situation = routing.Situation(
-        extended, holders=holders, barred={("T1", "new1"): frozenset({"ann"})},
+        extended,
+        holders=holders,
+        barred={("T1", "new1"): frozenset({"ann"})},
         load=first.load(),
-    )  # fmt: skip
-    second = routing.plan("overlap", {"judges_per_document": 2, "chunk": 4}, situation,
-                          ["ann", "ben", "cat"])  # fmt: skip
+    )
+    second = routing.plan(
+        "overlap", {"judges_per_document": 2, "chunk": 4}, situation, ["ann", "ben", "cat"]
+    )
     added = judges_per_document(second)
     assert set(added) == {("T1", "new1"), ("T1", "new2"), ("T1", "new3")}
     assert all(len(set(v)) == 2 for v in added.values())
     assert "ann" not in added["T1", "new1"]
     # with only two assessors and ann barred, new1 is one judge short, and says so
-    short = routing.plan("overlap", {"judges_per_document": 2, "chunk": 4}, situation,
-                         ["ann", "ben"])  # fmt: skip
+    short = routing.plan(
+        "overlap", {"judges_per_document": 2, "chunk": 4}, situation, ["ann", "ben"]
+    )
     assert short.short == {("T1", "new1"): 1}
 
 

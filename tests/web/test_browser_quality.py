@@ -58,9 +58,11 @@ def world_server(world_url, tmp_path: Path) -> Iterator[tuple[str, object, World
     for name, grade in (("alice", 1), ("bob", 0)):
         for docno in queues[name]:
             judging.submit_judgement(
-                store, world.assignment[name, "T1"], world.users[name],
+                store,
+                world.assignment[name, "T1"],
+                world.users[name],
                 judging.JudgementInput(docno, grade, time_spent_ms=9_000),
-            )  # fmt: skip
+            )
     with store.session() as s:
         c = campaigns.get_campaign(s, world.campaign_id)
         lines = calibration.parse_items("T2\tD1\t1\tIt is about colony losses.\n")

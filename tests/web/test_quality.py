@@ -38,17 +38,22 @@ def _gold_world(app: Flask, *, share: float = 0.25) -> None:
         c = _campaign(s)
         gold.set_quality(s, c, gold_share=share)
         gold.mark(
-            s, c,
-            [gold.GoldItem("T1", "D4", 2, "recycling steps"), gold.GoldItem("T1", "D5", 0, "off topic")],
-        )  # fmt: skip
+            s,
+            c,
+            [
+                gold.GoldItem("T1", "D4", 2, "recycling steps"),
+                gold.GoldItem("T1", "D5", 0, "off topic"),
+            ],
+        )
 
 
 def _aid(app: Flask, name: str, qid: str) -> int:
     with get_store_of(app).read_session() as s:
         return s.scalar(
-            select(Assignment.id).join(User, User.id == Assignment.user_id)
+            select(Assignment.id)
+            .join(User, User.id == Assignment.user_id)
             .where(User.username == name, Assignment.qid == qid, Assignment.active.is_(True))
-        )  # fmt: skip
+        )
 
 
 def _sequence(app: Flask, name: str, qid: str) -> list[str]:
@@ -72,7 +77,10 @@ def test_gold_documents_are_mixed_into_queues_and_look_like_any_other(
     documents = [alice.get(f"/api/v1/assignments/{aid}/documents/{i}").json for i in range(8)]
     assert {d["docno"] for d in documents} >= {"D4", "D5"}
     assert len({tuple(sorted(d)) for d in documents}) == 1  # the same fields for every document
-    for response in [alice.get(f"/assess/{aid}"), *(alice.get(f"/api/v1/assignments/{aid}/documents/{i}") for i in range(8))]:  # noqa: E501
+    for response in [
+        alice.get(f"/assess/{aid}"),
+        *(alice.get(f"/api/v1/assignments/{aid}/documents/{i}") for i in range(8)),
+    ]:
         assert "gold" not in response.text.lower() and "recycling steps" not in response.text
     progress = alice.get("/api/v1/assignments").json["assignments"]
     assert next(p for p in progress if p["id"] == aid)["progress"]["total"] == 8
@@ -120,23 +128,30 @@ def test_dashboard_gold_accuracy_equals_scikit_learn_on_the_same_labels(
     with get_store_of(app).session() as s:
         c = _campaign(s)
         gold.mark(
-            s, c,
+            s,
+            c,
             [gold.GoldItem("T1", d, g) for d, g in [("D1", 2), ("D2", 0), ("D3", 1), ("D6", 0)]]
             + [gold.GoldItem("T2", d, g) for d, g in [("D1", 1), ("D2", 2), ("D3", 0)]],
-        )  # fmt: skip
-    given = {"T1": {"D1": 2, "D2": 1, "D3": 1, "D6": 0, "D7": 1, "D8": 0},
-             "T2": {"D1": 0, "D2": 2, "D3": 0, "D6": 1, "D7": 1, "D8": 2}}  # fmt: skip
+        )
+    given = {
+        "T1": {"D1": 2, "D2": 1, "D3": 1, "D6": 0, "D7": 1, "D8": 0},
+        "T2": {"D1": 0, "D2": 2, "D3": 0, "D6": 1, "D7": 1, "D8": 2},
+    }
     store = get_store_of(app)
     for qid, grades in given.items():
         for docno, grade in grades.items():
             judging.submit_judgement(
-                store, _aid(app, "alice", qid), world.users["alice"],
+                store,
+                _aid(app, "alice", qid),
+                world.users["alice"],
                 judging.JudgementInput(docno, grade, time_spent_ms=12_000),
-            )  # fmt: skip
+            )
             judging.submit_judgement(
-                store, _aid(app, "bob", qid), world.users["bob"],
+                store,
+                _aid(app, "bob", qid),
+                world.users["bob"],
                 judging.JudgementInput(docno, (grade + 1) % 3, time_spent_ms=3_000),
-            )  # fmt: skip
+            )
     with store.read_session() as s:
         board = assessor_dashboard.assessor_dashboard(s, "c1", weights="quadratic")
         golden = gold.gold_grades(s, 1)
@@ -150,7 +165,9 @@ def test_dashboard_gold_accuracy_equals_scikit_learn_on_the_same_labels(
     assert row.gold.kappa.kappa == pytest.approx(
         cohen_kappa_score(mine, truth, weights="quadratic", labels=[0, 1, 2])
     )
-    assert row.judged == 12 and row.median_seconds == 12.0 and row.grades == {"0": 4, "1": 5, "2": 3}
+    assert (
+        row.judged == 12 and row.median_seconds == 12.0 and row.grades == {"0": 4, "1": 5, "2": 3}
+    )
     assert row.agreement.pairs == 5  # the 12 documents less the 7 gold ones, each with bob
     bob = next(r for r in board.rows if r.assessor == "bob")
     assert bob.per_hour == pytest.approx(12 / (12 * 3 / 3600))
@@ -160,10 +177,14 @@ def test_dashboard_gold_accuracy_equals_scikit_learn_on_the_same_labels(
     assert page.status_code == 200 and 'data-plot="grades"' in page.text
     assert "Drift of c1 by session" in page.text and "data:image/svg+xml;base64," in page.text
     csv = admin.get("/admin/campaigns/1/assessors.csv")
-    assert csv.status_code == 200 and csv.headers["Content-Disposition"].endswith('c1-assessors.csv"')
+    assert csv.status_code == 200 and csv.headers["Content-Disposition"].endswith(
+        'c1-assessors.csv"'
+    )
     assert csv.text.startswith("Assessor,Active,Progress")
     data = json.loads(admin.get("/admin/campaigns/1/assessors.json").text)
-    assert data["rows"][0]["gold"]["accuracy"]["value"] == pytest.approx(accuracy_score(truth, mine))
+    assert data["rows"][0]["gold"]["accuracy"]["value"] == pytest.approx(
+        accuracy_score(truth, mine)
+    )
     assert admin.get("/api/v1/campaigns/c1/assessors").json["campaign"] == "c1"
     assert "Assessor" in admin.get("/api/v1/campaigns/c1/assessors?format=md").text
     assert admin.get("/api/v1/campaigns/c1/assessors?period=week").status_code == 400
@@ -179,9 +200,11 @@ def test_assessors_see_their_own_progress_and_gold_accuracy_only_when_allowed(
     store = get_store_of(app)
     for docno in _sequence(app, "alice", "T1"):
         judging.submit_judgement(
-            store, _aid(app, "alice", "T1"), world.users["alice"],
+            store,
+            _aid(app, "alice", "T1"),
+            world.users["alice"],
             judging.JudgementInput(docno, 2 if docno == "D4" else 1),
-        )  # fmt: skip
+        )
     alice = as_user("alice")
     page = alice.get("/assess/progress").text
     assert "8 / 14" in page and "not shown in this campaign" in page
@@ -215,11 +238,17 @@ def test_admins_manage_gold_and_the_quality_settings_on_the_web(
     with get_store_of(app).read_session() as s:
         marked = {(g.qid, g.docno): g.grade for g in s.scalars(select(GoldDocument))}
     assert marked == {("T1", "D1"): 2, ("T1", "D4"): 1, ("T2", "D3"): 1}
-    bad = admin.post("/admin/campaigns/1/gold", data={"qid": "T1", "docno": "D2", "grade": "7"},
-                     follow_redirects=True)  # fmt: skip
+    bad = admin.post(
+        "/admin/campaigns/1/gold",
+        data={"qid": "T1", "docno": "D2", "grade": "7"},
+        follow_redirects=True,
+    )
     assert "grade(s) 7 are not on the scale" in bad.text
-    missing = admin.post("/admin/campaigns/1/gold", data={"qid": "T1", "docno": "D99", "grade": "1"},
-                         follow_redirects=True)  # fmt: skip
+    missing = admin.post(
+        "/admin/campaigns/1/gold",
+        data={"qid": "T1", "docno": "D99", "grade": "1"},
+        follow_redirects=True,
+    )
     assert "have no text in the campaign" in missing.text
     saved = admin.post(
         "/admin/campaigns/1/quality/settings",
@@ -227,12 +256,17 @@ def test_admins_manage_gold_and_the_quality_settings_on_the_web(
         follow_redirects=True,
     )
     assert "Quality settings saved." in saved.text
-    assert admin.post("/admin/campaigns/1/quality/settings", data={"gold_share": "0.9"},
-                      follow_redirects=True).text.count("must be between 0 and 0.5") == 1  # fmt: skip
+    assert (
+        admin.post(
+            "/admin/campaigns/1/quality/settings", data={"gold_share": "0.9"}, follow_redirects=True
+        ).text.count("must be between 0 and 0.5")
+        == 1
+    )
     with get_store_of(app).read_session() as s:
         assert gold.quality_config(s, 1) == gold.QualityConfig(0.1, False, True)
-    removed = admin.post("/admin/campaigns/1/gold/remove", data={"qid": "T1", "docno": "D1"},
-                         follow_redirects=True)  # fmt: skip
+    removed = admin.post(
+        "/admin/campaigns/1/gold/remove", data={"qid": "T1", "docno": "D1"}, follow_redirects=True
+    )
     assert "1 gold mark(s) removed." in removed.text
     assert as_user("alice").post("/admin/campaigns/1/gold/remove").status_code == 403
 
@@ -241,14 +275,22 @@ def test_the_practice_set_comes_before_the_first_topic_with_feedback(
     app: Flask, as_user, world: World
 ) -> None:
     admin = as_user("admin")
-    bad = admin.post("/admin/campaigns/1/practice", data={"items": "T1\tD1\t2\tok\nT1 D2 0\n"},
-                     follow_redirects=True)  # fmt: skip
-    assert "practice items:2: expected qid&lt;TAB&gt;docno&lt;TAB&gt;grade&lt;TAB&gt;reason" in bad.text
+    bad = admin.post(
+        "/admin/campaigns/1/practice",
+        data={"items": "T1\tD1\t2\tok\nT1 D2 0\n"},
+        follow_redirects=True,
+    )
+    assert (
+        "practice items:2: expected qid&lt;TAB&gt;docno&lt;TAB&gt;grade&lt;TAB&gt;reason"
+        in bad.text
+    )
     # bob judged before the practice set existed: he is not sent back to practise
     judging.submit_judgement(
-        get_store_of(app), world.assignment["bob", "T1"], world.users["bob"],
+        get_store_of(app),
+        world.assignment["bob", "T1"],
+        world.users["bob"],
         judging.JudgementInput("D1", 1),
-    )  # fmt: skip
+    )
     saved = admin.post(
         "/admin/campaigns/1/practice",
         data={"items": "T1\tD1\t2\tIt describes panel recycling.\nT2\tD2\t0\tOff topic.\n"},
@@ -258,22 +300,27 @@ def test_the_practice_set_comes_before_the_first_topic_with_feedback(
     alice, bob = as_user("alice"), as_user("bob")
     assert bob.get(f"/assess/{world.assignment['bob', 'T1']}").status_code == 200
     sent = alice.get(f"/assess/{world.assignment['alice', 'T1']}")
-    assert sent.status_code == 302 and sent.headers["Location"].endswith("/assess/campaigns/1/practice")
+    assert sent.status_code == 302 and sent.headers["Location"].endswith(
+        "/assess/campaigns/1/practice"
+    )
     first = alice.get("/assess/campaigns/1/practice").text
     assert "document 1 of 2" in first and "It describes" not in first  # no answer before judging
-    item = int(first.split('/practice/')[1].split('"')[0])
-    feedback = alice.post(f"/assess/campaigns/1/practice/{item}", data={"grade": "1"},
-                          follow_redirects=True).text  # fmt: skip
+    item = int(first.split("/practice/")[1].split('"')[0])
+    feedback = alice.post(
+        f"/assess/campaigns/1/practice/{item}", data={"grade": "1"}, follow_redirects=True
+    ).text
     assert "Your answer: <strong>Relevant</strong>" in feedback
     assert "Expected: <strong>Highly relevant</strong>" in feedback
     assert "It describes panel recycling." in feedback
-    again = alice.post(f"/assess/campaigns/1/practice/{item}", data={"grade": "2"},
-                       follow_redirects=True).text  # fmt: skip
+    again = alice.post(
+        f"/assess/campaigns/1/practice/{item}", data={"grade": "2"}, follow_redirects=True
+    ).text
     assert "Your answer: <strong>Relevant</strong>" in again  # the first answer counts
     second = alice.get("/assess/campaigns/1/practice").text
-    item2 = int(second.split('/practice/')[1].split('"')[0])
-    last = alice.post(f"/assess/campaigns/1/practice/{item2}", data={"grade": "cannot"},
-                      follow_redirects=True).text  # fmt: skip
+    item2 = int(second.split("/practice/")[1].split('"')[0])
+    last = alice.post(
+        f"/assess/campaigns/1/practice/{item2}", data={"grade": "cannot"}, follow_redirects=True
+    ).text
     assert "cannot judge" in last and "Start judging" in last
     assert alice.get(f"/assess/{world.assignment['alice', 'T1']}").status_code == 200
     assert as_user("carol").get("/assess/campaigns/1/practice").status_code == 404  # not hers
@@ -295,7 +342,10 @@ def test_quality_commands(world_url, world: World, tmp_path: Path) -> None:
     assert "T1\tD4\t2\tsteps" in listing.output and "gold share 0.2" in listing.output
     practice = tmp_path / "practice.tsv"
     practice.write_text("# qid docno grade reason\nT1\tD1\t2\tOn topic.\n")
-    assert "practice set of 1 item(s)" in run("practice", "set", "--campaign", "c1", str(practice)).output
+    assert (
+        "practice set of 1 item(s)"
+        in run("practice", "set", "--campaign", "c1", str(practice)).output
+    )
     practice.write_text("T1\tD1\ttwo\n")
     wrong = run("practice", "set", "--campaign", "c1", str(practice))
     assert wrong.exit_code == 1 and f"{practice}:1: expected an integer grade" in wrong.output

@@ -15,6 +15,7 @@ from flask import Flask
 from sqlalchemy import select
 
 from tests.web.conftest import World, get_store_of
+from workbench import routing
 from workbench.cli import main
 from workbench.services import assignments, judging, progress, qrels, slots
 from workbench.services import routing as routing_service
@@ -66,9 +67,12 @@ def test_overlap_routes_every_document_to_k_judges_and_queues_and_progress_follo
     with get_store_of(app).read_session() as s:
         pool = s.scalar(select(Pool))
         assert pool.params["routing"] == {
-            "policy": "overlap", "judges_per_document": 2, "chunk": 2, "seed": 5,
+            "policy": "overlap",
+            "judges_per_document": 2,
+            "chunk": 2,
+            "seed": 5,
             "assessors": ["alice", "bob", "carol"],
-        }  # fmt: skip
+        }
         report = progress.campaign_progress(s, world.campaign_id)
         assert {a["username"]: a["progress"].total for a in report["assessors"]} == result.load
         campaign = s.get(Campaign, world.campaign_id)
@@ -104,9 +108,10 @@ def test_reassigning_a_routed_assignment_moves_its_slots(app: Flask, world: Worl
     with get_store_of(app).session() as s:
         name, qid = next(k for k in before if k[0] != "carol")
         old = s.scalar(
-            select(Assignment).join(User, User.id == Assignment.user_id)
+            select(Assignment)
+            .join(User, User.id == Assignment.user_id)
             .where(User.username == name, Assignment.qid == qid)
-        )  # fmt: skip
+        )
         carol = user_service.get_user(s, "carol")
         carol_has = set(before.get(("carol", qid), []))  # other documents of the topic
         assignments.reassign(s, old, carol)
@@ -129,9 +134,10 @@ def test_the_assignments_form_api_and_cli_apply_a_policy(
         follow_redirects=True,
     )
     assert "6 assignments created." in done.text
-    assert "routed by overlap: 3 judges per document" in admin.get(
-        f"/admin/campaigns/{world.campaign_id}/assignments"
-    ).text
+    assert (
+        "routed by overlap: 3 judges per document"
+        in admin.get(f"/admin/campaigns/{world.campaign_id}/assignments").text
+    )
     bad = admin.post(
         f"/admin/campaigns/{world.campaign_id}/assignments/auto",
         data={"policy": "overlap", "judges_per_document": "many"},
@@ -153,21 +159,39 @@ def test_the_assignments_form_api_and_cli_apply_a_policy(
     _clear(app)
     result = CliRunner().invoke(
         main,
-        ["--db", world_url[0], "assign", "--campaign", "c1", "--policy", "adaptive",
-         "--chunk", "3", "--max-judges", "4"],
-    )  # fmt: skip
+        [
+            "--db",
+            world_url[0],
+            "assign",
+            "--campaign",
+            "c1",
+            "--policy",
+            "adaptive",
+            "--chunk",
+            "3",
+            "--max-judges",
+            "4",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "adaptive: 2 judges per document" in result.output and "at most 4" in result.output
-    assert sum(int(line.split("\t")[1].split()[0]) for line in result.output.splitlines()
-               if "\t" in line) == 24  # fmt: skip
+    assert (
+        sum(
+            int(line.split("\t")[1].split()[0])
+            for line in result.output.splitlines()
+            if "\t" in line
+        )
+        == 24
+    )
 
 
 def _judge(app: Flask, name: str, qid: str, docno: str, grade: int) -> None:
     with get_store_of(app).read_session() as s:
         a = s.scalar(
-            select(Assignment).join(User, User.id == Assignment.user_id)
+            select(Assignment)
+            .join(User, User.id == Assignment.user_id)
             .where(User.username == name, Assignment.qid == qid, Assignment.active.is_(True))
-        )  # fmt: skip
+        )
         aid, uid = a.id, a.user_id
     judging.submit_judgement(get_store_of(app), aid, uid, judging.JudgementInput(docno, grade))
 
@@ -213,9 +237,10 @@ def test_adaptive_redundancy_gives_a_disagreed_document_one_judge_more(
 def _assignment_id(app: Flask, name: str, qid: str) -> int:
     with get_store_of(app).read_session() as s:
         return s.scalar(
-            select(Assignment.id).join(User, User.id == Assignment.user_id)
+            select(Assignment.id)
+            .join(User, User.id == Assignment.user_id)
             .where(User.username == name, Assignment.qid == qid, Assignment.active.is_(True))
-        )  # fmt: skip
+        )
 
 
 def test_the_remainder_of_an_inactive_assessor_moves_after_confirmation(
@@ -251,7 +276,9 @@ def test_the_remainder_of_an_inactive_assessor_moves_after_confirmation(
         assert progress.campaign_progress(s, cid)["overall"].total == 24
     # nothing left: the API says so, and a second move changes nothing
     plan = admin.get("/api/v1/campaigns/c1/remainder?assessor=alice").json
-    assert plan["moves"] == [] and plan["description"] == "alice has no unjudged documents to reassign"
+    assert (
+        plan["moves"] == [] and plan["description"] == "alice has no unjudged documents to reassign"
+    )
     refused = admin.post("/api/v1/campaigns/c1/remainder", json={"assessor": "bob"})
     assert refused.status_code == 400 and '"confirm": true' in refused.json["error"]
     moved = admin.post(
@@ -260,9 +287,10 @@ def test_the_remainder_of_an_inactive_assessor_moves_after_confirmation(
     assert moved.status_code == 200 and moved.json["documents"] == 10
     assert moved.json["unplaced"] == 2  # alice holds T1's D1, D2: nobody else may take them
     cli = CliRunner().invoke(
-        main, ["--db", world_url[0], "remainder", "--campaign", "c1", "--assessor", "carol"],
+        main,
+        ["--db", world_url[0], "remainder", "--campaign", "c1", "--assessor", "carol"],
         input="n\n",
-    )  # fmt: skip
+    )
     assert cli.exit_code == 1 and "nothing changed" in cli.output
     assert "Reassign 10 document(s)?" in cli.output
     with get_store_of(app).read_session() as s:
@@ -291,3 +319,63 @@ def test_the_judging_page_takes_a_wanted_place_on_its_own_topic(
     # bob and alice ask too: the place is taken, nobody gets it twice
     for name in (one, two):
         assert as_user(name).post("/api/v1/work", json={}).json["added"] == []
+
+
+EXPECTED_JUDGES = {  # judges per document of the world's 12 pooled documents
+    "topics": Counter({2: 12}),
+    "primary": Counter({1: 6, 2: 6}),  # secondary on half of each topic
+    "overlap": Counter({3: 12}),
+    "adaptive": Counter({2: 12}),
+}
+VALUES = {
+    "topics": {"judges_per_topic": 2},
+    "primary": {"secondary_share": 0.5},
+    "overlap": {"judges_per_document": 3, "chunk": 2},
+    "adaptive": {"chunk": 2, "max_judges": 3},
+}
+
+
+@pytest.mark.parametrize("interface", ["form", "cli", "api"])
+@pytest.mark.parametrize("policy", list(EXPECTED_JUDGES))
+def test_every_policy_through_every_interface_with_gold_in_the_queues(
+    app: Flask, as_user, world: World, world_url, policy: str, interface: str
+) -> None:
+    from workbench.services import gold
+
+    _clear(app)
+    with get_store_of(app).session() as s:
+        c = s.get(Campaign, world.campaign_id)
+        gold.set_quality(s, c, gold_share=0.2)
+        gold.mark(s, c, [gold.GoldItem("T1", "D4", 1), gold.GoldItem("T1", "D5", 0)])
+    values = VALUES[policy]
+    if interface == "form":
+        form = {"policy": policy, **{k: str(v) for k, v in values.items()}}
+        page = as_user("admin").post(
+            f"/admin/campaigns/{world.campaign_id}/assignments/auto",
+            data=form,
+            follow_redirects=True,
+        )
+        assert "assignments created." in page.text and "flash error" not in page.text
+    elif interface == "cli":
+        options = [f"--{k.replace('_', '-')}={v}" for k, v in values.items()]
+        done = CliRunner().invoke(
+            main, ["--db", world_url[0], "assign", "--campaign", "c1", "--policy", policy, *options]
+        )
+        assert done.exit_code == 0, done.output
+    else:
+        made = as_user("admin").post(
+            "/api/v1/campaigns/c1/assignments", json={"policy": policy, "parameters": values}
+        )
+        assert made.status_code == 201, made.json
+    queues = _queues(app)
+    own = {
+        key: [d for d in docs if d not in ("D4", "D5") or key[1] != "T1"]
+        for key, docs in queues.items()
+    }
+    assert Counter(len(j) for j in _judges(own).values()) == EXPECTED_JUDGES[policy]
+    for (name, qid), docs in queues.items():
+        mixed = [d for d in docs if qid == "T1" and d in ("D4", "D5")]
+        wanted = min(2, routing.gold_count(len(docs) - len(mixed), 0.2)) if qid == "T1" else 0
+        assert len(mixed) == wanted, (name, qid, docs)
+    with get_store_of(app).read_session() as s:
+        assert s.scalar(select(Pool)).params["routing"]["policy"] == policy
