@@ -297,6 +297,7 @@ class Need:
     qid: str
     docno: str
     holders: frozenset[int]
+    judged_by: frozenset[int]  # every assessor with a judgement of it (none may take it)
 
 
 def needs(session: Session, pool: Pool, qid: str | None = None) -> list[Need]:
@@ -329,7 +330,8 @@ def needs(session: Session, pool: Pool, qid: str | None = None) -> list[Need]:
             continue
         grades = [g for u in users if (g := given[q, docno, u]) is not None]
         if routing.needs_another_judge(grades, len(users), params):
-            found.append(Need(pool.id, q, docno, frozenset(users)))
+            judged_by = frozenset(u for (gq, gd, u) in given if (gq, gd) == (q, docno))
+            found.append(Need(pool.id, q, docno, frozenset(users), judged_by))
     return found
 
 
@@ -344,8 +346,15 @@ class Claimed:
 
 
 def _routed_pools(session: Session, campaign_ids: Sequence[int]) -> list[Pool]:
+    """The campaigns' pools routed adaptively (archived campaigns and pools left out)."""
     found = session.scalars(
-        select(Pool).where(Pool.campaign_id.in_(campaign_ids), Pool.archived_at.is_(None))
+        select(Pool)
+        .join(Campaign, Campaign.id == Pool.campaign_id)
+        .where(
+            Pool.campaign_id.in_(campaign_ids),
+            Pool.archived_at.is_(None),
+            Campaign.archived_at.is_(None),
+        )
     )
     return [p for p in found if (recorded_policy(p) or {}).get("policy") == "adaptive"]
 
@@ -371,13 +380,14 @@ def ask_for_work(
         wanted: dict[int, list[tuple[str, str]]] = defaultdict(list)
         for pool, qid in targets:
             for need in needs(session, pool, qid):
-                if user_id not in need.holders:
+                if user_id not in need.holders | need.judged_by:
                     wanted[pool.id].append((need.qid, need.docno))
     places: list[tuple[int, str, str]] = []
     for pool_id, documents in wanted.items():
         if len(places) >= limit:
             break
-        places += _claim(store, pool_id, user_id, documents, limit - len(places))
+        unique = list(dict.fromkeys(documents))
+        places += _claim(store, pool_id, user_id, unique, limit - len(places))
     return Claimed(tuple(places))
 
 
@@ -422,7 +432,7 @@ def _claim(
         wanted = {(n.qid, n.docno): n for n in needs(session, pool)}
         for qid, docno in documents:
             need = wanted.get((qid, docno))
-            if len(taken) >= limit or need is None or user_id in need.holders:
+            if len(taken) >= limit or need is None or user_id in need.holders | need.judged_by:
                 continue
             try:
                 with session.begin_nested():
