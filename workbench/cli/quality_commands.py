@@ -20,7 +20,7 @@ from workbench.cli.common import (
 from workbench.cli.store_commands import split_tags, topic_list, topics_option
 from workbench.services import assessor_dashboard, calibration, gold
 from workbench.services import campaigns as campaign_service
-from workbench.services import routing as routing_service
+from workbench.services import remainder as remainder_service
 from workbench.services.errors import ServiceError
 
 
@@ -43,7 +43,7 @@ def remainder(
     targets = split_tags(to) or None
     with transaction(ctx, read=True) as session:
         campaign = campaign_service.get_campaign(session, campaign_name)
-        plan = routing_service.remainder_plan(session, campaign, assessor, to=targets)
+        plan = remainder_service.remainder_plan(session, campaign, assessor, to=targets)
     click.echo(plan.describe())
     for move in plan.moves:
         click.echo(f"pool {move.pool}\ttopic {move.qid}\t{move.documents}\t{move.to or '-'}")
@@ -55,7 +55,7 @@ def remainder(
         fail("nothing changed")
     with transaction(ctx) as session:
         campaign = campaign_service.get_campaign(session, campaign_name)
-        done = routing_service.reassign_remainder(session, campaign, assessor, to=targets)
+        done = remainder_service.reassign_remainder(session, campaign, assessor, to=targets)
     click.echo(f"reassigned: {done.describe()}")
 
 

@@ -25,34 +25,81 @@ def _groups(pairs: tuple[str, ...]) -> dict[str, str]:
 
 
 @click.command()
-@click.option("--qrels", "qrels_path", required=True, type=click.Path(exists=True, dir_okay=False),
-              help="The full qrels the judges read from.")
-@click.option("--runs", "run_paths", required=True, multiple=True,
-              type=click.Path(exists=True, dir_okay=False),
-              help="A run file (repeat the option, or give several after one --runs).")
+@click.option(
+    "--qrels",
+    "qrels_path",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="The full qrels the judges read from.",
+)
+@click.option(
+    "--runs",
+    "run_paths",
+    required=True,
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="A run file (repeat the option, or give several after one --runs).",
+)
 @click.argument("more_runs", nargs=-1, type=click.Path(exists=True, dir_okay=False))
-@click.option("--strategies", default="depth,take,mtf,hedge,mm-ns,ts", show_default=True,
-              help="Comma-separated judging strategies (see workbench.adaptive).")
-@click.option("--budgets", default=None,
-              help="Per-topic budgets: shares of the depth pool (10%) or judgement counts (200). "
-              "Default: 5%,10%,20%,30%,40%,50%,60%,80%,100%.")
-@click.option("--depth", type=click.IntRange(min=1), default=100, show_default=True,
-              help="Depth of the pool the strategies judge.")
-@click.option("--judges", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Reads per judgement; the label is their majority.")
-@click.option("--noise", type=click.FloatRange(0, 0.5, max_open=True), default=0.0,
-              show_default=True, help="Probability that a read flips the label.")
+@click.option(
+    "--strategies",
+    default="depth,take,mtf,hedge,mm-ns,ts",
+    show_default=True,
+    help="Comma-separated judging strategies (see workbench.adaptive).",
+)
+@click.option(
+    "--budgets",
+    default=None,
+    help="Per-topic budgets: shares of the depth pool (10%) or judgement counts (200). "
+    "Default: 5%,10%,20%,30%,40%,50%,60%,80%,100%.",
+)
+@click.option(
+    "--depth",
+    type=click.IntRange(min=1),
+    default=100,
+    show_default=True,
+    help="Depth of the pool the strategies judge.",
+)
+@click.option(
+    "--judges",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Reads per judgement; the label is their majority.",
+)
+@click.option(
+    "--noise",
+    type=click.FloatRange(0, 0.5, max_open=True),
+    default=0.0,
+    show_default=True,
+    help="Probability that a read flips the label.",
+)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("-l", "--relevance-level", type=int, default=1, show_default=True)
-@click.option("--group", "group_pairs", multiple=True,
-              help="RUN_TAG=GROUP for leave-one-group-out (default: each run its own group).")
+@click.option(
+    "--group",
+    "group_pairs",
+    multiple=True,
+    help="RUN_TAG=GROUP for leave-one-group-out (default: each run its own group).",
+)
 @click.option("--no-reusability", is_flag=True, help="Skip leave-one-group-out.")
-@click.option("--documents", "documents_path", type=click.Path(exists=True, dir_okay=False),
-              default=None, help="Documents (JSONL or TREC SGML) for the 'al' strategy.")
-@click.option("--format", "fmt", type=click.Choice(tuple(FORMATS)), default="text",
-              show_default=True)
-@click.option("--plots", "plots_dir", type=click.Path(file_okay=False, path_type=Path),
-              default=None, help="Write relevant-found.svg and tau-map.svg here.")
+@click.option(
+    "--documents",
+    "documents_path",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="Documents (JSONL or TREC SGML) for the 'al' strategy.",
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(tuple(FORMATS)), default="text", show_default=True
+)
+@click.option(
+    "--plots",
+    "plots_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Write relevant-found.svg and tau-map.svg here.",
+)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None)
 def simulate(
     qrels_path: str,

@@ -66,8 +66,12 @@ def status(campaign_id: int, pool_id: int):
         described = adaptive_pools.describe_settings(pool)
         campaign = {"id": c.id, "name": c.name}
     return render_template(
-        "admin/adaptive.html", campaign=campaign, pool_id=pool_id, described=described,
-        rows=rows, tab="overview",
+        "admin/adaptive.html",
+        campaign=campaign,
+        pool_id=pool_id,
+        described=described,
+        rows=rows,
+        tab="overview",
     )
 
 
@@ -158,8 +162,10 @@ def adaptive_provenance(campaign_ref: str):
 @admin_required
 def adaptive_budget(campaign_ref: str, pool_id: int):
     data = request.get_json(silent=True)
-    if not isinstance(data, dict) or isinstance(data.get("budget"), bool) or not isinstance(
-        data.get("budget"), int
+    if (
+        not isinstance(data, dict)
+        or isinstance(data.get("budget"), bool)
+        or not isinstance(data.get("budget"), int)
     ):
         raise ServiceError("expected a JSON object with an integer budget")
     topic = data.get("topic")

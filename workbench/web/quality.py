@@ -10,7 +10,7 @@ from flask import Response, abort, flash, render_template, request
 
 from workbench.reports.tables import FORMATS, render_all, to_json
 from workbench.services import assessor_dashboard, calibration, gold
-from workbench.services import routing as routing_service
+from workbench.services import remainder as remainder_service
 from workbench.services import users as user_service
 from workbench.services.campaigns import campaign_info
 from workbench.services.errors import NotFound, ServiceError
@@ -199,7 +199,7 @@ def set_practice(campaign_id: int):
 
 def _plan(session: Session, campaign_id: int, username: str, to: list[str]) -> Any:
     c = campaign_or_404(session, campaign_id)
-    return routing_service.remainder_plan(session, c, username, to=to or None)
+    return remainder_service.remainder_plan(session, c, username, to=to or None)
 
 
 @bp.get("/campaigns/<int:campaign_id>/remainder")
@@ -232,7 +232,7 @@ def reassign_remainder(campaign_id: int):
         flash("Confirm the reassignment on this page first.", "error")
         return back_to("quality.remainder", campaign_id=campaign_id, assessor=name or None)
     with change() as session:
-        plan = routing_service.reassign_remainder(
+        plan = remainder_service.reassign_remainder(
             session,
             writable_campaign(session, campaign_id),
             name,

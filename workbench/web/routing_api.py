@@ -16,6 +16,7 @@ from workbench import routing
 from workbench.reports.tables import FORMATS, json_safe, render_all
 from workbench.services import assessor_dashboard
 from workbench.services import campaigns as campaign_service
+from workbench.services import remainder as remainder_service
 from workbench.services import routing as routing_service
 from workbench.services.errors import NotFound, ServiceError
 from workbench.web.db import get_store
@@ -91,7 +92,7 @@ def route_pool(campaign_ref: str):
     return jsonify(json_safe(body)), 201
 
 
-def _plan_json(plan: routing_service.RemainderPlan) -> dict[str, Any]:
+def _plan_json(plan: remainder_service.RemainderPlan) -> dict[str, Any]:
     return {
         **dataclasses.asdict(plan),
         "documents": plan.documents,
@@ -109,7 +110,7 @@ def remainder_plan(campaign_ref: str):
         raise ServiceError("name the assessor: ?assessor=NAME")
     with get_store().read_session() as session:
         campaign = campaign_service.get_campaign(session, campaign_ref)
-        plan = routing_service.remainder_plan(
+        plan = remainder_service.remainder_plan(
             session, campaign, name, to=request.args.getlist("to") or None
         )
     return jsonify(_plan_json(plan))
@@ -131,7 +132,7 @@ def reassign_remainder(campaign_ref: str):
         )
     with get_store().session() as session:
         campaign = campaign_service.get_campaign(session, campaign_ref)
-        plan = routing_service.reassign_remainder(session, campaign, name, to=_names(data, "to"))
+        plan = remainder_service.reassign_remainder(session, campaign, name, to=_names(data, "to"))
     return jsonify(_plan_json(plan))
 
 
