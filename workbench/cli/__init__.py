@@ -25,6 +25,10 @@ COMMANDS: dict[str, str] = {
     "delete": "workbench.cli.store_commands:delete_command",
     "user": "workbench.cli.web_commands:user",
     "assign": "workbench.cli.web_commands:assign",
+    "remainder": "workbench.cli.quality_commands:remainder",
+    "gold": "workbench.cli.quality_commands:gold_group",
+    "practice": "workbench.cli.quality_commands:practice_group",
+    "assessors": "workbench.cli.quality_commands:assessors",
     "serve": "workbench.cli.web_commands:serve",
     "demo": "workbench.cli.web_commands:demo",
     "agreement": "workbench.cli.analysis_commands:agreement",
@@ -35,6 +39,7 @@ COMMANDS: dict[str, str] = {
     "simulate-machine": "workbench.cli.simulate_machine_commands:simulate_machine",
     "simulate-estimates": "workbench.cli.simulate_commands:simulate_estimates",
     "simulate-stopping": "workbench.cli.simulate_commands:simulate_stopping",
+    "simulate-policies": "workbench.cli.policy_simulation_commands:simulate_policies",
     "querylog": "workbench.cli.querylog_commands:querylog",
     "machine": "workbench.cli.machine_commands:machine",
     # the course notes' further analyses

@@ -73,8 +73,13 @@ def _trec_eval_output(qrels, runs, measures: list[str], level: int) -> str:
 @campaign_option
 @click.option("--graded", is_flag=True, help="Agreement on grades (default: binary labels).")
 @table_format_option
-@number_option("--bootstrap", "n_bootstrap", type=click.IntRange(min=0), default=1000,
-               help="Topic-bootstrap resamples for the kappa intervals.")
+@number_option(
+    "--bootstrap",
+    "n_bootstrap",
+    type=click.IntRange(min=0),
+    default=1000,
+    help="Topic-bootstrap resamples for the kappa intervals.",
+)
 @seed_option
 @output_option
 @click.pass_context
@@ -109,11 +114,19 @@ def agreement(
 
 @click.command()
 @campaign_option
-@choice_option("--rule", choices=MERGE_RULES, required=True,
-               help="How the judges' grades merge into the final label.")
+@choice_option(
+    "--rule",
+    choices=MERGE_RULES,
+    required=True,
+    help="How the judges' grades merge into the final label.",
+)
 @click.option("--primary", default=None, help="The primary assessor's username (--rule primary).")
-@choice_option("--tie", choices=TIE_RULES, default="adjudicate",
-               help="Majority ties: to the queue, or the higher/lower grade.")
+@choice_option(
+    "--tie",
+    choices=TIE_RULES,
+    default="adjudicate",
+    help="Majority ties: to the queue, or the higher/lower grade.",
+)
 @click.option("--topics", default=None, help="Only these topics (QID,QID,...): a batch.")
 @click.option("--reason", default="", help="One reason recorded for the batch's labels.")
 @click.pass_context
@@ -201,8 +214,11 @@ def adjudicate(
     is_flag=True,
     help="Also rank the runs under each assessor's qrels (Kendall tau, tau_AP).",
 )
-@choice_option("--reusability", choices=REUSABILITY_UNITS,
-               help="Also leave-one-run-out or leave-one-group-out on the latest pool.")
+@choice_option(
+    "--reusability",
+    choices=REUSABILITY_UNITS,
+    help="Also leave-one-run-out or leave-one-group-out on the latest pool.",
+)
 @click.option("--per-topic", is_flag=True, help="Also a topics x runs table per measure.")
 @click.option(
     "--notes",
@@ -211,16 +227,24 @@ def adjudicate(
     help="Also the course notes' sections: collection-scale set measures, power and topic-set "
     "size, efficiency, interleaving (and a sweep with --sweep).",
 )
-@number_option("--num-docs", type=click.IntRange(min=1), default=None,
-               help="With --notes: the collection size N (default: the campaign's documents).")
+@number_option(
+    "--num-docs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="With --notes: the collection size N (default: the campaign's documents).",
+)
 @click.option(
     "--sweep",
     "sweep_pattern",
     default=None,
     help="With --notes: the runs' tag pattern of a parameter grid, e.g. 'bm25_b={b}'.",
 )
-@choice_option("--topic-set", choices=TOPIC_SETS, default="all",
-               help="; ".join(f"{k}: {v}" for k, v in TOPIC_SETS.items()))
+@choice_option(
+    "--topic-set",
+    choices=TOPIC_SETS,
+    default="all",
+    help="; ".join(f"{k}: {v}" for k, v in TOPIC_SETS.items()),
+)
 @click.option(
     "--allow-incomplete",
     is_flag=True,

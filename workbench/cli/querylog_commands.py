@@ -63,12 +63,25 @@ def querylog() -> None:
 @common.campaign_option
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--name", default=None, help="Name of the log (default: the file name).")
-@common.number_option("--min-users", type=click.IntRange(min=1), default=5,
-                      help="k: drop queries issued by fewer distinct users.")
-@click.option("--format", "fmt", type=click.Choice(("jsonl", "tsv")), default=None,
-              help="Log format (default: from the file's suffix).")
-@click.option("--mapping", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              default=None, help="qid<TAB>query lines mapping queries to topics.")
+@common.number_option(
+    "--min-users",
+    type=click.IntRange(min=1),
+    default=5,
+    help="k: drop queries issued by fewer distinct users.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(("jsonl", "tsv")),
+    default=None,
+    help="Log format (default: from the file's suffix).",
+)
+@click.option(
+    "--mapping",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="qid<TAB>query lines mapping queries to topics.",
+)
 @click.pass_context
 def import_log(
     ctx: click.Context,
@@ -88,8 +101,9 @@ def import_log(
 
     key = load_or_create_key(instance_folder())
     with common.refusals():  # the file is read before the write transaction
-        prepared = prepare_query_log(path, key=key, min_users=min_users, format=fmt,
-                                     mapping=mapping)
+        prepared = prepare_query_log(
+            path, key=key, min_users=min_users, format=fmt, mapping=mapping
+        )
     with common.transaction(ctx) as session:
         campaign = get_campaign(session, campaign_name)
         summary = store_query_log(session, campaign, prepared, name=name)
@@ -162,11 +176,21 @@ def prefs(
 @querylog.command("agreement")
 @common.campaign_option
 @click.argument("name")
-@click.option("--qrels", "qrels_spec", default="final", show_default=True,
-              help="The assessors' qrels: final, an assessor, a qrels set or a file.")
+@click.option(
+    "--qrels",
+    "qrels_spec",
+    default="final",
+    show_default=True,
+    help="The assessors' qrels: final, an assessor, a qrels set or a file.",
+)
 @preference_options
-@common.number_option("--bootstrap", "n_bootstrap", type=click.IntRange(min=1), default=2000,
-                      help="Topic-bootstrap resamples for the interval.")
+@common.number_option(
+    "--bootstrap",
+    "n_bootstrap",
+    type=click.IntRange(min=1),
+    default=2000,
+    help="Topic-bootstrap resamples for the interval.",
+)
 @common.seed_option
 @common.table_format_option
 @click.pass_context
@@ -193,8 +217,12 @@ def agreement(
             name, qrels_spec, _options(strategy, min_support, deviation_threshold)
         )
         result = click_agreement(
-            session, get_campaign(session, campaign_name), compared,
-            n_resamples=n_bootstrap, seed=seed, allow_files=True,
+            session,
+            get_campaign(session, campaign_name),
+            compared,
+            n_resamples=n_bootstrap,
+            seed=seed,
+            allow_files=True,
         )
     if fmt == "json":
         click.echo(to_json(result.to_dict()), nl=False)
@@ -220,8 +248,11 @@ def click_evaluation_text(
     with common.transaction(ctx) as session:
         compared = ClickComparison(name, against, _options(*options))
         result = click_evaluation(
-            session, get_campaign(session, campaign_name), compared,
-            measure=measure, allow_files=True,
+            session,
+            get_campaign(session, campaign_name),
+            compared,
+            measure=measure,
+            allow_files=True,
         )
     if fmt == "json":
         return to_json(result.to_dict())
@@ -234,10 +265,20 @@ def click_evaluation_text(
 @querylog.command("evaluate")
 @common.campaign_option
 @click.argument("name")
-@click.option("--qrels", "against", default="final", show_default=True,
-              help="The assessors' qrels to compare with.")
-@click.option("-m", "--measure", default="map", show_default=True,
-              help="The measure under the assessors' qrels.")
+@click.option(
+    "--qrels",
+    "against",
+    default="final",
+    show_default=True,
+    help="The assessors' qrels to compare with.",
+)
+@click.option(
+    "-m",
+    "--measure",
+    default="map",
+    show_default=True,
+    help="The measure under the assessors' qrels.",
+)
 @preference_options
 @common.table_format_option
 @common.output_option
@@ -256,7 +297,12 @@ def evaluate(
 ) -> None:
     """Rank the runs on click preferences and on the assessors' qrels; Kendall's tau."""
     text = click_evaluation_text(
-        ctx, campaign_name, name, against, measure, fmt,
+        ctx,
+        campaign_name,
+        name,
+        against,
+        measure,
+        fmt,
         (strategy, min_support, deviation_threshold),
     )
     common.emit(text, output)

@@ -12,8 +12,10 @@ from typing import Any
 
 import click
 
+from workbench import routing
 from workbench.cli.common import (
     campaign_option,
+    choice_option,
     fail,
     get_store,
     pool_number_option,
@@ -21,7 +23,8 @@ from workbench.cli.common import (
 )
 from workbench.cli.store_commands import split_tags, topic_list, topics_option
 from workbench.services import assignments as assignment_service
-from workbench.services import campaigns, pools
+from workbench.services import campaigns
+from workbench.services import routing as routing_service
 from workbench.services import users as user_service
 from workbench.services.errors import NotFound
 
@@ -157,9 +160,30 @@ def _read_password(from_stdin: bool) -> str:
     return click.prompt("Password", hide_input=True, confirmation_prompt=True)
 
 
+def policy_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--policy and one option per policy parameter, generated from the registry
+    (`routing.POLICIES`, `routing.option_fields()`)."""
+    for f in reversed(routing.option_fields()):
+        kind = (
+            click.IntRange(min=f.minimum)
+            if f.kind is int
+            else click.FloatRange(min=f.minimum, max=f.maximum)
+        )
+        help_text = (
+            f"{f.help[0].upper()}{f.help[1:]} ({', '.join(f.policies)}) [default: {f.default}]."
+        )
+        name = "--" + f.name.replace("_", "-")
+        command = click.option(name, f.name, type=kind, default=None, help=help_text)(command)
+    return choice_option(
+        "--policy",
+        choices=routing.POLICIES,
+        default=routing.DEFAULT_POLICY,
+        help="; ".join(f"{p.name}: {p.help}" for p in routing.POLICIES.values()) + ".",
+    )(command)
+
+
 @click.command()
 @campaign_option
-@click.option("--judges-per-topic", type=int, required=True, help="Judges J for every topic.")
 @click.option("--assessors", help="Comma-separated usernames (default: every assessor).")
 @pool_number_option
 @click.option(
@@ -170,43 +194,46 @@ def _read_password(from_stdin: bool) -> str:
     help="Presentation order of each assessor's documents.",
 )
 @topics_option
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Seed of the policy's samples and chunks (default: the pool's).",
+)
+@policy_options
 @click.pass_context
 def assign(
     ctx: click.Context,
     campaign_name: str,
-    judges_per_topic: int,
     assessors: str | None,
     pool_number: int | None,
     order: str,
     topics: str | None,
+    seed: int | None,
+    policy: str,
+    **parameters: Any,
 ) -> None:
-    """Assign every topic of a pool to J assessors, balancing documents per assessor."""
+    """Assign a pool by a policy (default: every topic to J judges), balancing documents per
+    assessor; the pool records the policy."""
     with transaction(ctx) as session:
-        campaign = campaigns.get_campaign(session, campaign_name)
-        pool = pools.get_pool(session, campaign, pool_number)
-        names = split_tags(assessors)
-        users = (
-            [user_service.get_user(session, name) for name in names]
-            if names
-            else user_service.list_users(session, role="assessor")
-        )
-        created = assignment_service.auto_assign(
+        result = routing_service.route_pool(
             session,
-            pool,
-            judges_per_topic=judges_per_topic,
-            assessors=users,
+            campaigns.get_campaign(session, campaign_name),
+            pool_number,
+            policy,
+            parameters,
+            assessor_names=split_tags(assessors),
             order=order,
             topics=topic_list(topics),
+            seed=seed,
         )
-        sizes = assignment_service.topic_sizes(session, pool)
-        load: dict[str, int] = {}
-        names_by_id = {u.id: u.username for u in users}
-        for a in assignment_service.list_assignments(session, campaign.id, pool_id=pool.id):
-            name = names_by_id.get(a.user_id, str(a.user_id))
-            load[name] = load.get(name, 0) + sizes.get(a.qid, 0)
-    click.echo(f"{len(created)} new assignments in pool {pool.number}")
-    for name in sorted(load):
-        click.echo(f"{name}\t{load[name]} documents")
+    click.echo(
+        f"{result.assignments} new assignments in pool {result.pool.number} ({result.described})"
+    )
+    for note in result.notes:
+        click.echo(f"note: {note}", err=True)
+    for name, documents in result.load.items():
+        click.echo(f"{name}\t{documents} documents")
 
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"

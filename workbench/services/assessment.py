@@ -9,7 +9,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from workbench import highlight
-from workbench.services import adaptive_pools, guidelines, judging, progress
+from workbench.services import adaptive_pools, guidelines, judging, progress, routing
 from workbench.services.assignments import assignment_topic, own_assignment
 from workbench.services.campaigns import CampaignInfo, campaign_info, get_campaign, scale_of
 from workbench.services.progress import Progress
@@ -106,7 +106,8 @@ def judging_page(session: Session, assignment_id: int, user_id: int) -> JudgingP
         ),
         grades=scale_of(campaign),
         total=len(judging.document_sequence(session, assignment)),
-        adaptive=adaptive_pools.is_adaptive(session, assignment.pool_id),
+        adaptive=adaptive_pools.is_adaptive(session, assignment.pool_id)
+        or routing.grows(session, assignment.pool_id),
         next_topic=next_topic(session, user_id, assignment.id),
         title_stems=highlight.stems(topic.title if topic else ""),
         guidelines_html=guidelines.render(campaign.guidelines),

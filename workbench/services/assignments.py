@@ -3,8 +3,9 @@
 Automatic assignment gives every topic of a pool J judges, balancing the number of documents
 each assessor has to judge: topics are taken largest first and each goes to the J eligible
 assessors with the smallest current load (ties by username), the classic greedy
-longest-processing-time rule. Reassigning deactivates an assignment (its judgements stay in
-the log) and gives the topic to someone else.
+longest-processing-time rule (`routing.spread_topics`). Reassigning deactivates an assignment
+(its judgements stay in the log) and gives the topic to someone else, with the routing slots
+of a routed assignment (`services.slots`).
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from collections.abc import Sequence
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from workbench import routing
 from workbench.pooling import PRESENTATION_ORDERS
-from workbench.services import adaptive_pools
+from workbench.services import adaptive_pools, slots
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.topics import listed
 from workbench.store.models import Assignment, Campaign, Pool, PoolEntry, Topic, User
@@ -128,6 +130,7 @@ def reassign(session: Session, assignment: Assignment, to_user: User) -> Assignm
     pool = session.get(Pool, assignment.pool_id)
     assert pool is not None
     new = assign(session, pool, assignment.qid, to_user, order=assignment.order)
+    slots.move_assignment(session, assignment, new)
     unassign(session, assignment)
     return new
 
@@ -165,20 +168,15 @@ def auto_assign(
                 if outside
                 else "no topics chosen"
             )
-    judges: dict[str, set[int]] = defaultdict(set)
-    load: dict[int, int] = defaultdict(int)
+    judges: dict[str, set[str]] = defaultdict(set)
+    load: dict[str, int] = defaultdict(int)
+    names = {user.id: user.username for user in session.scalars(select(User))}
     for existing in list_assignments(session, pool.campaign_id, pool_id=pool.id):
-        judges[existing.qid].add(existing.user_id)
-        load[existing.user_id] += sizes.get(existing.qid, 0)
-    created = []
+        judges[existing.qid].add(names[existing.user_id])
+        load[names[existing.user_id]] += sizes.get(existing.qid, 0)
     targets = sizes if topics is None else {qid: sizes[qid] for qid in topics}
-    for qid in sorted(targets, key=lambda q: (-sizes[q], q)):
-        candidates = sorted(
-            (user for user in eligible if user.id not in judges[qid]),
-            key=lambda user: (load[user.id], user.username),
-        )
-        for user in candidates[: max(0, judges_per_topic - len(judges[qid]))]:
-            created.append(assign(session, pool, qid, user, order=order))
-            judges[qid].add(user.id)
-            load[user.id] += sizes[qid]
-    return created
+    by_name = {user.username: user for user in eligible}
+    pairs = routing.spread_topics(
+        targets, list(by_name), judges_per_topic, load=load, judging=judges
+    )
+    return [assign(session, pool, qid, by_name[name], order=order) for qid, name in pairs]

@@ -12,7 +12,7 @@ from dataclasses import dataclass, fields
 from sqlalchemy import Connection, func, select
 from sqlalchemy.orm import Session
 
-from workbench.store.models import Assignment, Campaign, Judgement
+from workbench.store.models import Assignment, Campaign, GoldDocument, Judgement, QualitySettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,12 +76,30 @@ def withdrawn_topics(session: Session, campaign_id: int) -> set[tuple[str, int]]
 
 def counted_judgements(session: Session, campaign: Campaign) -> list[JudgementRow]:
     """The current judgements that count in agreement, adjudication and qrels: all of them,
-    or (campaign.count_withdrawn False) all but those of withdrawn assignments."""
+    or (campaign.count_withdrawn False) all but those of withdrawn assignments; judgements of
+    gold documents only when the campaign's quality settings let them (`left_out_gold`)."""
     rows = current_judgements(session, campaign.id)
+    gold = left_out_gold(session, campaign.id)
+    if gold:
+        rows = [j for j in rows if (j.qid, j.docno) not in gold]
     if campaign.count_withdrawn:
         return rows
     withdrawn = withdrawn_topics(session, campaign.id)
     return [j for j in rows if (j.qid, j.user_id) not in withdrawn]
+
+
+def left_out_gold(session: Session, campaign_id: int) -> set[tuple[str, str]]:
+    """(qid, docno) of the campaign's gold documents, whose judgements stay out of agreement,
+    adjudication and qrels (none when its quality settings let gold judgements in)."""
+    counted = session.scalar(
+        select(QualitySettings.gold_in_qrels).where(QualitySettings.campaign_id == campaign_id)
+    )
+    if counted:
+        return set()
+    rows = session.execute(
+        select(GoldDocument.qid, GoldDocument.docno).where(GoldDocument.campaign_id == campaign_id)
+    )
+    return {(qid, docno) for qid, docno in rows}
 
 
 def withdrawn_note(session: Session, campaign: Campaign) -> str:

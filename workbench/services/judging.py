@@ -35,7 +35,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session
 
 from workbench import highlight, limits, pooling
-from workbench.services import adaptive_pools
+from workbench.services import adaptive_pools, gold, slots
 from workbench.services.current_judgements import JUDGEMENT_ROW, JudgementRow, current_judgements
 from workbench.services.errors import Conflict, NotFound, ServiceError
 from workbench.store.db import Store
@@ -243,6 +243,7 @@ def _sequence(
     topic = {"pool_id": assignment.pool_id, "qid": assignment.qid}
     rows = connection.execute(_POOL_ENTRIES, topic).all()
     rows = adaptive_pools.visible_entries(connection, assignment, rows)  # adaptive pools
+    rows = slots.routed_entries(connection, assignment, rows)  # routed pools
     docnos = pooling.presentation_order(
         [row.docno for row in rows],
         mode=assignment.order,
@@ -253,6 +254,7 @@ def _sequence(
         builds=[row.build for row in rows],
         priorities=[row.priority for row in rows],
     )
+    docnos = gold.mixed_queue(connection, assignment, docnos, signature[0])  # gold documents
     sequence = DocumentSequence(tuple(docnos), {docno: i for i, docno in enumerate(docnos)})
     cache.put(key, sequence)
     return sequence

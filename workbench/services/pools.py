@@ -18,7 +18,7 @@ import numpy as np
 from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
-from workbench import limits, pooling
+from workbench import limits, pooling, routing
 from workbench.services.errors import NotFound, ServiceError, found
 from workbench.services.topics import campaign_qids, chosen_topics, listed
 from workbench.store.models import (
@@ -481,6 +481,8 @@ def describe_parameters(pool: Pool) -> str:
     extensions = len(pool.params.get("extensions", []))
     if extensions:
         parts.append(f"extended {extensions} {'time' if extensions == 1 else 'times'}")
+    if pool.params.get("routing"):
+        parts.append(f"assigned by {routing.describe(pool.params['routing'])}")
     return "; ".join(parts)
 
 

@@ -1,7 +1,8 @@
 """Judging progress: judged / total and time spent, per assignment, topic and assessor.
 
 judged = documents of the assignment whose current judgement (a grade or 'cannot judge')
-exists; total = documents to judge in the assignment; time = sum of time_spent_ms over every
+exists; total = documents to judge in the assignment (those of its routing slots, if any, and
+its gold documents); time = sum of time_spent_ms over every
 logged judgement event of that assessor on that topic (revisions included, idle excluded by
 the browser).
 """
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from workbench.services import gold, slots
 from workbench.services.assignments import assignments_for_user
 from workbench.services.current_judgements import current_judgements, withdrawn_topics
 from workbench.store.models import Assignment, Judgement, PoolEntry, Topic, User
@@ -71,9 +73,17 @@ def assignment_progress(session: Session, assignments: list[Assignment]) -> dict
         .group_by(Judgement.qid, Judgement.user_id)
     )
     times = {(qid, user_id): total for qid, user_id, total in time_rows}
+    routed = slots.slot_documents(session, assignments)
+    own = {
+        a.id: pooled[a.pool_id, a.qid] & routed[a.id]
+        if a.id in routed
+        else pooled[a.pool_id, a.qid]
+        for a in assignments
+    }
+    mixed = gold.queue_gold(session, assignments, own)
     result = {}
     for a in assignments:
-        docs = pooled[a.pool_id, a.qid]
+        docs = own[a.id] | set(mixed.get(a.id, ()))
         result[a.id] = Progress(
             judged=len(docs & judged[a.qid, a.user_id]),
             total=len(docs),

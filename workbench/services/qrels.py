@@ -15,11 +15,23 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from workbench.relevance import is_relevant
-from workbench.services import adaptive_pools
-from workbench.services.current_judgements import counted_judgements, current_judgements
+from workbench.services import adaptive_pools, slots
+from workbench.services.current_judgements import (
+    counted_judgements,
+    current_judgements,
+    left_out_gold,
+)
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.pools import qid_key
-from workbench.store.models import Assignment, Campaign, FinalLabel, Pool, PoolEntry, User
+from workbench.store.models import (
+    Assignment,
+    Campaign,
+    FinalLabel,
+    GoldDocument,
+    Pool,
+    PoolEntry,
+    User,
+)
 
 Key = tuple[str, str]  # (qid, docno)
 QrelsDict = dict[str, dict[str, int]]
@@ -135,15 +147,22 @@ def qrels_labels(
         user = session.scalar(select(User).where(User.username == assessor))
         if user is None:
             raise NotFound(f"no assessor {assessor!r}")
-        labels = _assessor_labels(session, campaign, user)
-        expected = _assigned(session, campaign, user) | set(labels)
+        gold = left_out_gold(session, campaign.id)
+        labels = {
+            key: grade
+            for key, grade in _assessor_labels(session, campaign, user).items()
+            if key not in gold
+        }
+        expected = (_assigned(session, campaign, user) - gold) | set(labels)
         what = f"a grade by {assessor}"
     else:
         if final or has_final_labels(session, campaign):
             labels, what = final_labels(session, campaign), "a final label"
         else:
             labels, what = _single_judge_labels(session, campaign), "a label"
-        expected = _sampled(session, campaign) | _graded(session, campaign) | set(labels)
+        sampled = _sampled(session, campaign)
+        labels.update(_pooled_gold(session, campaign, sampled))
+        expected = sampled | _graded(session, campaign) | set(labels)
     missing = sorted(expected - set(labels), key=lambda key: (qid_key(key[0]), key[1]))
     return labels, Completeness(what, len(expected), tuple(missing))
 
@@ -153,6 +172,22 @@ def qrels_completeness(
 ) -> Completeness:
     """Whether the qrels `export_qrels` would write label every document they should."""
     return qrels_labels(session, campaign, assessor=assessor, final=final)[1]
+
+
+def _pooled_gold(
+    session: Session, campaign: Campaign, sampled: set[tuple[str, str]]
+) -> dict[Key, int]:
+    """The gold grade of each pooled gold document whose judgements do not count (its
+    assessors' judgements stay out of the qrels, unless the campaign lets them in)."""
+    left_out = left_out_gold(session, campaign.id) & sampled
+    if not left_out:
+        return {}
+    rows = session.execute(
+        select(GoldDocument.qid, GoldDocument.docno, GoldDocument.grade).where(
+            GoldDocument.campaign_id == campaign.id
+        )
+    )
+    return {(q, d): grade for q, d, grade in rows if (q, d) in left_out}
 
 
 def _assessor_labels(session: Session, campaign: Campaign, user: User) -> dict:
@@ -218,9 +253,20 @@ def _sampled(session: Session, campaign: Campaign) -> set[tuple[str, str]]:
 
 
 def _assigned(session: Session, campaign: Campaign, user: User) -> set[tuple[str, str]]:
-    """(qid, docno) sampled into the topics of the user's active assignments."""
+    """(qid, docno) sampled into the user's active assignments: their topics, or the
+    documents of their routing slots (`services.slots`)."""
+    mine = list(
+        session.scalars(
+            select(Assignment).where(
+                Assignment.campaign_id == campaign.id,
+                Assignment.user_id == user.id,
+                Assignment.active.is_(True),
+            )
+        )
+    )
+    routed = slots.slot_documents(session, mine)
     rows = session.execute(
-        select(PoolEntry.qid, PoolEntry.docno)
+        select(Assignment.id, PoolEntry.qid, PoolEntry.docno)
         .join(
             Assignment,
             (Assignment.pool_id == PoolEntry.pool_id) & (Assignment.qid == PoolEntry.qid),
@@ -232,7 +278,11 @@ def _assigned(session: Session, campaign: Campaign, user: User) -> set[tuple[str
             PoolEntry.sampled.is_(True),
         )
     )
-    return {(qid, docno) for qid, docno in rows}
+    return {
+        (qid, docno)
+        for assignment_id, qid, docno in rows
+        if assignment_id not in routed or docno in routed[assignment_id]
+    }
 
 
 def _unsampled(session: Session, campaign: Campaign) -> set[tuple[str, str]]:

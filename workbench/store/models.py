@@ -694,3 +694,94 @@ class MachineJob(Base):
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
     heartbeat_at: Mapped[dt.datetime | None] = mapped_column(DateTime, default=None)
     finished_at: Mapped[dt.datetime | None] = mapped_column(DateTime, default=None)
+
+
+class RoutingSlot(Base):
+    """One judge's place on one pooled document of a routed pool (`services.routing`).
+
+    An assignment with slots covers those documents only; one without covers its whole topic.
+    slot numbers the places of a document (0, 1, ...): two requests can never take the same
+    place, and an assessor never holds a document twice (the two unique constraints). role is
+    one of `workbench.routing.ROLES`.
+    """
+
+    __tablename__ = "routing_slots"
+    __table_args__ = (
+        UniqueConstraint("pool_id", "qid", "docno", "slot", name="uq_routing_slots_place"),
+        UniqueConstraint("pool_id", "qid", "docno", "user_id", name="uq_routing_slots_judge"),
+        Index("ix_routing_slots_holder", "pool_id", "qid", "user_id"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    pool_id: Mapped[int] = mapped_column(ForeignKey("pools.id", ondelete="CASCADE"))
+    qid: Mapped[str] = mapped_column(String(limits.QID))
+    docno: Mapped[str] = mapped_column(String(limits.DOCNO))
+    slot: Mapped[int] = mapped_column(Integer)
+    assignment_id: Mapped[int] = mapped_column(
+        ForeignKey("assignments.id", ondelete="CASCADE"), index=True
+    )
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    role: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class QualitySettings(Base):
+    """A campaign's quality checks: the share of gold documents mixed into each queue,
+    whether judgements of gold documents enter agreement, adjudication and qrels, and whether
+    assessors see their own gold accuracy."""
+
+    __tablename__ = "quality_settings"
+
+    campaign_id: Mapped[int] = mapped_column(
+        ForeignKey("campaigns.id", ondelete="CASCADE"), primary_key=True
+    )
+    gold_share: Mapped[float] = mapped_column(Float, default=0.0)
+    gold_in_qrels: Mapped[bool] = mapped_column(Boolean, default=False)
+    show_gold_accuracy: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class GoldDocument(Base):
+    """A document of known grade (from earlier qrels, adjudicated labels or by hand), mixed
+    into assessors' queues to measure their accuracy (`services.gold`)."""
+
+    __tablename__ = "gold_documents"
+    __table_args__ = (UniqueConstraint("campaign_id", "qid", "docno"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
+    qid: Mapped[str] = mapped_column(String(limits.QID))
+    docno: Mapped[str] = mapped_column(String(limits.DOCNO))
+    grade: Mapped[int] = mapped_column(Integer)
+    reason: Mapped[str] = mapped_column(Text, default="")
+    source: Mapped[str] = mapped_column(String(limits.FILE_NAME), default="")
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class CalibrationItem(Base):
+    """One document of a campaign's practice set, with the expected grade and the reason the
+    guidelines give (`services.calibration`); judged before an assessor's first topic."""
+
+    __tablename__ = "calibration_items"
+    __table_args__ = (UniqueConstraint("campaign_id", "qid", "docno"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
+    position: Mapped[int] = mapped_column(Integer)
+    qid: Mapped[str] = mapped_column(String(limits.QID))
+    docno: Mapped[str] = mapped_column(String(limits.DOCNO))
+    grade: Mapped[int] = mapped_column(Integer)
+    reason: Mapped[str] = mapped_column(Text, default="")
+
+
+class CalibrationAnswer(Base):
+    """An assessor's answer to a practice item (the first one counts; None: cannot judge)."""
+
+    __tablename__ = "calibration_answers"
+    __table_args__ = (UniqueConstraint("item_id", "user_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    item_id: Mapped[int] = mapped_column(ForeignKey("calibration_items.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    grade: Mapped[int | None] = mapped_column(Integer, default=None)
+    time_spent_ms: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)

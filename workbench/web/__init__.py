@@ -87,10 +87,13 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         db,
         errors,
         machine,
+        practice,
+        quality,
         querylogs,
         querylogs_api,
         report_jobs,
         reports,
+        routing_api,
         security,
         uploads,
     )
@@ -110,6 +113,9 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(querylogs_api.api)
     app.register_blueprint(uploads.bp)
     app.register_blueprint(machine.bp)
+    app.register_blueprint(quality.bp)
+    app.register_blueprint(practice.bp)
+    app.register_blueprint(routing_api.api)
 
     @app.get("/")
     def index():

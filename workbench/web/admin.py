@@ -16,11 +16,12 @@ from typing import Any
 
 from flask import abort, flash, redirect, render_template, request, send_file, url_for
 
-from workbench import pooling
+from workbench import pooling, routing
 from workbench.services import archive, campaign_pages, exports, importing, pools, progress
 from workbench.services import assignments as assignment_service
 from workbench.services import campaigns as campaign_service
 from workbench.services import efficiency as efficiency_service
+from workbench.services import routing as routing_service
 from workbench.services import users as user_service
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.store_handle import Session
@@ -314,16 +315,19 @@ def assignments(campaign_id: int):
     number = form_int(request.args.get("pool"), "pool", minimum=1)
     with get_store().read_session() as session:
         page = _or_404(campaign_pages.assignments_page, session, campaign_id, number)
+        routed_by, described = (
+            routing_service.pool_policy(session, page.pool.id) if page.pool else (None, "")
+        )
     return render_template(
         "admin/assignments.html",
+        routed_by=routed_by,
+        routing_described=described,
         **page_context(page),
         numbers=page.numbers,
         orders=pooling.PRESENTATION_ORDERS,
+        policies=routing.POLICIES,
+        policy_fields=routing.option_fields(),
     )
-
-
-def _users_named(session: Session, names: list[str]) -> list[Any]:
-    return [user_service.get_user(session, name) for name in names]
 
 
 @bp.post("/campaigns/<int:campaign_id>/assignments/auto")
@@ -331,24 +335,20 @@ def auto_assign(campaign_id: int):
     form = request.form
     with change() as session:
         c = writable_campaign(session, campaign_id)
-        chosen = form.getlist("assessors")
-        assessors = (
-            _users_named(session, chosen)
-            if chosen
-            else user_service.list_users(session, role="assessor")
-        )
-        created = assignment_service.auto_assign(
+        result = routing_service.route_pool(
             session,
-            _pool_to_assign(session, c, form.get("pool")),
-            judges_per_topic=form_int(
-                form.get("judges_per_topic"), "judges per topic", minimum=1, default=1
-            ),
-            assessors=assessors,
+            c,
+            _pool_to_assign(session, c, form.get("pool")).number,
+            form.get("policy") or routing.DEFAULT_POLICY,
+            {f.name: form.get(f.name) for f in routing.option_fields()},
+            assessor_names=form.getlist("assessors"),
             order=form.get("order", "random"),
             topics=_topics(form),
         )
-        n = len(created)
+        n = result.assignments
         flash(f"{n} {'assignment' if n == 1 else 'assignments'} created.", "info")
+        for note in result.notes:
+            flash(note, "warning")
     return back_to("admin.assignments", campaign_id=campaign_id, pool=form.get("pool") or None)
 
 

@@ -16,7 +16,7 @@ from flask import Blueprint, current_app, jsonify, request, send_file
 from flask_login import current_user
 
 from workbench import limits
-from workbench.services import adaptive_pools, judging, progress
+from workbench.services import adaptive_pools, judging, progress, routing
 from workbench.services import campaigns as campaign_service
 from workbench.services.errors import ServiceError
 from workbench.web.assess import own_assignment, topic_of
@@ -67,6 +67,7 @@ def my_assignments():
 def assignment_state(assignment_id: int):
     """Topic, scale, the assessor's own judgement per position, and where to resume."""
     adaptive_pools.advance(get_store(), assignment_id, current_user.id)  # adaptive pools
+    routing.top_up(get_store(), assignment_id, current_user.id)  # adaptive routing
     with get_store().read_session() as session:
         assignment = own_assignment(session, assignment_id)
         campaign = campaign_service.get_campaign(session, assignment.campaign_id)
@@ -106,6 +107,7 @@ def next_document(assignment_id: int):
     the assignment has the assessor's judgement: the queue is finished, and the document
     given is the last one, for review) and `judged` (how many have)."""
     adaptive_pools.advance(get_store(), assignment_id, current_user.id)  # adaptive pools
+    routing.top_up(get_store(), assignment_id, current_user.id)  # adaptive routing
     with get_store().read_session() as session:
         assignment = own_assignment(session, assignment_id)
         sequence = judging.document_sequence(session, assignment)

@@ -148,6 +148,72 @@ OPERATIONS: dict[str, Operation] = {
         query=_export_parameters,
         file=True,
     ),
+    # routing, gold and the assessor dashboard (web.routing_api)
+    "routing_api.policies": Operation(
+        "admin",
+        "The assignment policies (workbench.routing.POLICIES) and their parameters.",
+        {"200": "{'policies': [{name, help, parameters: [{name, type, help, default, ...}]}]}"},
+    ),
+    "routing_api.route_pool": Operation(
+        "admin",
+        "Route a pool by a policy, recorded with the pool; applying it again routes only "
+        "what is missing.",
+        {"201": "{pool, policy, described, assignments, documents, load, short, notes}"},
+        body={
+            "type": "object",
+            "properties": {
+                "policy": {"type": "string", "description": "topics, primary, overlap, adaptive"},
+                "pool": {"type": "integer", "description": "the pool's number (default: latest)"},
+                "parameters": {"type": "object", "description": "the policy's parameters"},
+                "assessors": {"type": "array", "items": {"type": "string"}},
+                "topics": {"type": "array", "items": {"type": "string"}},
+                "order": {"type": "string"},
+                "seed": {"type": "integer"},
+            },
+        },
+    ),
+    "routing_api.remainder_plan": Operation(
+        "admin",
+        "What reassigning an assessor's unjudged remainder would do (nothing changes).",
+        {"200": "{assessor, moves, kept, withdrawn, documents, unplaced, description}"},
+        query=[_query("assessor", "the assessor"), _query("to", "an assessor who may take")],
+    ),
+    "routing_api.reassign_remainder": Operation(
+        "admin",
+        'Reassign an assessor\'s unjudged remainder; refused without "confirm": true.',
+        {"200": "the plan carried out"},
+        body={
+            "type": "object",
+            "required": ["assessor", "confirm"],
+            "properties": {
+                "assessor": {"type": "string"},
+                "to": {"type": "array", "items": {"type": "string"}},
+                "confirm": {"type": "boolean"},
+            },
+        },
+    ),
+    "routing_api.dashboard": Operation(
+        "admin",
+        "The assessor dashboard: pace, grades, agreement, gold accuracy, drift, outliers.",
+        {"200": "the dashboard (JSON), or its tables in another format"},
+        query=[
+            _query("period", "day or session"),
+            _query("weights", "linear or quadratic"),
+            _query("format", "json (default), csv, md, latex or text"),
+        ],
+    ),
+    "routing_api.ask_for_work": Operation(
+        "assessor",
+        "Take places that documents want (adaptive routing: a judge more where judges "
+        "disagree); they join the user's topics.",
+        {"200": "{'added': [{qid, docno}]}"},
+        body={"type": "object", "properties": {"campaign": {"type": "integer"}}},
+    ),
+    "routing_api.my_progress": Operation(
+        "assessor",
+        "The user's progress per campaign, and their gold accuracy where the campaign shows it.",
+        {"200": "{'campaigns': [...]}"},
+    ),
     "api.adaptive_status": Operation(
         "admin",
         "An adaptive pool's per-topic state (budget, revealed, judged, stopped).",

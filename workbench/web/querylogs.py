@@ -116,8 +116,11 @@ def prepared_upload(upload: FileStorage) -> service.PreparedLog:
         upload.save(path)
         mapping = None
         if mapping_upload is not None and mapping_upload.filename:
-            mapping = Path(folder) / "mapping" / (secure_filename(mapping_upload.filename)
-                                                  or "mapping.tsv")
+            mapping = (
+                Path(folder)
+                / "mapping"
+                / (secure_filename(mapping_upload.filename) or "mapping.tsv")
+            )
             mapping.parent.mkdir()
             mapping_upload.save(mapping)
         try:
