@@ -86,6 +86,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         browse,
         db,
         errors,
+        judging_api,
         querylogs,
         querylogs_api,
         report_jobs,
@@ -104,6 +105,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(api.bp)
     app.register_blueprint(reports.bp)
     app.register_blueprint(adaptive.bp)  # its JSON routes are on api.bp
+    assert judging_api.bp is api.bp  # its routes are on api.bp too
     app.register_blueprint(browse.bp)
     app.register_blueprint(querylogs.bp)
     app.register_blueprint(querylogs_api.api)
