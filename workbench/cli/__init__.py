@@ -32,6 +32,8 @@ COMMANDS: dict[str, str] = {
     "evaluate": "workbench.cli.analysis_commands:evaluate",
     "simulate": "workbench.cli.simulate_commands:simulate",
     "querylog": "workbench.cli.querylog_commands:querylog",
+    "judging": "workbench.cli.judging_commands:judging",
+    "preferences": "workbench.cli.judging_commands:preferences",
     # the course notes' further analyses
     "collection-measures": "workbench.cli.notes_commands:collection_measures",
     "power": "workbench.cli.notes_commands:power",

@@ -1,5 +1,6 @@
 """What an assessor's pages show: 'My topics' with progress, and the judging page of one
-assignment, read in one session as frozen dataclasses (rendered after the session closed)."""
+assignment (one document, a list of passages or pairs, by the campaign's judging mode), read
+in one session as frozen dataclasses (rendered after the session closed)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from workbench import highlight
-from workbench.services import adaptive_pools, guidelines, judging, progress
+from workbench.services import adaptive_pools, guidelines, judging, preferences, progress
 from workbench.services.assignments import assignment_topic, own_assignment
 from workbench.services.campaigns import CampaignInfo, campaign_info, get_campaign, scale_of
 from workbench.services.progress import Progress
@@ -73,6 +74,18 @@ class JudgingPage:
     guidelines_html: str
     first_document: bool
 
+    @property
+    def template(self) -> str:
+        """The page of the campaign's judging mode (`judging_modes.JUDGING_MODES`)."""
+        return JUDGING_TEMPLATES[self.campaign.judging_mode]
+
+
+JUDGING_TEMPLATES = {
+    "document": "assess/judge.html",
+    "passages": "assess/passages.html",
+    "pairwise": "assess/pairs.html",
+}
+
 
 def next_topic(session: Session, user_id: int, assignment_id: int) -> AssignedTopic | None:
     """The assessor's next assignment (in 'My topics' order, after this one, wrapping) that
@@ -91,6 +104,10 @@ def judging_page(session: Session, assignment_id: int, user_id: int) -> JudgingP
     assignment = own_assignment(session, assignment_id, user_id)
     campaign = get_campaign(session, assignment.campaign_id)
     topic = assignment_topic(session, assignment)
+    if campaign.judging_mode == "pairwise":
+        total = len(preferences.assignment_pairs(session, assignment))
+    else:
+        total = len(judging.document_sequence(session, assignment))
     judged_before = session.scalar(
         select(Judgement.id)
         .where(Judgement.campaign_id == campaign.id, Judgement.user_id == user_id)
@@ -105,7 +122,7 @@ def judging_page(session: Session, assignment_id: int, user_id: int) -> JudgingP
             else None
         ),
         grades=scale_of(campaign),
-        total=len(judging.document_sequence(session, assignment)),
+        total=total,
         adaptive=adaptive_pools.is_adaptive(session, assignment.pool_id),
         next_topic=next_topic(session, user_id, assignment.id),
         title_stems=highlight.stems(topic.title if topic else ""),

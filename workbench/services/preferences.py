@@ -24,6 +24,11 @@ from workbench import clicks, limits, pairs
 from workbench.services.assignments import own_assignment
 from workbench.services.current_judgements import undo_target
 from workbench.services.errors import NotFound, ServiceError
+from workbench.services.querylogs import (
+    ClickEvaluation,
+    PreferenceSource,
+    evaluate_preference_lines,
+)
 from workbench.services.undo import refuse_if_read_only
 from workbench.store.models import (
     Assignment,
@@ -368,3 +373,28 @@ def prefs_text(session: Session, campaign: Campaign, *, assessor: str | None = N
     preferred document rel 1 and the other 0 (`clicks.prefs_lines`)."""
     lines = clicks.prefs_lines(campaign_preferences(session, campaign, assessor=assessor))
     return clicks.prefs_text(lines)
+
+
+def preference_evaluation(
+    session: Session,
+    campaign: Campaign,
+    qrels: str = "final",
+    *,
+    measure: str = "map",
+    assessor: str | None = None,
+    allow_files: bool = False,
+) -> ClickEvaluation:
+    """Every run scored on the pairwise preferences (trec_eval ``-R prefs``, ``prefs_simp``)
+    and with `measure` on the `qrels`, as click preferences are
+    (`querylogs.evaluate_preference_lines`): the two system rankings and Kendall's tau."""
+    lines = clicks.prefs_lines(campaign_preferences(session, campaign, assessor=assessor))
+    drawn = f"assessor {assessor}" if assessor else "majority over the assessors"
+    return evaluate_preference_lines(
+        session,
+        campaign,
+        lines,
+        PreferenceSource(campaign.name, drawn, "preferences"),
+        qrels,
+        measure=measure,
+        allow_files=allow_files,
+    )

@@ -16,7 +16,7 @@ from typing import Any
 
 from flask import abort, flash, redirect, render_template, request, send_file, url_for
 
-from workbench import pooling
+from workbench import judging_modes, pooling
 from workbench.services import archive, campaign_pages, exports, importing, pools, progress
 from workbench.services import assignments as assignment_service
 from workbench.services import campaigns as campaign_service
@@ -125,6 +125,7 @@ def campaign(campaign_id: int):
         strategies=pooling.STRATEGIES,
         strategy_fields=pooling.option_fields(),
         exports=exports.EXPORTS.values(),
+        judging_modes=judging_modes.JUDGING_MODES,
     )
 
 
@@ -177,6 +178,23 @@ def set_count_withdrawn(campaign_id: int):
     done = f"Judgements of withdrawn assignments {'count' if count else 'no longer count'}."
     with change(done) as session:
         campaign_service.set_count_withdrawn(writable_campaign(session, campaign_id), count)
+    return back_to("admin.campaign", campaign_id=campaign_id)
+
+
+@bp.post("/campaigns/<int:campaign_id>/judging")
+def set_judging(campaign_id: int):
+    """The judging mode with its options (fields MODE-OPTION) and whether assessors mark
+    evidence passages."""
+    form = request.form
+    mode = form.get("mode", "")
+    declared = judging_modes.JUDGING_MODES.get(mode)
+    options = {o.name: form.get(f"{mode}-{o.name}") for o in declared.options} if declared else {}
+    with change() as session:
+        campaign = writable_campaign(session, campaign_id)
+        campaign_service.set_judging(
+            session, campaign, mode=mode, options=options, evidence=form.get("evidence") == "1"
+        )
+        flash(f"Judging: {campaign_service.campaign_info(campaign).judging()}.", "info")
     return back_to("admin.campaign", campaign_id=campaign_id)
 
 

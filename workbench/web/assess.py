@@ -48,7 +48,7 @@ def judge(assignment_id: int):
         except NotFound:
             abort(404)
     return render_template(
-        "assess/judge.html",
+        page.template,
         **page_context(page),
         show_guidelines=bool(page.guidelines_html) and page.first_document,
     )
