@@ -111,8 +111,10 @@ def build_adaptive_pool(
     runs: list[str] | None = None,
     seed: int | None = None,
     name: str = "",
+    topics: list[str] | None = None,
 ) -> Pool:
-    """A depth-`depth` pool whose documents the strategy reveals, `budget` per topic."""
+    """A depth-`depth` pool (of `topics` only, when given) whose documents the strategy
+    reveals, `budget` per topic."""
     check_settings(strategy, budget, batch, secondary_share)
     assert budget is not None
     if adaptive.get_strategy(strategy).needs_texts:
@@ -121,7 +123,14 @@ def build_adaptive_pool(
         except adaptive.StrategyError as error:
             raise ServiceError(str(error)) from None
     pool = pools.build_pool(
-        session, campaign, strategy="depth", depth=depth, runs=runs, seed=seed, name=name
+        session,
+        campaign,
+        strategy="depth",
+        depth=depth,
+        runs=runs,
+        seed=seed,
+        name=name,
+        topics=topics,
     )
     settings = AdaptiveSettings(strategy, budget, batch, secondary_share)
     pool.params = {**pool.params, "adaptive": dataclasses.asdict(settings)}
@@ -138,13 +147,13 @@ def _topic(session: Session, pool: Pool, qid: str) -> AdaptiveTopic:
     row = session.scalar(
         select(AdaptiveTopic).where(AdaptiveTopic.pool_id == pool.id, AdaptiveTopic.qid == qid)
     )
-    return found(row, f"pool {pool.id} has no adaptive topic {qid!r}")
+    return found(row, f"pool {pool.number} has no adaptive topic {qid!r}")
 
 
 def _adaptive_pool(pool: Pool) -> AdaptiveSettings:
     settings = settings_of(pool)
     if settings is None:
-        raise ServiceError(f"pool {pool.id} is not adaptive")
+        raise ServiceError(f"pool {pool.number} is not adaptive")
     return settings
 
 
@@ -407,8 +416,10 @@ def _username(session: Session, assignment: Assignment | None) -> str | None:
 def evaluation_warning(session: Session, campaign: Campaign) -> str | None:
     """What an evaluation of the campaign must say when one of its pools is adaptive."""
     adaptive_ids = [
-        p.id
-        for p in session.scalars(select(Pool).where(Pool.campaign_id == campaign.id))
+        p.number
+        for p in session.scalars(
+            select(Pool).where(Pool.campaign_id == campaign.id).order_by(Pool.number)
+        )
         if settings_of(p) is not None
     ]
     if not adaptive_ids:

@@ -571,7 +571,7 @@ def missing_text_warnings(session: Session, campaign: Campaign) -> list[str]:
     if not missing:
         return []
     return [
-        f"{len(missing)} pooled document(s) of pool {pool.id} have no text in the store: "
+        f"{len(missing)} pooled document(s) of pool {pool.number} have no text in the store: "
         + listed(missing)
     ]
 

@@ -27,12 +27,11 @@ from sqlalchemy.orm import Session
 
 from workbench import clicks, limits, querylog, stats
 from workbench.metrics.prefs import TrecEvalFlags, evaluate_prefs
-from workbench.services import evaluation
-from workbench.services.errors import NotFound, ServiceError, found
+from workbench.services import evaluation, pools
+from workbench.services.errors import ServiceError, found
 from workbench.store.models import (
     Assignment,
     Campaign,
-    Pool,
     PoolEntry,
     QueryLog,
     QueryLogImpression,
@@ -573,19 +572,17 @@ class PoolPriorities:
 
 
 def prioritise_pool(
-    session: Session, campaign: Campaign, pool_id: int, name: str
+    session: Session, campaign: Campaign, pool_number: int, name: str
 ) -> PoolPriorities:
     """Set the pool entries' priority to their click deviation (`clicks.document_deviation`:
     observed minus expected clicks per impression), so assessors with the 'priority' order
     judge first what users favoured; entries users never saw get -2, below any deviation.
     Refused once the pool has assignments (their order must not change under an assessor).
-    The pool's params record the source of its priorities."""
-    pool = session.get(Pool, pool_id)
-    if pool is None or pool.campaign_id != campaign.id:
-        raise NotFound(f"campaign {campaign.name!r} has no pool {pool_id}")
+    The pool (its number in the campaign) records the source of its priorities."""
+    pool = pools.get_pool(session, campaign, pool_number)
     if session.scalar(select(Assignment.id).where(Assignment.pool_id == pool.id).limit(1)):
         raise ServiceError(
-            f"pool {pool_id} already has assignments: prioritise a pool before assigning it"
+            f"pool {pool.number} already has assignments: prioritise a pool before assigning it"
         )
     log = get_query_log(session, campaign, name)
     deviation = clicks.document_deviation(load_impressions(session, log))
@@ -597,4 +594,4 @@ def prioritise_pool(
         entry.priority = UNSHOWN_PRIORITY if value is None else value
     pool.params = {**pool.params, "priority": f"click deviation, query log {name}"}
     session.flush()
-    return PoolPriorities(pool.id, name, len(entries), shown)
+    return PoolPriorities(pool.number, name, len(entries), shown)

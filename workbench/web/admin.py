@@ -201,7 +201,7 @@ def set_judging(campaign_id: int):
 # --- uploads ----------------------------------------------------------------------------
 
 
-def _topics(form: Any) -> list[str] | None:
+def chosen_topics(form: Any) -> list[str] | None:
     """The form's topic subset (a 'topics' text of qids, or 'topics' choices); None: all."""
     chosen = [qid for text in form.getlist("topics") for qid in text.replace(",", " ").split()]
     return importing.topic_list(" ".join(chosen)) if chosen else None
@@ -232,7 +232,7 @@ def _task_options(kind: str, form: Any) -> dict[str, Any]:
         "group": form.get("group", "").strip(),
         "contributes": form.get("contributes", "1") == "1",
         "split_tags": form.get("split_tags") == "1",
-        "topics": _topics(form),
+        "topics": chosen_topics(form),
         "skip_unknown_topics": form.get("skip_unknown_topics") == "1",
     }
 
@@ -295,7 +295,7 @@ def build_pool(campaign_id: int):
             name=form.get("name", ""),
             runs=form.getlist("runs") or None,
             seed=form_int(form.get("seed"), "seed", minimum=0),
-            topics=_topics(form),
+            topics=chosen_topics(form),
             **values,
         )
         flash(f"Pool {pool.number} built ({strategy}): {pools.describe_parameters(pool)}.", "info")
@@ -363,7 +363,7 @@ def auto_assign(campaign_id: int):
             ),
             assessors=assessors,
             order=form.get("order", "random"),
-            topics=_topics(form),
+            topics=chosen_topics(form),
         )
         n = len(created)
         flash(f"{n} {'assignment' if n == 1 else 'assignments'} created.", "info")
