@@ -28,38 +28,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from workbench import demo  # noqa: E402
-from workbench.services import assignments as assignment_service  # noqa: E402
-from workbench.services import campaigns, judging  # noqa: E402
-from workbench.services import users as user_service  # noqa: E402
+from workbench.services import campaigns  # noqa: E402
 from workbench.store import open_store  # noqa: E402
-from workbench.trec import read_qrels  # noqa: E402
 from workbench.web import create_app  # noqa: E402
 
 OUT = ROOT / "docs" / "screenshots"
 WIDTH, HEIGHT = 1280, 860
 SCALE = 0.6
-
-
-def judge_first_topics(store, folder: Path) -> None:  # type: ignore[no-untyped-def]
-    """Each demo assessor judges their first assigned topic fully; every fifth grade differs
-    from the reference, so the assessors disagree now and then."""
-    folder.mkdir(parents=True, exist_ok=True)
-    reference = read_qrels(demo.write_files(folder)["qrels"][0]).to_dict()
-    with store.session() as session:
-        for name, _ in demo.ASSESSORS:
-            user = user_service.get_user(session, name)
-            mine = assignment_service.assignments_for_user(session, user.id)[:1]
-            for assignment in mine:
-                for i, docno in enumerate(judging.document_sequence(session, assignment)):
-                    grade = reference.get(assignment.qid, {}).get(docno, 0)
-                    if (i + len(name)) % 5 == 0:
-                        grade = (grade + 1) % 3
-                    judging.record_judgement(
-                        session.connection(),
-                        assignment.id,
-                        user.id,
-                        judging.JudgementInput(docno, grade, time_spent_ms=4000),
-                    )
 
 
 def save(browser, name: str) -> None:  # type: ignore[no-untyped-def]
@@ -78,7 +53,7 @@ def main() -> None:
         url = f"sqlite:///{Path(tmp) / 'demo.sqlite'}"
         store = open_store(url, upgrade=True)
         demo.create_demo(store)
-        judge_first_topics(store, Path(tmp) / "files")
+        demo.judge_first_topics(store)
         with store.read_session() as session:
             campaign_id = campaigns.get_campaign(session, demo.CAMPAIGN).id
         store.dispose()

@@ -506,6 +506,29 @@ def create_demo(store: Store) -> bool:
     return True
 
 
+def judge_first_topics(store: Store) -> None:
+    """Each demo assessor judges every document of their first assigned topic (the README's
+    screenshots and the page tests show them): the generator's grades, every fifth changed
+    so that the assessors disagree now and then, 4 s each."""
+    from workbench.services import judging
+
+    reference = generate(random.Random(SEED))[1]
+    with store.session() as session:
+        for name, _ in ASSESSORS:
+            user = user_service.get_user(session, name)
+            for assignment in assignments.assignments_for_user(session, user.id)[:1]:
+                for i, docno in enumerate(judging.document_sequence(session, assignment)):
+                    grade = reference.get(assignment.qid, {}).get(docno, 0)
+                    if (i + len(name)) % 5 == 0:
+                        grade = (grade + 1) % 3
+                    judging.record_judgement(
+                        session.connection(),
+                        assignment.id,
+                        user.id,
+                        judging.JudgementInput(docno, grade, time_spent_ms=4000),
+                    )
+
+
 def logins() -> list[tuple[str, str, str]]:
     """(username, password, role) of the demo accounts."""
     return [(*ADMIN, "admin")] + [(name, password, "assessor") for name, password in ASSESSORS]

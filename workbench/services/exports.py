@@ -50,6 +50,7 @@ PREFERENCE_LOG_FIELDS = (
     "first",
     "second",
     "shown_left",
+    "outcome",
     "preferred",
     "comment",
     "created_at",
@@ -152,9 +153,9 @@ def export_preference_log(
     session: Session, campaign: Campaign, dest: TextIO, *, fmt: str = "csv"
 ) -> int:
     """Write every pairwise preference event, oldest first, as CSV or a JSON list: the pair
-    (first < second), the docno shown on the left, the preferred docno ('=' for equal, ''
-    for a preference taken back), the revision of the assessor's answers for that pair and
-    the event an undo took back. Returns the row count."""
+    (first < second), the docno shown on the left, the outcome (first, second, equal; empty
+    for a preference taken back) and the preferred docno, the revision of the assessor's
+    answers for that pair and the event an undo took back. Returns the row count."""
     if fmt not in ("csv", "json"):
         raise ServiceError(f"unknown log format {fmt!r}; expected csv or json")
     rows = session.execute(
@@ -168,9 +169,7 @@ def export_preference_log(
     for event, username in rows:
         key = (event.qid, event.first, event.second, event.user_id)
         revisions[key] = revisions.get(key, 0) + 1
-        preferred = {"first": event.first, "second": event.second, "equal": "="}.get(
-            event.outcome or "", ""
-        )
+        preferred = {"first": event.first, "second": event.second}.get(event.outcome or "", "")
         records.append(
             (
                 event.id,
@@ -179,6 +178,7 @@ def export_preference_log(
                 event.first,
                 event.second,
                 event.shown_left,
+                event.outcome or "",
                 preferred,
                 event.comment,
                 event.created_at.isoformat(),

@@ -510,7 +510,12 @@ def delete_object(kind: str, object_id: int):
 def users():
     with get_store().read_session() as session:
         rows = user_service.accounts(session)
-    return render_template("admin/users.html", users=rows, roles=user_service.ROLES)
+    return render_template(
+        "admin/users.html",
+        users=rows,
+        roles=user_service.ROLES,
+        min_password=user_service.MIN_PASSWORD_LENGTH,
+    )
 
 
 @bp.post("/users")
@@ -557,6 +562,11 @@ def update_user(user_id: int):
         with get_store().read_session() as session:
             rows = user_service.accounts(session)
         return render_template(
-            "admin/users.html", users=rows, roles=user_service.ROLES, token=token, token_user=name
+            "admin/users.html",
+            users=rows,
+            roles=user_service.ROLES,
+            min_password=user_service.MIN_PASSWORD_LENGTH,
+            token=token,
+            token_user=name,
         )
     return back_to("admin.users")
