@@ -529,6 +529,40 @@ def judge_first_topics(store: Store) -> None:
                     )
 
 
+MODE_DEMOS = {
+    "demo-passages": ("passages", {"per_screen": 4}),
+    "demo-pairs": ("pairwise", {"top": 3}),
+}
+"""Small campaigns of the demo's data judged in the other modes (name: mode, options)."""
+
+
+def create_mode_demos(store: Store) -> dict[str, int]:
+    """The MODE_DEMOS campaigns (once): the demo's topics, documents and runs, a depth-3 pool,
+    evidence passages on, alice and bob judging the first two topics. Their ids by name."""
+    ensure_users(store)
+    made = {}
+    with tempfile.TemporaryDirectory() as tmp, store.session() as session:
+        files = write_files(Path(tmp))
+        for name, (mode, options) in MODE_DEMOS.items():
+            try:
+                made[name] = campaigns.get_campaign(session, name).id
+                continue
+            except NotFound:
+                pass
+            campaign = campaigns.create_campaign(session, name, description=f"Demo: {mode}.")
+            importing.import_topics(session, campaign, files["topics"][0])
+            importing.import_documents(session, campaign, files["documents"])
+            importing.import_runs(session, campaign, files["runs"])
+            campaigns.set_judging(session, campaign, mode=mode, options=options, evidence=True)
+            pool = pools.build_pool(session, campaign, strategy="depth", depth=3, seed=SEED)
+            for user_name in ("alice", "bob"):
+                user = user_service.get_user(session, user_name)
+                for topic in TOPICS[:2]:
+                    assignments.assign(session, pool, topic.statement.qid, user)
+            made[name] = campaign.id
+    return made
+
+
 def logins() -> list[tuple[str, str, str]]:
     """(username, password, role) of the demo accounts."""
     return [(*ADMIN, "admin")] + [(name, password, "assessor") for name, password in ASSESSORS]

@@ -15,7 +15,7 @@ from pathlib import Path
 from sqlalchemy import select
 
 from workbench import demo
-from workbench.services import adaptive_pools, assignments, campaigns, importing, pools, querylogs
+from workbench.services import adaptive_pools, assignments, campaigns, querylogs
 from workbench.services import users as user_service
 from workbench.services.adjudication import MergeSpec, apply_rule
 from workbench.store.db import Store
@@ -62,24 +62,6 @@ def _query_log(folder: Path, topics: dict[str, str], run: dict[str, list[str]]) 
     return path
 
 
-def _copy_campaign(store: Store, files: dict[str, list[Path]], name: str, mode: str, **options):  # type: ignore[no-untyped-def]
-    """A campaign of the demo's topics, documents and runs judged in `mode`; alice and bob
-    judge its first two topics."""
-    with store.session() as session:
-        campaign = campaigns.create_campaign(session, name)
-        importing.import_topics(session, campaign, files["topics"][0])
-        importing.import_documents(session, campaign, files["documents"])
-        importing.import_runs(session, campaign, files["runs"])
-        campaigns.set_judging(session, campaign, mode=mode, options=options, evidence=True)
-        pool = pools.build_pool(session, campaign, strategy="depth", depth=3, seed=5)
-        made = {}
-        for name_ in ("alice", "bob"):
-            user = user_service.get_user(session, name_)
-            for qid in sorted(t.qid for t in _topics(session, campaign.id))[:2]:
-                made[name_, qid] = assignments.assign(session, pool, qid, user).id
-        return campaign.id, made
-
-
 def build_site(store: Store, folder: Path) -> Site:
     folder.mkdir(parents=True, exist_ok=True)
     demo.create_demo(store)
@@ -107,10 +89,14 @@ def build_site(store: Store, folder: Path) -> Site:
         judge = assignments.assignments_for_user(session, alice.id)[0].id
         demo_id, pool_number, adaptive_number = campaign.id, 1, adaptive.number
         run_id = session.scalar(select(Run.id).where(Run.campaign_id == campaign.id).limit(1))
-    passages, made_passages = _copy_campaign(
-        store, files, "demo-passages", "passages", per_screen=4
-    )
-    pairs, made_pairs = _copy_campaign(store, files, "demo-pairs", "pairwise", top=3)
+    made = demo.create_mode_demos(store)
+    passages, pairs = made["demo-passages"], made["demo-pairs"]
+    with store.read_session() as session:
+        alice_id = user_service.get_user(session, "alice").id
+        mine = {
+            a.campaign_id: a.id
+            for a in reversed(assignments.assignments_for_user(session, alice_id))
+        }
     return Site(
         demo_id,
         pool_number,
@@ -119,8 +105,8 @@ def build_site(store: Store, folder: Path) -> Site:
         passages,
         pairs,
         judge,
-        min(made_passages[k] for k in made_passages if k[0] == "alice"),
-        min(made_pairs[k] for k in made_pairs if k[0] == "alice"),
+        mine[passages],
+        mine[pairs],
         run_id,
         ranked[sorted(ranked)[0]][0],
     )
