@@ -54,9 +54,14 @@ def main() -> None:
         store = open_store(url, upgrade=True)
         demo.create_demo(store)
         demo.judge_first_topics(store)
-        with store.read_session() as session:
-            campaign_id = campaigns.get_campaign(session, demo.CAMPAIGN).id
+        modes = demo.create_mode_demos(store)
+        with store.session() as session:
+            campaign = campaigns.get_campaign(session, demo.CAMPAIGN)
+            campaigns.set_judging(session, campaign, evidence=True)
+            campaign_id = campaign.id
         store.dispose()
+        empty_url = f"sqlite:///{Path(tmp) / 'empty.sqlite'}"
+        open_store(empty_url, upgrade=True).dispose()
         app = create_app(
             {
                 "DATABASE_URL": url,
@@ -75,11 +80,20 @@ def main() -> None:
             options.add_argument(argument)
         browser = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
         browser.implicitly_wait(5)
+        empty = create_app(
+            {"DATABASE_URL": empty_url, "SECRET_KEY": "s", "INSTANCE_PATH": str(Path(tmp) / "e")}
+        )
+        empty_server = make_server("127.0.0.1", 0, empty, threaded=True)
+        threading.Thread(target=empty_server.serve_forever, daemon=True).start()
         try:
             walkthrough(browser, base, campaign_id)
+            judging_modes(browser, base, campaign_id, modes)
+            browser.get(f"http://127.0.0.1:{empty_server.server_port}/login")
+            save(browser, "first-admin")
         finally:
             browser.quit()
             server.shutdown()
+            empty_server.shutdown()
 
 
 def log_in(browser, base: str, name: str, password: str) -> None:  # type: ignore[no-untyped-def]
@@ -120,8 +134,7 @@ def walkthrough(browser, base: str, cid: int) -> None:  # type: ignore[no-untype
     save(browser, "4-assign")
     name, password, _ = next(login for login in demo.logins() if login[2] == "assessor")
     log_in(browser, base, name, password)
-    show(browser, base, "/assess/")
-    browser.find_elements(By.LINK_TEXT, "Start")[-1].click()
+    start(browser, base, demo.CAMPAIGN, -1)
     WebDriverWait(browser, 15).until(lambda d: d.find_element(By.ID, "docno").text)
     save(browser, "5-judge")
     log_in(browser, base, "admin", admin)
@@ -137,6 +150,65 @@ def walkthrough(browser, base: str, cid: int) -> None:  # type: ignore[no-untype
     save(browser, "9-browse-documents")
     show(browser, base, f"/admin/campaigns/{cid}/judgements")
     save(browser, "9-judgement-log")
+
+
+def start(browser, base: str, campaign: str, which: int, *words: str) -> None:  # type: ignore[no-untyped-def]
+    """Open an assignment of `campaign` from My topics (`which`: its index among them)."""
+    show(browser, base, "/assess/")
+    rows = browser.find_elements(By.XPATH, f"//tr[td[1][normalize-space()='{campaign}']]")
+    rows[which].find_element(By.CSS_SELECTOR, "a.button").click()
+
+
+MARK_TEXT = """
+const box = document.getElementById('doc-text'), words = arguments[0];
+const walker = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
+const text = box.textContent, start = text.indexOf(words), end = start + words.length;
+let node, seen = 0;
+const range = document.createRange();
+while ((node = walker.nextNode())) {
+  if (start >= seen && start <= seen + node.length) range.setStart(node, start - seen);
+  if (end >= seen && end <= seen + node.length) { range.setEnd(node, end - seen); break; }
+  seen += node.length;
+}
+getSelection().removeAllRanges();
+getSelection().addRange(range);
+"""
+
+
+def judging_modes(browser, base: str, cid: int, modes: dict[str, int]) -> None:  # type: ignore[no-untyped-def]
+    """Issue 25's pages: an evidence passage, a list of passages, a pair, and the evaluation
+    report and the judging page on a 390 px phone."""
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    name, password, _ = next(login for login in demo.logins() if login[2] == "assessor")
+    log_in(browser, base, name, password)
+    start(browser, base, demo.CAMPAIGN, 0, "Resume")
+    WebDriverWait(browser, 15).until(lambda d: d.find_element(By.ID, "docno").text)
+    first_sentence = browser.execute_script(
+        "return document.getElementById('doc-text').textContent.split('. ')[0]"
+    )
+    browser.execute_script(MARK_TEXT, first_sentence)
+    ActionChains(browser).send_keys("e").perform()
+    WebDriverWait(browser, 15).until(lambda d: d.find_elements(By.CSS_SELECTOR, "mark.evidence"))
+    save(browser, "10-evidence")
+    for mode, shot in (("demo-passages", "11-passages"), ("demo-pairs", "12-pairs")):
+        start(browser, base, mode, 0)
+        WebDriverWait(browser, 15).until(
+            lambda d: d.find_elements(By.CSS_SELECTOR, ".passage, #left-docno")
+            and d.find_element(By.ID, "save-status").text != "Loading…"
+        )
+        if mode == "demo-passages":
+            ActionChains(browser).send_keys("2").send_keys("1").perform()
+        save(browser, shot)
+    browser.set_window_size(390, 844)
+    start(browser, base, demo.CAMPAIGN, -1)
+    WebDriverWait(browser, 15).until(lambda d: d.find_element(By.ID, "docno").text)
+    save(browser, "13-phone-judge")
+    admin = next(p for n, p, r in demo.logins() if r == "admin")
+    log_in(browser, base, "admin", admin)
+    show(browser, base, f"/reports/{cid}/evaluation?qrels=demo-reference")
+    save(browser, "13-phone-evaluation")
+    browser.set_window_size(WIDTH, HEIGHT)
 
 
 if __name__ == "__main__":

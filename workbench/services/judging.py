@@ -362,7 +362,8 @@ def judgement_summary(judgement: JudgementRow) -> dict:
 def _checked_evidence(data: JudgementInput) -> list[list[int]] | None:
     """The marked passages to store (None: none), sorted, overlapping ones merged, after the
     checks that need no query: spans (start, end) of integers 0 <= start < end, at most
-    limits.EVIDENCE_SPANS, and only with a grade."""
+    limits.EVIDENCE_SPANS, and only with a grade. (Annotator rationales for relevance: McDonnell
+    et al., HCOMP 2016; docs/methods.md.)"""
     if not data.evidence:
         return None
     if data.grade is None:
