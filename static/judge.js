@@ -183,10 +183,7 @@
     if (entry.position === position) renderJudgement();
   }
   // ---------- undo (z): the server takes back the last judgement, as a new event ----------
-  function undo() {
-    $("action-status").textContent = "Taking back your last judgement…";
-    queue.add({undo: true, url: API + "/undo", body: {client_id: uuid()}});
-  }
+  function undo() { J.undo(queue, API + "/undo"); }
   function undone(result) {
     state.judgements[result.position] = local(result.judgement);
     var now = result.judgement;
@@ -532,10 +529,7 @@
   }
   if (EVIDENCE) $("evidence-mark").addEventListener("click", markSelection);
   // ---------- the next topic (t) ----------
-  function nextTopic() {
-    if (root.dataset.nextTopic) location.href = root.dataset.nextTopic;
-    else $("action-status").textContent = "No other assigned topic is waiting.";
-  }
+  function nextTopic() { J.nextTopic(root); }
   function fetchDocument(p) {
     if (docs[p]) return Promise.resolve(docs[p]);
     return api(API + "/documents/" + p).then(function (r) {

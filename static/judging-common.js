@@ -258,6 +258,19 @@
     $("done-banner").hidden = judged < total;
   }
 
+  /* z: the server takes back the assessor's last answer (a new event of the log), queued
+     after the answers not yet sent; the page's onSaved gets the entry (entry.undo) back. */
+  function undo(q, url) {
+    $("action-status").textContent = "Taking back your last answer…";
+    q.add({undo: true, url: url, body: {client_id: uuid()}});
+  }
+
+  /* t: the next assigned topic with something left to judge (the page's data-next-topic). */
+  function nextTopic(root) {
+    if (root.dataset.nextTopic) location.href = root.dataset.nextTopic;
+    else $("action-status").textContent = "No other assigned topic is waiting.";
+  }
+
   window.Judging = {queue: queue, timer: timer, guidelines: guidelines, progress: progress,
-                    uuid: uuid, api: api, $: $};
+                    undo: undo, nextTopic: nextTopic, uuid: uuid, api: api, $: $};
 })();

@@ -93,10 +93,7 @@
     }
     render();
   }
-  function undo() {
-    $("action-status").textContent = "Taking back your last answer…";
-    queue.add({undo: true, url: API + "/preferences/undo", body: {client_id: uuid()}});
-  }
+  function undo() { J.undo(queue, API + "/preferences/undo"); }
   function undone(result) {
     var pair = pairs[result.position];
     pair.choice = result.choice; pair.saved = true;
@@ -104,10 +101,7 @@
       (result.choice ? WORDS[result.choice] + " again" : "not judged any more") + ".";
     go(result.position);
   }
-  function nextTopic() {
-    if (root.dataset.nextTopic) location.href = root.dataset.nextTopic;
-    else $("action-status").textContent = "No other assigned topic is waiting.";
-  }
+  function nextTopic() { J.nextTopic(root); }
   Array.prototype.forEach.call(document.querySelectorAll("#choices .grade"), function (button) {
     button.addEventListener("click", function () { choose(button.dataset.choice); });
   });

@@ -111,10 +111,7 @@
     }
     render();
   }
-  function undo() {
-    $("action-status").textContent = "Taking back your last judgement…";
-    queue.add({undo: true, url: API + "/undo", body: {client_id: uuid()}});
-  }
+  function undo() { J.undo(queue, API + "/undo"); }
   function undone(result) {
     state.judgements[result.position] = local(result.judgement);
     var now = result.judgement;
@@ -124,10 +121,7 @@
     if (n === screen) setFocus(result.position - n * PER_SCREEN);
     else show(n, result.position - n * PER_SCREEN);
   }
-  function nextTopic() {
-    if (root.dataset.nextTopic) location.href = root.dataset.nextTopic;
-    else $("action-status").textContent = "No other assigned topic is waiting.";
-  }
+  function nextTopic() { J.nextTopic(root); }
   $("prev-screen").addEventListener("click", function () { show(screen - 1); });
   $("next-screen").addEventListener("click", function () { show(screen + 1); });
   $("undo-button").addEventListener("click", function () { if (state) undo(); });

@@ -9,7 +9,7 @@ A latest row with neither a grade nor a 'cannot judge' reason is a first judgeme
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, fields
 from typing import Any, Protocol, TypeVar
 
@@ -119,14 +119,20 @@ class LoggedEvent(Protocol):
 Event = TypeVar("Event", bound=LoggedEvent)
 
 
-def undo_target(events: Iterable[Event]) -> Event | None:
-    """The event an undo takes back among one assessor's events of one topic (any order):
-    the latest one that is neither an undo nor taken back by one; None when every event is.
-    So a second undo takes back the judgement before the first one's, never the undo."""
+def undo_step(
+    events: Iterable[Event], key: Callable[[Event], Hashable]
+) -> tuple[Event, Event | None] | None:
+    """What an undo does among one assessor's events of one topic (any order): the event it
+    takes back, the latest one that is neither an undo nor taken back by one (so a second
+    undo takes back the answer before the first one's, never the undo), and the event whose
+    state it restores, the latest of the same `key` before it (None: the key had none, the
+    undo leaves no answer). None when nothing is left to undo."""
+    ordered = sorted(events, key=lambda e: e.id)
     undone: set[int] = set()
-    for event in sorted(events, key=lambda e: e.id, reverse=True):
+    for event in reversed(ordered):
         if event.undoes_id is not None:
             undone.add(event.undoes_id)
         elif event.id not in undone:
-            return event
+            before = [e for e in ordered if key(e) == key(event) and e.id < event.id]
+            return event, (before[-1] if before else None)
     return None

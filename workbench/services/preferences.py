@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 
 from workbench import clicks, limits, pairs
 from workbench.services.assignments import own_assignment
-from workbench.services.current_judgements import undo_target
+from workbench.services.current_judgements import undo_step
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.querylogs import (
     ClickEvaluation,
@@ -297,15 +297,10 @@ def undo_last_preference(
             )
         )
     ]
-    target = undo_target(events)
-    if target is None:
+    step = undo_step(events, key=lambda e: (e.first, e.second))
+    if step is None:
         raise ServiceError("nothing to undo: no preference of this topic is left to take back")
-    before = [
-        e
-        for e in sorted(events, key=lambda e: e.id)
-        if (e.first, e.second) == (target.first, target.second) and e.id < target.id
-    ]
-    restored = before[-1] if before else None
+    target, restored = step
     session.add(
         PreferenceJudgement(
             campaign_id=assignment.campaign_id,

@@ -1,7 +1,7 @@
 """Undo on the judging pages: take back an assessor's last judgement of a topic as a revision.
 
 The judgement log stays append-only: an undo is a new event that restores the document's state
-before the judgement it takes back (`current_judgements.undo_target` finds which one, so that
+before the judgement it takes back (`current_judgements.undo_step` finds which one, so that
 repeated undos walk further back) and names that event (`undoes_id`).
 """
 
@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 
 from workbench import limits
 from workbench.services.assignments import own_assignment
-from workbench.services.current_judgements import JudgementRow, current_judgements, undo_target
+from workbench.services.current_judgements import JudgementRow, current_judgements, undo_step
 from workbench.services.errors import Conflict, ServiceError
 from workbench.services.judging import sequence_of
 from workbench.store.models import Campaign, Judgement, Pool
@@ -82,12 +82,10 @@ def undo_last_judgement(
             return Undone(stored.docno, positions.get(stored.docno, -1), now(stored.docno), False)
     refuse_if_read_only(session, assignment.campaign_id, assignment.pool_id)
     events = session.execute(mine.where(Judgement.qid == assignment.qid).order_by(Judgement.id))
-    events_here = [event for event in events if event.docno in positions]
-    target = undo_target(events_here)
-    if target is None:
+    step = undo_step((e for e in events if e.docno in positions), key=lambda e: e.docno)
+    if step is None:
         raise ServiceError("nothing to undo: no judgement of this topic is left to take back")
-    before = [e for e in events_here if e.docno == target.docno and e.id < target.id]
-    restored = before[-1] if before else None
+    target, restored = step
     session.add(
         Judgement(
             campaign_id=assignment.campaign_id,
