@@ -50,7 +50,7 @@ def judging() -> None:
 @click.option(
     "--evidence/--no-evidence",
     default=None,
-    help="Assessors mark the passages that make a document relevant.",
+    help="Assessors mark the passages that make a document relevant (the one-document page).",
 )
 @click.pass_context
 def judging_set(
