@@ -37,10 +37,10 @@ WIDTH, HEIGHT = 1280, 860
 SCALE = 0.6
 
 
-def save(browser, name: str) -> None:  # type: ignore[no-untyped-def]
+def save(browser, name: str, scale: float = SCALE) -> None:  # type: ignore[no-untyped-def]
     """The viewport as a small PNG: downscaled and reduced to 64 colours."""
     image = Image.open(io.BytesIO(browser.get_screenshot_as_png())).convert("RGB")
-    image = image.resize((int(image.width * SCALE), int(image.height * SCALE)), Image.LANCZOS)
+    image = image.resize((int(image.width * scale), int(image.height * scale)), Image.LANCZOS)
     image = image.quantize(colors=64, method=Image.Quantize.MEDIANCUT)
     path = OUT / f"{name}.png"
     image.save(path, optimize=True)
@@ -203,11 +203,15 @@ def judging_modes(browser, base: str, cid: int, modes: dict[str, int]) -> None: 
     browser.set_window_size(390, 844)
     start(browser, base, demo.CAMPAIGN, -1)
     WebDriverWait(browser, 15).until(lambda d: d.find_element(By.ID, "docno").text)
-    save(browser, "13-phone-judge")
+    save(browser, "13-phone-judge", scale=1)
     admin = next(p for n, p, r in demo.logins() if r == "admin")
     log_in(browser, base, "admin", admin)
-    show(browser, base, f"/reports/{cid}/evaluation?qrels=demo-reference")
-    save(browser, "13-phone-evaluation")
+    show(browser, base, f"/reports/{cid}/evaluation?qrels=demo-reference", "evaluation-runs")
+    browser.execute_script(
+        "const t = document.getElementById('evaluation-runs');"
+        "t.scrollLeft = 120; t.scrollIntoView({block: 'start'});"
+    )
+    save(browser, "13-phone-evaluation", scale=1)
     browser.set_window_size(WIDTH, HEIGHT)
 
 
