@@ -128,7 +128,7 @@
     }
   });
 
-  J.api(API.replace(/\/?$/, "") + "/pairs").then(function (r) { return r.json(); }).then(function (data) {
+  J.api(API + "/pairs").then(function (r) { return r.json(); }).then(function (data) {
     pairs = data.pairs;
     queue.entries.forEach(function (entry) {   // unsent answers from before a reload
       if (!entry.undo && pairs[entry.position]) {

@@ -61,7 +61,7 @@ class JudgingPage:
     """The judging page of one assignment: the assignment, its campaign, topic (None if the
     campaign no longer has it), grades, number of documents, the next topic with documents
     left, the guidelines as HTML and whether to show them first (no judgement yet in the
-    campaign)."""
+    campaign). total counts documents, or pairs where the campaign judges pairwise."""
 
     assignment: AssignedTopic
     campaign: CampaignInfo
@@ -73,18 +73,6 @@ class JudgingPage:
     title_stems: dict[str, str]
     guidelines_html: str
     first_document: bool
-
-    @property
-    def template(self) -> str:
-        """The page of the campaign's judging mode (`judging_modes.JUDGING_MODES`)."""
-        return JUDGING_TEMPLATES[self.campaign.judging_mode]
-
-
-JUDGING_TEMPLATES = {
-    "document": "assess/judge.html",
-    "passages": "assess/passages.html",
-    "pairwise": "assess/pairs.html",
-}
 
 
 def next_topic(session: Session, user_id: int, assignment_id: int) -> AssignedTopic | None:

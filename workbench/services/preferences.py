@@ -24,6 +24,7 @@ from workbench import clicks, limits, pairs
 from workbench.services.assignments import own_assignment
 from workbench.services.current_judgements import undo_step
 from workbench.services.errors import NotFound, ServiceError
+from workbench.services.judging import MAX_TIME_SPENT_MS
 from workbench.services.querylogs import (
     ClickEvaluation,
     PreferenceSource,
@@ -245,7 +246,7 @@ def record_preference(
         shown_left=data.left,
         outcome=_outcome(pair, data.choice),
         comment=data.comment.strip(),
-        time_spent_ms=min(max(int(data.time_spent_ms), 0), 24 * 3600 * 1000),
+        time_spent_ms=min(max(int(data.time_spent_ms), 0), MAX_TIME_SPENT_MS),
         position=position,
         client_id=data.client_id,
     )

@@ -16,6 +16,12 @@ from workbench.web.db import get_store
 from workbench.web.security import admin_required, assessor_required
 
 bp = Blueprint("assess", __name__, url_prefix="/assess")
+JUDGING_PAGES = {
+    "document": "assess/judge.html",
+    "passages": "assess/passages.html",
+    "pairwise": "assess/pairs.html",
+}
+"""The judging page of each judging mode (`workbench.judging_modes.JUDGING_MODES`)."""
 
 
 def own_assignment(session: Session, assignment_id: int) -> Any:
@@ -48,7 +54,7 @@ def judge(assignment_id: int):
         except NotFound:
             abort(404)
     return render_template(
-        page.template,
+        JUDGING_PAGES[page.campaign.judging_mode],
         **page_context(page),
         show_guidelines=bool(page.guidelines_html) and page.first_document,
     )
