@@ -25,19 +25,21 @@ depends_on = None
 
 
 def upgrade() -> None:
-    with op.batch_alter_table("campaigns") as batch:
-        batch.add_column(
-            sa.Column("evidence", sa.Boolean(), nullable=False, server_default=sa.false())
-        )
-        batch.add_column(
-            sa.Column("judging_mode", sa.String(16), nullable=False, server_default="document")
-        )
-        batch.add_column(
-            sa.Column("judging_options", sa.JSON(), nullable=False, server_default=sa.text("'{}'"))
-        )
-    with op.batch_alter_table("judgements") as batch:
-        batch.add_column(sa.Column("evidence", sa.JSON(), nullable=True))
-        batch.add_column(sa.Column("undoes_id", sa.Integer(), nullable=True))
+    # plain ADD COLUMN (never a batch): on SQLite a batch would rebuild `campaigns` for these
+    # defaults, and dropping the old table deletes every row that references it (cascade)
+    op.add_column(
+        "campaigns", sa.Column("evidence", sa.Boolean(), nullable=False, server_default=sa.false())
+    )
+    op.add_column(
+        "campaigns",
+        sa.Column("judging_mode", sa.String(16), nullable=False, server_default="document"),
+    )
+    op.add_column(
+        "campaigns",
+        sa.Column("judging_options", sa.JSON(), nullable=False, server_default=sa.text("'{}'")),
+    )
+    op.add_column("judgements", sa.Column("evidence", sa.JSON(), nullable=True))
+    op.add_column("judgements", sa.Column("undoes_id", sa.Integer(), nullable=True))
     op.create_table(
         "preference_judgements",
         sa.Column("id", sa.Integer(), nullable=False),
@@ -71,10 +73,12 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.drop_index("ix_preference_judgements_key", table_name="preference_judgements")
     op.drop_table("preference_judgements")
-    with op.batch_alter_table("judgements") as batch:
-        batch.drop_column("undoes_id")
-        batch.drop_column("evidence")
-    with op.batch_alter_table("campaigns") as batch:
-        batch.drop_column("judging_options")
-        batch.drop_column("judging_mode")
-        batch.drop_column("evidence")
+    # ALTER TABLE ... DROP COLUMN (SQLite 3.35 and later): no rebuild, no cascade
+    for table, column in [
+        ("judgements", "undoes_id"),
+        ("judgements", "evidence"),
+        ("campaigns", "judging_options"),
+        ("campaigns", "judging_mode"),
+        ("campaigns", "evidence"),
+    ]:
+        op.drop_column(table, column)

@@ -28,7 +28,6 @@ PASSWORDS = {name: password for name, password, _ in demo.logins()}
 @dataclass(frozen=True)
 class Site:
     demo: int  # the demo campaign's id
-    pool: int  # its depth-10 pool's number
     adaptive: int  # its adaptive pool's number
     log: str  # its query log's name
     passages: int  # a campaign judged by lists of passages (evidence on)
@@ -87,7 +86,7 @@ def build_site(store: Store, folder: Path) -> Site:
         )
         alice = user_service.get_user(session, "alice")
         judge = assignments.assignments_for_user(session, alice.id)[0].id
-        demo_id, pool_number, adaptive_number = campaign.id, 1, adaptive.number
+        demo_id, adaptive_number = campaign.id, adaptive.number
         run_id = session.scalar(select(Run.id).where(Run.campaign_id == campaign.id).limit(1))
     made = demo.create_mode_demos(store)
     passages, pairs = made["demo-passages"], made["demo-pairs"]
@@ -99,7 +98,6 @@ def build_site(store: Store, folder: Path) -> Site:
         }
     return Site(
         demo_id,
-        pool_number,
         adaptive_number,
         summary.name,
         passages,
