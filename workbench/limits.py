@@ -35,6 +35,8 @@ DESCRIPTION = 20_000
 """A campaign's description."""
 REASON = 10_000
 """An adjudicator's reason."""
+EVIDENCE_SPANS = 20
+"""The most evidence passages an assessor marks in one document."""
 
 API_BODY_BYTES = 64 * 1024
 """The largest request body of the JSON API (a judgement is a few hundred bytes)."""

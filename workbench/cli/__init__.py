@@ -42,6 +42,8 @@ COMMANDS: dict[str, str] = {
     "simulate-policies": "workbench.cli.policy_simulation_commands:simulate_policies",
     "querylog": "workbench.cli.querylog_commands:querylog",
     "machine": "workbench.cli.machine_commands:machine",
+    "judging": "workbench.cli.judging_commands:judging",
+    "preferences": "workbench.cli.judging_commands:preferences",
     # the course notes' further analyses
     "collection-measures": "workbench.cli.notes_commands:collection_measures",
     "power": "workbench.cli.notes_commands:power",

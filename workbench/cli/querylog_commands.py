@@ -311,15 +311,18 @@ def evaluate(
 @querylog.command("prioritise")
 @common.campaign_option
 @click.argument("name")
-@click.option("--pool", "pool_id", type=int, required=True, help="The pool's id.")
+@click.option(
+    "--pool", "pool_number", type=int, required=True, help="The pool's number in the campaign."
+)
 @click.pass_context
-def prioritise(ctx: click.Context, campaign_name: str, name: str, pool_id: int) -> None:
+def prioritise(ctx: click.Context, campaign_name: str, name: str, pool_number: int) -> None:
     """Order a pool by click deviation: assign it with `--order priority` afterwards."""
     from workbench.services.campaigns import get_campaign
     from workbench.services.querylogs import prioritise_pool
 
     with common.transaction(ctx) as session:
-        result = prioritise_pool(session, get_campaign(session, campaign_name), pool_id, name)
+        campaign = get_campaign(session, campaign_name)
+        result = prioritise_pool(session, campaign, pool_number, name)
     click.echo(
         f"pool {result.pool}: {result.entries} entries prioritised by the click deviation of "
         f"{result.log} ({result.shown} seen by users; the others last)"

@@ -250,6 +250,24 @@ def log_config() -> dict[str, Any]:
     }
 
 
+def first_admin_hint(ctx: click.Context) -> None:
+    """While the store has no active admin, say the command that makes the first one (with
+    the --db given on the command line: the same store; its password hidden)."""
+    from workbench.services.store_handle import shown_url
+
+    with transaction(ctx, read=True) as session:
+        if user_service.has_active_admin(session):
+            return
+    root = ctx.find_root()
+    command = user_service.FIRST_ADMIN_COMMAND
+    if root.get_parameter_source("database_url") == click.core.ParameterSource.COMMANDLINE:
+        command = command.replace("workbench ", f"workbench --db {shown_url(get_store(ctx))} ", 1)
+    click.echo(
+        "No admin account exists yet. Create the first one in another terminal, in this "
+        f"folder (it asks for a password), then log in:\n    {command}"
+    )
+
+
 def run_server(ctx: click.Context, host: str, port: int, workers: int, threads: int) -> None:
     """Serve `workbench.web.wsgi:app` with granian: `workers` processes of `threads` threads.
 
@@ -268,6 +286,7 @@ def run_server(ctx: click.Context, host: str, port: int, workers: int, threads: 
     os.environ[ENV_VAR] = get_store(ctx).url
     os.environ[INSTANCE_ENV] = str(instance)
     secret_key(str(instance))
+    first_admin_hint(ctx)
     click.echo(f"Serving on http://{host}:{port}/  (Ctrl+C to stop)")
     Granian(
         "workbench.web.wsgi:app",

@@ -159,9 +159,11 @@ def build_adaptive_pool(
     recall_target: float = stopping.DEFAULT_TARGET,
     confidence: float = stopping.DEFAULT_CONFIDENCE,
     auto_stop: bool = False,
+    topics: list[str] | None = None,
 ) -> Pool:
-    """A depth-`depth` pool whose documents the strategy reveals, `budget` per topic; with a
-    `sample_share`, each topic's reserved sample is revealed at once (build 0)."""
+    """A depth-`depth` pool (of `topics` only, when given) whose documents the strategy
+    reveals, `budget` per topic; with a `sample_share`, each topic's reserved sample is
+    revealed at once (build 0)."""
     check_settings(strategy, budget, batch, secondary_share)
     assert budget is not None
     settings = AdaptiveSettings(strategy, budget, batch, secondary_share, sample_share,
@@ -173,7 +175,14 @@ def build_adaptive_pool(
         except adaptive.StrategyError as error:
             raise ServiceError(str(error)) from None
     pool = pools.build_pool(
-        session, campaign, strategy="depth", depth=depth, runs=runs, seed=seed, name=name
+        session,
+        campaign,
+        strategy="depth",
+        depth=depth,
+        runs=runs,
+        seed=seed,
+        name=name,
+        topics=topics,
     )
     pool.params = {**pool.params, "adaptive": dataclasses.asdict(settings)}
     session.execute(update(PoolEntry).where(PoolEntry.pool_id == pool.id).values(sampled=False))
@@ -207,13 +216,13 @@ def _topic(session: Session, pool: Pool, qid: str) -> AdaptiveTopic:
     row = session.scalar(
         select(AdaptiveTopic).where(AdaptiveTopic.pool_id == pool.id, AdaptiveTopic.qid == qid)
     )
-    return found(row, f"pool {pool.id} has no adaptive topic {qid!r}")
+    return found(row, f"pool {pool.number} has no adaptive topic {qid!r}")
 
 
 def _adaptive_pool(pool: Pool) -> AdaptiveSettings:
     settings = settings_of(pool)
     if settings is None:
-        raise ServiceError(f"pool {pool.id} is not adaptive")
+        raise ServiceError(f"pool {pool.number} is not adaptive")
     return settings
 
 
@@ -553,8 +562,10 @@ def _username(session: Session, assignment: Assignment | None) -> str | None:
 def evaluation_warning(session: Session, campaign: Campaign) -> str | None:
     """What an evaluation of the campaign must say when one of its pools is adaptive."""
     adaptive_ids = [
-        p.id
-        for p in session.scalars(select(Pool).where(Pool.campaign_id == campaign.id))
+        p.number
+        for p in session.scalars(
+            select(Pool).where(Pool.campaign_id == campaign.id).order_by(Pool.number)
+        )
         if settings_of(p) is not None
     ]
     if not adaptive_ids:

@@ -742,7 +742,7 @@ def leave_out(
         measure=canonical,
         qrels=named.label,
         by=by,
-        pool=pool.name or f"pool {pool.id}",
+        pool=pool.name or f"pool {pool.number}",
         rows=rows,
         kendall_tau=comparison.kendall_tau,
         tau_ap=comparison.tau_ap,

@@ -17,9 +17,16 @@ from sqlalchemy.orm import Session
 
 from workbench import limits, trec
 from workbench.reports.tables import csv_safe
-from workbench.services import adaptive_pools, machine_exports, pools, qrels
+from workbench.services import adaptive_pools, machine_exports, pools, preferences, qrels
 from workbench.services.errors import ServiceError
-from workbench.store.models import Campaign, Judgement, Pool, PoolEntry, User
+from workbench.store.models import (
+    Campaign,
+    Judgement,
+    Pool,
+    PoolEntry,
+    PreferenceJudgement,
+    User,
+)
 
 LOG_FIELDS = (
     "id",
@@ -33,7 +40,25 @@ LOG_FIELDS = (
     "time_spent_ms",
     "position",
     "revision",
+    "evidence",
+    "undoes",
     "source",  # "human", or "machine" for a machine judge's label (services.machine_exports)
+)
+PREFERENCE_LOG_FIELDS = (
+    "id",
+    "assessor",
+    "qid",
+    "first",
+    "second",
+    "shown_left",
+    "outcome",
+    "preferred",
+    "comment",
+    "created_at",
+    "time_spent_ms",
+    "position",
+    "revision",
+    "undoes",
 )
 
 
@@ -68,7 +93,10 @@ def export_judgement_log(
     """Write every judgement event of the campaign, oldest first, as CSV or a JSON list, then
     the machine judges' labels (source "machine", `machine_exports.log_records`).
 
-    revision numbers an assessor's judgements of one document: 1, 2, ... Returns the row count.
+    revision numbers an assessor's judgements of one document: 1, 2, ... evidence lists the
+    marked passages (CSV: `start-end` ranges joined by spaces; JSON: [start, end] pairs) as
+    character offsets in the document's text; undoes names the event an undo took back (a
+    row with neither grade nor reason takes a first judgement back). Returns the row count.
     The CSV of a campaign with an adaptive pool opens with `#` lines naming its strategy and
     budget (the JSON form: GET /api/v1/campaigns/<id>/adaptive-provenance).
     """
@@ -87,6 +115,8 @@ def export_judgement_log(
             Judgement.time_spent_ms,
             Judgement.position,
             Judgement.user_id,
+            Judgement.evidence,
+            Judgement.undoes_id,
         )
         .join(User, User.id == Judgement.user_id)
         .where(Judgement.campaign_id == campaign.id)
@@ -94,23 +124,75 @@ def export_judgement_log(
     )
     revisions: dict[tuple[str, str, int], int] = {}
     records = []
-    for *values, created_at, time_spent_ms, position, user_id in rows:
+    for *values, created_at, time_spent_ms, position, user_id, evidence, undoes in rows:
         key = (values[2], values[3], user_id)
         revisions[key] = revision = revisions.get(key, 0) + 1
+        spans = evidence or []
+        if fmt == "csv":
+            spans = " ".join(f"{start}-{end}" for start, end in spans)
         records.append(
-            (*values, created_at.isoformat(), time_spent_ms, position, revision, "human")
-        )
+            (*values, created_at.isoformat(), time_spent_ms, position, revision, spans, undoes,
+             "human")
+        )  # fmt: skip
     records += machine_exports.log_records(session, campaign)
+    _write_log(dest, fmt, LOG_FIELDS, records, adaptive_pools.export_header(session, campaign))
+    return len(records)
+
+
+def _write_log(
+    dest: TextIO, fmt: str, names: tuple[str, ...], records: list[tuple], header: str = ""
+) -> None:
+    """Records as a JSON list of objects, or as CSV after `header` (`#` lines)."""
     if fmt == "json":
-        json.dump(
-            [dict(zip(LOG_FIELDS, record, strict=True)) for record in records], dest, indent=1
-        )
+        json.dump([dict(zip(names, record, strict=True)) for record in records], dest, indent=1)
         dest.write("\n")
     else:
-        dest.write(adaptive_pools.export_header(session, campaign))
+        dest.write(header)
         writer = csv.writer(dest, lineterminator="\n")
-        writer.writerow(LOG_FIELDS)
+        writer.writerow(names)
         writer.writerows([csv_safe(value) for value in record] for record in records)
+
+
+def export_preference_log(
+    session: Session, campaign: Campaign, dest: TextIO, *, fmt: str = "csv"
+) -> int:
+    """Write every pairwise preference event, oldest first, as CSV or a JSON list: the pair
+    (first < second), the docno shown on the left, the outcome (first, second, equal; empty
+    for a preference taken back) and the preferred docno, the revision of the assessor's
+    answers for that pair and the event an undo took back. Returns the row count."""
+    if fmt not in ("csv", "json"):
+        raise ServiceError(f"unknown log format {fmt!r}; expected csv or json")
+    rows = session.execute(
+        select(PreferenceJudgement, User.username)
+        .join(User, User.id == PreferenceJudgement.user_id)
+        .where(PreferenceJudgement.campaign_id == campaign.id)
+        .order_by(PreferenceJudgement.id)
+    )
+    revisions: dict[tuple[str, str, str, int], int] = {}
+    records = []
+    for event, username in rows:
+        key = (event.qid, event.first, event.second, event.user_id)
+        revisions[key] = revisions.get(key, 0) + 1
+        preferred = {"first": event.first, "second": event.second}.get(event.outcome or "", "")
+        records.append(
+            (
+                event.id,
+                username,
+                event.qid,
+                event.first,
+                event.second,
+                event.shown_left,
+                event.outcome or "",
+                preferred,
+                event.comment,
+                event.created_at.isoformat(),
+                event.time_spent_ms,
+                event.position,
+                revisions[key],
+                event.undoes_id,
+            )
+        )
+    _write_log(dest, fmt, PREFERENCE_LOG_FIELDS, records)
     return len(records)
 
 
@@ -205,6 +287,26 @@ def _machine_export(write: Any, extension: str) -> Writer:
     return export
 
 
+def _preference_log_export(
+    session: Session, campaign: Campaign, dest: TextIO, options: Mapping[str, Any]
+) -> Written:
+    fmt = options["format"]
+    count = export_preference_log(session, campaign, dest, fmt=fmt)
+    return Written(count, f"{file_slug(campaign.name)}.preferences.{fmt}")
+
+
+def _prefs_export(
+    session: Session, campaign: Campaign, dest: TextIO, options: Mapping[str, Any]
+) -> Written:
+    assessor = options["assessor"]
+    text = preferences.prefs_text(session, campaign, assessor=assessor)
+    dest.write(text)
+    suffix = f".{file_slug(assessor)}" if assessor else ""
+    return Written(text.count("\n") // 2, f"{file_slug(campaign.name)}{suffix}.prefs")
+
+
+_LOG_FORMAT = ExportOption("format", "choice", "csv or a JSON list.", choices=("csv", "json"))
+
 EXPORTS: dict[str, Export] = {
     export.name: export
     for export in (
@@ -245,10 +347,28 @@ EXPORTS: dict[str, Export] = {
         Export(
             "log",
             "Judgement log",
-            "Every judgement event (append-only log) with its time and revision.",
+            "Every judgement event (append-only log) with its time, revision and evidence "
+            "passages.",
             "judgement(s)",
             _log_export,
-            (ExportOption("format", "choice", "csv or a JSON list.", choices=("csv", "json")),),
+            (_LOG_FORMAT,),
+        ),
+        Export(
+            "preferences",
+            "Preference log",
+            "Every pairwise preference event (append-only log) with its time and revision.",
+            "preference(s)",
+            _preference_log_export,
+            (_LOG_FORMAT,),
+        ),
+        Export(
+            "prefs",
+            "Preferences for trec_eval",
+            "The pairwise preferences as a trec_eval prefs file (-R prefs): by majority over "
+            "the assessors, or one assessor's.",
+            "preference(s)",
+            _prefs_export,
+            (ExportOption("assessor", "text", "One assessor's current preferences."),),
         ),
         Export(
             "machine-qrels",

@@ -93,12 +93,12 @@ def write_labels(
 def log_records(session: Session, campaign: Campaign) -> list[tuple[Any, ...]]:
     """The machine's rows of the judgement log (`exports.LOG_FIELDS` order): id 'm<id>'-less
     numbering is avoided by prefixing 'machine-', assessor the judge's name, the reason as
-    comment, latency as time spent, source 'machine'."""
+    comment, latency as time spent, no evidence and no undo, source 'machine'."""
     rows = []
     for n, label in enumerate(machine_judges.machine_judgements(session, campaign), 1):
         rows.append((
             f"machine-{n}", label.judge, label.qid, label.docno, label.grade,
             label.cannot_judge, label.reason, label.created_at.isoformat(),
-            round(label.latency_ms), None, 1, "machine",
+            round(label.latency_ms), None, 1, None, None, "machine",
         ))  # fmt: skip
     return rows

@@ -243,6 +243,13 @@ class PoolInfo:
     created_at: dt.datetime
     archived_at: dt.datetime | None
 
+    @property
+    def kind(self) -> str:
+        """The strategy as people read it: an adaptive pool (a depth-k pool whose documents
+        a judging strategy reveals) names that strategy."""
+        adaptive = self.params.get("adaptive")
+        return f"adaptive, {adaptive['strategy']}" if adaptive else self.strategy
+
 
 def pool_info(pool: Pool) -> PoolInfo:
     """The pool's fields, read while its session is open."""

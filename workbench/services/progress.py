@@ -1,8 +1,9 @@
 """Judging progress: judged / total and time spent, per assignment, topic and assessor.
 
 judged = documents of the assignment whose current judgement (a grade or 'cannot judge')
-exists; total = documents to judge in the assignment (those of its routing slots, if any, and
-its gold documents); time = sum of time_spent_ms over every
+exists (in a pairwise campaign: pairs with a current preference); total = documents (pairs)
+to judge in the assignment (those of its routing slots, if any, and its gold documents);
+time = sum of time_spent_ms over every
 logged judgement event of that assessor on that topic (revisions included, idle excluded by
 the browser).
 """
@@ -15,10 +16,18 @@ from dataclasses import dataclass
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from workbench.services import gold, slots
+from workbench.services import gold, preferences, slots
 from workbench.services.assignments import assignments_for_user
 from workbench.services.current_judgements import current_judgements, withdrawn_topics
-from workbench.store.models import Assignment, Judgement, PoolEntry, Topic, User
+from workbench.store.models import (
+    Assignment,
+    Campaign,
+    Judgement,
+    PoolEntry,
+    PreferenceJudgement,
+    Topic,
+    User,
+)
 
 
 @dataclass
@@ -53,6 +62,8 @@ def assignment_progress(session: Session, assignments: list[Assignment]) -> dict
     if not assignments:
         return {}
     campaign_id = assignments[0].campaign_id
+    if session.get_one(Campaign, campaign_id).judging_mode == "pairwise":
+        return _pairwise_progress(session, assignments)
     keys = {(a.pool_id, a.qid) for a in assignments}
     pooled: dict[tuple[int, str], set[str]] = defaultdict(set)
     entries = session.execute(
@@ -87,6 +98,34 @@ def assignment_progress(session: Session, assignments: list[Assignment]) -> dict
         result[a.id] = Progress(
             judged=len(docs & judged[a.qid, a.user_id]),
             total=len(docs),
+            time_ms=int(times.get((a.qid, a.user_id)) or 0),
+        )
+    return result
+
+
+def _pairwise_progress(session: Session, assignments: list[Assignment]) -> dict[int, Progress]:
+    """Progress of pairwise assignments: pairs with the assessor's current preference / the
+    assignment's pairs; time over every preference event of that assessor and topic."""
+    campaign_id = assignments[0].campaign_id
+    answered: dict[tuple[str, int], set[tuple[str, str]]] = defaultdict(set)
+    for row in preferences.current_preferences(session, campaign_id):
+        answered[row.qid, row.user_id].add((row.first, row.second))
+    time_rows = session.execute(
+        select(
+            PreferenceJudgement.qid,
+            PreferenceJudgement.user_id,
+            func.sum(PreferenceJudgement.time_spent_ms),
+        )
+        .where(PreferenceJudgement.campaign_id == campaign_id)
+        .group_by(PreferenceJudgement.qid, PreferenceJudgement.user_id)
+    )
+    times = {(qid, user_id): total for qid, user_id, total in time_rows}
+    result = {}
+    for a in assignments:
+        shown = {(p.first, p.second) for p in preferences.assignment_pairs(session, a)}
+        result[a.id] = Progress(
+            judged=len(shown & answered[a.qid, a.user_id]),
+            total=len(shown),
             time_ms=int(times.get((a.qid, a.user_id)) or 0),
         )
     return result

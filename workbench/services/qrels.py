@@ -70,8 +70,9 @@ class IncompleteQrels(ServiceError):
     def __init__(self, completeness: Completeness) -> None:
         super().__init__(
             f"{completeness.describe()}: refusing to export them as if complete. Finish "
-            "judging and adjudication, or ask for incomplete qrels explicitly ('incomplete "
-            "qrels' on the web, --allow-incomplete on the command line)"
+            "judging and adjudication, or ask for incomplete qrels explicitly (on the web: "
+            "'export even if documents lack a label' in the qrels download, 'incomplete qrels: "
+            "evaluate anyway' on the evaluation page; --allow-incomplete on the command line)"
         )
         self.completeness = completeness
 

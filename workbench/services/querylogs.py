@@ -27,18 +27,18 @@ from sqlalchemy.orm import Session
 
 from workbench import clicks, limits, querylog, stats
 from workbench.metrics.prefs import TrecEvalFlags, evaluate_prefs
-from workbench.services import evaluation
-from workbench.services.errors import NotFound, ServiceError, found
+from workbench.services import evaluation, pools
+from workbench.services.errors import ServiceError, found
 from workbench.store.models import (
     Assignment,
     Campaign,
-    Pool,
     PoolEntry,
     QueryLog,
     QueryLogImpression,
     Topic,
 )
 from workbench.trec import Run as TrecRun
+from workbench.trec.prefs import PrefsLine
 
 PathLike = str | os.PathLike[str]
 BATCH = 2000
@@ -431,8 +431,10 @@ class RunUnderBoth:
 
 @dataclass(frozen=True)
 class ClickEvaluation:
-    """Runs scored on click preferences (trec_eval ``-R prefs``) and on the assessors' qrels,
-    the system ranking under each and Kendall's tau (and tau_AP, assessors as reference)."""
+    """Runs scored on preferences (trec_eval ``-R prefs``: the click preferences of a query
+    log, or the assessors' pairwise preferences) and on the assessors' qrels, the system
+    ranking under each and Kendall's tau (and tau_AP, assessors as reference). `source`
+    names the preferences' origin in the tables ('clicks', 'preferences')."""
 
     log: str
     qrels: str
@@ -446,6 +448,7 @@ class ClickEvaluation:
     assessors_order: tuple[str, ...]
     kendall_tau: float
     tau_ap: float
+    source: str = "clicks"
 
     def to_dict(self) -> dict[str, Any]:
         out = dict(vars(self))
@@ -463,9 +466,8 @@ def click_evaluation(
     allow_files: bool = False,
 ) -> ClickEvaluation:
     """Every run evaluated with trec_eval's preference measures on the click preferences
-    (``all_prefs``; ``prefs_simp`` ranks them) and with ``measure`` on the assessors' qrels.
-    A run is scored on the topics that have click preferences (trec_eval's rule: topics of
-    both the prefs and the run); ``preference_topics`` of ``campaign_topics`` says how many."""
+    (``all_prefs``; ``prefs_simp`` ranks them) and with ``measure`` on the assessors' qrels
+    (`evaluate_preference_lines`)."""
     name, options = compared.log, compared.options
     log = get_query_log(session, campaign, name)
     lines = clicks.prefs_lines(click_preferences(session, log, options))
@@ -474,11 +476,48 @@ def click_evaluation(
             f"query log {name!r} gives no click preferences ({options.describe()}) on the "
             "campaign's topics"
         )
+    return evaluate_preference_lines(
+        session,
+        campaign,
+        lines,
+        PreferenceSource(name, options.describe(), "clicks"),
+        compared.qrels,
+        measure=measure,
+        prefs_measures=prefs_measures,
+        allow_files=allow_files,
+    )
+
+
+@dataclass(frozen=True)
+class PreferenceSource:
+    """Where preferences come from: `name` (a query log, or the campaign), how they were
+    drawn (`options`), and the word the tables use for them (`source`)."""
+
+    name: str
+    options: str
+    source: str
+
+
+def evaluate_preference_lines(
+    session: Session,
+    campaign: Campaign,
+    lines: Sequence[PrefsLine],
+    origin: PreferenceSource,
+    qrels: str,
+    *,
+    measure: str = "map",
+    prefs_measures: Sequence[str] = ("all_prefs",),
+    allow_files: bool = False,
+) -> ClickEvaluation:
+    """Every run scored with trec_eval's preference measures on `lines` (``prefs_simp``
+    ranks them) and with ``measure`` on the `qrels` spec. A run is scored on the topics that
+    have preferences (trec_eval's rule: topics of both the prefs and the run);
+    ``preference_topics`` of ``campaign_topics`` says how many."""
     runs = evaluation.load_runs(session, campaign)
     table = evaluation.evaluate_campaign(
         session,
         campaign,
-        compared.qrels,
+        qrels,
         [measure],
         scope=evaluation.Scope(runs),
         allow_files=allow_files,
@@ -489,7 +528,9 @@ def click_evaluation(
     rows = []
     for run in runs:
         trec_run = TrecRun.from_dict(run.as_dict(), tag=run.tag)
-        out = evaluate_prefs(lines, trec_run, list(prefs_measures), TrecEvalFlags(per_topic=True))
+        out = evaluate_prefs(
+            list(lines), trec_run, list(prefs_measures), TrecEvalFlags(per_topic=True)
+        )
         summary = {m: v for m, q, v in out if q == "all"}
         topics = {q for _, q, _ in out if q != "all"}
         click_scores[run.tag] = float(summary.get(PREFS_MEASURE, math.nan))
@@ -503,9 +544,9 @@ def click_evaluation(
     clicks_order = stats.system_ranking(click_scores)
     assessors_order = stats.system_ranking(assessor_scores)
     return ClickEvaluation(
-        name,
+        origin.name,
         table.qrels,
-        options.describe(),
+        origin.options,
         PREFS_MEASURE,
         canonical,
         len({line.qid for line in lines}),
@@ -515,6 +556,7 @@ def click_evaluation(
         tuple(assessors_order),
         stats.kendall_tau(assessor_scores, click_scores) if enough else math.nan,
         stats.tau_ap(assessors_order, clicks_order) if enough else math.nan,
+        origin.source,
     )
 
 
@@ -530,19 +572,17 @@ class PoolPriorities:
 
 
 def prioritise_pool(
-    session: Session, campaign: Campaign, pool_id: int, name: str
+    session: Session, campaign: Campaign, pool_number: int, name: str
 ) -> PoolPriorities:
     """Set the pool entries' priority to their click deviation (`clicks.document_deviation`:
     observed minus expected clicks per impression), so assessors with the 'priority' order
     judge first what users favoured; entries users never saw get -2, below any deviation.
     Refused once the pool has assignments (their order must not change under an assessor).
-    The pool's params record the source of its priorities."""
-    pool = session.get(Pool, pool_id)
-    if pool is None or pool.campaign_id != campaign.id:
-        raise NotFound(f"campaign {campaign.name!r} has no pool {pool_id}")
+    The pool (its number in the campaign) records the source of its priorities."""
+    pool = pools.get_pool(session, campaign, pool_number)
     if session.scalar(select(Assignment.id).where(Assignment.pool_id == pool.id).limit(1)):
         raise ServiceError(
-            f"pool {pool_id} already has assignments: prioritise a pool before assigning it"
+            f"pool {pool.number} already has assignments: prioritise a pool before assigning it"
         )
     log = get_query_log(session, campaign, name)
     deviation = clicks.document_deviation(load_impressions(session, log))
@@ -554,4 +594,4 @@ def prioritise_pool(
         entry.priority = UNSHOWN_PRIORITY if value is None else value
     pool.params = {**pool.params, "priority": f"click deviation, query log {name}"}
     session.flush()
-    return PoolPriorities(pool.id, name, len(entries), shown)
+    return PoolPriorities(pool.number, name, len(entries), shown)

@@ -28,6 +28,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    false,
     true,
 )
 from sqlalchemy import text as sql_text
@@ -106,6 +107,15 @@ class Campaign(Base):
     archived_at: Mapped[dt.datetime | None] = mapped_column(DateTime, default=None)
     # do the judgements of withdrawn assignments count in agreement, adjudication, qrels?
     count_withdrawn: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
+    # do assessors mark the passages that make a document relevant (Judgement.evidence)?
+    evidence: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # how assessors judge (workbench.judging_modes.JUDGING_MODES) and that mode's options
+    judging_mode: Mapped[str] = mapped_column(
+        String(16), default="document", server_default="document"
+    )
+    judging_options: Mapped[dict[str, Any]] = mapped_column(
+        default=dict, server_default=sql_text("'{}'")
+    )
 
     grades: Mapped[list[Grade]] = relationship(
         back_populates="campaign", order_by="Grade.value", cascade="all, delete-orphan"
@@ -443,7 +453,11 @@ class Assignment(Base):
 class Judgement(Base):
     """One judgement event (append-only). The current judgement of a key is its latest row.
 
-    grade is None when the assessor could not judge (cannot_judge holds the reason).
+    grade is None when the assessor could not judge (cannot_judge holds the reason); a row
+    with neither a grade nor a reason takes a first judgement back (the key has no current
+    judgement). undoes_id names the event an undo takes back (the undo row restores the
+    state before it). evidence: the passages of the document's text that the assessor marked
+    as making it relevant, [[start, end], ...] character offsets (None: none marked).
     client_id is the browser's idempotency key, unique per campaign and assessor: a retried
     submission is stored once.
     """
@@ -467,6 +481,38 @@ class Judgement(Base):
     time_spent_ms: Mapped[int] = mapped_column(Integer, default=0)
     position: Mapped[int | None] = mapped_column(Integer, default=None)
     client_id: Mapped[str | None] = mapped_column(String(64), default=None)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    evidence: Mapped[list[Any] | None] = mapped_column(JSON, default=None)
+    undoes_id: Mapped[int | None] = mapped_column(Integer, default=None)
+
+
+class PreferenceJudgement(Base):
+    """One pairwise preference event (append-only, like Judgement): which of two documents of
+    a topic is better for it. first < second (docno order) name the pair whatever its sides;
+    shown_left is the docno the assessor saw on the left; outcome is 'first', 'second',
+    'equal', or None when the assessor took a first preference back (undo, undoes_id)."""
+
+    __tablename__ = "preference_judgements"
+    __table_args__ = (
+        Index("ix_preference_judgements_key", "campaign_id", "qid", "first", "second", "user_id"),
+        UniqueConstraint(
+            "campaign_id", "user_id", "client_id", name="uq_preferences_campaign_user_client"
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
+    qid: Mapped[str] = mapped_column(String(limits.QID))
+    first: Mapped[str] = mapped_column(String(limits.DOCNO))
+    second: Mapped[str] = mapped_column(String(limits.DOCNO))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    shown_left: Mapped[str] = mapped_column(String(limits.DOCNO))
+    outcome: Mapped[str | None] = mapped_column(String(8), default=None)
+    comment: Mapped[str] = mapped_column(Text, default="")
+    time_spent_ms: Mapped[int] = mapped_column(Integer, default=0)
+    position: Mapped[int | None] = mapped_column(Integer, default=None)
+    client_id: Mapped[str | None] = mapped_column(String(64), default=None)
+    undoes_id: Mapped[int | None] = mapped_column(Integer, default=None)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
 
 

@@ -12,7 +12,7 @@ from workbench import adaptive, stopping
 from workbench.services import adaptive_pools, pools
 from workbench.services import campaigns as campaign_service
 from workbench.services.errors import ServiceError
-from workbench.web.admin import back_to, campaign_or_404, change
+from workbench.web.admin import back_to, campaign_or_404, change, chosen_topics
 from workbench.web.api import bp as api_blueprint
 from workbench.web.db import get_store
 from workbench.web.inputs import form_int
@@ -65,6 +65,8 @@ def build(campaign_id: int):
             ),
             confidence=_number(form.get("confidence"), "confidence", stopping.DEFAULT_CONFIDENCE),
             auto_stop=form.get("auto_stop") == "1",
+            name=form.get("name", ""),
+            topics=chosen_topics(form),
         )  # fmt: skip
         flash(f"Pool {pool.number} built: {adaptive_pools.describe_settings(pool)}.", "info")
         return back_to("adaptive.status", campaign_id=campaign_id, pool_id=pool.number)

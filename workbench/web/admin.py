@@ -16,7 +16,7 @@ from typing import Any
 
 from flask import abort, flash, redirect, render_template, request, send_file, url_for
 
-from workbench import pooling, routing
+from workbench import judging_modes, pooling, routing
 from workbench.services import archive, campaign_pages, exports, importing, pools, progress
 from workbench.services import assignments as assignment_service
 from workbench.services import campaigns as campaign_service
@@ -126,6 +126,7 @@ def campaign(campaign_id: int):
         strategies=pooling.STRATEGIES,
         strategy_fields=pooling.option_fields(),
         exports=exports.EXPORTS.values(),
+        judging_modes=judging_modes.JUDGING_MODES,
     )
 
 
@@ -181,10 +182,27 @@ def set_count_withdrawn(campaign_id: int):
     return back_to("admin.campaign", campaign_id=campaign_id)
 
 
+@bp.post("/campaigns/<int:campaign_id>/judging")
+def set_judging(campaign_id: int):
+    """The judging mode with its options (fields MODE-OPTION) and whether assessors mark
+    evidence passages."""
+    form = request.form
+    mode = form.get("mode", "")
+    declared = judging_modes.JUDGING_MODES.get(mode)
+    options = {o.name: form.get(f"{mode}-{o.name}") for o in declared.options} if declared else {}
+    with change() as session:
+        campaign = writable_campaign(session, campaign_id)
+        campaign_service.set_judging(
+            session, campaign, mode=mode, options=options, evidence=form.get("evidence") == "1"
+        )
+        flash(f"Judging: {campaign_service.campaign_info(campaign).judging()}.", "info")
+    return back_to("admin.campaign", campaign_id=campaign_id)
+
+
 # --- uploads ----------------------------------------------------------------------------
 
 
-def _topics(form: Any) -> list[str] | None:
+def chosen_topics(form: Any) -> list[str] | None:
     """The form's topic subset (a 'topics' text of qids, or 'topics' choices); None: all."""
     chosen = [qid for text in form.getlist("topics") for qid in text.replace(",", " ").split()]
     return importing.topic_list(" ".join(chosen)) if chosen else None
@@ -215,7 +233,7 @@ def _task_options(kind: str, form: Any) -> dict[str, Any]:
         "group": form.get("group", "").strip(),
         "contributes": form.get("contributes", "1") == "1",
         "split_tags": form.get("split_tags") == "1",
-        "topics": _topics(form),
+        "topics": chosen_topics(form),
         "skip_unknown_topics": form.get("skip_unknown_topics") == "1",
     }
 
@@ -278,7 +296,7 @@ def build_pool(campaign_id: int):
             name=form.get("name", ""),
             runs=form.getlist("runs") or None,
             seed=form_int(form.get("seed"), "seed", minimum=0),
-            topics=_topics(form),
+            topics=chosen_topics(form),
             **values,
         )
         flash(f"Pool {pool.number} built ({strategy}): {pools.describe_parameters(pool)}.", "info")
@@ -343,7 +361,7 @@ def auto_assign(campaign_id: int):
             {f.name: form.get(f.name) for f in routing.option_fields()},
             assessor_names=form.getlist("assessors"),
             order=form.get("order", "random"),
-            topics=_topics(form),
+            topics=chosen_topics(form),
         )
         n = result.assignments
         flash(f"{n} {'assignment' if n == 1 else 'assignments'} created.", "info")
@@ -492,7 +510,12 @@ def delete_object(kind: str, object_id: int):
 def users():
     with get_store().read_session() as session:
         rows = user_service.accounts(session)
-    return render_template("admin/users.html", users=rows, roles=user_service.ROLES)
+    return render_template(
+        "admin/users.html",
+        users=rows,
+        roles=user_service.ROLES,
+        min_password=user_service.MIN_PASSWORD_LENGTH,
+    )
 
 
 @bp.post("/users")
@@ -539,6 +562,11 @@ def update_user(user_id: int):
         with get_store().read_session() as session:
             rows = user_service.accounts(session)
         return render_template(
-            "admin/users.html", users=rows, roles=user_service.ROLES, token=token, token_user=name
+            "admin/users.html",
+            users=rows,
+            roles=user_service.ROLES,
+            min_password=user_service.MIN_PASSWORD_LENGTH,
+            token=token,
+            token_user=name,
         )
     return back_to("admin.users")

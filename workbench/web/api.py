@@ -146,7 +146,24 @@ def _judgement_input(data: Any) -> judging.JudgementInput:
         comment=data.get("comment", ""),
         time_spent_ms=int(time_spent),
         client_id=data.get("client_id"),
+        evidence=_evidence(data.get("evidence", [])),
     )
+
+
+def _evidence(value: Any) -> tuple[tuple[int, int], ...]:
+    """[[start, end], ...] of integers (the marked passages), else a ServiceError."""
+    if not isinstance(value, list) or len(value) > limits.EVIDENCE_SPANS:
+        raise ServiceError(f"evidence is a list of at most {limits.EVIDENCE_SPANS} [start, end]")
+    spans = []
+    for span in value:
+        if (
+            not isinstance(span, list)
+            or len(span) != 2
+            or not all(isinstance(x, int) and not isinstance(x, bool) for x in span)
+        ):
+            raise ServiceError(f"an evidence passage is [start, end] (integers); got {span!r}")
+        spans.append((span[0], span[1]))
+    return tuple(spans)
 
 
 @bp.post("/assignments/<int:assignment_id>/judgements")

@@ -23,6 +23,12 @@ from workbench.web.db import get_store
 from workbench.web.security import admin_required, assessor_required
 
 bp = Blueprint("assess", __name__, url_prefix="/assess")
+JUDGING_PAGES = {
+    "document": "assess/judge.html",
+    "passages": "assess/passages.html",
+    "pairwise": "assess/pairs.html",
+}
+"""The judging page of each judging mode (`workbench.judging_modes.JUDGING_MODES`)."""
 
 
 def own_assignment(session: Session, assignment_id: int) -> Any:
@@ -58,7 +64,7 @@ def judge(assignment_id: int):
         if calibration.pending(session, page.campaign.id, current_user.id):  # practice first
             return redirect(url_for("practice.practice", campaign_id=page.campaign.id))
     return render_template(
-        "assess/judge.html",
+        JUDGING_PAGES[page.campaign.judging_mode],
         **page_context(page),
         show_guidelines=bool(page.guidelines_html) and page.first_document,
     )

@@ -73,6 +73,11 @@ class Operation:
     file: bool = False
 
 
+_CLIENT_ID_BODY = {
+    "type": "object",
+    "properties": {"client_id": {"type": ["string", "null"], "description": "idempotency key"}},
+}
+
 OPERATIONS: dict[str, Operation] = {
     "api.openapi": Operation(
         None, "This description (OpenAPI 3.1).", {"200": "the OpenAPI document"}
@@ -127,8 +132,69 @@ OPERATIONS: dict[str, Operation] = {
                 "comment": {"type": "string"},
                 "time_spent_ms": {"type": "number"},
                 "client_id": {"type": ["string", "null"], "description": "idempotency key"},
+                "evidence": {
+                    "type": "array",
+                    "items": {"type": "array", "items": {"type": "integer"}},
+                    "description": "the passages that make the document relevant: [start, "
+                    "end] character offsets in its text (campaigns that collect evidence)",
+                },
             },
         },
+    ),
+    "api.undo_judgement": Operation(
+        "assessor",
+        "Take back the user's last judgement of the assignment, as a new event that restores "
+        "the document's state before it (repeated undos walk further back).",
+        {
+            "201": "{undone: {docno, position, judgement (null: no judgement now)}, created}",
+            "200": "already done under this client_id",
+            "400": "nothing to undo",
+        },
+        body=_CLIENT_ID_BODY,
+    ),
+    "api.documents": Operation(
+        "assessor",
+        "The documents at positions start .. start + count - 1 of the assignment's "
+        "sequence, each with the user's judgement (a screen of passages).",
+        {"200": "{'documents': [{position, total, docno, title, text, missing, judgement}]}"},
+        query=[
+            _query("start", "the first position (default 0)", "integer"),
+            _query("count", "how many (1..50, default 10)", "integer"),
+        ],
+    ),
+    "api.pairs": Operation(
+        "assessor",
+        "The pairs of a pairwise assignment as the user sees them, with their choice.",
+        {"200": "{'pairs': [{position, left, right, choice}]}"},
+    ),
+    "api.pair": Operation(
+        "assessor",
+        "The pair at a position: both documents and the user's current choice.",
+        {"200": "{position, total, left, right, choice}", "404": "no such position"},
+    ),
+    "api.submit_preference": Operation(
+        "assessor",
+        "Record or revise a pairwise preference (append-only log). A retry with the same "
+        "client_id is stored once.",
+        {"201": "{saved, created, preference}", "200": "already stored under this client_id"},
+        body={
+            "type": "object",
+            "required": ["left", "right", "choice"],
+            "properties": {
+                "left": {"type": "string", "description": "the docno shown on the left"},
+                "right": {"type": "string"},
+                "choice": {"enum": ["left", "right", "equal"]},
+                "comment": {"type": "string"},
+                "time_spent_ms": {"type": "number"},
+                "client_id": {"type": ["string", "null"], "description": "idempotency key"},
+            },
+        },
+    ),
+    "api.undo_preference": Operation(
+        "assessor",
+        "Take back the user's last preference of the assignment (a new event).",
+        {"201": "{undone: {position, left, right, choice}, created}", "400": "nothing to undo"},
+        body=_CLIENT_ID_BODY,
     ),
     "api.campaigns": Operation(
         "admin",

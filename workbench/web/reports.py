@@ -1,8 +1,8 @@
-"""Organisers' report pages: agreement, evaluation (with downloads) and the adjudication queue.
+"""Organisers' report pages: agreement and evaluation (with downloads); the adjudication
+queue's views are `web.adjudication`'s, on this blueprint.
 
 Every view is admin-only. Plots are SVG drawn by `workbench.reports.plots`, embedded as
 data: images (the content security policy allows them, and an image cannot run script).
-In the adjudication queue the judges appear only as "Judge 1", "Judge 2", ...
 
 The statistics (scipy) and plotting (matplotlib) modules are imported by the views that use
 them, so that the app, and a server restarted after a crash, starts quickly.
@@ -22,12 +22,10 @@ from flask import (
     request,
     url_for,
 )
-from flask_login import current_user
 
 from workbench.reports import plots
 from workbench.reports.tables import FORMATS, render, render_all, to_json
 from workbench.services import campaigns as campaign_service
-from workbench.services import users as user_service
 from workbench.services.current_judgements import withdrawn_note
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.jobs import JobState
@@ -326,95 +324,3 @@ def evaluation_download(campaign_id: int, fmt: str):
     else:
         text = render(report.runs_table(result.table, result.comparisons), fmt)
     return _attachment(text, fmt, f"{name}-evaluation")
-
-
-# --------------------------------------------------------------------------- adjudication
-
-
-def _queue_request() -> dict[str, Any]:
-    """The merge rule chosen on the adjudication page (an unknown one is refused where used)."""
-    source = request.form if request.method == "POST" else request.args
-    return {
-        "rule": source.get("rule", "majority"),
-        "tie": source.get("tie", "adjudicate"),
-        "primary": source.get("primary") or None,
-    }
-
-
-@bp.get("/<int:campaign_id>/adjudication")
-def adjudication(campaign_id: int):
-    from workbench.agreement import MERGE_RULES, TIE_RULES
-    from workbench.services.adjudication import MergeSpec, adjudication_page
-
-    choice = _queue_request()
-    with get_store().read_session() as session:
-        page = adjudication_page(session, _campaign(session, campaign_id), MergeSpec(**choice))
-    return render_template(
-        "reports/adjudication.html",
-        campaign={"id": campaign_id, "name": page.campaign.name},
-        choice=choice,
-        rules=MERGE_RULES,
-        ties=TIE_RULES,
-        scale=[(g.value, g.label, g.key) for g in page.campaign.grades],
-        items=page.entries,
-        error=page.error,
-        withdrawn=page.withdrawn,
-    )
-
-
-def _back(campaign_id: int, choice: dict[str, Any]):
-    query = {k: v for k, v in choice.items() if v is not None}
-    return redirect(url_for("reports.adjudication", campaign_id=campaign_id, **query), 303)
-
-
-@bp.post("/<int:campaign_id>/adjudication")
-def decide(campaign_id: int):
-    """Record the adjudicator's final grade of one document, with the reason."""
-    from workbench.services.adjudication import record_decision
-
-    choice = _queue_request()
-    try:
-        with get_store().session() as session:
-            campaign = _campaign(session, campaign_id)
-            adjudicator = user_service.user_by_id(session, current_user.id)
-            try:
-                grade = int(request.form.get("grade", ""))
-            except ValueError:
-                raise ServiceError("choose a final grade") from None
-            record_decision(
-                session,
-                campaign,
-                qid=request.form.get("qid", ""),
-                docno=request.form.get("docno", ""),
-                grade=grade,
-                reason=request.form.get("reason", ""),
-                adjudicator=adjudicator,
-            )
-        flash(f"Final grade {grade} recorded for {request.form.get('docno')}.", "info")
-    except ServiceError as error:
-        flash(str(error), "error")
-    return _back(campaign_id, choice)
-
-
-@bp.post("/<int:campaign_id>/adjudication/apply")
-def apply(campaign_id: int):
-    """Apply the chosen merge rule to every judged document, or to the topics of a batch with
-    one reason (adjudicated labels are kept)."""
-    from workbench.services.adjudication import MergeSpec, apply_rule
-    from workbench.services.importing import topic_list
-
-    choice = _queue_request()
-    batch = request.form.get("topics", "").strip()
-    try:
-        with get_store().session() as session:
-            summary = apply_rule(
-                session,
-                _campaign(session, campaign_id),
-                MergeSpec(**choice),
-                topics=topic_list(batch) if batch else None,
-                reason=request.form.get("reason", ""),
-            )
-        flash(summary.message(), "info")
-    except ServiceError as error:
-        flash(str(error), "error")
-    return _back(campaign_id, choice)
