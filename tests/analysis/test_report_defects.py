@@ -62,12 +62,12 @@ def test_one_assessors_topic_does_not_take_the_report_down(adaptive_two_judges):
 def test_a_section_that_raises_shows_its_reason_and_the_rest_is_built(
     adaptive_two_judges, monkeypatch
 ):
-    from workbench.reports.sections import tukey
+    from workbench.services import evaluation
 
-    def broken(context):  # type: ignore[no-untyped-def]
+    def broken(*args, **kwargs):  # type: ignore[no-untyped-def]
         raise RuntimeError("a bug in the Tukey section")
 
-    monkeypatch.setattr(tukey.SECTION, "build", broken)
+    monkeypatch.setattr(evaluation, "tukey_hsd", broken)
     document = report_json(adaptive_two_judges, "--allow-incomplete")
     failed = section(document, "tukey")
     assert not failed["available"]
@@ -111,12 +111,15 @@ def test_a_summary_only_measure_is_in_the_summary_and_the_tests_say_why_not_ther
         assert "gm_map" in notes and "per-topic value" in notes
     text = built.cli("evaluate", "--campaign", "c", "-m", "gm_map", "-m", "map",
                      "--qrels", "reference", "--section", "summary").stdout  # fmt: skip
-    assert "gm_map" in text.splitlines()[3]  # the summary table's header
+    header = next(line for line in text.splitlines() if re.match(r"\s+Run\s", line))
+    assert header.split()[:3] == ["Run", "map", "gm_map"]
 
 
 def test_dotted_measure_names_work_in_every_section(adaptive_two_judges):
+    """The issue's case: P.5 worked in the main table, but the stability and reusability said
+    "unknown measure 'P_5'". The analyses take the first measure asked for."""
     document = report_json(adaptive_two_judges, "-m", "P.5", "-m", "map", "--allow-incomplete")
-    for name in ("ranking-stability", "reusability-run", "reusability-group"):
+    for name in ("ranking-stability", "reusability-run", "reusability-group", "power"):
         found = section(document, name)
         assert found["available"], found
         assert found["data"]["measure"] == "P_5"
@@ -134,7 +137,7 @@ def with_idle_pool(database_url, tmp_path) -> Built:
 def test_completeness_reusability_and_assignment_follow_the_scope_of_pools(with_idle_pool):
     built = with_idle_pool
     exported = built.cli("export", "qrels", "--campaign", "c", "--final")
-    assert "incomplete" not in exported.stderr
+    assert "incomplete" not in exported.stderr.lower()
     document = report_json(built)
     assert document["scope"]["pools"] == [1]
     assert "pool 1" in document["scope"]["description"]
@@ -238,7 +241,7 @@ def test_the_trec_format_evaluates_each_run_once_without_building_a_report(demo,
 
 @pytest.mark.skipif(not os.environ.get("WORKBENCH_TREC_EVAL"), reason="WORKBENCH_TREC_EVAL unset")
 def test_the_trec_format_equals_the_real_trec_eval(demo, tmp_path):
-    from workbench.services import evaluation
+    from workbench.services import evaluation_inputs as inputs
     from workbench.services.campaigns import get_campaign
     from workbench.trec import Run, write_qrels, write_run
 
@@ -249,8 +252,8 @@ def test_the_trec_format_equals_the_real_trec_eval(demo, tmp_path):
     store = open_store(demo.url)
     with store.read_session() as s:
         campaign = get_campaign(s, "demo")
-        qrels = evaluation.resolve_qrels(s, campaign, "demo-reference").qrels
-        runs = evaluation.load_runs(s, campaign)
+        qrels = inputs.resolve_qrels(s, campaign, "demo-reference").qrels
+        runs = inputs.load_runs(s, campaign)
     store.dispose()
     write_qrels(qrels, tmp_path / "q")
     expected = ""
@@ -285,8 +288,10 @@ def test_csv_values_have_no_float_noise_and_markdown_no_entities(demo):
     client = demo.client()
     body = client.get(f"/reports/1/evaluation.csv?{query}").get_data(as_text=True)
     cells = [cell for row in csv.reader(io.StringIO(body)) for cell in row]
-    assert "0.6375" in cells and "0.45" in cells
-    assert not [c for c in cells if re.fullmatch(r"-?\d+\.\d{16,}", c)]
+    assert "0.6375" in cells and "0.45" in cells  # P_10 of beta-bm25 and gamma-rm3
+    numbers = [c for c in cells if re.fullmatch(r"-?\d+\.\d+(e-?\d+)?", c)]
+    digits = [len(re.sub(r"e.*|\.|^-?0\.0*|^-", "", c)) for c in numbers]
+    assert numbers and max(digits) <= 15  # 15 significant digits at most: no float noise
     markdown = client.get(f"/reports/1/evaluation.md?{query}").get_data(as_text=True)
     assert "grade >= 1" in markdown and "&gt;" not in markdown
 
@@ -298,7 +303,7 @@ def test_an_incomplete_qrels_export_is_valid_trec_qrels(database_url, tmp_path):
     path = tmp_path / "partial.qrels"
     result = built.cli("export", "qrels", "--campaign", "c", "--final", "--allow-incomplete",
                        "-o", str(path))  # fmt: skip
-    assert "incomplete" in result.stderr
+    assert "incomplete" in result.stderr.lower()
     assert not [line for line in path.read_text().splitlines() if line.startswith("#")]
     out, err = io.StringIO(), io.StringIO()
     run = tmp_path / "files" / "r1.run"

@@ -29,7 +29,8 @@ COMMANDS: dict[str, str] = {
     "demo": "workbench.cli.web_commands:demo",
     "agreement": "workbench.cli.analysis_commands:agreement",
     "adjudicate": "workbench.cli.analysis_commands:adjudicate",
-    "evaluate": "workbench.cli.analysis_commands:evaluate",
+    "evaluate": "workbench.cli.report_commands:evaluate",
+    "progress": "workbench.cli.report_commands:progress",
     "simulate": "workbench.cli.simulate_commands:simulate",
     "querylog": "workbench.cli.querylog_commands:querylog",
     # the course notes' further analyses

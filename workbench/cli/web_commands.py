@@ -16,14 +16,14 @@ from workbench.cli.common import (
     campaign_option,
     fail,
     get_store,
-    pool_number_option,
     transaction,
 )
 from workbench.cli.store_commands import split_tags, topic_list, topics_option
 from workbench.services import assignments as assignment_service
 from workbench.services import campaigns, pools
 from workbench.services import users as user_service
-from workbench.services.errors import NotFound
+from workbench.services.errors import NotFound, found
+from workbench.services.scope import default_assignment_pool
 
 DEFAULT_WORKERS = os.cpu_count() or 1
 
@@ -161,7 +161,9 @@ def _read_password(from_stdin: bool) -> str:
 @campaign_option
 @click.option("--judges-per-topic", type=int, required=True, help="Judges J for every topic.")
 @click.option("--assessors", help="Comma-separated usernames (default: every assessor).")
-@pool_number_option
+@click.option("--pool", "pool_number", type=int, default=None,
+              help="The pool's number in the campaign (default: the newest pool with "
+              "assignments, else the newest pool).")  # fmt: skip
 @click.option(
     "--order",
     type=click.Choice(assignment_service.ORDERS),
@@ -183,7 +185,11 @@ def assign(
     """Assign every topic of a pool to J assessors, balancing documents per assessor."""
     with transaction(ctx) as session:
         campaign = campaigns.get_campaign(session, campaign_name)
-        pool = pools.get_pool(session, campaign, pool_number)
+        pool = (
+            pools.get_pool(session, campaign, pool_number)
+            if pool_number is not None
+            else found(default_assignment_pool(session, campaign), "build a pool first")
+        )
         names = split_tags(assessors)
         users = (
             [user_service.get_user(session, name) for name in names]

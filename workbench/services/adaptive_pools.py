@@ -364,6 +364,46 @@ def in_secondary_sample(seed: int, pool_id: int, qid: str, docno: str, share: fl
     return bool(pooling.topic_rng(seed, "secondary", pool_id, qid, docno).random() < share)
 
 
+def documents_to_judge(
+    session: Session, pool: Pool, assignments: Sequence[Assignment]
+) -> dict[int, tuple[frozenset[str], int]]:
+    """Assignment id -> (the documents its judge sees now, how many it will have in all), for
+    assignments of the adaptive `pool`, as the judging page shows them (`visible_entries`):
+    the primary judge sees every revealed document and will have min(budget, pool size) unless
+    the topic is stopped; another judge sees (and will have) the seeded sample of the revealed
+    ones, which grows as the primary judge's reveals do."""
+    settings = _adaptive_pool(pool)
+    qids = {a.qid for a in assignments}
+    revealed: dict[str, set[str]] = {q: set() for q in qids}
+    for qid, docno in session.execute(
+        select(PoolEntry.qid, PoolEntry.docno).where(
+            PoolEntry.pool_id == pool.id, PoolEntry.sampled.is_(True)
+        )
+    ):
+        if qid in revealed:
+            revealed[qid].add(docno)
+    sizes = _pool_sizes(session, pool)
+    topics = {
+        t.qid: t
+        for t in session.scalars(select(AdaptiveTopic).where(AdaptiveTopic.pool_id == pool.id))
+    }
+    result = {}
+    for a in assignments:
+        shown = revealed[a.qid]
+        primary = _primary(session, pool.id, a.qid)
+        if primary is not None and primary.id == a.id:
+            topic = topics.get(a.qid)
+            planned = 0
+            if topic is not None and not topic.stopped:
+                planned = min(topic.budget, sizes.get(a.qid, 0))
+            result[a.id] = (frozenset(shown), max(len(shown), planned))
+        else:
+            share = settings.secondary_share
+            sample = {d for d in shown if in_secondary_sample(pool.seed, pool.id, a.qid, d, share)}
+            result[a.id] = (frozenset(sample), len(sample))
+    return result
+
+
 def topic_statuses(session: Session, pool: Pool) -> list[TopicStatus]:
     """Per topic: budget, revealed, judged and relevant for the primary judge, the estimate of
     relevant documents among the unrevealed ones, and whether the topic is stopped."""
