@@ -67,8 +67,9 @@ class Shape:
 
     def describe(self) -> str:
         parts = [f"pools={'+'.join(self.strategies)}", f"judges={self.judges}"]
-        parts += [name for name in ("all_negative", "unjudged_topic", "short_run", "idle_pool",
-                                    "archived_pool", "query_log") if getattr(self, name)]  # fmt: skip
+        flags = ("all_negative", "unjudged_topic", "short_run", "idle_pool", "archived_pool",
+                 "query_log")  # fmt: skip
+        parts += [name for name in flags if getattr(self, name)]
         return " ".join(parts)
 
 
@@ -155,7 +156,8 @@ def write_files(shape: Shape, folder: Path) -> dict[str, Any]:
                 continue
             rng = random.Random(f"{tag}/{q}")
             keyed = sorted(range(DOCS_PER_TOPIC), key=lambda k: k + noise * rng.uniform(0, 12))
-            lines += [f"{q} Q0 {q}-{k:02d} {r} {20 - r} {tag}\n" for r, k in enumerate(keyed[:8], 1)]
+            ranked = enumerate(keyed[:8], start=1)
+            lines += [f"{q} Q0 {q}-{k:02d} {r} {20 - r} {tag}\n" for r, k in ranked]
         runs[tag] = folder / f"{tag}.run"
         runs[tag].write_text("".join(lines))
     reference = folder / "reference.qrels"

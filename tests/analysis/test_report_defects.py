@@ -144,9 +144,11 @@ def test_completeness_reusability_and_assignment_follow_the_scope_of_pools(with_
     reusability = section(document, "reusability-run")
     assert reusability["data"]["pools"] == [1]
     # the other pool on request: its documents lack labels, so the final qrels are incomplete
-    refused = built.cli("evaluate", "--campaign", "c", "--pools", "1,2", "--format", "json")
-    assert not section(json.loads(refused.stdout), "summary")["available"]
-    assert "lack a final label" in section(json.loads(refused.stdout), "summary")["reason"]
+    refused = built.cli("evaluate", "--campaign", "c", "--pools", "1,2", "--format", "json",
+                        ok=False)  # fmt: skip
+    assert refused.exit_code == 1 and "lack a final label" in refused.stderr
+    summary = section(json.loads(refused.stdout), "summary")  # every section says why
+    assert not summary["available"] and "lack a final label" in summary["reason"]
     wider = built.cli("export", "qrels", "--campaign", "c", "--final", "--pools", "1,2", ok=False)
     assert wider.exit_code == 1 and "lack a final label" in wider.output
     page = built.client().get("/admin/campaigns/1/assignments").get_data(as_text=True)
@@ -260,10 +262,11 @@ def test_the_trec_format_equals_the_real_trec_eval(demo, tmp_path):
     for run in runs:
         write_run(Run.from_dict(run.as_dict(), tag=run.tag), tmp_path / run.tag)
         flags = ["-c", "-q", "-l", "1", "-m", "map", "-m", "P.10", "-m", "gm_map"]
+        files = [str(tmp_path / "q"), str(tmp_path / run.tag)]
+        binary = os.environ["WORKBENCH_TREC_EVAL"]
         expected += subprocess.run(
-            [os.environ["WORKBENCH_TREC_EVAL"], *flags, str(tmp_path / "q"), str(tmp_path / run.tag)],
-            capture_output=True, text=True, check=True,
-        ).stdout  # fmt: skip
+            [binary, *flags, *files], capture_output=True, text=True, check=True
+        ).stdout
     assert cli.stdout == expected
 
 
@@ -308,7 +311,8 @@ def test_an_incomplete_qrels_export_is_valid_trec_qrels(database_url, tmp_path):
     out, err = io.StringIO(), io.StringIO()
     run = tmp_path / "files" / "r1.run"
     assert run_trec_eval(["-m", "map", str(path), str(run)], out, err) == 0, err.getvalue()
-    download = built.client().get("/admin/campaigns/1/download/qrels?source=final&allow_incomplete=1")
+    query = "source=final&allow_incomplete=1"
+    download = built.client().get(f"/admin/campaigns/1/download/qrels?{query}")
     assert "incomplete" in download.headers["Content-Disposition"]
     assert not download.get_data(as_text=True).startswith("#")
     page = built.client().get("/admin/campaigns/1").get_data(as_text=True)

@@ -14,7 +14,14 @@ from typing import Any
 
 import click
 
-from workbench.cli.common import campaign_option, emit, output_option, refusals, transaction
+from workbench.cli.common import (
+    campaign_option,
+    emit,
+    fail,
+    output_option,
+    refusals,
+    transaction,
+)
 from workbench.reports.formats import REPORT_FORMATS, render_report
 from workbench.reports.pipeline import REPORT_OPTIONS, build_report, parse
 from workbench.services.evaluation_report import ReportOption
@@ -115,6 +122,10 @@ def evaluate(
     for note in notes:  # trec_eval's format has no place for them
         click.echo(f"note: {note}", err=True)
     write(data, output)
+    if fmt != "trec":
+        runs = [s for s in report.sections if s.name == "summary"]
+        if runs and not runs[0].available:  # the report says why in every section
+            fail(f"the runs could not be evaluated: {runs[0].reason}")
 
 
 @click.command()

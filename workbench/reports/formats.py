@@ -108,6 +108,7 @@ def _csv_section(section: SectionResult) -> str:
     for table in section.tables:
         parts.append(_csv_rows([[table.caption]]) if table.caption else "")
         parts.append(to_csv(table))
+        parts.append(_csv_rows([[note] for note in table.notes]))
     parts.append(_csv_rows([[note] for note in section.notes]))
     return "".join(parts)
 

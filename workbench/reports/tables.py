@@ -202,8 +202,8 @@ def latex_label(text: str) -> str:
 
 
 def to_latex(table: Table) -> str:
-    """A booktabs `table` with the caption and label; bold as \\textbf, marks as $^{ab}$,
-    padded with \\hphantom so numbers stay aligned."""
+    """A booktabs `table` with the caption and label, its notes below the tabular; bold as
+    \\textbf, marks as $^{ab}$, padded with \\hphantom so numbers stay aligned."""
     width = max((len(c.marks) for row in table.rows for c in row), default=0)
 
     def show(cell: Cell) -> str:
@@ -231,6 +231,7 @@ def to_latex(table: Table) -> str:
         *(" & ".join(show(c) for c in row) + r" \\" for row in table.rows),
         r"\bottomrule",
         r"\end{tabular}",
+        *(rf"\par\smallskip{{\footnotesize {latex_escape(note)}}}" for note in table.notes),
         r"\end{table}",
     ]
     return "\n".join(lines) + "\n"

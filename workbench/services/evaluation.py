@@ -79,6 +79,10 @@ class EvaluationTable:
     summaries: dict[str, str] = field(default_factory=dict)  # measure -> trec_eval's summary rule
     specs: dict[str, str] = field(default_factory=dict)  # printed name -> the spec giving it
 
+    def __post_init__(self) -> None:
+        self.columns = self.columns or [*self.measures, *self.summary_only]
+        self.requested = self.requested or list(self.measures)
+
     @property
     def topic_set(self) -> str:
         return self.scope.topic_set

@@ -34,7 +34,7 @@ from workbench.services.qrels import campaign_qrels, has_final_labels
 from workbench.services.scope import PoolScope, pool_scope
 from workbench.store.models import Campaign, QrelsEntry, QrelsSet, Run, Topic, User
 from workbench.store.runs import load_run
-from workbench.trec import read_qrels
+from workbench.trec import TrecFormatError, read_qrels
 
 QrelsDict = dict[str, dict[str, int]]
 RunDict = dict[str, dict[str, float]]
@@ -110,7 +110,10 @@ def resolve_qrels(
             imported[entry.qid][entry.docno] = entry.rel
         return NamedQrels(f"qrels set {spec}", dict(imported))
     if allow_files and Path(spec).is_file():
-        return NamedQrels(spec, read_qrels(spec).to_dict())
+        try:
+            return NamedQrels(spec, read_qrels(spec).to_dict())
+        except TrecFormatError as error:
+            raise ServiceError(str(error)) from None
     raise ServiceError(
         f"qrels {spec!r}: not 'final', an assessor with judgements, or a qrels set of "
         f"{campaign.name!r}" + (", nor a file" if allow_files else "")
