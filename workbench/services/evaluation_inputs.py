@@ -214,8 +214,8 @@ class Scope:
 class TopicScope:
     """The topics an evaluation covers (`evaluated`, in qid order) and each one left out:
     `outside` (qrels topics the campaign lacks; evaluated when `outside_included`), `unjudged`
-    (qrels topics without a label of 0 or more), `dropped` (the "common" set: topic -> the
-    runs that lack it)."""
+    (qrels topics without a label of 0 or more, and campaign topics the qrels lack),
+    `dropped` (the "common" set: topic -> the runs that lack it)."""
 
     qrels: str
     topic_set: str
@@ -252,8 +252,9 @@ class TopicScope:
             )  # fmt: skip
         if self.unjudged:
             notes.append(
-                f"{len(self.unjudged)} qrels topic(s) without a judgement (only documents "
-                f"pooled but not judged, -1) left out: {', '.join(self.unjudged)}."
+                f"{len(self.unjudged)} topic(s) without a judgement in the {self.qrels} qrels "
+                f"(none, or only documents pooled but not judged, -1) left out: "
+                f"{', '.join(self.unjudged)}."
             )
         return notes
 
@@ -275,8 +276,10 @@ def topic_scope(
     inside = None if campaign is None else set(campaign)
     outside = sorted(q for q in qrels.qrels if inside is not None and q not in inside)
     kept = [q for q in qrels.qrels if include_outside or q not in set(outside)]
-    unjudged = sorted(q for q in kept if max(qrels.qrels[q].values(), default=-1) < 0)
-    judged = sorted(set(kept) - set(unjudged))
+    negative = {q for q in kept if max(qrels.qrels[q].values(), default=-1) < 0}
+    absent = set() if inside is None else inside - set(qrels.qrels)
+    unjudged = sorted(negative | absent)
+    judged = sorted(set(kept) - negative)
     evaluated, dropped = judged, {}
     if topic_set == "common":
         lacking = {q: [r.tag for r in runs if q not in r.ranked_lists] for q in judged}

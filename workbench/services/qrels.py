@@ -38,8 +38,9 @@ UNSAMPLED = -1  # pooled but not sampled (infAP/xinfAP qrels convention)
 class Completeness:
     """Which documents a set of qrels should label, and those that lack a label.
 
-    Final (or default) qrels should label every document sampled into a pool in scope and
-    every graded document; one assessor's qrels every document of that assessor's active
+    Final (or default) qrels should label every document sampled into a pool in scope for a
+    topic someone was assigned there (every topic of a pool nobody was assigned) and every
+    graded document; one assessor's qrels every document of that assessor's active
     assignments in scope (as their judging page shows them) and every document they graded.
     """
 
@@ -236,13 +237,27 @@ def _graded(session: Session, campaign: Campaign) -> set[tuple[str, str]]:
 
 def _sampled(session: Session, scope: PoolScope) -> set[tuple[str, str]]:
     """(qid, docno) sampled into some pool in scope (every entry of a non-stratified pool,
-    the revealed ones of an adaptive pool): the documents to judge."""
+    the revealed ones of an adaptive pool) for a topic someone was asked to judge in that
+    pool, or any topic of a pool nobody was assigned: the documents to judge."""
+    assigned = {
+        (pool_id, qid)
+        for pool_id, qid in session.execute(
+            select(Assignment.pool_id, Assignment.qid).where(
+                Assignment.pool_id.in_(scope.ids), Assignment.active.is_(True)
+            )
+        )
+    }
+    with_assignments = {pool_id for pool_id, _ in assigned}
     rows = session.execute(
-        select(PoolEntry.qid, PoolEntry.docno).where(
+        select(PoolEntry.pool_id, PoolEntry.qid, PoolEntry.docno).where(
             PoolEntry.pool_id.in_(scope.ids), PoolEntry.sampled.is_(True)
         )
     )
-    return {(qid, docno) for qid, docno in rows}
+    return {
+        (qid, docno)
+        for pool_id, qid, docno in rows
+        if pool_id not in with_assignments or (pool_id, qid) in assigned
+    }
 
 
 def _assigned(session: Session, scope: PoolScope, user: User) -> set[tuple[str, str]]:

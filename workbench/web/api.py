@@ -179,7 +179,13 @@ def campaign_progress(campaign_ref: str):
         return jsonify(progress.progress_document(campaign.name, report))
 
 
-@bp.get("/campaigns/<campaign_ref>/report", defaults={"fmt": "json"})
+@bp.get("/campaigns/<campaign_ref>/report")
+@admin_required
+def report_json(campaign_ref: str):
+    """The campaign's evaluation report as JSON (`report` in the json format)."""
+    return report(campaign_ref, "json")
+
+
 @bp.get("/campaigns/<campaign_ref>/report.<fmt>")
 @admin_required
 def report(campaign_ref: str, fmt: str):

@@ -159,6 +159,12 @@ OPERATIONS: dict[str, Operation] = {
         query=[_query("pools", "pool numbers, e.g. 1,2 (default: the pools with assignments; "
                       "archived pools never)")],
     ),
+    "api.report_json": Operation(
+        "admin",
+        "The campaign's evaluation report as JSON, as /report.json (the same parameters).",
+        {"200": "the report", "202": "{status, progress}: being computed, ask again"},
+        query=_report_parameters,
+    ),
     "api.report": Operation(
         "admin",
         "The campaign's evaluation report, every section (or ?sections=), as JSON (/report) "

@@ -1,0 +1,185 @@
+"""Issue 24 §3: the report on every campaign shape, through the public entry points.
+
+Hypothesis draws campaign shapes (`campaign_shapes.Shape`: 1-3 pools of different strategies,
+adaptive ones with primary and secondary judges, 1-3 judges per topic, an all-negative topic,
+a topic nobody judged, a run missing topics, an archived pool, a pool nobody was assigned, a
+query log), how far the judging went (to the end, or half way), whether incomplete qrels are
+allowed, the measures (dotted and summary-only ones among them) and the paired test. Each
+campaign is built with the CLI and judged through the API; then:
+
+- progress: every assignment is done (`/next`) exactly when its progress says judged ==
+  total, and the campaign's progress is 100 % exactly when every assignment is done;
+- every section of the report is built or says why not, and none fails (a bug);
+- every format renders, and the CLI's bytes equal the web download's and the API's.
+
+It runs `WORKBENCH_MATRIX_EXAMPLES` shapes (default 8, a few minutes on 2 cores) plus the
+shapes of the issue's own cases (`@example`); derandomized, so CI sees the same shapes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from urllib.parse import urlencode
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from tests.analysis.campaign_shapes import STRATEGY_FLAGS, Built, Shape, adjudicate, build, judge
+from workbench.reports.formats import REPORT_FORMATS
+from workbench.stats import PAIRED_TESTS
+
+pytestmark = pytest.mark.slow
+
+EXAMPLES = int(os.environ.get("WORKBENCH_MATRIX_EXAMPLES", "8"))
+MEASURE_SETS = (
+    ("map", "P.10"),
+    ("P.5", "gm_map", "ndcg_cut.10"),
+    ("gm_map", "P.5,10"),
+    ("bpref", "recip_rank", "num_q"),
+)
+
+
+@st.composite
+def shapes(draw: st.DrawFn) -> Shape:
+    strategies = draw(st.lists(st.sampled_from(tuple(STRATEGY_FLAGS)), min_size=1, max_size=3,
+                               unique=True))  # fmt: skip
+    return Shape(
+        strategies=tuple(strategies),
+        judges=draw(st.integers(1, 3)),
+        all_negative=draw(st.booleans()),
+        unjudged_topic=draw(st.booleans()),
+        short_run=draw(st.booleans()),
+        idle_pool=draw(st.booleans()),
+        archived_pool=draw(st.booleans()),
+        query_log=draw(st.booleans()),
+    )
+
+
+CASES = st.fixed_dictionaries(
+    {
+        "shape": shapes(),
+        "complete": st.booleans(),
+        "allow_incomplete": st.booleans(),
+        "measures": st.sampled_from(MEASURE_SETS),
+        "test": st.sampled_from(tuple(PAIRED_TESTS)),
+    }
+)
+ISSUE_CASES = [  # the organiser's campaigns of §1
+    {"shape": Shape(strategies=("mm-ns",), judges=2, topics=3), "complete": True,
+     "allow_incomplete": True, "measures": ("P.5", "gm_map"), "test": "t"},
+    {"shape": Shape(strategies=("depth", "stratified"), judges=1, idle_pool=True,
+                    archived_pool=True, query_log=True, unjudged_topic=True),
+     "complete": False, "allow_incomplete": True, "measures": ("map", "P.10"), "test": "wilcoxon"},
+    {"shape": Shape(strategies=("take", "mm-ns", "fusion"), judges=3, all_negative=True,
+                    short_run=True), "complete": False, "allow_incomplete": False,
+     "measures": ("gm_map", "P.5,10"), "test": "randomization"},
+]  # fmt: skip
+
+
+def with_examples(test):  # type: ignore[no-untyped-def]
+    for case in ISSUE_CASES:
+        test = example(case=case)(test)
+    return test
+
+
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@with_examples
+@given(case=CASES)
+def test_the_report_on_every_campaign_shape(tmp_path_factory, case) -> None:  # type: ignore[no-untyped-def]
+    shape: Shape = case["shape"]
+    folder = tmp_path_factory.mktemp("shape")
+    built = build(shape, folder, f"sqlite:///{folder / 'store.sqlite'}")
+    try:
+        judge(built, share=1.0 if case["complete"] else 0.5)
+        check_progress(built, case["complete"])
+        adjudicate(built)
+        check_report(built, case)
+    finally:
+        if built._app is not None:
+            from workbench.web.db import get_store
+
+            with built.app.app_context():
+                get_store().dispose()
+
+
+def check_progress(built: Built, complete: bool) -> None:
+    """Each assignment is done (its queue finished) exactly when its progress is full; the
+    campaign is at 100 % exactly when every assignment is."""
+    every_done = True
+    for name in built.shape.assessors():
+        client = built.client(name)
+        for assignment in built.api("/assignments", name)["assignments"]:
+            state = client.get(f"/api/v1/assignments/{assignment['id']}/next").get_json()
+            after = next(
+                a for a in built.api("/assignments", name)["assignments"]
+                if a["id"] == assignment["id"]
+            )["progress"]  # fmt: skip
+            assert state["done"] == (after["judged"] == after["total"]), (name, state, after)
+            every_done &= state["done"]
+    overall = built.api("/campaigns/c/progress")["overall"]
+    assert (overall["judged"] == overall["total"]) == every_done, overall
+    if complete:
+        assert every_done and overall["percent"] == (100.0 if overall["total"] else 0.0)
+
+
+def check_report(built: Built, case: dict) -> None:
+    args = ["--test", case["test"], *(a for m in case["measures"] for a in ("-m", m))]
+    query = {"test": case["test"], "measures": " ".join(case["measures"])}
+    if case["allow_incomplete"]:
+        args.append("--allow-incomplete")
+        query["allow_incomplete"] = "1"
+    cli = {
+        fmt: built.cli("evaluate", "--campaign", "c", "--format", fmt, *args, ok=False)
+        for fmt in REPORT_FORMATS
+    }
+    document = json.loads(cli["json"].stdout)
+    summary = document["sections"][0]
+    for fmt, result in cli.items():  # exit 1 (with the report) when no run can be evaluated
+        assert "Traceback" not in result.output, (fmt, result.output)
+        assert result.exit_code == (0 if summary["available"] else 1), (fmt, result.output[-500:])
+    for found in document["sections"]:
+        assert found["available"] or found["reason"], found["name"]
+        assert not (found.get("reason") or "").startswith("the section failed"), found
+    if not summary["available"]:  # refused qrels: the only reason the runs cannot be evaluated
+        assert not case["allow_incomplete"] and "lack" in summary["reason"], summary
+    elif "gm_map" in case["measures"]:
+        assert "gm_map" in summary["data"]["columns"]
+    client = built.client()
+    page = client.get(f"/reports/1/evaluation?{urlencode(query)}")
+    assert page.status_code == 200
+    html = page.get_data(as_text=True)
+    assert 'id="evaluation-options"' in html
+    for found in document["sections"]:
+        assert f'id="section-{found["name"]}"' in html
+    for fmt, result in cli.items():
+        web = client.get(f"/reports/1/evaluation.{fmt}?{urlencode(query)}")
+        api = client.get(f"/api/v1/campaigns/c/report.{fmt}?{urlencode(query)}")
+        if fmt == "trec" and result.exit_code != 0:  # refused everywhere, with the reason
+            assert web.status_code == 302 and api.status_code == 400, fmt
+            assert api.get_json()["error"] in result.output
+            continue
+        assert web.status_code == api.status_code == 200, (fmt, web.status_code, api.status_code)
+        assert result.stdout_bytes == web.get_data() == api.get_data(), fmt
+
+
+def test_the_matrix_draws_every_factor() -> None:
+    """The shapes the matrix draws cover every strategy, judge count and flag (a check of the
+    generator itself, without building anything)."""
+    from hypothesis import find
+
+    for strategy in STRATEGY_FLAGS:
+        find(shapes(), lambda s, strategy=strategy: strategy in s.strategies)
+    for judges in (1, 2, 3):
+        find(shapes(), lambda s, judges=judges: s.judges == judges)
+    find(shapes(), lambda s: len(s.strategies) == 3)
+    for flag in ("all_negative", "unjudged_topic", "short_run", "idle_pool", "archived_pool",
+                 "query_log"):  # fmt: skip
+        find(shapes(), lambda s, flag=flag: getattr(s, flag))
