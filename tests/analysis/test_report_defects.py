@@ -98,6 +98,23 @@ def test_secondary_judges_of_an_adaptive_pool_finish(adaptive_two_judges):
     assert overall["judged"] == overall["total"]
 
 
+def test_adaptive_queues_sharing_documents_with_another_pool_finish(database_url, tmp_path):
+    """Found by the matrix: a primary judge whose next revealed batch was already judged under
+    another pool's assignment of the topic saw `done` before the budget was used; a secondary
+    judge who had judged the topic's documents there could not open `/next` (a 500)."""
+    built = build(Shape(strategies=("take", "mm-ns"), judges=2), tmp_path, database_url)
+    judge(built)
+    for name in built.shape.assessors():
+        client = built.client(name)
+        for assignment in built.api("/assignments", name)["assignments"]:
+            state = client.get(f"/api/v1/assignments/{assignment['id']}/next")
+            assert state.status_code == 200 and state.get_json()["done"], (name, assignment)
+    status = built.api("/campaigns/c/pools/2/adaptive")["topics"]
+    assert all(t["revealed"] == t["judged"] == t["budget"] for t in status), status
+    overall = built.api("/campaigns/c/progress")["overall"]
+    assert overall["judged"] == overall["total"]
+
+
 def test_a_summary_only_measure_is_in_the_summary_and_the_tests_say_why_not_there(
     adaptive_two_judges,
 ):
@@ -284,6 +301,23 @@ def test_downloads_carry_every_section_in_every_format(demo):
     files = set(bundle.namelist())
     for name in names:
         assert f"{name}.csv" in files and f"{name}.md" in files, name
+
+
+def test_the_bundle_holds_every_format_of_the_cli(demo):
+    """`evaluate --format X` gives the bytes of the zip bundle's report.X (one renderer per
+    format), so comparing a download with the bundle compares it with the CLI."""
+    from workbench.reports.formats import REPORT_FORMATS
+
+    args = ("evaluate", "--campaign", "demo", "--qrels", "demo-reference", "-m", "map")
+    bundle = zipfile.ZipFile(io.BytesIO(demo.cli(*args, "--format", "zip").stdout_bytes))
+    for fmt, found in REPORT_FORMATS.items():
+        if fmt in ("zip", "trec"):
+            continue
+        assert demo.cli(*args, "--format", fmt).stdout_bytes == bundle.read(
+            f"report.{found.extension}"
+        ), fmt
+    names = set(bundle.namelist())
+    assert {"summary.csv", "per-topic-bars.svg", "precision-recall-curves.svg"} <= names
 
 
 def test_csv_values_have_no_float_noise_and_markdown_no_entities(demo):

@@ -280,11 +280,21 @@ def _texts(session: Session, pool: Pool, universe: adaptive.TopicPool) -> dict[s
 
 def advance(store: Store, assignment_id: int, user_id: int) -> list[str]:
     """The next-document path of an adaptive pool: reveal the primary judge's next batch when
-    every revealed document is judged. Returns the revealed docnos (usually none).
+    every revealed document is judged, and the next again while a batch holds only documents
+    the judge already judged (under another pool's assignment of the topic), so that a queue
+    is never finished before its topic is. Returns the revealed docnos (usually none).
 
     A read transaction decides; only a reveal writes, guarded by the pool's revision so that
     two concurrent requests reveal once. Ordinary pools cost one read.
     """
+    revealed: list[str] = []
+    while chosen := _advance_once(store, assignment_id, user_id):  # at most budget reveals
+        revealed += chosen
+    return revealed
+
+
+def _advance_once(store: Store, assignment_id: int, user_id: int) -> list[str]:
+    """One reveal of `advance` (none when the judge has revealed documents to judge)."""
     with store.read_session() as session:
         assignment = session.get(Assignment, assignment_id)
         if assignment is None or assignment.user_id != user_id or not assignment.active:
