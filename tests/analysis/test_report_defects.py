@@ -171,6 +171,13 @@ def test_completeness_reusability_and_assignment_follow_the_scope_of_pools(with_
     page = built.client().get("/admin/campaigns/1/assignments").get_data(as_text=True)
     assert re.search(r'<option value="1"[^>]*selected', page), "pool 1 is the default"
     assert built.api("/campaigns/c/progress")["pools"] == [1]
+    progress = json.loads(built.cli("progress", "--campaign", "c", "--format", "json").stdout)
+    assert progress["pools"] == [1] and progress["overall"]["percent"] == 100.0
+    other = json.loads(built.cli("progress", "--campaign", "c", "--pools", "2",
+                                 "--format", "json").stdout)  # fmt: skip
+    assert other["scope"] == "pool 2 (chosen)" and other["overall"]["total"] == 0
+    web = built.client().get("/admin/campaigns/1/progress?pools=1,2").get_data(as_text=True)
+    assert "Scope: pools 1, 2 (chosen)." in web
 
 
 def test_an_archived_pool_is_never_in_scope(database_url, tmp_path):

@@ -1,11 +1,12 @@
 """Issue 24 §3: the report on every campaign shape, through the public entry points.
 
-Hypothesis draws campaign shapes (`campaign_shapes.Shape`: 1-3 pools of different strategies,
-adaptive ones with primary and secondary judges, 1-3 judges per topic, an all-negative topic,
-a topic nobody judged, a run missing topics, an archived pool, a pool nobody was assigned, a
-query log), how far the judging went (to the end, or half way), whether incomplete qrels are
-allowed, the measures (dotted and summary-only ones among them) and the paired test. Each
-campaign is built with the CLI and judged through the API; then:
+Hypothesis (derandomized, so CI sees the same cases) draws campaign shapes
+(`campaign_shapes.Shape`: 1-3 pools of different strategies, adaptive ones with primary and
+secondary judges, 1-3 judges per topic, an all-negative topic, a topic nobody judged, a run
+missing topics, an archived pool, a pool nobody was assigned, a query log), how far the
+judging went (to the end, or half way), whether incomplete qrels are allowed, the measures
+(dotted and summary-only ones among them) and the paired test. Each campaign is built with
+the CLI and judged through the API; then:
 
 - progress: every assignment is done (`/next`) exactly when its progress says judged ==
   total, and the campaign's progress is 100 % exactly when every assignment is done;
@@ -15,8 +16,9 @@ campaign is built with the CLI and judged through the API; then:
   EXT (`test_report_defects.test_the_bundle_holds_every_format_of_the_cli`), so the text,
   csv, md and latex downloads are compared with the CLI's bundle.
 
-It runs `WORKBENCH_MATRIX_EXAMPLES` shapes (default 6, a few minutes on 2 cores) plus the
-shapes of the issue's own cases (`@example`); derandomized, so CI sees the same shapes.
+The cases are the issue's own (`ISSUE_CASES`) and `WORKBENCH_MATRIX_EXAMPLES` draws (default
+6; a few minutes on 2 cores), one test each (`matrix_cases`), and a test checks that together
+they cover every factor.
 """
 
 from __future__ import annotations
@@ -25,10 +27,11 @@ import io
 import json
 import os
 import zipfile
+from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.analysis.campaign_shapes import STRATEGY_FLAGS, Built, Shape, adjudicate, build, judge
@@ -74,35 +77,45 @@ CASES = st.fixed_dictionaries(
 )
 ISSUE_CASES = [  # the organiser's campaigns of §1
     {"shape": Shape(strategies=("mm-ns",), judges=2, topics=3), "complete": True,
-     "allow_incomplete": True, "measures": ("P.5", "gm_map"), "test": "t"},
+     "allow_incomplete": True, "measures": ("P.5", "gm_map"), "test": "bootstrap"},
     {"shape": Shape(strategies=("depth", "stratified"), judges=1, idle_pool=True,
                     archived_pool=True, query_log=True, unjudged_topic=True),
-     "complete": False, "allow_incomplete": True, "measures": ("map", "P.10"), "test": "wilcoxon"},
+     "complete": False, "allow_incomplete": True, "measures": ("bpref", "recip_rank", "num_q"),
+     "test": "wilcoxon"},
     {"shape": Shape(strategies=("take", "mm-ns", "fusion"), judges=3, all_negative=True,
                     short_run=True), "complete": False, "allow_incomplete": False,
-     "measures": ("gm_map", "P.5,10"), "test": "randomization"},
+     "measures": ("gm_map", "P.5,10"), "test": "sign"},
 ]  # fmt: skip
 
 
-def with_examples(test):  # type: ignore[no-untyped-def]
-    for case in ISSUE_CASES:
-        test = example(case=case)(test)
-    return test
+def matrix_cases() -> list[dict]:
+    """The cases the matrix runs: the issue's, then Hypothesis' derandomized draws."""
+    drawn: list[dict] = []
+
+    @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
+              suppress_health_check=list(HealthCheck))  # fmt: skip
+    @given(case=CASES)
+    def collect(case: dict) -> None:
+        drawn.append(case)
+
+    collect()
+    return [*ISSUE_CASES, *drawn[:EXAMPLES]]
 
 
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
-@with_examples
-@given(case=CASES)
-def test_the_report_on_every_campaign_shape(tmp_path_factory, case) -> None:  # type: ignore[no-untyped-def]
+RUN = matrix_cases()
+
+
+def describe(case: dict) -> str:
+    measures = "+".join(case["measures"])
+    state = "complete" if case["complete"] else "half"
+    allowed = "allowed" if case["allow_incomplete"] else "refused"
+    return f"{case['shape'].describe()} {state} incomplete-{allowed} {measures} {case['test']}"
+
+
+@pytest.mark.parametrize("case", RUN, ids=[describe(c) for c in RUN])
+def test_the_report_on_every_campaign_shape(tmp_path: Path, case: dict) -> None:
     shape: Shape = case["shape"]
-    folder = tmp_path_factory.mktemp("shape")
-    built = build(shape, folder, f"sqlite:///{folder / 'store.sqlite'}")
+    built = build(shape, tmp_path, f"sqlite:///{tmp_path / 'store.sqlite'}")
     try:
         judge(built, share=1.0 if case["complete"] else 0.5)
         check_progress(built, case["complete"])
@@ -181,16 +194,19 @@ def check_report(built: Built, case: dict) -> None:
         assert data == web.get_data() == api.get_data(), fmt
 
 
-def test_the_matrix_draws_every_factor() -> None:
-    """The shapes the matrix draws cover every strategy, judge count and flag (a check of the
-    generator itself, without building anything)."""
-    from hypothesis import find
-
-    for strategy in STRATEGY_FLAGS:
-        find(shapes(), lambda s, strategy=strategy: strategy in s.strategies)
-    for judges in (1, 2, 3):
-        find(shapes(), lambda s, judges=judges: s.judges == judges)
-    find(shapes(), lambda s: len(s.strategies) == 3)
+def test_the_matrix_covers_every_factor() -> None:
+    """Every strategy, judge count, flag (both ways), judging state, incomplete-qrels choice,
+    measure set and paired test is in some case the matrix runs (a check of its coverage,
+    without building anything)."""
+    cases = RUN
+    shapes_run = [c["shape"] for c in cases]
+    assert {s for shape in shapes_run for s in shape.strategies} == set(STRATEGY_FLAGS)
+    assert {shape.judges for shape in shapes_run} == {1, 2, 3}
+    assert any(len(shape.strategies) == 3 for shape in shapes_run)
     for flag in ("all_negative", "unjudged_topic", "short_run", "idle_pool", "archived_pool",
                  "query_log"):  # fmt: skip
-        find(shapes(), lambda s, flag=flag: getattr(s, flag))
+        assert {getattr(shape, flag) for shape in shapes_run} == {True, False}, flag
+    for key in ("complete", "allow_incomplete"):
+        assert {c[key] for c in cases} == {True, False}, key
+    assert {c["measures"] for c in cases} >= set(MEASURE_SETS)
+    assert {c["test"] for c in cases} == set(PAIRED_TESTS)

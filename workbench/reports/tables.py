@@ -257,9 +257,10 @@ def to_json(value: Any) -> str:
 
 
 def table_json(table: Table) -> dict[str, Any]:
-    """The table as records: caption, columns, rows of {column: value}, bold and marks."""
+    """The table as records: caption, columns, rows of {column: value}, bold, marks, notes."""
     return {
         "caption": table.caption,
+        "notes": list(table.notes),
         "columns": table.columns,
         "rows": [
             {col: cell.value for col, cell in zip(table.columns, row, strict=True)}

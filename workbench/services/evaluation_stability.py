@@ -58,7 +58,8 @@ def ranking_stability(
     scope: Scope,
 ) -> RankingStability:
     """Rank the runs by the table's measure (`EvaluationTable.measure`) under the final qrels
-    and under each assessor's, and compare the rankings (Kendall's tau, tau_AP).
+    and under each assessor's, and compare the rankings (Kendall's tau, as Voorhees, IP&M
+    2000; tau_AP, Yilmaz, Aslam & Robertson, SIGIR 2008).
 
     The final ranking is the table's when it is over the final qrels. Each assessor's ranking
     is over the topics that assessor judged, and the notes name the others; an assessor whose
@@ -208,8 +209,10 @@ def leave_out(
     by: str = "run",
     judged_measure: str = "Judged@10",
 ) -> Reusability:
-    """Leave-one-run-out (by="run") or leave-one-group-out (by="group") for every run that
-    contributed to a pool in scope, on the table's measure (its qrels `qrels`, its topics):
+    """Leave-one-run-out (by="run"; Zobel, SIGIR 1998) or leave-one-group-out (by="group";
+    the stricter variant that removes every run of a group, as in Büttcher, Clarke, Yeung &
+    Soboroff, SIGIR 2007) for every run that contributed to a pool in scope, on the table's
+    measure (its qrels `qrels`, its topics):
     U = pooled documents contributed by the unit's runs and by no other run; the run is
     re-scored with qrels minus U, the others keep the full qrels.
     """
