@@ -10,6 +10,7 @@ or archived pool, an unknown section, a malformed parameter) is refused as a who
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -47,8 +48,12 @@ query parameters are generated from this list."""
 
 
 def parse(given: Mapping[str, Sequence[str]], *, allow_files: bool = False) -> ReportRequest:
-    """The request from the texts given per parameter (`REPORT_OPTIONS`)."""
-    return parse_request(given, REPORT_OPTIONS, allow_files=allow_files)
+    """The request from the texts given per parameter (`REPORT_OPTIONS`); the sections in
+    registry order, every one being the same as none (one request, one report job)."""
+    request = parse_request(given, REPORT_OPTIONS, allow_files=allow_files)
+    names = [s.name for s in SECTIONS]
+    chosen = tuple(n for n in names if n in request.sections)
+    return dataclasses.replace(request, sections=() if len(chosen) == len(names) else chosen)
 
 
 def _quiet(_step: str) -> None:
