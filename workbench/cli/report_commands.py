@@ -33,17 +33,20 @@ F = Callable[..., Any]
 def report_option(option: ReportOption) -> Callable[[F], F]:
     """The click option of a report option; its value is kept as text (or texts) for the
     report's parser."""
-    help_ = option.help + (f" [default: {option.default}]" if option.kind == "choice" else "")
+    shown = option.default not in (None, (), "") and option.kind in ("choice", "text", "float")
+    help_ = option.help + (f" [default: {option.default}]" if shown else "")
+    metavar = {"int": "INTEGER", "float": "NUMBER", "list": "VALUES"}.get(option.kind, "TEXT")
     if option.kind == "flag":
         return click.option(*option.flags(), option.name, is_flag=True, help=option.help)
     if option.kind == "list":
         choice = click.Choice(option.choices) if option.choices else None
         return click.option(*option.flags(), option.name, multiple=True, type=choice,
+                            metavar=None if choice else metavar,
                             help=option.help + " Repeatable.")  # fmt: skip
     if option.kind == "choice":
         return click.option(*option.flags(), option.name, type=click.Choice(option.choices),
                             default=None, help=help_)  # fmt: skip
-    return click.option(*option.flags(), option.name, default=None, help=option.help)
+    return click.option(*option.flags(), option.name, default=None, metavar=metavar, help=help_)
 
 
 def report_options(command: F) -> F:
