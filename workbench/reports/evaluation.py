@@ -78,7 +78,8 @@ def runs_table(table: EvaluationTable, comparisons: Comparisons | None = None) -
 
 
 def comparisons_table(comparisons: Comparisons, digits: int = 4) -> Table:
-    """Every tested pair: mean difference, statistic, p, corrected p, effect size, CI, W/T/L."""
+    """Every tested pair: mean difference, statistic, p, corrected p, effect size, CI, W/T/L
+    (the tests' notes are the section's, `reports.sections.pairwise`)."""
     rows = []
     for p in comparisons.pairs:
         low, high = p.ci if p.ci is not None else (None, None)
@@ -119,7 +120,6 @@ def comparisons_table(comparisons: Comparisons, digits: int = 4) -> Table:
             f"Pairwise comparisons: {comparisons.test}, p-values corrected with "
             f"{comparisons.correction} over all pairs of runs per measure; significant at "
             f"alpha = {comparisons.alpha:g}. W/T/L: topics where A is better/tied/worse."
-            + "".join(f" {note}" for note in comparisons.notes)
         ),
         label="tab:comparisons",
         digits=digits,

@@ -127,8 +127,9 @@ class EvaluationTable:
             return []
         names = ", ".join(self.summary_only)
         return [
-            f"{names}: trec_eval gives no per-topic value (only one over all topics), so "
-            "it is in the summary table and left out here."
+            f"{names}: trec_eval gives no per-topic value (only one over all topics), so it "
+            "is in the summary table only; the per-topic tables and the paired tests leave it "
+            "out."
         ]
 
     def notes(self) -> list[str]:
