@@ -170,6 +170,8 @@ def test_completeness_reusability_and_assignment_follow_the_scope_of_pools(with_
     assert wider.exit_code == 1 and "lack a final label" in wider.output
     page = built.client().get("/admin/campaigns/1/assignments").get_data(as_text=True)
     assert re.search(r'<option value="1"[^>]*selected', page), "pool 1 is the default"
+    card = built.client().get("/admin/campaigns/1?pool=2").get_data(as_text=True)
+    assert "/admin/campaigns/1/assignments?pool=2" in card  # from pool 2's card: assign it
     assert built.api("/campaigns/c/progress")["pools"] == [1]
     progress = json.loads(built.cli("progress", "--campaign", "c", "--format", "json").stdout)
     assert progress["pools"] == [1] and progress["overall"]["percent"] == 100.0
