@@ -92,6 +92,8 @@ MATRIX: list[tuple[str, str, str, dict | None, dict[str, int]]] = [
     ),
     ("api.campaigns", "GET", "/api/v1/campaigns", None, ADMIN_API),
     ("api.campaign_progress", "GET", "/api/v1/campaigns/{c}/progress", None, ADMIN_API),
+    ("api.report_json", "GET", "/api/v1/campaigns/{c}/report?sections=summary", None, ADMIN_API),
+    ("api.report", "GET", "/api/v1/campaigns/{c}/report.md?sections=summary", None, ADMIN_API),
     ("api.export", "GET", "/api/v1/campaigns/{c}/export/pool", None, ADMIN_API),
     ("admin.campaigns", "GET", "/admin/", None, ADMIN_GET),
     ("admin.create_campaign", "POST", "/admin/campaigns", {"name": "c2"}, ADMIN_POST),
@@ -119,12 +121,12 @@ MATRIX: list[tuple[str, str, str, dict | None, dict[str, int]]] = [
     ("reports.agreement", "GET", "/reports/{c}/agreement", None, ADMIN_GET),
     ("reports.agreement_download", "GET", "/reports/{c}/agreement.csv", None, ADMIN_GET),
     ("reports.evaluation", "GET", "/reports/{c}/evaluation", None, ADMIN_GET),
-    (  # nothing judged yet: the admin is sent back to the page with a message
+    (  # nothing judged yet: the report says so in each section
         "reports.evaluation_download",
         "GET",
         "/reports/{c}/evaluation.csv",
         None,
-        {**ADMIN_GET, "admin": 302},
+        ADMIN_GET,
     ),
     ("reports.adjudication", "GET", "/reports/{c}/adjudication", None, ADMIN_GET),
     ("reports.decide", "POST", "/reports/{c}/adjudication", None, ADMIN_POST),

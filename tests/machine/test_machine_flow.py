@@ -55,8 +55,10 @@ def test_a_machine_judges_a_pool_with_provenance(cli, stub, machine_campaign, st
     qrels = cli("export", "machine-qrels", "--campaign", "mc", "--judge", "machine:stub",
                 "--combination", "machine", "--allow-incomplete", "-o", "-")
     assert qrels.exit_code == 0
-    assert qrels.stdout.startswith("# machine qrels: 64 label(s) by machine:stub\n")
-    assert "INCOMPLETE" in qrels.stdout and "1 D1-00 2" not in qrels.stdout
+    # plain TREC qrels: what they hold and that they are incomplete go to standard error
+    assert "#" not in qrels.stdout and "1 D1-00 2" not in qrels.stdout
+    assert "machine qrels: 64 label(s) by machine:stub" in qrels.stderr
+    assert "incomplete qrels" in qrels.stderr
     assert "1 0 D1-00 2\n" in qrels.stdout and " D1-bad " not in qrels.stdout
     refused = cli("export", "machine-qrels", "--campaign", "mc", "--judge", "machine:stub",
                   "--combination", "machine", "-o", "-")
@@ -154,9 +156,12 @@ def test_hybrid_designs_end_to_end(cli, stub, machine_campaign, store):
     evaluated = cli("evaluate", "--campaign", "mc", "--qrels", "hybrid-stub", "-m", "map")
     assert evaluated.exit_code == 0 and "run0" in evaluated.output
     # humans first, machine fills the holes: the hybrid prefers the human labels
-    hybrid = cli("export", "machine-qrels", "--campaign", "mc", "--judge", "machine:stub",
-                 "--allow-incomplete", "-o", "-").stdout
-    assert "# hybrid qrels:" in hybrid and f"and {len(chosen)} human label(s)" in hybrid
+    exported = cli("export", "machine-qrels", "--campaign", "mc", "--judge", "machine:stub",
+                   "--allow-incomplete", "-o", "-")
+    hybrid = exported.stdout
+    assert "#" not in hybrid
+    assert "hybrid qrels:" in exported.stderr
+    assert f"and {len(chosen)} human label(s)" in exported.stderr
     assert "1 0 D1-inj 0\n" in hybrid  # the human's 0, not the injected 2
 
 

@@ -233,7 +233,7 @@ def test_efficiency_import_and_show(evaluated, database_url, tmp_path):
     )
     assert shown.exit_code == 0, shown.output
     lines = [line for line in shown.output.splitlines() if line.startswith("run")]
-    assert lines[0].startswith("runA,") and ",20.0,,50.0," in lines[0]
+    assert lines[0].startswith("runA,") and ",20,,50," in lines[0]
     assert "no figures" in lines[2]
     assert "Pareto frontier" in plot.read_text()
     again = CliRunner().invoke(
@@ -243,17 +243,14 @@ def test_efficiency_import_and_show(evaluated, database_url, tmp_path):
 
 
 def test_evaluate_with_the_notes_sections(evaluated, database_url):
+    sections = [
+        a for name in ("collection-measures", "power", "efficiency", "interleaving", "sweep")
+        for a in ("--section", name)
+    ]  # fmt: skip
     result = _invoke(
-        "evaluate",
-        "--campaign",
-        "demo",
-        "-m",
-        "map",
-        "--notes",
-        "--num-docs",
-        "100",
+        "evaluate", "--campaign", "demo", "-m", "map", *sections, "--num-docs", "100",
         database_url=database_url,
-    )
+    )  # fmt: skip
     assert result.exit_code == 0, result.output
     out = result.output
     assert "Set measures of each run's retrieved set at collection scale, N = 100" in out
@@ -262,21 +259,18 @@ def test_evaluate_with_the_notes_sections(evaluated, database_url):
     assert "team-draft interleaving" in out
     document = json.loads(
         _invoke(
-            "evaluate",
-            "--campaign",
-            "demo",
-            "-m",
-            "map",
-            "--notes",
-            "--format",
-            "json",
+            "evaluate", "--campaign", "demo", "-m", "map", *sections, "--format", "json",
             database_url=database_url,
-        ).output
-    )
-    notes = document["notes"]
-    assert notes["collection"] is None and "no documents" in notes["collection_reason"]
-    assert notes["power"]["n_topics"] == 3
-    assert notes["sweep"] is None and "pattern" in notes["sweep_reason"]
+        ).stdout
+    )  # fmt: skip
+    notes = {s["name"]: s for s in document["sections"]}
+    collection = notes["collection-measures"]
+    assert not collection["available"] and "no documents" in collection["reason"]
+    assert notes["power"]["data"]["n_topics"] == 3
+    assert not notes["sweep"]["available"] and "pattern" in notes["sweep"]["reason"]
+    assert [s["name"] for s in document["sections"]] == [
+        "collection-measures", "power", "sweep", "interleaving", "efficiency",
+    ]  # fmt: skip
 
 
 def test_import_runs_with_an_efficiency_sidecar_is_one_transaction(store, database_url, tmp_path):
@@ -313,7 +307,7 @@ def test_import_runs_with_an_efficiency_sidecar_is_one_transaction(store, databa
     from workbench.services.campaigns import get_campaign
     from workbench.services.efficiency import run_efficiency
     from workbench.services.errors import ServiceError
-    from workbench.services.evaluation import load_runs
+    from workbench.services.evaluation_inputs import load_runs
 
     with store.session() as s, pytest.raises(ServiceError, match="no runs"):
         load_runs(s, get_campaign(s, "c"))

@@ -88,7 +88,8 @@ def test_assign_from_the_chosen_pool(app: Flask, as_user, world: World) -> None:
             )
         )
         assert made.pool_id == world.pool_id  # pool 1, not the latest (pool 2)
-    assert "Assigning from pool 2" in admin.get(f"/admin/campaigns/{cid}/assignments").text
+    # the default is the newest pool with assignments (pool 1), not pool 2 that nobody judges
+    assert "Assigning from pool 1" in admin.get(f"/admin/campaigns/{cid}/assignments").text
 
 
 def test_pools_are_numbered_per_campaign(app: Flask, as_user, world: World) -> None:

@@ -100,12 +100,22 @@ def collection_measures(
         )
         emit(render(table, fmt), output)
         return
+    from workbench.services import evaluation as service
     from workbench.services.campaigns import get_campaign
-    from workbench.services.extended_evaluation import collection_scale
+    from workbench.services.evaluation_inputs import Scope, load_runs
+    from workbench.services.extended_evaluation import collection_scale, document_count
 
     with transaction(ctx) as session:
         campaign = get_campaign(session, campaign_name)
-        scale = collection_scale(session, campaign, qrels_spec, num_docs=num_docs, allow_files=True)
+        scope = Scope(load_runs(session, campaign))
+        evaluated = service.evaluate_campaign(
+            session, campaign, qrels_spec, ["map"], scope=scope, allow_files=True
+        )
+        named = scope.qrels(session, campaign, qrels_spec, allow_files=True)
+        scale = collection_scale(
+            evaluated, named, scope.loaded_runs(session, campaign), num_docs=num_docs,
+            documents=document_count(session, campaign),
+        )  # fmt: skip
     emit(to_json(scale) if fmt == "json" else render(collection_scale_table(scale), fmt), output)
 
 
@@ -381,27 +391,24 @@ def interleave(
     else:
         from workbench.services import evaluation as service
         from workbench.services.campaigns import get_campaign
+        from workbench.services.evaluation_inputs import Scope, load_runs
         from workbench.services.extended_evaluation import interleaving_study
 
         with transaction(ctx) as session:
             campaign = get_campaign(session, campaign_name)
-            runs = service.load_runs(session, campaign)
+            runs = load_runs(session, campaign)
+            scope = Scope(runs)
             table = service.evaluate_campaign(
-                session,
-                campaign,
-                qrels_spec,
-                [measure],
-                scope=service.Scope(runs),
-                allow_files=True,
+                session, campaign, qrels_spec, [measure], scope=scope, allow_files=True
             )
             model = interleaving.ClickModel(
                 decay, p_relevant, p_nonrelevant, campaign.relevance_level
             )
+            qrels = scope.qrels(session, campaign, qrels_spec, allow_files=True)
 
             def run(chosen: interleaving.Setup) -> interleaving.InterleavingStudy:
-                return interleaving_study(
-                    session, campaign, table, runs, qrels_spec, setup=chosen, allow_files=True
-                )
+                # the command computes what it is asked (no cap on interleavings)
+                return interleaving_study(table, runs, qrels, setup=chosen, max_interleavings=None)
 
             study = run(dataclasses.replace(setup, model=model))
             checks = [

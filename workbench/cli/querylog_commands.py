@@ -193,6 +193,8 @@ def prefs(
 )
 @common.seed_option
 @common.table_format_option
+@click.option("--allow-incomplete", is_flag=True,
+              help="Use final or assessor qrels although documents lack a label (said so).")
 @click.pass_context
 def agreement(
     ctx: click.Context,
@@ -205,6 +207,7 @@ def agreement(
     n_bootstrap: int,
     seed: int,
     fmt: str,
+    allow_incomplete: bool,
 ) -> None:
     """Share of click preferences consistent with the assessors' grades, per topic and overall."""
     from workbench.reports.querylogs import agreement_table
@@ -214,7 +217,8 @@ def agreement(
 
     with common.transaction(ctx) as session:
         compared = ClickComparison(
-            name, qrels_spec, _options(strategy, min_support, deviation_threshold)
+            name, qrels_spec, _options(strategy, min_support, deviation_threshold),
+            allow_incomplete,
         )
         result = click_agreement(
             session,
@@ -238,6 +242,7 @@ def click_evaluation_text(
     measure: str,
     fmt: str,
     options: tuple[str, int, float | None] = ("skip-above", 2, None),
+    allow_incomplete: bool = False,
 ) -> str:
     """The click evaluation report as `workbench evaluate --qrels clicks:NAME` prints it."""
     from workbench.reports.querylogs import click_evaluation_table
@@ -246,7 +251,7 @@ def click_evaluation_text(
     from workbench.services.querylogs import ClickComparison, click_evaluation
 
     with common.transaction(ctx) as session:
-        compared = ClickComparison(name, against, _options(*options))
+        compared = ClickComparison(name, against, _options(*options), allow_incomplete)
         result = click_evaluation(
             session,
             get_campaign(session, campaign_name),
@@ -282,6 +287,8 @@ def click_evaluation_text(
 @preference_options
 @common.table_format_option
 @common.output_option
+@click.option("--allow-incomplete", is_flag=True,
+              help="Use final or assessor qrels although documents lack a label (said so).")
 @click.pass_context
 def evaluate(
     ctx: click.Context,
@@ -294,16 +301,12 @@ def evaluate(
     deviation_threshold: float | None,
     fmt: str,
     output: Path | None,
+    allow_incomplete: bool,
 ) -> None:
     """Rank the runs on click preferences and on the assessors' qrels; Kendall's tau."""
     text = click_evaluation_text(
-        ctx,
-        campaign_name,
-        name,
-        against,
-        measure,
-        fmt,
-        (strategy, min_support, deviation_threshold),
+        ctx, campaign_name, name, against, measure, fmt,
+        (strategy, min_support, deviation_threshold), allow_incomplete,
     )
     common.emit(text, output)
 

@@ -18,7 +18,6 @@ from workbench.cli.common import (
     choice_option,
     fail,
     get_store,
-    pool_number_option,
     transaction,
 )
 from workbench.cli.store_commands import split_tags, topic_list, topics_option
@@ -185,7 +184,9 @@ def policy_options(command: Callable[..., Any]) -> Callable[..., Any]:
 @click.command()
 @campaign_option
 @click.option("--assessors", help="Comma-separated usernames (default: every assessor).")
-@pool_number_option
+@click.option("--pool", "pool_number", type=int, default=None,
+              help="The pool's number in the campaign (default: the newest pool with "
+              "assignments, else the newest pool).")  # fmt: skip
 @click.option(
     "--order",
     type=click.Choice(assignment_service.ORDERS),

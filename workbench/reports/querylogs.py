@@ -62,7 +62,8 @@ def agreement_table(report: ClickAgreement) -> Table:
         notes=[
             f"{report.preferences} click preferences on topics; {report.comparable} compare "
             f"judged documents of different grades. Overall share {report.share:.4f}, "
-            f"{report.confidence:.0%} topic-bootstrap interval [{low:.4f}, {high:.4f}]."
+            f"{report.confidence:.0%} topic-bootstrap interval [{low:.4f}, {high:.4f}].",
+            *report.qrels_notes,
         ],
     )
 
@@ -100,6 +101,7 @@ def click_evaluation_table(report: ClickEvaluation) -> Table:
             f"{noun} cover {report.preference_topics} of the campaign's "
             f"{report.campaign_topics} topics; the {word} score of a run averages over those "
             "it retrieves.",
+            *report.qrels_notes,
         ],
     )
     bold_best(table, 1)

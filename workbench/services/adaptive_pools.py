@@ -421,11 +421,21 @@ def _texts(session: Session, pool: Pool, universe: adaptive.TopicPool) -> dict[s
 
 def advance(store: Store, assignment_id: int, user_id: int) -> list[str]:
     """The next-document path of an adaptive pool: reveal the primary judge's next batch when
-    every revealed document is judged. Returns the revealed docnos (usually none).
+    every revealed document is judged, and the next again while a batch holds only documents
+    the judge already judged (under another pool's assignment of the topic), so that a queue
+    is never finished before its topic is. Returns the revealed docnos (usually none).
 
     A read transaction decides; only a reveal writes, guarded by the pool's revision so that
     two concurrent requests reveal once. Ordinary pools cost one read.
     """
+    revealed: list[str] = []
+    while chosen := _advance_once(store, assignment_id, user_id):  # at most budget reveals
+        revealed += chosen
+    return revealed
+
+
+def _advance_once(store: Store, assignment_id: int, user_id: int) -> list[str]:
+    """One reveal of `advance` (none when the judge has revealed documents to judge)."""
     with store.read_session() as session:
         assignment = session.get(Assignment, assignment_id)
         if assignment is None or assignment.user_id != user_id or not assignment.active:
@@ -512,6 +522,46 @@ class SampledEntry(NamedTuple):
 def in_secondary_sample(seed: int, pool_id: int, qid: str, docno: str, share: float) -> bool:
     """Whether other judges of the topic see this revealed document (probability `share`)."""
     return bool(pooling.topic_rng(seed, "secondary", pool_id, qid, docno).random() < share)
+
+
+def documents_to_judge(
+    session: Session, pool: Pool, assignments: Sequence[Assignment]
+) -> dict[int, tuple[frozenset[str], int]]:
+    """Assignment id -> (the documents its judge sees now, how many it will have in all), for
+    assignments of the adaptive `pool`, as the judging page shows them (`visible_entries`):
+    the primary judge sees every revealed document and will have min(budget, pool size) unless
+    the topic is stopped; another judge sees (and will have) the seeded sample of the revealed
+    ones, which grows as the primary judge's reveals do."""
+    settings = _adaptive_pool(pool)
+    qids = {a.qid for a in assignments}
+    revealed: dict[str, set[str]] = {q: set() for q in qids}
+    for qid, docno in session.execute(
+        select(PoolEntry.qid, PoolEntry.docno).where(
+            PoolEntry.pool_id == pool.id, PoolEntry.sampled.is_(True)
+        )
+    ):
+        if qid in revealed:
+            revealed[qid].add(docno)
+    sizes = _pool_sizes(session, pool)
+    topics = {
+        t.qid: t
+        for t in session.scalars(select(AdaptiveTopic).where(AdaptiveTopic.pool_id == pool.id))
+    }
+    result = {}
+    for a in assignments:
+        shown = revealed[a.qid]
+        primary = _primary(session, pool.id, a.qid)
+        if primary is not None and primary.id == a.id:
+            topic = topics.get(a.qid)
+            planned = 0
+            if topic is not None and not topic.stopped:
+                planned = min(topic.budget, sizes.get(a.qid, 0))
+            result[a.id] = (frozenset(shown), max(len(shown), planned))
+        else:
+            share = settings.secondary_share
+            sample = {d for d in shown if in_secondary_sample(pool.seed, pool.id, a.qid, d, share)}
+            result[a.id] = (frozenset(sample), len(sample))
+    return result
 
 
 def topic_statuses(session: Session, pool: Pool) -> list[TopicStatus]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -37,6 +38,60 @@ def topic_sizes(session: Session, pool: Pool) -> dict[str, int]:
         .group_by(PoolEntry.qid)
     )
     return {qid: count for qid, count in rows}
+
+
+@dataclass(frozen=True)
+class ToJudge:
+    """The documents of an assignment: those its judge sees now (`shown`, as the judging page
+    lists them) and how many it will have in all (`total`; more than shown only for the
+    primary judge of an adaptive pool, whose budget is not all revealed yet)."""
+
+    shown: frozenset[str]
+    total: int
+
+
+def documents_to_judge(
+    session: Session, assignments: Sequence[Assignment]
+) -> dict[int, ToJudge]:
+    """Assignment id -> its documents (`ToJudge`), as its judging page's sequence
+    (`judging._sequence`) has them: the sampled entries of its pool's topic (for an adaptive
+    pool, `adaptive_pools.documents_to_judge`: a secondary judge's sample), narrowed to its
+    routing slots when it has any (`slots`), with the gold documents mixed into its queue
+    (`gold.queue_gold`)."""
+    # imported here: gold reads final labels (services.qrels), which reads this module
+    from workbench.services import gold
+
+    result: dict[int, ToJudge] = {}
+    by_pool: dict[int, list[Assignment]] = defaultdict(list)
+    for a in assignments:
+        by_pool[a.pool_id].append(a)
+    for pool_id, group in by_pool.items():
+        pool = session.get(Pool, pool_id)
+        assert pool is not None
+        if adaptive_pools.settings_of(pool) is not None:
+            found = adaptive_pools.documents_to_judge(session, pool, group)
+            result.update({aid: ToJudge(shown, total) for aid, (shown, total) in found.items()})
+            continue
+        qids = {a.qid for a in group}
+        sampled: dict[str, set[str]] = defaultdict(set)
+        for qid, docno in session.execute(
+            select(PoolEntry.qid, PoolEntry.docno).where(
+                PoolEntry.pool_id == pool_id, PoolEntry.sampled.is_(True)
+            )
+        ):
+            if qid in qids:
+                sampled[qid].add(docno)
+        for a in group:
+            result[a.id] = ToJudge(frozenset(sampled[a.qid]), len(sampled[a.qid]))
+    for aid, routed in slots.slot_documents(session, assignments).items():
+        before = result[aid]
+        shown = before.shown & routed
+        result[aid] = ToJudge(shown, before.total - len(before.shown) + len(shown))
+    own = {aid: found.shown for aid, found in result.items()}
+    for aid, mixed in gold.queue_gold(session, assignments, own).items():
+        added = set(mixed) - result[aid].shown
+        result[aid] = ToJudge(result[aid].shown | added, result[aid].total + len(added))
+    return result
 
 
 def list_assignments(

@@ -23,8 +23,7 @@ from sqlalchemy.orm import Session
 
 from workbench import estimators, pooling
 from workbench.relevance import is_relevant
-from workbench.services import adaptive_pools, pools
-from workbench.services import evaluation as evaluation_service
+from workbench.services import adaptive_pools, evaluation_inputs, pools
 from workbench.services.errors import ServiceError
 from workbench.store.models import AdaptiveTopic, Campaign, Pool, PoolEntry
 
@@ -165,10 +164,10 @@ def pool_estimates(
     if replicates < 2:
         raise ServiceError(f"at least 2 bootstrap replicates are needed; got {replicates}")
     pool = pools.get_pool(session, campaign, pool_number)
-    named = evaluation_service.resolve_qrels(session, campaign, qrels_spec,
+    named = evaluation_inputs.resolve_qrels(session, campaign, qrels_spec,
                                              allow_files=allow_files, allow_incomplete=True)
     design, topics = _design(session, pool, named.qrels, campaign.relevance_level)
-    runs = evaluation_service.load_runs(session, campaign)
+    runs = evaluation_inputs.load_runs(session, campaign)
     z = float(sp_stats.norm.ppf((1 + confidence) / 2))
     per_topic: dict[str, list[estimators.RunEstimates]] = {r.tag: [] for r in runs}
     rows = []

@@ -19,6 +19,7 @@ from workbench import limits, trec
 from workbench.reports.tables import csv_safe
 from workbench.services import adaptive_pools, machine_exports, pools, preferences, qrels
 from workbench.services.errors import ServiceError
+from workbench.services.scope import parse_pools
 from workbench.store.models import (
     Campaign,
     Judgement,
@@ -79,10 +80,11 @@ def export_qrels(
     session: Session, campaign: Campaign, dest: TextIO, **choice: Any
 ) -> qrels.CampaignQrels:
     """Write `qrels.campaign_qrels(session, campaign, **choice)` (assessor, final,
-    binary_level, allow_incomplete) as `qid 0 docno rel` lines, after `#` lines that say so
-    when they are incomplete; returns those qrels (`.count` lines were written)."""
+    binary_level, allow_incomplete, pools) as `qid 0 docno rel` lines, and nothing else: the
+    file stays valid TREC qrels for every reader (trec_eval stops at a `#` line). What must be
+    said about it (incomplete, adaptive pools) is in the returned qrels' `warnings()`, which
+    the export shows beside the file; returns those qrels (`.count` lines were written)."""
     result = qrels.campaign_qrels(session, campaign, **choice)
-    dest.write(result.header())
     trec.write_qrels(result.qrels, dest)
     return result
 
@@ -258,13 +260,13 @@ def _qrels_export(
     session: Session, campaign: Campaign, dest: TextIO, options: Mapping[str, Any]
 ) -> Written:
     assessor, level = options["assessor"], options["binary_level"]
-    result = export_qrels(session, campaign, dest, **options)
+    choice = {**options, "pools": parse_pools(options.get("pools"))}
+    result = export_qrels(session, campaign, dest, **choice)
     suffix = f".{file_slug(assessor)}" if assessor else (".final" if options["final"] else "")
     suffix += f".binary{level}" if level is not None else ".graded"
-    suffix += ".incomplete" if options["allow_incomplete"] else ""
-    complete = result.completeness.complete
-    warnings = () if complete else (f"incomplete qrels: {result.completeness.describe()}",)
-    return Written(result.count, f"{file_slug(campaign.name)}{suffix}.qrels", warnings)
+    suffix += "" if result.completeness.complete else ".incomplete"
+    filename = f"{file_slug(campaign.name)}{suffix}.qrels"
+    return Written(result.count, filename, result.warnings())
 
 
 def _log_export(
@@ -339,8 +341,14 @@ EXPORTS: dict[str, Export] = {
                 ExportOption(
                     "allow_incomplete",
                     "flag",
-                    "Export even though pooled or judged documents lack a label (said in a "
-                    "# header).",
+                    "Export even though pooled or judged documents lack a label (the file "
+                    "name and the warnings say so; the file stays plain qrels).",
+                ),
+                ExportOption(
+                    "pools",
+                    "text",
+                    "The pools whose documents must be labelled, e.g. 1,2 (default: the "
+                    "pools with assignments; archived pools never).",
                 ),
             ),
         ),
@@ -374,7 +382,7 @@ EXPORTS: dict[str, Export] = {
             "machine-qrels",
             "Machine or hybrid qrels",
             "A machine judge's qrels, alone or filling the documents without a human label "
-            "(# lines name the sources).",
+            "(the download's message names the sources).",
             "qrels line(s)",
             _machine_export(machine_exports.write_qrels, ".qrels"),
             (
@@ -388,7 +396,7 @@ EXPORTS: dict[str, Export] = {
                              "final labels, or the single judges' labels)."),
                 ExportOption("binary_level", "int", "Write 1 for grades >= L, else 0."),
                 ExportOption("allow_incomplete", "flag", "Export even though pooled documents "
-                             "lack a label (said in a # header)."),
+                             "lack a label (said in the file name and the message)."),
             ),
         ),
         Export(

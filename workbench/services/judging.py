@@ -292,7 +292,8 @@ def resume_position(
 ) -> int:
     """Where the assessor resumes: the first unjudged document of the sequence (one skipped
     earlier comes before the ones after the last save); when every document is judged, the
-    one judged last."""
+    one of the sequence judged last (the assessor may have judged the topic's other documents
+    under another pool's assignment)."""
     sequence = document_sequence(session, assignment) if sequence is None else sequence
     if not sequence:
         return 0
@@ -300,7 +301,7 @@ def resume_position(
     for position, docno in enumerate(sequence):
         if docno not in judged:
             return position
-    latest = max(judged.values(), key=lambda row: row.id)
+    latest = max((judged[docno] for docno in sequence), key=lambda row: row.id)
     return sequence.index(latest.docno)
 
 

@@ -41,9 +41,10 @@ def _judge(session: Session, campaign: Campaign, name: str | None) -> Any:
 def write_qrels(
     session: Session, campaign: Campaign, dest: TextIO, options: Mapping[str, Any]
 ) -> Outcome:
-    """The judge's qrels (`combination` machine or hybrid) as `qid 0 docno rel` lines after
-    `#` lines naming the labels' sources; refused while documents lack a label unless
-    allow_incomplete; binary_level L writes 1 for grades >= L."""
+    """The judge's qrels (`combination` machine or hybrid) as plain `qid 0 docno rel` lines
+    (valid TREC qrels for every reader: the labels' sources are in the returned messages, and
+    incomplete qrels say so in the file name and the messages); refused while documents lack
+    a label unless allow_incomplete; binary_level L writes 1 for grades >= L."""
     judge = _judge(session, campaign, options.get("judge"))
     combined = machine_hybrid.combined_qrels(
         session, campaign, judge, combination=options.get("combination") or "hybrid",
@@ -56,12 +57,12 @@ def write_qrels(
     if level is not None:
         qrels = {q: {d: int(is_relevant(g, level)) for d, g in docs.items()}
                  for q, docs in qrels.items()}  # fmt: skip
-    dest.write(combined.header())
     trec.write_qrels(qrels, dest)
-    warnings = () if combined.completeness.complete else (
+    warnings = (combined.describe(),) + (() if combined.completeness.complete else (
         f"incomplete qrels: {combined.completeness.describe()}",
-    )
+    ))  # fmt: skip
     suffix = f".{combined.combination}.{judge.name.removeprefix('machine:')}"
+    suffix += "" if combined.completeness.complete else ".incomplete"
     return len(combined.labels), suffix, warnings
 
 

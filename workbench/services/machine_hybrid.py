@@ -243,17 +243,16 @@ class CombinedQrels:
             out.setdefault(qid, {})[docno] = self.labels[(qid, docno)]
         return out
 
-    def header(self) -> str:
-        """The `#` lines that say what the qrels hold (our readers skip them)."""
+    def describe(self) -> str:
+        """What the qrels hold, in words (the export's message; the file stays plain qrels)."""
         humans = sum(1 for s in self.sources.values() if s == "human")
         machines = len(self.sources) - humans
-        lines = [f"# {self.combination} qrels: {machines} label(s) by {self.judge}"]
+        said = f"{self.combination} qrels: {machines} label(s) by {self.judge}"
         if self.combination == "hybrid":
-            lines.append(f"# and {humans} human label(s) ({self.human_labels}), preferred where "
-                         "both exist")  # fmt: skip
-        if not self.completeness.complete:
-            lines.append(f"# INCOMPLETE: {self.completeness.describe()}")
-        return "".join(line + "\n" for line in lines)
+            said += (
+                f" and {humans} human label(s) ({self.human_labels}), preferred where both exist"
+            )
+        return said
 
 
 def combined_qrels(

@@ -34,7 +34,8 @@ from workbench import agreement, hybrid, stats
 from workbench.reports.tables import Cell, Table, cells
 from workbench.services import machine_hybrid, machine_judges
 from workbench.services.errors import ServiceError
-from workbench.services.evaluation import NamedQrels, evaluate_runs, load_runs
+from workbench.services.evaluation import evaluate_runs
+from workbench.services.evaluation_inputs import NamedQrels, load_runs
 from workbench.services.pools import qid_key
 from workbench.services.qrels import qrels_labels
 from workbench.store.models import Campaign, MachineJudge, MachineJudgement, Pool, PoolEntry

@@ -1,29 +1,35 @@
 """Judging progress: judged / total and time spent, per assignment, topic and assessor.
 
-judged = documents of the assignment whose current judgement (a grade or 'cannot judge')
-exists (in a pairwise campaign: pairs with a current preference); total = documents (pairs)
-to judge in the assignment (those of its routing slots, if any, and its gold documents);
-time = sum of time_spent_ms over every
-logged judgement event of that assessor on that topic (revisions included, idle excluded by
-the browser).
+judged = documents of the assignment (as its judging page shows them,
+`assignments.documents_to_judge`: its routing slots, if any, and its gold documents included)
+whose current judgement by its assessor (a grade or 'cannot judge') exists; total = the
+documents it will have (an adaptive pool's primary judge: the topic's budget; another judge of
+the topic: the seeded sample of what is revealed); in a pairwise campaign, pairs with the
+assessor's current preference of the assignment's pairs;
+time = sum of time_spent_ms over every logged judgement event of that assessor on that topic
+(revisions included, idle excluded by the browser). A campaign's progress is over the active
+assignments of the pools in scope (`services.scope`: by default the pools with assignments,
+never archived ones), so it reaches 100 % exactly when every assigned document is judged.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from workbench.services import gold, preferences, slots
-from workbench.services.assignments import assignments_for_user
+from workbench.services import preferences
+from workbench.services.assignments import assignments_for_user, documents_to_judge
+from workbench.services.campaigns import get_campaign
 from workbench.services.current_judgements import current_judgements, withdrawn_topics
+from workbench.services.scope import pool_scope
 from workbench.store.models import (
     Assignment,
     Campaign,
     Judgement,
-    PoolEntry,
     PreferenceJudgement,
     Topic,
     User,
@@ -64,17 +70,7 @@ def assignment_progress(session: Session, assignments: list[Assignment]) -> dict
     campaign_id = assignments[0].campaign_id
     if session.get_one(Campaign, campaign_id).judging_mode == "pairwise":
         return _pairwise_progress(session, assignments)
-    keys = {(a.pool_id, a.qid) for a in assignments}
-    pooled: dict[tuple[int, str], set[str]] = defaultdict(set)
-    entries = session.execute(
-        select(PoolEntry.pool_id, PoolEntry.qid, PoolEntry.docno).where(
-            PoolEntry.pool_id.in_({pool_id for pool_id, _ in keys}),
-            PoolEntry.sampled.is_(True),
-        )
-    )
-    for pool_id, qid, docno in entries:
-        if (pool_id, qid) in keys:
-            pooled[pool_id, qid].add(docno)
+    to_judge = documents_to_judge(session, assignments)
     judged: dict[tuple[str, int], set[str]] = defaultdict(set)
     for row in current_judgements(session, campaign_id):
         judged[row.qid, row.user_id].add(row.docno)
@@ -84,20 +80,12 @@ def assignment_progress(session: Session, assignments: list[Assignment]) -> dict
         .group_by(Judgement.qid, Judgement.user_id)
     )
     times = {(qid, user_id): total for qid, user_id, total in time_rows}
-    routed = slots.slot_documents(session, assignments)
-    own = {
-        a.id: pooled[a.pool_id, a.qid] & routed[a.id]
-        if a.id in routed
-        else pooled[a.pool_id, a.qid]
-        for a in assignments
-    }
-    mixed = gold.queue_gold(session, assignments, own)
     result = {}
     for a in assignments:
-        docs = own[a.id] | set(mixed.get(a.id, ()))
+        docs = to_judge[a.id]
         result[a.id] = Progress(
-            judged=len(docs & judged[a.qid, a.user_id]),
-            total=len(docs),
+            judged=len(docs.shown & judged[a.qid, a.user_id]),
+            total=docs.total,
             time_ms=int(times.get((a.qid, a.user_id)) or 0),
         )
     return result
@@ -131,13 +119,19 @@ def _pairwise_progress(session: Session, assignments: list[Assignment]) -> dict[
     return result
 
 
-def campaign_progress(session: Session, campaign_id: int) -> dict:
-    """{'topics': [...], 'assessors': [...], 'overall': Progress} over active assignments,
+def campaign_progress(
+    session: Session, campaign_id: int, pools: Sequence[int] | None = None
+) -> dict:
+    """{'topics': [...], 'assessors': [...], 'overall': Progress} over the active assignments
+    of the pools numbered `pools` (default: `scope.pool_scope`'s), 'scope' (that PoolScope),
     and 'withdrawn': the withdrawn assignments with what was judged under them."""
+    scope = pool_scope(session, get_campaign(session, campaign_id), pools)
     assignments = list(
         session.scalars(
             select(Assignment).where(
-                Assignment.campaign_id == campaign_id, Assignment.active.is_(True)
+                Assignment.campaign_id == campaign_id,
+                Assignment.active.is_(True),
+                Assignment.pool_id.in_(scope.ids),
             )
         )
     )
@@ -177,6 +171,7 @@ def campaign_progress(session: Session, campaign_id: int) -> dict:
             for user_id in sorted(assessors, key=lambda u: names.get(u, ""))
         ],
         "overall": overall,
+        "scope": scope,
         "withdrawn": _withdrawn(session, campaign_id, titles, names),
     }
 
@@ -206,3 +201,25 @@ def _withdrawn(
         }
         for a in sorted(rows, key=lambda a: (a.qid, names.get(a.user_id, "")))
     ]
+
+
+def progress_json(p: Progress) -> dict[str, int | float]:
+    return {"judged": p.judged, "total": p.total, "time_ms": p.time_ms, "percent": p.percent}
+
+
+def progress_document(campaign: str, report: dict) -> dict:
+    """`campaign_progress`'s report as JSON-ready data (the API's and the CLI's)."""
+    return {
+        "campaign": campaign,
+        "pools": list(report["scope"].numbers),
+        "scope": report["scope"].describe(),
+        "overall": progress_json(report["overall"]),
+        "topics": [
+            {"qid": t["qid"], "assessors": t["assessors"], **progress_json(t["progress"])}
+            for t in report["topics"]
+        ],
+        "assessors": [
+            {"username": a["username"], **progress_json(a["progress"])}
+            for a in report["assessors"]
+        ],
+    }

@@ -27,7 +27,7 @@ from sqlalchemy.orm import Session
 
 from workbench import clicks, limits, querylog, stats
 from workbench.metrics.prefs import TrecEvalFlags, evaluate_prefs
-from workbench.services import evaluation, pools
+from workbench.services import evaluation, evaluation_inputs, pools
 from workbench.services.errors import ServiceError, found
 from workbench.store.models import (
     Assignment,
@@ -319,12 +319,14 @@ class PreferenceOptions:
 @dataclass(frozen=True)
 class ClickComparison:
     """What is set against what: the click preferences of the query log named `log`, drawn
-    with `options`, against the assessors' qrels `qrels` (a spec of `evaluation.resolve_qrels`:
-    'final', an assessor, a qrels set or, where allowed, a file)."""
+    with `options`, against the assessors' qrels `qrels` (a spec of
+    `evaluation_inputs.resolve_qrels`: 'final', an assessor, a qrels set or, where allowed, a
+    file), which may lack labels when `allow_incomplete` (the results then say so)."""
 
     log: str
     qrels: str = "final"
     options: PreferenceOptions = PreferenceOptions()
+    allow_incomplete: bool = False
 
 
 def click_preferences(
@@ -375,11 +377,13 @@ class ClickAgreement:
     share: float
     interval: tuple[float, float]
     confidence: float
+    qrels_notes: tuple[str, ...] = ()  # e.g. that the qrels are incomplete, used as asked
 
     def to_dict(self) -> dict[str, Any]:
         out = dict(vars(self))
         out["topics"] = [vars(t) for t in self.topics]
         out["interval"] = list(self.interval)
+        out["qrels_notes"] = list(self.qrels_notes)
         return out
 
 
@@ -398,7 +402,13 @@ def click_agreement(
     name, options = compared.log, compared.options
     log = get_query_log(session, campaign, name)
     prefs = click_preferences(session, log, options)
-    named = evaluation.resolve_qrels(session, campaign, compared.qrels, allow_files=allow_files)
+    named = evaluation_inputs.resolve_qrels(
+        session,
+        campaign,
+        compared.qrels,
+        allow_files=allow_files,
+        allow_incomplete=compared.allow_incomplete,
+    )
     per_topic = clicks.preference_agreement(prefs, named.qrels)
     pooled = clicks.pooled_agreement(per_topic)
     interval = clicks.agreement_interval(
@@ -415,6 +425,7 @@ def click_agreement(
         pooled.share,
         interval,
         confidence,
+        named.notes,
     )
 
 
@@ -449,10 +460,12 @@ class ClickEvaluation:
     kendall_tau: float
     tau_ap: float
     source: str = "clicks"
+    qrels_notes: tuple[str, ...] = ()  # e.g. that the qrels are incomplete, used as asked
 
     def to_dict(self) -> dict[str, Any]:
         out = dict(vars(self))
         out["runs"] = [vars(r) for r in self.runs]
+        out["qrels_notes"] = list(self.qrels_notes)
         return out
 
 
@@ -485,6 +498,7 @@ def click_evaluation(
         measure=measure,
         prefs_measures=prefs_measures,
         allow_files=allow_files,
+        allow_incomplete=compared.allow_incomplete,
     )
 
 
@@ -508,18 +522,20 @@ def evaluate_preference_lines(
     measure: str = "map",
     prefs_measures: Sequence[str] = ("all_prefs",),
     allow_files: bool = False,
+    allow_incomplete: bool = False,
 ) -> ClickEvaluation:
     """Every run scored with trec_eval's preference measures on `lines` (``prefs_simp``
     ranks them) and with ``measure`` on the `qrels` spec. A run is scored on the topics that
     have preferences (trec_eval's rule: topics of both the prefs and the run);
-    ``preference_topics`` of ``campaign_topics`` says how many."""
-    runs = evaluation.load_runs(session, campaign)
+    ``preference_topics`` of ``campaign_topics`` says how many. `qrels` may lack labels when
+    `allow_incomplete` (the result then says so)."""
+    runs = evaluation_inputs.load_runs(session, campaign)
     table = evaluation.evaluate_campaign(
         session,
         campaign,
         qrels,
         [measure],
-        scope=evaluation.Scope(runs),
+        scope=evaluation_inputs.Scope(runs, allow_incomplete=allow_incomplete),
         allow_files=allow_files,
     )
     canonical = table.measures[0]
@@ -557,6 +573,7 @@ def evaluate_preference_lines(
         stats.kendall_tau(assessor_scores, click_scores) if enough else math.nan,
         stats.tau_ap(assessors_order, clicks_order) if enough else math.nan,
         origin.source,
+        tuple(table.qrels_notes),
     )
 
 

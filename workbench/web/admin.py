@@ -24,6 +24,7 @@ from workbench.services import efficiency as efficiency_service
 from workbench.services import routing as routing_service
 from workbench.services import users as user_service
 from workbench.services.errors import NotFound, ServiceError
+from workbench.services.scope import default_assignment_pool, parse_pools
 from workbench.services.store_handle import Session
 from workbench.trec import TrecFormatError
 from workbench.web.db import get_store
@@ -320,12 +321,15 @@ def extend_pool(campaign_id: int, number: int):
 
 
 def _pool_to_assign(session: Session, c: Any, number: str | None) -> Any:
-    """The pool numbered `number` (the form's choice), else the latest; a campaign without a
-    pool is refused."""
+    """The pool numbered `number` (the form's choice), else the default one
+    (`scope.default_assignment_pool`); a campaign without a pool is refused."""
     chosen = form_int(number, "pool", minimum=1)
-    if chosen is None and pools.latest_pool(session, c) is None:
+    if chosen is not None:
+        return pools.get_pool(session, c, chosen)
+    pool = default_assignment_pool(session, c)
+    if pool is None:
         raise ServiceError("build a pool before assigning topics")
-    return pools.get_pool(session, c, chosen)
+    return pool
 
 
 @bp.get("/campaigns/<int:campaign_id>/assignments")
@@ -417,10 +421,12 @@ def unassign(campaign_id: int, assignment_id: int):
 
 @bp.get("/campaigns/<int:campaign_id>/progress")
 def campaign_progress(campaign_id: int):
+    numbers = parse_pools(request.args.getlist("pools"))
     with get_store().read_session() as session:
         c = campaign_service.campaign_info(campaign_or_404(session, campaign_id))
-        report = progress.campaign_progress(session, c.id)
-    return render_template("admin/progress.html", campaign=c, report=report)
+        report = progress.campaign_progress(session, c.id, numbers)
+    chosen = " ".join(map(str, numbers or ()))
+    return render_template("admin/progress.html", campaign=c, report=report, pools=chosen)
 
 
 @bp.get("/campaigns/<int:campaign_id>/download/<kind>")

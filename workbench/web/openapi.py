@@ -49,7 +49,23 @@ def _export_parameters() -> list[dict[str, Any]]:
     return [_query(name, "; ".join(helps), type_) for name, (type_, helps) in described.items()]
 
 
+def _report_parameters() -> list[dict[str, Any]]:
+    """The report's parameters (`reports.pipeline.REPORT_OPTIONS`, read when the document is
+    built): lists repeat the parameter or separate values with spaces, flags take 1."""
+    from workbench.reports.pipeline import REPORT_OPTIONS
+
+    types = {"int": "integer", "float": "number"}
+    described = []
+    for option in REPORT_OPTIONS:
+        help_ = option.help + (" (1 for yes)" if option.kind == "flag" else "")
+        if option.choices:
+            help_ += f" One of: {', '.join(option.choices)}."
+        described.append(_query(option.name, help_, types.get(option.kind, "string")))
+    return described
+
+
 _QUERYLOG = [_query("name", "the query log's name")]
+_INCOMPLETE = _query("allow_incomplete", "1: use final or assessor qrels that lack labels")
 _CLICK_OPTIONS = [
     _query("strategy", "click preference strategy (skip-above, skip-next, last-click-skip-above)"),
     _query("min_support", "impressions a preference needs", "integer"),
@@ -203,8 +219,26 @@ OPERATIONS: dict[str, Operation] = {
     ),
     "api.campaign_progress": Operation(
         "admin",
-        "Judging progress per topic and per assessor. {campaign_ref} is the campaign's name or id.",
-        {"200": "{campaign, overall, topics, assessors}"},
+        "Judging progress per topic and per assessor over the assignments of the pools in "
+        "scope. {campaign_ref} is the campaign's name or id.",
+        {"200": "{campaign, pools, scope, overall, topics, assessors}"},
+        query=[_query("pools", "pool numbers, e.g. 1,2 (default: the pools with assignments; "
+                      "archived pools never)")],
+    ),
+    "api.report_json": Operation(
+        "admin",
+        "The campaign's evaluation report as JSON, as /report.json (the same parameters).",
+        {"200": "the report", "202": "{status, progress}: being computed, ask again"},
+        query=_report_parameters,
+    ),
+    "api.report": Operation(
+        "admin",
+        "The campaign's evaluation report, every section (or ?sections=), as JSON (/report) "
+        "or a file (/report.FORMAT: text, json, csv, md, latex, zip, trec): the same bytes as "
+        "`workbench evaluate --format FORMAT` and the web page's download. A report job.",
+        {"200": "the report", "202": "{status, progress}: being computed, ask again"},
+        query=_report_parameters,
+        file=True,
     ),
     "api.export": Operation(
         "admin",
@@ -330,6 +364,7 @@ OPERATIONS: dict[str, Operation] = {
             *_QUERYLOG,
             _query("qrels", "final, an assessor or a qrels set"),
             *_CLICK_OPTIONS,
+            _INCOMPLETE,
         ],
     ),
     "querylogs_api.api_evaluation": Operation(
@@ -341,6 +376,7 @@ OPERATIONS: dict[str, Operation] = {
             _query("qrels", "final, an assessor or a qrels set"),
             _query("measure", "the measure under the qrels"),
             *_CLICK_OPTIONS,
+            _INCOMPLETE,
         ],
     ),
     "querylogs_api.api_prefs": Operation(
