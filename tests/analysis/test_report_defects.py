@@ -32,9 +32,9 @@ def section(document: dict, name: str) -> dict:
 
 @pytest.fixture
 def adaptive_two_judges(database_url, tmp_path) -> Built:
-    """An mm-ns pool, two judges per topic among three assessors: each topic's primary judges
-    to the budget, the secondary their sampled documents; adjudicated."""
-    built = build(Shape(strategies=("mm-ns",), judges=2, topics=3), tmp_path, database_url)
+    """An mm-discounted pool, two judges per topic among three assessors: each topic's primary
+    judges to the budget, the secondary their sampled documents; adjudicated."""
+    built = build(Shape(strategies=("mm-discounted",), judges=2, topics=3), tmp_path, database_url)
     judge(built)
     adjudicate(built)
     return built
@@ -102,7 +102,7 @@ def test_adaptive_queues_sharing_documents_with_another_pool_finish(database_url
     """Found by the matrix: a primary judge whose next revealed batch was already judged under
     another pool's assignment of the topic saw `done` before the budget was used; a secondary
     judge who had judged the topic's documents there could not open `/next` (a 500)."""
-    built = build(Shape(strategies=("take", "mm-ns"), judges=2), tmp_path, database_url)
+    built = build(Shape(strategies=("take", "mm-discounted"), judges=2), tmp_path, database_url)
     judge(built)
     for name in built.shape.assessors():
         client = built.client(name)

@@ -76,13 +76,13 @@ CASES = st.fixed_dictionaries(
     }
 )
 ISSUE_CASES = [  # the organiser's campaigns of §1
-    {"shape": Shape(strategies=("mm-ns",), judges=2, topics=3), "complete": True,
+    {"shape": Shape(strategies=("mm-discounted",), judges=2, topics=3), "complete": True,
      "allow_incomplete": True, "measures": ("P.5", "gm_map"), "test": "bootstrap"},
     {"shape": Shape(strategies=("depth", "stratified"), judges=1, idle_pool=True,
                     archived_pool=True, query_log=True, unjudged_topic=True),
      "complete": False, "allow_incomplete": True, "measures": ("bpref", "recip_rank", "num_q"),
      "test": "wilcoxon"},
-    {"shape": Shape(strategies=("take", "mm-ns", "fusion"), judges=3, all_negative=True,
+    {"shape": Shape(strategies=("take", "mm-discounted", "fusion"), judges=3, all_negative=True,
                     short_run=True), "complete": False, "allow_incomplete": False,
      "measures": ("gm_map", "P.5,10"), "test": "sign"},
 ]  # fmt: skip

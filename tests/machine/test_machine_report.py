@@ -67,7 +67,8 @@ def test_kappa_confusion_and_rankings_match_the_reference_libraries(store, stub,
 
 
 def test_the_ranking_under_machine_qrels_matches_scipy(store, stub, machine_campaign):
-    from workbench.services.evaluation import NamedQrels, evaluate_runs, load_runs
+    from workbench.services.evaluation import evaluate_runs
+    from workbench.services.evaluation_inputs import NamedQrels, load_runs
 
     truth = machine_campaign
     judged(store, stub, truth)

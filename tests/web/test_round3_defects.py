@@ -195,7 +195,9 @@ def test_the_adaptive_form_takes_a_name_topics_and_runs(app: Flask, as_user, wor
     assert [t.qid for t in statuses] == ["T1"]
 
 
-def test_the_incomplete_qrels_refusal_names_the_web_labels(app: Flask, world: World) -> None:
+def test_the_incomplete_qrels_refusal_names_the_web_labels(
+    app: Flask, as_user, world: World
+) -> None:
     with get_store_of(app).read_session() as s, pytest.raises(ServiceError) as refused:
         qrels.campaign_qrels(s, s.get(Campaign, world.campaign_id), final=True)
     message = str(refused.value)
@@ -205,7 +207,8 @@ def test_the_incomplete_qrels_refusal_names_the_web_labels(app: Flask, world: Wo
     assert f"'{evaluate_label}' on the evaluation page" in message
     templates = Path(__file__).resolve().parents[2] / "templates"
     assert export_label in (templates / "admin" / "_export_qrels.html").read_text()
-    assert evaluate_label in (templates / "reports" / "evaluation.html").read_text()
+    page = as_user("admin").get(f"/reports/{world.campaign_id}/evaluation?qrels=final")
+    assert f'name="allow_incomplete" value="1"> {evaluate_label}</label>' in page.text
 
 
 def test_reports_link_query_logs_and_users_page_states_the_password_length(

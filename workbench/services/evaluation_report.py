@@ -38,7 +38,8 @@ class ReportOption:
     or `cli`), its `kind`, `help`, `default` and, for choices (and lists of choices), the
     `choices`; numbers may have bounds (`minimum` .. `maximum`, `open_bounds` excludes them).
     A list is split at white space (and commas when `commas`); `aliases` are other query
-    parameter names read into it (`measure` repeated, beside `measures`)."""
+    parameter names read into it (`measure` repeated, beside `measures`); `label` is the web
+    form's wording (default: the name with spaces)."""
 
     name: str
     kind: Kind
@@ -51,6 +52,12 @@ class ReportOption:
     commas: bool = True
     aliases: tuple[str, ...] = ()
     cli: tuple[str, ...] = ()
+    label: str = ""
+
+    @property
+    def caption(self) -> str:
+        """The web form's label: `label`, or the name with spaces."""
+        return self.label or self.name.replace("_", " ")
 
     def flags(self) -> tuple[str, ...]:
         """The CLI's spelling: `cli`, or --name with dashes."""
@@ -126,7 +133,8 @@ COMMON_OPTIONS: tuple[ReportOption, ...] = (
     ReportOption("pools", "list", "The pools whose documents the qrels must label, e.g. 1,2 "
                  "(default: the pools with assignments; archived pools never)."),
     ReportOption("allow_incomplete", "flag", "Evaluate final or assessor qrels although "
-                 "documents lack a label (the report says so)."),
+                 "documents lack a label (the report says so).",
+                 label="incomplete qrels: evaluate anyway"),
 )  # fmt: skip
 
 
