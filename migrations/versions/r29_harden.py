@@ -16,7 +16,7 @@ now written in short transactions under a log in `state` 'importing' (invisible 
 which one tiny transaction makes 'ready'; `owner` and `heartbeat_at` tell a dead import.
 
 Revision ID: r29_harden
-Revises: h_jobs_report_results
+Revises: r25_ui_evidence_modes
 Create Date: 2026-11-28 12:00:00
 """
 
@@ -26,7 +26,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "r29_harden"
-down_revision = "h_jobs_report_results"
+down_revision = "r25_ui_evidence_modes"
 branch_labels = None
 depends_on = None
 

@@ -274,8 +274,10 @@ def test_the_store_refuses_names_differing_only_by_case(store) -> None:
         session.flush()
 
 
-def test_the_migration_renames_later_accounts_that_differ_only_by_case(database_url) -> None:
-    store = open_store(database_url, upgrade=False)
+def test_the_migration_renames_later_accounts_that_differ_only_by_case(
+    empty_database_url,
+) -> None:
+    store = open_store(empty_database_url, upgrade=False)
     upgrade(store, "0001")
     users = sa.table(
         "users",

@@ -201,7 +201,7 @@ def test_pool_prioritised_by_click_deviation(store, campaign_id, log_path):
     with store.session() as session:
         campaign = campaigns.get_campaign(session, campaign_id)
         pool = pools.build_pool(session, campaign, depth=3)
-        result = service.prioritise_pool(session, campaign, pool.id, "log.jsonl")
+        result = service.prioritise_pool(session, campaign, pool.number, "log.jsonl")
         priority = {
             (e.qid, e.docno): e.priority
             for e in session.scalars(select(PoolEntry).where(PoolEntry.pool_id == pool.id))
@@ -216,9 +216,9 @@ def test_pool_prioritised_by_click_deviation(store, campaign_id, log_path):
         user = users.create_user(session, "ann", "a-long-password")
         assignments.assign(session, pool, "1", user, order="priority")
         with pytest.raises(ServiceError, match="already has assignments"):
-            service.prioritise_pool(session, campaign, pool.id, "log.jsonl")
+            service.prioritise_pool(session, campaign, pool.number, "log.jsonl")
         with pytest.raises(NotFound):
-            service.prioritise_pool(session, campaign, pool.id + 99, "log.jsonl")
+            service.prioritise_pool(session, campaign, pool.number + 99, "log.jsonl")
 
 
 # ------------------------------------------------------------------ imports in short steps

@@ -201,12 +201,17 @@ def test_progress_api_counts_judged_and_time(as_user, world: World) -> None:
     )
     report = as_user("admin").get(f"/api/v1/campaigns/{world.campaign_id}/progress").json
     by_name = {a["username"]: a for a in report["assessors"]}
-    assert by_name["alice"] == {"username": "alice", "judged": 2, "total": 12, "time_ms": 1750}
-    assert by_name["bob"] == {"username": "bob", "judged": 0, "total": 12, "time_ms": 0}
+    assert by_name["alice"] == {
+        "username": "alice", "judged": 2, "total": 12, "time_ms": 1750, "percent": 100 * 2 / 12
+    }  # fmt: skip
+    assert by_name["bob"] == {
+        "username": "bob", "judged": 0, "total": 12, "time_ms": 0, "percent": 0.0
+    }  # fmt: skip
     topics = {t["qid"]: t for t in report["topics"]}
     assert (topics["T1"]["judged"], topics["T1"]["total"]) == (1, 12)
     assert topics["T1"]["assessors"] == ["alice", "bob"]
-    assert report["overall"] == {"judged": 2, "total": 24, "time_ms": 1750}
+    assert report["overall"] == {"judged": 2, "total": 24, "time_ms": 1750, "percent": 100 / 12}
+    assert report["pools"] == [1] and report["scope"].startswith("pool 1 (the pools with")
     mine = {a["id"]: a for a in alice.get("/api/v1/assignments").json["assignments"]}
     assert mine[world.assignment["alice", "T1"]]["progress"]["judged"] == 1
 
@@ -234,7 +239,7 @@ def test_token_auth_for_scripts(app: Flask, csrf_app: Flask, world: World) -> No
         headers={"Authorization": f"Bearer {admin_token}"},
     )
     assert export.status_code == 200
-    assert export.data.decode().splitlines()[2:] == ["T1 0 D1 2"]  # after the # INCOMPLETE lines
+    assert export.data.decode().splitlines() == ["T1 0 D1 2"]  # plain qrels: no # lines
 
 
 def test_bearer_header_ignores_the_session_cookie(csrf_app: Flask, world: World) -> None:

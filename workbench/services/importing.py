@@ -93,6 +93,8 @@ def import_topics(
     """Add the topics of a file; topics already in the campaign get the file's statements."""
     notes: list[str] = []
     statements = trec.read_topics(path, format=format, limits=limits.STORE_LIMITS, notes=notes)
+    if not statements:  # as an empty run is refused
+        raise trec.TrecFormatError(str(path), 1, "", "topics (TREC <top>, TSV or JSONL)")
     existing = {
         topic.qid: topic
         for topic in session.scalars(select(Topic).where(Topic.campaign_id == campaign.id))
@@ -424,8 +426,10 @@ def _document_batches(
     last = time.monotonic()
     for path in paths:
         source = Path(path).name[: limits.FILE_NAME]
+        found = 0
         for document in read_documents(path, format=format, limits=limits.STORE_LIMITS):
             read += 1
+            found += 1
             if document.docno in seen:
                 repeated += 1
                 continue
@@ -439,6 +443,8 @@ def _document_batches(
             if size >= WRITE_BATCH_BYTES or len(batch) >= WRITE_BATCH_ROWS or due:
                 yield batch, read, repeated
                 batch, size, read, repeated, last = [], 0, 0, 0, time.monotonic()
+        if not found:  # as an empty run is refused
+            raise trec.TrecFormatError(str(path), 1, "", "documents (JSONL or TREC <DOC>)")
     yield batch, read, repeated
 
 
@@ -585,7 +591,7 @@ def missing_text_warnings(session: Session, campaign: Campaign) -> list[str]:
     if not missing:
         return []
     return [
-        f"{len(missing)} pooled document(s) of pool {pool.id} have no text in the store: "
+        f"{len(missing)} pooled document(s) of pool {pool.number} have no text in the store: "
         + listed(missing)
     ]
 

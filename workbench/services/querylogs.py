@@ -31,13 +31,12 @@ from sqlalchemy.orm import Session
 
 from workbench import clicks, limits, processes, querylog, stats
 from workbench.metrics.prefs import TrecEvalFlags, evaluate_prefs
-from workbench.services import campaigns, evaluation
-from workbench.services.errors import NotFound, ServiceError, found
+from workbench.services import campaigns, evaluation, evaluation_inputs, pools
+from workbench.services.errors import ServiceError, found
 from workbench.store import Store
 from workbench.store.models import (
     Assignment,
     Campaign,
-    Pool,
     PoolEntry,
     QueryLog,
     QueryLogImpression,
@@ -45,6 +44,7 @@ from workbench.store.models import (
     utcnow,
 )
 from workbench.trec import Run as TrecRun
+from workbench.trec.prefs import PrefsLine
 
 PathLike = str | os.PathLike[str]
 BATCH = 2000
@@ -439,12 +439,14 @@ class PreferenceOptions:
 @dataclass(frozen=True)
 class ClickComparison:
     """What is set against what: the click preferences of the query log named `log`, drawn
-    with `options`, against the assessors' qrels `qrels` (a spec of `evaluation.resolve_qrels`:
-    'final', an assessor, a qrels set or, where allowed, a file)."""
+    with `options`, against the assessors' qrels `qrels` (a spec of
+    `evaluation_inputs.resolve_qrels`: 'final', an assessor, a qrels set or, where allowed, a
+    file), which may lack labels when `allow_incomplete` (the results then say so)."""
 
     log: str
     qrels: str = "final"
     options: PreferenceOptions = PreferenceOptions()
+    allow_incomplete: bool = False
 
 
 def click_preferences(
@@ -495,11 +497,13 @@ class ClickAgreement:
     share: float
     interval: tuple[float, float]
     confidence: float
+    qrels_notes: tuple[str, ...] = ()  # e.g. that the qrels are incomplete, used as asked
 
     def to_dict(self) -> dict[str, Any]:
         out = dict(vars(self))
         out["topics"] = [vars(t) for t in self.topics]
         out["interval"] = list(self.interval)
+        out["qrels_notes"] = list(self.qrels_notes)
         return out
 
 
@@ -518,7 +522,13 @@ def click_agreement(
     name, options = compared.log, compared.options
     log = get_query_log(session, campaign, name)
     prefs = click_preferences(session, log, options)
-    named = evaluation.resolve_qrels(session, campaign, compared.qrels, allow_files=allow_files)
+    named = evaluation_inputs.resolve_qrels(
+        session,
+        campaign,
+        compared.qrels,
+        allow_files=allow_files,
+        allow_incomplete=compared.allow_incomplete,
+    )
     per_topic = clicks.preference_agreement(prefs, named.qrels)
     pooled = clicks.pooled_agreement(per_topic)
     interval = clicks.agreement_interval(
@@ -535,6 +545,7 @@ def click_agreement(
         pooled.share,
         interval,
         confidence,
+        named.notes,
     )
 
 
@@ -551,8 +562,10 @@ class RunUnderBoth:
 
 @dataclass(frozen=True)
 class ClickEvaluation:
-    """Runs scored on click preferences (trec_eval ``-R prefs``) and on the assessors' qrels,
-    the system ranking under each and Kendall's tau (and tau_AP, assessors as reference)."""
+    """Runs scored on preferences (trec_eval ``-R prefs``: the click preferences of a query
+    log, or the assessors' pairwise preferences) and on the assessors' qrels, the system
+    ranking under each and Kendall's tau (and tau_AP, assessors as reference). `source`
+    names the preferences' origin in the tables ('clicks', 'preferences')."""
 
     log: str
     qrels: str
@@ -566,10 +579,13 @@ class ClickEvaluation:
     assessors_order: tuple[str, ...]
     kendall_tau: float
     tau_ap: float
+    source: str = "clicks"
+    qrels_notes: tuple[str, ...] = ()  # e.g. that the qrels are incomplete, used as asked
 
     def to_dict(self) -> dict[str, Any]:
         out = dict(vars(self))
         out["runs"] = [vars(r) for r in self.runs]
+        out["qrels_notes"] = list(self.qrels_notes)
         return out
 
 
@@ -583,9 +599,8 @@ def click_evaluation(
     allow_files: bool = False,
 ) -> ClickEvaluation:
     """Every run evaluated with trec_eval's preference measures on the click preferences
-    (``all_prefs``; ``prefs_simp`` ranks them) and with ``measure`` on the assessors' qrels.
-    A run is scored on the topics that have click preferences (trec_eval's rule: topics of
-    both the prefs and the run); ``preference_topics`` of ``campaign_topics`` says how many."""
+    (``all_prefs``; ``prefs_simp`` ranks them) and with ``measure`` on the assessors' qrels
+    (`evaluate_preference_lines`)."""
     name, options = compared.log, compared.options
     log = get_query_log(session, campaign, name)
     lines = clicks.prefs_lines(click_preferences(session, log, options))
@@ -594,13 +609,53 @@ def click_evaluation(
             f"query log {name!r} gives no click preferences ({options.describe()}) on the "
             "campaign's topics"
         )
-    runs = evaluation.load_runs(session, campaign)
+    return evaluate_preference_lines(
+        session,
+        campaign,
+        lines,
+        PreferenceSource(name, options.describe(), "clicks"),
+        compared.qrels,
+        measure=measure,
+        prefs_measures=prefs_measures,
+        allow_files=allow_files,
+        allow_incomplete=compared.allow_incomplete,
+    )
+
+
+@dataclass(frozen=True)
+class PreferenceSource:
+    """Where preferences come from: `name` (a query log, or the campaign), how they were
+    drawn (`options`), and the word the tables use for them (`source`)."""
+
+    name: str
+    options: str
+    source: str
+
+
+def evaluate_preference_lines(
+    session: Session,
+    campaign: Campaign,
+    lines: Sequence[PrefsLine],
+    origin: PreferenceSource,
+    qrels: str,
+    *,
+    measure: str = "map",
+    prefs_measures: Sequence[str] = ("all_prefs",),
+    allow_files: bool = False,
+    allow_incomplete: bool = False,
+) -> ClickEvaluation:
+    """Every run scored with trec_eval's preference measures on `lines` (``prefs_simp``
+    ranks them) and with ``measure`` on the `qrels` spec. A run is scored on the topics that
+    have preferences (trec_eval's rule: topics of both the prefs and the run);
+    ``preference_topics`` of ``campaign_topics`` says how many. `qrels` may lack labels when
+    `allow_incomplete` (the result then says so)."""
+    runs = evaluation_inputs.load_runs(session, campaign)
     table = evaluation.evaluate_campaign(
         session,
         campaign,
-        compared.qrels,
+        qrels,
         [measure],
-        scope=evaluation.Scope(runs),
+        scope=evaluation_inputs.Scope(runs, allow_incomplete=allow_incomplete),
         allow_files=allow_files,
     )
     canonical = table.measures[0]
@@ -609,7 +664,9 @@ def click_evaluation(
     rows = []
     for run in runs:
         trec_run = TrecRun.from_dict(run.as_dict(), tag=run.tag)
-        out = evaluate_prefs(lines, trec_run, list(prefs_measures), TrecEvalFlags(per_topic=True))
+        out = evaluate_prefs(
+            list(lines), trec_run, list(prefs_measures), TrecEvalFlags(per_topic=True)
+        )
         summary = {m: v for m, q, v in out if q == "all"}
         topics = {q for _, q, _ in out if q != "all"}
         click_scores[run.tag] = float(summary.get(PREFS_MEASURE, math.nan))
@@ -623,9 +680,9 @@ def click_evaluation(
     clicks_order = stats.system_ranking(click_scores)
     assessors_order = stats.system_ranking(assessor_scores)
     return ClickEvaluation(
-        name,
+        origin.name,
         table.qrels,
-        options.describe(),
+        origin.options,
         PREFS_MEASURE,
         canonical,
         len({line.qid for line in lines}),
@@ -635,6 +692,8 @@ def click_evaluation(
         tuple(assessors_order),
         stats.kendall_tau(assessor_scores, click_scores) if enough else math.nan,
         stats.tau_ap(assessors_order, clicks_order) if enough else math.nan,
+        origin.source,
+        tuple(table.qrels_notes),
     )
 
 
@@ -650,19 +709,17 @@ class PoolPriorities:
 
 
 def prioritise_pool(
-    session: Session, campaign: Campaign, pool_id: int, name: str
+    session: Session, campaign: Campaign, pool_number: int, name: str
 ) -> PoolPriorities:
     """Set the pool entries' priority to their click deviation (`clicks.document_deviation`:
     observed minus expected clicks per impression), so assessors with the 'priority' order
     judge first what users favoured; entries users never saw get -2, below any deviation.
     Refused once the pool has assignments (their order must not change under an assessor).
-    The pool's params record the source of its priorities."""
-    pool = session.get(Pool, pool_id)
-    if pool is None or pool.campaign_id != campaign.id:
-        raise NotFound(f"campaign {campaign.name!r} has no pool {pool_id}")
+    The pool (its number in the campaign) records the source of its priorities."""
+    pool = pools.get_pool(session, campaign, pool_number)
     if session.scalar(select(Assignment.id).where(Assignment.pool_id == pool.id).limit(1)):
         raise ServiceError(
-            f"pool {pool_id} already has assignments: prioritise a pool before assigning it"
+            f"pool {pool.number} already has assignments: prioritise a pool before assigning it"
         )
     log = get_query_log(session, campaign, name)
     deviation = clicks.document_deviation(load_impressions(session, log))
@@ -674,4 +731,4 @@ def prioritise_pool(
         entry.priority = UNSHOWN_PRIORITY if value is None else value
     pool.params = {**pool.params, "priority": f"click deviation, query log {name}"}
     session.flush()
-    return PoolPriorities(pool.id, name, len(entries), shown)
+    return PoolPriorities(pool.number, name, len(entries), shown)

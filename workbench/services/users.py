@@ -66,6 +66,19 @@ def administering() -> list[str]:
     return [name for name, role in ROLES.items() if role.administers]
 
 
+FIRST_ADMIN_COMMAND = "workbench user add admin --role admin"
+"""What makes the first admin of a new store (it asks for the password): `workbench serve`
+prints it, and the login page shows it, while no active admin exists."""
+
+
+def has_active_admin(session: Session) -> bool:
+    """Whether some active user may administer (else nobody can reach the admin pages)."""
+    found = session.scalar(
+        select(User.id).where(User.role.in_(administering()), User.active.is_(True)).limit(1)
+    )
+    return found is not None
+
+
 MIN_PASSWORD_LENGTH = 10
 COMMON_PASSWORDS_FILE = Path(__file__).with_name("common_passwords.txt")
 DEFAULT_HASH_METHOD = "scrypt"

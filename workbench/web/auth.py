@@ -36,7 +36,13 @@ def login():
     if request.method != "POST":
         if current_user.is_authenticated:
             return redirect(url_for("index"))
-        return render_template("auth/login.html", next=request.args.get("next", ""))
+        with get_store().read_session() as session:
+            first_run = not user_service.has_active_admin(session)
+        return render_template(
+            "auth/login.html",
+            next=request.args.get("next", ""),
+            first_admin=user_service.FIRST_ADMIN_COMMAND if first_run else None,
+        )
     username = request.form.get("username", "").strip()[: limits.USERNAME + 1]
     password = request.form.get("password", "")
     limit = current_app.config["LOGIN_MAX_FAILURES"]

@@ -23,7 +23,7 @@ from flask.typing import ResponseReturnValue
 
 from workbench import clicks, querylog
 from workbench.services import campaigns as campaign_service
-from workbench.services import evaluation as evaluation_service
+from workbench.services import evaluation_inputs as evaluation_service
 from workbench.services import jobs
 from workbench.services import querylogs as service
 from workbench.services.errors import NotFound, ServiceError
@@ -76,6 +76,7 @@ def _page_options() -> dict[str, Any]:
         "threshold": request.args.get("threshold", ""),
         "qrels": request.args.get("qrels", "final"),
         "measure": request.args.get("measure", "map"),
+        "allow_incomplete": request.args.get("allow_incomplete") == "1",
     }
 
 
@@ -230,7 +231,9 @@ def _click_page(
         params["strategy"], params["min_support"], params["threshold"]
     )
     progress("click agreement with a bootstrap interval")
-    compared = service.ClickComparison(params["name"], params["qrels"], chosen)
+    compared = service.ClickComparison(
+        params["name"], params["qrels"], chosen, params.get("allow_incomplete", False)
+    )
     agreement = service.click_agreement(
         session, campaign, compared, n_resamples=params["n_resamples"]
     )
@@ -255,6 +258,7 @@ def click_request(campaign_id: int, measure: str = "map") -> dict[str, Any]:
         "min_support": chosen.min_support,
         "threshold": chosen.deviation_threshold,
         "measure": measure,
+        "allow_incomplete": request.args.get("allow_incomplete") == "1",
         "n_resamples": int(
             current_app.config.get("REPORT_BOOTSTRAP_RESAMPLES", BOOTSTRAP_RESAMPLES)
         ),

@@ -109,7 +109,10 @@ def api_evaluation(campaign_ref: str) -> ResponseReturnValue:
     with get_store().read_session() as session:
         campaign = campaign_service.get_campaign(session, campaign_ref)
         compared = service.ClickComparison(
-            request.args.get("name", ""), request.args.get("qrels", "final"), preference_options()
+            request.args.get("name", ""),
+            request.args.get("qrels", "final"),
+            preference_options(),
+            request.args.get("allow_incomplete") == "1",
         )
         result = service.click_evaluation(
             session, campaign, compared, measure=request.args.get("measure", "map")
