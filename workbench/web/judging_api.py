@@ -34,7 +34,7 @@ def _client_id(data: Any) -> str | None:
 
 @bp.post("/assignments/<int:assignment_id>/undo")
 @assessor_required
-@rate_limited("judge")
+@rate_limited("judge", unless=lambda role: not role.paced)
 def undo_judgement(assignment_id: int):
     """Take back the assessor's last judgement of the assignment (a new event of the log)."""
     client_id = _client_id(parse_json(request.get_data()))
@@ -119,7 +119,7 @@ def _pair_json(row: preferences.PreferenceRow) -> dict[str, Any]:
 
 @bp.post("/assignments/<int:assignment_id>/preferences")
 @assessor_required
-@rate_limited("judge")
+@rate_limited("judge", unless=lambda role: not role.paced)
 def submit_preference(assignment_id: int):
     """Record (or revise) the preference for a pair. 201 when stored, 200 when the client_id
     was known."""
@@ -133,7 +133,7 @@ def submit_preference(assignment_id: int):
 
 @bp.post("/assignments/<int:assignment_id>/preferences/undo")
 @assessor_required
-@rate_limited("judge")
+@rate_limited("judge", unless=lambda role: not role.paced)
 def undo_preference(assignment_id: int):
     """Take back the assessor's last preference of the assignment (a new event)."""
     client_id = _client_id(parse_json(request.get_data()))

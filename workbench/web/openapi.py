@@ -179,6 +179,7 @@ OPERATIONS: dict[str, Operation] = {
             "201": "{undone: {docno, position, judgement (null: no judgement now)}, created}",
             "200": "already done under this client_id",
             "400": "nothing to undo",
+            "429": "too many submits (undos count towards the judging rate)",
         },
         body=_CLIENT_ID_BODY,
     ),
@@ -206,7 +207,11 @@ OPERATIONS: dict[str, Operation] = {
         "assessor",
         "Record or revise a pairwise preference (append-only log). A retry with the same "
         "client_id is stored once.",
-        {"201": "{saved, created, preference}", "200": "already stored under this client_id"},
+        {
+            "201": "{saved, created, preference}",
+            "200": "already stored under this client_id",
+            "429": "too many submits",
+        },
         body={
             "type": "object",
             "required": ["left", "right", "choice"],
@@ -223,7 +228,11 @@ OPERATIONS: dict[str, Operation] = {
     "api.undo_preference": Operation(
         "assessor",
         "Take back the user's last preference of the assignment (a new event).",
-        {"201": "{undone: {position, left, right, choice}, created}", "400": "nothing to undo"},
+        {
+            "201": "{undone: {position, left, right, choice}, created}",
+            "400": "nothing to undo",
+            "429": "too many submits (undos count towards the judging rate)",
+        },
         body=_CLIENT_ID_BODY,
     ),
     "api.campaigns": Operation(
