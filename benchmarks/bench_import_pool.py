@@ -3,7 +3,9 @@
 Each side runs as a fresh process on the same 100 run files (50 topics x 1,000 lines each):
 
 - workbench: a new SQLite store (migrated), a campaign, its 50 topics, `import_runs` of all
-  100 runs in one transaction, then `build_pool(strategy="depth", depth=100)`;
+  100 runs in one transaction (`--steps`: `import_runs_in_steps`, in short transactions as
+  `workbench import runs` and the upload task do, each batch paced while others write), then
+  `build_pool(strategy="depth", depth=100)`;
 - trectools: `TrecRun(path)` for every run, then
   `TrecPoolMaker().make_pool(runs, strategy="topX", topX=100)`.
 
@@ -12,7 +14,8 @@ disk, the pool sizes (they may differ by a few documents: trectools breaks score
 depth-100 boundary by docno ascending, trec_eval and workbench by docno descending), and each
 process's peak memory (its own ru_maxrss, from os.wait4). Times are medians over --repeat.
 
-    python benchmarks/bench_import_pool.py [--repeat N] [--data-dir DIR]
+    python benchmarks/bench_import_pool.py [--repeat N] [--data-dir DIR] [--steps]
+        [--sides workbench,trectools]
 """
 
 from __future__ import annotations
@@ -45,9 +48,12 @@ with store.session() as session:
     campaign = campaigns.create_campaign(session, "W-adhoc")
     importing.import_topics(session, campaign, topics_path)
 ready = clock()
-with store.session() as session:
-    campaign = campaigns.get_campaign(session, "W-adhoc")
-    report = importing.import_runs(session, campaign, runs)
+if %(steps)s:
+    report = importing.import_runs_in_steps(store, "W-adhoc", runs)
+else:
+    with store.session() as session:
+        campaign = campaigns.get_campaign(session, "W-adhoc")
+        report = importing.import_runs(session, campaign, runs)
 imported = clock()
 with store.session() as session:
     campaign = campaigns.get_campaign(session, "W-adhoc")
@@ -106,6 +112,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
     parser.add_argument("--sides", default="workbench,trectools")
+    parser.add_argument(
+        "--steps", action="store_true", help="workbench imports in short transactions"
+    )
     options = parser.parse_args()
     runs, qrels = generate_adhoc(options.data_dir)
     run_args = [str(path) for path in runs]
@@ -122,7 +131,7 @@ def main() -> None:
                     db = Path(tmp) / "store.sqlite"
                     for leftover in Path(tmp).glob("store.sqlite*"):
                         leftover.unlink()
-                    script = WORKBENCH_SCRIPT % {"depth": DEPTH}
+                    script = WORKBENCH_SCRIPT % {"depth": DEPTH, "steps": options.steps}
                     results[side].append(run_child(script, [str(db), str(topics), *run_args]))
                     db_size = sum(p.stat().st_size for p in Path(tmp).glob("store.sqlite*"))
                 else:

@@ -28,11 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from workbench import demo  # noqa: E402
-from workbench.services import assignments as assignment_service  # noqa: E402
-from workbench.services import campaigns, judging  # noqa: E402
-from workbench.services import users as user_service  # noqa: E402
+from workbench.services import campaigns  # noqa: E402
 from workbench.store import open_store  # noqa: E402
-from workbench.trec import read_qrels  # noqa: E402
 from workbench.web import create_app  # noqa: E402
 
 OUT = ROOT / "docs" / "screenshots"
@@ -40,32 +37,10 @@ WIDTH, HEIGHT = 1280, 860
 SCALE = 0.6
 
 
-def judge_first_topics(store, folder: Path) -> None:  # type: ignore[no-untyped-def]
-    """Each demo assessor judges their first assigned topic fully; every fifth grade differs
-    from the reference, so the assessors disagree now and then."""
-    folder.mkdir(parents=True, exist_ok=True)
-    reference = read_qrels(demo.write_files(folder)["qrels"][0]).to_dict()
-    with store.session() as session:
-        for name, _ in demo.ASSESSORS:
-            user = user_service.get_user(session, name)
-            mine = assignment_service.assignments_for_user(session, user.id)[:1]
-            for assignment in mine:
-                for i, docno in enumerate(judging.document_sequence(session, assignment)):
-                    grade = reference.get(assignment.qid, {}).get(docno, 0)
-                    if (i + len(name)) % 5 == 0:
-                        grade = (grade + 1) % 3
-                    judging.record_judgement(
-                        session.connection(),
-                        assignment.id,
-                        user.id,
-                        judging.JudgementInput(docno, grade, time_spent_ms=4000),
-                    )
-
-
-def save(browser, name: str) -> None:  # type: ignore[no-untyped-def]
+def save(browser, name: str, scale: float = SCALE) -> None:  # type: ignore[no-untyped-def]
     """The viewport as a small PNG: downscaled and reduced to 64 colours."""
     image = Image.open(io.BytesIO(browser.get_screenshot_as_png())).convert("RGB")
-    image = image.resize((int(image.width * SCALE), int(image.height * SCALE)), Image.LANCZOS)
+    image = image.resize((int(image.width * scale), int(image.height * scale)), Image.LANCZOS)
     image = image.quantize(colors=64, method=Image.Quantize.MEDIANCUT)
     path = OUT / f"{name}.png"
     image.save(path, optimize=True)
@@ -78,10 +53,15 @@ def main() -> None:
         url = f"sqlite:///{Path(tmp) / 'demo.sqlite'}"
         store = open_store(url, upgrade=True)
         demo.create_demo(store)
-        judge_first_topics(store, Path(tmp) / "files")
-        with store.read_session() as session:
-            campaign_id = campaigns.get_campaign(session, demo.CAMPAIGN).id
+        demo.judge_first_topics(store)
+        modes = demo.create_mode_demos(store)
+        with store.session() as session:
+            campaign = campaigns.get_campaign(session, demo.CAMPAIGN)
+            campaigns.set_judging(session, campaign, evidence=True)
+            campaign_id = campaign.id
         store.dispose()
+        empty_url = f"sqlite:///{Path(tmp) / 'empty.sqlite'}"
+        open_store(empty_url, upgrade=True).dispose()
         app = create_app(
             {
                 "DATABASE_URL": url,
@@ -100,11 +80,20 @@ def main() -> None:
             options.add_argument(argument)
         browser = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
         browser.implicitly_wait(5)
+        empty = create_app(
+            {"DATABASE_URL": empty_url, "SECRET_KEY": "s", "INSTANCE_PATH": str(Path(tmp) / "e")}
+        )
+        empty_server = make_server("127.0.0.1", 0, empty, threaded=True)
+        threading.Thread(target=empty_server.serve_forever, daemon=True).start()
         try:
             walkthrough(browser, base, campaign_id)
+            judging_modes(browser, base, campaign_id, modes)
+            browser.get(f"http://127.0.0.1:{empty_server.server_port}/login")
+            save(browser, "first-admin")
         finally:
             browser.quit()
             server.shutdown()
+            empty_server.shutdown()
 
 
 def log_in(browser, base: str, name: str, password: str) -> None:  # type: ignore[no-untyped-def]
@@ -145,8 +134,7 @@ def walkthrough(browser, base: str, cid: int) -> None:  # type: ignore[no-untype
     save(browser, "4-assign")
     name, password, _ = next(login for login in demo.logins() if login[2] == "assessor")
     log_in(browser, base, name, password)
-    show(browser, base, "/assess/")
-    browser.find_elements(By.LINK_TEXT, "Start")[-1].click()
+    start(browser, base, demo.CAMPAIGN, -1)
     WebDriverWait(browser, 15).until(lambda d: d.find_element(By.ID, "docno").text)
     save(browser, "5-judge")
     log_in(browser, base, "admin", admin)
@@ -162,6 +150,69 @@ def walkthrough(browser, base: str, cid: int) -> None:  # type: ignore[no-untype
     save(browser, "9-browse-documents")
     show(browser, base, f"/admin/campaigns/{cid}/judgements")
     save(browser, "9-judgement-log")
+
+
+def start(browser, base: str, campaign: str, which: int, *words: str) -> None:  # type: ignore[no-untyped-def]
+    """Open an assignment of `campaign` from My topics (`which`: its index among them)."""
+    show(browser, base, "/assess/")
+    rows = browser.find_elements(By.XPATH, f"//tr[td[1][normalize-space()='{campaign}']]")
+    rows[which].find_element(By.CSS_SELECTOR, "a.button").click()
+
+
+MARK_TEXT = """
+const box = document.getElementById('doc-text'), words = arguments[0];
+const walker = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
+const text = box.textContent, start = text.indexOf(words), end = start + words.length;
+let node, seen = 0;
+const range = document.createRange();
+while ((node = walker.nextNode())) {
+  if (start >= seen && start <= seen + node.length) range.setStart(node, start - seen);
+  if (end >= seen && end <= seen + node.length) { range.setEnd(node, end - seen); break; }
+  seen += node.length;
+}
+getSelection().removeAllRanges();
+getSelection().addRange(range);
+"""
+
+
+def judging_modes(browser, base: str, cid: int, modes: dict[str, int]) -> None:  # type: ignore[no-untyped-def]
+    """Issue 25's pages: an evidence passage, a list of passages, a pair, and the evaluation
+    report and the judging page on a 390 px phone."""
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    name, password, _ = next(login for login in demo.logins() if login[2] == "assessor")
+    log_in(browser, base, name, password)
+    start(browser, base, demo.CAMPAIGN, 0, "Resume")
+    WebDriverWait(browser, 15).until(lambda d: d.find_element(By.ID, "docno").text)
+    first_sentence = browser.execute_script(
+        "return document.getElementById('doc-text').textContent.split('. ')[0]"
+    )
+    browser.execute_script(MARK_TEXT, first_sentence)
+    ActionChains(browser).send_keys("e").perform()
+    WebDriverWait(browser, 15).until(lambda d: d.find_elements(By.CSS_SELECTOR, "mark.evidence"))
+    save(browser, "10-evidence")
+    for mode, shot in (("demo-passages", "11-passages"), ("demo-pairs", "12-pairs")):
+        start(browser, base, mode, 0)
+        WebDriverWait(browser, 15).until(
+            lambda d: d.find_elements(By.CSS_SELECTOR, ".passage, #left-docno")
+            and d.find_element(By.ID, "save-status").text != "Loading…"
+        )
+        if mode == "demo-passages":
+            ActionChains(browser).send_keys("2").send_keys("1").perform()
+        save(browser, shot)
+    browser.set_window_size(390, 844)
+    start(browser, base, demo.CAMPAIGN, -1)
+    WebDriverWait(browser, 15).until(lambda d: d.find_element(By.ID, "docno").text)
+    save(browser, "13-phone-judge", scale=1)
+    admin = next(p for n, p, r in demo.logins() if r == "admin")
+    log_in(browser, base, "admin", admin)
+    show(browser, base, f"/reports/{cid}/evaluation?qrels=demo-reference", "evaluation-runs")
+    browser.execute_script(
+        "const t = document.getElementById('evaluation-runs');"
+        "t.scrollLeft = 120; t.scrollIntoView({block: 'start'});"
+    )
+    save(browser, "13-phone-evaluation", scale=1)
+    browser.set_window_size(WIDTH, HEIGHT)
 
 
 if __name__ == "__main__":

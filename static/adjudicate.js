@@ -1,15 +1,17 @@
 /* The adjudication queue by keyboard: j/k move between documents, a grade's key chooses that
-   grade and moves to the reason, Enter in the reason submits the decision (a plain form). */
+   grade and moves to the reason, Enter in the reason submits the decision (a plain form).
+   Loading the page marks the first document without scrolling, so that the message of the
+   last decision (at the top) stays in view. */
 (function () {
   "use strict";
   var items = Array.prototype.slice.call(document.querySelectorAll(".queue-item"));
   if (!items.length) return;
   var current = 0;
-  function select(i) {
+  function select(i, scroll) {
     current = Math.max(0, Math.min(items.length - 1, i));
     items.forEach(function (item, n) { item.classList.toggle("current", n === current); });
     items[current].focus({preventScroll: true});
-    items[current].scrollIntoView({block: "nearest"});
+    if (scroll !== false) items[current].scrollIntoView({block: "nearest"});
   }
   items.forEach(function (item, n) {
     item.addEventListener("click", function () { current = n; select(n); });
@@ -33,5 +35,5 @@
     grade.value = option.value;
     items[current].querySelector("input[name=reason]").focus();
   });
-  select(0);
+  select(0, false);
 })();

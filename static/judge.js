@@ -1,70 +1,40 @@
-/* The judging page: keyboard judging, immediate saving with retries, idle-aware timing,
-   query-term highlighting. Plain JavaScript, no build step. Document text is only ever
-   inserted as text nodes (never as HTML).
-   No judgement is dropped when the session ends (logout in another tab, expiry, a CSRF
-   failure, a 401): unsent judgements stay queued in localStorage, the assessor is asked to
-   log in again (here, or in a new tab) and the queue is then resent, each judgement with its
-   own client_id so that none is stored twice. */
+/* The judging page: keyboard judging, query-term highlighting, evidence passages, undo and
+   the next topic by key. Saving (with retries, through a lost session) and idle-aware timing
+   are judging-common.js's. Plain JavaScript, no build step. Document text is only ever
+   inserted as text nodes (never as HTML). */
 (function () {
   "use strict";
 
   var root = document.getElementById("judge");
-  if (!root) return;
+  if (!root || !window.Judging) return;
+  var J = window.Judging, $ = J.$, api = J.api, uuid = J.uuid;
   var API = root.dataset.api;
   var ASSIGNMENT = root.dataset.assignment;
-  var CSRF = document.querySelector('meta[name="csrf-token"]').content;
-  var ME_URL = root.dataset.me;
-  var LOGIN_URL = root.dataset.login;
-  var USERNAME = root.dataset.username;
   var ADAPTIVE = root.dataset.adaptive === "1";  // the next batch comes once these are judged
-  var IDLE_MS = parseInt(root.dataset.idleMs, 10) || 60000;
-  var BREAK_MS = parseInt(root.dataset.breakMs, 10) || 0;  // 0: no break reminders
-  var sinceBreakMs = 0;      // active time since the last break (a long pause is one)
-  var PENDING_KEY = "wb-pending-" + ASSIGNMENT;
+  var EVIDENCE = root.dataset.evidence === "1";  // the assessor marks evidence passages
   var TERMS_KEY = "wb-terms-" + ASSIGNMENT;
   var STOPWORDS = new Set(("a an and are as at be but by for from has have how in is it its of on " +
     "or that the their this to was were what when where which who why will with about into " +
     "than then there these those do does did can could should would not no any all").split(" "));
 
-  var $ = function (id) { return document.getElementById(id); };
   var state = null;          // the assignment: topic, grades, total, judgements[]
   var position = 0;
   var docs = {};             // position -> document (cache)
-  var queue = loadPending(); // judgements not yet confirmed by the server
-  var sending = false;
-  var sessionLost = false;   // the server refused our session: wait for a new login
-  var sessionTimer = null;
-  var backoffMs = 0;
-  var failureText = "";
-  var activeMs = {};         // position -> active milliseconds not yet sent
-  var lastInput = Date.now();
-  var lastTick = Date.now();
   var userTerms = loadTerms();
   var gradeByKey = {};
   var moreAskedFor = -1;     // adaptive: the total for which the next batch was asked
+  var timer = J.timer(root);
+  var queue = J.queue({
+    root: root, key: "wb-pending-" + ASSIGNMENT,
+    onSaved: saved, onRejected: rejected,
+    onChange: function () { askForMore(); }
+  });
+  queue.entries.forEach(function (entry) {  // saved by an earlier version of this page
+    if (!entry.url) entry.url = API + "/judgements";
+  });
 
-  // ---------- helpers ----------
-  function uuid() {
-    if (window.crypto && crypto.randomUUID) return crypto.randomUUID();
-    var b = crypto.getRandomValues(new Uint8Array(16));
-    b[6] = (b[6] & 0x0f) | 0x40; b[8] = (b[8] & 0x3f) | 0x80;
-    var h = Array.prototype.map.call(b, function (x) { return (x + 0x100).toString(16).slice(1); }).join("");
-    return h.slice(0, 8) + "-" + h.slice(8, 12) + "-" + h.slice(12, 16) + "-" + h.slice(16, 20) + "-" + h.slice(20);
-  }
-  function loadPending() {
-    try { return JSON.parse(localStorage.getItem(PENDING_KEY) || "[]"); } catch (e) { return []; }
-  }
-  function savePending() {
-    try { localStorage.setItem(PENDING_KEY, JSON.stringify(queue)); } catch (e) { /* private mode */ }
-  }
   function loadTerms() {
     try { return JSON.parse(localStorage.getItem(TERMS_KEY) || "[]"); } catch (e) { return []; }
-  }
-  function api(path, options) {
-    options = options || {};
-    options.credentials = "same-origin";
-    options.headers = Object.assign({"Accept": "application/json"}, options.headers || {});
-    return fetch(path, options);
   }
   function gradeLabel(value) {
     for (var i = 0; i < state.grades.length; i++) {
@@ -72,41 +42,11 @@
     }
     return String(value);
   }
-
-  // ---------- timing: active time per document, idle and hidden time excluded ----------
-  function touch() { lastInput = Date.now(); }
-  ["keydown", "mousemove", "mousedown", "wheel", "scroll", "touchstart"].forEach(function (name) {
-    window.addEventListener(name, touch, {passive: true, capture: true});
-  });
-  document.addEventListener("visibilitychange", function () { lastTick = Date.now(); touch(); });
-  setInterval(function () {
-    var now = Date.now();
-    var idle = document.hidden || now - lastInput > IDLE_MS;
-    if (state) addActiveTime(position);
-    root.classList.toggle("idle", idle);
-  }, 1000);
-  function takeTime(pos) {
-    // the active time of a document, sent with its judgement and then restarted
-    addActiveTime(pos);
-    var ms = Math.round(activeMs[pos] || 0);
-    activeMs[pos] = 0;
-    return ms;
+  function local(j) {
+    // a judgement from the server as this page keeps it
+    return j && {grade: j.grade, cannot_judge: j.cannot_judge, comment: j.comment,
+                 evidence: j.evidence || [], saved: true};
   }
-  function addActiveTime(pos) {
-    var now = Date.now();
-    if (!document.hidden && now - lastInput <= IDLE_MS) {
-      activeMs[pos] = (activeMs[pos] || 0) + (now - lastTick);
-      sinceBreakMs += now - lastTick;
-    } else if (now - lastInput > 5 * IDLE_MS) {
-      sinceBreakMs = 0;  // a long pause was a break
-    }
-    lastTick = now;
-    if (BREAK_MS && sinceBreakMs >= BREAK_MS) $("break-banner").hidden = false;
-  }
-  $("break-dismiss").addEventListener("click", function () {
-    $("break-banner").hidden = true;
-    sinceBreakMs = 0;
-  });
 
   // ---------- highlighting ----------
   function titleTerms() {
@@ -137,10 +77,25 @@
     }
     return null;
   }
-  function renderText(el, text) {
+  function renderText(el, text, evidence) {
+    // the text with its terms highlighted; `evidence` passages ([start, end] in code points)
+    // wrapped in <mark class="evidence">
     el.textContent = "";
+    var cut = 0;
+    (evidence || []).forEach(function (span) {
+      var start = units(text, span[0]), end = units(text, span[1]);
+      if (start > cut) highlight(el, text.slice(cut, start));
+      var box = document.createElement("mark");
+      box.className = "evidence";
+      highlight(box, text.slice(start, end));
+      el.appendChild(box);
+      cut = end;
+    });
+    highlight(el, text.slice(cut));
+  }
+  function highlight(el, text) {
     var terms = titleTerms().concat(userTerms).filter(Boolean);
-    if (!terms.length) { el.textContent = text; return; }
+    if (!terms.length) { el.appendChild(document.createTextNode(text)); return; }
     var wanted = termClasses();
     var re = /[\p{L}\p{N}]+/gu;
     var last = 0, m;
@@ -207,161 +162,40 @@
     storeTerms();
   });
 
-  // ---------- saving: every judgement at once, retried with backoff ----------
-  function submit(entry) {
-    queue.push(entry);
-    savePending();
-    renderStatus();
-    pump();
-  }
-  function pump() {
-    if (sending || sessionLost || !queue.length) return;
-    sending = true;
-    var entry = queue[0];
-    api(API + "/judgements", {
-      method: "POST",
-      headers: {"Content-Type": "application/json", "X-CSRFToken": CSRF},
-      body: JSON.stringify(entry.body)
-    }).then(function (response) {
-      return response.json().catch(function () { return {}; }).then(function (body) {
-        return {status: response.status, body: body};
-      });
-    }).then(function (result) {
-      sending = false;
-      if (result.status === 200 || result.status === 201) {
-        queue.shift(); savePending();
-        backoffMs = 0; failureText = "";
-        confirmSaved(entry, result.body.judgement);
-        pump();
-        askForMore();
-      } else if (result.status >= 500 || result.status === 429 || result.status === 408) {
-        retryLater("the server answered " + result.status);
-      } else if (result.status === 401 || result.status === 403 ||
-                 (result.status === 400 && /CSRF/.test((result.body && result.body.error) || ""))) {
-        loseSession();   // the judgement stays first in the queue
-      } else {
-        queue.shift(); savePending();
-        rejected(entry, (result.body && result.body.error) || ("error " + result.status));
-        pump();
-      }
-      renderStatus();
-    }, function () {
-      sending = false;
-      retryLater("the network is unavailable");
-      renderStatus();
-    });
-  }
-  // ---------- a lost session: log in again, then resend the queue ----------
-  function pageToken(html) {
-    var doc = new DOMParser().parseFromString(html, "text/html");
-    var meta = doc.querySelector('meta[name="csrf-token"]');
-    return meta ? meta.content : null;
-  }
-  function loseSession() {
-    if (!sessionLost) {
-      sessionLost = true;
-      $("relogin").hidden = false;
-      $("relogin-error").textContent = "";
-      if (!sessionTimer) sessionTimer = setInterval(checkSession, 3000);
-    }
-    failureText = "Not saved yet: your session has ended. Log in again to send " +
-      queue.length + (queue.length === 1 ? " judgement" : " judgements") +
-      "; they are kept in this browser meanwhile.";
-    $("relogin-text").textContent = failureText;
-    checkSession();
-  }
-  function checkSession() {
-    // logged in again (in another tab, or by the form here)? then take the new CSRF token
-    return api(ME_URL).then(function (r) {
-      if (r.status !== 200) return null;
-      return r.json();
-    }).then(function (me) {
-      if (!me || !sessionLost) return;
-      if (me.username !== USERNAME) {
-        $("relogin-error").textContent = "This browser is now logged in as " + me.username +
-          ": log in as " + USERNAME + " to send these judgements.";
-        return;
-      }
-      return fetch(location.pathname, {credentials: "same-origin"}).then(function (r) {
-        return r.text();
-      }).then(function (html) {
-        var token = pageToken(html);
-        if (!token) return;
-        CSRF = token;
-        resumeSession();
-      });
-    }).catch(function () { /* offline: try again at the next tick */ });
-  }
-  function resumeSession() {
-    sessionLost = false;
-    if (sessionTimer) { clearInterval(sessionTimer); sessionTimer = null; }
-    $("relogin").hidden = true;
-    $("relogin-password").value = "";
-    failureText = ""; backoffMs = 0;
-    renderStatus();
-    pump();
-  }
-  $("relogin-form").addEventListener("submit", function (event) {
-    event.preventDefault();
-    var password = $("relogin-password").value;
-    $("relogin-error").textContent = "Logging in…";
-    fetch(LOGIN_URL, {credentials: "same-origin"}).then(function (r) {
-      return r.text();
-    }).then(function (html) {
-      var form = new URLSearchParams();
-      form.set("username", USERNAME);
-      form.set("password", password);
-      form.set("csrf_token", pageToken(html) || "");
-      return fetch(LOGIN_URL, {method: "POST", body: form, credentials: "same-origin"});
-    }).then(function (r) {
-      if (r.status === 401) throw new Error("wrong password");
-      if (r.status === 429) throw new Error("too many failed logins; wait a little and try again");
-      if (!r.ok) throw new Error("the server answered " + r.status);
-      $("relogin-error").textContent = "";
-      return checkSession();
-    }).catch(function (error) {
-      $("relogin-error").textContent = "Not logged in: " + error.message + ".";
-    });
-  });
-  window.addEventListener("focus", function () { if (sessionLost) checkSession(); });
-
-  var retryTimer = null;
-  function retryLater(why) {
-    // exponential backoff (1 s doubling to 30 s); the message counts the seconds down
-    backoffMs = Math.min(backoffMs ? backoffMs * 2 : 1000, 30000);
-    var retryAt = Date.now() + backoffMs;
-    function tick() {
-      var left = Math.max(0, Math.ceil((retryAt - Date.now()) / 1000));
-      failureText = "Not saved yet: " + why + ". Retrying in " + left + " s…";
-      renderStatus();
-      if (left <= 0) { clearInterval(retryTimer); retryTimer = null; }
-    }
-    if (retryTimer) clearInterval(retryTimer);
-    tick();
-    retryTimer = setInterval(tick, 1000);
-    setTimeout(pump, backoffMs);
-  }
-  function confirmSaved(entry, judgement) {
+  // ---------- saving (judging-common.js): every judgement at once, retried ----------
+  function saved(entry, body) {
+    if (entry.undo) { undone(body.undone); return; }
     var current = state.judgements[entry.position];
     if (current && current.client_id === entry.body.client_id) {
       current.saved = true;
-      current.id = judgement.id;
+      current.id = body.judgement.id;
     }
     renderMap();
     if (entry.position === position) renderJudgement();
   }
   function rejected(entry, message) {
+    if (entry.undo) { $("action-status").textContent = message; return; }
     var current = state.judgements[entry.position];
     if (current && current.client_id === entry.body.client_id) {
       state.judgements[entry.position] = entry.previous || null;
     }
-    failureText = "Not saved: " + message;
     renderMap(); renderProgress();
     if (entry.position === position) renderJudgement();
   }
+  // ---------- undo (z): the server takes back the last judgement, as a new event ----------
+  function undo() { J.undo(queue, API + "/undo"); }
+  function undone(result) {
+    state.judgements[result.position] = local(result.judgement);
+    var now = result.judgement;
+    $("action-status").textContent = "Undone: " + result.docno + " is " +
+      (!now ? "not judged any more" : now.grade === null ? "\u201ccannot judge\u201d again" :
+       gradeLabel(now.grade) + " again") + ".";
+    renderProgress();
+    go(result.position);
+  }
   // ---------- adaptive pools: the next batch once every chosen document is judged and saved
   function askForMore() {
-    if (!ADAPTIVE || queue.length || sending || moreAskedFor === state.total) return;
+    if (!ADAPTIVE || !state || queue.busy() || moreAskedFor === state.total) return;
     if (state.judgements.filter(Boolean).length < state.total) return;
     moreAskedFor = state.total;
     $("more-status").textContent = "Fetching the next documents…";
@@ -369,7 +203,7 @@
       if (!r.ok) throw new Error("the server answered " + r.status);
       return r.json();
     }).then(function (data) {
-      if (queue.length) { moreAskedFor = -1; return; }  // judged meanwhile: ask once saved
+      if (queue.busy()) { moreAskedFor = -1; return; }  // judged meanwhile: ask once saved
       if (data.total <= state.total) {
         $("more-status").textContent = "The topic is finished: no more documents to judge.";
         return;
@@ -377,9 +211,7 @@
       var first = state.total;
       state.total = data.total;
       docs = {};  // positions may be new (another judge's sample is reshuffled)
-      state.judgements = data.judgements.map(function (j) {
-        return j && {grade: j.grade, cannot_judge: j.cannot_judge, comment: j.comment, saved: true};
-      });
+      state.judgements = data.judgements.map(local);
       $("total").textContent = state.total;
       $("progress").max = state.total;
       renderProgress();
@@ -391,35 +223,30 @@
         "); reload the page to try again.";
     });
   }
-  function renderStatus() {
-    var el = $("save-status");
-    el.classList.remove("ok", "busy", "bad");
-    if (failureText) { el.textContent = failureText; el.classList.add("bad"); }
-    else if (queue.length) { el.textContent = "Saving " + queue.length + "…"; el.classList.add("busy"); }
-    else { el.textContent = "All judgements saved"; el.classList.add("ok"); }
-  }
-  window.addEventListener("beforeunload", function (event) {
-    if (queue.length) { event.preventDefault(); event.returnValue = ""; }
-  });
 
   // ---------- judging ----------
-  function record(grade, reason) {
+  function record(grade, reason, evidence) {
     var doc = docs[position];
     if (!doc) return;
     var previous = state.judgements[position];
+    if (grade === null) evidence = [];
+    else if (!evidence) evidence = marked(position);
+    delete draft[position];
     var entry = {
       position: position,
       previous: previous,
+      url: API + "/judgements",
       body: {
         docno: doc.docno, grade: grade, cannot_judge: grade === null ? reason : null,
-        comment: $("comment").value, time_spent_ms: takeTime(position), client_id: uuid()
+        comment: $("comment").value, time_spent_ms: timer.take(position), client_id: uuid(),
+        evidence: evidence
       }
     };
     state.judgements[position] = {
       grade: grade, cannot_judge: entry.body.cannot_judge, comment: entry.body.comment,
-      client_id: entry.body.client_id, saved: false
+      evidence: evidence, client_id: entry.body.client_id, saved: false
     };
-    submit(entry);
+    queue.add(entry);
     renderProgress(); renderMap(); renderJudgement();
   }
   function judge(grade) {
@@ -460,8 +287,7 @@
   function saveComment() {
     var current = state.judgements[position];
     if (!current) {
-      failureText = "";
-      $("save-status").textContent = "The comment is saved with your judgement: choose a grade.";
+      $("action-status").textContent = "The comment is saved with your judgement: choose a grade.";
       return;
     }
     record(current.grade, current.cannot_judge);
@@ -474,6 +300,7 @@
   $("prev-button").addEventListener("click", function () { if (position > 0) go(position - 1); });
   $("next-button").addEventListener("click", function () { if (position < state.total - 1) go(position + 1); });
   $("skip-button").addEventListener("click", skip);
+  $("undo-button").addEventListener("click", function () { if (state) undo(); });
   function skip() {
     var p = nextUnjudged(position);
     if (p >= 0 && p !== position) go(p);
@@ -512,6 +339,12 @@
       event.preventDefault(); if (position > 0) go(position - 1);
     } else if (key === "s") {
       event.preventDefault(); skip();
+    } else if (key === "z") {
+      event.preventDefault(); undo();
+    } else if (key === "t") {
+      event.preventDefault(); nextTopic();
+    } else if (key === "e" && EVIDENCE) {
+      event.preventDefault(); markSelection();
     } else if (key === "c") {
       event.preventDefault(); openCannot();
     } else if (key === "m") {
@@ -598,7 +431,9 @@
       var c = map.children[p];
       c.className = "cell" + (p === position ? " current" : "") +
         (j ? (j.grade === null ? " cannot" : " judged g" + j.grade) : "") + (j && !j.saved ? " pending" : "");
-      c.title = "Document " + (p + 1) + (j ? ": " + (j.grade === null ? "cannot judge" : gradeLabel(j.grade)) : "");
+      c.title = "Document " + (p + 1) + (j ? ": " + (j.grade === null ? "cannot judge" : gradeLabel(j.grade)) : ": not judged");
+      c.setAttribute("aria-label", c.title);
+      if (p === position) c.setAttribute("aria-current", "true"); else c.removeAttribute("aria-current");
       c.textContent = j ? (j.grade === null ? "×" : String(j.grade)) : "";
     }
   }
@@ -620,8 +455,81 @@
     $("docno").textContent = doc.docno;
     renderText($("doc-title"), doc.title || "(untitled)");
     if (doc.missing) $("doc-text").textContent = "(The text of this document was not loaded into the campaign.)";
-    else renderText($("doc-text"), doc.text);
+    else renderText($("doc-text"), doc.text, marked(position));
+    renderEvidence(doc);
   }
+  // ---------- evidence: the passages that make the document relevant ----------
+  // offsets count Unicode code points of the text, as the server (Python) does
+  function codePoints(text, units) { return Array.from(text.slice(0, units)).length; }
+  function units(text, points) {
+    var i = 0, n = 0;
+    while (n < points && i < text.length) { i += text.codePointAt(i) > 0xffff ? 2 : 1; n++; }
+    return i;
+  }
+  function marked(p) {
+    var j = state.judgements[p];
+    if (j && j.evidence) return j.evidence.slice();
+    return (draft[p] || []).slice();
+  }
+  var draft = {};  // position -> passages marked before the document is graded
+  function setMarked(p, spans) {
+    spans.sort(function (a, b) { return a[0] - b[0]; });
+    var merged = [];
+    spans.forEach(function (s) {
+      var last = merged[merged.length - 1];
+      if (last && s[0] <= last[1]) last[1] = Math.max(last[1], s[1]);
+      else merged.push([s[0], s[1]]);
+    });
+    var j = state.judgements[p];
+    if (j && j.grade !== null && j.grade !== undefined) {
+      record(j.grade, null, merged);  // saved with the judgement, as a revision
+    } else {
+      draft[p] = merged;
+      $("action-status").textContent = "The passage is saved with your grade: choose one.";
+    }
+    if (docs[p]) renderDocument(docs[p]);
+  }
+  function markSelection() {
+    var doc = docs[position], box = $("doc-text"), selection = window.getSelection();
+    if (!doc || doc.missing || !selection.rangeCount || selection.isCollapsed) {
+      $("action-status").textContent = "Select the passage in the text first, then press e.";
+      return;
+    }
+    var range = selection.getRangeAt(0);
+    if (!box.contains(range.startContainer) || !box.contains(range.endContainer)) {
+      $("action-status").textContent = "Select a passage of the document's text.";
+      return;
+    }
+    var before = document.createRange();
+    before.selectNodeContents(box);
+    before.setEnd(range.startContainer, range.startOffset);
+    var start = before.toString().length, end = start + range.toString().length;
+    selection.removeAllRanges();
+    setMarked(position, marked(position).concat([[codePoints(doc.text, start), codePoints(doc.text, end)]]));
+  }
+  function renderEvidence(doc) {
+    var list = $("evidence-list");
+    if (!list) return;
+    list.textContent = "";
+    var spans = doc.missing ? [] : marked(position);
+    $("evidence-count").textContent = spans.length ? spans.length + (spans.length === 1 ? " passage" : " passages") : "none yet";
+    spans.forEach(function (span, i) {
+      var item = document.createElement("li");
+      var quote = doc.text.slice(units(doc.text, span[0]), units(doc.text, span[1]));
+      item.textContent = "\u201c" + (quote.length > 120 ? quote.slice(0, 117) + "…" : quote) + "\u201d ";
+      var remove = document.createElement("button");
+      remove.type = "button"; remove.className = "chip-remove"; remove.textContent = "×";
+      remove.setAttribute("aria-label", "remove passage " + (i + 1));
+      remove.addEventListener("click", function () {
+        setMarked(position, marked(position).filter(function (_, n) { return n !== i; }));
+      });
+      item.appendChild(remove);
+      list.appendChild(item);
+    });
+  }
+  if (EVIDENCE) $("evidence-mark").addEventListener("click", markSelection);
+  // ---------- the next topic (t) ----------
+  function nextTopic() { J.nextTopic(root); }
   function fetchDocument(p) {
     if (docs[p]) return Promise.resolve(docs[p]);
     return api(API + "/documents/" + p).then(function (r) {
@@ -631,7 +539,7 @@
   }
   function go(p) {
     closeCannot();
-    addActiveTime(position);  // kept for the eventual judgement of that document
+    timer.moveTo(p);  // the time so far is kept for the eventual judgement of that document
     position = p;
     history.replaceState(null, "", "#" + (p + 1));
     $("pos").textContent = p + 1;
@@ -651,28 +559,28 @@
   // ---------- start ----------
   api(API).then(function (r) { return r.json(); }).then(function (data) {
     state = data;
-    state.judgements = data.judgements.map(function (j) {
-      return j && {grade: j.grade, cannot_judge: j.cannot_judge, comment: j.comment, saved: true};
-    });
-    queue.forEach(function (entry) {   // unsent judgements from before a reload
+    state.judgements = data.judgements.map(local);
+    queue.entries.forEach(function (entry) {   // unsent judgements from before a reload
+      if (entry.undo) return;
       state.judgements[entry.position] = {
         grade: entry.body.grade, cannot_judge: entry.body.cannot_judge,
-        comment: entry.body.comment, client_id: entry.body.client_id, saved: false
+        comment: entry.body.comment, evidence: entry.body.evidence || [],
+        client_id: entry.body.client_id, saved: false
       };
     });
     renderTerms();
     stemUserTerms();
     renderProgress();
-    renderStatus();
+    queue.renderStatus();
     if (!state.total) { $("doc-text").textContent = "This topic has no documents to judge."; return; }
     var fromHash = parseInt((location.hash || "").slice(1), 10) - 1;
     go(fromHash >= 0 && fromHash < state.total ? fromHash : state.position);
-    if (ADAPTIVE && !queue.length && state.judgements.filter(Boolean).length === state.total) {
+    if (ADAPTIVE && !queue.busy() && state.judgements.filter(Boolean).length === state.total) {
       // loading the page asked for the next batch already: there is none
       moreAskedFor = state.total;
       $("more-status").textContent = "The topic is finished: no more documents to judge.";
     }
-    pump();
+    queue.pump();
     askForMore();
   }).catch(function () {
     $("save-status").textContent = "Could not load this topic; reload the page.";

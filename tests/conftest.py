@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import shutil
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,8 @@ ORACLE = SHARED / "oracle" / "trec_eval_test"
 # CLI commands run inside the suite's process: `workbench import` must not lower its priority
 # (tests/test_priority.py checks the default with `os.nice` replaced).
 os.environ.setdefault("WORKBENCH_IMPORT_PRIORITY", "normal")
+STORE_FIXTURES = {"database_url", "empty_database_url", "world_url"}
+"""Fixtures that open a store: the tests that use them run again in the PostgreSQL pass."""
 
 
 @pytest.fixture
@@ -29,20 +33,64 @@ def oracle_dir() -> Path:
 
 
 @pytest.fixture
-def database_url(tmp_path: Path) -> Iterator[str]:
-    """A fresh, empty database per test.
+def empty_database_url(tmp_path: Path) -> Iterator[str]:
+    """A fresh, empty (unmigrated) database per test, for the migration tests.
 
     SQLite in tmp_path by default. When $WORKBENCH_TEST_DATABASE_URL names a PostgreSQL server
     (the suite's second pass), a new database is created on it for the test and dropped after.
     """
+    with _database(tmp_path, template=None) as url:
+        yield url
+
+
+@pytest.fixture
+def database_url(tmp_path: Path, _migrated_template: str) -> Iterator[str]:
+    """A fresh database per test, already migrated to head: a copy of one migrated template
+    per test session (a file copy on SQLite, CREATE DATABASE ... TEMPLATE on PostgreSQL),
+    which is the same schema `open_store(url, upgrade=True)` makes, at a fraction of its
+    cost. Opening it with upgrade=True finds nothing to do."""
+    with _database(tmp_path, template=_migrated_template) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def _migrated_template(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The session's migrated template: a SQLite file, or a PostgreSQL database name."""
     server = os.environ.get("WORKBENCH_TEST_DATABASE_URL")
     if not server:
-        yield f"sqlite:///{tmp_path / 'test.sqlite'}"
+        path = tmp_path_factory.mktemp("template") / "migrated.sqlite"
+        open_store(f"sqlite:///{path}", upgrade=True).dispose()
+        yield str(path)
+        return
+    name = f"wb_template_{uuid.uuid4().hex[:12]}"
+    admin = sa.create_engine(server, isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    url = sa.engine.make_url(server).set(database=name).render_as_string(hide_password=False)
+    open_store(url, upgrade=True).dispose()
+    try:
+        yield name
+    finally:
+        with admin.connect() as connection:
+            connection.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.dispose()
+
+
+@contextmanager
+def _database(tmp_path: Path, template: str | None) -> Iterator[str]:
+    """A new database: empty, or a copy of `template` (see `_migrated_template`)."""
+    server = os.environ.get("WORKBENCH_TEST_DATABASE_URL")
+    if not server:
+        path = tmp_path / "test.sqlite"
+        if template is not None:
+            shutil.copyfile(template, path)
+        yield f"sqlite:///{path}"
         return
     admin = sa.create_engine(server, isolation_level="AUTOCOMMIT")
     name = f"wb_test_{uuid.uuid4().hex[:12]}"
+    copy = f' TEMPLATE "{template}"' if template is not None else ""
     with admin.connect() as connection:
-        connection.exec_driver_sql(f'CREATE DATABASE "{name}"')
+        connection.exec_driver_sql(f'CREATE DATABASE "{name}"{copy}')
     try:
         yield sa.engine.make_url(server).set(database=name).render_as_string(hide_password=False)
     finally:
@@ -59,22 +107,17 @@ def store(database_url: str) -> Iterator[Store]:
     store.dispose()
 
 
-def _uses_a_store_or_browser(item: pytest.Item) -> bool:
-    return "database_url" in getattr(item, "fixturenames", ()) or bool(
-        item.get_closest_marker("browser")
-    )
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests that open a store or a browser are `slow` (`pytest -m "not slow"` is the fast
-    loop over the pure core). In the PostgreSQL pass ($WORKBENCH_TEST_STORE_ONLY=1) run only
-    tests that use the store."""
+    """Browser tests are `slow`, as are the tests marked so (servers and killed processes,
+    reference libraries on large inputs): `pytest -m "not slow"` is the fast loop, the pure
+    core and the service and web tests on temporary SQLite. In the PostgreSQL pass
+    ($WORKBENCH_TEST_STORE_ONLY=1) run only tests that use the store."""
     for item in items:
-        if _uses_a_store_or_browser(item):
+        if item.get_closest_marker("browser"):
             item.add_marker(pytest.mark.slow)
     if os.environ.get("WORKBENCH_TEST_STORE_ONLY") != "1":
         return
-    selected = [item for item in items if "database_url" in getattr(item, "fixturenames", ())]
+    selected = [item for item in items if STORE_FIXTURES & set(getattr(item, "fixturenames", ()))]
     deselected = [item for item in items if item not in selected]
     if deselected:
         config.hook.pytest_deselected(items=deselected)

@@ -63,17 +63,49 @@ def test_max_mean_uses_the_beta_posterior_mean():
     assert order == ["a1", "a2", "a3", "b1", "b2", "b3"]
 
 
-def test_max_mean_non_stationary_discounts_the_top_of_the_prefix():
+def test_discounted_max_mean_discounts_the_top_of_the_prefix():
     # gamma = 0.9. A after a1 R: 2/3; after a2 N: x = 0.9, n = 1.9: 1.9/3.9 = 0.487 < B's 0.5
     # -> b1 N: B 1/3; A 0.487 -> a3 N: x = 0.81, n = 2.71: 1.81/4.71 = 0.384 > 1/3; A is then
     # exhausted -> b2, b3
-    assert adaptive.MMNS_GAMMA == 0.9
-    order = judge_all("mm-ns", TopicPool.build(TWO_RUNS, 3), {"a1", "b2", "b3"}, 6)
+    assert adaptive.DISCOUNT_GAMMA == 0.9
+    order = judge_all("mm-discounted", TopicPool.build(TWO_RUNS, 3), {"a1", "b2", "b3"}, 6)
     assert order == ["a1", "a2", "b1", "a3", "b2", "b3"]
-    session = adaptive.start_session("mm-ns", TopicPool.build(TWO_RUNS, 3))
+    session = adaptive.start_session("mm-discounted", TopicPool.build(TWO_RUNS, 3))
     for docno, rel in [("a1", True), ("a2", False)]:
         session.observe(docno, rel)
     assert session.x[0] == pytest.approx(0.9) and session.n[0] == pytest.approx(1.9)
+
+
+def test_the_old_name_mm_ns_is_refused_with_the_new_one():
+    with pytest.raises(adaptive.StrategyError, match="now called 'mm-discounted'"):
+        adaptive.get_strategy("mm-ns")
+    assert "mm-ns" not in adaptive.STRATEGIES and adaptive.DEFAULT_STRATEGY == "mm"
+
+
+def test_cormacks_move_to_front_raises_a_run_with_a_relevant_document_to_the_front():
+    """A = (q, p, u), B = (t, p, q), C = (p, q, u); only q relevant.
+    Both: A first (all at 0): q R; A again: p N (A -1). p and q now make C's judged prefix.
+    mtf: C has 1 miss (-1), B none (0) -> t N (B has 2 misses) -> A, C at -1, A first: u.
+    mtf-cormack: C's prefix ends with the relevant q, which lifts C to the highest priority (0,
+    B's) and to the front -> u (C's next); then B: t."""
+    runs = {"A": ranked("q", "p", "u"), "B": ranked("t", "p", "q"), "C": ranked("p", "q", "u")}
+    pool = TopicPool.build(runs, 3)
+    assert judge_all("mtf", pool, {"q"}, 4) == ["q", "p", "t", "u"]
+    assert judge_all("mtf-cormack", pool, {"q"}, 4) == ["q", "p", "u", "t"]
+    # on the two-run case both rules agree: a run is pulled only when it is at the front
+    order = judge_all("mtf-cormack", TopicPool.build(TWO_RUNS, 3), {"a1", "b2", "b3"}, 6)
+    assert order == ["a1", "a2", "b1", "a3", "b2", "b3"]
+
+
+def test_free_documents_are_read_when_picked_and_cost_nothing():
+    # mm after a1 R: A 2/3 -> a2 is free (N): A 2/4 = B's 1/2, A first -> a3 handed out;
+    # A is then exhausted -> b1
+    pool = TopicPool.build(TWO_RUNS, 3)
+    choices = adaptive.choose("mm", pool, [("a1", True)], 2, free={"a2": False, "b3": True})
+    assert choices == adaptive.Choices(reveal=["a3", "b1"], free=["a2"], order=["a2", "a3", "b1"])
+    # replaying the choices in order, free ones included, gives the same next documents
+    again = adaptive.choose("mm", pool, [("a1", True), ("a2", False)], 2, free={"b3": True})
+    assert again.reveal == ["a3", "b1"] and again.free == []
 
 
 def test_a_document_judged_through_another_run_counts_for_every_run_that_has_it():

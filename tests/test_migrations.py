@@ -6,8 +6,8 @@ from workbench.store.migrate import current_revision
 from workbench.store.models import Base
 
 
-def test_migrations_from_empty_to_head_create_every_model_table(database_url):
-    store = open_store(database_url, upgrade=True)
+def test_migrations_from_empty_to_head_create_every_model_table(empty_database_url):
+    store = open_store(empty_database_url, upgrade=True)
     assert current_revision(store) is not None
     tables = set(sa.inspect(store.engine).get_table_names())
     assert set(Base.metadata.tables) <= tables

@@ -86,7 +86,8 @@ def test_noise_is_the_same_judge_for_every_strategy_and_a_majority_of_reads():
 
 def test_strategies_see_the_same_pool_and_all_end_with_everything():
     result = simulation.simulate(
-        QRELS, runs(), strategies=["depth", "mtf", "hedge", "mm-ns", "ts", "take", "rrf"],
+        QRELS, runs(),
+        strategies=["depth", "mtf", "mtf-cormack", "hedge", "mm-discounted", "ts", "take", "rrf"],
         budgets=simulation.parse_budgets("100%"), depth=3, reusability=False,
     )
     assert {(r.judgements, r.relevant_found) for r in result.results} == {(7, 3)}
@@ -135,7 +136,7 @@ def test_the_command_prints_the_table_and_writes_plots(tmp_path):
     qrels, paths = _write_inputs(tmp_path)
     result = CliRunner().invoke(
         main,
-        ["simulate", "--qrels", qrels, "--runs", *paths, "--strategies", "depth,mm-ns",
+        ["simulate", "--qrels", qrels, "--runs", *paths, "--strategies", "depth,mm-discounted",
          "--budgets", "50%,100%", "--depth", "3", "--format", "csv",
          "--plots", str(tmp_path / "plots")],
     )

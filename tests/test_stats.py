@@ -16,6 +16,7 @@ from trectools import misc
 from workbench.stats import (
     adjust_p_values,
     bootstrap_test,
+    compare_system_rankings,
     kendall_tau,
     paired_t_test,
     paired_tukey_hsd,
@@ -27,6 +28,8 @@ from workbench.stats import (
     system_ranking,
     tau_ap,
     tau_ap_symmetric,
+    tau_ap_ties,
+    tied_pairs,
     two_way_anova,
     wilcoxon_test,
 )
@@ -166,17 +169,35 @@ def test_paired_t_test_matches_scipy(pair):
     assert result.effect_size == pytest.approx(d.mean() / d.std(ddof=1))
 
 
-@settings(max_examples=15, deadline=None)  # scipy enumerates exactly for n <= 13 with ties
+@settings(max_examples=15, deadline=None)
 @given(paired_scores(grid=True))
-def test_wilcoxon_matches_scipy(pair):
+def test_wilcoxon_matches_scipy_with_the_method_it_records(pair):
     x, y = pair
-    if not np.subtract(x, y).any():
+    d = np.subtract(x, y)
+    if not d.any():
         assert wilcoxon_test(x, y).p_value == 1.0
         return
-    reference = sp.wilcoxon(x, y, zero_method="wilcox")
     result = wilcoxon_test(x, y)
+    method = {"exact": "exact", "asymptotic": "asymptotic",
+              "permutation": sp.PermutationMethod(n_resamples=np.inf)}[result.method]
+    reference = sp.wilcoxon(x, y, zero_method="wilcox", correction=False, method=method)
     assert result.statistic == reference.statistic
     assert result.p_value == pytest.approx(reference.pvalue, rel=1e-12)
+    # the choice is scipy 1.17's default ('auto') written out
+    assert result.p_value == pytest.approx(sp.wilcoxon(d[d != 0]).pvalue, rel=1e-12)
+
+
+def test_wilcoxon_method_is_chosen_and_recorded():
+    untied = [0.31, -0.12, 0.25, 0.4, 0.17, -0.05, 0.22]
+    assert wilcoxon_test(untied, [0.0] * 7).method == "exact"
+    tied = [0.2, 0.2, -0.1, 0.3, 0.1, 0.0]
+    assert wilcoxon_test(tied, [0.0] * 6).method == "permutation"  # the zero is dropped first
+    rng = np.random.default_rng(3)
+    assert wilcoxon_test(rng.normal(size=51), np.zeros(51)).method == "asymptotic"
+    assert wilcoxon_test(np.round(rng.normal(size=14), 1), np.zeros(14)).method == "asymptotic"
+    assert wilcoxon_test([0.1, 0.2], [0.1, 0.2]).method == "none (every difference is zero)"
+    # Sakai's pair: 15 non-zero differences with ties -> normal approximation
+    assert wilcoxon_test(SAKAI["a"], SAKAI["b"]).method == "asymptotic"
 
 
 @SETTINGS
@@ -370,6 +391,42 @@ def test_tau_ap_matches_trectools_with_the_reference_first(order):
     assert tau_ap(truth, order) == pytest.approx(expected)
     reverse, _ = misc.get_correlation(scored(order), scored(truth), "tauap")
     assert tau_ap_symmetric(truth, order) == pytest.approx((expected + reverse) / 2)
+
+
+def _every_tie_break(scores):
+    """Every order of the runs that `scores` allows (ties in any order), best first."""
+    groups = [sorted(r for r in scores if scores[r] == v) for v in sorted(set(scores.values()),
+                                                                          reverse=True)]
+    for parts in itertools.product(*(itertools.permutations(g) for g in groups)):
+        yield [r for part in parts for r in part]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(0, 3), min_size=2, max_size=6),
+       st.lists(st.integers(0, 3), min_size=6, max_size=6))
+def test_tie_aware_tau_ap_is_the_mean_over_every_tie_break(reference_values, other_values):
+    names = [f"r{i}" for i in range(len(reference_values))]
+    reference = dict(zip(names, map(float, reference_values), strict=True))
+    other = dict(zip(names, map(float, other_values[: len(names)]), strict=True))
+    brute = [tau_ap(a, b) for a in _every_tie_break(reference) for b in _every_tie_break(other)]
+    assert tau_ap_ties(reference, other) == pytest.approx(np.mean(brute), abs=1e-12)
+
+
+def test_tie_aware_tau_ap_without_ties_is_tau_ap_and_counts_ties():
+    truth = {r: 5.0 - k for k, r in enumerate("ABCDE")}
+    other = {r: 5.0 - k for k, r in enumerate("BACED")}
+    assert tau_ap_ties(truth, other) == pytest.approx(0.375)  # methods.md 4.5
+    # two runs tied under the other qrels: the name order used to decide
+    # (tau_AP 1.0 for A=B, -1/3 had they been named the other way round)
+    tied = {"A": 0.3, "B": 0.3, "C": 0.1}
+    reference = {"A": 0.3, "B": 0.2, "C": 0.1}
+    assert tau_ap(system_ranking(reference), system_ranking(tied)) == 1.0
+    assert tau_ap_ties(reference, tied) == pytest.approx(0.5)  # (1 + 0) / 2
+    assert (tied_pairs(tied), tied_pairs(reference)) == (1, 0)
+    comparison = compare_system_rankings(reference, tied, "other")
+    assert comparison.tau_ap == pytest.approx(0.5)
+    assert comparison.tied_pairs == 1
+    assert comparison.kendall_tau == pytest.approx(sp.kendalltau([3, 2, 1], [3, 3, 1]).statistic)
 
 
 def test_tau_ap_needs_the_same_items():

@@ -1,17 +1,25 @@
 """Adaptive judging: which pooled document to judge next, from the judgements made so far.
 
-One protocol for every strategy (docs/methods.md sections 1.2-1.7): a topic's `TopicPool`
-(the depth-k pool of the runs, and each run's ranking of it) and the judgements so far, in the
+One protocol for every strategy (docs/methods.md section 9): a topic's `TopicPool` (the
+depth-k pool of the runs, and each run's ranking of it) and the judgements so far, in the
 order they were made, give the next document(s) to judge. A strategy's state is a function of
 the judgements alone, so the same judgements always give the same next document: the live
 judging service rebuilds it from the stored judgements; the simulator keeps one `Session` per
 topic and feeds it one judgement at a time (the same answers, without the replay).
 
+A pool may hold a reserved probability sample judged apart from the strategy (`free`
+documents): the strategy never sees their labels until it picks one itself; then it reads the
+label at no cost and picks again. So the documents the strategy chooses do not depend on the
+sample, and the sample's part among the unchosen documents stays a uniform sample of them
+(`workbench.estimators`).
+
 Notation: runs r (tags sorted; "first" below means first in that order), the run's list
 L_r = its documents within the pool depth, in trec order (`pooling.ranked_list`); a run's
 *judged prefix* is the longest prefix of L_r whose documents are all judged, p_r its length,
 and x_r / n_r the relevant / judged documents in it. Pulling a run judges the first document
-of L_r that is neither judged nor already handed out.
+of L_r that is neither judged nor already handed out. A document judged through one run
+counts for every run whose judged prefix it extends (our reading, as in Losada et al.'s
+bandits, where documents already judged are observations at no cost).
 
 Strategies (`STRATEGIES`):
   depth    the depth-k pool in order of best rank, then docno (`pooling.depth_pool`): judging
@@ -19,30 +27,40 @@ Strategies (`STRATEGIES`):
   take     Take@N round robin (`pooling.take_pool`, runs in tag order).
   rrf, combsum, borda
            fusion Take@N: fused score descending (`pooling.fusion_pool`).
-  mtf      move-to-front (Cormack, Palmer & Clarke, SIGIR 1998): pull the run of highest
-           priority -(non-relevant documents in its judged prefix), ties to the first run. A
-           relevant document keeps the run's priority, so judging stays on it; a non-relevant
-           one lowers it by 1 and judging moves to the new highest (VisualPool's form of the
-           priority update, docs/methods.md 1.5).
-  hedge    Hedge (Aslam, Pavlu & Savell, CIKM 2003): rank gain g(rho) = ln D - ln rho with
-           D = depth + 1; a document a run does not retrieve within the depth gets the mean
-           gain of the ranks |L_r|+1..D (0 when |L_r| = depth). Run weights
-           w_r = beta^L_r / sum beta^L, beta = 0.8; judge argmax_d sum_r w_r g_r(d) (ties to
-           the earlier document of the depth order); then L_r += g_r(d)/2 when d is
-           non-relevant, L_r -= g_r(d)/2 when relevant.
+  mtf-cormack
+           move-to-front as Cormack, Palmer & Clarke (SIGIR 1998) describe it: every run
+           starts at priority 0 and judging takes the run at the front; a non-relevant
+           document lowers the run's priority by 1, a relevant one raises it to the highest
+           priority of any run and moves it to the front (among equal priorities, the run
+           with the latest relevant document first; then the first run).
+  mtf      move-to-front with a cumulative penalty (VisualPool's form, docs/methods.md 9.2):
+           pull the run of highest priority -(non-relevant documents in its judged prefix),
+           ties to the first run. A relevant document keeps the run's priority (it is not
+           raised), so a run never recovers the penalties of its earlier misses.
+  hedge    Hedge (Aslam, Pavlu & Savell, CIKM 2003): rank gain g(rho) = ln D - ln rho; a
+           document a run does not retrieve within the depth gets the mean gain of the ranks
+           |L_r|+1..D (0 when |L_r| = depth). Run weights w_r = beta^L_r / sum beta^L; judge
+           argmax_d sum_r w_r g_r(d) (ties to the earlier document of the depth order); then
+           L_r += g_r(d)/2 when d is non-relevant, L_r -= g_r(d)/2 when relevant. Defaults,
+           not the paper's: beta = 0.8 (VisualPool's), D = depth + 1 (ours, so that the last
+           rank gains ln((k+1)/k) > 0), and the unretrieved gain above (VisualPool's).
   ts       Thompson sampling / BLA (Losada, Parapar & Barreiro, SAC 2016, IP&M 2017): draw
            theta_r ~ Beta(1 + x_r, 1 + n_r - x_r), pull argmax theta_r. The generator is
            seeded by (seed, topic, number of judgements), so replays draw the same.
-  mm       MaxMean: pull argmax (1 + x_r) / (2 + n_r), the Beta posterior mean (ties: first).
-  mm-ns    MaxMean, non-stationary (Losada et al., IP&M 2017): the relevance rate of a run
-           falls with depth, so the counts are discounted towards the top of the prefix:
-           x_r = sum_{k<p_r} gamma^(p_r-1-k) rel_k, n_r = sum_{k<p_r} gamma^(p_r-1-k),
-           gamma = 0.9 (our reading of the paper's discount; the value is ours, not theirs).
-  al       continuous active learning (Cormack & Grossman, SIGIR 2014): a logistic regression
-           on TF-IDF of the pooled documents' texts, trained on the judgements, ranks the
-           unjudged pool; retrained after batches of growing size (1, then each batch
-           ceil(b/10) larger than the last); before both labels are seen, the depth order.
-           Needs the documents' texts and scikit-learn (the optional extra `al`).
+  mm       MaxMean (Losada et al. 2016, 2017): pull argmax (1 + x_r) / (2 + n_r), the Beta
+           posterior mean (ties: first). The default of live adaptive pools.
+  mm-discounted
+           MaxMean on discounted counts, our variant (not the published MM-NS of Losada et
+           al. 2017, whose update we have not reproduced): x_r = sum_{k<p_r} gamma^(p_r-1-k)
+           rel_k, n_r = sum_{k<p_r} gamma^(p_r-1-k), gamma = 0.9 (our default), so the
+           documents deepest in the judged prefix weigh most.
+  al       a simplified continuous active learning, after Cormack & Grossman (SIGIR 2014):
+           a logistic regression on TF-IDF of the pooled documents' texts, trained on the
+           judgements, ranks the unjudged pool; retrained after batches of growing size (1,
+           then each batch ceil(b/10) larger than the last); before both labels are seen, the
+           depth order. Not their BMI: no seed document written from the topic and no
+           presumed-non-relevant random sample in training. Needs the documents' texts and
+           scikit-learn (the optional extra `al`).
 
 Judgements of documents outside the pool are ignored. A pool whose documents are all judged
 returns no next document.
@@ -62,8 +80,10 @@ from workbench.pooling import RankedList, RankedLists
 
 Judgement = tuple[str, bool]  # (docno, relevant)
 
-HEDGE_BETA = 0.8
-MMNS_GAMMA = 0.9
+HEDGE_BETA = 0.8  # default (VisualPool's), not the paper's
+DISCOUNT_GAMMA = 0.9  # mm-discounted's default (ours)
+DEFAULT_STRATEGY = "mm"  # live adaptive pools' default
+RENAMED = {"mm-ns": "mm-discounted"}  # old name -> new name (pools record the new one)
 
 
 class StrategyError(ValueError):
@@ -115,6 +135,8 @@ class Session:
         self.judged = np.zeros(len(pool), dtype=bool)  # judged or handed out
         self.labels: dict[int, bool] = {}
         self.order: list[int] = []  # judged pool indices in the order judged
+        self.free_picks: list[str] = []  # reserved-sample documents picked (see `take`)
+        self.picks: list[str] = []  # every document `take` picked, free ones included
 
     @property
     def n_judged(self) -> int:
@@ -130,20 +152,28 @@ class Session:
         self.order.append(i)
         self._update(i, bool(relevant))
 
-    def take(self, n: int = 1) -> list[str]:
+    def take(self, n: int = 1, *, free: Mapping[str, bool] | None = None) -> list[str]:
         """The next `n` documents to judge (fewer when the pool runs out).
 
         Each is handed out before the next is chosen, without a label: a batch for one
-        assessor, not n copies of the same document.
+        assessor, not n copies of the same document. A pick among `free` (docno -> relevant:
+        a reserved sample, judged already) is observed at once, recorded in `free_picks`,
+        and does not count towards n.
         """
         chosen: list[str] = []
         while len(chosen) < n:
             i = self._pick()
             if i is None:
                 break
+            docno = self.pool.docnos[i]
+            self.picks.append(docno)
+            if free is not None and docno in free:
+                self.free_picks.append(docno)
+                self.observe(docno, free[docno])
+                continue
             self.judged[i] = True
             self._handed_out(i)
-            chosen.append(self.pool.docnos[i])
+            chosen.append(docno)
         return chosen
 
     def _pick(self) -> int | None:
@@ -205,8 +235,12 @@ class PrefixSession(Session):
             self.x[r] = self.gamma * self.x[r] + relevant
             self.n[r] = self.gamma * self.n[r] + 1
             self.nonrel[r] += not relevant
+            self._counted(r, relevant)
             p += 1
         self.prefix[r] = p
+
+    def _counted(self, r: int, relevant: bool) -> None:
+        """React to a document joining run r's judged prefix (default: nothing)."""
 
     def _next_of(self, r: int) -> int | None:
         """Run r's first document neither judged nor handed out (None: run exhausted)."""
@@ -238,13 +272,35 @@ class MoveToFrontSession(PrefixSession):
         return -self.nonrel
 
 
+class CormackMoveToFrontSession(PrefixSession):
+    """Priorities p_r (0 at start); the front among equal priorities is the run with the
+    latest relevant document (`front` stamps), then the first run."""
+
+    def __init__(self, pool: TopicPool) -> None:
+        super().__init__(pool)
+        self.priority = np.zeros(len(pool.tags))
+        self.front = np.zeros(len(pool.tags))
+        self.clock = 0
+
+    def _counted(self, r: int, relevant: bool) -> None:
+        if relevant:
+            self.clock += 1
+            self.priority[r] = self.priority.max()
+            self.front[r] = self.clock
+        else:
+            self.priority[r] -= 1
+
+    def _arm_values(self) -> np.ndarray:
+        return self.priority + self.front / (self.clock + 1)  # priorities are integers
+
+
 class MaxMeanSession(PrefixSession):
     def _arm_values(self) -> np.ndarray:
         return (1 + self.x) / (2 + self.n)
 
 
-class MaxMeanNonStationarySession(MaxMeanSession):
-    gamma = MMNS_GAMMA
+class DiscountedMaxMeanSession(MaxMeanSession):
+    gamma = DISCOUNT_GAMMA
 
 
 class ThompsonSession(PrefixSession):
@@ -402,12 +458,25 @@ STRATEGIES: dict[str, Strategy] = {
         Strategy("combsum", "fusion Take@N, CombSUM", False, _fixed(_fusion_order("combsum"))),
         Strategy("borda", "fusion Take@N, Borda count", False, _fixed(_fusion_order("borda"))),
         Strategy(
+            "mtf-cormack",
+            "move-to-front, Cormack et al.'s rule (1998): a relevant document moves the run "
+            "to the front",
+            True,
+            lambda pool, **_: CormackMoveToFrontSession(pool),
+        ),
+        Strategy(
             "mtf",
-            "move-to-front (Cormack et al. 1998)",
+            "move-to-front with a cumulative penalty (VisualPool's variant of Cormack et al. "
+            "1998)",
             True,
             lambda pool, **_: MoveToFrontSession(pool),
         ),
-        Strategy("hedge", "Hedge (Aslam et al. 2003)", True, lambda pool, **_: HedgeSession(pool)),
+        Strategy(
+            "hedge",
+            "Hedge (Aslam et al. 2003), default beta 0.8",
+            True,
+            lambda pool, **_: HedgeSession(pool),
+        ),
         Strategy(
             "ts",
             "Thompson sampling bandit (Losada et al. 2016)",
@@ -421,14 +490,15 @@ STRATEGIES: dict[str, Strategy] = {
             lambda pool, **_: MaxMeanSession(pool),
         ),
         Strategy(
-            "mm-ns",
-            "MaxMean bandit, non-stationary (Losada et al. 2017)",
+            "mm-discounted",
+            "MaxMean on counts discounted by 0.9 per rank (our variant, not the published "
+            "MM-NS)",
             True,
-            lambda pool, **_: MaxMeanNonStationarySession(pool),
+            lambda pool, **_: DiscountedMaxMeanSession(pool),
         ),
         Strategy(
             "al",
-            "continuous active learning, logistic regression on TF-IDF",
+            "simplified continuous active learning (logistic regression on TF-IDF; not BMI)",
             True,
             _active_learning,
             needs_texts=True,
@@ -441,6 +511,11 @@ ADAPTIVE = tuple(name for name, s in STRATEGIES.items() if s.adaptive)  # for li
 
 
 def get_strategy(name: str) -> Strategy:
+    if name in RENAMED:
+        raise StrategyError(
+            f"the judging strategy {name!r} is now called {RENAMED[name]!r} (our discounted "
+            "variant of MaxMean, not the published MM-NS)"
+        )
     if name not in STRATEGIES:
         raise StrategyError(
             f"unknown judging strategy {name!r}; expected one of {', '.join(STRATEGIES)}"
@@ -460,6 +535,37 @@ def start_session(
     return get_strategy(strategy).start(pool, seed=seed, qid=qid, texts=texts)
 
 
+@dataclass(frozen=True)
+class Choices:
+    """What a strategy chooses next: documents to reveal, reserved-sample documents it picked
+    on the way (judged already: they cost nothing), and both in the order picked."""
+
+    reveal: list[str]
+    free: list[str]
+    order: list[str]
+
+
+def choose(
+    strategy: str,
+    pool: TopicPool,
+    judgements: Iterable[Judgement],
+    n: int = 1,
+    *,
+    free: Mapping[str, bool] | None = None,
+    seed: int = 0,
+    qid: str = "",
+    texts: Mapping[str, str] | None = None,
+) -> Choices:
+    """The next `n` documents to reveal after `judgements` (docno, relevant: every document
+    the strategy chose so far, free ones included, in the order chosen); `free` maps the
+    reserved sample's documents the strategy has not chosen yet to their labels."""
+    session = start_session(strategy, pool, seed=seed, qid=qid, texts=texts)
+    for docno, relevant in judgements:
+        session.observe(docno, relevant)
+    reveal = session.take(n, free=free)
+    return Choices(reveal, session.free_picks, session.picks)
+
+
 def next_documents(
     strategy: str,
     pool: TopicPool,
@@ -470,11 +576,9 @@ def next_documents(
     qid: str = "",
     texts: Mapping[str, str] | None = None,
 ) -> list[str]:
-    """The next `n` documents to judge after `judgements` (docno, relevant), in judging order."""
-    session = start_session(strategy, pool, seed=seed, qid=qid, texts=texts)
-    for docno, relevant in judgements:
-        session.observe(docno, relevant)
-    return session.take(n)
+    """The next `n` documents to judge after `judgements` (docno, relevant), in judging order,
+    for a pool without a reserved sample."""
+    return choose(strategy, pool, judgements, n, seed=seed, qid=qid, texts=texts).reveal
 
 
 def remaining_relevant(labels: Sequence[bool], unjudged: int, *, window: int = 20) -> float | None:

@@ -506,6 +506,63 @@ def create_demo(store: Store) -> bool:
     return True
 
 
+def judge_first_topics(store: Store) -> None:
+    """Each demo assessor judges every document of their first assigned topic (the README's
+    screenshots and the page tests show them): the generator's grades, every fifth changed
+    so that the assessors disagree now and then, 4 s each."""
+    from workbench.services import judging
+
+    reference = generate(random.Random(SEED))[1]
+    with store.session() as session:
+        for name, _ in ASSESSORS:
+            user = user_service.get_user(session, name)
+            for assignment in assignments.assignments_for_user(session, user.id)[:1]:
+                for i, docno in enumerate(judging.document_sequence(session, assignment)):
+                    grade = reference.get(assignment.qid, {}).get(docno, 0)
+                    if (i + len(name)) % 5 == 0:
+                        grade = (grade + 1) % 3
+                    judging.record_judgement(
+                        session.connection(),
+                        assignment.id,
+                        user.id,
+                        judging.JudgementInput(docno, grade, time_spent_ms=4000),
+                    )
+
+
+MODE_DEMOS = {
+    "demo-passages": ("passages", {"per_screen": 4}),
+    "demo-pairs": ("pairwise", {"top": 3}),
+}
+"""Small campaigns of the demo's data judged in the other modes (name: mode, options)."""
+
+
+def create_mode_demos(store: Store) -> dict[str, int]:
+    """The MODE_DEMOS campaigns (once): the demo's topics, documents and runs, a depth-3 pool,
+    evidence passages on, alice and bob judging the first two topics. Their ids by name."""
+    ensure_users(store)
+    made = {}
+    with tempfile.TemporaryDirectory() as tmp, store.session() as session:
+        files = write_files(Path(tmp))
+        for name, (mode, options) in MODE_DEMOS.items():
+            try:
+                made[name] = campaigns.get_campaign(session, name).id
+                continue
+            except NotFound:
+                pass
+            campaign = campaigns.create_campaign(session, name, description=f"Demo: {mode}.")
+            importing.import_topics(session, campaign, files["topics"][0])
+            importing.import_documents(session, campaign, files["documents"])
+            importing.import_runs(session, campaign, files["runs"])
+            campaigns.set_judging(session, campaign, mode=mode, options=options, evidence=True)
+            pool = pools.build_pool(session, campaign, strategy="depth", depth=3, seed=SEED)
+            for user_name in ("alice", "bob"):
+                user = user_service.get_user(session, user_name)
+                for topic in TOPICS[:2]:
+                    assignments.assign(session, pool, topic.statement.qid, user)
+            made[name] = campaign.id
+    return made
+
+
 def logins() -> list[tuple[str, str, str]]:
     """(username, password, role) of the demo accounts."""
     return [(*ADMIN, "admin")] + [(name, password, "assessor") for name, password in ASSESSORS]

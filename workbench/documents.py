@@ -177,9 +177,9 @@ def _block_lines(chunk: bytes, number: int, name: str, sizes: SizeLimits) -> Ite
         text = chunk.decode("utf-8")
     except UnicodeDecodeError as error:
         start = chunk.rfind(b"\n", 0, error.start) + 1
-        shown = chunk[start : chunk.find(b"\n", error.start)].decode("utf-8", "replace")
         at = number + chunk.count(b"\n", 0, error.start) + 1
-        raise TrecFormatError(name, at, shown.rstrip("\r"), UTF8) from None
+        raw = chunk[start : chunk.find(b"\n", error.start)]
+        raise TrecFormatError.of_bytes(name, at, raw, UTF8) from None
     if "\x00" in text:
         at = text.index("\x00")
         shown = text[text.rfind("\n", 0, at) + 1 : text.find("\n", at)]
@@ -219,7 +219,7 @@ _SPACES = frozenset(" \t\r\f\v\n")
 
 
 def _head(data: bytes) -> str:
-    return data[:80].decode("utf-8", "replace") + "..."
+    return data[:80].decode("utf-8", "backslashreplace") + "..."
 
 
 def _expands_beyond(sizes: SizeLimits, budget: int) -> str:

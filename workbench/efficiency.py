@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from workbench import json_input
 
 MAX_BYTES = 20_000_000
 MAX_TEXT = 200  # characters of hardware or a run tag
@@ -99,9 +100,10 @@ def _finish(run: str, figures: Mapping[str, Any], per_query: dict[str, float]) -
 
 def _read_json(text: str, name: str) -> list[Efficiency]:
     try:
-        document = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise EfficiencyFormatError(f"{name}:{error.lineno}: not JSON: {error.msg}") from None
+        document = json_input.loads(text)
+    except json_input.JsonInputError as error:
+        where = f"{name}:{error.line}" if error.line is not None else name
+        raise EfficiencyFormatError(f"{where}: {error}") from None
     objects = document if isinstance(document, list) else [document]
     records = []
     for index, item in enumerate(objects, start=1):

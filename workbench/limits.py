@@ -22,6 +22,8 @@ GRADE_KEY = 8
 USERNAME = 80
 POOL_NAME = 120
 QUERY_LOG_NAME = 120
+MACHINE_JUDGE_NAME = 120
+MACHINE_MODEL = 200
 FILE_NAME = 500
 USERNAME_KEY = 4 * USERNAME
 """A username's case-folded form (``str.casefold`` may lengthen a name, at most threefold)."""
@@ -33,6 +35,8 @@ DESCRIPTION = 20_000
 """A campaign's description."""
 REASON = 10_000
 """An adjudicator's reason."""
+EVIDENCE_SPANS = 20
+"""The most evidence passages an assessor marks in one document."""
 
 API_BODY_BYTES = 64 * 1024
 """The largest request body of the JSON API (a judgement is a few hundred bytes)."""

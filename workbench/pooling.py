@@ -19,6 +19,7 @@ Strategies (docs/methods.md section 1):
               first stratum whose bound >= its best rank, and ceil(p_s * N_s) of the N_s
               documents of stratum s sampled uniformly without replacement; a document's
               inclusion probability is n_s / N_s; unsampled ones are exported as -1 (infAP).
+  prior       a Poisson sample of the depth-D universe, pi ~ AP prior (`estimators.prior_pool`)
 
 Every pooled document records its best rank, the number of runs retrieving it (within the
 considered depth) and the NTCIR priority n_runs + 1 / (1 + sum of its ranks): more runs
@@ -37,6 +38,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, NamedTuple, Protocol, 
 import numpy as np
 from scipy import sparse
 
+from workbench.estimators import prior_pool
 from workbench.trec.order import trec_order
 
 if TYPE_CHECKING:
@@ -383,6 +385,20 @@ class StratifiedParams:
 
 
 @dataclass(frozen=True)
+class PriorParams:
+    budget: int = field(metadata=_option("documents per topic", minimum=1))
+    depth: int = field(
+        default=100, metadata=_option("pool depth k (every run's top k documents)", minimum=1)
+    )
+
+    def record(self) -> dict[str, Any]:
+        return {"budget": self.budget, "depth": self.depth}
+
+    def describe(self) -> str:
+        return f"{self.budget} documents expected per topic, by the AP prior of depth {self.depth}"
+
+
+@dataclass(frozen=True)
 class PoolingContext:
     """What a strategy may use beyond its parameters: the recorded run order, the topic's
     random generator, and documents already pooled (an extension leaves them out)."""
@@ -505,6 +521,12 @@ STRATEGIES: dict[str, Strategy[Any]] = {
             StratifiedParams,
             _stratified,
             "a stratified sample by best rank (infAP); unsampled documents export as -1",
+        ),
+        Strategy(
+            "prior",
+            PriorParams,
+            lambda lists, p, c: prior_pool(lists, p.budget, p.depth, c.rng, exclude=c.exclude),
+            "a sample proportional to the AP prior (statAP); unsampled documents export as -1",
         ),
     )
 }

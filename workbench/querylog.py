@@ -61,9 +61,20 @@ KEY_FILE = "querylog_key"
 SESSION_PREFIX = "session:"  # sessions hash apart from users: a session named like a user differs
 
 _SPACE = re.compile(r"\s+")
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
-_URL = re.compile(r"(?:\b[a-z][a-z0-9+.-]*://|\bwww\.)\S+", re.IGNORECASE)
-_DIGITS = re.compile(rf"\d(?:[ .-]?\d){{{MIN_DIGITS - 1},}}")
+_EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]++@[\w-]++(?:\.[\w-]++)+")
+"""An e-mail address. Linear time: an address starts only where a run of its characters starts
+(the look-behind), and possessive runs never give back what they took, so a long run without
+'@' (``a.a.a...``) is read once, not once per starting position (which took quadratic time)."""
+_URL = re.compile(
+    r"(?:(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*+://|\bwww\.)\S+", re.IGNORECASE
+)
+"""A URL: a scheme and ``://``, or ``www.``, then everything up to white space; linear for the
+same reasons as `_EMAIL`."""
+_DIGIT_GAP = r"[\s.,/_\-\u2010-\u2015\u2212]{0,3}"
+"""What may stand between the digits of a masked number: up to three white space characters,
+dots, commas, slashes, underscores or dashes (``4111 1111``, ``123,456,789``, ``12/34/56``,
+``0171  234-5678``)."""
+_DIGITS = re.compile(rf"\d(?:{_DIGIT_GAP}\d){{{MIN_DIGITS - 1},}}")
 EMAIL_MASK, URL_MASK, NUMBER_MASK = "[email]", "[url]", "[number]"
 
 
@@ -317,8 +328,9 @@ def read_query_mapping(path: str | os.PathLike[str]) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class MaskedQuery:
-    """A query with e-mail addresses, URLs and runs of >= 6 digits (single spaces, dots or
-    hyphens between them allowed: phone, card and account numbers) replaced by masks."""
+    """A query in Unicode NFKC form with its white space runs made one space, and e-mail
+    addresses, URLs and runs of >= 6 digits (up to three separators between them: phone,
+    card and account numbers) replaced by masks."""
 
     text: str
     emails: int
@@ -326,10 +338,19 @@ class MaskedQuery:
     numbers: int
 
 
+def canonical_query(text: str) -> str:
+    """The query as typed, in Unicode NFKC form (fullwidth and compatibility characters made
+    plain: ``＠`` is ``@``, no-break and thin spaces are spaces, ``４`` is ``4``), its runs of
+    white space made one space, without leading or trailing space. Masking reads this form,
+    so that no compatibility character hides an address or a number from it."""
+    return _SPACE.sub(" ", unicodedata.normalize("NFKC", text)).strip()
+
+
 def mask_query(text: str) -> MaskedQuery:
     """Mask e-mail addresses, then URLs, then long digit runs (in that order, so an address's
-    domain is not read as a URL)."""
-    text, emails = _EMAIL.subn(EMAIL_MASK, text)
+    domain is not read as a URL) in the query's canonical form (`canonical_query`): normalise
+    first, mask after. Each pattern takes time linear in the text."""
+    text, emails = _EMAIL.subn(EMAIL_MASK, canonical_query(text))
     text, urls = _URL.subn(URL_MASK, text)
     text, numbers = _DIGITS.subn(NUMBER_MASK, text)
     return MaskedQuery(text, emails, urls, numbers)
@@ -371,7 +392,8 @@ def load_or_create_key(folder: str | os.PathLike[str]) -> bytes:
 @dataclass(frozen=True)
 class AnonymisedImpression(LoggedImpression):
     """An impression as stored: hashed session and user ids, the masked query text (as typed
-    otherwise) and its key (`normalise_query` of the masked text)."""
+    otherwise, in its canonical form: `mask_query`) and its key (`normalise_query` of the
+    masked text)."""
 
     query_key: str
 
@@ -448,11 +470,15 @@ class LogAnonymiser:
         self._kept = _Tally()
 
     def observe(self, impressions: Iterable[LoggedImpression]) -> None:
+        """Count each query's distinct users, up to k (all the rule needs: memory grows with
+        the distinct queries, not with the impressions)."""
         for imp in impressions:
             user = keyed_hash(self.key, imp.user)
             masked = mask_query(imp.query)
             key = normalise_query(masked.text)
-            self._users_of.setdefault(key, set()).add(user)
+            users = self._users_of.setdefault(key, set())
+            if len(users) < self.min_users:
+                users.add(user)
             self._read.add(user, key)
             for kind in self._masked:
                 if getattr(masked, kind):

@@ -18,7 +18,8 @@ Reported per strategy and budget (`BudgetResult`):
 - for MAP, P@10 and nDCG@10: Kendall's tau-b and tau_AP (`workbench.stats`) between the
   runs' ranking by the measure under the full qrels and under the budget's qrels, and the
   largest rank change; bpref and infAP: the same against the full qrels' MAP ranking (they
-  estimate it);
+  are meant to estimate it, but an adaptive strategy's unjudged documents are no uniform
+  sample, so both are biased here: `estimate_simulation` measures by how much);
 - reusability (leave-one-group-out): each group's runs are left out of the pool, the strategy
   judges the other runs' pool with the same per-topic budget, and the left-out runs' MAP
   under those qrels is compared with their MAP under the full qrels: the mean and largest
@@ -131,11 +132,17 @@ class Simulation:
 
 
 @dataclass(frozen=True)
-class _Topic:
+class Topic:
+    """One simulated topic: its depth-k pool, the judge's grades and the truly relevant."""
+
     qid: str
     pool: adaptive.TopicPool
     grades: Mapping[str, int]  # the judge's label per pooled document (noise applied)
     truly_relevant: frozenset[str]  # in the pool, by the full qrels
+
+    def labels(self, level: int) -> np.ndarray:
+        """The judge's relevance of each pooled document, in pool order."""
+        return np.array([is_relevant(self.grades[d], level) for d in self.pool.docnos])
 
 
 def noisy_grades(
@@ -173,9 +180,31 @@ def _ranked_lists(runs: Sequence[Run], qid: str, depth: int) -> dict[str, poolin
     return result
 
 
+def judging_order(
+    strategy: str,
+    topic: Topic,
+    pool: adaptive.TopicPool,
+    limit: int,
+    *,
+    level: int,
+    seed: int,
+    texts: Mapping[str, str] | None,
+) -> list[str]:
+    """The documents the strategy judges on `pool`, one at a time, in order, up to `limit`."""
+    session = adaptive.start_session(strategy, pool, seed=seed, qid=topic.qid, texts=texts)
+    order: list[str] = []
+    while len(order) < limit:
+        chosen = session.take(1)
+        if not chosen:
+            break
+        order.append(chosen[0])
+        session.observe(chosen[0], is_relevant(topic.grades[chosen[0]], level))
+    return order
+
+
 def _judging_orders(
     strategy: str,
-    topics: Sequence[_Topic],
+    topics: Sequence[Topic],
     pools: Mapping[str, adaptive.TopicPool],
     limit: Mapping[str, int],
     *,
@@ -184,23 +213,16 @@ def _judging_orders(
     texts: Mapping[str, str] | None,
 ) -> dict[str, list[str]]:
     """qid -> the documents the strategy judges, in order, up to `limit[qid]`."""
-    orders = {}
-    for topic in topics:
-        pool = pools[topic.qid]
-        session = adaptive.start_session(strategy, pool, seed=seed, qid=topic.qid, texts=texts)
-        order: list[str] = []
-        while len(order) < limit[topic.qid]:
-            chosen = session.take(1)
-            if not chosen:
-                break
-            order.append(chosen[0])
-            session.observe(chosen[0], is_relevant(topic.grades[chosen[0]], level))
-        orders[topic.qid] = order
-    return orders
+    return {
+        t.qid: judging_order(
+            strategy, t, pools[t.qid], limit[t.qid], level=level, seed=seed, texts=texts
+        )
+        for t in topics
+    }
 
 
 def _budget_qrels(
-    topics: Sequence[_Topic],
+    topics: Sequence[Topic],
     orders: Mapping[str, list[str]],
     counts: Mapping[str, int],
     pools: Mapping[str, adaptive.TopicPool],
@@ -241,6 +263,65 @@ def _agreement(
     )
 
 
+def check_inputs(
+    runs: Sequence[Run],
+    *,
+    noise: float = 0.0,
+    judges: int = 1,
+    depth: int,
+    strategies: Sequence[str] = (),
+    texts: Mapping[str, str] | None = None,
+) -> None:
+    """Refuse what no simulation can use (one home for every simulation's checks); an
+    unknown strategy raises `adaptive.StrategyError`."""
+    if not 0 <= noise < 0.5:
+        raise SimulationError(f"noise must be in [0, 0.5); got {noise}")
+    if judges < 1:
+        raise SimulationError(f"judges must be a positive integer; got {judges}")
+    if depth < 1:
+        raise SimulationError(f"depth must be a positive integer; got {depth}")
+    if len(runs) < 2:
+        raise SimulationError("a simulation needs at least two runs to rank")
+    tags = [r.tag for r in runs]
+    if len(set(tags)) != len(tags):
+        twice = sorted({t for t in tags if tags.count(t) > 1})
+        raise SimulationError(f"two runs share a tag: {', '.join(twice)}")
+    for name in strategies:
+        if adaptive.get_strategy(name).needs_texts and texts is None:
+            raise SimulationError(f"strategy {name!r} needs the documents' texts (--documents)")
+
+
+def prepare_topics(
+    qrels: Mapping[str, Mapping[str, int]],
+    runs: Sequence[Run],
+    *,
+    depth: int,
+    relevance_level: int,
+    noise: float = 0.0,
+    judges: int = 1,
+    seed: int = 0,
+) -> tuple[list[Topic], list[str]]:
+    """The topics with a relevant document and a non-empty pool, and notes on those left out."""
+    topics: list[Topic] = []
+    notes: list[str] = []
+    for qid in sorted(qrels):
+        full = qrels[qid]
+        if not any(is_relevant(g, relevance_level) for g in full.values()):
+            continue
+        pool = adaptive.TopicPool.build(_ranked_lists(runs, qid, depth), depth)
+        if not len(pool):
+            notes.append(f"topic {qid}: no run retrieved a document; left out")
+            continue
+        grades = noisy_grades(
+            qid, pool.docnos, full, level=relevance_level, noise=noise, judges=judges, seed=seed
+        )
+        relevant = frozenset(d for d in pool.docnos if is_relevant(full.get(d, 0), relevance_level))
+        topics.append(Topic(qid, pool, grades, relevant))
+    if not topics:
+        raise SimulationError("no topic has both a relevant document and a pooled document")
+    return topics, notes
+
+
 def simulate(
     qrels: Mapping[str, Mapping[str, int]],
     runs: Sequence[Run],
@@ -257,43 +338,15 @@ def simulate(
     texts: Mapping[str, str] | None = None,
 ) -> Simulation:
     """Replay each strategy on every topic and report each budget (see the module docstring)."""
-    if not 0 <= noise < 0.5:
-        raise SimulationError(f"noise must be in [0, 0.5); got {noise}")
-    if judges < 1:
-        raise SimulationError(f"judges must be a positive integer; got {judges}")
-    if depth < 1:
-        raise SimulationError(f"depth must be a positive integer; got {depth}")
-    if len(runs) < 2:
-        raise SimulationError("a simulation needs at least two runs to rank")
+    check_inputs(runs, noise=noise, judges=judges, depth=depth, strategies=strategies,
+                 texts=texts)  # fmt: skip
     tags = [r.tag for r in runs]
-    if len(set(tags)) != len(tags):
-        twice = sorted({t for t in tags if tags.count(t) > 1})
-        raise SimulationError(f"two runs share a tag: {', '.join(twice)}")
-    for name in strategies:
-        strategy = adaptive.get_strategy(name)
-        if strategy.needs_texts and texts is None:
-            raise SimulationError(f"strategy {name!r} needs the documents' texts (--documents)")
     groups = dict(groups or {})
     unit = {tag: groups.get(tag, tag) for tag in tags}
-
-    topics: list[_Topic] = []
-    notes: list[str] = []
-    for qid in sorted(qrels):
-        full = qrels[qid]
-        if not any(is_relevant(g, relevance_level) for g in full.values()):
-            continue
-        ranked_lists = _ranked_lists(runs, qid, depth)
-        pool = adaptive.TopicPool.build(ranked_lists, depth)
-        if not len(pool):
-            notes.append(f"topic {qid}: no run retrieved a document; left out")
-            continue
-        grades = noisy_grades(
-            qid, pool.docnos, full, level=relevance_level, noise=noise, judges=judges, seed=seed
-        )
-        relevant = frozenset(d for d in pool.docnos if is_relevant(full.get(d, 0), relevance_level))
-        topics.append(_Topic(qid, pool, grades, relevant))
-    if not topics:
-        raise SimulationError("no topic has both a relevant document and a pooled document")
+    topics, notes = prepare_topics(
+        qrels, runs, depth=depth, relevance_level=relevance_level, noise=noise, judges=judges,
+        seed=seed,
+    )  # fmt: skip
     qids = [t.qid for t in topics]
     reference_qrels = Qrels.from_dict({q: dict(qrels[q]) for q in qids})
     reference = _scores(reference_qrels, runs, relevance_level)

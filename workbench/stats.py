@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Literal, TypedDict
+from typing import Any, Literal, TypedDict
 
 import numpy as np
 from scipy import stats
@@ -49,6 +49,7 @@ class TestResult:
     ci: tuple[float, float] | None = None
     confidence: float = 0.95
     n_resamples: int | None = None
+    method: str | None = None  # how the p-value was computed, when the test has a choice
 
 
 @dataclass(frozen=True)
@@ -186,17 +187,50 @@ def paired_t_test(x, y, *, confidence: float = 0.95) -> TestResult:
     )  # fmt: skip
 
 
+WILCOXON_EXACT_MAX_N = 50  # untied differences: exact null distribution up to this many
+WILCOXON_PERMUTATION_MAX_N = 13  # tied differences: all 2^n sign flips up to this many
+
+
+def wilcoxon_method(d: np.ndarray) -> str:
+    """How `wilcoxon_test` computes the p-value of the non-zero differences ``d``: 'exact'
+    (untied |d|, n <= 50), 'permutation' (tied |d|, n <= 13: all 2^n sign flips) or
+    'asymptotic' (normal approximation with the tie correction, no continuity correction).
+
+    This is scipy 1.17's method='auto' written out, so that a scipy release that changes
+    its default cannot change our p-values silently.
+    """
+    n = len(d)
+    tied = len(np.unique(np.abs(d))) < n
+    if not tied and n <= WILCOXON_EXACT_MAX_N:
+        return "exact"
+    if tied and n <= WILCOXON_PERMUTATION_MAX_N:
+        return "permutation"
+    return "asymptotic"
+
+
 def wilcoxon_test(x, y) -> TestResult:
-    """Wilcoxon signed-rank test on d_t, zero differences dropped (scipy ``wilcoxon``,
-    zero_method='wilcox'); p = 1 when every difference is zero."""
+    """Wilcoxon signed-rank test on d_t, zero differences dropped (zero_method='wilcox');
+    p = 1 when every difference is zero. The p-value method (`wilcoxon_method`) is passed
+    to scipy ``wilcoxon`` explicitly and recorded in the result's ``method``."""
     d = _differences(x, y)
-    if not d.any():
-        statistic, p = 0.0, 1.0
+    nonzero = d[d != 0]
+    if not len(nonzero):
+        statistic, p, method = 0.0, 1.0, "none (every difference is zero)"
     else:
-        result = stats.wilcoxon(d, zero_method="wilcox")
+        method = wilcoxon_method(nonzero)
+        how: Any = (
+            stats.PermutationMethod(n_resamples=np.inf) if method == "permutation" else method
+        )
+        result = stats.wilcoxon(nonzero, zero_method="wilcox", correction=False, method=how)
         statistic, p = float(result.statistic), float(result.pvalue)
     return TestResult("Wilcoxon signed-rank test", statistic, p, mean_difference=float(d.mean()),
-                      **_counts(d))  # fmt: skip
+                      method=method, **_counts(d))  # fmt: skip
+
+
+def binomial_p_value(wins: int, n: int) -> float:
+    """Two-sided exact binomial test of ``wins`` successes in ``n`` trials at 1/2 (scipy
+    ``binomtest``): the sign test's p-value."""
+    return float(stats.binomtest(wins, n, 0.5).pvalue)
 
 
 def sign_test(x, y) -> TestResult:
@@ -205,7 +239,7 @@ def sign_test(x, y) -> TestResult:
     d = _differences(x, y)
     counts = _counts(d)
     decided = counts["wins"] + counts["losses"]
-    p = float(stats.binomtest(counts["wins"], decided, 0.5).pvalue) if decided else 1.0
+    p = binomial_p_value(counts["wins"], decided) if decided else 1.0
     return TestResult("sign test", float(counts["wins"]), p, mean_difference=float(d.mean()),
                       **counts)  # fmt: skip
 
@@ -530,6 +564,45 @@ def tau_ap_symmetric(a_order: Sequence[str], b_order: Sequence[str]) -> float:
     return (tau_ap(a_order, b_order) + tau_ap(b_order, a_order)) / 2
 
 
+def tau_ap_ties(reference: Mapping[str, float], other: Mapping[str, float]) -> float:
+    """tau_AP of two rankings given by scores (higher = better), tie-aware: the mean of
+    `tau_ap` over every way of breaking the ties of both rankings, each equally likely.
+
+    Exact, in O(N^2): for a run i whose tie group in ``other`` starts after p runs and holds
+    t, its position is p + 1 + k with k uniform on 0..t-1; a run j above it in ``other``
+    adds q(j, i) / (p + k) (q = 1 when the reference ranks j above i, 1/2 when they tie,
+    0 otherwise), and a run j tied with it is above it with probability k / (t - 1). Without
+    ties this is `tau_ap`; with ties only in ``other`` it is Urbano & Marrero's tau_AP_a
+    ("The treatment of ties in AP correlation", ICTIR 2017). `system_ranking`'s name order
+    is not used, so two runs with equal scores no longer score as if one were better.
+    """
+    runs = sorted(reference)
+    if set(reference) != set(other):
+        raise ValueError("both score mappings must hold the same runs")
+    n = len(runs)
+    if n < 2:
+        raise ValueError("tau_AP needs at least two items")
+    ref = np.array([reference[r] for r in runs], dtype=float)
+    oth = np.array([other[r] for r in runs], dtype=float)
+    q = np.where(ref[:, None] > ref[None, :], 1.0, np.where(ref[:, None] == ref[None, :], 0.5, 0))
+    total = 0.0
+    for i in range(n):
+        above = oth > oth[i]
+        tied = (oth == oth[i]) & (np.arange(n) != i)
+        p, t = int(above.sum()), int(tied.sum()) + 1
+        slots = p + np.arange(t)  # positions - 1 that run i may take
+        s_above = float(np.sum(1 / slots[slots > 0])) / t
+        s_within = float(np.sum(np.arange(1, t) / (t - 1) / slots[1:])) / t if t > 1 else 0.0
+        total += s_above * q[above, i].sum() + s_within * q[tied, i].sum()
+    return 2 * total / (n - 1) - 1
+
+
+def tied_pairs(scores: Mapping[str, float]) -> int:
+    """Pairs of runs with equal scores."""
+    _, counts = np.unique(np.array(list(scores.values()), dtype=float), return_counts=True)
+    return int((counts * (counts - 1) // 2).sum())
+
+
 def rank_changes(reference: Mapping[str, float], other: Mapping[str, float]) -> list[RankChange]:
     """Runs whose position differs between the rankings by ``reference`` and ``other``
     scores (see :func:`ranking`), in reference order."""
@@ -550,21 +623,23 @@ class RankingComparison:
 
     qrels: str
     kendall_tau: float
-    tau_ap: float
+    tau_ap: float  # tie-aware (`tau_ap_ties`)
     order: list[str]
     changes: list[RankChange]  # the runs whose position differs from the reference
+    tied_pairs: int = 0  # pairs of runs tied in the reference or in this ranking
 
 
 def compare_system_rankings(
     reference: Mapping[str, float], other: Mapping[str, float], label: str
 ) -> RankingComparison:
-    """Kendall's tau and tau_AP (reference = ground truth) and the runs that moved."""
-    reference_order, order = system_ranking(reference), system_ranking(other)
+    """Kendall's tau-b and the tie-aware tau_AP (reference = ground truth), the runs that
+    moved, and how many pairs of runs are tied (their order in `order` is by name only)."""
     enough = len(reference) >= 2
     return RankingComparison(
         label,
         kendall_tau(reference, other) if enough else math.nan,
-        tau_ap(reference_order, order) if enough else math.nan,
-        order,
+        tau_ap_ties(reference, other) if enough else math.nan,
+        system_ranking(other),
         rank_changes(reference, other),
+        tied_pairs(reference) + tied_pairs(other),
     )

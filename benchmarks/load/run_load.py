@@ -155,9 +155,17 @@ class Server:
     """`workbench --db URL serve` in a subprocess (its own process group) on HOST:port."""
 
     def __init__(
-        self, database_url: str, workdir: Path, *, port: int = 0, workers: int = 2, threads: int = 2
+        self,
+        database_url: str,
+        workdir: Path,
+        *,
+        port: int = 0,
+        workers: int = 2,
+        threads: int = 2,
+        env: dict[str, str] | None = None,
     ):
         self.database_url = database_url
+        self.env = env or {}
         self.workdir = workdir
         self.port = port or free_port()
         self.workers = workers
@@ -171,7 +179,8 @@ class Server:
         self.workdir.mkdir(parents=True, exist_ok=True)
         log = open(self.workdir / "server.log", "ab")  # noqa: SIM115 - owned by the child
         # simulated assessors judge faster than people: no per-assessor submit rate limit
-        env = {**os.environ, "WORKBENCH_JUDGE_SUBMITS_PER_SECOND": "0"}
+        # unless `env` sets one
+        env = {**os.environ, "WORKBENCH_JUDGE_SUBMITS_PER_SECOND": "0", **self.env}
         self.process = subprocess.Popen(
             command, cwd=self.workdir, stdout=log, stderr=log, start_new_session=True, env=env
         )

@@ -4,7 +4,7 @@
 comment lines that opened the run's file (the `#` taken off), or NULL for a run without them.
 
 Revision ID: r30_ecosystem_run_metadata
-Revises: h_jobs_report_results
+Revises: r29_harden
 Create Date: 2026-11-26 13:00:00
 """
 
@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "r30_ecosystem_run_metadata"
-down_revision = "h_jobs_report_results"
+down_revision = "r29_harden"
 branch_labels = None
 depends_on = None
 

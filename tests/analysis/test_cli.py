@@ -70,24 +70,30 @@ def test_evaluate_formats(evaluated, database_url):
         table = service.evaluate_campaign(s, get_campaign(s, "demo"), measures=["map"])
     as_json = _run(database_url, "evaluate", "--campaign", "demo", "-m", "map", "--format", "json")
     assert as_json.exit_code == 0, as_json.output
-    document = json.loads(as_json.output)
-    maps = {r["tag"]: r["summary"]["map"] for r in document["evaluation"]["runs"]}
+    document = json.loads(as_json.stdout)
+    sections = {s["name"]: s for s in document["sections"]}
+    maps = {r["tag"]: r["summary"]["map"] for r in sections["summary"]["data"]["runs"]}
     assert maps == {r.tag: r.summary["map"] for r in table.runs}
-    assert document["comparisons"]["test"] == "paired t-test"
+    assert sections["pairwise-tests"]["data"]["test"] == "paired t-test"
     text = _run(database_url, "evaluate", "--campaign", "demo", "-m", "map", "--test", "wilcoxon",
-                "--correction", "bonferroni", "--stability", "--reusability", "group")  # fmt: skip
+                "--correction", "bonferroni", "--section", "ranking-stability",
+                "--section", "reusability-group", "--section", "pairwise-tests")  # fmt: skip
     assert text.exit_code == 0, text.output
     assert "Bonferroni" in text.output and "Leave-one-group-out" in text.output
-    assert "Kendall tau" in text.output
+    assert "Kendall tau" in text.output and "Leave-one-run-out" not in text.output
     trec = _run(database_url, "evaluate", "--campaign", "demo", "-m", "P.5", "--format", "trec")
     assert "P_5                   \tq1\t" in trec.output
     md = _run(database_url, "evaluate", "--campaign", "demo", "--format", "md", "--qrels", "bob",
-              "--per-topic")  # fmt: skip
-    assert md.output.startswith("*Effectiveness") and "| a | runA |" in md.output
+              "--section", "summary", "--section", "per-topic")  # fmt: skip
+    assert md.output.startswith("# Evaluation of demo against the assessor bob qrels")
+    assert "| a | runA |" in md.output
     assert "*map per topic (assessor bob qrels).*" in md.output and "| q3 |" in md.output
-    csv = _run(database_url, "evaluate", "--campaign", "demo", "-m", "map", "--format", "csv")
-    assert csv.stdout.splitlines()[0] == ",Run,map,map marks,Missing topics"
-    assert "note: Every run is evaluated over the 3 judged topics" in csv.stderr
+    csv = _run(database_url, "evaluate", "--campaign", "demo", "-m", "map", "--format", "csv",
+               "--section", "summary")  # fmt: skip
+    rows = csv.stdout.splitlines()
+    assert rows[0] == "Evaluation of demo against the final qrels"
+    assert ",Run,map,map marks,Missing topics" in rows
+    assert any(r.startswith("Every run is evaluated over the 3 judged topics") for r in rows)
 
 
 def test_evaluate_refuses_unknown_qrels_and_measures(evaluated, database_url, tmp_path):
@@ -107,7 +113,7 @@ def test_evaluate_trec_format_is_trec_evals_output_for_the_same_flags(
     """`evaluate --format trec -m X` == `trec-eval -c -q -l LEVEL -m X QRELS RUN` for each run
     (missing topics score 0, the campaign convention): no runid line unless asked, summary-only
     gm_map in the summary."""
-    from workbench.services import evaluation as service
+    from workbench.services import evaluation_inputs as service
     from workbench.services.campaigns import get_campaign
     from workbench.trec import Run, write_qrels, write_run
     from workbench.trec_eval_command import run_trec_eval
@@ -144,12 +150,14 @@ def test_evaluate_trec_format_is_trec_evals_output_for_the_same_flags(
     assert with_runid.stdout.count("runid                 \tall\t") == len(runs)
 
 
-def test_evaluate_refuses_summary_only_measures_outside_the_trec_format(evaluated, database_url):
-    """gm_map has no per-topic values: refused with the reason, never silently dropped."""
-    for fmt in ("json", "text", "csv"):
+def test_summary_only_measures_are_in_the_summary_of_every_format(evaluated, database_url):
+    """gm_map has no per-topic values: in the summary table, and the per-topic table and the
+    tests say why they leave it out (it was refused before)."""
+    for fmt in ("json", "text", "csv", "md", "latex"):
         result = _run(
             database_url, "evaluate", "--campaign", "demo", "-m", "gm_map", "-m", "map",
             "--format", fmt,
         )  # fmt: skip
-        assert result.exit_code == 1
-        assert "gm_map: trec_eval gives no per-topic value" in result.output
+        assert result.exit_code == 0, result.output
+        text = result.output.replace("\\_", "_").replace("\n", " ")  # LaTeX escapes _
+        assert "gm_map" in text and "trec_eval gives no per-topic value" in text

@@ -17,6 +17,8 @@ from workbench.reports import evaluation as report
 from workbench.reports.agreement import agreement_tables
 from workbench.reports.tables import FORMATS, render
 from workbench.services import evaluation as service
+from workbench.services import evaluation_inputs as inputs
+from workbench.services import evaluation_stability as stable
 from workbench.services.adjudication import MergeSpec, apply_rule
 from workbench.services.agreement import agreement_report
 from workbench.services.campaigns import get_campaign
@@ -107,9 +109,11 @@ def test_demo_evaluation_report_equals_the_exported_qrels(demo_store, tmp_path):
                                            n_resamples=2000)  # fmt: skip
         runs = {r.tag: load_run(s, r).to_dict() for r in s.scalars(select(Run))}
         reference = service.evaluate_campaign(s, campaign, "demo-reference", ["map"])
-        choices = service.qrels_choices(s, campaign)
-        stability = service.ranking_stability(s, campaign, "map")
-        loro = service.leave_out(s, campaign, measure="map", by="run")
+        choices = inputs.qrels_choices(s, campaign)
+        maps = service.evaluate_campaign(s, campaign, "final", ["map"])
+        stability = stable.ranking_stability(s, campaign, maps, inputs.Scope())
+        final = inputs.resolve_qrels(s, campaign, "final")
+        loro = stable.leave_out(s, campaign, maps, final, inputs.Scope(), by="run")
     assert choices == ["final", "alice", "bob", "carol", "demo-reference"]
     qrels: dict[str, dict[str, int]] = {}
     for line in path.read_text().splitlines():
@@ -133,7 +137,11 @@ def test_demo_evaluation_report_equals_the_exported_qrels(demo_store, tmp_path):
         assert render(report.runs_table(table, comparisons), fmt)
     latex = render(report.runs_table(table, comparisons), "latex")
     assert "randomization test" in latex and "Holm" in latex and r"\textbf{" in latex
-    trec = report.trec_eval_text(table)
+    with demo_store.session() as s:
+        campaign = get_campaign(s, demo.CAMPAIGN)
+        named = inputs.resolve_qrels(s, campaign, "final")
+        runs = inputs.load_runs(s, campaign)
+        trec = service.trec_eval_output(runs, named, ["runid", "map"], table.scope, 1)
     assert trec.count("runid") == 5
     document = json.loads(render(report.reusability_table(loro), "json"))
     assert len(document["rows"]) == 5

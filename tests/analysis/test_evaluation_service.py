@@ -10,6 +10,8 @@ from statsmodels.stats.multitest import multipletests
 
 from tests.analysis.conftest import RUNS
 from workbench.services import evaluation as service
+from workbench.services import evaluation_inputs as inputs
+from workbench.services import evaluation_stability as stable
 from workbench.services.campaigns import get_campaign
 from workbench.services.errors import ServiceError
 
@@ -34,7 +36,7 @@ def reference(qrels, tag, measures=("map", "P.10", "ndcg_cut.10")):
 
 def test_final_qrels_are_the_adjudicated_labels(evaluated):
     with evaluated.session() as s:
-        assert service.resolve_qrels(s, get_campaign(s, "demo"), "final").qrels == FINAL
+        assert inputs.resolve_qrels(s, get_campaign(s, "demo"), "final").qrels == FINAL
 
 
 def test_every_run_is_evaluated_like_pytrec_eval(evaluated):
@@ -109,8 +111,8 @@ def test_significance_marks_follow_the_corrected_p_values(evaluated):
 def test_ranking_stability_against_scipy_kendall(evaluated):
     with evaluated.session() as s:
         campaign = get_campaign(s, "demo")
-        stability = service.ranking_stability(s, campaign, "map")
         final = service.evaluate_campaign(s, campaign, "final", ["map"])
+        stability = stable.ranking_stability(s, campaign, final, inputs.Scope())
         bob = service.evaluate_campaign(s, campaign, "bob", ["map"])
     assert [c.qrels for c in stability.comparisons] == [
         "assessor alice",
@@ -130,9 +132,17 @@ def test_ranking_stability_against_scipy_kendall(evaluated):
     assert moved == {t for i, t in enumerate(order) if stability.reference_order[i] != t}
 
 
+def leave_out(session, by: str, qrels: str = "final") -> stable.Reusability:
+    campaign = get_campaign(session, "demo")
+    scope = inputs.Scope()
+    table = service.evaluate_campaign(session, campaign, qrels, ["map"], scope=scope)
+    named = scope.qrels(session, campaign, qrels)
+    return stable.leave_out(session, campaign, table, named, scope, by=by)
+
+
 def test_leave_one_run_out_removes_only_the_runs_own_documents(evaluated):
     with evaluated.session() as s:
-        loro = service.leave_out(s, get_campaign(s, "demo"), measure="map", by="run")
+        loro = leave_out(s, "run")
     rows = {r.tag: r for r in loro.rows}
     assert set(rows) == {"runA", "runB", "runC"}  # runD did not contribute
     # depth 3: runB alone pooled q1/d11 and q3/d12 (unjudged); runC alone q1/d4, q2/d7, q3/d9
@@ -153,7 +163,7 @@ def test_leave_one_run_out_removes_only_the_runs_own_documents(evaluated):
 
 def test_leave_one_group_out_removes_the_groups_documents(evaluated):
     with evaluated.session() as s:
-        logo = service.leave_out(s, get_campaign(s, "demo"), measure="map", by="group")
+        logo = leave_out(s, "group")
     rows = {r.tag: r for r in logo.rows}
     # group g1 = runA + runB: q1/d3, q1/d11, q2/d6, q3/d2, q3/d12 (d3, d6, d2 relevant)
     assert (rows["runA"].unit, rows["runA"].unique_documents) == ("g1", 5)
@@ -169,8 +179,9 @@ def test_leave_one_group_out_removes_the_groups_documents(evaluated):
 def test_precision_recall_and_tukey(evaluated):
     with evaluated.session() as s:
         campaign = get_campaign(s, "demo")
-        curves = service.precision_recall(s, campaign)
         table = service.evaluate_campaign(s, campaign, measures=["map"])
+        runs = inputs.load_runs(s, campaign)
+        curves = service.precision_recall(runs, inputs.resolve_qrels(s, campaign), table)
     assert set(curves) == set(RUNS) and all(len(c) == 11 for c in curves.values())
     expected = reference(FINAL, "runA", ["iprec_at_recall"])
     assert curves["runA"][0] == pytest.approx(

@@ -9,12 +9,25 @@ from workbench.services.campaigns import get_campaign
 from workbench.services.errors import ServiceError
 
 
+def collection_scale(session, num_docs: int | None) -> extended.CollectionScale:
+    from workbench.services import evaluation as service
+    from workbench.services import evaluation_inputs as inputs
+
+    campaign = get_campaign(session, "demo")
+    scope = inputs.Scope(inputs.load_runs(session, campaign))
+    table = service.evaluate_campaign(session, campaign, "final", ["map"], scope=scope)
+    qrels = scope.qrels(session, campaign, "final")
+    runs = scope.loaded_runs(session, campaign)
+    documents = extended.document_count(session, campaign)
+    return extended.collection_scale(table, qrels, runs, num_docs=num_docs, documents=documents)
+
+
 def test_collection_scale_counts_by_hand(evaluated):
     """runA against the final labels: q1 retrieves d1 d3 d2 d4, relevant d1 d3 (R = 2);
     q2 retrieves d1 d6 d5, relevant d1 d6 d7 (R = 3); q3 retrieves d10 d2 d8 d9, relevant
     d2 d8 d10 (R = 3). With N = 100: fallout (2/98 + 1/97 + 1/97) / 3."""
     with evaluated.session() as s:
-        scale = extended.collection_scale(s, get_campaign(s, "demo"), num_docs=100)
+        scale = collection_scale(s, num_docs=100)
     row = next(r for r in scale.rows if r.tag == "runA")
     assert row.topics == 3
     assert row.values["fallout"] == pytest.approx((2 / 98 + 1 / 97 + 1 / 97) / 3)
@@ -26,7 +39,7 @@ def test_collection_scale_counts_by_hand(evaluated):
 
 def test_collection_scale_needs_a_size(evaluated):
     with evaluated.session() as s, pytest.raises(ServiceError, match="no documents"):
-        extended.collection_scale(s, get_campaign(s, "demo"))
+        collection_scale(s, None)
 
 
 def test_power_analysis_on_the_campaign(evaluated):
@@ -46,7 +59,8 @@ def test_power_analysis_on_the_campaign(evaluated):
     assert (pair.first, pair.second) == ("runA", "runB")
     d = matrix[0] - matrix[1]
     assert pair.mean_difference == pytest.approx(d.mean())
-    assert pair.power == pytest.approx(TTestPower().power(d.mean() / d.std(ddof=1), 3, 0.05))
+    d_min = TTestPower().solve_power(nobs=3, alpha=0.05, power=0.8)
+    assert pair.detectable_difference == pytest.approx(d_min * d.std(ddof=1), rel=1e-5)
     assert analysis.sentence.startswith("With 3 topics, differences of at least")
     assert analysis.design.topics_t_test >= 2
 
@@ -84,17 +98,19 @@ def test_parameter_sweep_from_a_mapping(evaluated):
 def test_interleaving_study_on_the_campaign(evaluated):
     from workbench import interleaving
     from workbench.services import evaluation as service
+    from workbench.services import evaluation_inputs as inputs
 
     with evaluated.session() as s:
         campaign = get_campaign(s, "demo")
-        runs = service.load_runs(s, campaign)
+        runs = inputs.load_runs(s, campaign)
         table = service.evaluate_campaign(
-            s, campaign, "final", ["map"], scope=service.Scope(runs)
+            s, campaign, "final", ["map"], scope=inputs.Scope(runs)
         )
+        named = inputs.resolve_qrels(s, campaign, "final")
         study = extended.interleaving_study(
-            s, campaign, table, runs, setup=interleaving.Setup(impressions=5, seed=2)
+            table, runs, named, setup=interleaving.Setup(impressions=5, seed=2)
         )
-        qrels = service.resolve_qrels(s, campaign, "final").qrels
+        qrels = named.qrels
     assert len(study.pairs) == 6
     first = study.pairs[0]
     assert (first.comparison.first, first.comparison.second) == ("runA", "runB")

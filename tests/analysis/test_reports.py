@@ -12,6 +12,7 @@ from workbench.reports import plots
 from workbench.reports.evaluation import comparisons_table, letter, runs_table, tukey_table
 from workbench.reports.tables import Cell, Table, bold_best, render, to_csv, to_latex
 from workbench.services.evaluation import EvaluationTable, RunScores, compare_runs, tukey_hsd
+from workbench.services.evaluation_inputs import TopicScope
 
 SAKAI = {
     "a": ".70 .30 .20 .60 .40 .40 .00 .70 .10 .30 .50 .40 .00 .60 .50 .30 .10 .50 .20 .10",
@@ -27,7 +28,10 @@ def sakai() -> EvaluationTable:
         values = [float(v) for v in text.split()]
         per_topic = {f"t{i:02d}": {"map": v} for i, v in enumerate(values)}
         runs.append(RunScores(tag, "", True, {"map": float(np.mean(values))}, per_topic))
-    return EvaluationTable("sakai", "final", 1, ["map"], runs)
+    topics = tuple(sorted(runs[0].per_topic))
+    return EvaluationTable(
+        "sakai", "final", 1, ["map"], runs, TopicScope("final", "all", topics, 20)
+    )
 
 
 def test_letters():
@@ -84,9 +88,16 @@ def test_bold_best_rounds_and_skips_constant_columns():
     assert not any(r[1].bold for r in table.rows)
 
 
-def test_csv_keeps_precision_and_latex_escapes():
+def test_csv_keeps_15_significant_digits_and_latex_escapes():
     table = Table(["run_tag", "P_10"], [[Cell("my_run&co"), Cell(1 / 3, marks="b")]])
-    assert to_csv(table).splitlines() == ["run_tag,P_10,P_10 marks", f"my_run&co,{1 / 3},b"]
+    assert to_csv(table).splitlines() == [
+        "run_tag,P_10,P_10 marks",
+        "my_run&co,0.333333333333333,b",
+    ]
+    noisy = Table(
+        ["x"], [[Cell(0.1 + 0.2)], [Cell(np.mean([0.9, 0.95]))], [Cell(2.0)], [Cell(1e-20)]]
+    )
+    assert to_csv(noisy).splitlines() == ["x", "0.3", "0.925", "2", "1e-20"]
     assert r"my\_run\&co" in to_latex(table) and r"P\_10" in to_latex(table)
 
 
@@ -126,7 +137,8 @@ def test_notes_name_each_runs_missing_and_unjudged_topics():
         RunScores("a", "", True, {}, {}, missing_topics=["q2", "q3"], unjudged_topics=["x9"]),
         RunScores("b", "", True, {}, {}),
     ]
-    table = EvaluationTable("c", "final", 1, ["map"], runs, topics_evaluated=["q1", "q2", "q3"])
+    scope = TopicScope("final", "all", ("q1", "q2", "q3"), 3)
+    table = EvaluationTable("c", "final", 1, ["map"], runs, scope)
     assert table.notes() == [
         "Every run is evaluated over the 3 judged topics of the final qrels; a topic a run lacks "
         "scores 0 (trec_eval -c).",

@@ -41,7 +41,7 @@ def test_the_page_lists_missing_topics_and_offers_the_common_set(client_and_id):
     assert "Every run is evaluated over the 3 judged topics of the final qrels" in page
     assert "runE lacks 2 judged topic(s), scored 0: q2, q3." in page
     assert "<th>Missing topics</th>" in page and "<td>q2 q3</td>" in page
-    assert '<option value="common">only topics every run has</option>' in page
+    assert '<option value="common">common</option>' in page and "only the judged topics" in page
     common = client.get(f"/reports/{cid}/evaluation?measures=map&topic_set=common")
     text = common.get_data(as_text=True)
     assert "dropped: q2 (lacked by runE); q3 (lacked by runE)." in text
@@ -50,8 +50,10 @@ def test_the_page_lists_missing_topics_and_offers_the_common_set(client_and_id):
     assert "topic_set=common" in text  # the downloads keep the choice
     download = client.get(f"/reports/{cid}/evaluation.json?measures=map&topic_set=common")
     document = json.loads(download.get_data(as_text=True))
-    assert document["evaluation"]["dropped_topics"] == {"q2": ["runE"], "q3": ["runE"]}
-    assert document["evaluation"]["notes"][0].startswith("Common-topic set: only the 1 of the 3")
+    summary = document["sections"][0]["data"]
+    assert summary["scope"]["dropped"] == {"q2": ["runE"], "q3": ["runE"]}
+    assert summary["notes"][0].startswith("Common-topic set: only the 1 of the 3")
+    assert document["notes"][0] == summary["notes"][0]  # the report's notes say it first
 
 
 def test_incomplete_final_qrels_need_the_explicit_choice(client_and_id, evaluated):
@@ -60,12 +62,12 @@ def test_incomplete_final_qrels_need_the_explicit_choice(client_and_id, evaluate
         s.execute(delete(FinalLabel).where(FinalLabel.docno == "d11"))
     refused = client.get(f"/reports/{cid}/evaluation?measures=map").get_data(as_text=True)
     assert "1 of the 14 pooled or judged documents lack a final label" in refused
-    assert 'id="evaluation-runs"' not in refused
+    assert 'id="summary-table"' not in refused and 'id="evaluation-options"' in refused
     allowed = client.get(f"/reports/{cid}/evaluation?measures=map&allow_incomplete=1")
     text = allowed.get_data(as_text=True)
-    assert 'id="evaluation-runs"' in text and "INCOMPLETE qrels, evaluated as asked" in text
+    assert 'id="summary-table"' in text and "INCOMPLETE qrels, evaluated as asked" in text
     assert 'name="allow_incomplete" value="1" checked' in text
     latex = client.get(f"/reports/{cid}/evaluation.latex?measures=map&allow_incomplete=1")
     assert "INCOMPLETE qrels" in latex.get_data(as_text=True)
-    no_choice = client.get(f"/reports/{cid}/evaluation.latex?measures=map")
-    assert no_choice.status_code in (302, 303)  # refused: back to the page with the reason
+    no_choice = client.get(f"/reports/{cid}/evaluation.latex?measures=map").get_data(as_text=True)
+    assert "Not available: 1 of the 14 pooled or judged documents lack" in no_choice

@@ -38,15 +38,17 @@ def _page(app, query: str = "") -> str:
 
 def test_sections_and_their_reasons(notes_app):
     page = _page(notes_app)
-    for section in ('id="notes-options"', 'id="collection-scale"', 'id="power"',
-                    'id="efficiency"', 'id="interleaving"', 'id="sweep"'):  # fmt: skip
-        assert section in page, section
+    for section in ("collection-measures", "power", "efficiency", "interleaving", "sweep"):
+        assert f'id="section-{section}"' in page, section
+    for option in ("num_docs", "delta", "sweep", "interleaving"):  # in the one form
+        assert f'name="{option}"' in page, option
     # the fixture campaign stores no documents and no efficiency figures, and no pattern is given
     assert "has no documents: give the collection size N" in page
     assert "No run has efficiency figures" in page
     assert "Give a run-tag pattern" in page
     assert "With 3 topics, differences of at least" in page
     assert 'id="interleaving-table"' in page and "team-draft interleaving" in page
+    assert 'id="power-table-2"' in page  # the topic-set size design, then the power table
 
 
 def test_sections_with_n_a_sweep_and_efficiency(notes_app, evaluated, tmp_path):
@@ -61,7 +63,7 @@ def test_sections_with_n_a_sweep_and_efficiency(notes_app, evaluated, tmp_path):
         notes_app,
         "&num_docs=1000&sweep=run%7Bx%7D&interleaving=balanced&delta=0.2",
     )
-    assert 'id="collection-scale-table"' in page and "N = 1,000 documents" in page
+    assert 'id="collection-measures-table"' in page and "N = 1,000 documents" in page
     assert "Accuracy is not used to rank retrieval runs" in page
     assert 'id="efficiency-table"' in page and "runC, runD" in page
     assert 'id="sweep-table"' in page and "3-fold cross-validation" in page
@@ -73,15 +75,19 @@ def test_sections_with_n_a_sweep_and_efficiency(notes_app, evaluated, tmp_path):
     assert any("map over x" in s for s in svgs)  # the one-parameter sweep's curve
 
 
-def test_bad_numbers_are_ignored_and_an_unknown_method_is_refused(notes_app):
-    page = _page(notes_app, "&num_docs=-5&delta=abc")
-    assert "has no documents" in page
+def test_bad_numbers_and_an_unknown_method_are_refused_with_the_form(notes_app):
     client = login(notes_app, "organiser", "a long secret 1")
     cid = notes_app.config["CAMPAIGN_ID"]
-    response = client.get(f"/reports/{cid}/evaluation?interleaving=<script>&test=t")
-    assert response.status_code == 400
-    text = response.get_data(as_text=True)
-    assert "unknown interleaving method" in text and "<script>" not in text
+    for query, reason in (
+        ("num_docs=-5", "num docs must be at least 1; got '-5'"),
+        ("delta=abc", "delta must be a number; got 'abc'"),
+        ("interleaving=<script>&test=t", "unknown interleaving '<script>'"),
+    ):
+        response = client.get(f"/reports/{cid}/evaluation?{query}")
+        assert response.status_code == 400
+        text = response.get_data(as_text=True)
+        assert reason.replace("'", "&#39;").replace("<", "&lt;").replace(">", "&gt;") in text
+        assert "<script>" not in text and 'id="evaluation-options"' in text
 
 
 @pytest.mark.parametrize(

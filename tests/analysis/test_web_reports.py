@@ -189,11 +189,12 @@ def test_evaluation_page_has_every_section(evaluated_app, evaluated):
         as_text=True
     )
     sections = (
-        'id="evaluation-runs"',
-        'id="evaluation-comparisons"',
-        'id="evaluation-tukey"',
-        'id="evaluation-per-topic"',
-        'id="ranking-stability"',
+        'id="summary-table"',
+        'id="pairwise-tests-table"',
+        'id="tukey-table"',
+        'id="per-topic-table"',
+        'id="per-topic-table-2"',  # P_5 too
+        'id="ranking-stability-table"',
         "Leave-one-run-out",
         "Leave-one-group-out",
         "randomization test",
@@ -201,7 +202,8 @@ def test_evaluation_page_has_every_section(evaluated_app, evaluated):
     )
     for section in sections:
         assert section in page, section
-    assert page.count("data:image/svg+xml;base64,") == 2  # per-topic bars and PR curves
+    # per-topic bars, PR curves, interleaving has none; no efficiency figures, no sweep
+    assert page.count("data:image/svg+xml;base64,") == 2
     with evaluated.session() as s:
         table = service.evaluate_campaign(s, get_campaign(s, "demo"), measures=["map"])
     best = max(table.runs, key=lambda r: r.summary["map"])
@@ -213,11 +215,13 @@ def test_evaluation_downloads(evaluated_app):
     cid = evaluated_app.config["CAMPAIGN_ID"]
     latex = client.get(f"/reports/{cid}/evaluation.latex?measures=map&correction=bh")
     assert latex.status_code == 200
-    assert "attachment" in latex.headers["Content-Disposition"]
+    assert latex.headers["Content-Disposition"].endswith('demo-evaluation.tex"')
     text = latex.get_data(as_text=True)
     assert r"\begin{tabular}" in text and "Benjamini-Hochberg" in text and r"\textbf{" in text
-    trec = client.get(f"/reports/{cid}/evaluation.trec?measures=map").get_data(as_text=True)
-    assert "map                   \tall\t" in trec
+    assert r"\subsection*{Ranking stability}" in text
+    trec = client.get(f"/reports/{cid}/evaluation.trec?measures=map")
+    assert "map                   \tall\t" in trec.get_data(as_text=True)
+    assert trec.headers["Content-Disposition"].endswith('demo-evaluation.trec_eval.txt"')
     assert client.get(f"/reports/{cid}/evaluation.exe").status_code == 404
 
 
@@ -244,8 +248,9 @@ def test_the_evaluation_form_takes_alpha_and_the_relevance_level(evaluated_app):
     cid = evaluated_app.config["CAMPAIGN_ID"]
     query = "qrels=final&measures=map&alpha=0.2&level=2"
     document = admin.get(f"/reports/{cid}/evaluation.json?{query}").get_json()
-    assert document["comparisons"]["alpha"] == 0.2
-    assert document["evaluation"]["relevance_level"] == 2
+    sections = {s["name"]: s["data"] for s in document["sections"]}
+    assert sections["pairwise-tests"]["alpha"] == 0.2
+    assert sections["summary"]["relevance_level"] == 2
     page = admin.get(f"/reports/{cid}/evaluation?{query}").get_data(as_text=True)
     assert 'name="alpha" value="0.2"' in page and 'name="level" value="2"' in page
     assert admin.get(f"/reports/{cid}/evaluation?alpha=2").status_code == 400

@@ -31,15 +31,20 @@ def row_counts(session: Session) -> dict[str, int]:
     }
 
 
-def load_generator() -> ModuleType:
-    """benchmarks/load/run_load.py as a module (benchmarks is not a package)."""
-    name = "workbench_run_load"
+def load_benchmark(stem: str) -> ModuleType:
+    """benchmarks/load/<stem>.py as a module (benchmarks is not a package)."""
+    name = f"workbench_{stem}"
     if name not in sys.modules:
         spec = importlib.util.spec_from_file_location(
-            name, REPO / "benchmarks" / "load" / "run_load.py"
+            name, REPO / "benchmarks" / "load" / f"{stem}.py"
         )
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         spec.loader.exec_module(module)
     return sys.modules[name]
+
+
+def load_generator() -> ModuleType:
+    """benchmarks/load/run_load.py as a module."""
+    return load_benchmark("run_load")

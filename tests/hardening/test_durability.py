@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from sqlalchemy import select
 
 from tests.hardening.conftest import load_generator
@@ -21,6 +22,7 @@ from workbench.store import open_store
 from workbench.store.models import Judgement
 
 run_load = load_generator()
+pytestmark = pytest.mark.slow  # starts `workbench serve` in a subprocess
 
 
 def test_sigkill_mid_load_loses_no_acknowledged_judgement(

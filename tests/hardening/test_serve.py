@@ -7,12 +7,15 @@ import re
 from pathlib import Path
 from urllib.parse import urlencode
 
+import pytest
+
 from tests.hardening.conftest import load_generator
 from tests.web.conftest import PASSWORD
 from workbench.services import users as user_service
 from workbench.store import open_store
 
 run_load = load_generator()
+pytestmark = pytest.mark.slow  # starts `workbench serve` in a subprocess
 
 
 def _request(port: int, method: str, path: str, **kwargs) -> http.client.HTTPResponse:  # type: ignore[no-untyped-def]

@@ -124,6 +124,24 @@ def test_the_session_lifetime_is_configurable(world_url, tmp_path: Path, world: 
 # --- login backoff --------------------------------------------------------------------------
 
 
+def test_head_login_is_the_login_page_and_counts_no_failure(
+    csrf_app: Flask, world: World
+) -> None:
+    """HEAD /login is answered as GET: it never runs the login (HEAD is not an unsafe method,
+    so it carries no CSRF token), and no number of them locks anyone out."""
+    client = csrf_app.test_client()
+    page = client.get("/login", environ_base=A)
+    for _ in range(csrf_app.config["LOGIN_MAX_FAILURES"] + 2):
+        head = client.head("/login", data={"username": "alice", "password": "x"}, environ_base=A)
+        assert head.status_code == 200 and head.data == b""
+        assert head.headers["Content-Length"] == page.headers["Content-Length"]
+    with get_store_of(csrf_app).read_session() as session:
+        assert session.scalar(select(func.count()).select_from(LoginFailure)) == 0
+    token = csrf_token_of(page.get_data(as_text=True))
+    form = {"username": "alice", "password": PASSWORD, "csrf_token": token}
+    assert client.post("/login", data=form, environ_base=A).status_code == 302
+
+
 def test_failures_from_one_address_do_not_lock_the_account_elsewhere(
     app: Flask, world: World
 ) -> None:
@@ -256,8 +274,10 @@ def test_the_store_refuses_names_differing_only_by_case(store) -> None:
         session.flush()
 
 
-def test_the_migration_renames_later_accounts_that_differ_only_by_case(database_url) -> None:
-    store = open_store(database_url, upgrade=False)
+def test_the_migration_renames_later_accounts_that_differ_only_by_case(
+    empty_database_url,
+) -> None:
+    store = open_store(empty_database_url, upgrade=False)
     upgrade(store, "0001")
     users = sa.table(
         "users",
@@ -345,3 +365,35 @@ def test_judgement_submits_are_rate_limited_per_assessor(
     bob_url = f"/api/v1/assignments/{world.assignment['bob', 'T1']}/judgements"
     assert bob.post(bob_url, json={"docno": "D1", "grade": 1}).status_code == 201
     get_store_of(app).dispose()
+
+
+def test_a_script_account_is_not_held_to_the_judging_rate(
+    world_url, tmp_path: Path, world: World
+) -> None:
+    """An account of the role `script` (services.users.ROLES) posts faster than the
+    per-user judging rate that holds an assessor; its submits are stored like any other."""
+    from workbench.services import assignments, campaigns, pools
+
+    app = make_app(world_url[0], tmp_path, RATE_JUDGE=(0.5, 3))
+    store = get_store_of(app)
+    with store.session() as session:
+        robot = user_service.create_user(session, "robot", None, role="script")
+        token = user_service.new_api_token(session, robot)
+        campaign = campaigns.get_campaign(session, world.campaign_id)
+        pool = pools.get_pool(session, campaign, None)
+        assignment_id = assignments.assign(session, pool, "T1", robot, order="docno").id
+    client = app.test_client()
+    headers = {"Authorization": f"Bearer {token}"}
+    url = f"/api/v1/assignments/{assignment_id}/judgements"
+    answers = [
+        client.post(url, json={"docno": docno, "grade": 1}, headers=headers).status_code
+        for docno in ("D1", "D2", "D3", "D1", "D2", "D3", "D1", "D2")
+    ]
+    assert answers == [201] * 8
+    alice = logged_in(app, "alice")
+    alice_url = f"/api/v1/assignments/{world.assignment['alice', 'T1']}/judgements"
+    assert [alice.post(alice_url, json={"docno": "D1", "grade": 1}).status_code
+            for _ in range(4)] == [201, 201, 201, 429]
+    # a browser session of a script account cannot be opened: it has no password
+    assert client.post("/login", data={"username": "robot", "password": ""}).status_code == 401
+    store.dispose()

@@ -62,7 +62,12 @@ def test_csv_run_rows_and_query_rows() -> None:
         ('[{"run": "a"}, {"run": "a"}]', "run 'a' is given twice"),
         ('{"run": "a", "mean_latency_ms": true}', "finite number"),
         ('{"run": "a", "mean_latency_ms": Infinity}', "finite number"),
-        ('{"run": "a",', "not JSON"),
+        ('{"run": "a",', r"eff\.csv:1: not valid JSON"),
+        ('[{"run": "a"},\n{"run": "b"', r"eff\.csv:2: not valid JSON"),
+        ("[" * 100_000, "nested deeper than 32 levels"),  # was a RecursionError
+        ('{"run": "a", "per_query_latency_ms": {"1": [[[[[[' + "[" * 40, "nested deeper"),
+        ('{"run": "a\\u0000"}', "NUL"),
+        ('{"run": "a", "index_size_bytes": 1' + "0" * 30 + "}", "out of range"),
     ],
 )
 def test_bad_sidecars_are_refused_with_the_place(text, message) -> None:

@@ -120,3 +120,56 @@ def test_agreement_with_offline_differences() -> None:
     result = il.agreement([(ab, 0.3), (ab, -0.1), (same, 0.2), (ab, 0.0)])
     assert (result.pairs, result.agree, result.disagree, result.undecided) == (4, 1, 1, 2)
     assert result.rate == 0.5
+
+
+def test_balanced_interleaving_is_biased_under_random_clicks() -> None:
+    """The issue's example: A = (d1, d2, d3), B = (d2, d3, d1), each shown document clicked
+    with probability 1/2. Exactly: balanced credits B more often (3/8 against 1/8 of the
+    impressions); team-draft is even."""
+    a, b = {"q": ["d1", "d2", "d3"]}, {"q": ["d2", "d3", "d1"]}
+    qrels = {"q": {"d1": 1}}
+    offline = {"A": {"q": 0.0}, "B": {"q": 0.0}}
+    runs = {"A": a, "B": b}
+    checks = {}
+    for method in il.METHODS:
+        setup = il.random_click_setup(il.Setup(method=method, seed=0), impressions=20_000)
+        checks[method] = il.fidelity(il.study(runs, qrels, offline, measure="x", setup=setup))
+    balanced, team = checks["balanced"].pairs[0], checks["team-draft"].pairs[0]
+    assert balanced.first_wins / balanced.impressions == pytest.approx(1 / 8, abs=0.01)
+    assert balanced.second_wins / balanced.impressions == pytest.approx(3 / 8, abs=0.01)
+    assert balanced.bias == pytest.approx(-0.25, abs=0.01) and balanced.p_value < 1e-100
+    assert abs(team.bias) < 0.01 and team.p_value > 0.05
+    assert checks["balanced"].biased_pairs == 1
+    with pytest.raises(ValueError, match="random clicks"):
+        il.fidelity(il.study(runs, qrels, offline, measure="x", setup=il.Setup()))
+
+
+def test_balanced_bias_by_enumeration() -> None:
+    """Independent of the simulator: every lead coin and click pattern of the example."""
+    import itertools
+
+    a, b = ["d1", "d2", "d3"], ["d2", "d3", "d1"]
+    first = second = 0
+    for coin in (0.1, 0.9):
+        shown = il.balanced(a, b, Coins(coin))
+        for clicks in itertools.product((False, True), repeat=len(shown.docnos)):
+            ca, cb = il.credit(shown, clicks, a, b)
+            first += ca > cb
+            second += ca < cb
+    patterns = 2 * 2 ** 3
+    assert (first / patterns, second / patterns) == (1 / 8, 3 / 8)
+    first = second = 0
+    for coins in itertools.product((0.1, 0.9), repeat=2):  # who starts, who takes d3
+        shown = il.team_draft(a, b, Coins(*coins))
+        for clicks in itertools.product((False, True), repeat=len(shown.docnos)):
+            ca, cb = il.credit(shown, clicks, a, b)
+            first += ca > cb
+            second += ca < cb
+    assert first == second  # team-draft: 5/16 each
+
+
+def test_random_clicks_ignore_relevance_and_rank() -> None:
+    model = il.RandomClicks(p_click=0.3)
+    assert model.probabilities(["a", "b", "c"], {"a": 2}) == pytest.approx([0.3] * 3)
+    with pytest.raises(ValueError, match="p_click"):
+        il.RandomClicks(p_click=1.0)

@@ -96,6 +96,7 @@ def test_power_of_a_campaign(evaluated, database_url):
     assert result.exit_code == 0, result.output
     assert "With 3 topics, differences of at least" in result.output
     assert "runA" in result.output and "noncentral t" in result.output
+    assert "post-hoc" in result.output and "Hoenig & Heisey" in result.output  # none shown
 
 
 def _grid_files(folder):
@@ -177,14 +178,21 @@ def test_interleave_run_files(tmp_path):
         "json",
     )
     assert result.exit_code == 0, result.output
-    study = json.loads(result.output)
+    document = json.loads(result.output)
+    study = document["study"]
     pair = study["pairs"][0]
     # bm25_k1=1_b=0.5 ranks the relevant document 2nd, bm25_k1=2_b=1 2nd too: no offline winner
     assert pair["comparison"]["first"] == "bm25_k1=1_b=0.5"
     assert pair["offline_difference"] == 0.0
     assert study["agreement"]["undecided"] == 1
+    # the fidelity check of both methods, 100 random-click impressions per query
+    assert [c["method"] for c in document["fidelity"]] == ["team-draft", "balanced"]
+    assert all(p["impressions"] == 300 for c in document["fidelity"] for p in c["pairs"])
     text = _invoke("interleave", qrels, runs[1], runs[2]).output
     assert "team-draft interleaving" in text and "bm25_k1=2_b=0.5" in text
+    assert "Fidelity check: every pair interleaved with clicks at random" in text
+    quiet = _invoke("interleave", qrels, runs[1], runs[2], "--fidelity-impressions", "0").output
+    assert "Fidelity check" not in quiet
 
 
 def test_interleave_of_a_campaign(evaluated, database_url):
@@ -193,6 +201,7 @@ def test_interleave_of_a_campaign(evaluated, database_url):
     )
     assert result.exit_code == 0, result.output
     assert "Interleaving agrees with the offline map" in result.output
+    assert "Fidelity check" in result.output and "balanced: mean |bias|" in result.output
 
 
 def test_efficiency_import_and_show(evaluated, database_url, tmp_path):
@@ -224,7 +233,7 @@ def test_efficiency_import_and_show(evaluated, database_url, tmp_path):
     )
     assert shown.exit_code == 0, shown.output
     lines = [line for line in shown.output.splitlines() if line.startswith("run")]
-    assert lines[0].startswith("runA,") and ",20.0,,50.0," in lines[0]
+    assert lines[0].startswith("runA,") and ",20,,50," in lines[0]
     assert "no figures" in lines[2]
     assert "Pareto frontier" in plot.read_text()
     again = CliRunner().invoke(
@@ -234,17 +243,14 @@ def test_efficiency_import_and_show(evaluated, database_url, tmp_path):
 
 
 def test_evaluate_with_the_notes_sections(evaluated, database_url):
+    sections = [
+        a for name in ("collection-measures", "power", "efficiency", "interleaving", "sweep")
+        for a in ("--section", name)
+    ]  # fmt: skip
     result = _invoke(
-        "evaluate",
-        "--campaign",
-        "demo",
-        "-m",
-        "map",
-        "--notes",
-        "--num-docs",
-        "100",
+        "evaluate", "--campaign", "demo", "-m", "map", *sections, "--num-docs", "100",
         database_url=database_url,
-    )
+    )  # fmt: skip
     assert result.exit_code == 0, result.output
     out = result.output
     assert "Set measures of each run's retrieved set at collection scale, N = 100" in out
@@ -253,21 +259,18 @@ def test_evaluate_with_the_notes_sections(evaluated, database_url):
     assert "team-draft interleaving" in out
     document = json.loads(
         _invoke(
-            "evaluate",
-            "--campaign",
-            "demo",
-            "-m",
-            "map",
-            "--notes",
-            "--format",
-            "json",
+            "evaluate", "--campaign", "demo", "-m", "map", *sections, "--format", "json",
             database_url=database_url,
-        ).output
-    )
-    notes = document["notes"]
-    assert notes["collection"] is None and "no documents" in notes["collection_reason"]
-    assert notes["power"]["n_topics"] == 3
-    assert notes["sweep"] is None and "pattern" in notes["sweep_reason"]
+        ).stdout
+    )  # fmt: skip
+    notes = {s["name"]: s for s in document["sections"]}
+    collection = notes["collection-measures"]
+    assert not collection["available"] and "no documents" in collection["reason"]
+    assert notes["power"]["data"]["n_topics"] == 3
+    assert not notes["sweep"]["available"] and "pattern" in notes["sweep"]["reason"]
+    assert [s["name"] for s in document["sections"]] == [
+        "collection-measures", "power", "sweep", "interleaving", "efficiency",
+    ]  # fmt: skip
 
 
 def test_import_runs_with_an_efficiency_sidecar_is_one_transaction(store, database_url, tmp_path):
@@ -304,7 +307,7 @@ def test_import_runs_with_an_efficiency_sidecar_is_one_transaction(store, databa
     from workbench.services.campaigns import get_campaign
     from workbench.services.efficiency import run_efficiency
     from workbench.services.errors import ServiceError
-    from workbench.services.evaluation import load_runs
+    from workbench.services.evaluation_inputs import load_runs
 
     with store.session() as s, pytest.raises(ServiceError, match="no runs"):
         load_runs(s, get_campaign(s, "c"))

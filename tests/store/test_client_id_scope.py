@@ -65,8 +65,8 @@ def test_the_schema_refuses_a_duplicate_within_one_campaign(store: Store, tmp_pa
         s.add(Judgement(docno="D2", grade=1, **row))
 
 
-def test_migration_moves_the_constraint_and_keeps_the_rows(database_url: str) -> None:
-    store = open_store(database_url)
+def test_migration_moves_the_constraint_and_keeps_the_rows(empty_database_url: str) -> None:
+    store = open_store(empty_database_url)
     upgrade(store, "0001")
     with store.engine.begin() as connection:
         connection.execute(sa.text("INSERT INTO users (id, username, password_hash, role, active,"

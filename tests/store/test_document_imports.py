@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
+import subprocess
+import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -259,6 +263,65 @@ def test_an_import_whose_process_died_is_cleared_by_the_next_one(
         states = session.execute(select(DocumentImport.state)).scalars().all()
         assert states == ["done"] * (3 if state == "committed" else 2)
     assert count(store, DocumentRow) == 3 and count(store, DocumentReplacement) == 0
+
+
+def test_an_import_killed_mid_way_is_cleared_at_once_by_the_next_one(
+    store, campaign_id, tmp_path
+):
+    """`workbench import documents` killed (SIGKILL) with batches written: the next import of
+    the campaign sees that the importing process is gone (its owner: host, pid, start time)
+    and deletes its hidden rows at once, instead of refusing until its heartbeat is old."""
+    fifo = tmp_path / "docs.jsonl"
+    os.mkfifo(fifo)
+    repo = Path(__file__).resolve().parents[2]
+    path = os.pathsep.join([str(repo), os.environ.get("PYTHONPATH", "")])
+    env = {**os.environ, "PYTHONPATH": path}
+    command = [sys.executable, "-m", "workbench", "--db", store.url, "import", "documents"]
+    child = subprocess.Popen([*command, "--campaign", "c1", str(fifo)], env=env)
+    try:
+        with fifo.open("w") as pipe:  # the importer reads it as it comes: never to its end
+            for k in range(1500):  # 3 MB: the reader's 1 MiB blocks, batches of 512 KB
+                pipe.write(json.dumps({"docno": f"doc-{k}", "text": "w" * 2000}) + "\n")
+            pipe.flush()
+            deadline = time.monotonic() + GUARD_S
+            while count(store, DocumentRow) < 200:
+                assert child.poll() is None and time.monotonic() < deadline
+                time.sleep(0.05)
+            child.kill()
+            child.wait()
+    except BrokenPipeError:  # the importer died before the pipe closed
+        pass
+    finally:
+        child.kill()
+        child.wait()
+    with store.read_session() as session:
+        (dead,) = session.execute(select(DocumentImport.state, DocumentImport.owner)).all()
+    assert dead.state == "open" and f" {child.pid} " in dead.owner
+    other = write_documents(tmp_path / "other.jsonl", 1, text_bytes=5)
+    report = importing.import_documents_in_steps(store, campaign_id, [other])
+    assert report.added == 1
+    assert count(store, DocumentRow) == 1 and visible_texts(store, campaign_id) == {
+        "doc-0": "w" * 5
+    }
+    with store.read_session() as session:
+        assert session.execute(select(DocumentImport.state)).scalars().all() == ["done"]
+
+
+def test_an_import_of_another_machine_is_dead_only_when_silent(store, campaign_id, tmp_path):
+    """An owner on another machine cannot be checked: its import is cleared once its
+    heartbeat is STALE_DOCUMENT_IMPORT_S old (two minutes), no sooner."""
+    with store.session() as session:
+        session.add(DocumentImport(campaign_id=campaign_id, files="x", owner="elsewhere 1 1"))
+    other = write_documents(tmp_path / "other.jsonl", 1, text_bytes=5)
+    with pytest.raises(importing.ServiceError, match="another document import"):
+        importing.import_documents_in_steps(store, campaign_id, [other])
+    silent = importing.STALE_DOCUMENT_IMPORT_S + 5
+    with store.session() as session:
+        for row in session.scalars(select(DocumentImport)):
+            row.heartbeat_at = dt.datetime.now(dt.UTC).replace(tzinfo=None) - dt.timedelta(
+                seconds=silent
+            )
+    assert importing.import_documents_in_steps(store, campaign_id, [other]).added == 1
 
 
 def test_pools_do_not_import_the_importers() -> None:

@@ -59,17 +59,21 @@ def test_qrels_of_single_judges_skip_cannot_judge_and_keep_latest(store, campaig
         with pytest.raises(qrels.IncompleteQrels, match="3 of the 5 pooled or judged") as e:
             qrels_text(session, campaign_id)
         assert e.value.completeness.missing == (("1", "c1"), ("2", "x1"), ("2", "x2"))
-        header = (
-            "# INCOMPLETE qrels: 3 of the 5 pooled or judged documents lack a label (e.g. topic"
-            " 1 document c1).\n# Those documents are absent (unjudged); exported with "
-            "allow_incomplete.\n"
-        )
-        assert qrels_text(session, campaign_id, allow_incomplete=True) == (
-            header + "1 0 a1 0\n1 0 d1 2\n"
+        # plain qrels: what is missing is said beside the file (the export's warnings)
+        assert qrels_text(session, campaign_id, allow_incomplete=True) == "1 0 a1 0\n1 0 d1 2\n"
+        campaign = campaigns.get_campaign(session, campaign_id)
+        written = exports.EXPORTS["qrels"].write(
+            session, campaign, io.StringIO(), {"assessor": None, "final": False,
+                                               "binary_level": None, "allow_incomplete": True}
+        )  # fmt: skip
+        assert written.filename.endswith(".graded.incomplete.qrels")
+        assert written.warnings[0].startswith(
+            "INCOMPLETE qrels: 3 of the 5 pooled or judged documents lack a label (e.g. topic 1 "
+            "document c1)"
         )
         assert qrels_text(session, campaign_id, assessor="ann") == "1 0 d1 2\n"
         assert qrels_text(session, campaign_id, binary_level=2, allow_incomplete=True) == (
-            header + "1 0 a1 0\n1 0 d1 1\n"
+            "1 0 a1 0\n1 0 d1 1\n"
         )
         with pytest.raises(NotFound, match="no assessor"):
             qrels_text(session, campaign_id, assessor="carl")
@@ -89,9 +93,7 @@ def test_two_judges_need_adjudication_or_an_assessor(store, campaign_id):
         with pytest.raises(ServiceError, match="4 of the 5 pooled or judged documents lack a fi"):
             qrels_text(session, campaign_id, final=True)
         partial = qrels_text(session, campaign_id, allow_incomplete=True)
-        assert partial.startswith("# INCOMPLETE qrels: 4 of the 5") and partial.endswith(
-            "allow_incomplete.\n1 0 d1 1\n"
-        )
+        assert partial == "1 0 d1 1\n"
         assert qrels_text(session, campaign_id, final=True, allow_incomplete=True) == partial
         with pytest.raises(ServiceError, match="not both"):
             qrels_text(session, campaign_id, final=True, assessor="ann")
@@ -108,7 +110,7 @@ def test_stratified_pools_export_unsampled_documents_as_minus_one(store, campaig
         # d1 is also in the depth-1 pool of the fixture (sampled there), so never -1.
         unsampled = sorted(e.docno for e in entries if not e.sampled and e.docno != "d1")
         judge(session, campaign_id, "ann", "1", "a1", 1)
-        lines = qrels_text(session, campaign_id, allow_incomplete=True).splitlines()[2:]
+        lines = qrels_text(session, campaign_id, allow_incomplete=True).splitlines()
     assert "1 0 a1 1" in lines
     assert sorted(line.split()[2] for line in lines if line.endswith(" -1")) == unsampled
     assert len(unsampled) >= 2
@@ -149,12 +151,11 @@ def test_qrels_of_an_unfinished_assessor_are_refused_unless_asked(store, campaig
         with pytest.raises(qrels.IncompleteQrels, match="2 of the 3 pooled or judged docu"):
             qrels_text(session, campaign_id, assessor="ann")
         text = qrels_text(session, campaign_id, assessor="ann", allow_incomplete=True)
-        assert text.splitlines() == [
-            "# INCOMPLETE qrels: 2 of the 3 pooled or judged documents lack a grade by ann "
-            "(e.g. topic 1 document a1).",
-            "# Those documents are absent (unjudged); exported with allow_incomplete.",
-            "1 0 d1 2",
-        ]
+        assert text.splitlines() == ["1 0 d1 2"]
+        completeness = qrels.qrels_completeness(session, campaign, assessor="ann")
+        assert completeness.describe() == (
+            "2 of the 3 pooled or judged documents lack a grade by ann (e.g. topic 1 document a1)"
+        )
         judge(session, campaign_id, "ann", "1", "a1", 0)
         judge(session, campaign_id, "ann", "1", "c1", 1)
         assert qrels_text(session, campaign_id, assessor="ann") == "1 0 a1 0\n1 0 c1 1\n1 0 d1 2\n"

@@ -458,8 +458,8 @@ def test_run_docnos_the_documents_lack_are_reported(store, files, campaign_id):
         campaign = campaigns.get_campaign(session, campaign_id)
         report = importing.import_runs(session, campaign, [files["C"]])
         assert report.warnings == [
-            "run 'C': 3 docno(s) are not among the campaign's documents (no documents yet; "
-            "pooled, they show 'no text' until imported): c1, c3, d1"
+            "run 'C': its 3 docno(s) have no text: the campaign has no documents yet (pooled, "
+            "they show 'no text' until imported)"
         ]
         importing.import_documents(session, campaign, [files["docs"]])  # a1, d1, zz
         report = importing.import_runs(session, campaign, [files["A"]])
@@ -468,6 +468,37 @@ def test_run_docnos_the_documents_lack_are_reported(store, files, campaign_id):
             "run 'A': 5 docno(s) are not among the campaign's documents (3 documents; "
             "pooled, they show 'no text' until imported): a2, a3, d2, x1, x2"
         ]
+
+
+def test_many_lacking_docnos_are_counted_and_the_first_listed_in_text_order(
+    store, campaign_id, tmp_path
+):
+    """Over MAX_LISTED lacking docnos (some repeated across topics, some not ASCII): the count
+    is of distinct docnos and the list is the first MAX_LISTED in text order, as sorting
+    every one of them would give."""
+    rng = np.random.default_rng(5)
+    names = [f"doc-{k}" for k in range(60)] + ["\u00e9t\u00e9-1", "z\u00fcrich", "\u4e2d-3"]
+    lines = [
+        f"{qid} Q0 {names[k]} {rank} {100 - rank} R\n"
+        for qid in ("1", "2")
+        for rank, k in enumerate(rng.permutation(len(names))[:50], 1)
+    ]
+    run = tmp_path / "r.txt"
+    run.write_text("".join(lines), encoding="utf-8")
+    used = sorted({line.split()[2] for line in lines})
+    documents = tmp_path / "docs.jsonl"
+    documents.write_text('{"docno": "other", "text": "x"}\n{"docno": "doc-7", "text": "y"}\n')
+    with store.session() as session:
+        campaign = campaigns.get_campaign(session, campaign_id)
+        importing.import_documents(session, campaign, [documents])
+        report = importing.import_runs(session, campaign, [run])
+    lacking = [name for name in used if name != "doc-7"]
+    shown = ", ".join(lacking[: importing.MAX_LISTED])
+    assert report.warnings == [
+        f"run 'R': {len(lacking)} docno(s) are not among the campaign's documents (2 "
+        f"documents; pooled, they show 'no text' until imported): {shown} and "
+        f"{len(lacking) - importing.MAX_LISTED} more"
+    ]
 
 
 def test_judged_documents_change_only_when_replacing_and_the_log_says_so(
@@ -582,7 +613,7 @@ def test_the_import_options_from_the_command_line(database_url, files, tmp_path)
     assert "runs: 2 added" in imported.stdout
     assert "topic(s) the campaign lacks were skipped: 9" in imported.stderr
     assert "outside the chosen topics were left out: 2" in imported.stderr
-    assert "docno(s) are not among the campaign's documents" in imported.stderr
+    assert "docno(s) have no text: the campaign has no documents yet" in imported.stderr
     assert cli("import", "runs", "--campaign", "c", str(files["A"])).exit_code == 0
     built = cli("pool", "build", "--campaign", "c", "--depth", "1", "--topics", "2")
     assert built.exit_code == 0 and "over 1 topics" in built.output

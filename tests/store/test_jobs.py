@@ -228,3 +228,73 @@ def test_the_worker_writes_the_heartbeat_while_its_child_computes(
         beaten_at = s.get_one(ReportJob, job_id).heartbeat_at
     assert claimed_at is not None and beaten_at is not None
     assert (beaten_at - claimed_at).total_seconds() >= 0.3
+
+
+def test_finished_reports_beyond_the_cap_are_evicted_with_their_results(
+    store: Store, campaign: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every distinct parameter set is a job: past KEPT_REPORTS finished ones per campaign the
+    least recently queued go, with their results; pending jobs, other campaigns' jobs and the
+    most recent ones stay; a job evicted and asked for again is computed again."""
+    monkeypatch.setattr(jobs, "KEPT_REPORTS", 5)
+    wakes = Wakes()
+    with store.read_session() as session:
+        other = session.scalar(select(Campaign.id).where(Campaign.id != campaign))
+    assert other is not None
+    jobs.request_job(store, other, KIND, {"n": -1}, worker=wakes, wait=0)
+    run_queued(store)
+    ids = []
+    for n in range(12):
+        ids.append(jobs.request_job(store, campaign, KIND, {"n": n}, worker=wakes, wait=0).id)
+        if n < 11:  # the last one stays queued
+            run_queued(store)
+    with store.read_session() as session:
+        rows = session.execute(select(ReportJob.id, ReportJob.campaign_id, ReportJob.status))
+        left = {job_id: (owner, status) for job_id, owner, status in rows}
+        results = set(session.scalars(select(ReportResult.job_id)))
+    mine = sorted(job_id for job_id, (owner, _) in left.items() if owner == campaign)
+    assert mine == ids[-5:]  # four finished and the queued one
+    assert left[ids[-1]][1] == "queued"
+    assert sum(owner == other for owner, _ in left.values()) == 1
+    assert results == {job_id for job_id, (_, status) in left.items() if status == "done"}
+    again = jobs.request_job(store, campaign, KIND, {"n": 0}, worker=wakes, wait=0)
+    assert again.status == "queued" and again.id not in ids
+
+
+def test_a_task_whose_outcome_was_never_shown_is_evicted_after_a_day(
+    store: Store, campaign: int
+) -> None:
+    jobs.register_task("test-task", lambda _store, _campaign, _params, _progress: b"[]")
+    wakes = Wakes()
+    task = jobs.request_job(store, campaign, "test-task", {"upload": 1}, worker=wakes, wait=0)
+    run_queued(store)
+    jobs.request_job(store, campaign, KIND, {"n": 1}, worker=wakes, wait=0)
+    with store.session() as session:
+        assert session.get(ReportJob, task.id) is not None  # finished an instant ago: kept
+        session.execute(
+            update(ReportJob)
+            .where(ReportJob.id == task.id)
+            .values(queued_at=utcnow() - dt.timedelta(seconds=jobs.KEPT_TASK_S + 60))
+        )
+    jobs.request_job(store, campaign, KIND, {"n": 2}, worker=wakes, wait=0)
+    with store.read_session() as session:
+        assert session.get(ReportJob, task.id) is None
+
+
+def test_a_task_runs_on_the_machine_that_saved_its_files(store: Store, campaign: int) -> None:
+    """An upload's task reads files saved where it was queued: a worker of another machine
+    (several app servers) leaves it alone, while reports go to any worker."""
+    import socket
+
+    jobs.register_task("test-task", lambda _store, _campaign, _params, _progress: b"[]")
+    wakes = Wakes()
+    task = jobs.request_job(store, campaign, "test-task", {"upload": 2}, worker=wakes, wait=0)
+    report = jobs.request_job(store, campaign, KIND, {"n": 3}, worker=wakes, wait=0)
+    with store.session() as session:
+        assert session.get(ReportJob, task.id).runs_on == socket.gethostname()
+        assert session.get(ReportJob, report.id).runs_on == ""
+        session.get(ReportJob, task.id).runs_on = "another-machine"
+    assert run_queued(store) == 1  # the report only
+    with store.read_session() as session:
+        assert session.get(ReportJob, task.id).status == "queued"
+        assert session.get(ReportJob, report.id).status == "done"

@@ -82,9 +82,10 @@ with store.session() as session:
 def test_a_batched_job_lets_writers_queued_in_other_processes_go_between_its_batches(
     tmp_path: Path,
 ) -> None:
-    """An import's batches (`batch_connection`) pause after each one on SQLite, so that a
-    judgement submit that queued for the write lock during a batch (in a server process) is
-    written before the next batch: a released flock is not handed over to its waiter."""
+    """An import's batch (`batch_connection`) pauses on SQLite when a writer waits for the
+    lock, so that a judgement submit that queued for the write lock during a batch (in a
+    server process) is written before the next batch: a released flock is not handed over to
+    its waiter, and the waiter says it waits (`WriteLock.contended`)."""
     database = tmp_path / "shared.sqlite"
     store = open_store(f"sqlite:///{database}", upgrade=True)
     queued = tmp_path / "queued"
@@ -97,7 +98,8 @@ def test_a_batched_job_lets_writers_queued_in_other_processes_go_between_its_bat
                 judge = subprocess.Popen([sys.executable, "-c", _JUDGE, store.url, str(queued)])
                 while not queued.exists() and judge.poll() is None:
                     time.sleep(0.01)
-                time.sleep(0.3)  # the judge is waiting for the lock
+                assert store.write_lock is not None
+                _until(store.write_lock.contended)  # the judge waits for the lock
     assert judge is not None and judge.wait(timeout=60) == 0
     assert seen == [False, True, True]
 
@@ -108,23 +110,53 @@ def _busy(seconds: float) -> None:
         pass
 
 
-def test_every_store_pauses_after_a_batch_as_long_as_it_took_at_most_the_cap(
+def _add_user(store: Store, name: str) -> None:
+    with store.session() as session:
+        session.add(User(username=name, password_hash="-", role="assessor"))
+
+
+def _until(condition, guard_s: float = 30.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + guard_s
+    while not condition():
+        assert time.monotonic() < deadline
+        time.sleep(0.005)
+
+
+def test_a_batch_pauses_only_while_others_write(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """On SQLite the pause lets queued writers take the lock; on PostgreSQL it halves the
-    job's WAL rate, which every judgement's commit must flush. The body is timed, not slept,
-    so that only the pause calls time.sleep."""
+    """Into an idle store a long job's batches never pause (an import ran at half speed when
+    they always did). When another writer waits for the write lock (SQLite) or has written
+    since the job's previous batch (PostgreSQL: a transaction id between the batches'), the
+    job pauses as long as the batch took, at most BATCH_PAUSE_MAX_S, and goes on pausing for
+    PACE_MEMORY_S after it last saw one. The body is timed, not slept, so that only the
+    pauses call time.sleep."""
+    monkeypatch.setattr(db, "PACE_MEMORY_S", 0.8)
+    real_sleep = time.sleep
     pauses: list[float] = []
-    with store.batch_connection():
-        pass
     monkeypatch.setattr(db.time, "sleep", pauses.append)
+    for _ in range(3):
+        with store.batch_connection():
+            _busy(0.02)
+    assert pauses == []
+    writer = threading.Thread(target=_add_user, args=(store, "judge"))
     with store.batch_connection():
+        writer.start()
+        if store.write_lock is not None:  # the judge waits for the write lock
+            _until(store.write_lock.contended)
+        else:  # the judge's transaction commits beside the batch
+            writer.join()
         _busy(0.05)
-    with store.batch_connection():
+    writer.join()
+    with store.batch_connection():  # nobody else now, but within PACE_MEMORY_S
         _busy(db.BATCH_PAUSE_MAX_S + 0.05)
     assert len(pauses) == 2
     assert 0.05 <= pauses[0] < db.BATCH_PAUSE_MAX_S
     assert pauses[1] == db.BATCH_PAUSE_MAX_S
+    real_sleep(0.85)
+    with store.batch_connection():
+        _busy(0.02)
+    assert len(pauses) == 2  # the others stopped: no pause
 
 
 def test_connection_is_a_write_transaction_that_rolls_back_on_error(store: Store) -> None:

@@ -157,10 +157,9 @@ def _database(server: str, name: str) -> str:
 
 
 @pytest.fixture
-def world_url(database_url: str, tmp_path: Path, world_template) -> Iterator[tuple[str, World]]:
-    """(database URL, World): a copy of the session's world for this test.
-
-    Depends on database_url so that the PostgreSQL pass selects the test."""
+def world_url(tmp_path: Path, world_template) -> Iterator[tuple[str, World]]:
+    """(database URL, World): a copy of the session's world for this test (a store fixture:
+    tests/conftest.py's STORE_FIXTURES selects it for the PostgreSQL pass)."""
     source, world = world_template
     server = os.environ.get(SERVER_ENV)
     if not server:

@@ -134,17 +134,19 @@ def test_settings_are_checked_and_recorded(app, world):
         with pytest.raises(ServiceError, match="unknown judging strategy"):
             adaptive_pools.build_adaptive_pool(s, campaign, strategy="nope", budget=3)
         with pytest.raises(ServiceError, match="positive --budget"):
-            adaptive_pools.build_adaptive_pool(s, campaign, strategy="mm-ns", budget=None)
+            adaptive_pools.build_adaptive_pool(s, campaign, strategy="mm-discounted", budget=None)
         with pytest.raises(ServiceError, match="secondary share"):
             adaptive_pools.build_adaptive_pool(
-                s, campaign, strategy="mm-ns", budget=3, secondary_share=2.0
+                s, campaign, strategy="mm-discounted", budget=3, secondary_share=2.0
             )
-        pool = adaptive_pools.build_adaptive_pool(s, campaign, strategy="mm-ns", budget=3)
+        pool = adaptive_pools.build_adaptive_pool(s, campaign, strategy="mm-discounted", budget=3)
         assert pool.params["adaptive"] == {
-            "strategy": "mm-ns", "budget": 3, "batch": 5, "secondary_share": 0.2,
+            "strategy": "mm-discounted", "budget": 3, "batch": 5, "secondary_share": 0.2,
+            "sample_share": 0.0, "stop_rule": None, "recall_target": 0.9, "confidence": 0.95,
+            "auto_stop": False,
         }
         assert adaptive_pools.describe_settings(pool) == (
-            "adaptive mm-ns, budget 3 per topic, batch 5, 20 % to other judges"
+            "adaptive mm-discounted, budget 3 per topic, batch 5, 20 % to other judges"
         )
         with pytest.raises(ServiceError, match="is adaptive"):
             pools.extend_pool(s, pool, ["runA"])
@@ -176,10 +178,11 @@ def test_the_command_line_builds_and_steers_an_adaptive_pool(world_url, world):
     def run(*args: str):  # type: ignore[no-untyped-def]
         return CliRunner().invoke(main, ["--db", world_url[0], *args])
 
-    built = run("pool", "build", "--campaign", "c1", "--strategy", "mm-ns", "--budget", "3",
+    built = run("pool", "build", "--campaign", "c1", "--strategy", "mm-discounted", "--budget", "3",
                 "--depth", "6", "--seed", "5")
     assert built.exit_code == 0, built.output
-    assert "adaptive mm-ns, budget 3 per topic, batch 5, 20 % to other judges" in built.output
+    described = "adaptive mm-discounted, budget 3 per topic, batch 5, 20 % to other judges"
+    assert described in built.output
     assert "16 documents to choose from over 2 topics" in built.output
     status = run("pool", "adaptive", "status", "--campaign", "c1")
     assert status.exit_code == 0, status.output
@@ -190,7 +193,7 @@ def test_the_command_line_builds_and_steers_an_adaptive_pool(world_url, world):
     assert stopped.exit_code == 0 and "topic T2 stopped" in stopped.output
     rows = run("pool", "adaptive", "status", "--campaign", "c1").output.splitlines()
     assert rows[3].split("\t")[1] == "7" and rows[3].split("\t")[7] == "stopped"
-    refused = run("pool", "build", "--campaign", "c1", "--strategy", "mm-ns")
+    refused = run("pool", "build", "--campaign", "c1", "--strategy", "mm-discounted")
     assert refused.exit_code == 1 and "needs a positive --budget" in refused.output
     ordinary = run("pool", "build", "--campaign", "c1", "--strategy", "depth", "--depth", "2")
     assert ordinary.exit_code == 0 and "(" in ordinary.output and "to judge" in ordinary.output
@@ -201,7 +204,7 @@ def test_organiser_pages_and_api(app, world, as_user):
     campaign = world.campaign_id
     page = admin.get(f"/admin/campaigns/{campaign}")
     assert 'id="build-adaptive-pool"' in page.text
-    assert "<option selected>mm-ns</option>" in page.text
+    assert "<option selected>mm</option>" in page.text
     built = admin.post(
         f"/admin/campaigns/{campaign}/adaptive-pools",
         data={"strategy": "mm", "budget": "4", "depth": "6", "batch": "2", "seed": "3"},
@@ -232,6 +235,13 @@ def test_organiser_pages_and_api(app, world, as_user):
     assert admin.post(f"{api}/budget", json={"budget": 1}).status_code == 400  # below revealed
     assert admin.post(f"{api}/topics/T2/stop", json={"stopped": True}).get_json()["stopped"]
     assert admin.post(f"{api}/topics/T9/stop", json={}).status_code == 404
+    # every JSON body through the one bounded reader: deep nesting, NaN, bad JSON are 400s
+    for body in ("[" * 60_000, '{"budget": ' + "[" * 50 + "]" * 50 + "}", '{"budget": NaN}',
+                 '{"budget": 5', '{"budget": 5, "topic": "\\udcff"}'):
+        for path in (f"{api}/budget", f"{api}/topics/T2/stop"):
+            refused = admin.post(path, data=body, content_type="application/json")
+            assert refused.status_code == 400, (path, body[:20])
+            assert "refused" in refused.get_json()["error"]
     form = admin.post(f"/admin/campaigns/{campaign}/pools/{pool_id}/adaptive/budget",
                       data={"budget": "7", "qid": ""})
     assert form.status_code == 303
@@ -263,4 +273,4 @@ def test_evaluation_warns_about_an_adaptive_pool(world_url, world, app, tmp_path
     after = evaluate()
     assert after.exit_code == 0, after.output
     assert "warning: pool(s) 2 judged adaptively" in after.stderr
-    assert "compare with -m bpref -m infAP" in after.stderr
+    assert "bpref and infAP are biased too" in after.stderr and "-m infAP" not in after.stderr

@@ -38,25 +38,25 @@ def test_the_notes_sections_render(evaluated_server, browser) -> None:  # noqa: 
     base, campaign_id = evaluated_server
     log_in_as(browser, base, "admin")
     browser.get(f"{base}/reports/{campaign_id}/evaluation?measures=map&allow_incomplete=1")
-    for section in ("collection-scale", "power", "efficiency", "interleaving", "sweep"):
-        assert browser.find_element(By.ID, section).is_displayed(), section
-    power = browser.find_element(By.CSS_SELECTOR, "#power .power-sentence").text
+    for section in ("collection-measures", "power", "efficiency", "interleaving", "sweep"):
+        assert browser.find_element(By.ID, f"section-{section}").is_displayed(), section
+    power = browser.find_element(By.CSS_SELECTOR, "#section-power .section-note").text
     assert power.startswith("With 3 topics, differences of at least")
     assert browser.find_element(By.ID, "power-table").is_displayed()
     assert browser.find_element(By.ID, "interleaving-table").is_displayed()
-    assert "has no documents" in browser.find_element(By.ID, "collection-scale").text
+    assert "has no documents" in browser.find_element(By.ID, "section-collection-measures").text
 
     def decoded_images(section: str) -> list[int]:
         return browser.execute_script(
             "return Array.from(document.querySelectorAll(arguments[0] + ' img'))"
             ".map(i => i.complete ? i.naturalWidth : -1)",
-            f"#{section}",
+            f"#section-{section}",
         )
 
     widths = decoded_images("efficiency")
     assert len(widths) == 2 and all(w > 0 for w in widths), widths
 
-    form = browser.find_element(By.ID, "notes-options")
+    form = browser.find_element(By.ID, "evaluation-options")
     form.find_element(By.NAME, "num_docs").send_keys("1000")
     form.find_element(By.NAME, "sweep").send_keys("run{x}")
     browser.execute_script("window.notesMark = true")
@@ -66,9 +66,9 @@ def test_the_notes_sections_render(evaluated_server, browser) -> None:  # noqa: 
     WebDriverWait(browser, 15).until(
         lambda d: d.execute_script("return !window.notesMark && document.readyState === 'complete'")
     )
-    table = browser.find_element(By.ID, "collection-scale-table")
+    table = browser.find_element(By.ID, "collection-measures-table")
     assert table.is_displayed() and "N = 1,000 documents" in table.text
     assert browser.find_element(By.ID, "sweep-table").is_displayed()
-    assert "cross-validation" in browser.find_element(By.ID, "cross-validation-table").text
+    assert "cross-validation" in browser.find_element(By.ID, "sweep-table-2").text
     sweep_widths = decoded_images("sweep")
     assert len(sweep_widths) == 1 and sweep_widths[0] > 0

@@ -133,4 +133,4 @@ def test_the_cli_and_the_web_write_the_same_bytes(
     cli = _cli(world_url[0], kind, "--campaign", "c1", *options)
     assert cli.exit_code == 0, cli.output
     assert cli.stdout_bytes == web.data
-    assert len(web.data.splitlines()) >= 2  # something was written
+    assert web.data.strip()  # something was written

@@ -102,7 +102,7 @@ def test_pool_and_assignment_forms_take_a_topic_subset(app: Flask, as_user, worl
     assert 'name="topics"' in admin.get(f"/admin/campaigns/{cid}/assignments").text
     page = admin.post(
         f"/admin/campaigns/{cid}/assignments/auto",
-        data={"judges_per_topic": "1", "assessors": ["carol"], "topics": ["T1"]},
+        data={"judges_per_topic": "1", "assessors": ["carol"], "topics": ["T1"], "pool": "2"},
         follow_redirects=True,
     )
     assert "1 assignment created." in page.text

@@ -151,6 +151,36 @@ def test_resume_opens_the_first_unjudged_document(as_user, world: World) -> None
     assert client.get(url(world)).json["position"] == 2  # all judged: the one judged last
 
 
+def test_a_finished_queue_resumes_on_its_own_latest_judgement(
+    app: Flask, as_user, world: World
+) -> None:
+    """Judgements are kept per topic: an assessor with the topic in two pools, whose latest
+    judgement is of a document only the other pool holds, resumes a finished queue on the
+    queue's own latest judgement (found by the two-server test: a 500 on /next)."""
+    from workbench.services import assignments, campaigns, pools
+
+    store = get_store_of(app)
+    with store.session() as session:
+        campaign = campaigns.get_campaign(session, world.campaign_id)
+        wider = pools.build_pool(session, campaign, strategy="depth", depth=6, seed=2)
+        alice = user_service.get_user(session, "alice")
+        other = assignments.assign(session, wider, "T1", alice, order="docno").id
+    client = as_user("alice")
+    mine = world.assignment["alice", "T1"]
+    ordered = [client.get(f"/api/v1/assignments/{mine}/documents/{k}").json["docno"]
+               for k in range(client.get(f"/api/v1/assignments/{mine}").json["total"])]
+    total = client.get(f"/api/v1/assignments/{other}").json["total"]
+    wider_docnos = [client.get(f"/api/v1/assignments/{other}/documents/{k}").json["docno"]
+                    for k in range(total)]
+    outside = next(d for d in wider_docnos if d not in ordered)
+    for docno in [*ordered, outside]:
+        url = f"/api/v1/assignments/{mine if docno in ordered else other}/judgements"
+        assert client.post(url, json={"docno": docno, "grade": 1}).status_code == 201
+    following = client.get(f"/api/v1/assignments/{mine}/next")
+    assert following.status_code == 200
+    assert following.json["done"] is True and following.json["docno"] == ordered[-1]
+
+
 def test_withdrawn_assignment_can_no_longer_be_judged(as_user, world: World) -> None:
     admin = as_user("admin")
     a = world.assignment["alice", "T1"]
@@ -171,12 +201,17 @@ def test_progress_api_counts_judged_and_time(as_user, world: World) -> None:
     )
     report = as_user("admin").get(f"/api/v1/campaigns/{world.campaign_id}/progress").json
     by_name = {a["username"]: a for a in report["assessors"]}
-    assert by_name["alice"] == {"username": "alice", "judged": 2, "total": 12, "time_ms": 1750}
-    assert by_name["bob"] == {"username": "bob", "judged": 0, "total": 12, "time_ms": 0}
+    assert by_name["alice"] == {
+        "username": "alice", "judged": 2, "total": 12, "time_ms": 1750, "percent": 100 * 2 / 12
+    }  # fmt: skip
+    assert by_name["bob"] == {
+        "username": "bob", "judged": 0, "total": 12, "time_ms": 0, "percent": 0.0
+    }  # fmt: skip
     topics = {t["qid"]: t for t in report["topics"]}
     assert (topics["T1"]["judged"], topics["T1"]["total"]) == (1, 12)
     assert topics["T1"]["assessors"] == ["alice", "bob"]
-    assert report["overall"] == {"judged": 2, "total": 24, "time_ms": 1750}
+    assert report["overall"] == {"judged": 2, "total": 24, "time_ms": 1750, "percent": 100 / 12}
+    assert report["pools"] == [1] and report["scope"].startswith("pool 1 (the pools with")
     mine = {a["id"]: a for a in alice.get("/api/v1/assignments").json["assignments"]}
     assert mine[world.assignment["alice", "T1"]]["progress"]["judged"] == 1
 
@@ -204,7 +239,7 @@ def test_token_auth_for_scripts(app: Flask, csrf_app: Flask, world: World) -> No
         headers={"Authorization": f"Bearer {admin_token}"},
     )
     assert export.status_code == 200
-    assert export.data.decode().splitlines()[2:] == ["T1 0 D1 2"]  # after the # INCOMPLETE lines
+    assert export.data.decode().splitlines() == ["T1 0 D1 2"]  # plain qrels: no # lines
 
 
 def test_bearer_header_ignores_the_session_cookie(csrf_app: Flask, world: World) -> None:

@@ -88,7 +88,8 @@ def test_assign_from_the_chosen_pool(app: Flask, as_user, world: World) -> None:
             )
         )
         assert made.pool_id == world.pool_id  # pool 1, not the latest (pool 2)
-    assert "Assigning from pool 2" in admin.get(f"/admin/campaigns/{cid}/assignments").text
+    # the default is the newest pool with assignments (pool 1), not pool 2 that nobody judges
+    assert "Assigning from pool 1" in admin.get(f"/admin/campaigns/{cid}/assignments").text
 
 
 def test_pools_are_numbered_per_campaign(app: Flask, as_user, world: World) -> None:
@@ -188,7 +189,8 @@ def test_a_new_strategy_reaches_the_cli_the_form_and_the_service(
 def test_the_registry_declares_each_parameter_once() -> None:
     fields = {f.name: f for f in pooling.option_fields()}
     assert list(fields) == ["depth", "budget", "fair", "fusion", "strata"]
-    assert fields["budget"].strategies == ("take", "fusion")
+    assert fields["budget"].strategies == ("take", "fusion", "prior")
+    assert fields["depth"].strategies == ("depth", "prior")
     assert fields["fusion"].choices == pooling.FUSION_METHODS
     assert pooling.get_strategy("stratified").describe({"strata": [[10, 1.0], [30, 0.2]]}) == (
         "strata ranks ≤ 10: 100%, ranks ≤ 30: 20%"

@@ -11,7 +11,7 @@ import pytest
 from workbench.services import campaigns, importing
 from workbench.web.querylogs import anonymisation_key
 
-from .conftest import csrf_token_of, get_store_of, login, write_campaign_files
+from .conftest import csrf_token_of, get_store_of, login, make_app, write_campaign_files
 
 KEY = bytes(range(32))
 
@@ -37,8 +37,16 @@ def log_text() -> str:
 
 
 @pytest.fixture
+def app(world_url, tmp_path):
+    """The world's app with the query-log key in its config (the job process that imports
+    uploaded logs is given it)."""
+    app = make_app(world_url[0], tmp_path, QUERYLOG_KEY=KEY)
+    yield app
+    get_store_of(app).dispose()
+
+
+@pytest.fixture
 def app_with_qrels(app, world, tmp_path):
-    app.config["QUERYLOG_KEY"] = KEY
     files = write_campaign_files(tmp_path / "qrels-files")
     with get_store_of(app).session() as session:
         campaign = campaigns.get_campaign(session, world.campaign_id)
@@ -50,6 +58,20 @@ def upload(client, campaign_id, text, **fields):
     data = {"log": (io.BytesIO(text.encode()), "clicks.jsonl"), "min_users": "3", **fields}
     return client.post(f"/querylogs/{campaign_id}/import", data=data,
                        content_type="multipart/form-data")
+
+
+def imported_after(client, queued, guard_s: float = 120):  # type: ignore[no-untyped-def]
+    """Follow an upload's task page until the import has ended; the page it then leads to."""
+    import time
+
+    deadline = time.monotonic() + guard_s
+    page = client.get(queued.location)
+    while page.status_code == 200 and 'id="import-task"' in page.text:
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+        page = client.get(queued.location)
+    assert page.status_code == 303
+    return client.get(page.location)
 
 
 def test_admin_imports_and_reads_the_report_and_agreement(app_with_qrels, world, as_user):
@@ -101,8 +123,8 @@ def test_assessors_and_anonymous_users_are_kept_out(app_with_qrels, world, as_us
     assert upload(alice, world.campaign_id, log_text()).status_code == 403
 
 
-def test_import_form_needs_the_csrf_token(csrf_app, world):
-    csrf_app.config["QUERYLOG_KEY"] = KEY
+def test_import_form_needs_the_csrf_token(world_url, world, tmp_path):
+    csrf_app = make_app(world_url[0], tmp_path, WTF_CSRF_ENABLED=True, QUERYLOG_KEY=KEY)
     client = csrf_app.test_client()
     login(client, "admin")
     refused = upload(client, world.campaign_id, log_text())
@@ -147,8 +169,9 @@ def test_api_import_report_agreement_evaluation_prefs(app_with_qrels, world, as_
     assert missing.status_code == 404 and "nope" in missing.json["error"]
 
 
-def test_the_key_comes_from_the_instance_folder(app, tmp_path, monkeypatch):
+def test_the_key_comes_from_the_instance_folder(world_url, tmp_path, monkeypatch):
     monkeypatch.delenv("WORKBENCH_QUERYLOG_KEY", raising=False)
+    app = make_app(world_url[0], tmp_path)
     with app.app_context():
         key = anonymisation_key()
     assert (tmp_path / "instance" / "querylog_key").read_text().strip() == key.hex()
@@ -167,7 +190,9 @@ def test_click_agreement_is_a_report_job_the_page_and_api_follow(world, world_ur
         campaign = campaigns.get_campaign(session, world.campaign_id)
         importing.import_qrels(session, campaign, files["qrels"], name="ref")
     admin = client_factory(app)("admin")
-    assert upload(admin, world.campaign_id, log_text()).status_code == 303
+    queued = upload(admin, world.campaign_id, log_text())
+    assert queued.status_code == 303 and "/imports/" in queued.location  # the import's task
+    imported_after(admin, queued)
     path = f"/querylogs/{world.campaign_id}/agreement"
     query = {"name": "clicks.jsonl", "qrels": "ref"}
     first = admin.get(path, query_string=query)
@@ -203,3 +228,40 @@ def test_page_and_api_name_the_uploaded_mapping_file_in_errors(app_with_qrels, w
         page = admin.get(done.headers["Location"])
         assert html.escape(expected) in page.text and "/tmp" not in page.text
         assert admin.get(api).json["querylogs"] == []
+
+
+def test_a_log_over_the_form_limit_is_imported_by_a_task(world, world_url, tmp_path):
+    """A log larger than the 1 MiB form limit (and the API's 64 KB) is accepted up to the
+    upload limit, saved to disk and imported by a task: the page follows it to the log's
+    report; the API answers 202 with a Location that answers 200 with the summary."""
+    import time
+
+    from .conftest import client_factory
+
+    app = make_app(world_url[0], tmp_path, REPORT_JOB_WAIT_SECONDS=0, QUERYLOG_KEY=KEY)
+    admin = client_factory(app)("admin")
+    text = log_text()
+    big = text * (3 * 2**20 // len(text) + 1)  # 3 MiB: every impression seven times over
+    assert len(big) > 3 * 2**20
+    queued = upload(admin, world.campaign_id, big, name="web log")
+    assert queued.status_code == 303 and "/imports/" in queued.location
+    report = imported_after(admin, queued)
+    assert "web log" in report.text and "impressions stored" in report.text
+    api = f"/api/v1/campaigns/{world.campaign_id}/querylogs"
+    data = {"log": (io.BytesIO(big.encode()), "api.jsonl"), "min_users": "3"}
+    answer = admin.post(api, data=data, content_type="multipart/form-data")
+    assert answer.status_code == 202 and answer.json["status"] in ("queued", "running")
+    location = answer.headers["Location"]
+    deadline = time.monotonic() + 120
+    while answer.status_code == 202:
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+        answer = admin.get(location)
+    assert answer.status_code == 200, answer.text
+    lines = big.count("\n")
+    assert answer.json["anonymisation"]["read"]["impressions"] == lines
+    assert answer.json["impressions"] == lines - lines // 7  # 'mail me@x.org': one user
+    names = {log["name"] for log in admin.get(api).json["querylogs"]}
+    assert names == {"web log", "api.jsonl"}
+    assert admin.get(f"{api}/imports/999999").status_code == 404
+    get_store_of(app).dispose()

@@ -8,6 +8,7 @@ holds the database's write lock, so the submit would wait until the view ends.
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -124,3 +125,74 @@ def test_a_large_upload_is_read_by_a_task_outside_the_server(
 
 def _not_in_the_server(*_args: Any, **_kwargs: Any) -> Any:
     raise AssertionError("an upload was read in the server process")
+
+
+def test_a_killed_import_task_is_cleaned_up_at_once(
+    world_url, world: World, tmp_path: Path
+) -> None:
+    """The report jobs' child dies (SIGKILL) while it imports a document upload: the server's
+    job thread fails the task and removes its saved upload and the import's hidden rows at
+    once; the task's page says what happened and a new upload is accepted."""
+    import json
+    import os
+    import signal
+    import time
+
+    from tests.web.conftest import client_factory, make_app
+    from workbench.store.models import DocumentImport, DocumentRow, ReportJob
+
+    app = make_app(world_url[0], tmp_path, REPORT_JOB_WAIT_SECONDS=0)
+    store = get_store_of(app)
+    admin = client_factory(app)("admin")
+    with store.read_session() as session:
+        before = session.scalar(select(func.count()).select_from(DocumentRow))
+    upload = tmp_path / "big.jsonl"
+    with upload.open("w") as out:
+        for k in range(40_000):
+            out.write(json.dumps({"docno": f"B{k}", "text": "word " * 400}) + "\n")
+    path = f"/admin/campaigns/{world.campaign_id}/upload/documents"
+    with upload.open("rb") as file:
+        queued = admin.post(path, data={"files": (file, upload.name)})
+    assert queued.status_code == 303 and "/imports/" in queued.location
+    deadline = time.monotonic() + 120
+    while True:  # until the child has written a batch of hidden rows
+        with store.read_session() as session:
+            owner = session.scalar(
+                select(DocumentImport.owner).where(DocumentImport.state == "open")
+            )
+            rows = session.scalar(select(func.count()).select_from(DocumentRow))
+            params = json.loads(session.scalar(select(ReportJob.params)) or "{}")
+        if owner and rows and rows > before + 300:
+            break
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    folder = Path(params["folder"])
+    assert folder.is_dir()
+    pid = int(owner.split()[1])
+    assert pid != os.getpid()
+    os.kill(pid, signal.SIGKILL)
+    while True:
+        with store.read_session() as session:
+            imports = session.scalar(
+                select(func.count()).where(DocumentImport.state != "done")
+            )
+            rows = session.scalar(select(func.count()).select_from(DocumentRow))
+        if not imports and not folder.exists():
+            break
+        assert time.monotonic() < deadline, (imports, rows, folder.exists())
+        time.sleep(0.1)
+    with store.read_session() as session:
+        assert session.scalar(select(func.count()).select_from(DocumentRow)) == before
+    outcome = admin.get(queued.location, follow_redirects=True)
+    assert "exited with status -9" in outcome.text
+    small = tmp_path / "small.jsonl"
+    small.write_text('{"docno": "S1", "text": "small"}\n')
+    with small.open("rb") as file:
+        again = admin.post(path, data={"files": (file, small.name)})
+    page = admin.get(again.location)
+    while page.status_code == 200:
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+        page = admin.get(again.location)
+    assert "documents: 1 added" in admin.get(page.location).text
+    store.dispose()

@@ -17,7 +17,7 @@ from sqlalchemy import select
 from tests.web.conftest import World, client_factory, get_store_of, make_app, serve_in_thread
 from tests.web.test_browser import CHROMEDRIVER, CHROMIUM, browser, log_in_as  # noqa: F401
 from workbench.services import jobs
-from workbench.store.models import ReportJob
+from workbench.store.models import ReportJob, ReportResult
 from workbench.web.report_jobs import seal, sealing_key, unseal
 
 DEADLINE_S = 180.0
@@ -119,6 +119,35 @@ def test_a_result_without_this_apps_seal_is_never_unpickled() -> None:
         unseal(sealed, sealing_key("another secret"))
     with pytest.raises(ValueError, match="seal"):
         unseal(sealed.replace(b"runs", b"rung"), key)
+
+
+def test_a_result_sealed_under_another_key_is_recomputed_and_said(
+    job_app: Flask, world_url, tmp_path: Path
+) -> None:
+    """After the secret key is rotated, a cached result's seal no longer matches: the page
+    (and its download) says so and computes the report again instead of answering 500."""
+    world = world_url[1]
+    path = f"/reports/{world.campaign_id}/agreement"
+    _until(client_factory(job_app)("admin"), path, 'id="agreement-topics"')
+    rotated = make_app(
+        world_url[0], tmp_path / "rotated", REPORT_JOB_WAIT_SECONDS=0, SECRET_KEY="rotated key"
+    )
+    try:
+        admin = client_factory(rotated)("admin")
+        first = admin.get(path)
+        assert first.status_code == 200
+        assert "does not carry this server&#39;s seal" in first.text
+        assert 'id="report-job"' in first.text and 'id="agreement-topics"' not in first.text
+        assert admin.get(f"{path}.csv").status_code == 200  # a progress page, not a 500
+        page = _until(admin, path, 'id="agreement-topics"')
+        assert "seal" not in page
+        with get_store_of(rotated).read_session() as session:
+            result = session.scalar(select(ReportResult.result))
+        assert result is not None
+        assert "report" in unseal(result, sealing_key("rotated key"))
+        assert client_factory(job_app)("admin").get(path).status_code == 200  # the old key too
+    finally:
+        get_store_of(rotated).dispose()
 
 
 @pytest.mark.browser

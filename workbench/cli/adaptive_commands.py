@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import click
@@ -38,20 +39,32 @@ def status(ctx: click.Context, campaign_name: str, pool_id: int | None, fmt: str
         rows = adaptive_pools.topic_statuses(session, chosen)
         described = adaptive_pools.describe_settings(chosen)
     if fmt == "json":
-        click.echo(json.dumps([r.__dict__ for r in rows], indent=1))
+        click.echo(json.dumps([dataclasses.asdict(r) for r in rows], indent=1))
         return
     click.echo(f"pool {chosen.id}: {described}")
-    click.echo("topic\tbudget\tpool\tchosen\tjudged\trelevant\tleft (est.)\tstate\tprimary")
+    click.echo(
+        "topic\tbudget\tpool\tchosen\tjudged\trelevant\tleft (est.)\tstate\tprimary\t"
+        "recall\tverdict"
+    )
     for r in rows:
         estimate = "-" if r.remaining_estimate is None else f"{r.remaining_estimate:.1f}"
-        state = "stopped" if r.stopped else ("finished" if r.finished else "open")
+        state = (
+            "stopped" if r.stopped
+            else "stopped (rule)" if r.rule_stopped
+            else "finished" if r.finished else "open"
+        )  # fmt: skip
+        recall = "-" if r.recall is None else r.recall.describe()
+        verdict = "-" if r.verdict is None else ("stop: " if r.verdict.stop else "go on: ")
+        verdict += "" if r.verdict is None else r.verdict.detail
         click.echo(
             f"{r.qid}\t{r.budget}\t{r.pool_size}\t{r.revealed}\t{r.judged}\t{r.relevant}\t"
-            f"{estimate}\t{state}\t{r.primary or '-'}"
+            f"{estimate}\t{state}\t{r.primary or '-'}\t{recall}\t{verdict}"
         )
     click.echo(
         "note: qrels hold -1 for the documents not chosen; they are not a random sample, so "
-        "compare measures that count them non-relevant with bpref and infAP."
+        "measures that count them non-relevant favour the runs the strategy followed, and "
+        "bpref and infAP are biased too; a pool with a reserved sample (--sample-share) is "
+        "estimated without bias by `workbench estimate`."
     )
 
 

@@ -100,12 +100,22 @@ def collection_measures(
         )
         emit(render(table, fmt), output)
         return
+    from workbench.services import evaluation as service
     from workbench.services.campaigns import get_campaign
-    from workbench.services.extended_evaluation import collection_scale
+    from workbench.services.evaluation_inputs import Scope, load_runs
+    from workbench.services.extended_evaluation import collection_scale, document_count
 
     with transaction(ctx) as session:
         campaign = get_campaign(session, campaign_name)
-        scale = collection_scale(session, campaign, qrels_spec, num_docs=num_docs, allow_files=True)
+        scope = Scope(load_runs(session, campaign))
+        evaluated = service.evaluate_campaign(
+            session, campaign, qrels_spec, ["map"], scope=scope, allow_files=True
+        )
+        named = scope.qrels(session, campaign, qrels_spec, allow_files=True)
+        scale = collection_scale(
+            evaluated, named, scope.loaded_runs(session, campaign), num_docs=num_docs,
+            documents=document_count(session, campaign),
+        )  # fmt: skip
     emit(to_json(scale) if fmt == "json" else render(collection_scale_table(scale), fmt), output)
 
 
@@ -114,7 +124,7 @@ def collection_measures(
 @qrels_option(QRELS_HELP)
 @measure_option()
 @choice_option("--test", choices=PAIRED_TESTS, default="t",
-               help="The paired test whose power is reported.")
+               help="The paired test whose detectable difference is reported.")
 @number_option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05)
 @number_option("--power", "target", type=click.FloatRange(0, 1, min_open=True, max_open=True),
                default=0.8, help="The power to design for (1 - beta).")
@@ -144,7 +154,10 @@ def power(
     fmt: str,
     output: Path | None,
 ) -> None:
-    """Power of the paired test per pair of runs, and topic-set size design (Sakai 2016).
+    """Detectable difference per pair of runs, and topic-set size design (Sakai 2016).
+
+    No achieved power at the observed effect: that post-hoc power is a function of the
+    p-value (Hoenig & Heisey 2001).
 
     With --campaign: from its runs' scores (residual variance of the two-way ANOVA). Without:
     from --variance, --topics and --systems.
@@ -299,6 +312,9 @@ def sweep(
 @number_option("--p-relevant", type=click.FloatRange(0, 1), default=0.9)
 @number_option("--p-nonrelevant", type=click.FloatRange(0, 1), default=0.05)
 @measure_option("The offline measure interleaving is compared with.")
+@number_option("--fidelity-impressions", type=click.IntRange(0, 10_000), default=100,
+               help="Impressions per query of the random-click fidelity check of both "
+               "methods (0: no check).")
 @files_level_option
 @table_format_option
 @output_option
@@ -316,18 +332,22 @@ def interleave(
     p_relevant: float,
     p_nonrelevant: float,
     measure: str,
+    fidelity_impressions: int,
     relevance_level: int,
     fmt: str,
     output: Path | None,
 ) -> None:
     """Interleave every pair of runs with clicks simulated from the qrels: per-query
-    wins/ties/losses, a sign test, and agreement with the offline measure.
+    wins/ties/losses, a sign test, and agreement with the offline measure; then the
+    random-click fidelity check of team-draft and balanced interleaving (clicks that ignore
+    relevance: a method with fidelity prefers neither run).
 
     Either QRELS RUN RUN [RUN ...] or --campaign.
     """
     from workbench import interleaving
     from workbench.reports.extended import interleaving_table
-    from workbench.reports.tables import render, to_json
+    from workbench.reports.fidelity import fidelity_table
+    from workbench.reports.tables import render_all, to_json
 
     try:
         model = interleaving.ClickModel(decay, p_relevant, p_nonrelevant, relevance_level)
@@ -354,37 +374,61 @@ def interleave(
                 measure=scored.measure,
                 setup=setup,
             )
+            checks = [
+                interleaving.fidelity(
+                    interleaving.study(
+                        ranked_lists,
+                        scored.qrels.to_dict(),
+                        scored.per_topic,
+                        measure=scored.measure,
+                        setup=random_setup,
+                    )
+                )
+                for random_setup in _fidelity_setups(setup, fidelity_impressions)
+            ]
         except (TrecFormatError, MeasureError, ValueError) as error:
             fail(str(error))
     else:
         from workbench.services import evaluation as service
         from workbench.services.campaigns import get_campaign
+        from workbench.services.evaluation_inputs import Scope, load_runs
         from workbench.services.extended_evaluation import interleaving_study
 
         with transaction(ctx) as session:
             campaign = get_campaign(session, campaign_name)
-            runs = service.load_runs(session, campaign)
+            runs = load_runs(session, campaign)
+            scope = Scope(runs)
             table = service.evaluate_campaign(
-                session,
-                campaign,
-                qrels_spec,
-                [measure],
-                scope=service.Scope(runs),
-                allow_files=True,
+                session, campaign, qrels_spec, [measure], scope=scope, allow_files=True
             )
             model = interleaving.ClickModel(
                 decay, p_relevant, p_nonrelevant, campaign.relevance_level
             )
-            study = interleaving_study(
-                session,
-                campaign,
-                table,
-                runs,
-                qrels_spec,
-                setup=dataclasses.replace(setup, model=model),
-                allow_files=True,
-            )
-    emit(to_json(study) if fmt == "json" else render(interleaving_table(study), fmt), output)
+            qrels = scope.qrels(session, campaign, qrels_spec, allow_files=True)
+
+            def run(chosen: interleaving.Setup) -> interleaving.InterleavingStudy:
+                # the command computes what it is asked (no cap on interleavings)
+                return interleaving_study(table, runs, qrels, setup=chosen, max_interleavings=None)
+
+            study = run(dataclasses.replace(setup, model=model))
+            checks = [
+                interleaving.fidelity(run(s)) for s in _fidelity_setups(setup, fidelity_impressions)
+            ]
+    if fmt == "json":
+        emit(to_json({"study": study, "fidelity": checks}), output)
+        return
+    tables = [interleaving_table(study)] + ([fidelity_table(checks)] if checks else [])
+    emit(render_all(tables, fmt), output)
+
+
+def _fidelity_setups(setup: interleaving.Setup, impressions: int) -> list[interleaving.Setup]:
+    """The random-click setups of the fidelity check: both methods, or none (0)."""
+    if impressions == 0:
+        return []
+    return [
+        interleaving.random_click_setup(setup, method=method, impressions=impressions)
+        for method in interleaving.METHODS
+    ]
 
 
 @click.group()

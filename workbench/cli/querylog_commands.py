@@ -63,12 +63,25 @@ def querylog() -> None:
 @common.campaign_option
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--name", default=None, help="Name of the log (default: the file name).")
-@common.number_option("--min-users", type=click.IntRange(min=1), default=5,
-                      help="k: drop queries issued by fewer distinct users.")
-@click.option("--format", "fmt", type=click.Choice(("jsonl", "tsv")), default=None,
-              help="Log format (default: from the file's suffix).")
-@click.option("--mapping", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              default=None, help="qid<TAB>query lines mapping queries to topics.")
+@common.number_option(
+    "--min-users",
+    type=click.IntRange(min=1),
+    default=5,
+    help="k: drop queries issued by fewer distinct users.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(("jsonl", "tsv")),
+    default=None,
+    help="Log format (default: from the file's suffix).",
+)
+@click.option(
+    "--mapping",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="qid<TAB>query lines mapping queries to topics.",
+)
 @click.pass_context
 def import_log(
     ctx: click.Context,
@@ -83,16 +96,12 @@ def import_log(
     from workbench.querylog import load_or_create_key
     from workbench.reports.querylogs import anonymisation_table
     from workbench.reports.tables import render
-    from workbench.services.campaigns import get_campaign
-    from workbench.services.querylogs import prepare_query_log, store_query_log
+    from workbench.services.querylogs import LogSource, import_query_log_in_steps
 
     key = load_or_create_key(instance_folder())
-    with common.refusals():  # the file is read before the write transaction
-        prepared = prepare_query_log(path, key=key, min_users=min_users, format=fmt,
-                                     mapping=mapping)
-    with common.transaction(ctx) as session:
-        campaign = get_campaign(session, campaign_name)
-        summary = store_query_log(session, campaign, prepared, name=name)
+    source = LogSource(path, key, min_users, fmt, mapping, name)
+    with common.refusals():  # read, then written in short transactions (bounded memory)
+        summary = import_query_log_in_steps(common.get_store(ctx), campaign_name, source)
     click.echo(render(anonymisation_table(summary), "text"), nl=False)
     for warning in summary.warnings:
         click.echo(f"warning: {warning}", err=True)
@@ -162,13 +171,25 @@ def prefs(
 @querylog.command("agreement")
 @common.campaign_option
 @click.argument("name")
-@click.option("--qrels", "qrels_spec", default="final", show_default=True,
-              help="The assessors' qrels: final, an assessor, a qrels set or a file.")
+@click.option(
+    "--qrels",
+    "qrels_spec",
+    default="final",
+    show_default=True,
+    help="The assessors' qrels: final, an assessor, a qrels set or a file.",
+)
 @preference_options
-@common.number_option("--bootstrap", "n_bootstrap", type=click.IntRange(min=1), default=2000,
-                      help="Topic-bootstrap resamples for the interval.")
+@common.number_option(
+    "--bootstrap",
+    "n_bootstrap",
+    type=click.IntRange(min=1),
+    default=2000,
+    help="Topic-bootstrap resamples for the interval.",
+)
 @common.seed_option
 @common.table_format_option
+@click.option("--allow-incomplete", is_flag=True,
+              help="Use final or assessor qrels although documents lack a label (said so).")
 @click.pass_context
 def agreement(
     ctx: click.Context,
@@ -181,6 +202,7 @@ def agreement(
     n_bootstrap: int,
     seed: int,
     fmt: str,
+    allow_incomplete: bool,
 ) -> None:
     """Share of click preferences consistent with the assessors' grades, per topic and overall."""
     from workbench.reports.querylogs import agreement_table
@@ -190,11 +212,16 @@ def agreement(
 
     with common.transaction(ctx) as session:
         compared = ClickComparison(
-            name, qrels_spec, _options(strategy, min_support, deviation_threshold)
+            name, qrels_spec, _options(strategy, min_support, deviation_threshold),
+            allow_incomplete,
         )
         result = click_agreement(
-            session, get_campaign(session, campaign_name), compared,
-            n_resamples=n_bootstrap, seed=seed, allow_files=True,
+            session,
+            get_campaign(session, campaign_name),
+            compared,
+            n_resamples=n_bootstrap,
+            seed=seed,
+            allow_files=True,
         )
     if fmt == "json":
         click.echo(to_json(result.to_dict()), nl=False)
@@ -210,6 +237,7 @@ def click_evaluation_text(
     measure: str,
     fmt: str,
     options: tuple[str, int, float | None] = ("skip-above", 2, None),
+    allow_incomplete: bool = False,
 ) -> str:
     """The click evaluation report as `workbench evaluate --qrels clicks:NAME` prints it."""
     from workbench.reports.querylogs import click_evaluation_table
@@ -218,10 +246,13 @@ def click_evaluation_text(
     from workbench.services.querylogs import ClickComparison, click_evaluation
 
     with common.transaction(ctx) as session:
-        compared = ClickComparison(name, against, _options(*options))
+        compared = ClickComparison(name, against, _options(*options), allow_incomplete)
         result = click_evaluation(
-            session, get_campaign(session, campaign_name), compared,
-            measure=measure, allow_files=True,
+            session,
+            get_campaign(session, campaign_name),
+            compared,
+            measure=measure,
+            allow_files=True,
         )
     if fmt == "json":
         return to_json(result.to_dict())
@@ -234,13 +265,25 @@ def click_evaluation_text(
 @querylog.command("evaluate")
 @common.campaign_option
 @click.argument("name")
-@click.option("--qrels", "against", default="final", show_default=True,
-              help="The assessors' qrels to compare with.")
-@click.option("-m", "--measure", default="map", show_default=True,
-              help="The measure under the assessors' qrels.")
+@click.option(
+    "--qrels",
+    "against",
+    default="final",
+    show_default=True,
+    help="The assessors' qrels to compare with.",
+)
+@click.option(
+    "-m",
+    "--measure",
+    default="map",
+    show_default=True,
+    help="The measure under the assessors' qrels.",
+)
 @preference_options
 @common.table_format_option
 @common.output_option
+@click.option("--allow-incomplete", is_flag=True,
+              help="Use final or assessor qrels although documents lack a label (said so).")
 @click.pass_context
 def evaluate(
     ctx: click.Context,
@@ -253,11 +296,12 @@ def evaluate(
     deviation_threshold: float | None,
     fmt: str,
     output: Path | None,
+    allow_incomplete: bool,
 ) -> None:
     """Rank the runs on click preferences and on the assessors' qrels; Kendall's tau."""
     text = click_evaluation_text(
         ctx, campaign_name, name, against, measure, fmt,
-        (strategy, min_support, deviation_threshold),
+        (strategy, min_support, deviation_threshold), allow_incomplete,
     )
     common.emit(text, output)
 
@@ -265,15 +309,18 @@ def evaluate(
 @querylog.command("prioritise")
 @common.campaign_option
 @click.argument("name")
-@click.option("--pool", "pool_id", type=int, required=True, help="The pool's id.")
+@click.option(
+    "--pool", "pool_number", type=int, required=True, help="The pool's number in the campaign."
+)
 @click.pass_context
-def prioritise(ctx: click.Context, campaign_name: str, name: str, pool_id: int) -> None:
+def prioritise(ctx: click.Context, campaign_name: str, name: str, pool_number: int) -> None:
     """Order a pool by click deviation: assign it with `--order priority` afterwards."""
     from workbench.services.campaigns import get_campaign
     from workbench.services.querylogs import prioritise_pool
 
     with common.transaction(ctx) as session:
-        result = prioritise_pool(session, get_campaign(session, campaign_name), pool_id, name)
+        campaign = get_campaign(session, campaign_name)
+        result = prioritise_pool(session, campaign, pool_number, name)
     click.echo(
         f"pool {result.pool}: {result.entries} entries prioritised by the click deviation of "
         f"{result.log} ({result.shown} seen by users; the others last)"

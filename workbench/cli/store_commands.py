@@ -359,6 +359,31 @@ def pool() -> None:
     """Build, extend and describe pools."""
 
 
+def adaptive_sampling_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """An adaptive pool's reserved sample and stopping rule (`services.adaptive_pools`)."""
+    from workbench import stopping
+
+    options = [
+        click.option("--sample-share", type=click.FloatRange(0, 1, max_open=True), default=0.0,
+                     show_default=True,
+                     help="Adaptive: share of the budget for a random sample of each topic's "
+                     "pool, judged first (estimates of what the strategy missed)."),
+        click.option("--stop-rule", type=click.Choice(list(stopping.RULES)), default=None,
+                     help="Adaptive: the stopping rule whose verdict each topic shows."),
+        click.option("--recall-target", type=click.FloatRange(0, 1, min_open=True,
+                     max_open=True), default=stopping.DEFAULT_TARGET, show_default=True,
+                     help="Adaptive: the rule's recall target."),
+        click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+                     default=stopping.DEFAULT_CONFIDENCE, show_default=True,
+                     help="Adaptive: the rule's confidence."),
+        click.option("--auto-stop", is_flag=True,
+                     help="Adaptive: a topic whose rule says stop reveals no more documents."),
+    ]  # fmt: skip
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
 def pool_strategy_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """Add one option per pooling parameter, generated from `pooling.option_fields()` (the
     strategies' parameter dataclasses): a new strategy's parameters appear here by
@@ -405,6 +430,7 @@ def pool_strategy_options(command: Callable[..., Any]) -> Callable[..., Any]:
     show_default=True,
     help="Adaptive: share of the chosen documents that other judges of a topic also judge.",
 )
+@adaptive_sampling_options
 @click.option("--runs", default=None, help="TAG,TAG (default: every contributing run).")
 @click.option("--seed", type=int, default=None, help="Random seed (default: drawn and recorded).")
 @click.option("--name", default="", help="A name for the pool.")
@@ -416,6 +442,11 @@ def pool_build(
     strategy: str,
     batch: int,
     secondary_share: float,
+    sample_share: float,
+    stop_rule: str | None,
+    recall_target: float,
+    confidence: float,
+    auto_stop: bool,
     runs: str | None,
     seed: int | None,
     name: str,
@@ -437,6 +468,11 @@ def pool_build(
                 runs=split_tags(runs),
                 seed=seed,
                 name=name,
+                sample_share=sample_share,
+                stop_rule=stop_rule,
+                recall_target=recall_target,
+                confidence=confidence,
+                auto_stop=auto_stop,
             )
             documents, _, n_topics = pools.pool_counts(session, built)
             click.echo(

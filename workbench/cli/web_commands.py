@@ -12,16 +12,18 @@ from typing import Any
 
 import click
 
+from workbench import routing
 from workbench.cli.common import (
     campaign_option,
+    choice_option,
     fail,
     get_store,
-    pool_number_option,
     transaction,
 )
 from workbench.cli.store_commands import split_tags, topic_list, topics_option
 from workbench.services import assignments as assignment_service
-from workbench.services import campaigns, pools
+from workbench.services import campaigns
+from workbench.services import routing as routing_service
 from workbench.services import users as user_service
 from workbench.services.errors import NotFound
 
@@ -157,11 +159,34 @@ def _read_password(from_stdin: bool) -> str:
     return click.prompt("Password", hide_input=True, confirmation_prompt=True)
 
 
+def policy_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--policy and one option per policy parameter, generated from the registry
+    (`routing.POLICIES`, `routing.option_fields()`)."""
+    for f in reversed(routing.option_fields()):
+        kind = (
+            click.IntRange(min=f.minimum)
+            if f.kind is int
+            else click.FloatRange(min=f.minimum, max=f.maximum)
+        )
+        help_text = (
+            f"{f.help[0].upper()}{f.help[1:]} ({', '.join(f.policies)}) [default: {f.default}]."
+        )
+        name = "--" + f.name.replace("_", "-")
+        command = click.option(name, f.name, type=kind, default=None, help=help_text)(command)
+    return choice_option(
+        "--policy",
+        choices=routing.POLICIES,
+        default=routing.DEFAULT_POLICY,
+        help="; ".join(f"{p.name}: {p.help}" for p in routing.POLICIES.values()) + ".",
+    )(command)
+
+
 @click.command()
 @campaign_option
-@click.option("--judges-per-topic", type=int, required=True, help="Judges J for every topic.")
 @click.option("--assessors", help="Comma-separated usernames (default: every assessor).")
-@pool_number_option
+@click.option("--pool", "pool_number", type=int, default=None,
+              help="The pool's number in the campaign (default: the newest pool with "
+              "assignments, else the newest pool).")  # fmt: skip
 @click.option(
     "--order",
     type=click.Choice(assignment_service.ORDERS),
@@ -170,43 +195,46 @@ def _read_password(from_stdin: bool) -> str:
     help="Presentation order of each assessor's documents.",
 )
 @topics_option
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Seed of the policy's samples and chunks (default: the pool's).",
+)
+@policy_options
 @click.pass_context
 def assign(
     ctx: click.Context,
     campaign_name: str,
-    judges_per_topic: int,
     assessors: str | None,
     pool_number: int | None,
     order: str,
     topics: str | None,
+    seed: int | None,
+    policy: str,
+    **parameters: Any,
 ) -> None:
-    """Assign every topic of a pool to J assessors, balancing documents per assessor."""
+    """Assign a pool by a policy (default: every topic to J judges), balancing documents per
+    assessor; the pool records the policy."""
     with transaction(ctx) as session:
-        campaign = campaigns.get_campaign(session, campaign_name)
-        pool = pools.get_pool(session, campaign, pool_number)
-        names = split_tags(assessors)
-        users = (
-            [user_service.get_user(session, name) for name in names]
-            if names
-            else user_service.list_users(session, role="assessor")
-        )
-        created = assignment_service.auto_assign(
+        result = routing_service.route_pool(
             session,
-            pool,
-            judges_per_topic=judges_per_topic,
-            assessors=users,
+            campaigns.get_campaign(session, campaign_name),
+            pool_number,
+            policy,
+            parameters,
+            assessor_names=split_tags(assessors),
             order=order,
             topics=topic_list(topics),
+            seed=seed,
         )
-        sizes = assignment_service.topic_sizes(session, pool)
-        load: dict[str, int] = {}
-        names_by_id = {u.id: u.username for u in users}
-        for a in assignment_service.list_assignments(session, campaign.id, pool_id=pool.id):
-            name = names_by_id.get(a.user_id, str(a.user_id))
-            load[name] = load.get(name, 0) + sizes.get(a.qid, 0)
-    click.echo(f"{len(created)} new assignments in pool {pool.number}")
-    for name in sorted(load):
-        click.echo(f"{name}\t{load[name]} documents")
+    click.echo(
+        f"{result.assignments} new assignments in pool {result.pool.number} ({result.described})"
+    )
+    for note in result.notes:
+        click.echo(f"note: {note}", err=True)
+    for name, documents in result.load.items():
+        click.echo(f"{name}\t{documents} documents")
 
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -221,6 +249,24 @@ def log_config() -> dict[str, Any]:
         "formatters": {"generic": formatter, "access": {**formatter, "fmt": "%(message)s"}},
         "root": {"handlers": ["console"], "level": "INFO"},
     }
+
+
+def first_admin_hint(ctx: click.Context) -> None:
+    """While the store has no active admin, say the command that makes the first one (with
+    the --db given on the command line: the same store; its password hidden)."""
+    from workbench.services.store_handle import shown_url
+
+    with transaction(ctx, read=True) as session:
+        if user_service.has_active_admin(session):
+            return
+    root = ctx.find_root()
+    command = user_service.FIRST_ADMIN_COMMAND
+    if root.get_parameter_source("database_url") == click.core.ParameterSource.COMMANDLINE:
+        command = command.replace("workbench ", f"workbench --db {shown_url(get_store(ctx))} ", 1)
+    click.echo(
+        "No admin account exists yet. Create the first one in another terminal, in this "
+        f"folder (it asks for a password), then log in:\n    {command}"
+    )
 
 
 def run_server(ctx: click.Context, host: str, port: int, workers: int, threads: int) -> None:
@@ -241,6 +287,7 @@ def run_server(ctx: click.Context, host: str, port: int, workers: int, threads: 
     os.environ[ENV_VAR] = get_store(ctx).url
     os.environ[INSTANCE_ENV] = str(instance)
     secret_key(str(instance))
+    first_admin_hint(ctx)
     click.echo(f"Serving on http://{host}:{port}/  (Ctrl+C to stop)")
     Granian(
         "workbench.web.wsgi:app",

@@ -61,8 +61,9 @@ def groups_table(report: AgreementReport) -> Table:
         caption=(
             f"Agreement of all assessors of {report.campaign} on {_labels(report)}, overall "
             "and per topic. Agreement: share of agreeing judge pairs; Fleiss' kappa over "
-            "items with two or more judges, with a bootstrap interval resampling topics (overall, "
-            f"from {MIN_BOOTSTRAP_TOPICS} topics); reading of Fleiss' kappa after the course "
+            "items with two or more judges, with a bootstrap interval resampling the "
+            f"{len(report.per_topic)} topics (overall, given at least {MIN_BOOTSTRAP_TOPICS} "
+            "topics); reading of Fleiss' kappa after the course "
             "notes. Where a topic has exactly two judges, their Cohen's kappa over the documents "
             "both judged."
         ),

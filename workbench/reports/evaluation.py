@@ -1,5 +1,5 @@
 """Evaluation report tables: runs x measures, pairwise tests, Tukey HSD, ranking stability,
-reusability, per-topic scores, and trec_eval-style `-q` text.
+reusability and per-topic scores (shown by the sections of `reports.sections`).
 
 Conventions (docs/methods.md section 5): rows are lettered a, b, c...; a letter j on row i's
 cell means run i is significantly better than run j on that measure (significant after the
@@ -11,14 +11,9 @@ from __future__ import annotations
 
 import string
 
-from workbench.metrics.report import format_line
-from workbench.reports.tables import FORMATS, Cell, Download, Table, bold_best, cells
-from workbench.services.evaluation import (
-    Comparisons,
-    EvaluationTable,
-    RankingStability,
-    Reusability,
-)
+from workbench.reports.tables import Cell, Table, bold_best, cells
+from workbench.services.evaluation import Comparisons, EvaluationTable
+from workbench.services.evaluation_stability import RankingStability, Reusability
 from workbench.stats import TukeyResult
 
 
@@ -42,15 +37,16 @@ def significance_note(comparisons: Comparisons) -> str:
 
 
 def runs_table(table: EvaluationTable, comparisons: Comparisons | None = None) -> Table:
-    """Runs x measures with letters, the best value per measure in bold, significance marks,
-    and each run's missing judged topics (scored 0, or dropped with the common-topic set);
-    the caption states the topic convention and every note of the evaluation."""
+    """Runs x measures (summary-only ones such as gm_map too) with letters, the best value
+    per measure in bold, significance marks, and each run's missing judged topics (scored 0,
+    or dropped with the common-topic set); the caption states the topic convention and every
+    note of the evaluation."""
     tags = [r.tag for r in table.runs]
     index = {tag: i for i, tag in enumerate(tags)}
     rows = []
     for i, run in enumerate(table.runs):
         row = [Cell(letter(i)), Cell(run.tag)]
-        for measure in table.measures:
+        for measure in table.columns:
             cell = Cell(run.summary[measure])
             if comparisons is not None:
                 beaten = comparisons.beats(measure, run.tag)
@@ -61,7 +57,7 @@ def runs_table(table: EvaluationTable, comparisons: Comparisons | None = None) -
         rows.append(row)
     notes = table.notes() + (comparisons.notes if comparisons is not None else [])
     result = Table(
-        ["", "Run", *table.measures, "Missing topics"],
+        ["", "Run", *table.columns, "Missing topics"],
         rows,
         caption=(
             f"Effectiveness of the {len(tags)} runs of {table.campaign} against the "
@@ -70,17 +66,20 @@ def runs_table(table: EvaluationTable, comparisons: Comparisons | None = None) -
         ).strip(),
         label=f"tab:{table.campaign}-runs",
     )
-    measure_columns = range(2, 2 + len(table.measures))
+    measure_columns = range(2, 2 + len(table.columns))
     if comparisons is not None:
         result.caption += " " + significance_note(comparisons)
-        result.marked = set(measure_columns)
+        tested = set(table.measures)  # summary-only measures are not tested: no marks
+        columns = zip(measure_columns, table.columns, strict=True)
+        result.marked = {c for c, m in columns if m in tested}
     for column in measure_columns:
         bold_best(result, column)
     return result
 
 
 def comparisons_table(comparisons: Comparisons, digits: int = 4) -> Table:
-    """Every tested pair: mean difference, statistic, p, corrected p, effect size, CI, W/T/L."""
+    """Every tested pair: mean difference, statistic, p, corrected p, effect size, CI, W/T/L
+    (the tests' notes are the section's, `reports.sections.pairwise`)."""
     rows = []
     for p in comparisons.pairs:
         low, high = p.ci if p.ci is not None else (None, None)
@@ -121,7 +120,6 @@ def comparisons_table(comparisons: Comparisons, digits: int = 4) -> Table:
             f"Pairwise comparisons: {comparisons.test}, p-values corrected with "
             f"{comparisons.correction} over all pairs of runs per measure; significant at "
             f"alpha = {comparisons.alpha:g}. W/T/L: topics where A is better/tied/worse."
-            + "".join(f" {note}" for note in comparisons.notes)
         ),
         label="tab:comparisons",
         digits=digits,
@@ -176,7 +174,7 @@ def stability_table(stability: RankingStability) -> Table:
             f"Ranking of the runs by {stability.measure} under each assessor's qrels against "
             f"the ranking under the {stability.reference} qrels "
             f"({' > '.join(stability.reference_order)}); tau_AP takes the {stability.reference} "
-            "ranking as ground truth." + "".join(f" {note}" for note in stability.notes)
+            "ranking as ground truth."
         ),
         label="tab:ranking-stability",
         digits=3,
@@ -226,21 +224,3 @@ def reusability_table(reusability: Reusability) -> Table:
         ),
         label=f"tab:leave-one-{unit}-out",
     )
-
-
-# an evaluation's formats: the table formats and trec_eval's own output (`trec_eval_text`)
-TREC_OUTPUT = Download("txt", "text/plain")
-EVALUATION_FORMATS: dict[str, Download] = {**FORMATS, "trec": TREC_OUTPUT}
-
-
-def trec_eval_text(table: EvaluationTable, *, per_topic: bool = True) -> str:
-    """trec_eval's output (`metrics.report.format_line`) for every run: with per_topic (-q)
-    each topic's lines first, then the summary over 'all' with the runid."""
-    lines: list[str] = []
-    for run in table.runs:
-        if per_topic:
-            for qid in sorted(run.per_topic):
-                lines.extend(format_line(m, qid, run.per_topic[qid][m]) for m in table.measures)
-        lines.append(format_line("runid", "all", run.tag))
-        lines.extend(format_line(m, "all", run.summary[m]) for m in table.measures)
-    return "".join(lines)

@@ -1,4 +1,5 @@
-"""Tables of the evaluation report's further sections (services.extended_evaluation)."""
+"""Tables and plots of the course notes' sections of the report (services.extended_evaluation),
+shown by their sections (`reports.sections`) and the notes' own commands."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ from workbench.reports.tables import Cell, Table, bold_best, cells
 from workbench.services.extended_evaluation import (
     CollectionScale,
     EfficiencyReport,
-    ExtendedSections,
     PowerAnalysis,
 )
 from workbench.sweeps import SweepResult
@@ -45,8 +45,8 @@ def collection_scale_table(scale: CollectionScale) -> Table:
 
 
 def power_table(analysis: PowerAnalysis) -> Table:
-    """Per pair: mean and sd of the differences, effect size, achieved power, detectable
-    difference at the requested power."""
+    """Per pair: mean and sd of the differences, effect size, detectable difference at the
+    requested power (no post-hoc power: see `power.PairPower`)."""
     rows = [
         cells(
             p.first,
@@ -54,7 +54,6 @@ def power_table(analysis: PowerAnalysis) -> Table:
             p.mean_difference,
             p.sd_difference,
             p.effect_size,
-            p.power,
             p.detectable_difference,
             p.method,
         )
@@ -67,19 +66,22 @@ def power_table(analysis: PowerAnalysis) -> Table:
             "Mean A-B",
             "SD A-B",
             "Effect size",
-            "Power",
             f"Detectable at {100 * analysis.power:g} %",
-            "Power of",
+            "Computed by",
         ],
         rows,
         caption=(
-            f"Achieved (post-hoc) power of the {analysis.test} test on {analysis.measure} "
-            f"({analysis.qrels} qrels, {analysis.n_topics} topics, alpha = {analysis.alpha:g}) "
-            f"and the smallest difference these topics detect at {100 * analysis.power:g} % "
-            "power given each pair's variability."
+            f"The smallest difference in {analysis.measure} that the {analysis.test} test "
+            f"detects at {100 * analysis.power:g} % power with these {analysis.n_topics} "
+            f"topics ({analysis.qrels} qrels, alpha = {analysis.alpha:g}), given each pair's "
+            "variability."
         ),
         label="tab:power",
         digits=3,
+        notes=[
+            "No achieved (post-hoc) power at the observed effect is shown: it is a function "
+            "of the p-value and adds nothing to it (Hoenig & Heisey 2001)."
+        ],
     )
 
 
@@ -316,31 +318,3 @@ def efficiency_plot(report: EfficiencyReport, cost: str = "mean_latency_ms") -> 
         return None
     frontier = report.latency_frontier if cost == "mean_latency_ms" else report.cost_frontier
     return plots.pareto_plot(points, frontier, cost=COSTS[cost], measure=report.measure)
-
-
-def extended_tables(sections: ExtendedSections) -> list[Table]:
-    """The further sections as tables (a section that could not be built as its reason)."""
-    tables: list[Table] = []
-
-    def reason(title: str, text: str) -> Table:
-        return Table([title], [cells(text)])
-
-    if sections.collection is not None:
-        tables.append(collection_scale_table(sections.collection))
-    else:
-        tables.append(reason("Set measures at collection scale", sections.collection_reason))
-    if sections.power is not None:
-        tables += [topic_set_size_table(sections.power), power_table(sections.power)]
-    else:
-        tables.append(reason("Power and topic-set size", sections.power_reason))
-    if sections.efficiency is not None:
-        tables.append(efficiency_table(sections.efficiency))
-    else:
-        tables.append(reason("Efficiency", sections.efficiency_reason))
-    if sections.interleaving is not None:
-        tables.append(interleaving_table(sections.interleaving))
-    else:
-        tables.append(reason("Interleaving", sections.interleaving_reason))
-    if sections.sweep is not None:
-        tables += [sweep_table(sections.sweep), cross_validation_table(sections.sweep)]
-    return tables

@@ -222,3 +222,73 @@ def curves(
     if series:
         axes.legend(fontsize="small", loc="lower right")
     return _svg(figure)
+
+
+@_plain_text
+def stacked_shares(
+    shares: Mapping[str, Mapping[str, float]], parts: Sequence[str], *, title: str, xlabel: str
+) -> str:
+    """One horizontal bar per row (shares: row -> part -> share of the row), its parts
+    stacked left to right in the order of `parts`."""
+    rows = list(shares)
+    figure = _figure(6.5, 1.2 + 0.45 * max(len(rows), 1))
+    axes = figure.add_subplot()
+    left = [0.0] * len(rows)
+    for part in parts:
+        widths = [shares[r].get(part, 0.0) for r in rows]
+        axes.barh(range(len(rows)), widths, left=left, label=part)
+        left = [a + b for a, b in zip(left, widths, strict=True)]
+    axes.set_yticks(range(len(rows)), rows)
+    axes.invert_yaxis()
+    axes.set(xlabel=xlabel, title=title, xlim=(0, 1))
+    if parts:
+        axes.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return _svg(figure)
+
+
+@_plain_text
+def interval_points(
+    points: Mapping[str, tuple[float, float, float]], *, title: str, xlabel: str
+) -> str:
+    """One point per row with its interval (row -> (value, low, high)); NaN rows are left
+    empty."""
+    rows = list(points)
+    figure = _figure(6, 1.2 + 0.45 * max(len(rows), 1))
+    axes = figure.add_subplot()
+    for i, row in enumerate(rows):
+        value, low, high = points[row]
+        if value == value:  # not NaN
+            axes.errorbar([value], [i], xerr=[[value - low], [high - value]], fmt="o", capsize=3)
+    axes.set_yticks(range(len(rows)), rows)
+    axes.invert_yaxis()
+    axes.set(xlabel=xlabel, title=title, xlim=(-0.02, 1.02))
+    axes.grid(axis="x", alpha=0.3)
+    return _svg(figure)
+
+
+@_plain_text
+def category_lines(
+    series: Mapping[str, Mapping[str, float]],
+    xs: Sequence[str],
+    *,
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    ylim: tuple[float | None, float | None] = (None, None),
+) -> str:
+    """One line per series over categorical x values (series -> x -> value; absent x values
+    break the line); `ylim` bounds the y axis (None: matplotlib's choice)."""
+    figure = _figure(6.5, 4)
+    axes = figure.add_subplot()
+    for name, values in series.items():
+        ys = [values.get(x, float("nan")) for x in xs]
+        axes.plot(range(len(xs)), ys, marker="o", markersize=3, label=name)
+    step = max(1, len(xs) // 12)
+    ticks = list(range(0, len(xs), step))
+    axes.set_xticks(ticks, [xs[i] for i in ticks], rotation=45 if len(xs) > 4 else 0, ha="right")
+    axes.set(xlabel=xlabel, ylabel=ylabel, title=title)
+    axes.set_ylim(*ylim)
+    axes.grid(alpha=0.3)
+    if series:
+        axes.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return _svg(figure)

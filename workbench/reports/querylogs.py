@@ -62,9 +62,16 @@ def agreement_table(report: ClickAgreement) -> Table:
         notes=[
             f"{report.preferences} click preferences on topics; {report.comparable} compare "
             f"judged documents of different grades. Overall share {report.share:.4f}, "
-            f"{report.confidence:.0%} topic-bootstrap interval [{low:.4f}, {high:.4f}]."
+            f"{report.confidence:.0%} topic-bootstrap interval [{low:.4f}, {high:.4f}].",
+            *report.qrels_notes,
         ],
     )
+
+
+def _preferences_of(report: ClickEvaluation) -> str:
+    if report.source == "clicks":
+        return f"click preferences of {report.log}"
+    return f"assessors' pairwise preferences of {report.log}"
 
 
 def click_evaluation_table(report: ClickEvaluation) -> Table:
@@ -76,21 +83,25 @@ def click_evaluation_table(report: ClickEvaluation) -> Table:
               r.click_topics)
         for r in sorted(report.runs, key=lambda r: assessor_rank[r.tag])
     ]
+    source = report.source
+    clicks = source == "clicks"
+    noun, word = ("Click preferences", "click") if clicks else ("Pairwise preferences", source)
     table = Table(
-        ["Run", f"{report.prefs_measure} (clicks)", "Rank", f"{report.measure} (assessors)",
-         "Rank", "Topics (clicks)"],
+        ["Run", f"{report.prefs_measure} ({source})", "Rank", f"{report.measure} (assessors)",
+         "Rank", f"Topics ({source})"],
         rows,
         caption=(
-            f"Runs scored on the click preferences of {report.log} ({report.options}; "
+            f"Runs scored on the {_preferences_of(report)} ({report.options}; "
             f"trec_eval -R prefs) and on the {report.qrels} qrels."
         ),
         label="tab:click-evaluation",
         notes=[
             f"Kendall's tau between the two rankings: {report.kendall_tau:.4f}; tau_AP "
             f"(assessors as reference): {report.tau_ap:.4f}.",
-            f"Click preferences cover {report.preference_topics} of the campaign's "
-            f"{report.campaign_topics} topics; the click score of a run averages over those "
+            f"{noun} cover {report.preference_topics} of the campaign's "
+            f"{report.campaign_topics} topics; the {word} score of a run averages over those "
             "it retrieves.",
+            *report.qrels_notes,
         ],
     )
     bold_best(table, 1)

@@ -41,8 +41,10 @@ def simulation_table(simulation: Simulation) -> Table:
         "rel % = relevant found / relevant in the depth pools. tau = Kendall's tau-b between "
         "the runs' ranking under the budget's qrels (unjudged = non-relevant) and under the "
         "full qrels, for the same measure; bpref and infAP (pooled-unjudged as unjudged) "
-        "against the full qrels' MAP. LOGO: mean and largest |MAP error| of each group's runs "
-        "when the group is left out of the pool that the strategy judges at the same budget.",
+        "against the full qrels' MAP (both biased when a strategy chose what was judged: "
+        "see workbench simulate-estimates). LOGO: mean and largest |MAP error| of each "
+        "group's runs when the group is left out of the pool that the strategy judges at the "
+        "same budget.",
         *simulation.notes,
     ]
     return Table(columns, rows, caption=caption, label="tab:simulation", digits=3, notes=notes)

@@ -2,12 +2,16 @@
 
 A cell carries its value, whether it is bold (the best of its column) and its significance
 marks (the letters of the rows it is significantly better than, as in ranx and PyTerrier).
-Numbers are shown with `digits` decimals; NaN and None print as "-" (null in JSON).
+Numbers are shown with `digits` decimals; NaN and None print as "-" (null in JSON). CSV keeps
+more: a number to 15 significant digits (`csv_number`), the precision a double always carries
+through a decimal round trip (C's DBL_DIG), so a mean such as 0.9249999999999999 (0.925 plus
+the noise of binary arithmetic in its 17th digit) is written 0.925; JSON keeps the double.
 
 Text from users (campaign names, run tags, topic ids, assessors' names) cannot attack a
 reader: CSV cells that a spreadsheet would run as a formula are neutralised (`csv_safe`),
-Markdown escapes HTML and its own markup, LaTeX escapes every text field and labels keep
-only safe characters; `render_all` makes the labels of several tables unique.
+Markdown escapes what could open HTML (`<`, and `&` before an entity) and its own markup,
+LaTeX escapes every text field and labels keep only safe characters; `unique_labels` makes
+the labels of several tables unique.
 """
 
 from __future__ import annotations
@@ -106,8 +110,15 @@ def csv_safe(value: Any) -> Any:
     return "'" + value if formula and not _PLAIN_NUMBER.fullmatch(value) else value
 
 
+def csv_number(value: Any) -> Any:
+    """A float to 15 significant digits without trailing zeros (0.925, not the
+    0.9249999999999999 that a mean may be); other values as they are."""
+    return format(value, ".15g") if isinstance(value, float) else value
+
+
 def to_csv(table: Table) -> str:
-    """Values at full precision; a column '<name> marks' after each column that carries marks."""
+    """Values as `csv_number` writes them; a column '<name> marks' after each column that
+    carries marks."""
     marked = [
         i in table.marked or any(row[i].marks for row in table.rows)
         for i in range(len(table.columns))
@@ -125,7 +136,7 @@ def to_csv(table: Table) -> str:
             line.append(
                 ""
                 if value is None or (isinstance(value, float) and math.isnan(value))
-                else csv_safe(value)
+                else csv_safe(csv_number(value))
             )
             if has_marks:
                 line.append(csv_safe(cell.marks))
@@ -134,31 +145,34 @@ def to_csv(table: Table) -> str:
 
 
 _MD_MARKUP = re.compile(r"([\\`\[\]|])")
-_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}
+_ENTITY = re.compile(r"&(?=#?[0-9A-Za-z]+;)")
 
 
-def _md_escape(text: str) -> str:
-    """Text that cannot inject into Markdown: HTML characters as entities (no tags, no
-    autolinks), brackets, backticks, backslashes and pipes backslash-escaped (no links or
-    images, no code spans, no extra table cells), line breaks as spaces."""
+def md_escape(text: str) -> str:
+    """Text that cannot inject into Markdown and reads as written: `<` as an entity (no tag,
+    no autolink can open), `&` as one where it would start an entity, brackets, backticks,
+    backslashes and pipes backslash-escaped (no links or images, no code spans, no extra
+    table cells), a leading `>` or `#` escaped (no quote, no heading), line breaks as spaces.
+    `>=` stays `>=`."""
     text = " ".join(text.splitlines())
-    text = "".join(_HTML.get(ch, ch) for ch in text)
-    return _MD_MARKUP.sub(r"\\\1", text)
+    text = _ENTITY.sub("&amp;", text).replace("<", "&lt;")
+    text = _MD_MARKUP.sub(r"\\\1", text)
+    return "\\" + text if text.startswith((">", "#")) else text
 
 
 def to_markdown(table: Table) -> str:
     """GitHub Markdown: bold as **x**, marks as <sup>ab</sup>, caption in italics above."""
 
     def show(cell: Cell) -> str:
-        text = _md_escape(table.shown(cell))
+        text = md_escape(table.shown(cell))
         text = f"**{text}**" if cell.bold else text
-        return text + (f"<sup>{_md_escape(cell.marks)}</sup>" if cell.marks else "")
+        return text + (f"<sup>{md_escape(cell.marks)}</sup>" if cell.marks else "")
 
-    lines = [f"*{_md_escape(table.caption)}*", ""] if table.caption else []
-    lines.append("| " + " | ".join(_md_escape(c) for c in table.columns) + " |")
+    lines = [f"*{md_escape(table.caption)}*", ""] if table.caption else []
+    lines.append("| " + " | ".join(md_escape(c) for c in table.columns) + " |")
     lines.append("|" + "|".join("---" for _ in table.columns) + "|")
     lines.extend("| " + " | ".join(show(c) for c in row) + " |" for row in table.rows)
-    lines.extend(["", *(_md_escape(note) for note in table.notes)] if table.notes else [])
+    lines.extend(["", *(md_escape(note) for note in table.notes)] if table.notes else [])
     return "\n".join(lines) + "\n"
 
 
@@ -193,8 +207,8 @@ def latex_label(text: str) -> str:
 
 
 def to_latex(table: Table) -> str:
-    """A booktabs `table` with the caption and label; bold as \\textbf, marks as $^{ab}$,
-    padded with \\hphantom so numbers stay aligned."""
+    """A booktabs `table` with the caption and label, its notes below the tabular; bold as
+    \\textbf, marks as $^{ab}$, padded with \\hphantom so numbers stay aligned."""
     width = max((len(c.marks) for row in table.rows for c in row), default=0)
 
     def show(cell: Cell) -> str:
@@ -222,6 +236,7 @@ def to_latex(table: Table) -> str:
         *(" & ".join(show(c) for c in row) + r" \\" for row in table.rows),
         r"\bottomrule",
         r"\end{tabular}",
+        *(rf"\par\smallskip{{\footnotesize {latex_escape(note)}}}" for note in table.notes),
         r"\end{table}",
     ]
     return "\n".join(lines) + "\n"
@@ -264,9 +279,10 @@ def to_json(value: Any) -> str:
 
 
 def table_json(table: Table) -> dict[str, Any]:
-    """The table as records: caption, columns, rows of {column: value}, bold and marks."""
+    """The table as records: caption, columns, rows of {column: value}, bold, marks, notes."""
     return {
         "caption": table.caption,
+        "notes": list(table.notes),
         "columns": table.columns,
         "rows": [
             {col: cell.value for col, cell in zip(table.columns, row, strict=True)}
@@ -277,9 +293,8 @@ def table_json(table: Table) -> dict[str, Any]:
     }
 
 
-def render_all(tables: Iterable[Table], fmt: str, separator: str = "\n") -> str:
-    """Several tables in one document; repeated LaTeX labels get -2, -3, ... so each is
-    unique."""
+def unique_labels(tables: Iterable[Table]) -> list[Table]:
+    """The tables, a repeated LaTeX label getting -2, -3, ... so that each is unique."""
     seen: dict[str, int] = {}
     out = []
     for table in tables:
@@ -288,8 +303,13 @@ def render_all(tables: Iterable[Table], fmt: str, separator: str = "\n") -> str:
             seen[key] = seen.get(key, 0) + 1
             if seen[key] > 1:
                 table = dataclasses.replace(table, label=f"{key}-{seen[key]}")
-        out.append(render(table, fmt))
-    return separator.join(out)
+        out.append(table)
+    return out
+
+
+def render_all(tables: Iterable[Table], fmt: str, separator: str = "\n") -> str:
+    """Several tables in one document, with unique labels (`unique_labels`)."""
+    return separator.join(render(table, fmt) for table in unique_labels(tables))
 
 
 def render(table: Table, fmt: str) -> str:

@@ -14,6 +14,15 @@ probability `secondary_share`, decided by (seed, pool, topic, docno) alone, in a
 order, so their agreement with the primary judge is measured on documents the strategy did
 not pick for them. Unrevealed documents are pooled but unjudged: exported as -1 in qrels (the
 infAP convention), and they are not a random sample, which evaluation must say.
+
+A reserved sample (`sample_share` of the budget, `reserved_sample`): a simple random sample
+of each topic's pool, revealed at build (build 0, judged first), that the strategy never sees
+until it picks one of its documents itself (then free: `adaptive.choose`); the topic's
+`choices` record what the strategy chose, in order, free documents included. The sample's part
+among the documents the strategy did not choose is a simple random sample of them, from which
+`services.estimates` estimates what the adaptive judging missed. A stopping rule
+(`workbench.stopping`) gives each topic a verdict; with `auto_stop` a topic whose verdict is
+"stop" reveals no more documents.
 """
 
 from __future__ import annotations
@@ -24,10 +33,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+import numpy as np
 from sqlalchemy import Connection, func, select, update
 from sqlalchemy.orm import Session
 
-from workbench import adaptive, pooling
+from workbench import adaptive, pooling, stopping
+from workbench.estimate_simulation import reserved_sample_size
 from workbench.services import pools
 from workbench.services.current_judgements import current_judgements
 from workbench.services.errors import ServiceError, found
@@ -50,10 +61,21 @@ DEFAULT_SECONDARY_SHARE = 0.2
 
 @dataclass(frozen=True)
 class AdaptiveSettings:
+    """What an adaptive pool records (pools built before a setting existed get its default)."""
+
     strategy: str
     budget: int
     batch: int
     secondary_share: float
+    sample_share: float = 0.0  # of the budget, for the reserved random sample
+    stop_rule: str | None = None  # workbench.stopping.RULES
+    recall_target: float = stopping.DEFAULT_TARGET
+    confidence: float = stopping.DEFAULT_CONFIDENCE
+    auto_stop: bool = False  # a topic whose rule says stop reveals no more
+
+    def sample_size(self, pool_size: int) -> int:
+        """The topic's reserved sample: ceil(sample_share budget), at most the pool."""
+        return min(reserved_sample_size(self.budget, self.sample_share), pool_size)
 
 
 @dataclass(frozen=True)
@@ -69,6 +91,10 @@ class TopicStatus:
     relevant: int  # of those, relevant (grade >= the campaign's relevance level)
     remaining_estimate: float | None  # relevant expected among the unrevealed (yield curve)
     primary: str | None  # the primary judge's username
+    sample: int = 0  # documents of the reserved sample
+    recall: stopping.RecallEstimate | None = None  # None before any judgement
+    verdict: stopping.Verdict | None = None  # of the pool's stopping rule
+    rule_stopped: bool = False  # the rule says stop and the pool stops topics by itself
 
     @property
     def finished(self) -> bool:
@@ -99,6 +125,23 @@ def check_settings(strategy: str, budget: int | None, batch: int, share: float) 
         raise ServiceError(f"the secondary share must be in [0, 1]; got {share}")
 
 
+def check_sampling(settings: AdaptiveSettings) -> None:
+    """The reserved sample and the stopping rule: refused when they cannot work."""
+    if not 0.0 <= settings.sample_share < 1.0:
+        raise ServiceError(f"the sample share must be in [0, 1); got {settings.sample_share}")
+    try:
+        stopping.check_target(settings.recall_target, settings.confidence)
+        rule = stopping.get_rule(settings.stop_rule) if settings.stop_rule else None
+    except stopping.StoppingError as error:
+        raise ServiceError(str(error)) from None
+    if rule is not None and rule.needs_sample and settings.sample_share == 0:
+        raise ServiceError(
+            f"the {rule.name} stopping rule needs a reserved sample: give a sample share > 0"
+        )
+    if settings.auto_stop and rule is None:
+        raise ServiceError("stopping topics by themselves needs a stopping rule")
+
+
 def build_adaptive_pool(
     session: Session,
     campaign: Campaign,
@@ -111,40 +154,75 @@ def build_adaptive_pool(
     runs: list[str] | None = None,
     seed: int | None = None,
     name: str = "",
+    sample_share: float = 0.0,
+    stop_rule: str | None = None,
+    recall_target: float = stopping.DEFAULT_TARGET,
+    confidence: float = stopping.DEFAULT_CONFIDENCE,
+    auto_stop: bool = False,
+    topics: list[str] | None = None,
 ) -> Pool:
-    """A depth-`depth` pool whose documents the strategy reveals, `budget` per topic."""
+    """A depth-`depth` pool (of `topics` only, when given) whose documents the strategy
+    reveals, `budget` per topic; with a `sample_share`, each topic's reserved sample is
+    revealed at once (build 0)."""
     check_settings(strategy, budget, batch, secondary_share)
     assert budget is not None
+    settings = AdaptiveSettings(strategy, budget, batch, secondary_share, sample_share,
+                                stop_rule or None, recall_target, confidence, auto_stop)
+    check_sampling(settings)
     if adaptive.get_strategy(strategy).needs_texts:
         try:
             adaptive.require_scikit_learn()
         except adaptive.StrategyError as error:
             raise ServiceError(str(error)) from None
     pool = pools.build_pool(
-        session, campaign, strategy="depth", depth=depth, runs=runs, seed=seed, name=name
+        session,
+        campaign,
+        strategy="depth",
+        depth=depth,
+        runs=runs,
+        seed=seed,
+        name=name,
+        topics=topics,
     )
-    settings = AdaptiveSettings(strategy, budget, batch, secondary_share)
     pool.params = {**pool.params, "adaptive": dataclasses.asdict(settings)}
     session.execute(update(PoolEntry).where(PoolEntry.pool_id == pool.id).values(sampled=False))
-    qids = session.scalars(
-        select(PoolEntry.qid).where(PoolEntry.pool_id == pool.id).distinct()
-    ).all()
-    session.add_all(AdaptiveTopic(pool_id=pool.id, qid=qid, budget=budget) for qid in qids)
+    sizes = _pool_sizes(session, pool)
+    session.add_all(AdaptiveTopic(pool_id=pool.id, qid=qid, budget=budget) for qid in sizes)
+    for qid, size in sizes.items():
+        docnos = session.scalars(
+            select(PoolEntry.docno).where(PoolEntry.pool_id == pool.id, PoolEntry.qid == qid)
+        ).all()
+        reserved = reserved_sample(pool, qid, docnos, settings.sample_size(size))
+        if reserved:
+            session.execute(
+                update(PoolEntry)
+                .where(PoolEntry.pool_id == pool.id, PoolEntry.qid == qid,
+                       PoolEntry.docno.in_(reserved))
+                .values(sampled=True, build=0)
+            )  # fmt: skip
     session.flush()
     return pool
+
+
+def reserved_sample(pool: Pool, qid: str, docnos: Sequence[str], size: int) -> list[str]:
+    """The topic's reserved sample: `size` of its pooled documents (sorted by docno) drawn
+    without replacement by a generator of (seed, pool, topic) alone."""
+    ordered = sorted(docnos)
+    rng = pooling.topic_rng(pool.seed, "reserved", pool.id, qid)
+    return sorted(ordered[i] for i in rng.choice(len(ordered), size=size, replace=False))
 
 
 def _topic(session: Session, pool: Pool, qid: str) -> AdaptiveTopic:
     row = session.scalar(
         select(AdaptiveTopic).where(AdaptiveTopic.pool_id == pool.id, AdaptiveTopic.qid == qid)
     )
-    return found(row, f"pool {pool.id} has no adaptive topic {qid!r}")
+    return found(row, f"pool {pool.number} has no adaptive topic {qid!r}")
 
 
 def _adaptive_pool(pool: Pool) -> AdaptiveSettings:
     settings = settings_of(pool)
     if settings is None:
-        raise ServiceError(f"pool {pool.id} is not adaptive")
+        raise ServiceError(f"pool {pool.number} is not adaptive")
     return settings
 
 
@@ -232,41 +310,104 @@ def _primary_labels(
     return {j.docno: j.grade is not None and j.grade >= level for j in judged if j.docno in wanted}
 
 
-def _next_batch(session: Session, pool: Pool, assignment: Assignment) -> tuple[int, list[str]]:
-    """(pool revision, documents to reveal now) for the primary judge's topic."""
+@dataclass(frozen=True)
+class _Topic:
+    """What the next-batch decision and the status page read of one topic."""
+
+    docnos: tuple[str, ...]  # the topic's pooled documents
+    revealed: list[str]  # in reveal order: the reserved sample first
+    labels: dict[str, bool]  # the primary judge's, of revealed documents judged
+    sample: set[str]  # the reserved sample
+    choices: list[str]  # what the strategy chose, in order (free documents included)
+
+    def progress(self) -> stopping.Progress:
+        index = {d: i for i, d in enumerate(self.docnos)}
+        mask = np.zeros((4, len(self.docnos)), dtype=bool)  # relevant, judged, chosen, sample
+        for d, relevant in self.labels.items():
+            if d in index:
+                mask[0, index[d]], mask[1, index[d]] = relevant, True
+        mask[2, [index[d] for d in self.choices if d in index]] = True
+        mask[3, [index[d] for d in self.sample if d in index]] = True
+        return stopping.progress(
+            [self.labels[d] for d in self.revealed if d in self.labels],
+            relevant=mask[0], judged=mask[1], chosen=mask[2],
+            sample=mask[3] if self.sample else None,
+        )  # fmt: skip
+
+
+def _universe(session: Session, pool: Pool, qid: str) -> adaptive.TopicPool:
+    depth = int(pool.params["depth"])
+    return adaptive.TopicPool.build(
+        pools.topic_ranked_lists(session, pools.pool_runs(session, pool), qid, depth), depth
+    )
+
+
+def _read_topic(session: Session, pool: Pool, qid: str, assignment: Assignment | None) -> _Topic:
+    rows = session.execute(
+        select(PoolEntry.docno, PoolEntry.build, PoolEntry.sampled).where(
+            PoolEntry.pool_id == pool.id, PoolEntry.qid == qid
+        )
+    ).all()
+    revealed = _revealed(session, pool.id, qid)
+    campaign = session.get(Campaign, pool.campaign_id)
+    assert campaign is not None
+    labels = (
+        _primary_labels(session, assignment, revealed, campaign.relevance_level)
+        if assignment is not None
+        else {}
+    )
+    return _Topic(
+        tuple(sorted(r.docno for r in rows)),
+        revealed,
+        labels,
+        {r.docno for r in rows if r.sampled and r.build == 0},
+        list(_topic(session, pool, qid).choices),
+    )
+
+
+def verdict(settings: AdaptiveSettings, progress: stopping.Progress) -> stopping.Verdict | None:
+    """The pool's stopping rule on the topic (None without a rule)."""
+    if settings.stop_rule is None:
+        return None
+    return stopping.decide(settings.stop_rule, progress, target=settings.recall_target,
+                           confidence=settings.confidence)  # fmt: skip
+
+
+def _next_batch(
+    session: Session, pool: Pool, assignment: Assignment
+) -> tuple[int, adaptive.Choices | None]:
+    """(pool revision, what the strategy chooses now) for the primary judge's topic; None
+    when nothing is to be chosen (stopped, budget used, documents left to judge)."""
     settings = _adaptive_pool(pool)
     topic = _topic(session, pool, assignment.qid)
     if topic.stopped:
-        return pool.revision, []
-    revealed = _revealed(session, pool.id, assignment.qid)
-    room = topic.budget - len(revealed)
-    if room <= 0:
-        return pool.revision, []
-    campaign = session.get(Campaign, pool.campaign_id)
-    assert campaign is not None
-    labels = _primary_labels(session, assignment, revealed, campaign.relevance_level)
-    if len(labels) < len(revealed):
-        return pool.revision, []  # the primary judge has revealed documents to judge
-    depth = int(pool.params["depth"])
-    models = pools.pool_runs(session, pool)
-    universe = adaptive.TopicPool.build(
-        pools.topic_ranked_lists(session, models, assignment.qid, depth), depth
-    )
+        return pool.revision, None
+    state = _read_topic(session, pool, assignment.qid, assignment)
+    room = topic.budget - len(state.revealed)
+    if room <= 0 or len(state.labels) < len(state.revealed):
+        return pool.revision, None  # budget used, or revealed documents to judge first
+    if settings.auto_stop:
+        decided = verdict(settings, state.progress())
+        if decided is not None and decided.stop:
+            return pool.revision, None
+    universe = _universe(session, pool, assignment.qid)
     texts = (
         _texts(session, pool, universe)
         if adaptive.get_strategy(settings.strategy).needs_texts
         else None
     )
-    chosen = adaptive.next_documents(
+    chosen = set(state.choices)
+    choices = adaptive.choose(
         settings.strategy,
         universe,
-        [(d, labels[d]) for d in revealed],
+        [(d, state.labels[d]) for d in state.choices],
         min(room, settings.batch),
+        free={d: state.labels[d] for d in state.sample if d not in chosen},
         seed=pool.seed,
         qid=assignment.qid,
         texts=texts,
     )
-    return pool.revision, chosen
+    return pool.revision, choices
 
 
 def _texts(session: Session, pool: Pool, universe: adaptive.TopicPool) -> dict[str, str]:
@@ -280,11 +421,21 @@ def _texts(session: Session, pool: Pool, universe: adaptive.TopicPool) -> dict[s
 
 def advance(store: Store, assignment_id: int, user_id: int) -> list[str]:
     """The next-document path of an adaptive pool: reveal the primary judge's next batch when
-    every revealed document is judged. Returns the revealed docnos (usually none).
+    every revealed document is judged, and the next again while a batch holds only documents
+    the judge already judged (under another pool's assignment of the topic), so that a queue
+    is never finished before its topic is. Returns the revealed docnos (usually none).
 
     A read transaction decides; only a reveal writes, guarded by the pool's revision so that
     two concurrent requests reveal once. Ordinary pools cost one read.
     """
+    revealed: list[str] = []
+    while chosen := _advance_once(store, assignment_id, user_id):  # at most budget reveals
+        revealed += chosen
+    return revealed
+
+
+def _advance_once(store: Store, assignment_id: int, user_id: int) -> list[str]:
+    """One reveal of `advance` (none when the judge has revealed documents to judge)."""
     with store.read_session() as session:
         assignment = session.get(Assignment, assignment_id)
         if assignment is None or assignment.user_id != user_id or not assignment.active:
@@ -300,7 +451,7 @@ def advance(store: Store, assignment_id: int, user_id: int) -> list[str]:
         except adaptive.StrategyError as error:
             raise ServiceError(str(error)) from None
         pool_id, qid = pool.id, assignment.qid
-    if not chosen:
+    if chosen is None or not chosen.order:
         return []
     with store.session() as session:
         bumped = session.execute(
@@ -311,14 +462,23 @@ def advance(store: Store, assignment_id: int, user_id: int) -> list[str]:
         ).first()
         if bumped is None:
             return []  # another request revealed first
-        start = len(_revealed(session, pool_id, qid))
-        for k, docno in enumerate(chosen, start=start + 1):
+        start = session.scalar(
+            select(func.max(PoolEntry.build)).where(
+                PoolEntry.pool_id == pool_id, PoolEntry.qid == qid, PoolEntry.sampled.is_(True)
+            )
+        )
+        for k, docno in enumerate(chosen.reveal, start=(start or 0) + 1):
             session.execute(
                 update(PoolEntry)
                 .where(PoolEntry.pool_id == pool_id, PoolEntry.qid == qid, PoolEntry.docno == docno)
                 .values(sampled=True, build=k)
             )
-    return chosen
+        row = session.scalar(
+            select(AdaptiveTopic).where(AdaptiveTopic.pool_id == pool_id, AdaptiveTopic.qid == qid)
+        )
+        assert row is not None
+        row.choices = [*row.choices, *chosen.order]
+    return chosen.reveal
 
 
 def visible_entries(connection: Connection, assignment: Any, rows: Sequence[Any]) -> list[Any]:
@@ -364,36 +524,81 @@ def in_secondary_sample(seed: int, pool_id: int, qid: str, docno: str, share: fl
     return bool(pooling.topic_rng(seed, "secondary", pool_id, qid, docno).random() < share)
 
 
+def documents_to_judge(
+    session: Session, pool: Pool, assignments: Sequence[Assignment]
+) -> dict[int, tuple[frozenset[str], int]]:
+    """Assignment id -> (the documents its judge sees now, how many it will have in all), for
+    assignments of the adaptive `pool`, as the judging page shows them (`visible_entries`):
+    the primary judge sees every revealed document and will have min(budget, pool size) unless
+    the topic is stopped; another judge sees (and will have) the seeded sample of the revealed
+    ones, which grows as the primary judge's reveals do."""
+    settings = _adaptive_pool(pool)
+    qids = {a.qid for a in assignments}
+    revealed: dict[str, set[str]] = {q: set() for q in qids}
+    for qid, docno in session.execute(
+        select(PoolEntry.qid, PoolEntry.docno).where(
+            PoolEntry.pool_id == pool.id, PoolEntry.sampled.is_(True)
+        )
+    ):
+        if qid in revealed:
+            revealed[qid].add(docno)
+    sizes = _pool_sizes(session, pool)
+    topics = {
+        t.qid: t
+        for t in session.scalars(select(AdaptiveTopic).where(AdaptiveTopic.pool_id == pool.id))
+    }
+    result = {}
+    for a in assignments:
+        shown = revealed[a.qid]
+        primary = _primary(session, pool.id, a.qid)
+        if primary is not None and primary.id == a.id:
+            topic = topics.get(a.qid)
+            planned = 0
+            if topic is not None and not topic.stopped:
+                planned = min(topic.budget, sizes.get(a.qid, 0))
+            result[a.id] = (frozenset(shown), max(len(shown), planned))
+        else:
+            share = settings.secondary_share
+            sample = {d for d in shown if in_secondary_sample(pool.seed, pool.id, a.qid, d, share)}
+            result[a.id] = (frozenset(sample), len(sample))
+    return result
+
+
 def topic_statuses(session: Session, pool: Pool) -> list[TopicStatus]:
     """Per topic: budget, revealed, judged and relevant for the primary judge, the estimate of
-    relevant documents among the unrevealed ones, and whether the topic is stopped."""
-    _adaptive_pool(pool)
-    campaign = session.get(Campaign, pool.campaign_id)
-    assert campaign is not None
+    relevant documents among the unrevealed ones, the recall of what is judged (estimate and
+    interval with a reserved sample, a lower bound without), the stopping rule's verdict, and
+    whether the topic is stopped."""
+    settings = _adaptive_pool(pool)
     sizes = _pool_sizes(session, pool)
     statuses = []
     for topic in session.scalars(select(AdaptiveTopic).where(AdaptiveTopic.pool_id == pool.id)):
-        revealed = _revealed(session, pool.id, topic.qid)
         primary = _primary(session, pool.id, topic.qid)
-        labels = (
-            _primary_labels(session, primary, revealed, campaign.relevance_level)
-            if primary is not None
-            else {}
-        )
-        in_order = [labels[d] for d in revealed if d in labels]
-        unrevealed = sizes.get(topic.qid, 0) - len(revealed)
+        state = _read_topic(session, pool, topic.qid, primary)
+        in_order = [state.labels[d] for d in state.revealed if d in state.labels]
+        unrevealed = sizes.get(topic.qid, 0) - len(state.revealed)
         estimate = adaptive.remaining_relevant(in_order, unrevealed)
+        progress = state.progress()
+        decided = verdict(settings, progress) if in_order else None
         statuses.append(
             TopicStatus(
                 qid=topic.qid,
                 budget=topic.budget,
                 stopped=topic.stopped,
                 pool_size=sizes.get(topic.qid, 0),
-                revealed=len(revealed),
+                revealed=len(state.revealed),
                 judged=len(in_order),
                 relevant=sum(in_order),
                 remaining_estimate=None if estimate is None else round(estimate, 1),
                 primary=_username(session, primary),
+                sample=len(state.sample),
+                recall=(
+                    stopping.recall_estimate(progress, confidence=settings.confidence)
+                    if in_order
+                    else None
+                ),
+                verdict=decided,
+                rule_stopped=settings.auto_stop and decided is not None and decided.stop,
             )
         )
     return sorted(statuses, key=lambda s: pools.qid_key(s.qid))
@@ -407,8 +612,10 @@ def _username(session: Session, assignment: Assignment | None) -> str | None:
 def evaluation_warning(session: Session, campaign: Campaign) -> str | None:
     """What an evaluation of the campaign must say when one of its pools is adaptive."""
     adaptive_ids = [
-        p.id
-        for p in session.scalars(select(Pool).where(Pool.campaign_id == campaign.id))
+        p.number
+        for p in session.scalars(
+            select(Pool).where(Pool.campaign_id == campaign.id).order_by(Pool.number)
+        )
         if settings_of(p) is not None
     ]
     if not adaptive_ids:
@@ -416,7 +623,9 @@ def evaluation_warning(session: Session, campaign: Campaign) -> str | None:
     return (
         f"pool(s) {', '.join(map(str, adaptive_ids))} judged adaptively: the pooled documents "
         "left unjudged are not a random sample, so measures that count them as non-relevant "
-        "favour the runs the strategy followed; compare with -m bpref -m infAP"
+        "favour the runs the strategy followed, and bpref and infAP are biased too (infAP "
+        "assumes a uniform sample); with a reserved sample, `workbench estimate` gives "
+        "unbiased estimates (statAP, xinfAP)"
     )
 
 
@@ -429,9 +638,10 @@ class Provenance:
     budget: int  # the pool's budget per topic
     raised: dict[str, int]  # qid -> budget, for the topics whose budget differs
     stopped: tuple[str, ...]  # topics the organiser stopped
+    sample_share: float = 0.0  # of the budget, for the reserved random sample
 
     def describe(self) -> str:
-        """'pool 3 judged adaptively: strategy mm-ns, budget 200 judgements per topic ...'."""
+        """'pool 3 judged adaptively: strategy mm, budget 200 judgements per topic ...'."""
         text = (
             f"pool {self.pool} judged adaptively: strategy {self.strategy}, budget "
             f"{self.budget} judgements per topic"
@@ -440,6 +650,11 @@ class Provenance:
             text += " (" + ", ".join(f"topic {q}: {b}" for q, b in self.raised.items()) + ")"
         if self.stopped:
             text += f"; stopped early: topic(s) {', '.join(self.stopped)}"
+        if self.sample_share:
+            text += (
+                f"; {self.sample_share:.0%} of the budget went to a simple random sample of "
+                "each topic's pool, judged first"
+            )
         return text
 
 
@@ -463,6 +678,7 @@ def provenance(session: Session, campaign: Campaign) -> list[Provenance]:
                 budget=settings.budget,
                 raised={t.qid: t.budget for t in topics if t.budget != settings.budget},
                 stopped=tuple(t.qid for t in topics if t.stopped),
+                sample_share=settings.sample_share,
             )
         )
     return found
@@ -478,11 +694,21 @@ def export_header(session: Session, campaign: Campaign) -> str:
 
 
 def describe_settings(pool: Pool) -> str:
-    """'adaptive mm-ns, budget 200 per topic, batch 5, 20 % to other judges' (or '')."""
+    """'adaptive mm, budget 200 per topic, batch 5, 20 % to other judges' (or ''), with the
+    reserved sample and the stopping rule when the pool has them."""
     settings = settings_of(pool)
     if settings is None:
         return ""
-    return (
+    text = (
         f"adaptive {settings.strategy}, budget {settings.budget} per topic, batch "
         f"{settings.batch}, {math.floor(100 * settings.secondary_share)} % to other judges"
     )
+    if settings.sample_share:
+        text += f", a random sample of {settings.sample_share:.0%} of the budget reserved"
+    if settings.stop_rule:
+        text += (
+            f", stopping rule {settings.stop_rule} (recall {settings.recall_target:g} at "
+            f"{100 * settings.confidence:g} %"
+            + (", stops topics by itself)" if settings.auto_stop else ")")
+        )
+    return text

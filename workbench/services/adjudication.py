@@ -14,9 +14,10 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Collection
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import cast
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from workbench import limits
@@ -25,7 +26,15 @@ from workbench.services.campaigns import CampaignInfo, campaign_info
 from workbench.services.current_judgements import counted_judgements, withdrawn_note
 from workbench.services.errors import ServiceError
 from workbench.services.qrels import qrels_completeness
-from workbench.store.models import Campaign, Document, FinalLabel, Topic, User, utcnow
+from workbench.store.models import (
+    Campaign,
+    Document,
+    FinalLabel,
+    Judgement,
+    Topic,
+    User,
+    utcnow,
+)
 
 ADJUDICATED = "adjudicated"
 Key = tuple[str, str]
@@ -79,6 +88,8 @@ class QueueItem:
     final: int | None  # the current final label, if any
     comments: dict[str, str] = field(default_factory=dict)  # "Judge n" -> their comment
     cannot_judge: dict[str, str] = field(default_factory=dict)  # "Judge n" -> their reason
+    evidence: dict[str, list] = field(default_factory=dict)  # "Judge n" -> [[start, end], ...]
+    adjudicated: bool = False  # the final label is an adjudicator's decision
 
 
 @dataclass(frozen=True)
@@ -232,9 +243,9 @@ def disagreement_queue(
     primary_judge = _primary_judge(session, campaign, merge.primary)
     existing = _final_labels(session, campaign)
     names = judge_names(session, campaign)
-    notes: dict[Key, list] = defaultdict(list)  # comments and cannot-judge reasons
+    notes: dict[Key, list] = defaultdict(list)  # comments, cannot-judge reasons, evidence
     for judgement in counted_judgements(session, campaign):
-        if judgement.comment or judgement.cannot_judge:
+        if judgement.comment or judgement.cannot_judge or judgement.evidence:
             notes[(judgement.qid, judgement.docno)].append(judgement)
     queue = []
     for document in judged_documents(session, campaign):
@@ -262,44 +273,129 @@ def disagreement_queue(
                     for j in notes[(document.qid, document.docno)]
                     if j.cannot_judge and j.user_id in names
                 },
+                evidence={
+                    names[j.user_id]: j.evidence
+                    for j in notes[(document.qid, document.docno)]
+                    if j.evidence and j.user_id in names
+                },
+                adjudicated=decided,
             )
         )
     return queue
 
 
-SNIPPET_CHARS = 600  # of a document's text on the adjudication page
+QUEUE_VIEWS = {
+    "undecided": "left to decide (no final label yet)",
+    "rule": "decided by the merge rule (to review)",
+    "adjudicated": "decided by an adjudicator",
+    "all": "every disagreement",
+}
+"""Which disagreements the adjudication page lists (its filter)."""
+QUEUE_PAGE = 25  # documents per page of the queue
+
+
+@dataclass(frozen=True)
+class JudgeAnswer:
+    """One judge's current answer on a queued document: the grade (None: could not judge,
+    with the reason), comment, evidence passages as their text, and the time spent on the
+    document over all the judge's revisions."""
+
+    judge: str
+    grade: int | None
+    cannot_judge: str
+    comment: str
+    evidence: tuple[str, ...]
+    time_spent_ms: int
 
 
 @dataclass(frozen=True)
 class QueueEntry:
-    """A queue item as the adjudication page shows it: with its topic's title and narrative,
-    and the document's title and first SNIPPET_CHARS characters of text."""
+    """A queue item as the adjudication page shows it: its topic's title and narrative, the
+    document's title and whole text (evidence passages marked), and each judge's answer."""
 
     item: QueueItem
     topic: str
     narrative: str
     title: str
     text: str
+    answers: tuple[JudgeAnswer, ...] = ()
+    passages: tuple[tuple[str, bool], ...] = ()  # the text cut at evidence: (piece, marked)
 
 
 @dataclass(frozen=True)
 class AdjudicationPage:
-    """The adjudication page: the campaign, the queue under the chosen rule (empty, with
-    `error` saying why, when the rule is refused) and the note on withdrawn judgements."""
+    """The adjudication page: the campaign, one page of the queue under the chosen rule and
+    view (empty, with `error` saying why, when the rule is refused), how many documents each
+    view holds, and the note on withdrawn judgements."""
 
     campaign: CampaignInfo
     entries: tuple[QueueEntry, ...]
     error: str | None
     withdrawn: str
+    view: str = "undecided"
+    counts: tuple[tuple[str, int], ...] = ()  # view -> documents
+    total: int = 0  # documents in the chosen view
+    offset: int = 0
 
 
-def adjudication_page(session: Session, campaign: Campaign, merge: MergeSpec) -> AdjudicationPage:
-    """The disagreement queue under `merge` with what the adjudicator reads beside it."""
+def _in_view(item: QueueItem, view: str) -> bool:
+    if view == "undecided":
+        return item.final is None
+    if view == "rule":
+        return item.final is not None and not item.adjudicated
+    if view == "adjudicated":
+        return item.adjudicated
+    return True
+
+
+def _cut(text: str, spans: list[list[int]]) -> tuple[tuple[str, bool], ...]:
+    """`text` as pieces, each marked when an evidence span (of any judge) covers it."""
+    bounds = sorted({0, len(text), *(min(max(x, 0), len(text)) for s in spans for x in s)})
+    pieces = []
+    for start, end in pairwise(bounds):
+        covered = any(s[0] <= start and end <= s[1] for s in spans)
+        if start < end:
+            pieces.append((text[start:end], covered))
+    return tuple(pieces)
+
+
+def _times(session: Session, campaign: Campaign, keys: set[Key]) -> dict[tuple[str, str, int], int]:
+    """Milliseconds each judge spent on each (qid, docno), summed over every event of theirs."""
+    if not keys:
+        return {}
+    rows = session.execute(
+        select(Judgement.qid, Judgement.docno, Judgement.user_id, func.sum(Judgement.time_spent_ms))
+        .where(
+            Judgement.campaign_id == campaign.id,
+            Judgement.docno.in_({docno for _, docno in keys}),
+        )
+        .group_by(Judgement.qid, Judgement.docno, Judgement.user_id)
+    )
+    return {(q, d, u): int(ms or 0) for q, d, u, ms in rows if (q, d) in keys}
+
+
+def adjudication_page(
+    session: Session,
+    campaign: Campaign,
+    merge: MergeSpec,
+    *,
+    view: str = "undecided",
+    offset: int = 0,
+    limit: int = QUEUE_PAGE,
+) -> AdjudicationPage:
+    """The disagreements under `merge` in `view` (QUEUE_VIEWS), `limit` from `offset`, with
+    what the adjudicator reads beside each: the topic, the whole document with the judges'
+    evidence marked, and every judge's grade, comment, evidence and time spent."""
+    if view not in QUEUE_VIEWS:
+        raise ServiceError(f"unknown queue view {view!r}; expected one of {', '.join(QUEUE_VIEWS)}")
     error = None
     try:
-        queue = disagreement_queue(session, campaign, merge)
+        everything = disagreement_queue(session, campaign, merge, include_decided=True)
     except ServiceError as refused:
-        queue, error = [], str(refused)
+        everything, error = [], str(refused)
+    counts = tuple((name, sum(_in_view(q, name) for q in everything)) for name in QUEUE_VIEWS)
+    chosen = [q for q in everything if _in_view(q, view)]
+    queue = chosen[max(offset, 0) : max(offset, 0) + limit]
     qids, docnos = {q.qid for q in queue}, {q.docno for q in queue}
     topics = {
         qid: (title, narrative or "")
@@ -310,24 +406,47 @@ def adjudication_page(session: Session, campaign: Campaign, merge: MergeSpec) ->
         )
     }
     documents = {
-        docno: (title, text[:SNIPPET_CHARS])
+        docno: (title, text)
         for docno, title, text in session.execute(
             select(Document.docno, Document.title, Document.text).where(
                 Document.campaign_id == campaign.id, Document.docno.in_(docnos)
             )
         )
     }
-    entries = tuple(
-        QueueEntry(
-            q,
-            *topics.get(q.qid, ("", "")),
-            *documents.get(q.docno, ("", "")),
+    names = {name: uid for uid, name in judge_names(session, campaign).items()}
+    times = _times(session, campaign, {(q.qid, q.docno) for q in queue})
+    entries = []
+    for q in queue:
+        title, text = documents.get(q.docno, ("", ""))
+        answers = tuple(
+            JudgeAnswer(
+                judge,
+                q.grades.get(judge),
+                q.cannot_judge.get(judge, ""),
+                q.comments.get(judge, ""),
+                tuple(text[a:b] for a, b in q.evidence.get(judge, [])),
+                times.get((q.qid, q.docno, names[judge]), 0),
+            )
+            for judge in sorted({*q.grades, *q.cannot_judge}, key=_judge_number)
         )
-        for q in queue
-    )
+        spans = [span for found in q.evidence.values() for span in found]
+        entries.append(
+            QueueEntry(q, *topics.get(q.qid, ("", "")), title, text, answers, _cut(text, spans))
+        )
     return AdjudicationPage(
-        campaign_info(campaign), entries, error, withdrawn_note(session, campaign)
+        campaign_info(campaign),
+        tuple(entries),
+        error,
+        withdrawn_note(session, campaign),
+        view,
+        counts,
+        len(chosen),
+        max(offset, 0),
     )
+
+
+def _judge_number(name: str) -> int:
+    return int(name.rpartition(" ")[2])
 
 
 def record_decision(

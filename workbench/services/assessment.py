@@ -1,5 +1,6 @@
 """What an assessor's pages show: 'My topics' with progress, and the judging page of one
-assignment, read in one session as frozen dataclasses (rendered after the session closed)."""
+assignment (one document, a list of passages or pairs, by the campaign's judging mode), read
+in one session as frozen dataclasses (rendered after the session closed)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from workbench import highlight
-from workbench.services import adaptive_pools, guidelines, judging, progress
+from workbench.services import adaptive_pools, guidelines, judging, preferences, progress, routing
 from workbench.services.assignments import assignment_topic, own_assignment
 from workbench.services.campaigns import CampaignInfo, campaign_info, get_campaign, scale_of
 from workbench.services.progress import Progress
@@ -60,7 +61,7 @@ class JudgingPage:
     """The judging page of one assignment: the assignment, its campaign, topic (None if the
     campaign no longer has it), grades, number of documents, the next topic with documents
     left, the guidelines as HTML and whether to show them first (no judgement yet in the
-    campaign)."""
+    campaign). total counts documents, or pairs where the campaign judges pairwise."""
 
     assignment: AssignedTopic
     campaign: CampaignInfo
@@ -91,6 +92,10 @@ def judging_page(session: Session, assignment_id: int, user_id: int) -> JudgingP
     assignment = own_assignment(session, assignment_id, user_id)
     campaign = get_campaign(session, assignment.campaign_id)
     topic = assignment_topic(session, assignment)
+    if campaign.judging_mode == "pairwise":
+        total = len(preferences.assignment_pairs(session, assignment))
+    else:
+        total = len(judging.document_sequence(session, assignment))
     judged_before = session.scalar(
         select(Judgement.id)
         .where(Judgement.campaign_id == campaign.id, Judgement.user_id == user_id)
@@ -105,8 +110,9 @@ def judging_page(session: Session, assignment_id: int, user_id: int) -> JudgingP
             else None
         ),
         grades=scale_of(campaign),
-        total=len(judging.document_sequence(session, assignment)),
-        adaptive=adaptive_pools.is_adaptive(session, assignment.pool_id),
+        total=total,
+        adaptive=adaptive_pools.is_adaptive(session, assignment.pool_id)
+        or routing.grows(session, assignment.pool_id),
         next_topic=next_topic(session, user_id, assignment.id),
         title_stems=highlight.stems(topic.title if topic else ""),
         guidelines_html=guidelines.render(campaign.guidelines),

@@ -3,20 +3,23 @@
 Automatic assignment gives every topic of a pool J judges, balancing the number of documents
 each assessor has to judge: topics are taken largest first and each goes to the J eligible
 assessors with the smallest current load (ties by username), the classic greedy
-longest-processing-time rule. Reassigning deactivates an assignment (its judgements stay in
-the log) and gives the topic to someone else.
+longest-processing-time rule (`routing.spread_topics`). Reassigning deactivates an assignment
+(its judgements stay in the log) and gives the topic to someone else, with the routing slots
+of a routed assignment (`services.slots`).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from workbench import routing
 from workbench.pooling import PRESENTATION_ORDERS
-from workbench.services import adaptive_pools
+from workbench.services import adaptive_pools, slots
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.topics import listed
 from workbench.store.models import Assignment, Campaign, Pool, PoolEntry, Topic, User
@@ -35,6 +38,60 @@ def topic_sizes(session: Session, pool: Pool) -> dict[str, int]:
         .group_by(PoolEntry.qid)
     )
     return {qid: count for qid, count in rows}
+
+
+@dataclass(frozen=True)
+class ToJudge:
+    """The documents of an assignment: those its judge sees now (`shown`, as the judging page
+    lists them) and how many it will have in all (`total`; more than shown only for the
+    primary judge of an adaptive pool, whose budget is not all revealed yet)."""
+
+    shown: frozenset[str]
+    total: int
+
+
+def documents_to_judge(
+    session: Session, assignments: Sequence[Assignment]
+) -> dict[int, ToJudge]:
+    """Assignment id -> its documents (`ToJudge`), as its judging page's sequence
+    (`judging._sequence`) has them: the sampled entries of its pool's topic (for an adaptive
+    pool, `adaptive_pools.documents_to_judge`: a secondary judge's sample), narrowed to its
+    routing slots when it has any (`slots`), with the gold documents mixed into its queue
+    (`gold.queue_gold`)."""
+    # imported here: gold reads final labels (services.qrels), which reads this module
+    from workbench.services import gold
+
+    result: dict[int, ToJudge] = {}
+    by_pool: dict[int, list[Assignment]] = defaultdict(list)
+    for a in assignments:
+        by_pool[a.pool_id].append(a)
+    for pool_id, group in by_pool.items():
+        pool = session.get(Pool, pool_id)
+        assert pool is not None
+        if adaptive_pools.settings_of(pool) is not None:
+            found = adaptive_pools.documents_to_judge(session, pool, group)
+            result.update({aid: ToJudge(shown, total) for aid, (shown, total) in found.items()})
+            continue
+        qids = {a.qid for a in group}
+        sampled: dict[str, set[str]] = defaultdict(set)
+        for qid, docno in session.execute(
+            select(PoolEntry.qid, PoolEntry.docno).where(
+                PoolEntry.pool_id == pool_id, PoolEntry.sampled.is_(True)
+            )
+        ):
+            if qid in qids:
+                sampled[qid].add(docno)
+        for a in group:
+            result[a.id] = ToJudge(frozenset(sampled[a.qid]), len(sampled[a.qid]))
+    for aid, routed in slots.slot_documents(session, assignments).items():
+        before = result[aid]
+        shown = before.shown & routed
+        result[aid] = ToJudge(shown, before.total - len(before.shown) + len(shown))
+    own = {aid: found.shown for aid, found in result.items()}
+    for aid, mixed in gold.queue_gold(session, assignments, own).items():
+        added = set(mixed) - result[aid].shown
+        result[aid] = ToJudge(result[aid].shown | added, result[aid].total + len(added))
+    return result
 
 
 def list_assignments(
@@ -128,6 +185,7 @@ def reassign(session: Session, assignment: Assignment, to_user: User) -> Assignm
     pool = session.get(Pool, assignment.pool_id)
     assert pool is not None
     new = assign(session, pool, assignment.qid, to_user, order=assignment.order)
+    slots.move_assignment(session, assignment, new)
     unassign(session, assignment)
     return new
 
@@ -165,20 +223,15 @@ def auto_assign(
                 if outside
                 else "no topics chosen"
             )
-    judges: dict[str, set[int]] = defaultdict(set)
-    load: dict[int, int] = defaultdict(int)
+    judges: dict[str, set[str]] = defaultdict(set)
+    load: dict[str, int] = defaultdict(int)
+    names = {user.id: user.username for user in session.scalars(select(User))}
     for existing in list_assignments(session, pool.campaign_id, pool_id=pool.id):
-        judges[existing.qid].add(existing.user_id)
-        load[existing.user_id] += sizes.get(existing.qid, 0)
-    created = []
+        judges[existing.qid].add(names[existing.user_id])
+        load[names[existing.user_id]] += sizes.get(existing.qid, 0)
     targets = sizes if topics is None else {qid: sizes[qid] for qid in topics}
-    for qid in sorted(targets, key=lambda q: (-sizes[q], q)):
-        candidates = sorted(
-            (user for user in eligible if user.id not in judges[qid]),
-            key=lambda user: (load[user.id], user.username),
-        )
-        for user in candidates[: max(0, judges_per_topic - len(judges[qid]))]:
-            created.append(assign(session, pool, qid, user, order=order))
-            judges[qid].add(user.id)
-            load[user.id] += sizes[qid]
-    return created
+    by_name = {user.username: user for user in eligible}
+    pairs = routing.spread_topics(
+        targets, list(by_name), judges_per_topic, load=load, judging=judges
+    )
+    return [assign(session, pool, qid, by_name[name], order=order) for qid, name in pairs]

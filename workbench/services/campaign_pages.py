@@ -11,11 +11,12 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from workbench.services import assignments, evaluation, pools, progress
+from workbench.services import assignments, evaluation_inputs, pools, progress
 from workbench.services import users as user_service
 from workbench.services.campaigns import CampaignInfo, campaign_info, count_in, get_campaign
 from workbench.services.pools import PoolInfo, pool_info
 from workbench.services.progress import Progress
+from workbench.services.scope import default_assignment_pool
 from workbench.store.models import Campaign, Document, Pool, QrelsSet, Run, Topic
 
 
@@ -58,6 +59,7 @@ class CampaignPage:
     stats: dict[str, Any] | None
     without_text: tuple[str, ...]
     assessors: tuple[str, ...]
+    qrels_status: str = ""  # whether the qrels a download would write are complete
 
 
 def chosen_pool(session: Session, campaign: Campaign, number: int | None) -> Pool | None:
@@ -94,7 +96,28 @@ def campaign_page(session: Session, campaign_id: int, pool_number: int | None) -
         pool=pool_info(pool) if pool is not None else None,
         stats=pools.pool_statistics(session, pool) if pool is not None else None,
         without_text=tuple(pools.documents_without_text(session, pool) if pool else ()),
-        assessors=tuple(u.username for u in evaluation.assessors(session, c)),
+        assessors=tuple(u.username for u in evaluation_inputs.assessors(session, c)),
+        qrels_status=qrels_status(session, c),
+    )
+
+
+def qrels_status(session: Session, campaign: Campaign) -> str:
+    """What the qrels download would be, said beside its form: complete, or incomplete and
+    why (such a download is named ...incomplete.qrels; the file itself stays plain qrels)."""
+    from workbench.services.errors import ServiceError
+    from workbench.services.qrels import qrels_completeness
+    from workbench.services.scope import pool_scope
+
+    try:
+        completeness = qrels_completeness(session, campaign)
+    except ServiceError as refused:
+        return f"The qrels cannot be written yet: {refused}."
+    scope = pool_scope(session, campaign).describe()
+    if completeness.complete:
+        return f"The qrels label every pooled or judged document of {scope}: complete."
+    return (
+        f"The qrels are incomplete: {completeness.describe()}, within {scope}. A download "
+        "with 'export even if documents lack a label' is named ...incomplete.qrels."
     )
 
 
@@ -131,10 +154,15 @@ class AssignmentsPage:
 def assignments_page(
     session: Session, campaign_id: int, pool_number: int | None
 ) -> AssignmentsPage:
-    """The assignments page of pool `pool_number` (default the latest); NotFound for a
-    campaign or pool there is not."""
+    """The assignments page of pool `pool_number` (default `scope.default_assignment_pool`:
+    the newest pool with assignments, else the newest pool); NotFound for a campaign or pool
+    there is not."""
     c = get_campaign(session, campaign_id)
-    pool = chosen_pool(session, c, pool_number)
+    pool = (
+        default_assignment_pool(session, c)
+        if pool_number is None
+        else pools.get_pool(session, c, pool_number)
+    )
     rows = assignments.list_assignments(session, c.id)
     users = user_service.list_users(session)
     return AssignmentsPage(

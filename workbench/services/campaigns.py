@@ -9,9 +9,9 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from workbench import limits
+from workbench import judging_modes, limits
 from workbench.services.errors import ServiceError, found
-from workbench.store.models import Campaign, Grade, Run, Topic
+from workbench.store.models import Campaign, Grade, PreferenceJudgement, Run, Topic
 
 ScalePoint = tuple[int, str, str]  # (value, label, key)
 
@@ -61,6 +61,7 @@ NAVIGATION_KEYS = {
     "PageUp": "scroll", "PageDown": "scroll", "Home": "scroll", "End": "scroll",
     "Enter": "save", "Escape": "leave a text field",
     "j": "next document to adjudicate", "k": "previous document to adjudicate",
+    "z": "undo the last judgement", "t": "next topic", "e": "mark an evidence passage",
 }
 
 
@@ -166,6 +167,17 @@ class CampaignInfo:
     guidelines: str
     archived_at: dt.datetime | None
     grades: tuple[GradeInfo, ...]
+    evidence: bool = False
+    judging_mode: str = "document"
+    judging_options: tuple[tuple[str, int | str], ...] = ()
+
+    def judging(self) -> str:
+        """How assessors judge, as the pages say it."""
+        mode = judging_modes.JUDGING_MODES[self.judging_mode]
+        declared = {o.name: o for o in mode.options}
+        chosen = ", ".join(f"{declared[k].label.lower()} {v}" for k, v in self.judging_options)
+        text = mode.label + (f" ({chosen})" if chosen else "")
+        return text + ("; assessors mark evidence passages" if self.evidence else "")
 
 
 def campaign_info(campaign: Campaign) -> CampaignInfo:
@@ -178,6 +190,9 @@ def campaign_info(campaign: Campaign) -> CampaignInfo:
         guidelines=campaign.guidelines,
         archived_at=campaign.archived_at,
         grades=tuple(GradeInfo(g.value, g.label, g.key) for g in campaign.grades),
+        evidence=campaign.evidence,
+        judging_mode=campaign.judging_mode,
+        judging_options=tuple(sorted((campaign.judging_options or {}).items())),
     )
 
 
@@ -217,3 +232,38 @@ def set_count_withdrawn(campaign: Campaign, count: bool) -> None:
     """Whether the judgements of withdrawn assignments count in agreement, adjudication and
     qrels (they always stay in the judgement log)."""
     campaign.count_withdrawn = count
+
+
+def set_judging(
+    session: Session,
+    campaign: Campaign,
+    *,
+    mode: str | None = None,
+    options: dict[str, Any] | None = None,
+    evidence: bool | None = None,
+) -> None:
+    """Set how the campaign's assessors judge (`judging_modes.JUDGING_MODES`, the mode's
+    options checked; those not given kept while the mode stays, else at their defaults) and
+    whether they mark evidence passages; None keeps a setting. The pairs of a pairwise
+    campaign are not changed once preferences have been judged (their answers would name
+    pairs no assignment shows)."""
+    chosen_mode = campaign.judging_mode if mode is None else mode
+    kept = (campaign.judging_options or {}) if chosen_mode == campaign.judging_mode else {}
+    try:
+        chosen = judging_modes.checked_options(chosen_mode, {**kept, **(options or {})})
+    except ValueError as error:
+        raise ServiceError(str(error)) from None
+    changed = chosen_mode != campaign.judging_mode or chosen != (campaign.judging_options or {})
+    judged = session.scalar(
+        select(PreferenceJudgement.id)
+        .where(PreferenceJudgement.campaign_id == campaign.id)
+        .limit(1)
+    )
+    if changed and campaign.judging_mode == "pairwise" and judged is not None:
+        raise ServiceError(
+            f"campaign {campaign.name!r} has pairwise preferences already: its pairs stay as "
+            "they are"
+        )
+    campaign.judging_mode, campaign.judging_options = chosen_mode, chosen
+    if evidence is not None:
+        campaign.evidence = evidence

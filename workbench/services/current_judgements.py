@@ -2,17 +2,21 @@
 (`services.judging` is the act of recording one).
 
 The judgement table is an append-only log; this is the one place that derives current values.
+A latest row with neither a grade nor a 'cannot judge' reason is a first judgement taken back
+(an undo): its key has no current judgement.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, fields
+from typing import Any, Protocol, TypeVar
 
-from sqlalchemy import Connection, func, select
+from sqlalchemy import Connection, func, or_, select
 from sqlalchemy.orm import Session
 
-from workbench.store.models import Assignment, Campaign, Judgement
+from workbench.store.models import Assignment, Campaign, GoldDocument, Judgement, QualitySettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +35,7 @@ class JudgementRow:
     time_spent_ms: int
     position: int | None
     created_at: dt.datetime
+    evidence: list[Any] | None = None  # [[start, end], ...] offsets of marked passages
 
 
 JUDGEMENT_ROW = select(*(getattr(Judgement, field.name) for field in fields(JudgementRow)))
@@ -46,16 +51,17 @@ def current_judgements(
 ) -> list[JudgementRow]:
     """The current judgement of every (qid, docno, user) key of a campaign, the latest row of
     each, optionally of one topic or one user, ordered by key (including 'cannot judge' rows,
-    whose grade is None)."""
+    whose grade is None; a key whose latest row took its first judgement back has none)."""
     latest = select(func.max(Judgement.id)).where(Judgement.campaign_id == campaign_id)
     if qid is not None:
         latest = latest.where(Judgement.qid == qid)
     if user_id is not None:
         latest = latest.where(Judgement.user_id == user_id)
     latest = latest.group_by(Judgement.qid, Judgement.docno, Judgement.user_id)
-    query = JUDGEMENT_ROW.where(Judgement.id.in_(latest.scalar_subquery())).order_by(
-        Judgement.qid, Judgement.docno, Judgement.user_id
-    )
+    query = JUDGEMENT_ROW.where(
+        Judgement.id.in_(latest.scalar_subquery()),
+        or_(Judgement.grade.is_not(None), Judgement.cannot_judge.is_not(None)),
+    ).order_by(Judgement.qid, Judgement.docno, Judgement.user_id)
     return [JudgementRow(*row) for row in session.execute(query)]
 
 
@@ -76,12 +82,30 @@ def withdrawn_topics(session: Session, campaign_id: int) -> set[tuple[str, int]]
 
 def counted_judgements(session: Session, campaign: Campaign) -> list[JudgementRow]:
     """The current judgements that count in agreement, adjudication and qrels: all of them,
-    or (campaign.count_withdrawn False) all but those of withdrawn assignments."""
+    or (campaign.count_withdrawn False) all but those of withdrawn assignments; judgements of
+    gold documents only when the campaign's quality settings let them (`left_out_gold`)."""
     rows = current_judgements(session, campaign.id)
+    gold = left_out_gold(session, campaign.id)
+    if gold:
+        rows = [j for j in rows if (j.qid, j.docno) not in gold]
     if campaign.count_withdrawn:
         return rows
     withdrawn = withdrawn_topics(session, campaign.id)
     return [j for j in rows if (j.qid, j.user_id) not in withdrawn]
+
+
+def left_out_gold(session: Session, campaign_id: int) -> set[tuple[str, str]]:
+    """(qid, docno) of the campaign's gold documents, whose judgements stay out of agreement,
+    adjudication and qrels (none when its quality settings let gold judgements in)."""
+    counted = session.scalar(
+        select(QualitySettings.gold_in_qrels).where(QualitySettings.campaign_id == campaign_id)
+    )
+    if counted:
+        return set()
+    rows = session.execute(
+        select(GoldDocument.qid, GoldDocument.docno).where(GoldDocument.campaign_id == campaign_id)
+    )
+    return {(qid, docno) for qid, docno in rows}
 
 
 def withdrawn_note(session: Session, campaign: Campaign) -> str:
@@ -98,3 +122,35 @@ def withdrawn_note(session: Session, campaign: Campaign) -> str:
         f"{len(made)} {noun} made under withdrawn assignments (topic(s) {', '.join(topics)}); "
         f"as the campaign is set, they {counted}."
     )
+
+
+class LoggedEvent(Protocol):
+    """An event of an append-only judging log (a judgement or a preference)."""
+
+    @property
+    def id(self) -> int: ...
+
+    @property
+    def undoes_id(self) -> int | None: ...
+
+
+Event = TypeVar("Event", bound=LoggedEvent)
+
+
+def undo_step(
+    events: Iterable[Event], key: Callable[[Event], Hashable]
+) -> tuple[Event, Event | None] | None:
+    """What an undo does among one assessor's events of one topic (any order): the event it
+    takes back, the latest one that is neither an undo nor taken back by one (so a second
+    undo takes back the answer before the first one's, never the undo), and the event whose
+    state it restores, the latest of the same `key` before it (None: the key had none, the
+    undo leaves no answer). None when nothing is left to undo."""
+    ordered = sorted(events, key=lambda e: e.id)
+    undone: set[int] = set()
+    for event in reversed(ordered):
+        if event.undoes_id is not None:
+            undone.add(event.undoes_id)
+        elif event.id not in undone:
+            before = [e for e in ordered if key(e) == key(event) and e.id < event.id]
+            return event, (before[-1] if before else None)
+    return None

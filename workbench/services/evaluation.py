@@ -2,168 +2,42 @@
 
 Every score comes from the shared metric module (`workbench.metrics.evaluate`), every test,
 correction and correlation from `workbench.stats`, every pool contribution from
-`workbench.pooling`. Qrels are named by a spec: "final" (the adjudicated FinalLabel rows),
-an assessor's username (that assessor's current grades), the name of an imported QrelsSet,
-or, from the command line only, the path of a qrels file. Final and assessor qrels are
-`services.qrels.campaign_qrels`, as the export writes them, so a report scores exactly the
-exported files, and like the export they are refused while documents lack a label unless
-allow_incomplete (then the report says so).
+`workbench.pooling`. What is evaluated (qrels, runs, topics, pools) is read by
+`services.evaluation_inputs`; this module holds the analyses.
 
-Topics (`TOPIC_SETS`): by default every run is evaluated over every judged topic of the qrels
-and a topic the run lacks scores 0 (trec_eval's -c), so every run keeps every topic in the
-paired tests; "common" evaluates only the topics every run has and names what it drops. A
+Measures are the specs the user typed (`P.5`, `nDCG@10`), kept as asked (`requested`) so that
+every later evaluation (stability, reusability) parses them again, and printed under
+trec_eval's names (`P_5`). A measure with no per-topic value (gm_map, num_q) is in the
+summary only: the per-topic tables, the tests and the analyses leave it out and say so. A
 measure that is undefined on a topic (NaN) is reported as such, never as 0.
 """
 
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from workbench import pooling, stats
+from workbench import stats
 from workbench.metrics import MeasureError, evaluate, interpolated_precision_recall
-from workbench.relevance import is_relevant
-from workbench.services import pools
-from workbench.services.current_judgements import current_judgements
+from workbench.metrics.evaluation import CannotEvaluate
+from workbench.metrics.report import report_lines
 from workbench.services.errors import ServiceError
-from workbench.services.qrels import IncompleteQrels, campaign_qrels, has_final_labels
-from workbench.store.models import (
-    Campaign,
-    Pool,
-    PoolEntry,
-    QrelsEntry,
-    QrelsSet,
-    Run,
-    User,
+from workbench.services.evaluation_inputs import (
+    DEFAULT_MEASURES,
+    LoadedRun,
+    NamedQrels,
+    QrelsDict,
+    Scope,
+    TopicScope,
+    topic_scope,
 )
-from workbench.store.runs import load_run
-from workbench.trec import read_qrels
-
-QrelsDict = dict[str, dict[str, int]]
-RunDict = dict[str, dict[str, float]]
-DEFAULT_MEASURES = ("map", "P.10", "ndcg_cut.10")
-
-
-# ---------------------------------------------------------------------------------- qrels
-
-
-TOPIC_SETS = {
-    "all": "every judged topic; a topic a run lacks scores 0 (trec_eval -c)",
-    "common": "only the judged topics every run has (names the topics it drops)",
-}
-
-
-@dataclass(frozen=True)
-class NamedQrels:
-    label: str  # what the report calls them: "final", "assessor alice", "qrels set X", a path
-    qrels: QrelsDict
-    notes: tuple[str, ...] = ()  # e.g. that they are incomplete and were asked for anyway
-
-
-def assessors(session: Session, campaign: Campaign) -> list[User]:
-    """The users with at least one current grade in the campaign, by username."""
-    ids = {j.user_id for j in current_judgements(session, campaign.id) if j.grade is not None}
-    users = session.scalars(select(User).where(User.id.in_(ids)).order_by(User.username))
-    return list(users)
-
-
-def qrels_choices(session: Session, campaign: Campaign) -> list[str]:
-    """The qrels specs a campaign offers: 'final', its assessors, its imported qrels sets."""
-    sets = session.scalars(
-        select(QrelsSet.name).where(QrelsSet.campaign_id == campaign.id).order_by(QrelsSet.name)
-    )
-    return ["final", *(u.username for u in assessors(session, campaign)), *sets]
-
-
-def resolve_qrels(
-    session: Session,
-    campaign: Campaign,
-    spec: str = "final",
-    *,
-    allow_files: bool = False,
-    allow_incomplete: bool = False,
-) -> NamedQrels:
-    """Qrels named by `spec`: 'final', an assessor's username, a QrelsSet name, or (only with
-    allow_files, i.e. from the command line, never from the web) a qrels file. Final and
-    assessor qrels that lack labels are refused unless allow_incomplete."""
-    if spec == "final":
-        if not has_final_labels(session, campaign):
-            raise ServiceError(
-                f"campaign {campaign.name!r} has no final labels yet: adjudicate first (apply a "
-                "merge rule, or decide in the adjudication queue)"
-            )
-        final = campaign_qrels(session, campaign, final=True, allow_incomplete=allow_incomplete)
-        return NamedQrels("final", final.qrels, final.notes())
-    if spec in {user.username for user in assessors(session, campaign)}:
-        graded = campaign_qrels(session, campaign, assessor=spec, allow_incomplete=allow_incomplete)
-        return NamedQrels(f"assessor {spec}", graded.qrels, graded.notes())
-    qrels_set = session.scalar(
-        select(QrelsSet).where(QrelsSet.campaign_id == campaign.id, QrelsSet.name == spec)
-    )
-    if qrels_set is not None:
-        entries = session.scalars(select(QrelsEntry).where(QrelsEntry.qrels_set_id == qrels_set.id))
-        imported: QrelsDict = defaultdict(dict)
-        for entry in entries:
-            imported[entry.qid][entry.docno] = entry.rel
-        return NamedQrels(f"qrels set {spec}", dict(imported))
-    if allow_files and Path(spec).is_file():
-        return NamedQrels(spec, read_qrels(spec).to_dict())
-    raise ServiceError(
-        f"qrels {spec!r}: not 'final', an assessor with judgements, or a qrels set of "
-        f"{campaign.name!r}" + (", nor a file" if allow_files else "")
-    )
-
-
-# ---------------------------------------------------------------------------------- runs
-
-
-@dataclass(frozen=True)
-class LoadedRun:
-    tag: str
-    group: str
-    contributes: bool
-    ranked_lists: dict[str, pooling.RankedList]  # qid -> documents in trec_eval order
-
-    def as_dict(self) -> RunDict:
-        return {
-            qid: {d: float(s) for d, s in zip(r.docnos, r.scores, strict=True)}
-            for qid, r in self.ranked_lists.items()
-        }
-
-
-def load_runs(session: Session, campaign: Campaign) -> list[LoadedRun]:
-    """Every run of the campaign, contributing or not, by tag."""
-    runs = session.scalars(select(Run).where(Run.campaign_id == campaign.id).order_by(Run.tag))
-    loaded = []
-    for run in runs:
-        ranked_lists = pooling.topic_ranked_lists(load_run(session, run))
-        loaded.append(LoadedRun(run.tag, run.group, run.contributes, ranked_lists))
-    if not loaded:
-        raise ServiceError(f"campaign {campaign.name!r} has no runs")
-    return loaded
-
-
-@dataclass(frozen=True)
-class Scope:
-    """What an evaluation of a campaign covers: its `runs` (from `load_runs`, given when one
-    page needs several analyses; None: loaded), the judged topics of `topic_set`
-    (`TOPIC_SETS`), and whether qrels that lack labels may be used (`allow_incomplete`)."""
-
-    runs: Sequence[LoadedRun] | None = None
-    topic_set: str = "all"
-    allow_incomplete: bool = False
-
-    def loaded_runs(self, session: Session, campaign: Campaign) -> Sequence[LoadedRun]:
-        return self.runs if self.runs is not None else load_runs(session, campaign)
-
+from workbench.store.models import Campaign
+from workbench.trec import Run
 
 # ---------------------------------------------------------------------------------- tables
 
@@ -173,7 +47,7 @@ class RunScores:
     tag: str
     group: str
     contributes: bool
-    summary: dict[str, float]  # counts (num_rel ...) are ints
+    summary: dict[str, float]  # every numeric measure, summary-only ones too (counts are ints)
     per_topic: dict[str, dict[str, float]]  # every evaluated topic, missing ones included
     missing_topics: list[str] = field(default_factory=list)  # judged topics the run lacks
     unjudged_topics: list[str] = field(default_factory=list)  # run topics outside the qrels
@@ -182,23 +56,44 @@ class RunScores:
 
 @dataclass
 class EvaluationTable:
-    """Runs x measures (summary and per topic) under one set of qrels.
+    """Runs x measures (summary and per topic) under one set of qrels, over the topics of
+    `scope` (`evaluation_inputs.TopicScope`: a missing topic scores 0 with the "all" set).
 
-    topic_set "all": every run over every judged topic (`topics_evaluated`), a missing topic
-    scoring 0; "common": the judged topics every run has, `dropped_topics` naming the others
-    (topic -> the runs that lack it).
+    `measures`: the measures with a per-topic value (trec_eval's printed names), what the
+    per-topic tables, the tests and the analyses use; `summary_only`: those without one
+    (gm_map), in the summary only; `columns`: both, in trec_eval's order; `requested`: the
+    specs as asked, for any later evaluation.
     """
 
     campaign: str
     qrels: str
     relevance_level: int
-    measures: list[str]  # canonical trec_eval names
+    measures: list[str]
     runs: list[RunScores]
-    topic_set: str = "all"
-    topics_evaluated: list[str] = field(default_factory=list)
-    judged_topics: int = 0  # topics of the qrels
-    dropped_topics: dict[str, list[str]] = field(default_factory=dict)
+    scope: TopicScope
+    summary_only: list[str] = field(default_factory=list)
+    columns: list[str] = field(default_factory=list)
+    requested: list[str] = field(default_factory=list)
     qrels_notes: list[str] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)  # measures that are not numbers (runid)
+    summaries: dict[str, str] = field(default_factory=dict)  # measure -> trec_eval's summary rule
+    specs: dict[str, str] = field(default_factory=dict)  # printed name -> the spec giving it
+
+    def __post_init__(self) -> None:
+        self.columns = self.columns or [*self.measures, *self.summary_only]
+        self.requested = self.requested or list(self.measures)
+
+    @property
+    def topic_set(self) -> str:
+        return self.scope.topic_set
+
+    @property
+    def topics_evaluated(self) -> list[str]:
+        return list(self.scope.evaluated)
+
+    @property
+    def dropped_topics(self) -> dict[str, list[str]]:
+        return self.scope.dropped
 
     def run(self, tag: str) -> RunScores:
         return next(r for r in self.runs if r.tag == tag)
@@ -206,24 +101,42 @@ class EvaluationTable:
     def topics(self) -> list[str]:
         return sorted({qid for r in self.runs for qid in r.per_topic})
 
-    def notes(self) -> list[str]:
-        """What every rendering says beside the scores: the topic convention, each run's
-        missing topics, the topics dropped, undefined (NaN) scores, incomplete qrels."""
-        n = len(self.topics_evaluated)
-        if self.topic_set == "common":
-            dropped = "; ".join(
-                f"{qid} (lacked by {', '.join(tags)})" for qid, tags in self.dropped_topics.items()
+    def measure(self) -> str:
+        """The analyses' measure (Tukey, stability, reusability, power ...): the first one
+        asked for with a per-topic value (in the order the specs were given, then trec_eval's);
+        a ServiceError says why when there is none."""
+        if not self.measures:
+            raise ServiceError(
+                f"none of the measures {', '.join(self.requested)} has a per-topic value "
+                "(runid, num_q, gm_map and the like have none): add a measure such as map"
             )
-            notes = [
-                f"Common-topic set: only the {n} of the {self.judged_topics} judged topics that "
-                "every run has are evaluated"
-                + (f"; dropped: {dropped}." if dropped else "; none dropped.")
-            ]
-        else:
-            notes = [
-                f"Every run is evaluated over the {n} judged topics of the {self.qrels} qrels; "
-                "a topic a run lacks scores 0 (trec_eval -c)."
-            ]
+        order = {spec: i for i, spec in reversed(list(enumerate(self.requested)))}
+        return min(
+            self.measures,
+            key=lambda m: (order.get(self.spec_of(m), len(order)), self.measures.index(m)),
+        )
+
+    def spec_of(self, measure: str) -> str:
+        """The spec, as asked, that gives `measure` (P.5,10 for P_10): what a later
+        evaluation of that measure alone parses."""
+        return self.specs.get(measure, measure)
+
+    def summary_only_note(self) -> list[str]:
+        """Why the per-topic tables and the tests leave the summary-only measures out."""
+        if not self.summary_only:
+            return []
+        names = ", ".join(self.summary_only)
+        return [
+            f"{names}: trec_eval gives no per-topic value (only one over all topics), so it "
+            "is in the summary table only; the per-topic tables and the paired tests leave it "
+            "out."
+        ]
+
+    def notes(self) -> list[str]:
+        """What every rendering says beside the scores: the topics, each run's missing
+        topics, undefined (NaN) scores, incomplete qrels, measures left out."""
+        notes = self.scope.notes()
+        if self.topic_set == "all":
             notes += _topics_of_runs(
                 ((r.tag, r.missing_topics) for r in self.runs),
                 "lacks {n} judged topic(s), scored 0",
@@ -237,10 +150,16 @@ class EvaluationTable:
             for r in self.runs
             for measure, topics in r.undefined.items()
         ]
+        notes += [f"{m} is not a number (a run's name or a text): left out." for m in self.left_out]
         return [*notes, *self.qrels_notes]
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "notes": self.notes()}
+        return {
+            **asdict(self),
+            "topic_set": self.topic_set,
+            "topics_evaluated": self.topics_evaluated,
+            "notes": self.notes(),
+        }
 
 
 def _topics_of_runs(topics: Iterable[tuple[str, list[str]]], says: str) -> list[str]:
@@ -249,25 +168,24 @@ def _topics_of_runs(topics: Iterable[tuple[str, list[str]]], says: str) -> list[
     return [f"{tag} {says.format(n=len(qids))}: {', '.join(qids)}." for tag, qids in topics if qids]
 
 
-def _topic_scope(
-    runs: Sequence[LoadedRun], qrels: QrelsDict, topic_set: str
-) -> tuple[list[str], dict[str, list[str]]]:
-    """(the judged topics to evaluate, topic -> runs lacking it for those dropped)."""
-    if topic_set not in TOPIC_SETS:
-        raise ServiceError(
-            f"unknown topic set {topic_set!r}; expected one of {', '.join(TOPIC_SETS)}"
+def _evaluate(
+    qrels: QrelsDict, run: LoadedRun, measures: Sequence[str], level: int
+) -> Any:
+    """The metric module's evaluation of one run over the `qrels` topics (trec_eval -c -l);
+    refusals (unknown measure, a topic trec_eval cannot evaluate) as ServiceError."""
+    ranked = {q: v for q, v in run.as_dict().items() if q in qrels}
+    try:
+        return evaluate(
+            qrels,
+            Run.from_dict(ranked, tag=run.tag),
+            measures=list(measures),
+            relevance_level=level,
+            average_over_all_topics=True,
         )
-    judged = sorted(qrels)
-    if topic_set == "all":
-        return judged, {}
-    lacking = {q: [r.tag for r in runs if q not in r.ranked_lists] for q in judged}
-    common = [q for q in judged if not lacking[q]]
-    if not common:
-        raise ServiceError(
-            "no judged topic is common to every run; evaluate over all judged topics instead "
-            "(missing topics score 0)"
-        )
-    return common, {q: tags for q, tags in lacking.items() if tags}
+    except MeasureError as error:
+        raise ServiceError(str(error)) from None
+    except CannotEvaluate as error:
+        raise ServiceError(f"run {run.tag}: {error}") from None
 
 
 def evaluate_runs(
@@ -277,65 +195,71 @@ def evaluate_runs(
     *,
     campaign: str,
     relevance_level: int,
-    topic_set: str = "all",
+    topics: TopicScope | None = None,
 ) -> EvaluationTable:
-    """Evaluate every run with the metric module (measure names canonicalised by it) over the
-    judged topics of `topic_set`, always averaging over all of them (trec_eval -c): a topic a
-    run lacks is evaluated as an empty ranking, 0 for every score."""
-    topics, dropped = _topic_scope(runs, qrels.qrels, topic_set)
-    scoped = {q: qrels.qrels[q] for q in topics}
+    """Evaluate every run with the metric module over the `topics` (default: every judged
+    topic of the qrels), always averaging over all of them (trec_eval -c): a topic a run
+    lacks is evaluated as an empty ranking, 0 for every score."""
+    scope = topics if topics is not None else topic_scope(runs, qrels)
+    scoped = {q: qrels.qrels[q] for q in scope.evaluated}
     scored = []
-    canonical: list[str] = []
+    columns: list[str] = []
+    per_topic_measures: list[str] = []
+    left_out: list[str] = []
+    summaries: dict[str, str] = {}
+    specs: dict[str, str] = {}
     for run in runs:
-        try:
-            result = evaluate(
-                scoped,
-                {q: v for q, v in run.as_dict().items() if q in scoped},
-                measures=list(measures),
-                relevance_level=relevance_level,
-                average_over_all_topics=True,
-            )
-        except MeasureError as error:
-            raise ServiceError(str(error)) from None
-        # numeric measures with per-topic values (runid and num_q are not scores)
-        canonical = canonical or [
-            line.name for line in result.lines if line.kind != "string" and line.per_topic
-        ]
-        # canonical leaves out string measures: every value here is a number
+        result = _evaluate(scoped, run, measures, relevance_level)
+        if not columns:
+            for spec in measures:  # which spec gives which printed names (one run suffices)
+                for line in _evaluate(scoped, run, [spec], relevance_level).lines:
+                    specs.setdefault(line.name, spec)
+            summaries = {line.name: line.summary for line in result.lines}
+            columns = [line.name for line in result.lines if line.kind != "string"]
+            per_topic_measures = [
+                line.name for line in result.lines if line.kind != "string" and line.per_topic
+            ]
+            left_out = [line.name for line in result.lines if line.kind == "string"]
+        # columns leave out string measures: every value here is a number
         per_topic = {
-            q: {m: cast(float, v[m]) for m in canonical} for q, v in result.per_topic.items()
+            q: {m: cast(float, v[m]) for m in per_topic_measures}
+            for q, v in result.per_topic.items()
         }
         undefined = {
-            m: [q for q in topics if q in per_topic and _is_nan(per_topic[q][m])] for m in canonical
+            m: [q for q in scope.evaluated if q in per_topic and _is_nan(per_topic[q][m])]
+            for m in per_topic_measures
         }
         scored.append(
             RunScores(
                 tag=run.tag,
                 group=run.group,
                 contributes=run.contributes,
-                summary={m: cast(float, result.summary[m]) for m in canonical},
+                summary={m: cast(float, result.summary[m]) for m in columns},
                 per_topic=per_topic,
-                missing_topics=[q for q in topics if q not in run.ranked_lists],
+                missing_topics=[q for q in scope.evaluated if q not in run.ranked_lists],
                 unjudged_topics=sorted(q for q in run.ranked_lists if q not in qrels.qrels),
                 undefined={m: qs for m, qs in undefined.items() if qs},
             )
         )
-    if scored and not canonical:
+    if scored and not columns:
         raise ServiceError(
-            f"none of the measures {', '.join(measures)} is a score per topic "
-            "(runid, num_q and the like are not): choose a measure such as map or P_10"
+            f"none of the measures {', '.join(measures)} is a number (runid and the like are "
+            "not): choose a measure such as map or P_10"
         )
     return EvaluationTable(
         campaign,
         qrels.label,
         relevance_level,
-        canonical,
+        per_topic_measures,
         scored,
-        topic_set=topic_set,
-        topics_evaluated=topics,
-        judged_topics=len(qrels.qrels),
-        dropped_topics=dropped,
+        scope,
+        summary_only=[m for m in columns if m not in per_topic_measures],
+        columns=columns,
+        requested=list(measures),
         qrels_notes=list(qrels.notes),
+        left_out=left_out,
+        summaries=summaries,
+        specs=specs,
     )
 
 
@@ -354,40 +278,52 @@ def evaluate_campaign(
     allow_files: bool = False,
 ) -> EvaluationTable:
     """Evaluate every run of the campaign (contributing or not) against the named qrels over
-    the judged topics of the scope's topic set."""
-    named = resolve_qrels(
-        session, campaign, qrels, allow_files=allow_files, allow_incomplete=scope.allow_incomplete
-    )
+    the judged topics of the scope."""
+    named = scope.qrels(session, campaign, qrels, allow_files=allow_files)
+    runs = scope.loaded_runs(session, campaign)
     level = campaign.relevance_level if relevance_level is None else relevance_level
     return evaluate_runs(
-        scope.loaded_runs(session, campaign),
+        runs,
         named,
         measures,
         campaign=campaign.name,
         relevance_level=level,
-        topic_set=scope.topic_set,
+        topics=scope.topics(session, campaign, runs, named),
     )
 
 
+def trec_eval_output(
+    runs: Sequence[LoadedRun],
+    qrels: NamedQrels,
+    measures: Sequence[str],
+    topics: TopicScope,
+    relevance_level: int,
+) -> str:
+    """``trec_eval -c -q -l LEVEL -m ... QRELS RUN`` for each run in turn, byte for byte, on
+    the qrels of the `topics` evaluated (the campaign convention: a topic a run lacks scores
+    0, as trec_eval's -c): the measures asked for in trec_eval's order, summary-only ones
+    (gm_map) in the summary, runid only when asked. Each run is evaluated once."""
+    scoped = {q: qrels.qrels[q] for q in topics.evaluated}
+    parts: list[str] = []
+    for run in runs:
+        result = _evaluate(scoped, run, measures, relevance_level)
+        parts.extend(report_lines(result, per_topic=True))
+    return "".join(parts)
+
+
 def precision_recall(
-    session: Session,
-    campaign: Campaign,
-    qrels: str = "final",
-    scope: Scope = Scope(),
+    runs: Sequence[LoadedRun], qrels: NamedQrels, table: EvaluationTable
 ) -> dict[str, list[float]]:
     """Run tag -> the 11-point interpolated precision (recall 0.0 .. 1.0), mean over the
-    judged topics of the scope's topic set, a topic the run lacks counting as an empty
-    ranking."""
-    named = resolve_qrels(session, campaign, qrels, allow_incomplete=scope.allow_incomplete)
-    runs = scope.loaded_runs(session, campaign)
-    topics, _ = _topic_scope(runs, named.qrels, scope.topic_set)
-    scoped = {q: named.qrels[q] for q in topics}
+    table's topics, a topic the run lacks counting as an empty ranking."""
+    topics = table.topics_evaluated
+    scoped = {q: qrels.qrels[q] for q in topics}
     curves = {}
     for run in runs:
         ranked = run.as_dict()
         with_empty = {q: ranked.get(q, {}) for q in topics}
         curve = interpolated_precision_recall(
-            scoped, with_empty, relevance_level=campaign.relevance_level
+            scoped, with_empty, relevance_level=table.relevance_level
         )["all"]
         curves[run.tag] = [float(v) for v in curve]
     return curves
@@ -517,6 +453,8 @@ def compare_runs(
                     significant=result.adjusted_p_value <= alpha,
                 )
             )
+    if measures is None:
+        notes += table.summary_only_note()
     return Comparisons(test_name, stats.CORRECTIONS[correction], alpha, pairs, notes)
 
 
@@ -528,224 +466,16 @@ def tukey_hsd(table: EvaluationTable, measure: str) -> stats.TukeyResult | None:
     return stats.paired_tukey_hsd(matrix, names=[r.tag for r in table.runs])
 
 
-# ------------------------------------------------------------------------ ranking stability
-
-
-@dataclass
-class RankingStability:
-    measure: str
-    reference: str
-    reference_order: list[str]
-    comparisons: list[stats.RankingComparison]
-    notes: list[str] = field(default_factory=list)  # assessors left out, incomplete qrels
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def ranking_stability(
-    session: Session,
-    campaign: Campaign,
-    measure: str = "map",
-    scope: Scope = Scope(),
-) -> RankingStability:
-    """Rank the runs under the final qrels and under each assessor's; compare the ranked_lists.
-
-    An assessor whose qrels are incomplete is left out, and the notes say so, unless
-    allow_incomplete (then their qrels are used, and the notes say that).
-    """
-    runs, topic_set, allow_incomplete = (
-        scope.loaded_runs(session, campaign), scope.topic_set, scope.allow_incomplete
-    )
-    level = campaign.relevance_level
-    final = resolve_qrels(session, campaign, "final", allow_incomplete=allow_incomplete)
-    reference = evaluate_runs(
-        runs, final, [measure], campaign=campaign.name, relevance_level=level, topic_set=topic_set
-    )
-    canonical = reference.measures[0]
-    reference_scores = {r.tag: r.summary[canonical] for r in reference.runs}
-    comparisons = []
-    notes = list(final.notes)
-    for user in assessors(session, campaign):
-        try:
-            qrels = resolve_qrels(
-                session, campaign, user.username, allow_incomplete=allow_incomplete
-            )
-        except IncompleteQrels as refused:
-            notes.append(f"assessor {user.username} left out: {refused.completeness.describe()}.")
-            continue
-        notes.extend(f"assessor {user.username}: {note}" for note in qrels.notes)
-        table = evaluate_runs(
-            runs,
-            qrels,
-            [measure],
-            campaign=campaign.name,
-            relevance_level=level,
-            topic_set=topic_set,
-        )
-        scores = {r.tag: r.summary[canonical] for r in table.runs}
-        comparisons.append(stats.compare_system_rankings(reference_scores, scores, qrels.label))
-    return RankingStability(
-        canonical, "final", stats.system_ranking(reference_scores), comparisons, notes
-    )
-
-
-# ------------------------------------------------------------------------------ reusability
-
-
-@dataclass
-class LeaveOut:
-    """One run scored with the full qrels and without the documents only its unit contributed."""
-
-    tag: str
-    unit: str  # the run itself (leave-one-run-out) or its group (leave-one-group-out)
-    unique_documents: int
-    unique_relevant: int
-    score: float
-    score_left_out: float
-    delta: float  # score - score_left_out
-    percent_delta: float
-    rank: int
-    rank_left_out: int
-
-
-@dataclass
-class Reusability:
-    measure: str
-    qrels: str
-    by: str  # "run" or "group"
-    pool: str
-    rows: list[LeaveOut]
-    kendall_tau: float
-    tau_ap: float
-    judged: dict[str, float] = field(default_factory=dict)  # judged@k per run
-    judged_measure: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def contributed_documents(
-    session: Session, pool: Pool, runs: Sequence[LoadedRun]
-) -> dict[str, dict[str, set[str]]]:
-    """qid -> run tag -> pooled documents that run retrieved within the contribution depth
-    (the pool depth, the last stratum bound, or the deepest best rank: as `services.pools`).
-
-    Only the runs that contributed to the pool are listed.
-    """
-    contributing = {run.tag for run in pools.pool_runs(session, pool)}
-    pooled: dict[str, set[str]] = defaultdict(set)
-    deepest = 1
-    for qid, docno, best_rank in session.execute(
-        select(PoolEntry.qid, PoolEntry.docno, PoolEntry.best_rank).where(
-            PoolEntry.pool_id == pool.id
-        )
-    ):
-        pooled[qid].add(docno)
-        deepest = max(deepest, best_rank)
-    depth = pools.contribution_depth(pool, deepest)  # one home: the pool service
-    result = {}
-    for qid, docs in pooled.items():
-        ranked_lists = {
-            r.tag: r.ranked_lists[qid]
-            for r in runs
-            if r.tag in contributing and qid in r.ranked_lists
-        }
-        result[qid] = pooling.contributions(ranked_lists, docs, depth)
-    return result
-
-
-def leave_out(
-    session: Session,
-    campaign: Campaign,
-    *,
-    qrels: str = "final",
-    measure: str = "map",
-    by: str = "run",
-    judged_measure: str = "Judged@10",
-    scope: Scope = Scope(),
-    allow_files: bool = False,
-) -> Reusability:
-    """Leave-one-run-out (by="run") or leave-one-group-out (by="group") for every
-    contributing run: U = pooled documents contributed by the unit's runs and by no other
-    run; the run is re-scored with qrels minus U, the others keep the full qrels.
-    """
-    if by not in ("run", "group"):
-        raise ServiceError(f"leave-one-out unit must be 'run' or 'group'; got {by!r}")
-    named = resolve_qrels(
-        session, campaign, qrels, allow_files=allow_files, allow_incomplete=scope.allow_incomplete
-    )
-    level = campaign.relevance_level
-    runs, topic_set = scope.loaded_runs(session, campaign), scope.topic_set
-    pool = pools.get_pool(session, campaign)
-    contributed = contributed_documents(session, pool, runs)
-    full = evaluate_runs(
-        runs, named, [measure], campaign=campaign.name, relevance_level=level, topic_set=topic_set
-    )
-    canonical = full.measures[0]
-    scores = {r.tag: r.summary[canonical] for r in full.runs}
-    order = stats.system_ranking(scores)
-
-    def unit_of(run: LoadedRun) -> str:
-        return run.tag if by == "run" or not run.group else run.group
-
-    contributing = {tag for per_run in contributed.values() for tag in per_run}
-    unit = {r.tag: unit_of(r) for r in runs}
-    rows = []
-    left_out_scores = dict(scores)
-    for run in runs:
-        if run.tag not in contributing:
-            continue
-        reduced: QrelsDict = {}
-        n_unique = n_relevant = 0
-        for qid in full.topics_evaluated:
-            labels = named.qrels[qid]
-            unique = pooling.unique_to_unit(contributed.get(qid, {}), unit, unit[run.tag])
-            n_unique += len(unique)
-            n_relevant += sum(1 for d in unique if is_relevant(labels.get(d, 0), level))
-            reduced[qid] = {d: g for d, g in labels.items() if d not in unique}
-        table = evaluate_runs(  # over the same topics as `full`
-            [run],
-            NamedQrels("left out", reduced),
-            [measure],
-            campaign=campaign.name,
-            relevance_level=level,
-        )
-        score_out = table.runs[0].summary[canonical]
-        left_out_scores[run.tag] = score_out
-        rank_out = stats.system_ranking({**scores, run.tag: score_out}).index(run.tag) + 1
-        delta = scores[run.tag] - score_out
-        rows.append(
-            LeaveOut(
-                tag=run.tag,
-                unit=unit[run.tag],
-                unique_documents=n_unique,
-                unique_relevant=n_relevant,
-                score=scores[run.tag],
-                score_left_out=score_out,
-                delta=delta,
-                percent_delta=100 * delta / scores[run.tag] if scores[run.tag] else math.nan,
-                rank=order.index(run.tag) + 1,
-                rank_left_out=rank_out,
-            )
-        )
-    comparison = stats.compare_system_rankings(scores, left_out_scores, "left out")
-    judged = evaluate_runs(
+def evaluate_like(
+    table: EvaluationTable, runs: Sequence[LoadedRun], qrels: NamedQrels, topics: TopicScope
+) -> EvaluationTable:
+    """The runs evaluated on the table's measure (`EvaluationTable.measure`, parsed from the
+    spec that gave it) at its relevance level, under other qrels over `topics`."""
+    return evaluate_runs(
         runs,
-        named,
-        [judged_measure],
-        campaign=campaign.name,
-        relevance_level=level,
-        topic_set=topic_set,
-    )
-    return Reusability(
-        measure=canonical,
-        qrels=named.label,
-        by=by,
-        pool=pool.name or f"pool {pool.id}",
-        rows=rows,
-        kendall_tau=comparison.kendall_tau,
-        tau_ap=comparison.tau_ap,
-        judged={r.tag: r.summary[judged.measures[0]] for r in judged.runs},
-        judged_measure=judged.measures[0],
+        qrels,
+        [table.spec_of(table.measure())],
+        campaign=table.campaign,
+        relevance_level=table.relevance_level,
+        topics=topics,
     )

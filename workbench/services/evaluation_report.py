@@ -1,238 +1,256 @@
-"""The evaluation use case: one call builds a campaign's whole evaluation report.
+"""The evaluation report's request: what every entry point (`workbench evaluate`, the web page
+and its downloads, the API) asks for, read by one parser from the same options.
 
-`evaluation_report(session, campaign, request)` loads the runs once and chains evaluate ->
-compare (paired tests) -> Tukey HSD -> precision-recall curves -> ranking stability ->
-reusability (leave-one-out) -> the course notes' sections, as the request asks. The CLI and
-the web only render the returned `EvaluationReport`. A section the campaign cannot have (no
-final labels for the stability, no pool for the reusability) is never silently missing: it is
-None and `unavailable` says why, where the section would be.
+An option (`ReportOption`) is a name, a kind and a help text; its value is parsed from the
+texts given (the query string's values, or the CLI's), so a parameter means the same and is
+refused with the same message everywhere. `COMMON_OPTIONS` are the report's own (qrels,
+measures, test, scope ...); each section of the report (`workbench.reports.sections`) may
+declare more (the collection size N, a sweep pattern ...), kept in `ReportRequest.options`.
+The CLI's options, the web form and the API's parameters are generated from these lists.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal
 
 from sqlalchemy.orm import Session
 
-from workbench import interleaving, stats
-from workbench.services import adaptive_pools
-from workbench.services import evaluation as service
+from workbench import stats
+from workbench.services import adaptive_pools, evaluation
 from workbench.services.errors import ServiceError
-from workbench.services.extended_evaluation import ExtendedSections, extended_sections
+from workbench.services.evaluation_inputs import DEFAULT_MEASURES, TOPIC_SETS, Scope, load_runs
+from workbench.services.scope import parse_pools
 from workbench.store.models import Campaign
 
-REUSABILITY_UNITS = {"run": "leave one run out", "group": "leave one group out"}
+Kind = Literal["text", "int", "float", "flag", "choice", "list"]
+WORDS = re.compile(r"\s+")
+WORDS_OR_COMMAS = re.compile(r"[\s,]+")
+MAX_TEXT = 200  # characters of a text option
 
 
 @dataclass(frozen=True)
-class NotesOptions:
-    """Options of the course notes' sections: collection size N, the minimum difference for
-    the power analysis, a parameter-sweep tag pattern, the interleaving method."""
+class ReportOption:
+    """A parameter of the report: `name` (the query parameter; the CLI's --name with dashes,
+    or `cli`), its `kind`, `help`, `default` and, for choices (and lists of choices), the
+    `choices`; numbers may have bounds (`minimum` .. `maximum`, `open_bounds` excludes them).
+    A list is split at white space (and commas when `commas`); `aliases` are other query
+    parameter names read into it (`measure` repeated, beside `measures`); `label` is the web
+    form's wording (default: the name with spaces)."""
 
-    num_docs: int | None = None
-    delta: float | None = None
-    sweep: str = ""
-    interleaving: str = "team-draft"
+    name: str
+    kind: Kind
+    help: str
+    default: Any = None
+    choices: tuple[str, ...] = ()
+    minimum: float | None = None
+    maximum: float | None = None
+    open_bounds: bool = False
+    commas: bool = True
+    aliases: tuple[str, ...] = ()
+    cli: tuple[str, ...] = ()
+    label: str = ""
+
+    @property
+    def caption(self) -> str:
+        """The web form's label: `label`, or the name with spaces."""
+        return self.label or self.name.replace("_", " ")
+
+    def flags(self) -> tuple[str, ...]:
+        """The CLI's spelling: `cli`, or --name with dashes."""
+        return self.cli or ("--" + self.name.replace("_", "-"),)
+
+    def parse(self, given: Sequence[str]) -> Any:
+        """The option's value from the texts `given` (none: the default); ServiceError when
+        a text is not a value of its kind."""
+        texts = [t for t in given if t is not None]
+        if self.kind == "flag":
+            return any(t.strip().lower() in {"1", "true", "yes", "on"} for t in texts)
+        if self.kind == "list":
+            split = WORDS_OR_COMMAS if self.commas else WORDS
+            words = tuple(w for t in texts for w in split.split(t.strip()) if w)
+            for word in words:
+                self._check_choice(word)
+            return words or self.default
+        text = next((t.strip() for t in reversed(texts) if t.strip()), "")
+        if not text:
+            return self.default
+        if self.kind == "choice":
+            self._check_choice(text)
+            return text
+        if self.kind == "text":
+            return text[:MAX_TEXT]
+        return self._number(text)
+
+    def _check_choice(self, text: str) -> None:
+        if self.choices and text not in self.choices:
+            raise ServiceError(
+                f"unknown {self.name.replace('_', ' ')} {text[:40]!r}; expected one of "
+                f"{', '.join(self.choices)}"
+            )
+
+    def _number(self, text: str) -> int | float:
+        label = self.name.replace("_", " ")
+        try:
+            value: int | float = int(text) if self.kind == "int" else float(text)
+        except ValueError:
+            kind = "an integer" if self.kind == "int" else "a number"
+            raise ServiceError(f"{label} must be {kind}; got {text[:40]!r}") from None
+        low, high = self.minimum, self.maximum
+        below = low is not None and (value <= low if self.open_bounds else value < low)
+        above = high is not None and (value >= high if self.open_bounds else value > high)
+        if not math.isfinite(value) or below or above or abs(value) > 10**15:
+            bounds = f"between {low:g} and {high:g}" if high is not None else f"at least {low:g}"
+            if self.open_bounds:
+                bounds = bounds.replace("at least", "above")
+            raise ServiceError(f"{label} must be {bounds}; got {text[:40]!r}")
+        return value
+
+
+COMMON_OPTIONS: tuple[ReportOption, ...] = (
+    ReportOption("qrels", "text", "Qrels: 'final', an assessor's username, a qrels set's name "
+                 "(or, from the command line, a qrels file).", default="final"),
+    ReportOption("measures", "list", "trec_eval measure names or aliases (default map, P.10, "
+                 "ndcg_cut.10).", default=(), commas=False, aliases=("measure",),
+                 cli=("-m", "--measure")),
+    ReportOption("test", "choice", "The paired test: " + "; ".join(
+        f"{k}: {v.label}" for k, v in stats.PAIRED_TESTS.items()), default="t",
+        choices=tuple(stats.PAIRED_TESTS)),
+    ReportOption("correction", "choice", "Multiple-comparison correction: " + "; ".join(
+        f"{k}: {v}" for k, v in stats.CORRECTIONS.items()), default="holm",
+        choices=tuple(stats.CORRECTIONS)),
+    ReportOption("alpha", "float", "Significance level.", default=0.05, minimum=0, maximum=1,
+                 open_bounds=True),
+    ReportOption("level", "int", "Relevance level: a grade at least this counts as relevant "
+                 "(default: the campaign's).", minimum=0, cli=("-l", "--level")),
+    ReportOption("topic_set", "choice", "; ".join(f"{k}: {v}" for k, v in TOPIC_SETS.items()),
+                 default="all", choices=tuple(TOPIC_SETS)),
+    ReportOption("outside_topics", "flag", "Also evaluate qrels topics the campaign lacks "
+                 "(left out by default, and named)."),
+    ReportOption("pools", "list", "The pools whose documents the qrels must label, e.g. 1,2 "
+                 "(default: the pools with assignments; archived pools never)."),
+    ReportOption("allow_incomplete", "flag", "Evaluate final or assessor qrels although "
+                 "documents lack a label (the report says so).",
+                 label="incomplete qrels: evaluate anyway"),
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
-class EvaluationRequest:
-    """What to evaluate and which sections to build (the defaults are the CLI's)."""
+class ReportRequest:
+    """What to evaluate: the common options' values, the sections to build (`sections`;
+    empty: every one) and the sections' own options (`options`, sorted (name, value) pairs);
+    `allow_files` lets qrels name a file (the command line only)."""
 
     qrels: str = "final"
     measures: tuple[str, ...] = ()
     test: str = "t"
     correction: str = "holm"
     alpha: float = 0.05
-    relevance_level: int | None = None  # None: the campaign's
+    level: int | None = None
     topic_set: str = "all"
+    outside_topics: bool = False
+    pools: tuple[int, ...] | None = None
     allow_incomplete: bool = False
-    allow_files: bool = False  # qrels may name a file (the command line only)
-    tukey: bool = False
-    curves: bool = False
-    stability: bool = False
-    reusability: tuple[str, ...] = ()  # units of REUSABILITY_UNITS
-    notes: NotesOptions | None = None  # None: no course notes' sections
-
-    def __post_init__(self) -> None:
-        if self.test not in stats.PAIRED_TESTS:
-            raise ServiceError(
-                f"unknown test {self.test!r}; expected one of {', '.join(stats.PAIRED_TESTS)}"
-            )
-        if self.correction not in stats.CORRECTIONS:
-            raise ServiceError(
-                f"unknown correction {self.correction!r}; expected one of "
-                f"{', '.join(stats.CORRECTIONS)}"
-            )
-        if self.topic_set not in service.TOPIC_SETS:
-            raise ServiceError(
-                f"unknown topic set {self.topic_set!r}; expected one of "
-                f"{', '.join(service.TOPIC_SETS)}"
-            )
-        if not 0 < self.alpha < 1:
-            raise ServiceError(f"alpha must be between 0 and 1; got {self.alpha}")
-        for unit in self.reusability:
-            if unit not in REUSABILITY_UNITS:
-                raise ServiceError(
-                    f"unknown reusability unit {unit!r}; expected one of "
-                    f"{', '.join(REUSABILITY_UNITS)}"
-                )
-        if self.notes is not None and self.notes.interleaving not in interleaving.METHODS:
-            raise ServiceError(
-                f"unknown interleaving method {self.notes.interleaving!r}; expected one of "
-                f"{', '.join(interleaving.METHODS)}"
-            )
+    sections: tuple[str, ...] = ()
+    options: tuple[tuple[str, Any], ...] = ()
+    allow_files: bool = field(default=False, compare=False)
 
     @property
     def chosen_measures(self) -> list[str]:
-        return list(self.measures) or list(service.DEFAULT_MEASURES)
+        return list(self.measures) or list(DEFAULT_MEASURES)
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready (a report job's parameters); `from_dict` reads it back."""
-        return asdict(self)
+    def option(self, name: str, default: Any = None) -> Any:
+        """A section option's value."""
+        return dict(self.options).get(name, default)
+
+    def scope(self) -> Scope:
+        """What the evaluation covers (`evaluation_inputs.Scope`), runs loaded later."""
+        return Scope(
+            topic_set=self.topic_set,
+            allow_incomplete=self.allow_incomplete,
+            pools=self.pools,
+            outside_topics=self.outside_topics,
+        )
+
+    def to_params(self) -> dict[str, Any]:
+        """JSON-ready (a report job's parameters: the same request, the same job);
+        `from_params` reads it back."""
+        values = {f.name: getattr(self, f.name) for f in fields(self) if f.compare}
+        values["options"] = [list(pair) for pair in self.options]
+        return values
 
     @classmethod
-    def from_dict(cls, values: Mapping[str, Any]) -> EvaluationRequest:
+    def from_params(cls, values: Mapping[str, Any]) -> ReportRequest:
         known = {f.name for f in fields(cls)}
         args = {k: v for k, v in values.items() if k in known}
-        args["measures"] = tuple(args.get("measures", ()))
-        args["reusability"] = tuple(args.get("reusability", ()))
-        if isinstance(args.get("notes"), Mapping):
-            args["notes"] = NotesOptions(**args["notes"])
+        for name in ("measures", "sections"):
+            args[name] = tuple(args.get(name, ()))
+        if args.get("pools") is not None:
+            args["pools"] = tuple(args["pools"])
+        args["options"] = tuple((str(k), v) for k, v in args.get("options", ()))
         return cls(**args)
 
 
+def parse_request(
+    given: Mapping[str, Sequence[str]],
+    options: Sequence[ReportOption],
+    *,
+    allow_files: bool = False,
+) -> ReportRequest:
+    """The request from the texts given per parameter name (a query string's lists, or the
+    CLI's values as texts), read with `options` (COMMON_OPTIONS and the sections' own)."""
+    common = {f.name for f in fields(ReportRequest)}
+    values: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    for option in options:
+        texts = [t for name in (option.name, *option.aliases) for t in given.get(name, ())]
+        value = option.parse(texts)
+        if option.name == "pools":
+            value = parse_pools(value) if value else None
+        (values if option.name in common else extra)[option.name] = value
+    return ReportRequest(
+        **values,
+        options=tuple(sorted((k, v) for k, v in extra.items() if v is not None)),
+        allow_files=allow_files,
+    )
+
+
 @dataclass(frozen=True)
-class EvaluationReport:
-    """Every part of a campaign's evaluation report; renderers choose what to show."""
+class TrecOutput:
+    """`trec_eval -c -q -l L -m ...`'s output for every run (`text`), and what must be said
+    beside it (`notes`: topics left out or missing, incomplete qrels; `warning`)."""
 
-    request: EvaluationRequest
-    runs: list[service.LoadedRun]
-    table: service.EvaluationTable
-    comparisons: service.Comparisons
-    warning: str | None  # e.g. measures over an adaptively judged pool
-    tukey: stats.TukeyResult | None = None
-    curves: dict[str, list[float]] | None = None
-    stability: service.RankingStability | None = None
-    reusability: dict[str, service.Reusability] = field(default_factory=dict)
-    notes_sections: ExtendedSections | None = None
-    unavailable: dict[str, str] = field(default_factory=dict)  # section -> why it is absent
-
-    @property
-    def measure(self) -> str:
-        """The first measure: the one of Tukey's test, the stability and the reusability."""
-        return self.table.measures[0]
-
-    def notes(self) -> list[str]:
-        """What every rendering says beside the scores (topics, NaN, tests, missing parts)."""
-        absent = [f"No {section}: {why}" for section, why in self.unavailable.items()]
-        return [*self.table.notes(), *self.comparisons.notes, *absent]
-
-    def to_dict(self) -> dict[str, Any]:
-        document: dict[str, Any] = {
-            "evaluation": self.table.to_dict(),
-            "comparisons": self.comparisons.to_dict(),
-        }
-        if self.warning:
-            document["warning"] = self.warning
-        if self.stability is not None:
-            document["ranking_stability"] = self.stability.to_dict()
-        if self.reusability:
-            document["reusability"] = {u: r.to_dict() for u, r in self.reusability.items()}
-        if self.notes_sections is not None:
-            document["notes"] = self.notes_sections.to_dict()
-        if self.unavailable:
-            document["unavailable"] = dict(self.unavailable)
-        return document
+    text: str
+    notes: tuple[str, ...]
+    warning: str | None
 
 
-def _quiet(_step: str) -> None:
-    """The default progress callback: says nothing."""
-
-
-def evaluation_report(
-    session: Session,
-    campaign: Campaign,
-    request: EvaluationRequest,
-    progress: Callable[[str], None] = _quiet,
-) -> EvaluationReport:
-    """Build the report `request` asks for; progress(step) is called before each long step.
-
-    Raises ServiceError when the evaluation itself cannot be made (unknown qrels, measures,
-    incomplete qrels not allowed); an optional section that cannot be built is listed in
-    `unavailable` with the reason instead.
-    """
-    progress("evaluating the runs")
-    runs = service.load_runs(session, campaign)
-    scope = service.Scope(runs, request.topic_set, request.allow_incomplete)
-    table = service.evaluate_campaign(
-        session,
-        campaign,
-        request.qrels,
-        request.chosen_measures,
-        relevance_level=request.relevance_level,
-        scope=scope,
-        allow_files=request.allow_files,
+def trec_output(session: Session, campaign: Campaign, request: ReportRequest) -> TrecOutput:
+    """The trec format of the report: the metric module's writer alone, each run evaluated
+    once over the topics in the request's scope (`evaluation.trec_eval_output`); no other
+    part of the report is built."""
+    runs = load_runs(session, campaign)
+    scope = Scope(
+        runs,
+        request.topic_set,
+        request.allow_incomplete,
+        request.pools,
+        request.outside_topics,
     )
-    comparisons = service.compare_runs(
-        table, test=request.test, correction=request.correction, alpha=request.alpha
-    )
-    measure = table.measures[0]
-    unavailable: dict[str, str] = {}
-    parts: dict[str, Any] = {}
-    if request.tukey:
-        parts["tukey"] = service.tukey_hsd(table, measure)
-    if request.curves:
-        progress("precision-recall curves")
-        parts["curves"] = service.precision_recall(session, campaign, request.qrels, scope)
-    if request.stability:
-        progress("ranking stability")
-        try:
-            parts["stability"] = service.ranking_stability(session, campaign, measure, scope)
-        except ServiceError as error:
-            unavailable["ranking stability"] = str(error)
-    reusability = {}
-    for unit in request.reusability:
-        progress(f"reusability ({REUSABILITY_UNITS[unit]})")
-        try:
-            reusability[unit] = service.leave_out(
-                session,
-                campaign,
-                qrels=request.qrels,
-                measure=measure,
-                by=unit,
-                scope=scope,
-                allow_files=request.allow_files,
-            )
-        except ServiceError as error:
-            unavailable[f"reusability ({REUSABILITY_UNITS[unit]})"] = str(error)
-    if request.notes is not None:
-        progress("the course notes' sections")
-        options = request.notes
-        parts["notes_sections"] = extended_sections(
-            session,
-            campaign,
-            table,
-            runs,
-            request.qrels,
-            test=request.test,
-            alpha=comparisons.alpha,
-            num_docs=options.num_docs,
-            min_difference=options.delta,
-            sweep_pattern=options.sweep or None,
-            interleaving_method=options.interleaving,
-            allow_files=request.allow_files,
-            allow_incomplete=request.allow_incomplete,
-        )
-    return EvaluationReport(
-        request=request,
-        runs=runs,
-        table=table,
-        comparisons=comparisons,
-        warning=adaptive_pools.evaluation_warning(session, campaign),
-        reusability=reusability,
-        unavailable=unavailable,
-        **parts,
+    qrels = scope.qrels(session, campaign, request.qrels, allow_files=request.allow_files)
+    topics = scope.topics(session, campaign, runs, qrels)
+    level = campaign.relevance_level if request.level is None else request.level
+    text = evaluation.trec_eval_output(runs, qrels, request.chosen_measures, topics, level)
+    missing = [
+        f"{run.tag} lacks judged topic(s) {', '.join(gaps)}, scored 0."
+        for run in runs
+        if (gaps := [q for q in topics.evaluated if q not in run.ranked_lists])
+    ]
+    return TrecOutput(
+        text,
+        (*topics.notes(), *missing, *qrels.notes),
+        adaptive_pools.evaluation_warning(session, campaign),
     )

@@ -1,18 +1,19 @@
-"""The evaluation report's further sections from the course notes, assembled once for the CLI
-and the web: set measures at collection scale, power and topic-set size, parameter sweeps
-with cross-validation, interleaving with simulated clicks, and efficiency beside effectiveness.
+"""The evaluation report's further sections from the course notes: set measures at collection
+scale, power and topic-set size, parameter sweeps with cross-validation, interleaving with
+simulated clicks, and efficiency beside effectiveness (each a section of
+`workbench.reports.sections`).
 
 Scores come from `services.evaluation` (hence the shared metric module); the formulas live in
 the pure modules `metrics.collection`, `power`, `sweeps`, `interleaving` and `efficiency`.
-Every section returns a frozen dataclass.
+Every analysis returns a frozen dataclass.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Any, TypeVar
+from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -22,16 +23,9 @@ from workbench import power as power_design
 from workbench.metrics.collection import IMBALANCE_NOTE, MEASURES, collection_set_measures
 from workbench.services.efficiency import run_efficiency
 from workbench.services.errors import ServiceError
-from workbench.services.evaluation import (
-    EvaluationTable,
-    LoadedRun,
-    load_runs,
-    resolve_qrels,
-    score_matrix,
-)
+from workbench.services.evaluation import EvaluationTable, score_matrix
+from workbench.services.evaluation_inputs import LoadedRun, NamedQrels
 from workbench.store.models import Campaign, Document
-
-T = TypeVar("T")
 
 # ------------------------------------------------------------------ collection-scale measures
 
@@ -64,38 +58,35 @@ def document_count(session: Session, campaign: Campaign) -> int:
 
 
 def collection_scale(
-    session: Session,
-    campaign: Campaign,
-    qrels: str = "final",
+    table: EvaluationTable,
+    qrels: NamedQrels,
+    runs: Sequence[LoadedRun],
     *,
-    num_docs: int | None = None,
-    runs: Sequence[LoadedRun] | None = None,
-    allow_files: bool = False,
-    allow_incomplete: bool = False,
+    num_docs: int | None,
+    documents: int,
 ) -> CollectionScale:
     """Accuracy, error, fallout, P, R, (P+R)/2 and F1 of every run's retrieved set, mean over
-    topics; N = ``num_docs`` or else the campaign's document count."""
-    named = resolve_qrels(
-        session, campaign, qrels, allow_files=allow_files, allow_incomplete=allow_incomplete
-    )
+    the table's topics; N = ``num_docs`` or else the campaign's ``documents``."""
     if num_docs is None:
-        num_docs, source = document_count(session, campaign), "the campaign's documents"
+        num_docs, source = documents, "the campaign's documents"
         if num_docs == 0:
             raise ServiceError(
-                f"campaign {campaign.name!r} has no documents: give the collection size N"
+                f"campaign {table.campaign!r} has no documents: give the collection size N"
             )
     else:
         source = "given"
+    scoped = {q: qrels.qrels[q] for q in table.topics_evaluated}
     rows = []
-    for run in runs if runs is not None else load_runs(session, campaign):
+    for run in runs:
+        ranked = {q: v for q, v in run.as_dict().items() if q in scoped}
         try:
             result = collection_set_measures(
-                named.qrels, run.as_dict(), num_docs, relevance_level=campaign.relevance_level
+                scoped, ranked, num_docs, relevance_level=table.relevance_level
             )
         except ValueError as error:
             raise ServiceError(f"run {run.tag}: {error}") from None
         rows.append(CollectionScaleRow(run.tag, len(result.per_topic), result.mean))
-    return CollectionScale(named.label, campaign.relevance_level, num_docs, source, tuple(rows))
+    return CollectionScale(qrels.label, table.relevance_level, num_docs, source, tuple(rows))
 
 
 # ------------------------------------------------------------------ power and topic-set size
@@ -103,7 +94,7 @@ def collection_scale(
 
 @dataclass(frozen=True)
 class PowerAnalysis:
-    """Per pair of runs the achieved power and detectable difference; the topic-set design."""
+    """Per pair of runs the detectable difference (no post-hoc power); the topic-set design."""
 
     measure: str
     qrels: str
@@ -134,7 +125,7 @@ def power_analysis(
         raise ServiceError(
             f"unknown test {test!r}; expected one of {', '.join(stats.PAIRED_TESTS)}"
         )
-    measure = measure or table.measures[0]
+    measure = measure or table.measure()
     if measure not in table.measures:
         raise ServiceError(f"measure {measure!r} is not in the evaluation ({table.measures})")
     topics, matrix = score_matrix(table, measure)
@@ -194,7 +185,7 @@ def parameter_sweep(
 ) -> sweeps.SweepResult:
     """The runs named by a tag ``pattern`` (or a ``mapping`` file's text) as one system's
     parameter grid: mean ``measure`` per setting and K-fold cross-validation over topics."""
-    measure = measure or table.measures[0]
+    measure = measure or table.measure()
     if measure not in table.measures:
         raise ServiceError(f"measure {measure!r} is not in the evaluation ({table.measures})")
     tags = [r.tag for r in table.runs]
@@ -222,30 +213,37 @@ def parameter_sweep(
 # ------------------------------------------------------------------ interleaving
 
 
+MAX_INTERLEAVINGS = 50_000  # pairs x topics x impressions computed inside a report request
+
+
 def interleaving_study(
-    session: Session,
-    campaign: Campaign,
     table: EvaluationTable,
     runs: Sequence[LoadedRun],
-    qrels: str = "final",
+    qrels: NamedQrels,
     *,
     measure: str | None = None,
     setup: interleaving.Setup = interleaving.Setup(),
-    allow_files: bool = False,
-    allow_incomplete: bool = False,
+    max_interleavings: int | None = MAX_INTERLEAVINGS,
 ) -> interleaving.InterleavingStudy:
-    """Interleave every pair of the campaign's runs with clicks simulated from the ``qrels``
-    (the spec ``table`` was evaluated with) and compare each preference with the offline
-    ``measure`` of the table. Without a click model in `setup`, the default one with the
-    table's relevance level."""
-    measure = measure or table.measures[0]
+    """Interleave every pair of the runs with clicks simulated from the ``qrels`` (those the
+    ``table`` was evaluated with) and compare each preference with the offline ``measure`` of
+    the table. Without a click model in `setup`, the default one with the table's relevance
+    level. Refused when it would take more than ``max_interleavings`` interleavings (None:
+    no bound)."""
+    measure = measure or table.measure()
     if measure not in table.measures:
         raise ServiceError(f"measure {measure!r} is not in the evaluation ({table.measures})")
     if len(runs) < 2:
         raise ServiceError("interleaving needs at least two runs")
-    named = resolve_qrels(
-        session, campaign, qrels, allow_files=allow_files, allow_incomplete=allow_incomplete
-    )
+    n_pairs = len(runs) * (len(runs) - 1) // 2
+    work = n_pairs * len(table.topics()) * setup.impressions
+    if max_interleavings is not None and work > max_interleavings:
+        raise ServiceError(
+            f"{n_pairs} pairs x {len(table.topics())} topics x {setup.impressions} impressions "
+            f"= {work:,} interleavings is more than a report computes ({max_interleavings:,}), "
+            "so the section is left out."
+        )
+    scoped = {q: qrels.qrels[q] for q in table.topics_evaluated}
     ranked_lists = {r.tag: {q: list(x.docnos) for q, x in r.ranked_lists.items()} for r in runs}
     offline = {  # undefined (NaN) scores stay out of the offline mean difference
         r.tag: {q: float(v[measure]) for q, v in r.per_topic.items() if v[measure] == v[measure]}
@@ -255,7 +253,7 @@ def interleaving_study(
         if setup.model is None:
             model = interleaving.ClickModel(relevance_level=table.relevance_level)
             setup = replace(setup, model=model)
-        return interleaving.study(ranked_lists, named.qrels, offline, measure=measure, setup=setup)
+        return interleaving.study(ranked_lists, scoped, offline, measure=measure, setup=setup)
     except ValueError as error:
         raise ServiceError(str(error)) from None
 
@@ -302,7 +300,7 @@ def efficiency_report(
     session: Session, campaign: Campaign, table: EvaluationTable, measure: str | None = None
 ) -> EfficiencyReport:
     """The stored efficiency figures of every run beside its ``measure`` (summary)."""
-    measure = measure or table.measures[0]
+    measure = measure or table.measure()
     if measure not in table.measures:
         raise ServiceError(f"measure {measure!r} is not in the evaluation ({table.measures})")
     figures = run_efficiency(session, campaign)
@@ -317,119 +315,3 @@ def efficiency_report(
         tuple(efficiency.pareto_frontier(report.points("mean_latency_ms"))),
         tuple(efficiency.pareto_frontier(report.points("cost_per_1000_queries"))),
     )
-
-
-# ------------------------------------------------------------------ the report's sections
-
-MAX_INTERLEAVINGS = 50_000  # pairs x topics x impressions computed inside a report request
-
-
-@dataclass(frozen=True)
-class ExtendedSections:
-    """The further sections of a campaign's evaluation report; a section that cannot be
-    built carries the reason instead (shown where the section would be)."""
-
-    collection: CollectionScale | None
-    collection_reason: str
-    power: PowerAnalysis | None
-    power_reason: str
-    efficiency: EfficiencyReport | None
-    efficiency_reason: str
-    interleaving: interleaving.InterleavingStudy | None
-    interleaving_reason: str
-    sweep: sweeps.SweepResult | None
-    sweep_reason: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def extended_sections(
-    session: Session,
-    campaign: Campaign,
-    table: EvaluationTable,
-    runs: Sequence[LoadedRun],
-    qrels: str = "final",
-    *,
-    test: str = "t",
-    alpha: float = 0.05,
-    num_docs: int | None = None,
-    min_difference: float | None = None,
-    sweep_pattern: str | None = None,
-    folds: int = 5,
-    interleaving_method: str = "team-draft",
-    impressions: int = 10,
-    seed: int = 0,
-    max_interleavings: int = MAX_INTERLEAVINGS,
-    allow_files: bool = False,
-    allow_incomplete: bool = False,
-) -> ExtendedSections:
-    """Every further section for the table's first measure (one call for the CLI and web)."""
-    measure = table.measures[0]
-
-    def attempt(build: Callable[[], T]) -> tuple[T | None, str]:
-        try:
-            return build(), ""
-        except ServiceError as error:
-            return None, str(error)
-
-    collection, collection_reason = attempt(
-        lambda: collection_scale(
-            session,
-            campaign,
-            qrels,
-            num_docs=num_docs,
-            runs=runs,
-            allow_files=allow_files,
-            allow_incomplete=allow_incomplete,
-        )
-    )
-    power, power_reason = attempt(
-        lambda: power_analysis(
-            table, measure, test=test, alpha=alpha, min_difference=min_difference
-        )
-    )
-    efficiency_section, efficiency_reason = attempt(
-        lambda: efficiency_report(session, campaign, table, measure)
-    )
-    if efficiency_section is not None and len(efficiency_section.missing) == len(table.runs):
-        efficiency_section = None
-        efficiency_reason = (
-            "No run has efficiency figures: upload a sidecar file for the runs (JSON or CSV, on "
-            "the campaign's page)."
-        )
-    n_pairs = len(runs) * (len(runs) - 1) // 2
-    work = n_pairs * len(table.topics()) * impressions
-    if work > max_interleavings:
-        study, study_reason = (
-            None,
-            (
-                f"{n_pairs} pairs x {len(table.topics())} topics x {impressions} impressions "
-                f"= {work:,} interleavings is more than a report computes "
-                f"({max_interleavings:,}), so the section is left out."
-            ),
-        )
-    else:
-        study, study_reason = attempt(
-            lambda: interleaving_study(
-                session, campaign, table, runs, qrels, measure=measure,
-                setup=interleaving.Setup(interleaving_method, impressions, seed=seed),
-                allow_files=allow_files, allow_incomplete=allow_incomplete,
-            )
-        )  # fmt: skip
-    if sweep_pattern:
-        sweep, sweep_reason = attempt(
-            lambda: parameter_sweep(
-                table,
-                pattern=sweep_pattern,
-                measure=measure,
-                folds=min(folds, len(table.topics())),  # K is named in the report
-                seed=seed,
-            )
-        )
-    else:
-        sweep, sweep_reason = None, "Give a run-tag pattern such as bm25_k1={k1}_b={b}."
-    return ExtendedSections(
-        collection, collection_reason, power, power_reason, efficiency_section,
-        efficiency_reason, study, study_reason, sweep, sweep_reason,
-    )  # fmt: skip

@@ -31,12 +31,12 @@ from sqlalchemy import Connection, CursorResult, Select, delete, func, insert, s
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from workbench import limits, trec
+from workbench import limits, processes, trec
 from workbench.documents import SourceDocument, read_documents
 from workbench.services import campaigns
 from workbench.services.errors import ServiceError
 from workbench.services.pools import documents_without_text, latest_pool
-from workbench.services.topics import campaign_qids, chosen_topics, listed
+from workbench.services.topics import MAX_LISTED, campaign_qids, chosen_topics, listed
 from workbench.store import Store
 from workbench.store.models import (
     Campaign,
@@ -94,6 +94,8 @@ def import_topics(
     """Add the topics of a file; topics already in the campaign get the file's statements."""
     notes: list[str] = []
     statements = trec.read_topics(path, format=format, limits=limits.STORE_LIMITS, notes=notes)
+    if not statements:  # as an empty run is refused
+        raise trec.TrecFormatError(str(path), 1, "", "topics (TREC <top>, TSV or JSONL)")
     existing = {
         topic.qid: topic
         for topic in session.scalars(select(Topic).where(Topic.campaign_id == campaign.id))
@@ -125,15 +127,18 @@ def import_topics(
 # import is open; a changed document gets a new row and a `DocumentReplacement` of its old
 # one. One tiny transaction commits the import (its state), which shows the new rows and
 # hides the replaced ones at once; the replaced rows are then deleted in short transactions
-# and the import is done. A failed import deletes its rows; one whose process died (no
-# heartbeat for STALE_IMPORT_S) is cleared by the next import of its campaign.
+# and the import is done. A failed import deletes its rows; one whose process died (its
+# process, on this machine, is gone; or no heartbeat for STALE_DOCUMENT_IMPORT_S) is cleared
+# by the next import of its campaign.
 
 WRITE_BATCH_BYTES = 1 << 19
 """At most about this much document text is written per transaction (a short write lock)."""
 WRITE_BATCH_ROWS = 1000
 DELETE_BATCH_ROWS = 200
-HEARTBEAT_S = 30.0
+HEARTBEAT_S = 10.0
 STALE_IMPORT_S = 600.0
+STALE_DOCUMENT_IMPORT_S = 12 * HEARTBEAT_S
+"""A document import silent this long is dead (its owner is on another machine, or unknown)."""
 
 
 @dataclass(frozen=True)
@@ -256,7 +261,11 @@ def _open_import(steps: _Steps, campaign_id: int, paths: list[PathLike]) -> int:
             if other is None:
                 added = connection.execute(
                     insert(DocumentImport).values(
-                        campaign_id=campaign_id, files=files, started_at=now, heartbeat_at=now
+                        campaign_id=campaign_id,
+                        files=files,
+                        started_at=now,
+                        heartbeat_at=now,
+                        owner=processes.this_process(),
                     )
                 )
                 key = added.inserted_primary_key
@@ -270,7 +279,8 @@ def _open_import(steps: _Steps, campaign_id: int, paths: list[PathLike]) -> int:
     raise ServiceError(
         f"another document import into this campaign is under way (started {since} UTC, "
         f"last active {max(0, round(seconds))} s ago); try again when it is "
-        f"done (an import whose process died is cleared after {STALE_IMPORT_S:.0f} s)"
+        f"done (an import whose process died is cleared at once on its machine, and after "
+        f"{STALE_DOCUMENT_IMPORT_S:.0f} s without a heartbeat from another)"
     )
 
 
@@ -417,8 +427,10 @@ def _document_batches(
     last = time.monotonic()
     for path in paths:
         source = Path(path).name[: limits.FILE_NAME]
+        found = 0
         for document in read_documents(path, format=format, limits=limits.STORE_LIMITS):
             read += 1
+            found += 1
             if document.docno in seen:
                 repeated += 1
                 continue
@@ -432,6 +444,8 @@ def _document_batches(
             if size >= WRITE_BATCH_BYTES or len(batch) >= WRITE_BATCH_ROWS or due:
                 yield batch, read, repeated
                 batch, size, read, repeated, last = [], 0, 0, 0, time.monotonic()
+        if not found:  # as an empty run is refused
+            raise trec.TrecFormatError(str(path), 1, "", "documents (JSONL or TREC <DOC>)")
     yield batch, read, repeated
 
 
@@ -485,18 +499,30 @@ def _delete_import(steps: _Steps, import_id: int) -> None:
     )
 
 
+def clear_dead_document_imports(store: Store, campaign_id: int) -> None:
+    """Finish the document imports of the campaign whose process died, in short transactions
+    (what the next import does first; a job whose importing child died calls it at once)."""
+    _clear_dead_imports(_store_steps(store), campaign_id)
+
+
 def _clear_dead_imports(steps: _Steps, campaign_id: int) -> None:
-    """Finish the imports of the campaign whose process died: committed ones are settled,
-    open ones deleted."""
-    horizon = utcnow() - dt.timedelta(seconds=STALE_IMPORT_S)
+    """Finish the imports of the campaign whose process died (gone from this machine, or
+    silent for STALE_DOCUMENT_IMPORT_S): committed ones are settled, open ones deleted."""
+    horizon = utcnow() - dt.timedelta(seconds=STALE_DOCUMENT_IMPORT_S)
     with steps.read() as connection:
-        dead = connection.execute(
-            select(DocumentImport.id, DocumentImport.state).where(
-                DocumentImport.campaign_id == campaign_id,
-                DocumentImport.state != "done",
-                DocumentImport.heartbeat_at < horizon,
-            )
+        unfinished = connection.execute(
+            select(
+                DocumentImport.id,
+                DocumentImport.state,
+                DocumentImport.heartbeat_at,
+                DocumentImport.owner,
+            ).where(DocumentImport.campaign_id == campaign_id, DocumentImport.state != "done")
         ).all()
+    dead = [
+        (import_id, state)
+        for import_id, state, beat, owner in unfinished
+        if beat < horizon or processes.is_dead(owner)
+    ]
     for import_id, state in dead:
         if state == "committed":
             _settle(steps, import_id)
@@ -566,7 +592,7 @@ def missing_text_warnings(session: Session, campaign: Campaign) -> list[str]:
     if not missing:
         return []
     return [
-        f"{len(missing)} pooled document(s) of pool {pool.id} have no text in the store: "
+        f"{len(missing)} pooled document(s) of pool {pool.number} have no text in the store: "
         + listed(missing)
     ]
 
@@ -924,11 +950,23 @@ class DocnoSet:
             lacking = rows[self.hashes[at] != hashes]
         if not len(lacking):
             return []
-        missing = sorted(d.decode() for d in np.unique(run.docnos[lacking]).tolist())
-        where = "no documents yet" if self.hashes is None else f"{self.count} documents"
+        # distinct by hash (a uint64 sort), and only the first MAX_LISTED docnos sorted: the
+        # sort of every distinct docno as text took most of a large import's time
+        _, first = np.unique(run.docno_hashes[lacking], return_index=True)
+        if self.hashes is None:  # nothing to list: no docno of the run has a document
+            return [
+                f"run {run.tag!r}: its {len(first)} docno(s) have no text: the campaign has no "
+                "documents yet (pooled, they show 'no text' until imported)"
+            ]
+        distinct = run.docnos[lacking[first]]
+        if len(distinct) > MAX_LISTED:
+            distinct = np.partition(distinct, MAX_LISTED)[:MAX_LISTED]
+        shown = sorted(d.decode() for d in distinct.tolist())  # UTF-8 order is text order
+        more = f" and {len(first) - len(shown)} more" if len(first) > len(shown) else ""
         return [
-            f"run {run.tag!r}: {len(missing)} docno(s) are not among the campaign's documents "
-            f"({where}; pooled, they show 'no text' until imported): {listed(missing)}"
+            f"run {run.tag!r}: {len(first)} docno(s) are not among the campaign's documents "
+            f"({self.count} documents; pooled, they show 'no text' until imported): "
+            f"{listed(shown)}{more}"
         ]
 
 

@@ -16,6 +16,10 @@ progress in short transactions, and stores the result with the fingerprint of th
 read. The Worker thread writes the job's heartbeat every HEARTBEAT_S while it waits for the
 child. A job whose process died (no heartbeat for STALE_S) is queued again by the next
 request that finds it.
+
+Jobs and results are bounded: when a new job is queued, the campaign's finished reports
+beyond the KEPT_REPORTS most recently queued are deleted with their results, and so are
+finished tasks older than KEPT_TASK_S whose outcome was never shown.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import datetime as dt
 import hashlib
 import json
 import select as io_select
+import socket
 import subprocess
 import sys
 import threading
@@ -67,12 +72,19 @@ TIMEOUT_S = 900.0
 IDLE_S = 30.0
 """How long the worker and its child process wait for another job before they end."""
 POLL_S = 0.05
+KEPT_REPORTS = 50
+"""The finished report jobs (with their results) kept per campaign: every distinct parameter
+set is a job, so an admin trying many would otherwise grow the table without end."""
+KEPT_TASK_S = 86_400.0
+"""How long a finished task's outcome waits to be shown (its page) before it is deleted."""
 
 Progress = Callable[[str], None]
 JobFunction = Callable[[Session, Campaign, dict[str, Any], Progress], bytes]
 TaskFunction = Callable[[Store, int, dict[str, Any], Progress], bytes]
+Abandoned = Callable[[Store, int, dict[str, Any]], None]
 _functions: dict[str, JobFunction] = {}
 _tasks: dict[str, TaskFunction] = {}
+_abandoned: dict[str, Abandoned] = {}
 
 
 def register(kind: str, function: JobFunction) -> None:
@@ -81,11 +93,16 @@ def register(kind: str, function: JobFunction) -> None:
     _functions[kind] = function
 
 
-def register_task(kind: str, function: TaskFunction) -> None:
-    """Make `kind` a task, run once per request (an upload to import):
+def register_task(kind: str, function: TaskFunction, *, abandoned: Abandoned | None = None) -> None:
+    """Make `kind` a task, run once per request (an upload to import) by a worker of the
+    machine that queued it (its files are there):
     function(store, campaign id, params, progress) -> result bytes, writing in its own
-    transactions. Its outcome never goes stale; ServiceError is stored as its error."""
+    transactions. Its outcome never goes stale; ServiceError is stored as its error.
+    `abandoned(store, campaign id, params)` cleans up after a task whose process died or
+    was stopped (killed, out of memory, over its time), which could not clean up itself."""
     _tasks[kind] = function
+    if abandoned is not None:
+        _abandoned[kind] = abandoned
 
 
 @dataclass(frozen=True)
@@ -161,7 +178,7 @@ def fingerprint(session: Session, campaign_id: int) -> str:
         ),
         one(
             select(QueryLog.id, QueryLog.name)
-            .where(QueryLog.campaign_id == campaign_id)
+            .where(QueryLog.campaign_id == campaign_id, QueryLog.state == "ready")
             .order_by(QueryLog.id)
         ),
         one(select(Campaign.relevance_level).where(Campaign.id == campaign_id)),
@@ -230,8 +247,14 @@ def request_job(
             job = session.scalar(select(ReportJob).where(where))
             now = utcnow()
             if job is None:
+                _evict(session, campaign_id, now)
                 job = ReportJob(
-                    campaign_id=campaign_id, kind=kind, key=key, params=text, generation=0
+                    campaign_id=campaign_id,
+                    kind=kind,
+                    key=key,
+                    params=text,
+                    generation=0,
+                    runs_on=socket.gethostname() if kind in _tasks else "",
                 )
                 session.add(job)
             if _needs_run(job, current, now) or job.id is None:
@@ -268,6 +291,32 @@ def request_job(
     return state
 
 
+def _evict(session: Session, campaign_id: int, now: dt.datetime) -> None:
+    """Delete the campaign's finished report jobs beyond the KEPT_REPORTS - 1 most recently
+    queued (room for the one being added), and every finished task older than KEPT_TASK_S;
+    their results go with them (ON DELETE CASCADE)."""
+    finished = ReportJob.status.in_((DONE, FAILED))
+    tasks = ReportJob.kind.in_(list(_tasks))
+    reports = and_(ReportJob.campaign_id == campaign_id, finished, ~tasks)
+    kept = (
+        select(ReportJob.id)
+        .where(reports)
+        .order_by(ReportJob.queued_at.desc(), ReportJob.id.desc())
+        .limit(KEPT_REPORTS - 1)
+    )
+    evicted = session.scalars(select(ReportJob.id).where(reports, ReportJob.id.not_in(kept)))
+    horizon = now - dt.timedelta(seconds=KEPT_TASK_S)
+    old_tasks = session.scalars(
+        select(ReportJob.id).where(
+            finished, tasks, ReportJob.queued_at < horizon
+        )
+    )
+    doomed = [*evicted, *old_tasks]
+    if doomed:
+        session.execute(delete(ReportResult).where(ReportResult.job_id.in_(doomed)))
+        session.execute(delete(ReportJob).where(ReportJob.id.in_(doomed)))
+
+
 def _jobs_ahead(session: Session, job_id: int) -> int:
     """How many jobs of any campaign run, or wait to run before it, ahead of a queued job."""
     job = session.get(ReportJob, job_id)
@@ -298,8 +347,22 @@ def forget(store: Store, job_id: int) -> None:
         )
 
 
+def discard_result(store: Store, job_id: int) -> None:
+    """Delete the job's result (one that cannot be used: its seal does not match this app's
+    key) and have the next request queue the job again, unless it is pending already."""
+    with store.session() as session:
+        session.execute(delete(ReportResult).where(ReportResult.job_id == job_id))
+        session.execute(
+            update(ReportJob)
+            .where(ReportJob.id == job_id, ReportJob.status.in_((DONE, FAILED)))
+            .values(wanted="", fingerprint="")
+            .execution_options(synchronize_session=False)
+        )
+
+
 def _claim_next(store: Store) -> tuple[int, int] | None:
-    """Mark the oldest queued (or orphaned) job running; (job id, generation), or None."""
+    """Mark the oldest queued (or orphaned) job that this machine may run (a task runs where
+    its files were saved) running; (job id, generation), or None."""
     with store.session() as session:
         now = utcnow()
         stale = now - dt.timedelta(seconds=STALE_S)
@@ -309,7 +372,8 @@ def _claim_next(store: Store) -> tuple[int, int] | None:
                 or_(
                     ReportJob.status == QUEUED,
                     and_(ReportJob.status == RUNNING, ReportJob.heartbeat_at < stale),
-                )
+                ),
+                ReportJob.runs_on.in_(("", socket.gethostname())),
             )
             .order_by(ReportJob.queued_at)
             .limit(5)
@@ -500,7 +564,20 @@ class Worker:
         child.kill()
         child.wait()
         _finish(self.store, job_id, generation, status=FAILED, error=error)
+        self._clean_up(job_id)
         return None
+
+    def _clean_up(self, job_id: int) -> None:
+        """Call the `abandoned` function of a task whose process died or was stopped."""
+        with self.store.read_session() as session:
+            job = session.get(ReportJob, job_id)
+            if job is None or job.kind not in _abandoned:
+                return
+            kind, campaign_id, params = job.kind, job.campaign_id, json.loads(job.params)
+        try:
+            _abandoned[kind](self.store, campaign_id, params)
+        except Exception:  # the next import of the campaign clears what is left
+            traceback.print_exc()
 
 
     def _beat(self, job_id: int, generation: int) -> None:

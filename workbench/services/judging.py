@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from sqlalchemy import (
+    JSON,
     Connection,
     DateTime,
     Engine,
@@ -35,7 +36,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session
 
 from workbench import highlight, limits, pooling
-from workbench.services import adaptive_pools
+from workbench.services import adaptive_pools, gold, slots
 from workbench.services.current_judgements import JUDGEMENT_ROW, JudgementRow, current_judgements
 from workbench.services.errors import Conflict, NotFound, ServiceError
 from workbench.store.db import Store
@@ -66,6 +67,7 @@ class JudgementInput:
     comment: str = ""
     time_spent_ms: int = 0
     client_id: str | None = None
+    evidence: tuple[tuple[int, int], ...] = ()  # marked passages: (start, end) offsets
 
 
 @dataclass(frozen=True)
@@ -178,6 +180,7 @@ _APPEND_IF_KNOWN = (
             "position",
             "client_id",
             "created_at",
+            "evidence",
         ],
         select(
             Assignment.campaign_id,
@@ -191,6 +194,7 @@ _APPEND_IF_KNOWN = (
             bindparam("position", type_=Integer),
             bindparam("client_id", type_=String),
             bindparam("created_at", type_=DateTime),
+            bindparam("evidence", type_=JSON),
         )
         .join(Pool, Pool.id == Assignment.pool_id)
         .join(Campaign, Campaign.id == Assignment.campaign_id)
@@ -243,6 +247,7 @@ def _sequence(
     topic = {"pool_id": assignment.pool_id, "qid": assignment.qid}
     rows = connection.execute(_POOL_ENTRIES, topic).all()
     rows = adaptive_pools.visible_entries(connection, assignment, rows)  # adaptive pools
+    rows = slots.routed_entries(connection, assignment, rows)  # routed pools
     docnos = pooling.presentation_order(
         [row.docno for row in rows],
         mode=assignment.order,
@@ -253,6 +258,7 @@ def _sequence(
         builds=[row.build for row in rows],
         priorities=[row.priority for row in rows],
     )
+    docnos = gold.mixed_queue(connection, assignment, docnos, signature[0])  # gold documents
     sequence = DocumentSequence(tuple(docnos), {docno: i for i, docno in enumerate(docnos)})
     cache.put(key, sequence)
     return sequence
@@ -286,7 +292,8 @@ def resume_position(
 ) -> int:
     """Where the assessor resumes: the first unjudged document of the sequence (one skipped
     earlier comes before the ones after the last save); when every document is judged, the
-    one judged last."""
+    one of the sequence judged last (the assessor may have judged the topic's other documents
+    under another pool's assignment)."""
     sequence = document_sequence(session, assignment) if sequence is None else sequence
     if not sequence:
         return 0
@@ -294,7 +301,7 @@ def resume_position(
     for position, docno in enumerate(sequence):
         if docno not in judged:
             return position
-    latest = max(judged.values(), key=lambda row: row.id)
+    latest = max((judged[docno] for docno in sequence), key=lambda row: row.id)
     return sequence.index(latest.docno)
 
 
@@ -307,24 +314,40 @@ def document_at(session: Session, assignment: Assignment, position: int) -> dict
     sequence = document_sequence(session, assignment)
     if not 0 <= position < len(sequence):
         raise NotFound(f"position {position} is outside 0..{len(sequence) - 1}")
-    docno = sequence[position]
-    document = session.scalar(
-        select(Document).where(
-            Document.campaign_id == assignment.campaign_id, Document.docno == docno
+    return documents_at(session, assignment, position, 1)[0]
+
+
+def documents_at(session: Session, assignment: Assignment, start: int, count: int) -> list[dict]:
+    """The documents at positions start .. start + count - 1 of the assessor's sequence (those
+    that exist), each with their current judgement (a list page of passages)."""
+    sequence = document_sequence(session, assignment)
+    chosen = sequence[max(start, 0) : max(start, 0) + max(count, 0)]
+    found = {
+        d.docno: d
+        for d in session.scalars(
+            select(Document).where(
+                Document.campaign_id == assignment.campaign_id, Document.docno.in_(chosen)
+            )
         )
-    )
-    current = my_judgements(session, assignment).get(docno)
-    return {
-        "position": position,
-        "total": len(sequence),
-        "docno": docno,
-        "title": document.title if document else "",
-        "text": document.text if document else "",
-        "missing": document is None,
-        "judgement": None if current is None else judgement_summary(current),
-        # word -> stem, for highlighting the topic's terms in any of their forms
-        "stems": highlight.stems(f"{document.title}\n{document.text}") if document else {},
     }
+    mine = my_judgements(session, assignment)
+    views = []
+    for offset, docno in enumerate(chosen):
+        document, current = found.get(docno), mine.get(docno)
+        views.append(
+            {
+                "position": max(start, 0) + offset,
+                "total": len(sequence),
+                "docno": docno,
+                "title": document.title if document else "",
+                "text": document.text if document else "",
+                "missing": document is None,
+                "judgement": None if current is None else judgement_summary(current),
+                # word -> stem, for highlighting the topic's terms in any of their forms
+                "stems": highlight.stems(f"{document.title}\n{document.text}") if document else {},
+            }
+        )
+    return views
 
 
 def judgement_summary(judgement: JudgementRow) -> dict:
@@ -334,8 +357,66 @@ def judgement_summary(judgement: JudgementRow) -> dict:
         "grade": judgement.grade,
         "cannot_judge": judgement.cannot_judge,
         "comment": judgement.comment,
+        "evidence": judgement.evidence or [],
         "created_at": judgement.created_at.isoformat(timespec="seconds") + "Z",
     }
+
+
+def _checked_evidence(data: JudgementInput) -> list[list[int]] | None:
+    """The marked passages to store (None: none), sorted, overlapping ones merged, after the
+    checks that need no query: spans (start, end) of integers 0 <= start < end, at most
+    limits.EVIDENCE_SPANS, and only with a grade. (Annotator rationales for relevance: McDonnell
+    et al., HCOMP 2016; docs/methods.md.)"""
+    if not data.evidence:
+        return None
+    if data.grade is None:
+        raise ServiceError("evidence passages go with a grade, not with 'cannot judge'")
+    if len(data.evidence) > limits.EVIDENCE_SPANS:
+        raise ServiceError(f"at most {limits.EVIDENCE_SPANS} evidence passages per judgement")
+    merged: list[list[int]] = []
+    for start, end in sorted(data.evidence):
+        if not 0 <= start < end <= limits.INT32_MAX:
+            raise ServiceError(
+                f"an evidence passage runs from a start to a later end; got {start}-{end}"
+            )
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return merged
+
+
+_EVIDENCE_CONTEXT = (
+    select(Campaign.evidence, Campaign.name, func.length(Document.text).label("length"))
+    .select_from(Assignment)
+    .join(Campaign, Campaign.id == Assignment.campaign_id)
+    .outerjoin(
+        Document,
+        (Document.campaign_id == Assignment.campaign_id)
+        & (Document.docno == bindparam("docno", type_=String)),
+    )
+    .where(Assignment.id == bindparam("assignment_id"))
+)
+
+
+def _check_evidence_fits(
+    connection: Connection, assignment_id: int, docno: str, spans: list[list[int]]
+) -> None:
+    """Refuse evidence where the campaign does not ask for it, or past the document's text.
+    (An assignment that is not the user's is refused by the submit itself.)"""
+    context = connection.execute(
+        _EVIDENCE_CONTEXT, {"assignment_id": assignment_id, "docno": docno}
+    ).first()
+    if context is None:
+        return
+    if not context.evidence:
+        raise ServiceError(f"campaign {context.name!r} does not collect evidence passages")
+    length = context.length or 0
+    if spans[-1][1] > length:
+        raise ServiceError(
+            f"an evidence passage ends at {spans[-1][1]}, past the end of the document's text "
+            f"({length} characters)"
+        )
 
 
 def _checked_reason(data: JudgementInput) -> str | None:
@@ -393,6 +474,9 @@ def record_judgement(
     (IntegrityError, which the caller retries), and a withdrawal committed in between is as
     if it came just after.
     """
+    evidence = _checked_evidence(data)
+    if evidence:
+        _check_evidence_fits(connection, assignment_id, data.docno, evidence)
     values = {
         "docno": data.docno,
         "user_id": user_id,
@@ -402,6 +486,7 @@ def record_judgement(
         "time_spent_ms": min(max(int(data.time_spent_ms), 0), MAX_TIME_SPENT_MS),
         "client_id": data.client_id,
         "created_at": utcnow(),
+        "evidence": evidence,
     }
     known: _Known | None = _caches_for(connection.engine).assignments.get(assignment_id)
     if known is not None and known.user_id == user_id and data.docno in known.positions:
@@ -454,6 +539,7 @@ def _recorded(new_id: int, values: dict, qid: str, position: int) -> JudgementRo
         time_spent_ms=values["time_spent_ms"],
         position=position,
         created_at=values["created_at"],
+        evidence=values.get("evidence"),
     )
 
 

@@ -18,7 +18,7 @@ import numpy as np
 from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
-from workbench import limits, pooling
+from workbench import limits, pooling, routing
 from workbench.services.errors import NotFound, ServiceError, found
 from workbench.services.topics import campaign_qids, chosen_topics, listed
 from workbench.store.models import (
@@ -121,6 +121,11 @@ def extend_pool(session: Session, pool: Pool, runs: list[str]) -> int:
     if (pool.params or {}).get("adaptive"):
         raise ServiceError(
             f"pool {pool.number} is adaptive: raise its budget instead of extending it"
+        )
+    if {"machine_sample", "machine_review"} & set(pool.params or {}):
+        raise ServiceError(
+            f"pool {pool.number} was drawn for a machine judge's hybrid design: extend its "
+            "source pool and draw again"
         )
     campaign = session.get(Campaign, pool.campaign_id)
     assert campaign is not None  # pools.campaign_id is a foreign key
@@ -237,6 +242,13 @@ class PoolInfo:
     params: dict[str, Any]
     created_at: dt.datetime
     archived_at: dt.datetime | None
+
+    @property
+    def kind(self) -> str:
+        """The strategy as people read it: an adaptive pool (a depth-k pool whose documents
+        a judging strategy reveals) names that strategy."""
+        adaptive = self.params.get("adaptive")
+        return f"adaptive, {adaptive['strategy']}" if adaptive else self.strategy
 
 
 def pool_info(pool: Pool) -> PoolInfo:
@@ -464,9 +476,20 @@ def describe_parameters(pool: Pool) -> str:
     topics = pool.params.get("topics")
     if topics is not None:
         parts.append(f"{len(topics)} chosen {'topic' if len(topics) == 1 else 'topics'}")
+    sample = pool.params.get("machine_sample")
+    if sample:
+        parts.append(
+            f"human sample of pool {sample['source_pool']} for {sample['judge']} "
+            f"({sample['design']}, share {sample['share']:g}, seed {sample['seed']})"
+        )
+    review = pool.params.get("machine_review")
+    if review:
+        parts.append(f"review of the disagreements with {review['judge']} ({review['on']})")
     extensions = len(pool.params.get("extensions", []))
     if extensions:
         parts.append(f"extended {extensions} {'time' if extensions == 1 else 'times'}")
+    if pool.params.get("routing"):
+        parts.append(f"assigned by {routing.describe(pool.params['routing'])}")
     return "; ".join(parts)
 
 

@@ -1,22 +1,39 @@
 """Judging progress: judged / total and time spent, per assignment, topic and assessor.
 
-judged = documents of the assignment whose current judgement (a grade or 'cannot judge')
-exists; total = documents to judge in the assignment; time = sum of time_spent_ms over every
-logged judgement event of that assessor on that topic (revisions included, idle excluded by
-the browser).
+judged = documents of the assignment (as its judging page shows them,
+`assignments.documents_to_judge`: its routing slots, if any, and its gold documents included)
+whose current judgement by its assessor (a grade or 'cannot judge') exists; total = the
+documents it will have (an adaptive pool's primary judge: the topic's budget; another judge of
+the topic: the seeded sample of what is revealed); in a pairwise campaign, pairs with the
+assessor's current preference of the assignment's pairs;
+time = sum of time_spent_ms over every logged judgement event of that assessor on that topic
+(revisions included, idle excluded by the browser). A campaign's progress is over the active
+assignments of the pools in scope (`services.scope`: by default the pools with assignments,
+never archived ones), so it reaches 100 % exactly when every assigned document is judged.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from workbench.services.assignments import assignments_for_user
+from workbench.services import preferences
+from workbench.services.assignments import assignments_for_user, documents_to_judge
+from workbench.services.campaigns import get_campaign
 from workbench.services.current_judgements import current_judgements, withdrawn_topics
-from workbench.store.models import Assignment, Judgement, PoolEntry, Topic, User
+from workbench.services.scope import pool_scope
+from workbench.store.models import (
+    Assignment,
+    Campaign,
+    Judgement,
+    PreferenceJudgement,
+    Topic,
+    User,
+)
 
 
 @dataclass
@@ -51,17 +68,9 @@ def assignment_progress(session: Session, assignments: list[Assignment]) -> dict
     if not assignments:
         return {}
     campaign_id = assignments[0].campaign_id
-    keys = {(a.pool_id, a.qid) for a in assignments}
-    pooled: dict[tuple[int, str], set[str]] = defaultdict(set)
-    entries = session.execute(
-        select(PoolEntry.pool_id, PoolEntry.qid, PoolEntry.docno).where(
-            PoolEntry.pool_id.in_({pool_id for pool_id, _ in keys}),
-            PoolEntry.sampled.is_(True),
-        )
-    )
-    for pool_id, qid, docno in entries:
-        if (pool_id, qid) in keys:
-            pooled[pool_id, qid].add(docno)
+    if session.get_one(Campaign, campaign_id).judging_mode == "pairwise":
+        return _pairwise_progress(session, assignments)
+    to_judge = documents_to_judge(session, assignments)
     judged: dict[tuple[str, int], set[str]] = defaultdict(set)
     for row in current_judgements(session, campaign_id):
         judged[row.qid, row.user_id].add(row.docno)
@@ -73,22 +82,56 @@ def assignment_progress(session: Session, assignments: list[Assignment]) -> dict
     times = {(qid, user_id): total for qid, user_id, total in time_rows}
     result = {}
     for a in assignments:
-        docs = pooled[a.pool_id, a.qid]
+        docs = to_judge[a.id]
         result[a.id] = Progress(
-            judged=len(docs & judged[a.qid, a.user_id]),
-            total=len(docs),
+            judged=len(docs.shown & judged[a.qid, a.user_id]),
+            total=docs.total,
             time_ms=int(times.get((a.qid, a.user_id)) or 0),
         )
     return result
 
 
-def campaign_progress(session: Session, campaign_id: int) -> dict:
-    """{'topics': [...], 'assessors': [...], 'overall': Progress} over active assignments,
+def _pairwise_progress(session: Session, assignments: list[Assignment]) -> dict[int, Progress]:
+    """Progress of pairwise assignments: pairs with the assessor's current preference / the
+    assignment's pairs; time over every preference event of that assessor and topic."""
+    campaign_id = assignments[0].campaign_id
+    answered: dict[tuple[str, int], set[tuple[str, str]]] = defaultdict(set)
+    for row in preferences.current_preferences(session, campaign_id):
+        answered[row.qid, row.user_id].add((row.first, row.second))
+    time_rows = session.execute(
+        select(
+            PreferenceJudgement.qid,
+            PreferenceJudgement.user_id,
+            func.sum(PreferenceJudgement.time_spent_ms),
+        )
+        .where(PreferenceJudgement.campaign_id == campaign_id)
+        .group_by(PreferenceJudgement.qid, PreferenceJudgement.user_id)
+    )
+    times = {(qid, user_id): total for qid, user_id, total in time_rows}
+    result = {}
+    for a in assignments:
+        shown = {(p.first, p.second) for p in preferences.assignment_pairs(session, a)}
+        result[a.id] = Progress(
+            judged=len(shown & answered[a.qid, a.user_id]),
+            total=len(shown),
+            time_ms=int(times.get((a.qid, a.user_id)) or 0),
+        )
+    return result
+
+
+def campaign_progress(
+    session: Session, campaign_id: int, pools: Sequence[int] | None = None
+) -> dict:
+    """{'topics': [...], 'assessors': [...], 'overall': Progress} over the active assignments
+    of the pools numbered `pools` (default: `scope.pool_scope`'s), 'scope' (that PoolScope),
     and 'withdrawn': the withdrawn assignments with what was judged under them."""
+    scope = pool_scope(session, get_campaign(session, campaign_id), pools)
     assignments = list(
         session.scalars(
             select(Assignment).where(
-                Assignment.campaign_id == campaign_id, Assignment.active.is_(True)
+                Assignment.campaign_id == campaign_id,
+                Assignment.active.is_(True),
+                Assignment.pool_id.in_(scope.ids),
             )
         )
     )
@@ -128,6 +171,7 @@ def campaign_progress(session: Session, campaign_id: int) -> dict:
             for user_id in sorted(assessors, key=lambda u: names.get(u, ""))
         ],
         "overall": overall,
+        "scope": scope,
         "withdrawn": _withdrawn(session, campaign_id, titles, names),
     }
 
@@ -157,3 +201,25 @@ def _withdrawn(
         }
         for a in sorted(rows, key=lambda a: (a.qid, names.get(a.user_id, "")))
     ]
+
+
+def progress_json(p: Progress) -> dict[str, int | float]:
+    return {"judged": p.judged, "total": p.total, "time_ms": p.time_ms, "percent": p.percent}
+
+
+def progress_document(campaign: str, report: dict) -> dict:
+    """`campaign_progress`'s report as JSON-ready data (the API's and the CLI's)."""
+    return {
+        "campaign": campaign,
+        "pools": list(report["scope"].numbers),
+        "scope": report["scope"].describe(),
+        "overall": progress_json(report["overall"]),
+        "topics": [
+            {"qid": t["qid"], "assessors": t["assessors"], **progress_json(t["progress"])}
+            for t in report["topics"]
+        ],
+        "assessors": [
+            {"username": a["username"], **progress_json(a["progress"])}
+            for a in report["assessors"]
+        ],
+    }

@@ -2,13 +2,19 @@
 
 Labels come from one assessor's current grades, the adjudicated FinalLabel rows, or, where no
 final label exists yet, the grades of documents that have exactly one judge. Documents pooled
-but not sampled by a stratified pool and not labelled get -1 (`UNSAMPLED`, infAP's
-convention); unjudged pooled documents are absent. `campaign_qrels` is what both the qrels
-export and the evaluation reports use, so a report scores exactly the exported file.
+but not sampled by a stratified pool (or not revealed by an adaptive one) and not labelled get
+-1 (`UNSAMPLED`, infAP's convention); unjudged pooled documents are absent. `campaign_qrels`
+is what both the qrels export and the evaluation reports use, so a report scores exactly the
+exported file.
+
+Which documents should carry a label is defined by a scope of pools (`services.scope`: by
+default the pools with assignments, never archived ones): a pool nobody was asked to judge
+does not make the qrels incomplete, and its unsampled documents are not written as -1.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import select
@@ -16,10 +22,23 @@ from sqlalchemy.orm import Session
 
 from workbench.relevance import is_relevant
 from workbench.services import adaptive_pools
-from workbench.services.current_judgements import counted_judgements, current_judgements
+from workbench.services.assignments import documents_to_judge
+from workbench.services.current_judgements import (
+    counted_judgements,
+    current_judgements,
+    left_out_gold,
+)
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.pools import qid_key
-from workbench.store.models import Assignment, Campaign, FinalLabel, Pool, PoolEntry, User
+from workbench.services.scope import PoolScope, pool_scope
+from workbench.store.models import (
+    Assignment,
+    Campaign,
+    FinalLabel,
+    GoldDocument,
+    PoolEntry,
+    User,
+)
 
 Key = tuple[str, str]  # (qid, docno)
 QrelsDict = dict[str, dict[str, int]]
@@ -30,9 +49,10 @@ UNSAMPLED = -1  # pooled but not sampled (infAP/xinfAP qrels convention)
 class Completeness:
     """Which documents a set of qrels should label, and those that lack a label.
 
-    Final (or default) qrels should label every document sampled into a pool of the campaign
-    and every graded document; one assessor's qrels every document sampled into that
-    assessor's active assignments and every document they graded.
+    Final (or default) qrels should label every document sampled into a pool in scope for a
+    topic someone was assigned there (every topic of a pool nobody was assigned) and every
+    graded document; one assessor's qrels every document of that assessor's active
+    assignments in scope (as their judging page shows them) and every document they graded.
     """
 
     labels: str  # what the qrels hold: "final labels", "labels", "alice's grades"
@@ -58,33 +78,36 @@ class IncompleteQrels(ServiceError):
     def __init__(self, completeness: Completeness) -> None:
         super().__init__(
             f"{completeness.describe()}: refusing to export them as if complete. Finish "
-            "judging and adjudication, or ask for incomplete qrels explicitly ('incomplete "
-            "qrels' on the web, --allow-incomplete on the command line)"
+            "judging and adjudication, or ask for incomplete qrels explicitly (on the web: "
+            "'export even if documents lack a label' in the qrels download, 'incomplete qrels: "
+            "evaluate anyway' on the evaluation page; --allow-incomplete on the command line)"
         )
         self.completeness = completeness
 
 
 @dataclass(frozen=True)
 class CampaignQrels:
-    """Qrels of a campaign (topics in order, docnos sorted) and how complete they are."""
+    """Qrels of a campaign (topics in order, docnos sorted), how complete they are within the
+    `scope` of pools, and how adaptive pools chose what was judged (`provenance`, one
+    sentence per adaptive pool): what an export says beside the file, never inside it."""
 
     qrels: QrelsDict
     completeness: Completeness
-    provenance: str = ""  # `#` lines naming the strategy and budget of adaptive pools
+    scope: PoolScope
+    provenance: tuple[str, ...] = ()
 
     @property
     def count(self) -> int:
         return sum(len(docs) for docs in self.qrels.values())
 
-    def header(self) -> str:
-        """The `#` lines that open incomplete qrels, then those of adaptive pools ('' when
-        complete and not adaptive)."""
-        if self.completeness.complete:
-            return self.provenance
-        return (
-            f"# INCOMPLETE qrels: {self.completeness.describe()}.\n"
-            "# Those documents are absent (unjudged); exported with allow_incomplete.\n"
-        ) + self.provenance
+    def warnings(self) -> tuple[str, ...]:
+        """What the user must be told about the file: that it is incomplete, and how
+        adaptive pools chose the judged documents."""
+        incomplete = () if self.completeness.complete else (
+            f"INCOMPLETE qrels: {self.completeness.describe()}; those documents are absent "
+            f"(unjudged); scope: {self.scope.describe()}",
+        )  # fmt: skip
+        return incomplete + self.provenance
 
     def notes(self) -> tuple[str, ...]:
         """What a report over these qrels must say (nothing when complete)."""
@@ -104,46 +127,70 @@ def campaign_qrels(
     final: bool = False,
     binary_level: int | None = None,
     allow_incomplete: bool = False,
+    pools: Sequence[int] | None = None,
 ) -> CampaignQrels:
     """The campaign's qrels: one assessor's current grades (assessor=), the adjudicated final
     labels (final=True), or by default the final labels if any exist, else the grades when
     every judged document has exactly one judge (otherwise a ServiceError asks to adjudicate
     or pick an assessor). 'Cannot judge' rows are not labels. binary_level L gives 1 for
-    grades >= L and 0 below. Where documents lack a label it raises IncompleteQrels unless
+    grades >= L and 0 below. Where documents of the pools numbered `pools` (default: the
+    scope's, `scope.pool_scope`) lack a label it raises IncompleteQrels unless
     allow_incomplete.
     """
-    labels, completeness = qrels_labels(session, campaign, assessor=assessor, final=final)
+    scope = pool_scope(session, campaign, pools)
+    labels, completeness = qrels_labels(
+        session, campaign, assessor=assessor, final=final, scope=scope
+    )
     if not completeness.complete and not allow_incomplete:
         raise IncompleteQrels(completeness)
     if binary_level is not None:
         labels = {key: int(is_relevant(grade, binary_level)) for key, grade in labels.items()}
-    for key in _unsampled(session, campaign):
+    for key in _unsampled(session, scope):
         labels.setdefault(key, UNSAMPLED)
     ordered: QrelsDict = {}
     for qid, docno in sorted(labels, key=lambda key: (qid_key(key[0]), key[1])):
         ordered.setdefault(qid, {})[docno] = labels[(qid, docno)]
-    return CampaignQrels(ordered, completeness, adaptive_pools.export_header(session, campaign))
+    provenance = tuple(
+        f"{p.describe()}; the pooled documents left unjudged are not a random sample"
+        for p in adaptive_pools.provenance(session, campaign)
+        if p.pool in scope.ids
+    )
+    return CampaignQrels(ordered, completeness, scope, provenance)
 
 
 def qrels_labels(
-    session: Session, campaign: Campaign, *, assessor: str | None = None, final: bool = False
+    session: Session,
+    campaign: Campaign,
+    *,
+    assessor: str | None = None,
+    final: bool = False,
+    scope: PoolScope | None = None,
 ) -> tuple[dict[tuple[str, str], int], Completeness]:
-    """The labels `export_qrels` writes (before -1 and binarising) and their completeness."""
+    """The labels `export_qrels` writes (before -1 and binarising) and their completeness
+    within `scope` (default: `scope.pool_scope`'s)."""
+    scope = scope if scope is not None else pool_scope(session, campaign)
     if assessor is not None and final:
         raise ServiceError("choose either an assessor or the final labels, not both")
     if assessor is not None:
         user = session.scalar(select(User).where(User.username == assessor))
         if user is None:
             raise NotFound(f"no assessor {assessor!r}")
-        labels = _assessor_labels(session, campaign, user)
-        expected = _assigned(session, campaign, user) | set(labels)
+        gold = left_out_gold(session, campaign.id)
+        labels = {
+            key: grade
+            for key, grade in _assessor_labels(session, campaign, user).items()
+            if key not in gold
+        }
+        expected = (_assigned(session, scope, user) - gold) | set(labels)
         what = f"a grade by {assessor}"
     else:
         if final or has_final_labels(session, campaign):
             labels, what = final_labels(session, campaign), "a final label"
         else:
             labels, what = _single_judge_labels(session, campaign), "a label"
-        expected = _sampled(session, campaign) | _graded(session, campaign) | set(labels)
+        sampled = _sampled(session, scope)
+        labels.update(_pooled_gold(session, campaign, sampled))
+        expected = sampled | _graded(session, campaign) | set(labels)
     missing = sorted(expected - set(labels), key=lambda key: (qid_key(key[0]), key[1]))
     return labels, Completeness(what, len(expected), tuple(missing))
 
@@ -151,7 +198,8 @@ def qrels_labels(
 def qrels_completeness(
     session: Session, campaign: Campaign, *, assessor: str | None = None, final: bool = False
 ) -> Completeness:
-    """Whether the qrels `export_qrels` would write label every document they should."""
+    """Whether the qrels `export_qrels` would write label every document they should (within
+    the default scope of pools)."""
     return qrels_labels(session, campaign, assessor=assessor, final=final)[1]
 
 
@@ -199,6 +247,22 @@ def _single_judge_labels(session: Session, campaign: Campaign) -> dict:
     return labels
 
 
+def _pooled_gold(
+    session: Session, campaign: Campaign, sampled: set[tuple[str, str]]
+) -> dict[Key, int]:
+    """The gold grade of each pooled gold document whose judgements do not count (its
+    assessors' judgements stay out of the qrels, unless the campaign lets them in)."""
+    left_out = left_out_gold(session, campaign.id) & sampled
+    if not left_out:
+        return {}
+    rows = session.execute(
+        select(GoldDocument.qid, GoldDocument.docno, GoldDocument.grade).where(
+            GoldDocument.campaign_id == campaign.id
+        )
+    )
+    return {(q, d): grade for q, d, grade in rows if (q, d) in left_out}
+
+
 def _graded(session: Session, campaign: Campaign) -> set[tuple[str, str]]:
     """(qid, docno) with a current grade by some assessor."""
     return {
@@ -206,41 +270,54 @@ def _graded(session: Session, campaign: Campaign) -> set[tuple[str, str]]:
     }
 
 
-def _sampled(session: Session, campaign: Campaign) -> set[tuple[str, str]]:
-    """(qid, docno) sampled into some pool of the campaign (every entry of a non-stratified
-    pool): the documents to judge."""
-    rows = session.execute(
-        select(PoolEntry.qid, PoolEntry.docno)
-        .join(Pool, Pool.id == PoolEntry.pool_id)
-        .where(Pool.campaign_id == campaign.id, PoolEntry.sampled.is_(True))
-    )
-    return {(qid, docno) for qid, docno in rows}
-
-
-def _assigned(session: Session, campaign: Campaign, user: User) -> set[tuple[str, str]]:
-    """(qid, docno) sampled into the topics of the user's active assignments."""
-    rows = session.execute(
-        select(PoolEntry.qid, PoolEntry.docno)
-        .join(
-            Assignment,
-            (Assignment.pool_id == PoolEntry.pool_id) & (Assignment.qid == PoolEntry.qid),
+def _sampled(session: Session, scope: PoolScope) -> set[tuple[str, str]]:
+    """(qid, docno) sampled into some pool in scope (every entry of a non-stratified pool,
+    the revealed ones of an adaptive pool) for a topic someone was asked to judge in that
+    pool, or any topic of a pool nobody was assigned: the documents to judge."""
+    assigned = {
+        (pool_id, qid)
+        for pool_id, qid in session.execute(
+            select(Assignment.pool_id, Assignment.qid).where(
+                Assignment.pool_id.in_(scope.ids), Assignment.active.is_(True)
+            )
         )
-        .where(
-            Assignment.campaign_id == campaign.id,
-            Assignment.user_id == user.id,
-            Assignment.active.is_(True),
-            PoolEntry.sampled.is_(True),
+    }
+    with_assignments = {pool_id for pool_id, _ in assigned}
+    rows = session.execute(
+        select(PoolEntry.pool_id, PoolEntry.qid, PoolEntry.docno).where(
+            PoolEntry.pool_id.in_(scope.ids), PoolEntry.sampled.is_(True)
         )
     )
-    return {(qid, docno) for qid, docno in rows}
+    return {
+        (qid, docno)
+        for pool_id, qid, docno in rows
+        if pool_id not in with_assignments or (pool_id, qid) in assigned
+    }
 
 
-def _unsampled(session: Session, campaign: Campaign) -> set[tuple[str, str]]:
-    """(qid, docno) pooled but unsampled in some pool of the campaign and sampled in none."""
+def _assigned(session: Session, scope: PoolScope, user: User) -> set[tuple[str, str]]:
+    """(qid, docno) of the user's active assignments in scope, as their judging pages show
+    them (`assignments.documents_to_judge`: another judge of an adaptive pool's topic has its
+    seeded sample)."""
+    mine = list(
+        session.scalars(
+            select(Assignment).where(
+                Assignment.user_id == user.id,
+                Assignment.active.is_(True),
+                Assignment.pool_id.in_(scope.ids),
+            )
+        )
+    )
+    found = documents_to_judge(session, mine)
+    return {(a.qid, docno) for a in mine for docno in found[a.id].shown}
+
+
+def _unsampled(session: Session, scope: PoolScope) -> set[tuple[str, str]]:
+    """(qid, docno) pooled but unsampled in some pool in scope and sampled in none."""
     rows = session.execute(
-        select(PoolEntry.qid, PoolEntry.docno, PoolEntry.sampled)
-        .join(Pool, Pool.id == PoolEntry.pool_id)
-        .where(Pool.campaign_id == campaign.id)
+        select(PoolEntry.qid, PoolEntry.docno, PoolEntry.sampled).where(
+            PoolEntry.pool_id.in_(scope.ids)
+        )
     )
     unsampled: set[tuple[str, str]] = set()
     sampled: set[tuple[str, str]] = set()

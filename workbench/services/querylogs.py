@@ -3,9 +3,10 @@ assessors, runs evaluated on them, and click deviation as the pool's judging pri
 
 The signals are `workbench.clicks` (pure), the file format and anonymisation
 `workbench.querylog` (pure); this module only joins them to the store.  An import reads the
-log twice outside any transaction (the users of each query are counted first, then the
-impressions of queries with at least k users are kept), so any bad line raises before anything
-is written; the rows are then stored in one short transaction.
+log twice: first outside any transaction (the users of each query are counted), so that any
+bad line raises before anything is written; then the impressions of queries with at least k
+users are kept and written in batches, in memory bounded by a batch and the distinct queries
+(`import_query_log_in_steps`: in short transactions, the log invisible until its last one).
 
 Impressions are matched to topics by the normalised, masked query text (`querylog.query_key`)
 of the topic's title, or by an explicit mapping file (``qid<TAB>query``); impressions of other
@@ -15,33 +16,42 @@ give no preferences.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from workbench import clicks, limits, querylog, stats
+from workbench import clicks, limits, processes, querylog, stats
 from workbench.metrics.prefs import TrecEvalFlags, evaluate_prefs
-from workbench.services import evaluation
-from workbench.services.errors import NotFound, ServiceError, found
+from workbench.services import campaigns, evaluation, evaluation_inputs, pools
+from workbench.services.errors import ServiceError, found
+from workbench.store import Store
 from workbench.store.models import (
     Assignment,
     Campaign,
-    Pool,
     PoolEntry,
     QueryLog,
     QueryLogImpression,
     Topic,
+    utcnow,
 )
 from workbench.trec import Run as TrecRun
+from workbench.trec.prefs import PrefsLine
 
 PathLike = str | os.PathLike[str]
 BATCH = 2000
+IMPORTING, READY = "importing", "ready"
+STALE_IMPORT_S = 120.0
+"""A log import whose heartbeat (one per batch) is this old is dead (its owner, when on this
+machine, is checked at once)."""
 DEFAULT_MIN_SUPPORT = 2
 UNSHOWN_PRIORITY = -2.0  # below any click deviation (which lies in [-1, 1])
 PREFS_MEASURE = "prefs_simp"
@@ -73,48 +83,69 @@ class QueryLogSummary:
 
 
 @dataclass(frozen=True)
-class PreparedLog:
-    """A log read, checked and anonymised, not yet stored (see :func:`prepare_query_log`)."""
+class LogSource:
+    """A log file to import and how: the anonymisation key, k (`min_users`), the format
+    (None: from the suffix), an optional mapping file (``qid<TAB>query``) and the log's name
+    (None: the file name)."""
 
-    source: str
-    key_fingerprint: str
-    min_users: int
-    impressions: tuple[querylog.AnonymisedImpression, ...]
-    report: querylog.AnonymisationReport
-    mapping: dict[str, str] | None  # query key -> qid, from a mapping file
-    mapping_name: str = ""
+    path: Path
+    key: bytes
+    min_users: int = querylog.DEFAULT_MIN_USERS
+    format: str | None = None
+    mapping: Path | None = None
+    name: str | None = None
+
+    @property
+    def log_name(self) -> str:
+        return self.name or self.path.name[: limits.FILE_NAME]
 
 
-def prepare_query_log(
-    path: PathLike,
-    *,
-    key: bytes,
-    min_users: int = querylog.DEFAULT_MIN_USERS,
-    format: str | None = None,
-    mapping: PathLike | None = None,
-) -> PreparedLog:
-    """Read the log twice (count each query's users, then keep the queries with at least k)
-    and the mapping file, outside any store transaction: the write that follows is short, so
-    assessors never wait for a large log to be parsed."""
-    path = Path(path)
+def _observed(source: LogSource) -> tuple[querylog.LogAnonymiser, dict[str, str] | None]:
+    """The first pass over the log (each query's users, up to k) and the mapping file, read
+    outside any transaction: a bad line is refused before anything is written."""
     try:
-        anonymiser = querylog.LogAnonymiser(key, min_users=min_users)
+        anonymiser = querylog.LogAnonymiser(source.key, min_users=source.min_users)
     except ValueError as error:
         raise ServiceError(str(error)) from None
-    anonymiser.observe(querylog.read_log(path, format=format))
-    kept = tuple(anonymiser.keep(querylog.read_log(path, format=format)))
-    return PreparedLog(
-        path.name[: limits.FILE_NAME],
-        querylog.key_fingerprint(key),
-        min_users,
-        kept,
-        anonymiser.report(),
-        querylog.read_query_mapping(mapping) if mapping is not None else None,
-        Path(mapping).name if mapping is not None else "",
-    )
+    anonymiser.observe(querylog.read_log(source.path, format=source.format))
+    mapping = querylog.read_query_mapping(source.mapping) if source.mapping is not None else None
+    return anonymiser, mapping
 
 
-def _topic_keys(session: Session, campaign: Campaign, prepared: PreparedLog) -> dict[str, str]:
+def _impression_rows(
+    source: LogSource,
+    anonymiser: querylog.LogAnonymiser,
+    log_id: int,
+    topic_of: dict[str, str],
+) -> Iterator[list[dict[str, Any]]]:
+    """The second pass: the kept impressions as rows of the log, BATCH at a time (memory
+    holds one batch, whatever the size of the log)."""
+    batch: list[dict[str, Any]] = []
+    for imp in anonymiser.keep(querylog.read_log(source.path, format=source.format)):
+        batch.append(
+            {
+                "query_log_id": log_id,
+                "line": imp.line,
+                "session": imp.session,
+                "user_hash": imp.user,
+                "query": imp.query,
+                "query_key": imp.query_key,
+                "qid": topic_of.get(imp.query_key),
+                "time": imp.time,
+                "results": list(imp.results),
+                "clicks": [[c.docno, c.time] for c in imp.clicks],
+            }
+        )
+        if len(batch) >= BATCH:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _topic_keys(
+    session: Session, campaign: Campaign, mapping: dict[str, str] | None, source: LogSource
+) -> dict[str, str]:
     """{query key: qid}: from the mapping file, else from the topics' titles."""
     topics = {
         qid: title
@@ -122,14 +153,14 @@ def _topic_keys(session: Session, campaign: Campaign, prepared: PreparedLog) -> 
             select(Topic.qid, Topic.title).where(Topic.campaign_id == campaign.id)
         )
     }
-    if prepared.mapping is not None:
-        unknown = sorted(set(prepared.mapping.values()) - set(topics))
+    if mapping is not None:
+        unknown = sorted(set(mapping.values()) - set(topics))
         if unknown:
+            name = source.mapping.name if source.mapping is not None else "the mapping"
             raise ServiceError(
-                f"{prepared.mapping_name}: topics not in campaign {campaign.name!r}: "
-                + ", ".join(unknown[:20])
+                f"{name}: topics not in campaign {campaign.name!r}: " + ", ".join(unknown[:20])
             )
-        return prepared.mapping
+        return mapping
     keys: dict[str, str] = {}
     for qid in sorted(topics):
         key = querylog.query_key(topics[qid])
@@ -144,45 +175,42 @@ def _topic_keys(session: Session, campaign: Campaign, prepared: PreparedLog) -> 
     return keys
 
 
-def store_query_log(
-    session: Session, campaign: Campaign, prepared: PreparedLog, *, name: str | None = None
-) -> QueryLogSummary:
-    """Store a prepared log under ``name`` (default: the file name) with its report."""
-    name = name or prepared.source
+def _new_log(
+    session: Session, campaign: Campaign, source: LogSource, mapping: dict[str, str] | None
+) -> tuple[QueryLog, dict[str, str]]:
+    """The log's row (its report still empty) and the topic of each query key; refused when
+    the name is taken or too long."""
+    name = source.log_name
     if len(name) > limits.QUERY_LOG_NAME:
         raise ServiceError(limits.length_error("query log name", name, limits.QUERY_LOG_NAME))
-    if session.scalar(
-        select(QueryLog.id).where(QueryLog.campaign_id == campaign.id, QueryLog.name == name)
-    ):
-        raise ServiceError(f"campaign {campaign.name!r} already has a query log named {name!r}")
-    topic_of = _topic_keys(session, campaign, prepared)
+    taken = session.scalar(
+        select(QueryLog.state).where(QueryLog.campaign_id == campaign.id, QueryLog.name == name)
+    )
+    if taken is not None:
+        being = " (being imported)" if taken == IMPORTING else ""
+        raise ServiceError(
+            f"campaign {campaign.name!r} already has a query log named {name!r}{being}"
+        )
+    topic_of = _topic_keys(session, campaign, mapping, source)
     log = QueryLog(
         campaign_id=campaign.id,
         name=name,
-        source=prepared.source,
-        key_fingerprint=prepared.key_fingerprint,
-        min_users=prepared.min_users,
-        report={"anonymisation": prepared.report.to_dict()},
+        source=source.path.name[: limits.FILE_NAME],
+        key_fingerprint=querylog.key_fingerprint(source.key),
+        min_users=source.min_users,
+        report={},
     )
     session.add(log)
     session.flush()
-    rows = [
-        {
-            "query_log_id": log.id,
-            "line": imp.line,
-            "session": imp.session,
-            "user_hash": imp.user,
-            "query": imp.query,
-            "query_key": imp.query_key,
-            "qid": topic_of.get(imp.query_key),
-            "time": imp.time,
-            "results": list(imp.results),
-            "clicks": [[c.docno, c.time] for c in imp.clicks],
-        }
-        for imp in prepared.impressions
-    ]
-    for start in range(0, len(rows), BATCH):
-        session.execute(insert(QueryLogImpression), rows[start : start + BATCH])
+    return log, topic_of
+
+
+def _finished(
+    session: Session, log: QueryLog, anonymiser: querylog.LogAnonymiser
+) -> QueryLogSummary:
+    """Record the log's anonymisation report and make it ready (seen by readers)."""
+    log.report = {"anonymisation": anonymiser.report().to_dict()}
+    log.state, log.heartbeat_at = READY, None
     session.flush()
     summary = summarise(session, log)
     if summary.impressions and not summary.mapped_impressions:
@@ -201,9 +229,97 @@ def import_query_log(
     format: str | None = None,
     mapping: PathLike | None = None,
 ) -> QueryLogSummary:
-    """:func:`prepare_query_log` then :func:`store_query_log` in the caller's session."""
-    prepared = prepare_query_log(path, key=key, min_users=min_users, format=format, mapping=mapping)
-    return store_query_log(session, campaign, prepared, name=name)
+    """Import a log in the caller's transaction (for large logs, and beside judging, use
+    :func:`import_query_log_in_steps`): read twice (count each query's users, then keep the
+    queries with at least k), the rows written BATCH at a time."""
+    source = LogSource(
+        Path(path), key, min_users, format, Path(mapping) if mapping else None, name
+    )
+    anonymiser, mapped = _observed(source)
+    log, topic_of = _new_log(session, campaign, source, mapped)
+    for rows in _impression_rows(source, anonymiser, log.id, topic_of):
+        session.execute(insert(QueryLogImpression), rows)
+    return _finished(session, log, anonymiser)
+
+
+def import_query_log_in_steps(
+    store: Store,
+    campaign: int | str,
+    source: LogSource,
+    *,
+    progress: Callable[[str], None] = lambda _text: None,
+) -> QueryLogSummary:
+    """Import a log (campaign: its id or name) in short transactions, in bounded memory: the
+    log is read once to count each query's users (nothing written), then its kept
+    impressions are written BATCH at a time under a log in state 'importing', which no
+    reader sees, and one tiny transaction makes it 'ready' (or a failure deletes it). An
+    import whose process died is deleted by the next import of the campaign."""
+    with store.read_session() as session:
+        campaign_id = campaigns.get_campaign(session, campaign).id
+    progress("reading the log: the users of each query")
+    anonymiser, mapped = _observed(source)
+    clear_dead_query_log_imports(store, campaign_id)
+    try:
+        with store.session() as session:
+            log, topic_of = _new_log(session, _campaign_row(session, campaign_id), source, mapped)
+            log.state, log.owner, log.heartbeat_at = IMPORTING, processes.this_process(), utcnow()
+            session.flush()
+            log_id = log.id
+    except IntegrityError:  # another import took the name meanwhile
+        raise ServiceError(f"a query log named {source.log_name!r} is being imported") from None
+    try:
+        written = 0
+        for rows in _impression_rows(source, anonymiser, log_id, topic_of):
+            with store.batch_connection() as connection:
+                connection.execute(insert(QueryLogImpression), rows)
+                connection.execute(
+                    update(QueryLog).where(QueryLog.id == log_id).values(heartbeat_at=utcnow())
+                )
+            written += len(rows)
+            progress(f"{written} impressions stored")
+        with store.session() as session:
+            written_log = session.get(QueryLog, log_id)
+            if written_log is None or written_log.state != IMPORTING:
+                raise ServiceError("the query-log import was cleared as dead while it ran; retry")
+            return _finished(session, written_log, anonymiser)
+    except BaseException:
+        with suppress(Exception):  # if this fails too, the next import clears it
+            _delete_log(store, log_id)
+        raise
+
+
+def _campaign_row(session: Session, campaign_id: int) -> Campaign:
+    return found(session.get(Campaign, campaign_id), f"campaign {campaign_id} was deleted")
+
+
+def _delete_log(store: Store, log_id: int) -> None:
+    """Delete a log and its impressions, BATCH rows per short transaction."""
+    while True:
+        with store.batch_connection() as connection:
+            chunk = select(QueryLogImpression.id).where(QueryLogImpression.query_log_id == log_id)
+            deleted = connection.execute(
+                delete(QueryLogImpression).where(
+                    QueryLogImpression.id.in_(chunk.limit(BATCH).scalar_subquery())
+                )
+            )
+            if not deleted.rowcount:
+                connection.execute(delete(QueryLog).where(QueryLog.id == log_id))
+                return
+
+
+def clear_dead_query_log_imports(store: Store, campaign_id: int) -> None:
+    """Delete the campaign's logs still 'importing' whose process died (gone from this
+    machine, or silent for STALE_IMPORT_S)."""
+    horizon = utcnow() - dt.timedelta(seconds=STALE_IMPORT_S)
+    with store.read_session() as session:
+        importing = session.execute(
+            select(QueryLog.id, QueryLog.owner, QueryLog.heartbeat_at).where(
+                QueryLog.campaign_id == campaign_id, QueryLog.state == IMPORTING
+            )
+        ).all()
+    for log_id, owner, beat in importing:
+        if beat is None or beat < horizon or processes.is_dead(owner):
+            _delete_log(store, log_id)
 
 
 def _with_warning(summary: QueryLogSummary, warning: str) -> QueryLogSummary:
@@ -238,14 +354,18 @@ def summarise(session: Session, log: QueryLog) -> QueryLogSummary:
 
 def get_query_log(session: Session, campaign: Campaign, name: str) -> QueryLog:
     log = session.scalar(
-        select(QueryLog).where(QueryLog.campaign_id == campaign.id, QueryLog.name == name)
+        select(QueryLog).where(
+            QueryLog.campaign_id == campaign.id, QueryLog.name == name, QueryLog.state == READY
+        )
     )
     return found(log, f"campaign {campaign.name!r} has no query log named {name!r}")
 
 
 def list_query_logs(session: Session, campaign: Campaign) -> list[QueryLogSummary]:
     logs = session.scalars(
-        select(QueryLog).where(QueryLog.campaign_id == campaign.id).order_by(QueryLog.name)
+        select(QueryLog)
+        .where(QueryLog.campaign_id == campaign.id, QueryLog.state == READY)
+        .order_by(QueryLog.name)
     )
     return [summarise(session, log) for log in logs]
 
@@ -319,12 +439,14 @@ class PreferenceOptions:
 @dataclass(frozen=True)
 class ClickComparison:
     """What is set against what: the click preferences of the query log named `log`, drawn
-    with `options`, against the assessors' qrels `qrels` (a spec of `evaluation.resolve_qrels`:
-    'final', an assessor, a qrels set or, where allowed, a file)."""
+    with `options`, against the assessors' qrels `qrels` (a spec of
+    `evaluation_inputs.resolve_qrels`: 'final', an assessor, a qrels set or, where allowed, a
+    file), which may lack labels when `allow_incomplete` (the results then say so)."""
 
     log: str
     qrels: str = "final"
     options: PreferenceOptions = PreferenceOptions()
+    allow_incomplete: bool = False
 
 
 def click_preferences(
@@ -375,11 +497,13 @@ class ClickAgreement:
     share: float
     interval: tuple[float, float]
     confidence: float
+    qrels_notes: tuple[str, ...] = ()  # e.g. that the qrels are incomplete, used as asked
 
     def to_dict(self) -> dict[str, Any]:
         out = dict(vars(self))
         out["topics"] = [vars(t) for t in self.topics]
         out["interval"] = list(self.interval)
+        out["qrels_notes"] = list(self.qrels_notes)
         return out
 
 
@@ -398,7 +522,13 @@ def click_agreement(
     name, options = compared.log, compared.options
     log = get_query_log(session, campaign, name)
     prefs = click_preferences(session, log, options)
-    named = evaluation.resolve_qrels(session, campaign, compared.qrels, allow_files=allow_files)
+    named = evaluation_inputs.resolve_qrels(
+        session,
+        campaign,
+        compared.qrels,
+        allow_files=allow_files,
+        allow_incomplete=compared.allow_incomplete,
+    )
     per_topic = clicks.preference_agreement(prefs, named.qrels)
     pooled = clicks.pooled_agreement(per_topic)
     interval = clicks.agreement_interval(
@@ -415,6 +545,7 @@ def click_agreement(
         pooled.share,
         interval,
         confidence,
+        named.notes,
     )
 
 
@@ -431,8 +562,10 @@ class RunUnderBoth:
 
 @dataclass(frozen=True)
 class ClickEvaluation:
-    """Runs scored on click preferences (trec_eval ``-R prefs``) and on the assessors' qrels,
-    the system ranking under each and Kendall's tau (and tau_AP, assessors as reference)."""
+    """Runs scored on preferences (trec_eval ``-R prefs``: the click preferences of a query
+    log, or the assessors' pairwise preferences) and on the assessors' qrels, the system
+    ranking under each and Kendall's tau (and tau_AP, assessors as reference). `source`
+    names the preferences' origin in the tables ('clicks', 'preferences')."""
 
     log: str
     qrels: str
@@ -446,10 +579,13 @@ class ClickEvaluation:
     assessors_order: tuple[str, ...]
     kendall_tau: float
     tau_ap: float
+    source: str = "clicks"
+    qrels_notes: tuple[str, ...] = ()  # e.g. that the qrels are incomplete, used as asked
 
     def to_dict(self) -> dict[str, Any]:
         out = dict(vars(self))
         out["runs"] = [vars(r) for r in self.runs]
+        out["qrels_notes"] = list(self.qrels_notes)
         return out
 
 
@@ -463,9 +599,8 @@ def click_evaluation(
     allow_files: bool = False,
 ) -> ClickEvaluation:
     """Every run evaluated with trec_eval's preference measures on the click preferences
-    (``all_prefs``; ``prefs_simp`` ranks them) and with ``measure`` on the assessors' qrels.
-    A run is scored on the topics that have click preferences (trec_eval's rule: topics of
-    both the prefs and the run); ``preference_topics`` of ``campaign_topics`` says how many."""
+    (``all_prefs``; ``prefs_simp`` ranks them) and with ``measure`` on the assessors' qrels
+    (`evaluate_preference_lines`)."""
     name, options = compared.log, compared.options
     log = get_query_log(session, campaign, name)
     lines = clicks.prefs_lines(click_preferences(session, log, options))
@@ -474,13 +609,53 @@ def click_evaluation(
             f"query log {name!r} gives no click preferences ({options.describe()}) on the "
             "campaign's topics"
         )
-    runs = evaluation.load_runs(session, campaign)
+    return evaluate_preference_lines(
+        session,
+        campaign,
+        lines,
+        PreferenceSource(name, options.describe(), "clicks"),
+        compared.qrels,
+        measure=measure,
+        prefs_measures=prefs_measures,
+        allow_files=allow_files,
+        allow_incomplete=compared.allow_incomplete,
+    )
+
+
+@dataclass(frozen=True)
+class PreferenceSource:
+    """Where preferences come from: `name` (a query log, or the campaign), how they were
+    drawn (`options`), and the word the tables use for them (`source`)."""
+
+    name: str
+    options: str
+    source: str
+
+
+def evaluate_preference_lines(
+    session: Session,
+    campaign: Campaign,
+    lines: Sequence[PrefsLine],
+    origin: PreferenceSource,
+    qrels: str,
+    *,
+    measure: str = "map",
+    prefs_measures: Sequence[str] = ("all_prefs",),
+    allow_files: bool = False,
+    allow_incomplete: bool = False,
+) -> ClickEvaluation:
+    """Every run scored with trec_eval's preference measures on `lines` (``prefs_simp``
+    ranks them) and with ``measure`` on the `qrels` spec. A run is scored on the topics that
+    have preferences (trec_eval's rule: topics of both the prefs and the run);
+    ``preference_topics`` of ``campaign_topics`` says how many. `qrels` may lack labels when
+    `allow_incomplete` (the result then says so)."""
+    runs = evaluation_inputs.load_runs(session, campaign)
     table = evaluation.evaluate_campaign(
         session,
         campaign,
-        compared.qrels,
+        qrels,
         [measure],
-        scope=evaluation.Scope(runs),
+        scope=evaluation_inputs.Scope(runs, allow_incomplete=allow_incomplete),
         allow_files=allow_files,
     )
     canonical = table.measures[0]
@@ -489,7 +664,9 @@ def click_evaluation(
     rows = []
     for run in runs:
         trec_run = TrecRun.from_dict(run.as_dict(), tag=run.tag)
-        out = evaluate_prefs(lines, trec_run, list(prefs_measures), TrecEvalFlags(per_topic=True))
+        out = evaluate_prefs(
+            list(lines), trec_run, list(prefs_measures), TrecEvalFlags(per_topic=True)
+        )
         summary = {m: v for m, q, v in out if q == "all"}
         topics = {q for _, q, _ in out if q != "all"}
         click_scores[run.tag] = float(summary.get(PREFS_MEASURE, math.nan))
@@ -503,9 +680,9 @@ def click_evaluation(
     clicks_order = stats.system_ranking(click_scores)
     assessors_order = stats.system_ranking(assessor_scores)
     return ClickEvaluation(
-        name,
+        origin.name,
         table.qrels,
-        options.describe(),
+        origin.options,
         PREFS_MEASURE,
         canonical,
         len({line.qid for line in lines}),
@@ -515,6 +692,8 @@ def click_evaluation(
         tuple(assessors_order),
         stats.kendall_tau(assessor_scores, click_scores) if enough else math.nan,
         stats.tau_ap(assessors_order, clicks_order) if enough else math.nan,
+        origin.source,
+        tuple(table.qrels_notes),
     )
 
 
@@ -530,19 +709,17 @@ class PoolPriorities:
 
 
 def prioritise_pool(
-    session: Session, campaign: Campaign, pool_id: int, name: str
+    session: Session, campaign: Campaign, pool_number: int, name: str
 ) -> PoolPriorities:
     """Set the pool entries' priority to their click deviation (`clicks.document_deviation`:
     observed minus expected clicks per impression), so assessors with the 'priority' order
     judge first what users favoured; entries users never saw get -2, below any deviation.
     Refused once the pool has assignments (their order must not change under an assessor).
-    The pool's params record the source of its priorities."""
-    pool = session.get(Pool, pool_id)
-    if pool is None or pool.campaign_id != campaign.id:
-        raise NotFound(f"campaign {campaign.name!r} has no pool {pool_id}")
+    The pool (its number in the campaign) records the source of its priorities."""
+    pool = pools.get_pool(session, campaign, pool_number)
     if session.scalar(select(Assignment.id).where(Assignment.pool_id == pool.id).limit(1)):
         raise ServiceError(
-            f"pool {pool_id} already has assignments: prioritise a pool before assigning it"
+            f"pool {pool.number} already has assignments: prioritise a pool before assigning it"
         )
     log = get_query_log(session, campaign, name)
     deviation = clicks.document_deviation(load_impressions(session, log))
@@ -554,4 +731,4 @@ def prioritise_pool(
         entry.priority = UNSHOWN_PRIORITY if value is None else value
     pool.params = {**pool.params, "priority": f"click deviation, query log {name}"}
     session.flush()
-    return PoolPriorities(pool.id, name, len(entries), shown)
+    return PoolPriorities(pool.number, name, len(entries), shown)

@@ -39,6 +39,7 @@ class Role:
     administers: bool  # the admin pages and API: campaigns, imports, reports, users
     judges: bool  # the judging pages and API, for the topics assigned to the user
     help: str
+    paced: bool = True  # judgement submits limited per user (JUDGE_SUBMITS_PER_SECOND)
 
 
 ROLES: dict[str, Role] = {
@@ -46,6 +47,14 @@ ROLES: dict[str, Role] = {
     for role in (
         Role("admin", administers=True, judges=True, help="organiser: every page"),
         Role("assessor", administers=False, judges=True, help="judges their assigned topics"),
+        Role(
+            "script",
+            administers=False,
+            judges=True,
+            paced=False,
+            help="a script's account (a machine judge posting through the API): judges its "
+            "assigned topics, not held to the per-user judging rate",
+        ),
     )
 }
 """The one list of roles: adding a role is one entry here (the CLI choices, the users page,
@@ -55,6 +64,19 @@ the web's checks and the last-admin rule follow)."""
 def administering() -> list[str]:
     """The roles that administer (the last active holder of one cannot be removed)."""
     return [name for name, role in ROLES.items() if role.administers]
+
+
+FIRST_ADMIN_COMMAND = "workbench user add admin --role admin"
+"""What makes the first admin of a new store (it asks for the password): `workbench serve`
+prints it, and the login page shows it, while no active admin exists."""
+
+
+def has_active_admin(session: Session) -> bool:
+    """Whether some active user may administer (else nobody can reach the admin pages)."""
+    found = session.scalar(
+        select(User.id).where(User.role.in_(administering()), User.active.is_(True)).limit(1)
+    )
+    return found is not None
 
 
 MIN_PASSWORD_LENGTH = 10

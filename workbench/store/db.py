@@ -46,6 +46,8 @@ CHECKPOINT_EVERY_S = 1.0
 CHECKPOINTER_IDLE_S = 30.0
 BATCH_PAUSE_MAX_S = 0.25
 """The longest pause of a long job after one of its batches (`Store.batch_connection`)."""
+PACE_MEMORY_S = 1.0
+"""How long a long job keeps pausing after it last saw other writers (judgements arriving)."""
 READ_ONLY = "workbench_read_only"
 """Execution option of the connections of read transactions (a deferred BEGIN on SQLite)."""
 
@@ -54,6 +56,9 @@ class WriteLock:
     """The write lock of one SQLite file: the threads of this process queue on a reentrant
     lock, and the processes on an exclusive `flock` of `<file>-writelock` (where the OS has
     it), so that writers wake in turn instead of sleep-polling in SQLite's busy handler.
+    A writer that has to wait says so: its thread is counted, and its process holds a shared
+    `flock` of `<file>-writewait` while it waits, so that `contended()` tells the holder
+    whether anyone waits for the lock (`Store.batch_connection` pauses only then).
     With $WORKBENCH_WRITE_LOCK_LOG set (benchmarks/load), each hold of at least
     WRITE_LOCK_LOG_MIN_S is appended to that file.
     """
@@ -61,19 +66,29 @@ class WriteLock:
     def __init__(self, database: str | None) -> None:
         self._threads = threading.RLock()
         self._depth = 0
+        self._queued = 0  # threads of this process waiting for the lock
         self._path = f"{_file_of(database)}-writelock" if _file_of(database) else None
         self._file: int | None = None
+        self._wait_file: int | None = None
         self._log = os.environ.get(WRITE_LOCK_LOG_ENV) or None
         self._since = 0.0
 
     def __enter__(self) -> WriteLock:
-        self._threads.acquire()
+        if not self._threads.acquire(blocking=False):
+            self._queued += 1
+            try:
+                self._threads.acquire()
+            finally:
+                self._queued -= 1
         if self._depth == 0 and self._path is not None and fcntl is not None:
             try:
                 if self._file is None:
                     # flock needs no write access: whoever may read the store may queue.
                     self._file = os.open(self._path, os.O_RDONLY | os.O_CREAT, 0o644)
-                fcntl.flock(self._file, fcntl.LOCK_EX)
+                try:
+                    fcntl.flock(self._file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    self._wait_for(self._file)
             except BaseException:
                 self._threads.release()
                 raise
@@ -81,6 +96,38 @@ class WriteLock:
         if self._depth == 1:
             self._since = time.monotonic()
         return self
+
+    def _wait_for(self, lock_file: int) -> None:
+        """Take the lock's flock, blocking, while holding a shared flock of the wait file."""
+        assert fcntl is not None
+        wait_file = self._waiters()
+        fcntl.flock(wait_file, fcntl.LOCK_SH)
+        try:
+            fcntl.flock(lock_file, fcntl.LOCK_EX)
+        finally:
+            fcntl.flock(wait_file, fcntl.LOCK_UN)
+
+    def _waiters(self) -> int:
+        """The file `<file>-writewait` (opened once), shared-locked by each waiting process."""
+        assert self._path is not None
+        if self._wait_file is None:
+            path = self._path.removesuffix("-writelock") + "-writewait"
+            self._wait_file = os.open(path, os.O_RDONLY | os.O_CREAT, 0o644)
+        return self._wait_file
+
+    def contended(self) -> bool:
+        """Whether another thread of this process, or another process, waits for the lock."""
+        if self._queued:
+            return True
+        if self._path is None or fcntl is None:
+            return False
+        wait_file = self._waiters()
+        try:
+            fcntl.flock(wait_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(wait_file, fcntl.LOCK_UN)
+        return False
 
     def __exit__(self, *_exc: object) -> None:
         self._depth -= 1
@@ -260,6 +307,10 @@ class Store:
     """SQLite: the lock its writers queue on (threads of this Store, then processes)."""
     checkpointer: Checkpointer | None = None
     """A SQLite file: what copies its WAL into the database after writes."""
+    _paced_until: float = 0.0
+    """`batch_connection`: the monotonic time until which long jobs pause after batches."""
+    _last_batch_xid: int | None = None
+    """PostgreSQL: the transaction id of the previous batch of a long job."""
 
     @property
     def is_sqlite(self) -> bool:
@@ -299,17 +350,39 @@ class Store:
 
     @contextmanager
     def batch_connection(self) -> Iterator[Connection]:
-        """A write transaction for one batch of a long job (an import's steps), after which
-        the job pauses as long as the batch took (at most BATCH_PAUSE_MAX_S). On SQLite the
-        job so holds the write lock at most about half the time and the writers that queued
-        meanwhile (judgement submits) go first: released locks are not handed over, and the
-        job would otherwise take the lock again at once. On PostgreSQL the job so writes its
-        WAL at about half its full rate: a judgement's commit flushes all the WAL written
-        before it, the job's included."""
+        """A write transaction for one batch of a long job (an import's steps). While others
+        write (`_others_write`: judgements waiting for the write lock or arriving), the job
+        then pauses as long as the batch took (at most BATCH_PAUSE_MAX_S), and for
+        PACE_MEMORY_S after it last saw them; into an idle store it never pauses.
+
+        On SQLite the job so holds the write lock at most about half the time and the writers
+        that queued meanwhile (judgement submits) go first: released locks are not handed
+        over, and the job would otherwise take the lock again at once. On PostgreSQL the job
+        so writes its WAL at about half its full rate: a judgement's commit flushes all the
+        WAL written before it, the job's included."""
         with self.connection() as connection:
             started = time.monotonic()
             yield connection
-        time.sleep(min(time.monotonic() - started, BATCH_PAUSE_MAX_S))
+            busy = self._others_write(connection)
+        took = time.monotonic() - started
+        now = time.monotonic()
+        if busy:
+            self._paced_until = now + PACE_MEMORY_S
+        if now < self._paced_until:
+            time.sleep(min(took, BATCH_PAUSE_MAX_S))
+
+    def _others_write(self, connection: Connection) -> bool:
+        """Whether others write beside this batch's job: on SQLite, a writer waits for the
+        write lock (`WriteLock.contended`); on PostgreSQL, another transaction was given a
+        transaction id since the job's previous batch (every writing transaction gets one;
+        this batch's own is the next after the previous batch's when nobody else wrote)."""
+        if self.write_lock is not None:
+            return self.write_lock.contended()
+        if self.engine.dialect.name != "postgresql":
+            return True  # no way to tell: pace as before
+        xid = int(connection.exec_driver_sql("SELECT txid_current()").scalar_one())
+        previous, self._last_batch_xid = self._last_batch_xid, xid
+        return previous is not None and xid - previous > 1
 
     @contextmanager
     def read_session(self) -> Iterator[Session]:

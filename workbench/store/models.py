@@ -28,6 +28,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    false,
     true,
 )
 from sqlalchemy import text as sql_text
@@ -106,6 +107,15 @@ class Campaign(Base):
     archived_at: Mapped[dt.datetime | None] = mapped_column(DateTime, default=None)
     # do the judgements of withdrawn assignments count in agreement, adjudication, qrels?
     count_withdrawn: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
+    # do assessors mark the passages that make a document relevant (Judgement.evidence)?
+    evidence: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # how assessors judge (workbench.judging_modes.JUDGING_MODES) and that mode's options
+    judging_mode: Mapped[str] = mapped_column(
+        String(16), default="document", server_default="document"
+    )
+    judging_options: Mapped[dict[str, Any]] = mapped_column(
+        default=dict, server_default=sql_text("'{}'")
+    )
 
     grades: Mapped[list[Grade]] = relationship(
         back_populates="campaign", order_by="Grade.value", cascade="all, delete-orphan"
@@ -149,7 +159,8 @@ class DocumentImport(Base):
     documents are written (invisible), 'committed' once they are visible (the rows it
     replaces, hidden, are still being deleted), 'done' afterwards; an import that fails or
     dies is deleted with its rows. At most one import of a campaign is not done;
-    heartbeat_at tells a live one from one whose process died."""
+    owner (the importing process, when on the same machine) and heartbeat_at tell a live one
+    from one whose process died."""
 
     __tablename__ = "document_imports"
     __table_args__ = (
@@ -170,6 +181,8 @@ class DocumentImport(Base):
     updated: Mapped[int] = mapped_column(Integer, default=0)
     started_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
     heartbeat_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    owner: Mapped[str] = mapped_column(String(300), default="", server_default="")
+    """The importing process (`workbench.processes.this_process`): host, pid, start time."""
     committed_at: Mapped[dt.datetime | None] = mapped_column(DateTime, default=None)
 
 
@@ -370,7 +383,9 @@ class Pool(Base):
 
 
 class AdaptiveTopic(Base):
-    """One topic of an adaptive pool: its judging budget and whether the organiser stopped it."""
+    """One topic of an adaptive pool: its judging budget, whether the organiser stopped it, and
+    the documents its strategy chose, in order (those of a reserved sample it picked on the
+    way included: `adaptive.choose`)."""
 
     __tablename__ = "adaptive_topics"
     __table_args__ = (UniqueConstraint("pool_id", "qid"),)
@@ -380,6 +395,7 @@ class AdaptiveTopic(Base):
     qid: Mapped[str] = mapped_column(String(limits.QID))
     budget: Mapped[int] = mapped_column(Integer)
     stopped: Mapped[bool] = mapped_column(Boolean, default=False)
+    choices: Mapped[list[Any]] = mapped_column(default=list, server_default="[]")
     updated_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
 
 
@@ -442,7 +458,11 @@ class Assignment(Base):
 class Judgement(Base):
     """One judgement event (append-only). The current judgement of a key is its latest row.
 
-    grade is None when the assessor could not judge (cannot_judge holds the reason).
+    grade is None when the assessor could not judge (cannot_judge holds the reason); a row
+    with neither a grade nor a reason takes a first judgement back (the key has no current
+    judgement). undoes_id names the event an undo takes back (the undo row restores the
+    state before it). evidence: the passages of the document's text that the assessor marked
+    as making it relevant, [[start, end], ...] character offsets (None: none marked).
     client_id is the browser's idempotency key, unique per campaign and assessor: a retried
     submission is stored once.
     """
@@ -466,6 +486,38 @@ class Judgement(Base):
     time_spent_ms: Mapped[int] = mapped_column(Integer, default=0)
     position: Mapped[int | None] = mapped_column(Integer, default=None)
     client_id: Mapped[str | None] = mapped_column(String(64), default=None)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    evidence: Mapped[list[Any] | None] = mapped_column(JSON, default=None)
+    undoes_id: Mapped[int | None] = mapped_column(Integer, default=None)
+
+
+class PreferenceJudgement(Base):
+    """One pairwise preference event (append-only, like Judgement): which of two documents of
+    a topic is better for it. first < second (docno order) name the pair whatever its sides;
+    shown_left is the docno the assessor saw on the left; outcome is 'first', 'second',
+    'equal', or None when the assessor took a first preference back (undo, undoes_id)."""
+
+    __tablename__ = "preference_judgements"
+    __table_args__ = (
+        Index("ix_preference_judgements_key", "campaign_id", "qid", "first", "second", "user_id"),
+        UniqueConstraint(
+            "campaign_id", "user_id", "client_id", name="uq_preferences_campaign_user_client"
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
+    qid: Mapped[str] = mapped_column(String(limits.QID))
+    first: Mapped[str] = mapped_column(String(limits.DOCNO))
+    second: Mapped[str] = mapped_column(String(limits.DOCNO))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    shown_left: Mapped[str] = mapped_column(String(limits.DOCNO))
+    outcome: Mapped[str | None] = mapped_column(String(8), default=None)
+    comment: Mapped[str] = mapped_column(Text, default="")
+    time_spent_ms: Mapped[int] = mapped_column(Integer, default=0)
+    position: Mapped[int | None] = mapped_column(Integer, default=None)
+    client_id: Mapped[str | None] = mapped_column(String(64), default=None)
+    undoes_id: Mapped[int | None] = mapped_column(Integer, default=None)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
 
 
@@ -514,6 +566,20 @@ class FinalLabel(Base):
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
 
 
+class RateBucket(Base):
+    """A token bucket of one action and user (`services.rate_limits`, PostgreSQL only; an
+    UNLOGGED table there): tokens left at `at` (epoch seconds of the database's clock), and
+    whether the last request took one."""
+
+    __tablename__ = "rate_buckets"
+
+    action: Mapped[str] = mapped_column(String(40), primary_key=True)
+    user_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    tokens: Mapped[float] = mapped_column(Float)
+    granted: Mapped[bool] = mapped_column(Boolean)
+    at: Mapped[float] = mapped_column(Float)
+
+
 class ReportJob(Base):
     """A report computed outside the request (services.jobs): its parameters, state, progress
     and the generation and data fingerprint of its last result (kept in ReportResult, so that
@@ -537,6 +603,8 @@ class ReportJob(Base):
     queued_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
     heartbeat_at: Mapped[dt.datetime | None] = mapped_column(DateTime, default=None)
     finished_at: Mapped[dt.datetime | None] = mapped_column(DateTime, default=None)
+    runs_on: Mapped[str] = mapped_column(String(255), default="", server_default="")
+    """The machine whose workers may run it ('' any): a task, which reads files saved there."""
 
 
 class ReportResult(Base):
@@ -553,7 +621,7 @@ class ReportResult(Base):
 class QueryLog(Base):
     """An imported query log, anonymised on import: ``report`` says what each rule removed
     (`workbench.querylog.AnonymisationReport`), ``key_fingerprint`` which key hashed its ids
-    (the key itself stays outside the store)."""
+    (the key itself stays outside the store). Readers see only logs in state 'ready'."""
 
     __tablename__ = "query_logs"
     __table_args__ = (UniqueConstraint("campaign_id", "name"),)
@@ -566,6 +634,11 @@ class QueryLog(Base):
     min_users: Mapped[int] = mapped_column(Integer)
     report: Mapped[dict[str, Any]] = mapped_column(default=dict)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    state: Mapped[str] = mapped_column(String(16), default="ready", server_default="ready")
+    """'importing' while its impressions are written (no reader sees it), then 'ready'."""
+    owner: Mapped[str] = mapped_column(String(300), default="", server_default="")
+    """The importing process (`workbench.processes.this_process`)."""
+    heartbeat_at: Mapped[dt.datetime | None] = mapped_column(DateTime, default=None)
 
 
 class QueryLogImpression(Base):
@@ -588,3 +661,199 @@ class QueryLogImpression(Base):
     time: Mapped[float] = mapped_column(Float)
     results: Mapped[list[Any]] = mapped_column(default=list)
     clicks: Mapped[list[Any]] = mapped_column(default=list)
+
+
+class MachineTemplate(Base):
+    """A campaign's prompt template for machine judges (`workbench.judge_prompt`); a campaign
+    without one uses the default template."""
+
+    __tablename__ = "machine_templates"
+
+    campaign_id: Mapped[int] = mapped_column(
+        ForeignKey("campaigns.id", ondelete="CASCADE"), primary_key=True
+    )
+    template: Mapped[str] = mapped_column(Text)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class MachineJudge(Base):
+    """A machine judge of a campaign (`machine:<model>`): the chat-completions endpoint it
+    calls, the template (a copy, with its hash) and the sampling parameters it asks with.
+    api_key, when set here rather than in the environment variable api_key_env, is a secret:
+    never shown, exported or logged."""
+
+    __tablename__ = "machine_judges"
+    __table_args__ = (UniqueConstraint("campaign_id", "name"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(limits.MACHINE_JUDGE_NAME))
+    model: Mapped[str] = mapped_column(String(limits.MACHINE_MODEL))
+    base_url: Mapped[str] = mapped_column(String(limits.FILE_NAME), default="")
+    api_key_env: Mapped[str] = mapped_column(String(100), default="")
+    api_key: Mapped[str | None] = mapped_column(Text, default=None)
+    template: Mapped[str] = mapped_column(Text)
+    template_hash: Mapped[str] = mapped_column(String(64))
+    params: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class MachineJudgement(Base):
+    """One machine judge's label of a (topic, document), with its provenance: the raw answer,
+    the reason, tokens, latency, cost, the grade probabilities when the endpoint returned
+    token log-probabilities, and the cache key (model, template, parameters, topic and
+    document text). grade is None when it could not judge (cannot_judge holds why); answered
+    is False when the endpoint never answered (a job may ask again)."""
+
+    __tablename__ = "machine_judgements"
+    __table_args__ = (
+        UniqueConstraint("judge_id", "qid", "docno"),
+        Index("ix_machine_judgements_cache", "campaign_id", "cache_key"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    judge_id: Mapped[int] = mapped_column(ForeignKey("machine_judges.id", ondelete="CASCADE"))
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
+    qid: Mapped[str] = mapped_column(String(limits.QID))
+    docno: Mapped[str] = mapped_column(String(limits.DOCNO))
+    grade: Mapped[int | None] = mapped_column(Integer, default=None)
+    cannot_judge: Mapped[str | None] = mapped_column(Text, default=None)
+    reason: Mapped[str] = mapped_column(Text, default="")
+    raw_answer: Mapped[str] = mapped_column(Text, default="")
+    answered: Mapped[bool] = mapped_column(Boolean, default=True)
+    prompt_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    completion_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    latency_ms: Mapped[float] = mapped_column(Float, default=0.0)
+    cost: Mapped[float] = mapped_column(Float, default=0.0)
+    certainty: Mapped[float | None] = mapped_column(Float, default=None)
+    probabilities: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    attempts: Mapped[int] = mapped_column(Integer, default=1)
+    cache_key: Mapped[str] = mapped_column(String(64))
+    cached: Mapped[bool] = mapped_column(Boolean, default=False)
+    flags: Mapped[list[Any]] = mapped_column(default=list)
+    template_hash: Mapped[str] = mapped_column(String(64))
+    job_id: Mapped[int | None] = mapped_column(
+        ForeignKey("machine_jobs.id", ondelete="SET NULL"), default=None
+    )
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class MachineJob(Base):
+    """A machine judge labelling a scope of documents (`services.machine_jobs`): its scope
+    (pool, topics, only documents without a human grade), limits (concurrency, budget in calls
+    or tokens), counters, and a heartbeat that tells a running job from one whose process
+    died (resumable: it skips what it has judged)."""
+
+    __tablename__ = "machine_jobs"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
+    judge_id: Mapped[int] = mapped_column(ForeignKey("machine_judges.id", ondelete="CASCADE"))
+    scope: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    status: Mapped[str] = mapped_column(String(16), default="queued")
+    concurrency: Mapped[int] = mapped_column(Integer, default=4)
+    budget_calls: Mapped[int | None] = mapped_column(Integer, default=None)
+    budget_tokens: Mapped[int | None] = mapped_column(Integer, default=None)
+    total: Mapped[int] = mapped_column(Integer, default=0)
+    done: Mapped[int] = mapped_column(Integer, default=0)
+    calls: Mapped[int] = mapped_column(Integer, default=0)
+    tokens: Mapped[int] = mapped_column(Integer, default=0)
+    cached: Mapped[int] = mapped_column(Integer, default=0)
+    cannot_judge: Mapped[int] = mapped_column(Integer, default=0)
+    cost: Mapped[float] = mapped_column(Float, default=0.0)
+    stop_requested: Mapped[bool] = mapped_column(Boolean, default=False)
+    error: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    heartbeat_at: Mapped[dt.datetime | None] = mapped_column(DateTime, default=None)
+    finished_at: Mapped[dt.datetime | None] = mapped_column(DateTime, default=None)
+
+
+class RoutingSlot(Base):
+    """One judge's place on one pooled document of a routed pool (`services.routing`).
+
+    An assignment with slots covers those documents only; one without covers its whole topic.
+    slot numbers the places of a document (0, 1, ...): two requests can never take the same
+    place, and an assessor never holds a document twice (the two unique constraints). role is
+    one of `workbench.routing.ROLES`.
+    """
+
+    __tablename__ = "routing_slots"
+    __table_args__ = (
+        UniqueConstraint("pool_id", "qid", "docno", "slot", name="uq_routing_slots_place"),
+        UniqueConstraint("pool_id", "qid", "docno", "user_id", name="uq_routing_slots_judge"),
+        Index("ix_routing_slots_holder", "pool_id", "qid", "user_id"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    pool_id: Mapped[int] = mapped_column(ForeignKey("pools.id", ondelete="CASCADE"))
+    qid: Mapped[str] = mapped_column(String(limits.QID))
+    docno: Mapped[str] = mapped_column(String(limits.DOCNO))
+    slot: Mapped[int] = mapped_column(Integer)
+    assignment_id: Mapped[int] = mapped_column(
+        ForeignKey("assignments.id", ondelete="CASCADE"), index=True
+    )
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    role: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class QualitySettings(Base):
+    """A campaign's quality checks: the share of gold documents mixed into each queue,
+    whether judgements of gold documents enter agreement, adjudication and qrels, and whether
+    assessors see their own gold accuracy."""
+
+    __tablename__ = "quality_settings"
+
+    campaign_id: Mapped[int] = mapped_column(
+        ForeignKey("campaigns.id", ondelete="CASCADE"), primary_key=True
+    )
+    gold_share: Mapped[float] = mapped_column(Float, default=0.0)
+    gold_in_qrels: Mapped[bool] = mapped_column(Boolean, default=False)
+    show_gold_accuracy: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class GoldDocument(Base):
+    """A document of known grade (from earlier qrels, adjudicated labels or by hand), mixed
+    into assessors' queues to measure their accuracy (`services.gold`)."""
+
+    __tablename__ = "gold_documents"
+    __table_args__ = (UniqueConstraint("campaign_id", "qid", "docno"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
+    qid: Mapped[str] = mapped_column(String(limits.QID))
+    docno: Mapped[str] = mapped_column(String(limits.DOCNO))
+    grade: Mapped[int] = mapped_column(Integer)
+    reason: Mapped[str] = mapped_column(Text, default="")
+    source: Mapped[str] = mapped_column(String(limits.FILE_NAME), default="")
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class CalibrationItem(Base):
+    """One document of a campaign's practice set, with the expected grade and the reason the
+    guidelines give (`services.calibration`); judged before an assessor's first topic."""
+
+    __tablename__ = "calibration_items"
+    __table_args__ = (UniqueConstraint("campaign_id", "qid", "docno"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
+    position: Mapped[int] = mapped_column(Integer)
+    qid: Mapped[str] = mapped_column(String(limits.QID))
+    docno: Mapped[str] = mapped_column(String(limits.DOCNO))
+    grade: Mapped[int] = mapped_column(Integer)
+    reason: Mapped[str] = mapped_column(Text, default="")
+
+
+class CalibrationAnswer(Base):
+    """An assessor's answer to a practice item (the first one counts; None: cannot judge)."""
+
+    __tablename__ = "calibration_answers"
+    __table_args__ = (UniqueConstraint("item_id", "user_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    item_id: Mapped[int] = mapped_column(ForeignKey("calibration_items.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    grade: Mapped[int | None] = mapped_column(Integer, default=None)
+    time_spent_ms: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)

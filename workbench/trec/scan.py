@@ -118,8 +118,8 @@ def _tokenise(
     if nul >= 0:
         i = int(np.searchsorted(newlines, nul))
         start = int(newlines[i - 1]) + 1 if i else 0
-        text = chunk[start : int(newlines[i])].decode("utf-8", "replace").rstrip("\r")
-        raise TrecFormatError(path, first_line_number + i, text, WITHOUT_NUL)
+        raw = chunk[start : int(newlines[i])]
+        raise TrecFormatError.of_bytes(path, first_line_number + i, raw, WITHOUT_NUL)
     n_lines = len(newlines)
     line_offsets = np.empty(n_lines, dtype=np.int64)
     line_offsets[0] = 0
@@ -174,9 +174,9 @@ def check_utf8(data: bytes, path: str, first_line_number: int = 1) -> None:
     except UnicodeDecodeError as error:
         start = data.rfind(b"\n", 0, error.start) + 1
         end = data.find(b"\n", error.start)
-        text = data[start : end if end >= 0 else len(data)].decode("utf-8", "replace")
         number = first_line_number + data.count(b"\n", 0, error.start)
-        raise TrecFormatError(path, number, text.rstrip("\r"), UTF8) from None
+        raw = data[start : end if end >= 0 else len(data)]
+        raise TrecFormatError.of_bytes(path, number, raw, UTF8) from None
 
 
 def _scan(
@@ -200,7 +200,8 @@ def _line_text(lines: _Lines, i: int) -> str:
 
 
 def _fail(path: str, lines: _Lines, i: int, expected: str) -> TrecFormatError:
-    return TrecFormatError(path, int(lines.line_numbers[i]), _line_text(lines, i), expected)
+    raw = lines.buf[lines.line_offsets[i] : lines.line_ends[i]].tobytes()
+    return TrecFormatError.of_bytes(path, int(lines.line_numbers[i]), raw, expected)
 
 
 def _columns(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:

@@ -155,8 +155,8 @@ def _read_trec_topics(data: bytes, path: str, notes: list[str] | None) -> Iterat
         )
         yield (*_line_at(data, num_at if num_at >= 0 else at), statement)
     if not found and data.strip():
-        first = data.strip().splitlines()[0].decode("utf-8", "replace")
-        raise TrecFormatError(path, 1, first, "TREC topics (<top> ... </top>)")
+        first = data.strip().splitlines()[0]
+        raise TrecFormatError.of_bytes(path, 1, first, "TREC topics (<top> ... </top>)")
 
 
 def _topic_fields(data: bytes, lower: bytes, start: int, end: int) -> tuple[dict[str, str], int]:

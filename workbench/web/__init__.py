@@ -2,7 +2,7 @@
 
 Blueprints: auth (login), assess (assessors' topics and judging page), admin (campaigns,
 uploads, pools, assignments, progress, downloads, users), api (/api/v1 JSON), and the
-reports blueprint (agreement, adjudication, evaluation).
+reports blueprint (agreement, evaluation; adjudication's views, on it, in web.adjudication).
 """
 
 from __future__ import annotations
@@ -79,6 +79,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
 
     from workbench.web import (
         adaptive,
+        adjudication,
         admin,
         api,
         assess,
@@ -86,10 +87,15 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         browse,
         db,
         errors,
+        judging_api,
+        machine,
+        practice,
+        quality,
         querylogs,
         querylogs_api,
         report_jobs,
         reports,
+        routing_api,
         security,
         uploads,
     )
@@ -102,12 +108,18 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(assess.bp)
     app.register_blueprint(admin.bp)
     app.register_blueprint(api.bp)
+    assert adjudication.bp is reports.bp  # the adjudication views are on the reports blueprint
     app.register_blueprint(reports.bp)
     app.register_blueprint(adaptive.bp)  # its JSON routes are on api.bp
+    assert judging_api.bp is api.bp  # its routes are on api.bp too
     app.register_blueprint(browse.bp)
     app.register_blueprint(querylogs.bp)
     app.register_blueprint(querylogs_api.api)
     app.register_blueprint(uploads.bp)
+    app.register_blueprint(machine.bp)
+    app.register_blueprint(quality.bp)
+    app.register_blueprint(practice.bp)
+    app.register_blueprint(routing_api.api)
 
     @app.get("/")
     def index():

@@ -8,14 +8,14 @@ from typing import Any
 
 from flask import abort, flash, jsonify, render_template, request
 
-from workbench import adaptive
+from workbench import adaptive, stopping
 from workbench.services import adaptive_pools, pools
 from workbench.services import campaigns as campaign_service
 from workbench.services.errors import ServiceError
-from workbench.web.admin import back_to, campaign_or_404, change
+from workbench.web.admin import back_to, campaign_or_404, change, chosen_topics
 from workbench.web.api import bp as api_blueprint
 from workbench.web.db import get_store
-from workbench.web.inputs import form_int
+from workbench.web.inputs import form_int, parse_json
 from workbench.web.security import admin_blueprint, admin_required
 
 bp = admin_blueprint("adaptive", __name__, "/admin")
@@ -23,11 +23,17 @@ bp = admin_blueprint("adaptive", __name__, "/admin")
 api = api_blueprint
 
 
-def _share(text: str | None) -> float:
+def _number(text: str | None, what: str, default: float) -> float:
+    """A form's number (blank: the default); a bad one is refused with its name."""
+    if text is None or not text.strip():
+        return default
     try:
-        return float((text or "0.2").strip())
+        value = float(text.strip())
     except ValueError:
-        raise ServiceError(f"the secondary share must be a number; got {text!r}") from None
+        raise ServiceError(f"the {what} must be a number; got {text!r}") from None
+    if value != value:  # NaN
+        raise ServiceError(f"the {what} must be a number; got {text!r}")
+    return value
 
 
 @bp.post("/campaigns/<int:campaign_id>/adaptive-pools")
@@ -38,7 +44,7 @@ def build(campaign_id: int):
         pool = adaptive_pools.build_adaptive_pool(
             session,
             c,
-            strategy=form.get("strategy", "mm-ns"),
+            strategy=form.get("strategy", adaptive.DEFAULT_STRATEGY),
             budget=form_int(form.get("budget"), "budget", minimum=1),
             depth=form_int(
                 form.get("depth"), "depth", minimum=1, default=adaptive_pools.DEFAULT_DEPTH
@@ -46,10 +52,22 @@ def build(campaign_id: int):
             batch=form_int(
                 form.get("batch"), "batch", minimum=1, default=adaptive_pools.DEFAULT_BATCH
             ),
-            secondary_share=_share(form.get("secondary_share")),
+            secondary_share=_number(
+                form.get("secondary_share"), "secondary share",
+                adaptive_pools.DEFAULT_SECONDARY_SHARE,
+            ),
             runs=form.getlist("runs") or None,
             seed=form_int(form.get("seed"), "seed", minimum=0),
-        )
+            sample_share=_number(form.get("sample_share"), "sample share", 0.0),
+            stop_rule=form.get("stop_rule") or None,
+            recall_target=_number(
+                form.get("recall_target"), "recall target", stopping.DEFAULT_TARGET
+            ),
+            confidence=_number(form.get("confidence"), "confidence", stopping.DEFAULT_CONFIDENCE),
+            auto_stop=form.get("auto_stop") == "1",
+            name=form.get("name", ""),
+            topics=chosen_topics(form),
+        )  # fmt: skip
         flash(f"Pool {pool.number} built: {adaptive_pools.describe_settings(pool)}.", "info")
         return back_to("adaptive.status", campaign_id=campaign_id, pool_id=pool.number)
     return back_to("admin.campaign", campaign_id=campaign_id)
@@ -64,10 +82,12 @@ def status(campaign_id: int, pool_id: int):
             abort(404)
         rows = adaptive_pools.topic_statuses(session, pool)
         described = adaptive_pools.describe_settings(pool)
+        settings = adaptive_pools.settings_of(pool)
         campaign = {"id": c.id, "name": c.name}
     return render_template(
         "admin/adaptive.html", campaign=campaign, pool_id=pool_id, described=described,
-        rows=rows, tab="overview",
+        rows=rows, tab="overview", has_sample=bool(settings and settings.sample_share),
+        rule_auto=bool(settings and settings.auto_stop),
     )
 
 
@@ -99,10 +119,14 @@ def form_choices() -> dict[str, Any]:
     """What the campaign page's adaptive form offers (one registry: workbench.adaptive)."""
     return {
         "adaptive_strategies": adaptive.ADAPTIVE,
+        "adaptive_default_strategy": adaptive.DEFAULT_STRATEGY,
+        "adaptive_stop_rules": {name: rule.description for name, rule in stopping.RULES.items()},
         "adaptive_defaults": {
             "depth": adaptive_pools.DEFAULT_DEPTH,
             "batch": adaptive_pools.DEFAULT_BATCH,
             "secondary_share": adaptive_pools.DEFAULT_SECONDARY_SHARE,
+            "recall_target": stopping.DEFAULT_TARGET,
+            "confidence": stopping.DEFAULT_CONFIDENCE,
         },
     }
 
@@ -157,7 +181,7 @@ def adaptive_provenance(campaign_ref: str):
 @api.post("/campaigns/<campaign_ref>/pools/<int:pool_id>/adaptive/budget")
 @admin_required
 def adaptive_budget(campaign_ref: str, pool_id: int):
-    data = request.get_json(silent=True)
+    data = parse_json(request.get_data())
     if not isinstance(data, dict) or isinstance(data.get("budget"), bool) or not isinstance(
         data.get("budget"), int
     ):
@@ -175,7 +199,8 @@ def adaptive_budget(campaign_ref: str, pool_id: int):
 @api.post("/campaigns/<campaign_ref>/pools/<int:pool_id>/adaptive/topics/<qid>/stop")
 @admin_required
 def adaptive_stop(campaign_ref: str, pool_id: int, qid: str):
-    data = request.get_json(silent=True) or {}
+    body = request.get_data()
+    data = parse_json(body) if body.strip() else {}  # no body: stop the topic
     stopped = data.get("stopped", True) if isinstance(data, dict) else True
     if not isinstance(stopped, bool):
         raise ServiceError("stopped must be true or false")

@@ -16,13 +16,15 @@ from typing import Any
 
 from flask import abort, flash, redirect, render_template, request, send_file, url_for
 
-from workbench import pooling
+from workbench import judging_modes, pooling, routing
 from workbench.services import archive, campaign_pages, exports, importing, pools, progress
 from workbench.services import assignments as assignment_service
 from workbench.services import campaigns as campaign_service
 from workbench.services import efficiency as efficiency_service
+from workbench.services import routing as routing_service
 from workbench.services import users as user_service
 from workbench.services.errors import NotFound, ServiceError
+from workbench.services.scope import default_assignment_pool, parse_pools
 from workbench.services.store_handle import Session
 from workbench.trec import TrecFormatError
 from workbench.web.db import get_store
@@ -125,6 +127,7 @@ def campaign(campaign_id: int):
         strategies=pooling.STRATEGIES,
         strategy_fields=pooling.option_fields(),
         exports=exports.EXPORTS.values(),
+        judging_modes=judging_modes.JUDGING_MODES,
     )
 
 
@@ -180,10 +183,27 @@ def set_count_withdrawn(campaign_id: int):
     return back_to("admin.campaign", campaign_id=campaign_id)
 
 
+@bp.post("/campaigns/<int:campaign_id>/judging")
+def set_judging(campaign_id: int):
+    """The judging mode with its options (fields MODE-OPTION) and whether assessors mark
+    evidence passages."""
+    form = request.form
+    mode = form.get("mode", "")
+    declared = judging_modes.JUDGING_MODES.get(mode)
+    options = {o.name: form.get(f"{mode}-{o.name}") for o in declared.options} if declared else {}
+    with change() as session:
+        campaign = writable_campaign(session, campaign_id)
+        campaign_service.set_judging(
+            session, campaign, mode=mode, options=options, evidence=form.get("evidence") == "1"
+        )
+        flash(f"Judging: {campaign_service.campaign_info(campaign).judging()}.", "info")
+    return back_to("admin.campaign", campaign_id=campaign_id)
+
+
 # --- uploads ----------------------------------------------------------------------------
 
 
-def _topics(form: Any) -> list[str] | None:
+def chosen_topics(form: Any) -> list[str] | None:
     """The form's topic subset (a 'topics' text of qids, or 'topics' choices); None: all."""
     chosen = [qid for text in form.getlist("topics") for qid in text.replace(",", " ").split()]
     return importing.topic_list(" ".join(chosen)) if chosen else None
@@ -214,7 +234,7 @@ def _task_options(kind: str, form: Any) -> dict[str, Any]:
         "group": form.get("group", "").strip(),
         "contributes": form.get("contributes", "1") == "1",
         "split_tags": form.get("split_tags") == "1",
-        "topics": _topics(form),
+        "topics": chosen_topics(form),
         "skip_unknown_topics": form.get("skip_unknown_topics") == "1",
     }
 
@@ -277,7 +297,7 @@ def build_pool(campaign_id: int):
             name=form.get("name", ""),
             runs=form.getlist("runs") or None,
             seed=form_int(form.get("seed"), "seed", minimum=0),
-            topics=_topics(form),
+            topics=chosen_topics(form),
             **values,
         )
         flash(f"Pool {pool.number} built ({strategy}): {pools.describe_parameters(pool)}.", "info")
@@ -301,12 +321,15 @@ def extend_pool(campaign_id: int, number: int):
 
 
 def _pool_to_assign(session: Session, c: Any, number: str | None) -> Any:
-    """The pool numbered `number` (the form's choice), else the latest; a campaign without a
-    pool is refused."""
+    """The pool numbered `number` (the form's choice), else the default one
+    (`scope.default_assignment_pool`); a campaign without a pool is refused."""
     chosen = form_int(number, "pool", minimum=1)
-    if chosen is None and pools.latest_pool(session, c) is None:
+    if chosen is not None:
+        return pools.get_pool(session, c, chosen)
+    pool = default_assignment_pool(session, c)
+    if pool is None:
         raise ServiceError("build a pool before assigning topics")
-    return pools.get_pool(session, c, chosen)
+    return pool
 
 
 @bp.get("/campaigns/<int:campaign_id>/assignments")
@@ -314,16 +337,19 @@ def assignments(campaign_id: int):
     number = form_int(request.args.get("pool"), "pool", minimum=1)
     with get_store().read_session() as session:
         page = _or_404(campaign_pages.assignments_page, session, campaign_id, number)
+        routed_by, described = (
+            routing_service.pool_policy(session, page.pool.id) if page.pool else (None, "")
+        )
     return render_template(
         "admin/assignments.html",
+        routed_by=routed_by,
+        routing_described=described,
         **page_context(page),
         numbers=page.numbers,
         orders=pooling.PRESENTATION_ORDERS,
+        policies=routing.POLICIES,
+        policy_fields=routing.option_fields(),
     )
-
-
-def _users_named(session: Session, names: list[str]) -> list[Any]:
-    return [user_service.get_user(session, name) for name in names]
 
 
 @bp.post("/campaigns/<int:campaign_id>/assignments/auto")
@@ -331,24 +357,20 @@ def auto_assign(campaign_id: int):
     form = request.form
     with change() as session:
         c = writable_campaign(session, campaign_id)
-        chosen = form.getlist("assessors")
-        assessors = (
-            _users_named(session, chosen)
-            if chosen
-            else user_service.list_users(session, role="assessor")
-        )
-        created = assignment_service.auto_assign(
+        result = routing_service.route_pool(
             session,
-            _pool_to_assign(session, c, form.get("pool")),
-            judges_per_topic=form_int(
-                form.get("judges_per_topic"), "judges per topic", minimum=1, default=1
-            ),
-            assessors=assessors,
+            c,
+            _pool_to_assign(session, c, form.get("pool")).number,
+            form.get("policy") or routing.DEFAULT_POLICY,
+            {f.name: form.get(f.name) for f in routing.option_fields()},
+            assessor_names=form.getlist("assessors"),
             order=form.get("order", "random"),
-            topics=_topics(form),
+            topics=chosen_topics(form),
         )
-        n = len(created)
+        n = result.assignments
         flash(f"{n} {'assignment' if n == 1 else 'assignments'} created.", "info")
+        for note in result.notes:
+            flash(note, "warning")
     return back_to("admin.assignments", campaign_id=campaign_id, pool=form.get("pool") or None)
 
 
@@ -399,10 +421,12 @@ def unassign(campaign_id: int, assignment_id: int):
 
 @bp.get("/campaigns/<int:campaign_id>/progress")
 def campaign_progress(campaign_id: int):
+    numbers = parse_pools(request.args.getlist("pools"))
     with get_store().read_session() as session:
         c = campaign_service.campaign_info(campaign_or_404(session, campaign_id))
-        report = progress.campaign_progress(session, c.id)
-    return render_template("admin/progress.html", campaign=c, report=report)
+        report = progress.campaign_progress(session, c.id, numbers)
+    chosen = " ".join(map(str, numbers or ()))
+    return render_template("admin/progress.html", campaign=c, report=report, pools=chosen)
 
 
 @bp.get("/campaigns/<int:campaign_id>/download/<kind>")
@@ -492,7 +516,12 @@ def delete_object(kind: str, object_id: int):
 def users():
     with get_store().read_session() as session:
         rows = user_service.accounts(session)
-    return render_template("admin/users.html", users=rows, roles=user_service.ROLES)
+    return render_template(
+        "admin/users.html",
+        users=rows,
+        roles=user_service.ROLES,
+        min_password=user_service.MIN_PASSWORD_LENGTH,
+    )
 
 
 @bp.post("/users")
@@ -539,6 +568,11 @@ def update_user(user_id: int):
         with get_store().read_session() as session:
             rows = user_service.accounts(session)
         return render_template(
-            "admin/users.html", users=rows, roles=user_service.ROLES, token=token, token_user=name
+            "admin/users.html",
+            users=rows,
+            roles=user_service.ROLES,
+            min_password=user_service.MIN_PASSWORD_LENGTH,
+            token=token,
+            token_user=name,
         )
     return back_to("admin.users")

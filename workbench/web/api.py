@@ -4,7 +4,8 @@ Browser calls are session-authenticated and carry X-CSRFToken; scripts send
 `Authorization: Bearer <token>`. Errors are JSON {"error": message} with a 4xx status (the
 app's handlers answer JSON for unknown routes and methods under /api/ too). Bodies are read by
 `inputs.parse_json` (bounded depth, numbers and text) within API_MAX_BYTES; judgement submits
-are rate-limited per assessor (RATE_JUDGE).
+are rate-limited per assessor (RATE_JUDGE), except for roles that are not paced (a script's
+account).
 """
 
 from __future__ import annotations
@@ -12,13 +13,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from flask import Blueprint, current_app, jsonify, request, send_file
+from flask import Blueprint, Response, current_app, jsonify, request, send_file
 from flask_login import current_user
 
 from workbench import limits
-from workbench.services import adaptive_pools, judging, progress
+from workbench.services import adaptive_pools, judging, progress, routing
 from workbench.services import campaigns as campaign_service
-from workbench.services.errors import ServiceError
+from workbench.services.errors import NotFound, ServiceError
+from workbench.services.scope import parse_pools
 from workbench.web.assess import own_assignment, topic_of
 from workbench.web.db import get_store
 from workbench.web.downloads import export_file
@@ -26,10 +28,6 @@ from workbench.web.inputs import parse_json
 from workbench.web.security import admin_required, assessor_required, rate_limited
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
-
-
-def progress_json(p: progress.Progress) -> dict[str, Any]:
-    return {"judged": p.judged, "total": p.total, "time_ms": p.time_ms}
 
 
 @bp.get("/openapi.json")
@@ -55,7 +53,7 @@ def my_assignments():
                 "id": a.id,
                 "campaign_id": a.campaign_id,
                 "qid": a.qid,
-                "progress": progress_json(done),
+                "progress": progress.progress_json(done),
             }
             for a, done in progress.user_progress(session, current_user.id)
         ]
@@ -67,6 +65,7 @@ def my_assignments():
 def assignment_state(assignment_id: int):
     """Topic, scale, the assessor's own judgement per position, and where to resume."""
     adaptive_pools.advance(get_store(), assignment_id, current_user.id)  # adaptive pools
+    routing.top_up(get_store(), assignment_id, current_user.id)  # adaptive routing
     with get_store().read_session() as session:
         assignment = own_assignment(session, assignment_id)
         campaign = campaign_service.get_campaign(session, assignment.campaign_id)
@@ -106,6 +105,7 @@ def next_document(assignment_id: int):
     the assignment has the assessor's judgement: the queue is finished, and the document
     given is the last one, for review) and `judged` (how many have)."""
     adaptive_pools.advance(get_store(), assignment_id, current_user.id)  # adaptive pools
+    routing.top_up(get_store(), assignment_id, current_user.id)  # adaptive routing
     with get_store().read_session() as session:
         assignment = own_assignment(session, assignment_id)
         sequence = judging.document_sequence(session, assignment)
@@ -144,12 +144,29 @@ def _judgement_input(data: Any) -> judging.JudgementInput:
         comment=data.get("comment", ""),
         time_spent_ms=int(time_spent),
         client_id=data.get("client_id"),
+        evidence=_evidence(data.get("evidence", [])),
     )
+
+
+def _evidence(value: Any) -> tuple[tuple[int, int], ...]:
+    """[[start, end], ...] of integers (the marked passages), else a ServiceError."""
+    if not isinstance(value, list) or len(value) > limits.EVIDENCE_SPANS:
+        raise ServiceError(f"evidence is a list of at most {limits.EVIDENCE_SPANS} [start, end]")
+    spans = []
+    for span in value:
+        if (
+            not isinstance(span, list)
+            or len(span) != 2
+            or not all(isinstance(x, int) and not isinstance(x, bool) for x in span)
+        ):
+            raise ServiceError(f"an evidence passage is [start, end] (integers); got {span!r}")
+        spans.append((span[0], span[1]))
+    return tuple(spans)
 
 
 @bp.post("/assignments/<int:assignment_id>/judgements")
 @assessor_required
-@rate_limited("judge")
+@rate_limited("judge", unless=lambda role: not role.paced)
 def submit(assignment_id: int):
     """Record (or revise) a judgement. 201 when stored, 200 when the client_id was known."""
     data = _judgement_input(parse_json(request.get_data()))
@@ -173,21 +190,46 @@ def campaigns():
 @bp.get("/campaigns/<campaign_ref>/progress")
 @admin_required
 def campaign_progress(campaign_ref: str):
-    """Progress of the campaign named (or numbered) `campaign_ref`."""
+    """Progress of the campaign named (or numbered) `campaign_ref`, over the assignments of
+    the pools in ?pools= (default: the pools with assignments; archived pools never)."""
+    numbers = parse_pools(request.args.getlist("pools"))
     with get_store().read_session() as session:
         campaign = campaign_service.get_campaign(session, campaign_ref)
-        report = progress.campaign_progress(session, campaign.id)
-    return jsonify(
-        campaign=campaign.name,
-        overall=progress_json(report["overall"]),
-        topics=[
-            {"qid": t["qid"], "assessors": t["assessors"], **progress_json(t["progress"])}
-            for t in report["topics"]
-        ],
-        assessors=[
-            {"username": a["username"], **progress_json(a["progress"])} for a in report["assessors"]
-        ],
-    )
+        report = progress.campaign_progress(session, campaign.id, numbers)
+        return jsonify(progress.progress_document(campaign.name, report))
+
+
+@bp.get("/campaigns/<campaign_ref>/report")
+@admin_required
+def report_json(campaign_ref: str):
+    """The campaign's evaluation report as JSON (`report` in the json format)."""
+    return report(campaign_ref, "json")
+
+
+@bp.get("/campaigns/<campaign_ref>/report.<fmt>")
+@admin_required
+def report(campaign_ref: str, fmt: str):
+    """The campaign's evaluation report in `fmt` (`reports.formats.REPORT_FORMATS`), its
+    parameters from the query string (`reports.pipeline.REPORT_OPTIONS`): the bytes of
+    `workbench evaluate --format FMT` and of the web page's download. A report job: 202 with
+    its status until it is ready."""
+    from workbench.reports.formats import REPORT_FORMATS
+    from workbench.web.reports import file_response, report_file, report_request
+
+    if fmt not in REPORT_FORMATS:
+        raise NotFound(f"no {fmt!r} report; formats: {', '.join(REPORT_FORMATS)}")
+    params = report_request().to_params()
+    with get_store().read_session() as session:
+        campaign = campaign_service.get_campaign(session, campaign_ref)
+        campaign_id, name = campaign.id, campaign.name
+    state, data, reason = report_file(campaign_id, fmt, params, fresh=True)
+    if reason is not None:
+        return jsonify(error=reason), 400
+    if data is None:
+        return jsonify(status=state.status, progress=state.progress), 202, {"Retry-After": "1"}
+    if fmt == "json":
+        return Response(data, mimetype="application/json")
+    return file_response(data, name, fmt)
 
 
 @bp.get("/campaigns/<campaign_ref>/export/<kind>")

@@ -4,11 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, abort, jsonify, render_template, request
+from flask import Blueprint, abort, jsonify, redirect, render_template, request, url_for
 from flask_login import current_user
 
 from workbench import highlight
-from workbench.services import adaptive_pools, assessment, assignments, guidelines
+from workbench.services import (
+    adaptive_pools,
+    assessment,
+    assignments,
+    calibration,
+    guidelines,
+    routing,
+)
 from workbench.services.errors import NotFound
 from workbench.services.store_handle import Session
 from workbench.web.admin import back_to, campaign_or_404, change, page_context
@@ -16,6 +23,12 @@ from workbench.web.db import get_store
 from workbench.web.security import admin_required, assessor_required
 
 bp = Blueprint("assess", __name__, url_prefix="/assess")
+JUDGING_PAGES = {
+    "document": "assess/judge.html",
+    "passages": "assess/passages.html",
+    "pairwise": "assess/pairs.html",
+}
+"""The judging page of each judging mode (`workbench.judging_modes.JUDGING_MODES`)."""
 
 
 def own_assignment(session: Session, assignment_id: int) -> Any:
@@ -42,13 +55,16 @@ def topics():
 @assessor_required
 def judge(assignment_id: int):
     adaptive_pools.advance(get_store(), assignment_id, current_user.id)  # adaptive pools
+    routing.top_up(get_store(), assignment_id, current_user.id)  # adaptive routing
     with get_store().read_session() as session:
         try:
             page = assessment.judging_page(session, assignment_id, current_user.id)
         except NotFound:
             abort(404)
+        if calibration.pending(session, page.campaign.id, current_user.id):  # practice first
+            return redirect(url_for("practice.practice", campaign_id=page.campaign.id))
     return render_template(
-        "assess/judge.html",
+        JUDGING_PAGES[page.campaign.judging_mode],
         **page_context(page),
         show_guidelines=bool(page.guidelines_html) and page.first_document,
     )

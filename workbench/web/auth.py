@@ -31,10 +31,18 @@ def _safe_next(target: str | None) -> str:
 
 @bp.route("/login", methods=["GET", "POST"])
 def login():
-    if request.method == "GET":
+    """The login page; a POST logs in. HEAD (which Flask routes here with GET) is a GET: it
+    never runs the login, which would skip the CSRF check and count a failure."""
+    if request.method != "POST":
         if current_user.is_authenticated:
             return redirect(url_for("index"))
-        return render_template("auth/login.html", next=request.args.get("next", ""))
+        with get_store().read_session() as session:
+            first_run = not user_service.has_active_admin(session)
+        return render_template(
+            "auth/login.html",
+            next=request.args.get("next", ""),
+            first_admin=user_service.FIRST_ADMIN_COMMAND if first_run else None,
+        )
     username = request.form.get("username", "").strip()[: limits.USERNAME + 1]
     password = request.form.get("password", "")
     limit = current_app.config["LOGIN_MAX_FAILURES"]

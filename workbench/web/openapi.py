@@ -15,6 +15,7 @@ from typing import Any
 
 from flask import Flask
 
+from workbench import limits
 from workbench.services import exports
 
 API_PREFIX = "/api/v1"
@@ -49,7 +50,23 @@ def _export_parameters() -> list[dict[str, Any]]:
     return [_query(name, "; ".join(helps), type_) for name, (type_, helps) in described.items()]
 
 
+def _report_parameters() -> list[dict[str, Any]]:
+    """The report's parameters (`reports.pipeline.REPORT_OPTIONS`, read when the document is
+    built): lists repeat the parameter or separate values with spaces, flags take 1."""
+    from workbench.reports.pipeline import REPORT_OPTIONS
+
+    types = {"int": "integer", "float": "number"}
+    described = []
+    for option in REPORT_OPTIONS:
+        help_ = option.help + (" (1 for yes)" if option.kind == "flag" else "")
+        if option.choices:
+            help_ += f" One of: {', '.join(option.choices)}."
+        described.append(_query(option.name, help_, types.get(option.kind, "string")))
+    return described
+
+
 _QUERYLOG = [_query("name", "the query log's name")]
+_INCOMPLETE = _query("allow_incomplete", "1: use final or assessor qrels that lack labels")
 _CLICK_OPTIONS = [
     _query("strategy", "click preference strategy (skip-above, skip-next, last-click-skip-above)"),
     _query("min_support", "impressions a preference needs", "integer"),
@@ -72,6 +89,11 @@ class Operation:
     multipart: list[str] | None = None
     file: bool = False
 
+
+_CLIENT_ID_BODY = {
+    "type": "object",
+    "properties": {"client_id": {"type": ["string", "null"], "description": "idempotency key"}},
+}
 
 OPERATIONS: dict[str, Operation] = {
     "api.openapi": Operation(
@@ -121,14 +143,97 @@ OPERATIONS: dict[str, Operation] = {
             "type": "object",
             "required": ["docno"],
             "properties": {
-                "docno": {"type": "string"},
-                "grade": {"type": ["integer", "null"], "description": "null: cannot judge"},
-                "cannot_judge": {"type": ["string", "null"], "description": "the reason"},
+                "docno": {"type": "string", "minLength": 1, "maxLength": limits.DOCNO},
+                "grade": {
+                    "type": ["integer", "null"],
+                    "minimum": -limits.INT32_MAX,
+                    "maximum": limits.INT32_MAX,
+                    "description": "a grade of the campaign's scale; null: cannot judge",
+                },
+                "cannot_judge": {
+                    "type": ["string", "null"],
+                    "maxLength": limits.CANNOT_JUDGE,
+                    "description": "the reason",
+                },
+                "comment": {"type": "string", "maxLength": limits.COMMENT},
+                "time_spent_ms": {"type": "number"},
+                "client_id": {
+                    "type": ["string", "null"],
+                    "maxLength": limits.CLIENT_ID,
+                    "description": "idempotency key",
+                },
+                "evidence": {
+                    "type": "array",
+                    "items": {"type": "array", "items": {"type": "integer"}},
+                    "description": "the passages that make the document relevant: [start, "
+                    "end] character offsets in its text (campaigns that collect evidence)",
+                },
+            },
+        },
+    ),
+    "api.undo_judgement": Operation(
+        "assessor",
+        "Take back the user's last judgement of the assignment, as a new event that restores "
+        "the document's state before it (repeated undos walk further back).",
+        {
+            "201": "{undone: {docno, position, judgement (null: no judgement now)}, created}",
+            "200": "already done under this client_id",
+            "400": "nothing to undo",
+            "429": "too many submits (undos count towards the judging rate)",
+        },
+        body=_CLIENT_ID_BODY,
+    ),
+    "api.documents": Operation(
+        "assessor",
+        "The documents at positions start .. start + count - 1 of the assignment's "
+        "sequence, each with the user's judgement (a screen of passages).",
+        {"200": "{'documents': [{position, total, docno, title, text, missing, judgement}]}"},
+        query=[
+            _query("start", "the first position (default 0)", "integer"),
+            _query("count", "how many (1..50, default 10)", "integer"),
+        ],
+    ),
+    "api.pairs": Operation(
+        "assessor",
+        "The pairs of a pairwise assignment as the user sees them, with their choice.",
+        {"200": "{'pairs': [{position, left, right, choice}]}"},
+    ),
+    "api.pair": Operation(
+        "assessor",
+        "The pair at a position: both documents and the user's current choice.",
+        {"200": "{position, total, left, right, choice}", "404": "no such position"},
+    ),
+    "api.submit_preference": Operation(
+        "assessor",
+        "Record or revise a pairwise preference (append-only log). A retry with the same "
+        "client_id is stored once.",
+        {
+            "201": "{saved, created, preference}",
+            "200": "already stored under this client_id",
+            "429": "too many submits",
+        },
+        body={
+            "type": "object",
+            "required": ["left", "right", "choice"],
+            "properties": {
+                "left": {"type": "string", "description": "the docno shown on the left"},
+                "right": {"type": "string"},
+                "choice": {"enum": ["left", "right", "equal"]},
                 "comment": {"type": "string"},
                 "time_spent_ms": {"type": "number"},
                 "client_id": {"type": ["string", "null"], "description": "idempotency key"},
             },
         },
+    ),
+    "api.undo_preference": Operation(
+        "assessor",
+        "Take back the user's last preference of the assignment (a new event).",
+        {
+            "201": "{undone: {position, left, right, choice}, created}",
+            "400": "nothing to undo",
+            "429": "too many submits (undos count towards the judging rate)",
+        },
+        body=_CLIENT_ID_BODY,
     ),
     "api.campaigns": Operation(
         "admin",
@@ -137,8 +242,26 @@ OPERATIONS: dict[str, Operation] = {
     ),
     "api.campaign_progress": Operation(
         "admin",
-        "Judging progress per topic and per assessor. {campaign_ref} is the campaign's name or id.",
-        {"200": "{campaign, overall, topics, assessors}"},
+        "Judging progress per topic and per assessor over the assignments of the pools in "
+        "scope. {campaign_ref} is the campaign's name or id.",
+        {"200": "{campaign, pools, scope, overall, topics, assessors}"},
+        query=[_query("pools", "pool numbers, e.g. 1,2 (default: the pools with assignments; "
+                      "archived pools never)")],
+    ),
+    "api.report_json": Operation(
+        "admin",
+        "The campaign's evaluation report as JSON, as /report.json (the same parameters).",
+        {"200": "the report", "202": "{status, progress}: being computed, ask again"},
+        query=_report_parameters,
+    ),
+    "api.report": Operation(
+        "admin",
+        "The campaign's evaluation report, every section (or ?sections=), as JSON (/report) "
+        "or a file (/report.FORMAT: text, json, csv, md, latex, zip, trec): the same bytes as "
+        "`workbench evaluate --format FORMAT` and the web page's download. A report job.",
+        {"200": "the report", "202": "{status, progress}: being computed, ask again"},
+        query=_report_parameters,
+        file=True,
     ),
     "api.export": Operation(
         "admin",
@@ -147,6 +270,72 @@ OPERATIONS: dict[str, Operation] = {
         {"200": "the file (attachment)"},
         query=_export_parameters,
         file=True,
+    ),
+    # routing, gold and the assessor dashboard (web.routing_api)
+    "routing_api.policies": Operation(
+        "admin",
+        "The assignment policies (workbench.routing.POLICIES) and their parameters.",
+        {"200": "{'policies': [{name, help, parameters: [{name, type, help, default, ...}]}]}"},
+    ),
+    "routing_api.route_pool": Operation(
+        "admin",
+        "Route a pool by a policy, recorded with the pool; applying it again routes only "
+        "what is missing.",
+        {"201": "{pool, policy, described, assignments, documents, load, short, notes}"},
+        body={
+            "type": "object",
+            "properties": {
+                "policy": {"type": "string", "description": "topics, primary, overlap, adaptive"},
+                "pool": {"type": "integer", "description": "the pool's number (default: latest)"},
+                "parameters": {"type": "object", "description": "the policy's parameters"},
+                "assessors": {"type": "array", "items": {"type": "string"}},
+                "topics": {"type": "array", "items": {"type": "string"}},
+                "order": {"type": "string"},
+                "seed": {"type": "integer"},
+            },
+        },
+    ),
+    "routing_api.remainder_plan": Operation(
+        "admin",
+        "What reassigning an assessor's unjudged remainder would do (nothing changes).",
+        {"200": "{assessor, moves, kept, withdrawn, documents, unplaced, description}"},
+        query=[_query("assessor", "the assessor"), _query("to", "an assessor who may take")],
+    ),
+    "routing_api.reassign_remainder": Operation(
+        "admin",
+        'Reassign an assessor\'s unjudged remainder; refused without "confirm": true.',
+        {"200": "the plan carried out"},
+        body={
+            "type": "object",
+            "required": ["assessor", "confirm"],
+            "properties": {
+                "assessor": {"type": "string"},
+                "to": {"type": "array", "items": {"type": "string"}},
+                "confirm": {"type": "boolean"},
+            },
+        },
+    ),
+    "routing_api.dashboard": Operation(
+        "admin",
+        "The assessor dashboard: pace, grades, agreement, gold accuracy, drift, outliers.",
+        {"200": "the dashboard (JSON), or its tables in another format"},
+        query=[
+            _query("period", "day or session"),
+            _query("weights", "linear or quadratic"),
+            _query("format", "json (default), csv, md, latex or text"),
+        ],
+    ),
+    "routing_api.ask_for_work": Operation(
+        "assessor",
+        "Take places that documents want (adaptive routing: a judge more where judges "
+        "disagree); they join the user's topics.",
+        {"200": "{'added': [{qid, docno}]}"},
+        body={"type": "object", "properties": {"campaign": {"type": "integer"}}},
+    ),
+    "routing_api.my_progress": Operation(
+        "assessor",
+        "The user's progress per campaign, and their gold accuracy where the campaign shows it.",
+        {"200": "{'campaigns': [...]}"},
     ),
     "api.adaptive_status": Operation(
         "admin",
@@ -183,9 +372,23 @@ OPERATIONS: dict[str, Operation] = {
     ),
     "querylogs_api.api_import": Operation(
         "admin",
-        "Import a query log (multipart: file `log`, optional `mapping`).",
-        {"201": "the import summary"},
+        "Import a query log (multipart: file `log`, optional `mapping`; up to the upload "
+        "limit). The log is imported by a background task: 201 when it ended within the "
+        "server's wait, else 202 with a Location to follow.",
+        {
+            "201": "the import summary",
+            "202": "being imported: {status, progress, import}; follow the Location header",
+        },
         multipart=["log", "mapping", "name", "format", "min_users"],
+    ),
+    "querylogs_api.api_import_state": Operation(
+        "admin",
+        "A query-log import started by POST .../querylogs.",
+        {
+            "200": "the import summary",
+            "202": "still being imported: {status, progress, import}",
+            "404": "no such import",
+        },
     ),
     "querylogs_api.api_report": Operation(
         "admin", "A query log's summary.", {"200": "the summary"}, query=_QUERYLOG
@@ -198,6 +401,7 @@ OPERATIONS: dict[str, Operation] = {
             *_QUERYLOG,
             _query("qrels", "final, an assessor or a qrels set"),
             *_CLICK_OPTIONS,
+            _INCOMPLETE,
         ],
     ),
     "querylogs_api.api_evaluation": Operation(
@@ -209,6 +413,7 @@ OPERATIONS: dict[str, Operation] = {
             _query("qrels", "final, an assessor or a qrels set"),
             _query("measure", "the measure under the qrels"),
             *_CLICK_OPTIONS,
+            _INCOMPLETE,
         ],
     ),
     "querylogs_api.api_prefs": Operation(
@@ -225,6 +430,7 @@ _CONVERTER = re.compile(r"<(?:(\w+):)?(\w+)>")
 PATH_PARAMETERS = {
     "campaign_ref": "the campaign's name or its id (a name is looked up first)",
     "pool_id": "the pool's number in the campaign (pool 1, 2, ...)",
+    "job_id": "the import's number (`import` in the 202 answer that started it)",
 }
 
 
@@ -254,6 +460,12 @@ def _operation(endpoint: str, arguments: list[tuple[str, str]]) -> dict[str, Any
     else:
         operation["description"] = f"Role: {spec.role} (an admin may do what an assessor may)."
         operation["responses"].update({"401": _ERROR, "403": _ERROR, "404": _ERROR, "400": _ERROR})
+    if spec.body is not None or spec.multipart is not None:
+        operation["responses"]["413"] = {
+            **_ERROR,
+            "description": "the body is larger than the limit (JSON 64 KB, uploads "
+            "WORKBENCH_MAX_UPLOAD_MB): {'error': message}",
+        }
     if spec.body is not None:
         operation["requestBody"] = {
             "required": True,

@@ -3,30 +3,34 @@ preferences against the assessors, and runs ranked on clicks beside the assessor
 
 Every view is admin-only; forms carry the CSRF token; the anonymisation key is read from the
 app config ``QUERYLOG_KEY`` (bytes) or the instance folder (`querylog.load_or_create_key`),
-never from the store.  The log is parsed and anonymised before the write transaction opens.
-The JSON API (`querylogs_api`) reads uploads and options with the functions here.
+never from the store.  An uploaded log (up to MAX_CONTENT_LENGTH, as other uploads) is saved
+to disk and imported by a task in the report jobs' child process, in short transactions and
+bounded memory. The JSON API (`querylogs_api`) reads uploads and options with the functions
+here.
 """
 
 from __future__ import annotations
 
-import tempfile
+import json
+import shutil
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from flask import current_app, flash, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
-from werkzeug.datastructures import FileStorage
-from werkzeug.utils import secure_filename
 
 from workbench import clicks, querylog
 from workbench.services import campaigns as campaign_service
-from workbench.services import evaluation as evaluation_service
+from workbench.services import evaluation_inputs as evaluation_service
+from workbench.services import jobs
 from workbench.services import querylogs as service
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.jobs import FAILED
-from workbench.services.store_handle import Session
+from workbench.services.store_handle import Session, Store
 from workbench.trec import TrecFormatError
+from workbench.web import report_jobs, uploads
 from workbench.web.db import get_store
 from workbench.web.inputs import form_int
 from workbench.web.report_jobs import page_job, request_page
@@ -37,7 +41,11 @@ BOOTSTRAP_RESAMPLES = 1000  # app config REPORT_BOOTSTRAP_RESAMPLES overrides
 
 
 def anonymisation_key() -> bytes:
+    """The app config's QUERYLOG_KEY (bytes, or hex from $WORKBENCH_QUERYLOG_KEY), else the
+    instance folder's key."""
     key = current_app.config.get("QUERYLOG_KEY")
+    if isinstance(key, str):
+        return bytes.fromhex(key.strip())
     return key if key else querylog.load_or_create_key(current_app.instance_path)
 
 
@@ -68,6 +76,7 @@ def _page_options() -> dict[str, Any]:
         "threshold": request.args.get("threshold", ""),
         "qrels": request.args.get("qrels", "final"),
         "measure": request.args.get("measure", "map"),
+        "allow_incomplete": request.args.get("allow_incomplete") == "1",
     }
 
 
@@ -106,63 +115,101 @@ def index(campaign_id: int) -> ResponseReturnValue:
         )
 
 
-def prepared_upload(upload: FileStorage) -> service.PreparedLog:
-    """The uploaded log (and the optional ``mapping`` file) saved in a temporary folder under
-    their own names, read and anonymised with the form's ``min_users`` and ``format``.  A file
-    that cannot be read is a :class:`ServiceError` naming the uploaded file, not its copy."""
-    mapping_upload = request.files.get("mapping")
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / (secure_filename(upload.filename or "") or "log")
-        upload.save(path)
-        mapping = None
-        if mapping_upload is not None and mapping_upload.filename:
-            mapping = Path(folder) / "mapping" / (secure_filename(mapping_upload.filename)
-                                                  or "mapping.tsv")
-            mapping.parent.mkdir()
-            mapping_upload.save(mapping)
-        try:
-            return service.prepare_query_log(
-                path,
-                key=anonymisation_key(),
-                min_users=_count("min_users", querylog.DEFAULT_MIN_USERS),
-                format=request.form.get("format") or None,
-                mapping=mapping,
-            )
-        except TrecFormatError as error:
-            message = str(error).replace(str(path), path.name)
-            if mapping is not None:
-                message = message.replace(str(mapping), mapping.name)
-            raise ServiceError(message) from None
+IMPORT_TASK = "querylog-import"
+
+
+def queue_import(campaign_id: int) -> tuple[jobs.JobState, str]:
+    """Save the uploaded log (and the optional ``mapping`` file) in a task folder (werkzeug
+    spools uploads to disk: nothing of the log is held in memory) and queue its import as a
+    task (`_import_task`) with the form's ``name``, ``min_users`` and ``format``; the task's
+    state after at most REPORT_JOB_WAIT_SECONDS, and the log's name."""
+    upload = request.files.get("log")
+    if upload is None or not upload.filename:
+        raise ServiceError("upload the query log as the multipart field 'log'")
+    min_users = _count("min_users", querylog.DEFAULT_MIN_USERS)
+    fmt = request.form.get("format") or None
+    if fmt is not None and fmt not in querylog.FORMATS:
+        raise ServiceError(f"format must be one of {', '.join(querylog.FORMATS)}; got {fmt!r}")
+    with get_store().read_session() as session:
+        campaign_service.get_campaign(session, campaign_id)  # a missing campaign is a 404
+    files = [upload]
+    mapping = request.files.get("mapping")
+    if mapping is not None and mapping.filename:
+        files.append(mapping)
+    folder, paths = uploads.saved_for_task(files)
+    name = request.form.get("name", "").strip() or paths[0].name
+    params = {
+        "upload": uuid.uuid4().hex,
+        "kind": "query log",
+        "folder": str(folder),
+        "files": [str(path.relative_to(folder)) for path in paths],
+        "name": name,
+        "min_users": min_users,
+        "format": fmt,
+        "instance": current_app.instance_path,
+        "done": url_for("querylogs.report", campaign_id=campaign_id, name=name),
+    }
+    return report_jobs.request(IMPORT_TASK, campaign_id, params), name
+
+
+def _import_task(
+    store: Store, campaign_id: int, params: dict[str, Any], progress: jobs.Progress
+) -> bytes:
+    """Import a saved log (in the report jobs' child process) in short transactions and in
+    bounded memory (`services.querylogs.import_query_log_in_steps`); its summary as JSON.
+    Errors name the uploaded files, not their copies."""
+    folder = Path(params["folder"])
+    paths = [folder / name for name in params["files"]]
+    source = service.LogSource(
+        paths[0],
+        querylog.load_or_create_key(params["instance"]),
+        params["min_users"],
+        params["format"],
+        paths[1] if len(paths) > 1 else None,
+        params["name"],
+    )
+    try:
+        summary = service.import_query_log_in_steps(store, campaign_id, source, progress=progress)
+    except (ServiceError, TrecFormatError) as error:
+        raise ServiceError(uploads.named(str(error), paths)) from None
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    shown = {
+        "summary": f"Query log {summary.name!r}: {summary.impressions} impressions stored "
+        f"({summary.mapped_impressions} on {summary.topics} topics).",
+        "warnings": list(summary.warnings),
+        "querylog": summary.to_dict(),
+    }
+    return json.dumps([shown]).encode()
+
+
+def _abandoned_import(store: Store, campaign_id: int, params: dict[str, Any]) -> None:
+    """After the importing process died or was stopped: its saved upload and its rows go."""
+    shutil.rmtree(params["folder"], ignore_errors=True)
+    service.clear_dead_query_log_imports(store, campaign_id)
+
+
+jobs.register_task(IMPORT_TASK, _import_task, abandoned=_abandoned_import)
 
 
 @bp.post("/<int:campaign_id>/import")
 def import_log(campaign_id: int) -> ResponseReturnValue:
+    """Queue the import; the log's report once it is stored, the task's page while it runs,
+    the query-log page with the error when it was refused."""
+    back = url_for("querylogs.index", campaign_id=campaign_id)
     upload = request.files.get("log")
     if upload is None or not upload.filename:
         flash("Choose a query log to upload.", "error")
-        return redirect(url_for("querylogs.index", campaign_id=campaign_id), code=303)
+        return redirect(back, code=303)
     try:
-        prepared = prepared_upload(upload)
-        with get_store().session() as session:
-            campaign = campaign_service.get_campaign(session, campaign_id)
-            summary = service.store_query_log(
-                session, campaign, prepared, name=request.form.get("name", "").strip() or None
-            )
+        state, name = queue_import(campaign_id)
     except ServiceError as error:
         if isinstance(error, NotFound):
             raise
         flash(str(error), "error")
-        return redirect(url_for("querylogs.index", campaign_id=campaign_id), code=303)
-    flash(
-        f"Query log {summary.name!r}: {summary.impressions} impressions stored "
-        f"({summary.mapped_impressions} on {summary.topics} topics).",
-        "info",
-    )
-    for warning in summary.warnings:
-        flash(warning, "warning")
-    return redirect(
-        url_for("querylogs.report", campaign_id=campaign_id, name=summary.name), code=303
-    )
+        return redirect(back, code=303)
+    done = url_for("querylogs.report", campaign_id=campaign_id, name=name)
+    return uploads.outcome(campaign_id, state, done) or redirect(back, code=303)
 
 
 @bp.get("/<int:campaign_id>/report")
@@ -184,7 +231,9 @@ def _click_page(
         params["strategy"], params["min_support"], params["threshold"]
     )
     progress("click agreement with a bootstrap interval")
-    compared = service.ClickComparison(params["name"], params["qrels"], chosen)
+    compared = service.ClickComparison(
+        params["name"], params["qrels"], chosen, params.get("allow_incomplete", False)
+    )
     agreement = service.click_agreement(
         session, campaign, compared, n_resamples=params["n_resamples"]
     )
@@ -209,6 +258,7 @@ def click_request(campaign_id: int, measure: str = "map") -> dict[str, Any]:
         "min_support": chosen.min_support,
         "threshold": chosen.deviation_threshold,
         "measure": measure,
+        "allow_incomplete": request.args.get("allow_incomplete") == "1",
         "n_resamples": int(
             current_app.config.get("REPORT_BOOTSTRAP_RESAMPLES", BOOTSTRAP_RESAMPLES)
         ),

@@ -5,18 +5,21 @@ answered as JSON by the app's one error mapping (`web.errors`, `web.security`)."
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from flask import Blueprint, Response, jsonify, request
+from flask import Blueprint, Response, jsonify, request, url_for
 from flask.typing import ResponseReturnValue
 
 from workbench.reports.tables import json_safe
 from workbench.services import campaigns as campaign_service
+from workbench.services import jobs
 from workbench.services import querylogs as service
-from workbench.services.errors import ServiceError
+from workbench.services.errors import NotFound
 from workbench.services.jobs import FAILED
+from workbench.web import report_jobs
 from workbench.web.db import get_store
-from workbench.web.querylogs import click_request, preference_options, prepared_upload
+from workbench.web.querylogs import IMPORT_TASK, click_request, preference_options, queue_import
 from workbench.web.report_jobs import request_page
 from workbench.web.security import admin_required
 
@@ -40,17 +43,40 @@ def api_logs(campaign_ref: str) -> ResponseReturnValue:
 @admin_required
 def api_import(campaign_ref: str) -> ResponseReturnValue:
     """Multipart upload: ``log`` (and optionally ``mapping``), form fields name, min_users,
-    format; the anonymisation report as JSON (201)."""
-    upload = request.files.get("log")
-    if upload is None or not upload.filename:
-        raise ServiceError("upload the query log as the multipart field 'log'")
-    prepared = prepared_upload(upload)
-    with get_store().session() as session:
-        campaign = campaign_service.get_campaign(session, campaign_ref)
-        summary = service.store_query_log(
-            session, campaign, prepared, name=request.form.get("name", "").strip() or None
+    format. The log is imported by a task: 201 with the anonymisation report when it ended
+    within REPORT_JOB_WAIT_SECONDS, else 202 with a Location to follow
+    (`api_import_state`)."""
+    with get_store().read_session() as session:
+        campaign_id = campaign_service.get_campaign(session, campaign_ref).id
+    state, _name = queue_import(campaign_id)
+    return _import_answer(campaign_id, state, created=True)
+
+
+@api.get("/<campaign_ref>/querylogs/imports/<int:job_id>")
+@admin_required
+def api_import_state(campaign_ref: str, job_id: int) -> ResponseReturnValue:
+    """A query-log import: 202 while it runs, 200 with the log's anonymisation report when
+    stored, 400 with the error when refused."""
+    with get_store().read_session() as session:
+        campaign_id = campaign_service.get_campaign(session, campaign_ref).id
+    found = jobs.task_state(get_store(), campaign_id, job_id)
+    if found is None or found[0] != IMPORT_TASK:
+        raise NotFound(f"no query-log import {job_id} in this campaign")
+    state = report_jobs.request(IMPORT_TASK, campaign_id, found[1], wait=0)
+    return _import_answer(campaign_id, state, created=False)
+
+
+def _import_answer(campaign_id: int, state: jobs.JobState, *, created: bool) -> ResponseReturnValue:
+    if state.pending:
+        where = url_for(
+            "querylogs_api.api_import_state", campaign_ref=str(campaign_id), job_id=state.id
         )
-    return _json(summary.to_dict()), 201
+        body = {"status": state.status, "progress": state.progress, "import": state.id}
+        return jsonify(body), 202, {"Location": where, "Retry-After": "1"}
+    if state.status == jobs.FAILED:
+        return jsonify(error=state.error), 400
+    (shown,) = json.loads(state.result or b"[{}]")
+    return _json(shown["querylog"]), 201 if created else 200
 
 
 @api.get("/<campaign_ref>/querylogs/report")
@@ -83,7 +109,10 @@ def api_evaluation(campaign_ref: str) -> ResponseReturnValue:
     with get_store().read_session() as session:
         campaign = campaign_service.get_campaign(session, campaign_ref)
         compared = service.ClickComparison(
-            request.args.get("name", ""), request.args.get("qrels", "final"), preference_options()
+            request.args.get("name", ""),
+            request.args.get("qrels", "final"),
+            preference_options(),
+            request.args.get("allow_incomplete") == "1",
         )
         result = service.click_evaluation(
             session, campaign, compared, measure=request.args.get("measure", "map")

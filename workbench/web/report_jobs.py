@@ -9,6 +9,7 @@ shows its progress; default 1), REPORT_JOB_TIMEOUT_SECONDS (default 900).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import os
@@ -18,11 +19,13 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from flask import Flask, current_app
+from flask import Flask, current_app, flash
 
+from workbench import querylog
 from workbench.services import jobs
 from workbench.services.store_handle import ENV_VAR, SQLITE_SYNCHRONOUS_ENV, Session, open_store
 from workbench.web.db import get_store
+from workbench.web.security import wants_json
 from workbench.web.settings import EXTENSION as SETTINGS
 
 EXTENSION = "workbench_report_jobs"
@@ -82,6 +85,10 @@ def init_app(app: Flask) -> None:
     synchronous = app.extensions[SETTINGS].sqlite_synchronous
     if synchronous:
         env[SQLITE_SYNCHRONOUS_ENV] = synchronous
+    querylog_key = app.config.get("QUERYLOG_KEY")  # for the query-log import task
+    if querylog_key:
+        hex_key = querylog_key.hex() if isinstance(querylog_key, bytes) else str(querylog_key)
+        env[querylog.KEY_ENV] = hex_key.strip()
     timeout = float(app.config.get("REPORT_JOB_TIMEOUT_SECONDS", jobs.TIMEOUT_S))
     command = [sys.executable, "-m", "workbench.web.report_jobs"]
     app.extensions[EXTENSION] = (jobs.Worker(store, command, env, timeout=timeout), key)
@@ -98,15 +105,39 @@ def request(
     return jobs.request_job(get_store(), campaign_id, kind, params, worker=worker, wait=wait)
 
 
+RESEALED = (
+    "The stored result of this report does not carry this server's seal (was the secret key "
+    "changed?): it is computed again."
+)
+
+
 def request_page(
     kind: str, campaign_id: int, params: Mapping[str, Any]
 ) -> tuple[jobs.JobState, dict[str, Any] | None]:
     """The job's state and, when it has a result (fresh or not: see state.fresh), the page
-    context; queues the job when needed and waits at most REPORT_JOB_WAIT_SECONDS."""
+    context; queues the job when needed and waits at most REPORT_JOB_WAIT_SECONDS.
+
+    A stored result whose seal does not match (written under another secret key) is never
+    unpickled: it is discarded and computed again, and the page says so (a flashed warning,
+    and the job's progress while it runs)."""
     state = request(kind, campaign_id, params)
     if state.result is None:
         return state, None
-    return state, unseal(state.result, current_app.extensions[EXTENSION][1])
+    key = current_app.extensions[EXTENSION][1]
+    try:
+        return state, unseal(state.result, key)
+    except ValueError:
+        current_app.logger.warning(
+            "report job %s (%s, campaign %s): the stored result's seal does not match; "
+            "recomputing it", state.id, kind, campaign_id
+        )
+    jobs.discard_result(get_store(), state.id)
+    if not wants_json():
+        flash(RESEALED, "warning")
+    state = request(kind, campaign_id, params)
+    if state.result is None:
+        return dataclasses.replace(state, progress=f"{RESEALED} {state.progress}"), None
+    return state, unseal(state.result, key)
 
 
 if __name__ == "__main__":

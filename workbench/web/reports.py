@@ -1,8 +1,12 @@
-"""Organisers' report pages: agreement, evaluation (with downloads) and the adjudication queue.
+"""Organisers' report pages: agreement and evaluation (with downloads); the adjudication
+queue's views are `web.adjudication`'s, on this blueprint.
+
+The evaluation page and its downloads are the report of `reports.pipeline` (a report job),
+rendered section by section; a download is `reports.formats`' bytes, as the CLI and the API
+give them.
 
 Every view is admin-only. Plots are SVG drawn by `workbench.reports.plots`, embedded as
 data: images (the content security policy allows them, and an image cannot run script).
-In the adjudication queue the judges appear only as "Judge 1", "Judge 2", ...
 
 The statistics (scipy) and plotting (matplotlib) modules are imported by the views that use
 them, so that the app, and a server restarted after a crash, starts quickly.
@@ -10,7 +14,6 @@ them, so that the app, and a server restarted after a crash, starts quickly.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from flask import (
@@ -22,15 +25,13 @@ from flask import (
     request,
     url_for,
 )
-from flask_login import current_user
 
 from workbench.reports import plots
-from workbench.reports.tables import FORMATS, render, render_all, to_json
+from workbench.reports.tables import FORMATS, render_all, to_json
 from workbench.services import campaigns as campaign_service
-from workbench.services import users as user_service
 from workbench.services.current_judgements import withdrawn_note
 from workbench.services.errors import NotFound, ServiceError
-from workbench.services.jobs import JobState
+from workbench.services.jobs import FAILED, JobState
 from workbench.services.store_handle import Session
 from workbench.web.db import get_store
 from workbench.web.downloads import content_disposition
@@ -40,6 +41,7 @@ from workbench.web.report_jobs import page_job, request_page
 from workbench.web.security import admin_blueprint
 
 bp = admin_blueprint("reports", __name__, "/reports")
+bp.add_app_template_filter(svg_image, "svg_image")
 BOOTSTRAP_RESAMPLES = 1000  # app config REPORT_BOOTSTRAP_RESAMPLES overrides
 MAX_BOOTSTRAP_RESAMPLES = 10_000
 
@@ -190,9 +192,8 @@ def _progress(state: JobState, campaign_id: int, campaign_name: str, title: str)
 
 
 def _attachment(text: str, fmt: str, stem: str) -> Response:
-    from workbench.reports.evaluation import EVALUATION_FORMATS
-
-    download = EVALUATION_FORMATS[fmt]
+    """An agreement download (a table format of `reports.tables.FORMATS`)."""
+    download = FORMATS[fmt]
     return Response(
         text,
         mimetype=download.mimetype,
@@ -203,218 +204,151 @@ def _attachment(text: str, fmt: str, stem: str) -> Response:
 # ----------------------------------------------------------------------------- evaluation
 
 
-def _evaluation_request() -> dict[str, Any]:
-    """The evaluation's parameters from the query string, checked (`EvaluationRequest`: an
-    unknown test, correction or topic set is a 400 with the reason, as the CLI refuses it),
-    as the report job's JSON parameters."""
-    from workbench.services.evaluation_report import EvaluationRequest
-    from workbench.web.extended_report import notes_options
+def report_request() -> Any:
+    """The report's request from the query string (`reports.pipeline.parse`: the parser of
+    the CLI and the API); a malformed parameter is a ServiceError (400)."""
+    from workbench.reports.pipeline import parse
 
-    measures = [m for m in request.args.getlist("measure") if m.strip()]
-    measures += [m for m in request.args.get("measures", "").replace(",", " ").split() if m]
-    alpha = request.args.get("alpha", "").strip()
-    try:
-        chosen_alpha = float(alpha) if alpha else 0.05
-    except ValueError:
-        raise ServiceError(f"alpha must be a number between 0 and 1; got {alpha[:40]!r}") from None
-    return EvaluationRequest(
-        qrels=request.args.get("qrels", "final"),
-        measures=tuple(measures),
-        test=request.args.get("test", "t"),
-        correction=request.args.get("correction", "holm"),
-        alpha=chosen_alpha,
-        relevance_level=form_int(request.args.get("level"), "relevance level", minimum=0),
-        topic_set=request.args.get("topic_set", "all"),
-        allow_incomplete=request.args.get("allow_incomplete") == "1",
-        tukey=True,
-        curves=True,
-        stability=True,
-        reusability=("run", "group"),
-        notes=notes_options(),
-    ).to_dict()
+    return parse({name: request.args.getlist(name) for name in request.args})
 
 
 def _evaluation_page(
-    session: Session, campaign: Any, choice: dict[str, Any], progress: Any
+    session: Session, campaign: Any, params: dict[str, Any], progress: Any
 ) -> dict[str, Any]:
-    """The evaluation page's context (a report job: tests, stability and reusability take a
-    while). A report the campaign cannot have sets "error"."""
-    from workbench.reports import evaluation as report
-    from workbench.services import evaluation as service
-    from workbench.services.evaluation_report import EvaluationRequest, evaluation_report
-    from workbench.web.extended_report import notes_page
+    """The evaluation page's context (a report job): the `Report`, or the reason no report
+    can be made for this request ("error")."""
+    from workbench.reports.pipeline import build_report
+    from workbench.services.evaluation_inputs import qrels_choices
+    from workbench.services.evaluation_report import ReportRequest
 
-    page: dict[str, Any] = {"choice": choice, "error": None}
-    page["campaign"] = {"id": campaign.id, "name": campaign.name}
-    page["qrels_choices"] = service.qrels_choices(session, campaign)
+    page: dict[str, Any] = {"report": None, "error": None}
+    page["qrels_choices"] = qrels_choices(session, campaign)
+    page["pool_choices"] = _pool_choices(session, campaign)
     try:
-        result = evaluation_report(session, campaign, EvaluationRequest.from_dict(choice), progress)
+        request_ = ReportRequest.from_params(params)
+        page["report"] = build_report(session, campaign, request_, progress)
     except ServiceError as error:
         page["error"] = str(error)
-        return page
-    table, comparisons, first = result.table, result.comparisons, result.measure
-    progress("tables and plots")
-    # without the loaded runs (each ranked list of every run: 120 MB for a run of 5 million
-    # lines), which no page or download reads: the result is stored and read at every view
-    page["report"] = dataclasses.replace(result, runs=[])
-    page["warning"] = result.warning
-    page["runs"] = report.runs_table(table, comparisons)
-    page["notes"] = result.notes()
-    page["comparisons"] = report.comparisons_table(comparisons)
-    page["tukey"] = report.tukey_table(result.tukey, first) if result.tukey is not None else None
-    page["per_topic"] = report.per_topic_table(table, first)
-    page["bars"] = svg_image(
-        plots.per_topic_bars(
-            {r.tag: {q: v[first] for q, v in r.per_topic.items()} for r in table.runs},
-            table.topics(),
-            measure=first,
-        )
-    )
-    page["curves"] = svg_image(plots.precision_recall_curves(result.curves or {}))
-    page["stability"] = (
-        report.stability_table(result.stability) if result.stability is not None else None
-    )
-    page["reusability"] = [report.reusability_table(r) for r in result.reusability.values()]
-    page["unavailable"] = result.unavailable
-    if result.notes_sections is not None:
-        page["course_notes"] = notes_page(result.notes_sections, choice["notes"])
     return page
 
 
+def _trec_page(
+    session: Session, campaign: Any, params: dict[str, Any], progress: Any
+) -> dict[str, Any]:
+    """The trec download's text (a report job of its own: no report is built for it)."""
+    from workbench.services.evaluation_report import ReportRequest, trec_output
+
+    progress("evaluating the runs")
+    try:
+        output = trec_output(session, campaign, ReportRequest.from_params(params))
+    except ServiceError as error:
+        return {"error": str(error)}
+    return {"error": None, "data": output.text.encode()}
+
+
 page_job("evaluation", _evaluation_page)
+page_job("evaluation-trec", _trec_page)
+
+
+def _pool_choices(session: Session, campaign: Any) -> list[str]:
+    """'1 (depth)', ... for the pools that may be in scope (archived ones never are)."""
+    from workbench.services import pools
+
+    return [f"{p.number} ({p.strategy})" for p in pools.list_pools(session, campaign)]
+
+
+def report_file(
+    campaign_id: int, fmt: str, params: dict[str, Any], *, fresh: bool
+) -> tuple[JobState, bytes | None, str | None]:
+    """(the job's state, the report's bytes in `fmt` when ready, the reason there are none):
+    the web's downloads and the API's report.FMT. `fresh`: only a result from the campaign's
+    current data (the API); otherwise as `_fresh_page` (the page's download links)."""
+    from workbench.reports.formats import render_report
+
+    kind = "evaluation-trec" if fmt == "trec" else "evaluation"
+    if fresh:
+        state, page = request_page(kind, campaign_id, params)
+        page = page if state.fresh else None
+    else:
+        state, page = _fresh_page(kind, campaign_id, params)
+    if page is None:
+        return state, None, state.error if state.status == FAILED else None
+    if page["error"]:
+        return state, None, page["error"]
+    data = page["data"] if fmt == "trec" else render_report(page["report"], fmt)
+    return state, data, None
+
+
+def file_response(data: bytes, campaign_name: str, fmt: str) -> Response:
+    """The report's bytes as a download named CAMPAIGN-evaluation.EXTENSION."""
+    from workbench.reports.formats import REPORT_FORMATS, file_name
+
+    return Response(
+        data,
+        mimetype=REPORT_FORMATS[fmt].mimetype,
+        headers={"Content-Disposition": content_disposition(file_name(campaign_name, fmt))},
+    )
+
+
+def _form_values(params: dict[str, Any]) -> dict[str, list[str]]:
+    """The request's parameters as the form's texts (what a query string carries)."""
+    values: dict[str, list[str]] = {}
+    for name, value in [*params.items(), *params.get("options", [])]:
+        if name == "options" or value is None or value is False or value in ((), []):
+            continue
+        if value is True:
+            values[name] = ["1"]
+        elif isinstance(value, list | tuple):
+            values[name] = [str(v) for v in value]
+        else:
+            values[name] = [str(value)]
+    return values
 
 
 @bp.get("/<int:campaign_id>/evaluation")
 def evaluation(campaign_id: int):
-    from workbench.stats import CORRECTIONS, PAIRED_TESTS
+    from workbench.reports.formats import REPORT_FORMATS
+    from workbench.reports.pipeline import REPORT_OPTIONS
 
     name = _campaign_name(campaign_id)
-    state, page = request_page("evaluation", campaign_id, _evaluation_request())
+    context = {
+        "campaign": {"id": campaign_id, "name": name},
+        "options": REPORT_OPTIONS,
+        "formats": list(REPORT_FORMATS),
+    }
+    try:
+        params = report_request().to_params()
+    except ServiceError as error:  # the form stays, with what was typed and why it is refused
+        given = {k: request.args.getlist(k) for k in request.args}
+        html = render_template(
+            "reports/evaluation.html", job=None, choice=given, report=None, error=str(error),
+            qrels_choices=[], pool_choices=[], **context,
+        )  # fmt: skip
+        return html, 400
+    state, page = request_page("evaluation", campaign_id, params)
     if page is None:
         return _progress(state, campaign_id, name, "Evaluation")
-    tests = {key: test.label for key, test in PAIRED_TESTS.items()}
-    from workbench.reports.evaluation import EVALUATION_FORMATS
-
     return render_template(
-        "reports/evaluation.html",
-        tests=tests,
-        corrections=CORRECTIONS,
-        formats=list(EVALUATION_FORMATS),
-        job=state,
-        **page,
+        "reports/evaluation.html", job=state, choice=_form_values(params), **context, **page
     )
 
 
 @bp.get("/<int:campaign_id>/evaluation.<fmt>")
 def evaluation_download(campaign_id: int, fmt: str):
-    from workbench.reports import evaluation as report
+    """The report in `fmt` (`reports.formats.REPORT_FORMATS`): the bytes of `workbench
+    evaluate --format FMT` and of the API's report.FMT for the same parameters."""
+    from workbench.reports.formats import REPORT_FORMATS
 
-    if fmt not in report.EVALUATION_FORMATS:
-        raise NotFound(f"no {fmt!r} download; formats: {', '.join(report.EVALUATION_FORMATS)}")
+    if fmt not in REPORT_FORMATS:
+        raise NotFound(f"no {fmt!r} download; formats: {', '.join(REPORT_FORMATS)}")
     name = _campaign_name(campaign_id)
-    state, page = _fresh_page("evaluation", campaign_id, _evaluation_request())
-    if page is None:
+    params = report_request().to_params()
+    state, data, reason = report_file(campaign_id, fmt, params, fresh=False)
+    if reason is not None:
+        flash(reason, "error")
+        query: dict[str, Any] = request.args.to_dict(flat=False)
+        query.pop("generation", None)
+        return redirect(url_for("reports.evaluation", campaign_id=campaign_id, **query))
+    if data is None:
         return _progress(state, campaign_id, name, "Evaluation download")
-    if page["error"]:
-        flash(page["error"], "error")
-        return redirect(url_for("reports.evaluation", campaign_id=campaign_id))
-    result = page["report"]
-    if fmt == "trec":
-        text = report.trec_eval_text(result.table)
-    elif fmt == "json":
-        text = to_json(result.to_dict())
-    else:
-        text = render(report.runs_table(result.table, result.comparisons), fmt)
-    return _attachment(text, fmt, f"{name}-evaluation")
-
-
-# --------------------------------------------------------------------------- adjudication
-
-
-def _queue_request() -> dict[str, Any]:
-    """The merge rule chosen on the adjudication page (an unknown one is refused where used)."""
-    source = request.form if request.method == "POST" else request.args
-    return {
-        "rule": source.get("rule", "majority"),
-        "tie": source.get("tie", "adjudicate"),
-        "primary": source.get("primary") or None,
-    }
-
-
-@bp.get("/<int:campaign_id>/adjudication")
-def adjudication(campaign_id: int):
-    from workbench.agreement import MERGE_RULES, TIE_RULES
-    from workbench.services.adjudication import MergeSpec, adjudication_page
-
-    choice = _queue_request()
-    with get_store().read_session() as session:
-        page = adjudication_page(session, _campaign(session, campaign_id), MergeSpec(**choice))
-    return render_template(
-        "reports/adjudication.html",
-        campaign={"id": campaign_id, "name": page.campaign.name},
-        choice=choice,
-        rules=MERGE_RULES,
-        ties=TIE_RULES,
-        scale=[(g.value, g.label, g.key) for g in page.campaign.grades],
-        items=page.entries,
-        error=page.error,
-        withdrawn=page.withdrawn,
-    )
-
-
-def _back(campaign_id: int, choice: dict[str, Any]):
-    query = {k: v for k, v in choice.items() if v is not None}
-    return redirect(url_for("reports.adjudication", campaign_id=campaign_id, **query), 303)
-
-
-@bp.post("/<int:campaign_id>/adjudication")
-def decide(campaign_id: int):
-    """Record the adjudicator's final grade of one document, with the reason."""
-    from workbench.services.adjudication import record_decision
-
-    choice = _queue_request()
-    try:
-        with get_store().session() as session:
-            campaign = _campaign(session, campaign_id)
-            adjudicator = user_service.user_by_id(session, current_user.id)
-            try:
-                grade = int(request.form.get("grade", ""))
-            except ValueError:
-                raise ServiceError("choose a final grade") from None
-            record_decision(
-                session,
-                campaign,
-                qid=request.form.get("qid", ""),
-                docno=request.form.get("docno", ""),
-                grade=grade,
-                reason=request.form.get("reason", ""),
-                adjudicator=adjudicator,
-            )
-        flash(f"Final grade {grade} recorded for {request.form.get('docno')}.", "info")
-    except ServiceError as error:
-        flash(str(error), "error")
-    return _back(campaign_id, choice)
-
-
-@bp.post("/<int:campaign_id>/adjudication/apply")
-def apply(campaign_id: int):
-    """Apply the chosen merge rule to every judged document, or to the topics of a batch with
-    one reason (adjudicated labels are kept)."""
-    from workbench.services.adjudication import MergeSpec, apply_rule
-    from workbench.services.importing import topic_list
-
-    choice = _queue_request()
-    batch = request.form.get("topics", "").strip()
-    try:
-        with get_store().session() as session:
-            summary = apply_rule(
-                session,
-                _campaign(session, campaign_id),
-                MergeSpec(**choice),
-                topics=topic_list(batch) if batch else None,
-                reason=request.form.get("reason", ""),
-            )
-        flash(summary.message(), "info")
-    except ServiceError as error:
-        flash(str(error), "error")
-    return _back(campaign_id, choice)
+    return file_response(data, name, fmt)

@@ -11,16 +11,18 @@ SESSION_HOURS after the login. An API token is looked up at each request: a toke
 or a user deactivated is refused at once by every worker.
 Failed logins are counted in the store (shared by every worker) per account and address and
 per address, with a doubling wait (`services.login_throttle`).
+
+Every request's body is read to its end before its answer starts (`BodyDrain`), so that an
+answer given before the view reads the body (a 429, 401, 403 or 404) leaves the kept-alive
+connection usable; a body too large to discard is answered with `Connection: close`.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-import threading
 import time
-from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import wraps
@@ -49,9 +51,11 @@ from werkzeug.exceptions import (
 )
 from werkzeug.middleware.proxy_fix import ProxyFix
 
+from workbench import limits
 from workbench.services import users as user_service
 from workbench.services.errors import NotFound
 from workbench.services.login_throttle import LoginThrottle
+from workbench.services.rate_limits import RateLimiter
 from workbench.web.db import EXTENSION as STORE
 from workbench.web.db import get_store
 from workbench.web.inputs import BoundedIntConverter
@@ -189,37 +193,23 @@ def admin_blueprint(name: str, import_name: str, url_prefix: str) -> Blueprint:
     return bp
 
 
-class RateLimiter:
-    """Token buckets per (action, user) in this process: `burst` requests at once, refilled
-    at `rate` per second; at most `size` buckets (the least recently used go first)."""
-
-    def __init__(self, size: int = 10_000) -> None:
-        self.size = size
-        self._buckets: OrderedDict[tuple[str, int], tuple[float, float]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def take(self, action: str, user_id: int, rate: float, burst: float) -> float:
-        """0 if the request may go ahead, else the seconds until it may."""
-        now = time.monotonic()
-        with self._lock:
-            tokens, then = self._buckets.pop((action, user_id), (burst, now))
-            tokens = min(burst, tokens + (now - then) * rate)
-            wait = 0.0 if tokens >= 1 else (1 - tokens) / rate
-            self._buckets[action, user_id] = (tokens - 1 if not wait else tokens, now)
-            while len(self._buckets) > self.size:
-                self._buckets.popitem(last=False)
-        return wait
-
-
-def rate_limited(action: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def rate_limited(
+    action: str, *, unless: Callable[[user_service.Role], bool] = lambda _role: False
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Limit a view per logged-in user to config RATE_<ACTION>: (per second, burst); a 429
-    with Retry-After beyond it. A rate of 0 turns the limit off."""
+    with Retry-After beyond it. A rate of 0 turns the limit off; so does `unless` for the
+    user's role (a script's account is not held to the judging rate)."""
 
     def decorator(view: Callable[..., Any]) -> Callable[..., Any]:
         @wraps(view)
         def wrapped(*args: Any, **kwargs: Any) -> Any:
             rate, burst = current_app.config[f"RATE_{action.upper()}"]
-            if rate and current_user.is_authenticated and request.method in UNSAFE_METHODS:
+            if (
+                rate
+                and current_user.is_authenticated
+                and request.method in UNSAFE_METHODS
+                and not _role_exempt(unless)
+            ):
                 limiter: RateLimiter = current_app.extensions["workbench_rate_limiter"]
                 wait = limiter.take(action, current_user.id, rate, burst)
                 if wait:
@@ -233,6 +223,11 @@ def rate_limited(action: str) -> Callable[[Callable[..., Any]], Callable[..., An
     return decorator
 
 
+def _role_exempt(unless: Callable[[user_service.Role], bool]) -> bool:
+    role = user_service.ROLES.get(current_user.role)
+    return role is not None and unless(role)
+
+
 def _body_limit() -> None:
     """MAX_CONTENT_LENGTH per route: uploads get MAX_CONTENT_LENGTH, the JSON API
     API_MAX_BYTES and every other form FORM_MAX_BYTES (never more than MAX_CONTENT_LENGTH)."""
@@ -244,7 +239,89 @@ def _body_limit() -> None:
     request.max_content_length = min(own, largest) if largest else own
 
 
-UPLOAD_ENDPOINTS = {"admin.upload"}
+UPLOAD_ENDPOINTS = {"admin.upload", "querylogs.import_log", "querylogs_api.api_import"}
+
+DRAIN_BYTES = limits.FORM_BODY_BYTES
+"""The most of a body left unread by the app that is read and discarded before the answer;
+beyond it the connection is closed after the answer."""
+DRAIN_CHUNK = 64 * 1024
+
+
+class _CountedInput:
+    """The request body stream (`wsgi.input`), counting what the app reads of it."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.read_bytes = 0
+        self.ended = False
+
+    def _counted(self, data: bytes, asked: int | None) -> bytes:
+        self.read_bytes += len(data)
+        if not data and asked != 0:
+            self.ended = True
+        return data
+
+    def read(self, size: int | None = -1) -> bytes:
+        return self._counted(self.stream.read(size), size)
+
+    def readline(self, size: int | None = -1) -> bytes:
+        return self._counted(self.stream.readline(size), size)
+
+    def readlines(self, hint: int = -1) -> list[bytes]:
+        lines: list[bytes] = self.stream.readlines(hint)
+        self._counted(b"".join(lines), hint)
+        return lines
+
+    def __iter__(self) -> Any:
+        return iter(self.readline, b"")
+
+
+class BodyDrain:
+    """WSGI middleware: when the app answers, the rest of the request body is read and
+    discarded, so that the server may keep the connection for the client's next request.
+
+    A server that answers before the body has arrived (a view refusing the request before it
+    reads it: a rate limit's 429, a 401, a 403) cannot reuse the connection: the body's bytes
+    are still on their way. granian (hyper) then closed the connection after the answer
+    without saying so (its head was already sent as kept-alive), and the client's next
+    request on that connection was lost ("Remote end closed connection without response").
+    At most `limit` unread bytes are discarded; a larger declared body (a refused upload,
+    a 413) gets `Connection: close` instead, so that the client opens a new connection."""
+
+    def __init__(self, app: Callable[..., Iterable[bytes]], limit: int = DRAIN_BYTES) -> None:
+        self.app = app
+        self.limit = limit
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        length = environ.get("CONTENT_LENGTH") or ""
+        declared = int(length) if length.isdecimal() else None
+        chunked = "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower()
+        if not chunked and not declared:
+            return self.app(environ, start_response)
+        body = _CountedInput(environ["wsgi.input"])
+        environ["wsgi.input"] = body
+
+        def start(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+            if not self._drained(body, declared):
+                headers = [(k, v) for k, v in headers if k.lower() != "connection"]
+                headers.append(("Connection", "close"))
+            return start_response(status, headers, exc_info)
+
+        return self.app(environ, start)
+
+    def _drained(self, body: _CountedInput, declared: int | None) -> bool:
+        """Read the rest of the body (at most `limit` bytes); whether it ended."""
+        if declared is not None:
+            left = declared - body.read_bytes
+            if left > self.limit:
+                return False
+            while left > 0 and not body.ended:
+                left -= len(body.read(min(left, DRAIN_CHUNK)))
+            return True
+        budget = self.limit
+        while not body.ended and budget >= 0:
+            budget -= len(body.read(DRAIN_CHUNK))
+        return body.ended
 
 
 def _csrf_protect() -> None:
@@ -319,13 +396,15 @@ def _headers(response):
 
 def init_app(app: Flask) -> None:
     """Login, CSRF, limits, error pages and headers; TRUSTED_PROXIES > 0 takes the client
-    address (and scheme) from that many proxies' X-Forwarded-For (werkzeug's ProxyFix)."""
+    address (and scheme) from that many proxies' X-Forwarded-For (werkzeug's ProxyFix);
+    request bodies left unread are drained before the answer (`BodyDrain`)."""
     proxies = int(app.config.get("TRUSTED_PROXIES") or 0)
     if proxies > 0:
         # Flask documents wrapping app.wsgi_app; its stubs type it as a method
         app.wsgi_app = ProxyFix(  # type: ignore[method-assign]
             app.wsgi_app, x_for=proxies, x_proto=proxies
         )
+    app.wsgi_app = BodyDrain(app.wsgi_app)  # type: ignore[method-assign]
     app.permanent_session_lifetime = timedelta(hours=float(app.config["SESSION_HOURS"]))
     app.url_map.converters["int"] = BoundedIntConverter
     app.before_request(_body_limit)
@@ -342,7 +421,7 @@ def init_app(app: Flask) -> None:
         float(app.config["LOGIN_LOCKOUT_SECONDS"]),
         float(app.config["LOGIN_MAX_WAIT_SECONDS"]),
     )
-    app.extensions["workbench_rate_limiter"] = RateLimiter()
+    app.extensions["workbench_rate_limiter"] = RateLimiter(app.extensions[STORE])
     app.after_request(_headers)
 
 

@@ -117,21 +117,27 @@ def named(message: str, paths: list[Path]) -> str:
 # ------------------------------------------------------------------------- import tasks
 
 
+def saved_for_task(files: list[FileStorage]) -> tuple[Path, list[Path]]:
+    """A new task folder holding the uploads (`save_uploads`), for a task to import and then
+    remove; (folder, the saved paths)."""
+    root = uploads_root()
+    root.mkdir(mode=0o700, exist_ok=True)
+    remove_orphans(root)
+    folder = Path(tempfile.mkdtemp(prefix=TASK_PREFIX, dir=root))
+    try:
+        return folder, save_uploads(files, folder)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+
+
 def import_in_background(
     campaign_id: int, kind: str, files: list[FileStorage], options: dict[str, Any]
 ) -> ResponseReturnValue | None:
     """Save the uploads and import them in a task: a redirect to the campaign with the
     import's summary, or to the task's page while it runs; None (with the error flashed)
     when the import was refused, for the caller to show the campaign page with a 400."""
-    root = uploads_root()
-    root.mkdir(mode=0o700, exist_ok=True)
-    remove_orphans(root)
-    folder = Path(tempfile.mkdtemp(prefix=TASK_PREFIX, dir=root))
-    try:
-        paths = save_uploads(files, folder)
-    except BaseException:
-        shutil.rmtree(folder, ignore_errors=True)
-        raise
+    folder, paths = saved_for_task(files)
     params = {
         "upload": uuid.uuid4().hex,
         "kind": kind,
@@ -140,12 +146,22 @@ def import_in_background(
         "options": options,
     }
     state = report_jobs.request(TASK_KIND, campaign_id, params)
-    return _outcome(campaign_id, state)
+    return outcome(campaign_id, state)
 
 
-def _outcome(campaign_id: int, state: jobs.JobState) -> ResponseReturnValue | None:
+def task_page(campaign_id: int, state: jobs.JobState) -> ResponseReturnValue:
+    """A redirect to the page that follows a pending task until it has ended."""
+    return redirect(url_for("uploads.task", campaign_id=campaign_id, job_id=state.id), 303)
+
+
+def outcome(
+    campaign_id: int, state: jobs.JobState, done: str | None = None
+) -> ResponseReturnValue | None:
+    """What a task's request shows: its page while it runs; once done, its summary flashed
+    and a redirect to `done` (default: the campaign); None, with the error flashed, when it
+    was refused."""
     if state.pending:
-        return redirect(url_for("uploads.task", campaign_id=campaign_id, job_id=state.id), 303)
+        return task_page(campaign_id, state)
     if state.status == jobs.FAILED:
         flash(state.error, "error")
         jobs.forget(get_store(), state.id)
@@ -155,7 +171,7 @@ def _outcome(campaign_id: int, state: jobs.JobState) -> ResponseReturnValue | No
         for warning in report["warnings"]:
             flash(warning, "warning")
     jobs.forget(get_store(), state.id)
-    return redirect(url_for("admin.campaign", campaign_id=campaign_id), 303)
+    return redirect(done or url_for("admin.campaign", campaign_id=campaign_id), 303)
 
 
 @bp.get("/<int:campaign_id>/imports/<int:job_id>")
@@ -166,7 +182,7 @@ def task(campaign_id: int, job_id: int) -> ResponseReturnValue:
         abort(404)
     state = report_jobs.request(found[0], campaign_id, found[1], wait=0)
     if not state.pending:  # its outcome (or refusal) flashed on the campaign page
-        shown = _outcome(campaign_id, state)
+        shown = outcome(campaign_id, state, found[1].get("done"))
         return shown or redirect(url_for("admin.campaign", campaign_id=campaign_id), 303)
     with get_store().read_session() as session:
         campaign = campaigns.get_campaign(session, campaign_id)
@@ -212,4 +228,12 @@ def _import_task(
     return json.dumps([shown]).encode()
 
 
-jobs.register_task(TASK_KIND, _import_task)
+def _abandoned_import(store: Store, campaign_id: int, params: dict[str, Any]) -> None:
+    """After the importing process died or was stopped: remove the saved uploads and the
+    rows of its unfinished document import at once (not at the next import)."""
+    shutil.rmtree(params["folder"], ignore_errors=True)
+    if params["kind"] == "documents":
+        importing.clear_dead_document_imports(store, campaign_id)
+
+
+jobs.register_task(TASK_KIND, _import_task, abandoned=_abandoned_import)

@@ -1,0 +1,302 @@
+"""What an evaluation of a campaign reads: its qrels (named by a spec), its runs, and its scope.
+
+Qrels are named by a spec: "final" (the adjudicated FinalLabel rows), an assessor's username
+(that assessor's current grades), the name of an imported QrelsSet, or, from the command line
+only, the path of a qrels file. Final and assessor qrels are `services.qrels.campaign_qrels`,
+as the export writes them, so a report scores exactly the exported files, and like the export
+they are refused while documents of the pools in scope lack a label unless allow_incomplete
+(then the report says so).
+
+Topics (`topic_scope`): the judged topics of the qrels, a topic being judged when some label is
+0 or more (a topic holding only -1, pooled but never judged, tells nothing and trec_eval cannot
+evaluate it when it comes first). Topics the campaign lacks are out of scope unless asked
+(`outside_topics`): a collection's official qrels judge many more topics than a campaign's,
+and under trec_eval's -c each would score 0 for every run. With the "all" topic set
+(`TOPIC_SETS`) every run is evaluated over every judged topic in scope, a topic it lacks
+scoring 0 (trec_eval's -c); "common" keeps the topics every run has. Every topic left out is
+named (`TopicScope.notes`).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from workbench import pooling
+from workbench.services.current_judgements import current_judgements
+from workbench.services.errors import ServiceError
+from workbench.services.qrels import campaign_qrels, has_final_labels
+from workbench.services.scope import PoolScope, pool_scope
+from workbench.store.models import Campaign, QrelsEntry, QrelsSet, Run, Topic, User
+from workbench.store.runs import load_run
+from workbench.trec import TrecFormatError, read_qrels
+
+QrelsDict = dict[str, dict[str, int]]
+RunDict = dict[str, dict[str, float]]
+DEFAULT_MEASURES = ("map", "P.10", "ndcg_cut.10")
+
+TOPIC_SETS = {
+    "all": "every judged topic; a topic a run lacks scores 0 (trec_eval -c)",
+    "common": "only the judged topics every run has (names the topics it drops)",
+}
+
+
+# ---------------------------------------------------------------------------------- qrels
+
+
+@dataclass(frozen=True)
+class NamedQrels:
+    label: str  # what the report calls them: "final", "assessor alice", "qrels set X", a path
+    qrels: QrelsDict
+    notes: tuple[str, ...] = ()  # e.g. that they are incomplete and were asked for anyway
+
+
+def assessors(session: Session, campaign: Campaign) -> list[User]:
+    """The users with at least one current grade in the campaign, by username."""
+    ids = {j.user_id for j in current_judgements(session, campaign.id) if j.grade is not None}
+    users = session.scalars(select(User).where(User.id.in_(ids)).order_by(User.username))
+    return list(users)
+
+
+def qrels_choices(session: Session, campaign: Campaign) -> list[str]:
+    """The qrels specs a campaign offers: 'final', its assessors, its imported qrels sets."""
+    sets = session.scalars(
+        select(QrelsSet.name).where(QrelsSet.campaign_id == campaign.id).order_by(QrelsSet.name)
+    )
+    return ["final", *(u.username for u in assessors(session, campaign)), *sets]
+
+
+def resolve_qrels(
+    session: Session,
+    campaign: Campaign,
+    spec: str = "final",
+    *,
+    allow_files: bool = False,
+    allow_incomplete: bool = False,
+    pools: PoolScope | None = None,
+) -> NamedQrels:
+    """Qrels named by `spec`: 'final', an assessor's username, a QrelsSet name, or (only with
+    allow_files, i.e. from the command line, never from the web) a qrels file. Final and
+    assessor qrels that lack labels of the pools in scope (`pools`, default the campaign's
+    default scope) are refused unless allow_incomplete."""
+    numbers = pools.numbers if pools is not None and pools.chosen else None
+    if spec == "final":
+        if not has_final_labels(session, campaign):
+            raise ServiceError(
+                f"campaign {campaign.name!r} has no final labels yet: adjudicate first (apply a "
+                "merge rule, or decide in the adjudication queue)"
+            )
+        final = campaign_qrels(
+            session, campaign, final=True, allow_incomplete=allow_incomplete, pools=numbers
+        )
+        return NamedQrels("final", final.qrels, final.notes())
+    if spec in {user.username for user in assessors(session, campaign)}:
+        graded = campaign_qrels(
+            session, campaign, assessor=spec, allow_incomplete=allow_incomplete, pools=numbers
+        )
+        return NamedQrels(f"assessor {spec}", graded.qrels, graded.notes())
+    qrels_set = session.scalar(
+        select(QrelsSet).where(QrelsSet.campaign_id == campaign.id, QrelsSet.name == spec)
+    )
+    if qrels_set is not None:
+        entries = session.scalars(select(QrelsEntry).where(QrelsEntry.qrels_set_id == qrels_set.id))
+        imported: QrelsDict = defaultdict(dict)
+        for entry in entries:
+            imported[entry.qid][entry.docno] = entry.rel
+        return NamedQrels(f"qrels set {spec}", dict(imported))
+    if allow_files and Path(spec).is_file():
+        try:
+            return NamedQrels(spec, read_qrels(spec).to_dict())
+        except TrecFormatError as error:
+            raise ServiceError(str(error)) from None
+    raise ServiceError(
+        f"qrels {spec!r}: not 'final', an assessor with judgements, or a qrels set of "
+        f"{campaign.name!r}" + (", nor a file" if allow_files else "")
+    )
+
+
+# ---------------------------------------------------------------------------------- runs
+
+
+@dataclass(frozen=True)
+class LoadedRun:
+    tag: str
+    group: str
+    contributes: bool
+    ranked_lists: dict[str, pooling.RankedList]  # qid -> documents in trec_eval order
+
+    def as_dict(self) -> RunDict:
+        return {
+            qid: {d: float(s) for d, s in zip(r.docnos, r.scores, strict=True)}
+            for qid, r in self.ranked_lists.items()
+        }
+
+
+def load_runs(session: Session, campaign: Campaign) -> list[LoadedRun]:
+    """Every run of the campaign, contributing or not, by tag."""
+    runs = session.scalars(select(Run).where(Run.campaign_id == campaign.id).order_by(Run.tag))
+    loaded = []
+    for run in runs:
+        ranked_lists = pooling.topic_ranked_lists(load_run(session, run))
+        loaded.append(LoadedRun(run.tag, run.group, run.contributes, ranked_lists))
+    if not loaded:
+        raise ServiceError(f"campaign {campaign.name!r} has no runs")
+    return loaded
+
+
+def campaign_topics(session: Session, campaign: Campaign) -> frozenset[str]:
+    """The qids of the campaign's topics."""
+    return frozenset(session.scalars(select(Topic.qid).where(Topic.campaign_id == campaign.id)))
+
+
+# ---------------------------------------------------------------------------------- scope
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What an evaluation of a campaign covers: its `runs` (from `load_runs`, given when one
+    report needs several analyses; None: loaded), the judged topics of `topic_set`
+    (`TOPIC_SETS`), whether qrels topics the campaign lacks are evaluated too
+    (`outside_topics`), the pools whose documents the qrels must label (`pools`, numbers;
+    None: `scope.pool_scope`'s default) and whether qrels that lack labels may be used
+    (`allow_incomplete`)."""
+
+    runs: Sequence[LoadedRun] | None = None
+    topic_set: str = "all"
+    allow_incomplete: bool = False
+    pools: tuple[int, ...] | None = None
+    outside_topics: bool = False
+
+    def __post_init__(self) -> None:
+        if self.topic_set not in TOPIC_SETS:
+            raise ServiceError(
+                f"unknown topic set {self.topic_set!r}; expected one of {', '.join(TOPIC_SETS)}"
+            )
+
+    def loaded_runs(self, session: Session, campaign: Campaign) -> Sequence[LoadedRun]:
+        return self.runs if self.runs is not None else load_runs(session, campaign)
+
+    def pool_scope(self, session: Session, campaign: Campaign) -> PoolScope:
+        return pool_scope(session, campaign, self.pools)
+
+    def qrels(
+        self, session: Session, campaign: Campaign, spec: str, *, allow_files: bool = False
+    ) -> NamedQrels:
+        """`resolve_qrels` of `spec` within this scope."""
+        return resolve_qrels(
+            session,
+            campaign,
+            spec,
+            allow_files=allow_files,
+            allow_incomplete=self.allow_incomplete,
+            pools=self.pool_scope(session, campaign),
+        )
+
+    def topics(
+        self, session: Session, campaign: Campaign, runs: Sequence[LoadedRun], qrels: NamedQrels
+    ) -> TopicScope:
+        """`topic_scope` of these runs and qrels within the campaign's topics."""
+        return topic_scope(
+            runs,
+            qrels,
+            self.topic_set,
+            campaign_topics(session, campaign),
+            include_outside=self.outside_topics,
+        )
+
+
+@dataclass(frozen=True)
+class TopicScope:
+    """The topics an evaluation covers (`evaluated`, in qid order) and each one left out:
+    `outside` (qrels topics the campaign lacks; evaluated when `outside_included`), `unjudged`
+    (qrels topics without a label of 0 or more, and campaign topics the qrels lack),
+    `dropped` (the "common" set: topic -> the runs that lack it)."""
+
+    qrels: str
+    topic_set: str
+    evaluated: tuple[str, ...]
+    judged: int  # judged topics in scope, before the "common" set drops any
+    outside: tuple[str, ...] = ()
+    outside_included: bool = False
+    unjudged: tuple[str, ...] = ()
+    dropped: dict[str, list[str]] = field(default_factory=dict)
+
+    def notes(self) -> list[str]:
+        """What every rendering says about the topics."""
+        n = len(self.evaluated)
+        if self.topic_set == "common":
+            dropped = "; ".join(
+                f"{qid} (lacked by {', '.join(tags)})" for qid, tags in self.dropped.items()
+            )
+            notes = [
+                f"Common-topic set: only the {n} of the {self.judged} judged topics that "
+                "every run has are evaluated"
+                + (f"; dropped: {dropped}." if dropped else "; none dropped.")
+            ]
+        else:
+            notes = [
+                f"Every run is evaluated over the {n} judged topics of the {self.qrels} qrels; "
+                "a topic a run lacks scores 0 (trec_eval -c)."
+            ]
+        if self.outside:
+            listed = ", ".join(self.outside)
+            notes.append(
+                f"{len(self.outside)} qrels topic(s) outside the campaign "
+                + (f"evaluated as asked: {listed}." if self.outside_included else
+                   f"left out (the campaign's topics are in scope): {listed}.")
+            )  # fmt: skip
+        if self.unjudged:
+            notes.append(
+                f"{len(self.unjudged)} topic(s) without a judgement in the {self.qrels} qrels "
+                f"(none, or only documents pooled but not judged, -1) left out: "
+                f"{', '.join(self.unjudged)}."
+            )
+        return notes
+
+
+def topic_scope(
+    runs: Sequence[LoadedRun],
+    qrels: NamedQrels,
+    topic_set: str = "all",
+    campaign: Iterable[str] | None = None,
+    *,
+    include_outside: bool = False,
+) -> TopicScope:
+    """The judged topics of `qrels` (some label >= 0) of the `topic_set`, within the
+    `campaign`'s topics unless `include_outside` (None: no campaign to compare with)."""
+    if topic_set not in TOPIC_SETS:
+        raise ServiceError(
+            f"unknown topic set {topic_set!r}; expected one of {', '.join(TOPIC_SETS)}"
+        )
+    inside = None if campaign is None else set(campaign)
+    outside = sorted(q for q in qrels.qrels if inside is not None and q not in inside)
+    kept = [q for q in qrels.qrels if include_outside or q not in set(outside)]
+    negative = {q for q in kept if max(qrels.qrels[q].values(), default=-1) < 0}
+    absent = set() if inside is None else inside - set(qrels.qrels)
+    unjudged = sorted(negative | absent)
+    judged = sorted(set(kept) - negative)
+    evaluated, dropped = judged, {}
+    if topic_set == "common":
+        lacking = {q: [r.tag for r in runs if q not in r.ranked_lists] for q in judged}
+        evaluated = [q for q in judged if not lacking[q]]
+        if not evaluated:
+            raise ServiceError(
+                "no judged topic is common to every run; evaluate over all judged topics "
+                "instead (missing topics score 0)"
+            )
+        dropped = {q: tags for q, tags in lacking.items() if tags}
+    return TopicScope(
+        qrels=qrels.label,
+        topic_set=topic_set,
+        evaluated=tuple(evaluated),
+        judged=len(judged),
+        outside=tuple(outside),
+        outside_included=include_outside,
+        unjudged=tuple(unjudged),
+        dropped=dropped,
+    )
