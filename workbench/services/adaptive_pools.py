@@ -40,6 +40,7 @@ from sqlalchemy.orm import Session
 from workbench import adaptive, pooling, stopping
 from workbench.estimate_simulation import reserved_sample_size
 from workbench.services import pools
+from workbench.services.archive import refuse_if_archived, refuse_if_pool_archived
 from workbench.services.current_judgements import current_judgements
 from workbench.services.errors import ServiceError, found
 from workbench.store.db import Store
@@ -162,6 +163,7 @@ def build_adaptive_pool(
 ) -> Pool:
     """A depth-`depth` pool whose documents the strategy reveals, `budget` per topic; with a
     `sample_share`, each topic's reserved sample is revealed at once (build 0)."""
+    refuse_if_archived(campaign)
     check_settings(strategy, budget, batch, secondary_share)
     assert budget is not None
     settings = AdaptiveSettings(strategy, budget, batch, secondary_share, sample_share,
@@ -223,6 +225,7 @@ def set_budget(session: Session, pool: Pool, budget: int, qid: str | None = None
     Returns the number of topics changed.
     """
     _adaptive_pool(pool)
+    refuse_if_pool_archived(session, pool)
     if budget < 1:
         raise ServiceError(f"the budget must be a positive integer; got {budget}")
     topics = (
@@ -245,6 +248,7 @@ def set_budget(session: Session, pool: Pool, budget: int, qid: str | None = None
 def stop_topic(session: Session, pool: Pool, qid: str, *, stopped: bool = True) -> None:
     """Stop (or resume) revealing documents of a topic."""
     _adaptive_pool(pool)
+    refuse_if_pool_archived(session, pool)
     topic = _topic(session, pool, qid)
     topic.stopped = stopped
     topic.updated_at = utcnow()

@@ -277,3 +277,12 @@ def refuse_if_archived(campaign: Campaign) -> None:
     """An archived campaign is read-only."""
     if campaign.archived_at is not None:
         raise ServiceError(f"campaign {campaign.name!r} is archived: restore it to change it")
+
+
+def refuse_if_pool_archived(session: Session, pool: Pool) -> None:
+    """A pool of an archived campaign, or an archived pool, is read-only."""
+    campaign = session.get(Campaign, pool.campaign_id)
+    if campaign is not None:
+        refuse_if_archived(campaign)
+    if pool.archived_at is not None:
+        raise ServiceError(f"pool {pool.number} is archived: restore it to change it")

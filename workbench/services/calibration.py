@@ -21,6 +21,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from workbench import limits
+from workbench.services.archive import refuse_if_archived
 from workbench.services.campaigns import get_campaign, scale_of
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.importing import cast_result
@@ -83,6 +84,7 @@ def parse_items(text: str, source: str = "practice set") -> list[PracticeLine]:
 def set_items(session: Session, campaign: Campaign, lines: list[PracticeLine]) -> int:
     """Replace the campaign's practice set (answers to the old items are dropped). Every
     topic and document must be the campaign's, every grade on its scale."""
+    refuse_if_archived(campaign)
     scale = {g.value for g in campaign.grades}
     off = sorted({line.grade for line in lines} - scale)
     if off:
@@ -123,6 +125,7 @@ def set_items(session: Session, campaign: Campaign, lines: list[PracticeLine]) -
 
 def clear(session: Session, campaign: Campaign) -> int:
     """Remove the practice set and its answers. Returns how many items there were."""
+    refuse_if_archived(campaign)
     result = session.execute(
         delete(CalibrationItem).where(CalibrationItem.campaign_id == campaign.id)
     )
@@ -228,7 +231,7 @@ class Feedback:
 
 def _member(session: Session, campaign_id: int, user_id: int) -> Campaign:
     campaign = get_campaign(session, campaign_id)
-    if not _has_assignment(session, campaign_id, user_id):
+    if campaign.archived_at is not None or not _has_assignment(session, campaign_id, user_id):
         raise NotFound(f"no practice set of yours in campaign {campaign_id}")
     return campaign
 

@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session
 
 from workbench import routing
 from workbench.services import slots
+from workbench.services.archive import refuse_if_archived
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.importing import cast_result
 from workbench.services.pools import qid_key
@@ -74,6 +75,7 @@ def set_quality(
     show_gold_accuracy: bool | None = None,
 ) -> QualityConfig:
     """Change the settings given (None: keep); the gold share is in [0, MAX_GOLD_SHARE]."""
+    refuse_if_archived(campaign)
     if gold_share is not None and not 0.0 <= gold_share <= MAX_GOLD_SHARE:
         raise ServiceError(
             f"the gold share must be between 0 and {MAX_GOLD_SHARE}; got {gold_share}"
@@ -159,6 +161,7 @@ def mark(
 ) -> MarkResult:
     """Mark documents as gold (an existing mark is replaced). Every topic must be the
     campaign's, every grade on its scale, every document have its text."""
+    refuse_if_archived(campaign)
     scale = {g.value for g in campaign.grades}
     topics = set(session.scalars(select(Topic.qid).where(Topic.campaign_id == campaign.id)))
     unknown = sorted({i.qid for i in items} - topics, key=qid_key)
@@ -288,6 +291,7 @@ def unmark(
     session: Session, campaign: Campaign, *, qid: str | None = None, docno: str | None = None
 ) -> int:
     """Remove gold marks: one document, one topic's, or all. Returns how many."""
+    refuse_if_archived(campaign)
     query = delete(GoldDocument).where(GoldDocument.campaign_id == campaign.id)
     if qid is not None:
         query = query.where(GoldDocument.qid == qid)

@@ -25,6 +25,7 @@ from sqlalchemy.orm import Session
 
 from workbench import hybrid, limits
 from workbench.services import machine_judges
+from workbench.services.archive import refuse_if_archived
 from workbench.services.current_judgements import counted_judgements
 from workbench.services.errors import ServiceError
 from workbench.services.pools import ENTRY_COLUMNS, get_pool, qid_key
@@ -108,6 +109,7 @@ def create_sample_pool(
 ) -> Pool:
     """Machine first, humans on a sample: a new pool whose sampled documents are the human
     sample of the source pool (default: the latest) drawn by `design` (`hybrid`)."""
+    refuse_if_archived(campaign)
     source = get_pool(session, campaign, pool_number)
     entries = list(session.scalars(
         select(PoolEntry).where(PoolEntry.pool_id == source.id, PoolEntry.sampled.is_(True))
@@ -182,6 +184,7 @@ def create_review_pool(
 ) -> tuple[Pool, int]:
     """Disagreement review: a new pool of the documents where `judge` and the first human
     disagree (`hybrid.disagreements`); (pool, documents)."""
+    refuse_if_archived(campaign)
     machine = machine_judges.machine_labels(session, judge)
     first = first_human_labels(session, campaign)
     try:
@@ -302,6 +305,7 @@ def save_qrels_set(
 ) -> QrelsSet:
     """Store combined qrels as a qrels set of the campaign (a snapshot: `workbench evaluate
     --qrels NAME` and every report read it); its source names the judge and the sources."""
+    refuse_if_archived(campaign)
     name = name.strip()
     if not name or len(name) > limits.QRELS_SET_NAME:
         raise ServiceError(limits.length_error("qrels set name", name, limits.QRELS_SET_NAME))

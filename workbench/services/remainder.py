@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 
 from workbench import routing
 from workbench.services import adaptive_pools, assignments, slots
+from workbench.services.archive import refuse_if_archived
 from workbench.services.current_judgements import current_judgements
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.pools import qid_key
@@ -165,6 +166,8 @@ def reassign_remainder(
 def _reassign(
     session: Session, campaign: Campaign, username: str, to: Sequence[str] | None, *, apply: bool
 ) -> RemainderPlan:
+    if apply:
+        refuse_if_archived(campaign)
     user, work, targets, notes = _remainder(session, campaign, username, to)
     by_pool: dict[int, list[tuple[Pool, Assignment, list[str], list[str]]]] = defaultdict(list)
     for item in work:
