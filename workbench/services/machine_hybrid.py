@@ -80,6 +80,17 @@ def _flagged(session: Session, judge: MachineJudge) -> set[Key]:
     return {(qid, docno) for qid, docno, flags in rows if suspicious & set(flags or ())}
 
 
+NOT_INHERITED = ("adaptive", "routing", "machine_sample", "machine_review")
+"""What a hybrid pool does not take from its source pool's params: the adaptive strategy (it
+has no adaptive topics), the routing policy and its assessors (it is assigned afresh), and an
+earlier hybrid design."""
+
+
+def _pooling_choices(source: Pool) -> dict[str, Any]:
+    """The source pool's pooling choices (depth, runs...), without `NOT_INHERITED`."""
+    return {k: v for k, v in (source.params or {}).items() if k not in NOT_INHERITED}
+
+
 def _new_pool(
     session: Session, campaign: Campaign, source: Pool, name: str, params: dict[str, Any]
 ) -> Pool:
@@ -134,7 +145,7 @@ def create_sample_pool(
     except hybrid.DesignError as error:
         raise ServiceError(str(error)) from None
     params = {
-        **source.params,
+        **_pooling_choices(source),
         "machine_sample": {
             "source_pool": source.number, "judge": judge.name, "design": design,
             "share": share, "seed": seed, "include_flagged": include_flagged,
@@ -208,7 +219,7 @@ def create_review_pool(
                 source = source or pool
     if source is None:
         raise ServiceError("the disagreements are on documents of no pool")
-    params = {**source.params, "machine_review": {
+    params = {**_pooling_choices(source), "machine_review": {
         "judge": judge.name, "on": on, "documents": len(keys),
         "first_judges": sorted({first[k][1] for k in keys}),
     }}  # fmt: skip
