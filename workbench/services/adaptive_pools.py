@@ -273,11 +273,12 @@ def _pool_sizes(session: Session, pool: Pool, *, revealed_only: bool = False) ->
 
 
 def _primary(session: Session, pool_id: int, qid: str) -> Assignment | None:
-    """The topic's primary judge: its earliest active assignment on the pool."""
+    """The topic's primary judge: its earliest active assignment on the pool (by created_at,
+    which a reassigned assignment hands on to its successor: `slots.move_assignment`)."""
     return session.scalar(
         select(Assignment)
         .where(Assignment.pool_id == pool_id, Assignment.qid == qid, Assignment.active.is_(True))
-        .order_by(Assignment.id)
+        .order_by(Assignment.created_at, Assignment.id)
         .limit(1)
     )
 
@@ -483,7 +484,7 @@ def visible_entries(connection: Connection, assignment: Any, rows: Sequence[Any]
             Assignment.qid == assignment.qid,
             Assignment.active.is_(True),
         )
-        .order_by(Assignment.id)
+        .order_by(Assignment.created_at, Assignment.id)
         .limit(1)
     )
     if primary_user == assignment.user_id:

@@ -133,11 +133,15 @@ def move(session: Session, old: Assignment, new: Assignment, docnos: Iterable[st
 
 def move_assignment(session: Session, old: Assignment, new: Assignment) -> None:
     """When a topic moves to another assessor (`assignments.reassign`): the new assignment
-    takes every place of the old one, so that a routed assignment stays routed."""
+    takes every place of the old one, so that a routed assignment stays routed, and its place
+    in the topic's order (`created_at`), so that an adaptive pool's primary judge (the
+    earliest active assignment) stays primary."""
+    if old.created_at is not None and (new.created_at is None or old.created_at < new.created_at):
+        new.created_at = old.created_at
     docnos = slot_documents(session, [old]).get(old.id)
     if docnos:
         move(session, old, new, docnos)
-        touch(session, old.pool_id)
+    touch(session, old.pool_id)
 
 
 def touch(session: Session | Connection, pool_id: int) -> None:
