@@ -60,7 +60,8 @@ def _everything(app: Flask, world: World) -> None:
 
         pool = pool_service.build_pool(s, c, strategy="depth", depth=2, seed=3)
         routing.apply_policy(s, pool, "primary", {"secondary_share": 0.5},
-                             assessors=[users.get_user(s, n) for n in ("carol", "bob")])  # fmt: skip
+                             assessors=[users.get_user(s, n)
+                                        for n in ("carol", "bob")])  # fmt: skip
 
 
 def test_deleting_a_campaign_lists_and_removes_every_new_dependent(

@@ -103,7 +103,8 @@ def test_a_human_sample_of_a_stratified_pool_gets_no_silent_estimate(
     """A machine judge's human sample is drawn from the source pool's sampled documents with
     probabilities of its own: `workbench estimate` refuses it with the reason rather than read
     its strata and probabilities as those of the source's design."""
-    from workbench.services import estimates, pools as pool_service
+    from workbench.services import estimates
+    from workbench.services import pools as pool_service
     from workbench.services.errors import ServiceError
 
     with get_store_of(app).session() as s:

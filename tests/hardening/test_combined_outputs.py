@@ -9,7 +9,7 @@ import io
 
 from flask import Flask
 
-from tests.web.conftest import PASSWORD, FAST_HASH, World, get_store_of
+from tests.web.conftest import FAST_HASH, PASSWORD, World, get_store_of
 from workbench.services import assignments, gold, machine_judges, pools, users
 from workbench.store.models import Campaign, MachineJudgement
 
