@@ -10,7 +10,6 @@ from click.testing import CliRunner
 from flask import Flask
 
 from tests.hardening.conftest import row_counts
-from tests.hardening.test_combined_fuzz import rich  # noqa: F401 - the fixture
 from tests.web.conftest import World, get_store_of
 from workbench.cli import main
 
@@ -66,9 +65,8 @@ def test_bad_input_to_the_new_commands_is_a_message_and_changes_nothing(
         before = row_counts(s)
     result = CliRunner().invoke(main, ["--db", world_url[0], *argv])
     assert result.exit_code != 0, result.output
-    assert "Traceback" not in result.output and result.exception is None or isinstance(
-        result.exception, SystemExit
-    ), (result.output, result.exception)
+    assert "Traceback" not in result.output, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     assert result.output.strip(), "no message"
     with get_store_of(app).read_session() as s:
         assert row_counts(s) == before

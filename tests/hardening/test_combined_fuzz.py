@@ -10,26 +10,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 from hypothesis import given
 from hypothesis import strategies as st
-from sqlalchemy import select
 
 from tests.hardening.test_fuzz_routes import SETTINGS, form_text, json_values, refused, store_digest
-from tests.web.conftest import World, client_factory, get_store_of
-from workbench.services import (
-    adaptive_pools,
-    assignments,
-    calibration,
-    gold,
-    machine_judges,
-    pools,
-    routing,
-    users,
-)
-from workbench.store.models import CalibrationItem, Campaign, MachineJob, MachineJudgement, Pool
+from tests.web.conftest import World, client_factory
 
 MACHINE_FIELDS = [
     "template", "reset", "model", "name", "base_url", "api_key_env", "api_key", "temperature",
@@ -43,37 +30,6 @@ ADAPTIVE_FIELDS = ["budget", "qid", "resume", "strategy", "depth", "batch", "sec
 QUALITY_FIELDS = ["gold_share", "gold_in_qrels", "show_gold_accuracy", "source", "qrels",
                   "per_topic", "seed", "reason", "qid", "docno", "grade", "items", "assessor",
                   "to", "confirm", "topics"]  # fmt: skip
-
-
-@pytest.fixture
-def rich(app: Flask, world: World) -> dict[str, int]:
-    with get_store_of(app).session() as s:
-        c = s.get(Campaign, world.campaign_id)
-        judge = machine_judges.add_judge(s, c, model="m", base_url="http://127.0.0.1:9/v1")
-        pool1 = s.get(Pool, world.pool_id)
-        job = MachineJob(campaign_id=c.id, judge_id=judge.id, status="done", total=6, done=6,
-                         scope={"pool": pool1.id, "pool_number": 1, "topics": None,
-                                "only_unjudged": False})  # fmt: skip
-        s.add(job)
-        s.flush()
-        for i, docno in enumerate(("D1", "D2", "D3", "D6", "D7", "D8")):
-            for qid in ("T1", "T2"):
-                s.add(MachineJudgement(judge_id=judge.id, campaign_id=c.id, qid=qid,
-                                       docno=docno, grade=i % 3, cache_key=f"{qid}{docno}",
-                                       template_hash="h", job_id=job.id))  # fmt: skip
-        adaptive = adaptive_pools.build_adaptive_pool(
-            s, c, strategy="mm", budget=4, depth=6, batch=2, secondary_share=0.5, seed=3,
-            sample_share=0.5, stop_rule="sample",
-        )  # fmt: skip
-        assignments.assign(s, adaptive, "T1", users.get_user(s, "carol"))
-        routed = pools.build_pool(s, c, strategy="depth", depth=2, seed=5)
-        routing.apply_policy(s, routed, "adaptive", {"distance": 0},
-                             assessors=[users.get_user(s, "carol"), users.get_user(s, "bob")])
-        gold.set_quality(s, c, gold_share=0.2)
-        gold.mark(s, c, [gold.GoldItem("T1", "D4", 2), gold.GoldItem("T2", "D5", 0)])
-        calibration.set_items(s, c, calibration.parse_items("T1\tD2\t1\twhy\nT2\tD4\t0\t\n"))
-        item = s.scalar(select(CalibrationItem.id).where(CalibrationItem.campaign_id == c.id))
-        return {"job": job.id, "item": item}
 
 
 def _url(rule: str, draw: Any, world: World, rich: dict[str, int]) -> str:

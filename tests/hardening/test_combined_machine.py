@@ -4,6 +4,8 @@ hybrid qrels treat gold documents as the human qrels do, and assessors never see
 
 from __future__ import annotations
 
+import io
+
 from flask import Flask
 from sqlalchemy import select
 
@@ -147,3 +149,54 @@ def test_hybrid_qrels_give_a_pooled_gold_document_its_gold_grade(
     assert human[("T1", "D1")] == 2
     assert combined.labels[("T1", "D1")] == 2
     assert combined.sources[("T1", "D1")] == "human"
+
+
+def test_hybrid_qrels_of_an_adaptive_pool_say_how_it_was_judged_and_keep_its_holes(
+    app: Flask, world: World
+) -> None:
+    """The human qrels of a campaign with an adaptive pool open with its provenance and hold
+    -1 for the pooled documents never revealed; the machine's hybrid (and machine) qrels over
+    the same campaign say the same, and do not drop those documents."""
+    store = get_store_of(app)
+    with store.session() as s:
+        c = s.get(Campaign, world.campaign_id)
+        pool = s.get(Pool, world.pool_id)
+        for a in s.scalars(select(Assignment).where(Assignment.pool_id == pool.id)).all():
+            assignments.unassign(s, a)
+        s.delete(pool)
+        adaptive = adaptive_pools.build_adaptive_pool(s, c, strategy="mm", budget=4, depth=6,
+                                                      batch=2, secondary_share=0.0, seed=11,
+                                                      sample_share=0.5)  # fmt: skip
+        made = assignments.assign(s, adaptive, "T1", users.get_user(s, "alice")).id
+        judge = _label_all(s, c, adaptive, {"D2": 2})
+        hidden = sorted(s.execute(select(PoolEntry.qid, PoolEntry.docno).where(
+            PoolEntry.pool_id == adaptive.id, PoolEntry.sampled.is_(False))).all())  # fmt: skip
+    with store.read_session() as s:
+        queue = judging.document_sequence(s, s.get(Assignment, made))
+    with store.connection() as connection:
+        for docno in queue:
+            judging.record_judgement(connection, made, world.users["alice"],
+                                     judging.JudgementInput(docno, 1))  # fmt: skip
+    with store.read_session() as s:
+        c = s.get(Campaign, world.campaign_id)
+        human = qrels.campaign_qrels(s, c, allow_incomplete=True)
+        judge = machine_judges.get_judge(s, c, "machine:m")
+        combined = {
+            how: machine_hybrid.combined_qrels(s, c, judge, combination=how)
+            for how in ("hybrid", "machine")
+        }
+    assert hidden and all(human.qrels[q][d] == qrels.UNSAMPLED for q, d in hidden)
+    assert "# ADAPTIVE" in human.header()
+    for how, result in combined.items():
+        assert "# ADAPTIVE" in result.header(), how
+        assert all(result.qrels[q][d] == qrels.UNSAMPLED for q, d in hidden), how
+    # binarised, the -1 stay -1 (as in the campaign's own qrels export)
+    from workbench.services import machine_exports
+
+    with store.read_session() as s:
+        c = s.get(Campaign, world.campaign_id)
+        out = io.StringIO()
+        machine_exports.write_qrels(s, c, out, {"judge": "machine:m", "binary_level": 1,
+                                                "combination": "hybrid"})  # fmt: skip
+    lines = [line.split() for line in out.getvalue().splitlines() if not line.startswith("#")]
+    assert sorted((q, d) for q, _, d, rel in lines if rel == "-1") == hidden

@@ -17,7 +17,7 @@ from workbench.relevance import is_relevant
 from workbench.reports.tables import csv_safe
 from workbench.services import machine_hybrid, machine_judges
 from workbench.services.errors import ServiceError
-from workbench.services.qrels import IncompleteQrels
+from workbench.services.qrels import UNSAMPLED, IncompleteQrels
 from workbench.store.models import Campaign
 
 LABEL_FIELDS = (
@@ -54,8 +54,8 @@ def write_qrels(
     qrels = combined.qrels
     level = options.get("binary_level")
     if level is not None:
-        qrels = {q: {d: int(is_relevant(g, level)) for d, g in docs.items()}
-                 for q, docs in qrels.items()}  # fmt: skip
+        qrels = {q: {d: g if g == UNSAMPLED else int(is_relevant(g, level))
+                     for d, g in docs.items()} for q, docs in qrels.items()}  # fmt: skip
     dest.write(combined.header())
     trec.write_qrels(qrels, dest)
     warnings = () if combined.completeness.complete else (

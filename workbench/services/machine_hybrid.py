@@ -24,12 +24,12 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from workbench import hybrid, limits
-from workbench.services import machine_judges
+from workbench.services import adaptive_pools, machine_judges
 from workbench.services.archive import refuse_if_archived
 from workbench.services.current_judgements import counted_judgements
 from workbench.services.errors import ServiceError
 from workbench.services.pools import ENTRY_COLUMNS, get_pool, qid_key
-from workbench.services.qrels import Completeness, qrels_labels
+from workbench.services.qrels import UNSAMPLED, Completeness, qrels_labels
 from workbench.store.models import (
     Campaign,
     Judgement,
@@ -53,12 +53,22 @@ COMBINATIONS: dict[str, str] = {
 
 def pooled_keys(session: Session, campaign: Campaign) -> set[Key]:
     """(qid, docno) sampled into some pool of the campaign."""
+    return _pool_keys(session, campaign)[0]
+
+
+def _pool_keys(session: Session, campaign: Campaign) -> tuple[set[Key], set[Key]]:
+    """(sampled into some pool, pooled but sampled into none): the documents to judge, and
+    those a stratified pool left out or an adaptive pool never revealed (-1 in qrels)."""
+    sampled: set[Key] = set()
+    unsampled: set[Key] = set()
     rows = session.execute(
-        select(PoolEntry.qid, PoolEntry.docno)
+        select(PoolEntry.qid, PoolEntry.docno, PoolEntry.sampled)
         .join(Pool, Pool.id == PoolEntry.pool_id)
-        .where(Pool.campaign_id == campaign.id, PoolEntry.sampled.is_(True))
+        .where(Pool.campaign_id == campaign.id)
     )
-    return {(qid, docno) for qid, docno in rows}
+    for qid, docno, is_sampled in rows:
+        (sampled if is_sampled else unsampled).add((qid, docno))
+    return sampled, unsampled - sampled
 
 
 def _certainty(session: Session, judge: MachineJudge) -> dict[Key, float]:
@@ -249,12 +259,20 @@ class CombinedQrels:
     completeness: Completeness
     human_labels: str  # what the human labels are ("final labels", "labels", "alice's ...")
     created_at: dt.datetime
+    unsampled: frozenset[Key] = frozenset()  # pooled, sampled nowhere, unlabelled: -1
+    provenance: str = ""  # `#` lines of the campaign's adaptive pools (`adaptive_pools`)
+
+    def with_unsampled(self) -> dict[Key, int]:
+        """The labels and -1 (`qrels.UNSAMPLED`) for the unsampled documents, as the campaign's
+        own qrels hold them (infAP's convention)."""
+        return {**dict.fromkeys(self.unsampled, UNSAMPLED), **self.labels}
 
     @property
     def qrels(self) -> dict[str, dict[str, int]]:
+        labels = self.with_unsampled()
         out: dict[str, dict[str, int]] = {}
-        for (qid, docno) in sorted(self.labels, key=lambda k: (qid_key(k[0]), k[1])):
-            out.setdefault(qid, {})[docno] = self.labels[(qid, docno)]
+        for (qid, docno) in sorted(labels, key=lambda k: (qid_key(k[0]), k[1])):
+            out.setdefault(qid, {})[docno] = labels[(qid, docno)]
         return out
 
     def header(self) -> str:
@@ -267,7 +285,7 @@ class CombinedQrels:
                          "both exist")  # fmt: skip
         if not self.completeness.complete:
             lines.append(f"# INCOMPLETE: {self.completeness.describe()}")
-        return "".join(line + "\n" for line in lines)
+        return "".join(line + "\n" for line in lines) + self.provenance
 
 
 def combined_qrels(
@@ -285,7 +303,7 @@ def combined_qrels(
             f"unknown combination {combination!r}; expected {', '.join(COMBINATIONS)}"
         )
     machine = machine_judges.machine_labels(session, judge)
-    universe = pooled_keys(session, campaign)
+    universe, unsampled = _pool_keys(session, campaign)
     if combination == "machine":
         human: dict[Key, int] = {}
         what = ""
@@ -299,6 +317,8 @@ def combined_qrels(
         combination, judge.name, combined.labels, combined.sources,
         Completeness(labelled, len(universe | set(human)), missing), what,
         dt.datetime.now(dt.UTC).replace(tzinfo=None),
+        frozenset(unsampled - set(combined.labels)),
+        adaptive_pools.export_header(session, campaign),
     )  # fmt: skip
 
 
@@ -334,7 +354,7 @@ def save_qrels_set(
     session.add(qrels_set)
     session.flush()
     rows = [(qrels_set.id, qid, docno, "0", grade)
-            for (qid, docno), grade in sorted(combined.labels.items())]  # fmt: skip
+            for (qid, docno), grade in sorted(combined.with_unsampled().items())]  # fmt: skip
     bulk_insert(session, QrelsEntry.__table__, ("qrels_set_id", "qid", "docno", "iteration",
                                                 "rel"), rows)  # fmt: skip
     return qrels_set
