@@ -4,6 +4,7 @@ and a reserved sample whose documents are gold."""
 
 from __future__ import annotations
 
+import pytest
 from flask import Flask
 from sqlalchemy import select
 
@@ -115,3 +116,34 @@ def test_gold_documents_in_an_adaptive_queue_do_not_hold_up_the_next_batch(
     rest = [d for d in _queue(store, made["alice"]) if d not in queue]
     _judge(store, made["alice"], alice, rest)
     assert adaptive_pools.advance(store, made["alice"], alice) == []  # budget 4 used
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known defect, not fixed: the queue's gold is recomputed from the documents the "
+    "assessor keeps (fewer), and may pick a gold document they never saw; fixing it needs a "
+    "persistent mark of a reassigned remainder (see the QA report)",
+)
+def test_after_a_remainder_is_reassigned_the_assessor_has_nothing_left_to_judge(
+    app: Flask, world: World
+) -> None:
+    """alice judged part of T1 (with gold documents mixed in) and left: her unjudged documents
+    go to carol, and what stays in alice's queue is judged (no gold document she has not seen
+    appears in it)."""
+    store = get_store_of(app)
+    alice = world.users["alice"]
+    with store.session() as s:
+        c = s.get(Campaign, world.campaign_id)
+        gold.set_quality(s, c, gold_share=0.3)
+        gold.mark(s, c, [gold.GoldItem("T1", d, LABELS[d]) for d in ("D2", "D4", "D5", "D7")])
+        assignments.unassign(s, s.get(Assignment, world.assignment["bob", "T1"]))
+    aid = world.assignment["alice", "T1"]
+    queue = _queue(store, aid)
+    judged = queue[:3]
+    _judge(store, aid, alice, judged)
+    with store.session() as s:
+        c = s.get(Campaign, world.campaign_id)
+        plan = remainder.reassign_remainder(s, c, "alice", to=["carol"])
+        assert plan.documents > 0
+    left = [d for d in _queue(store, aid) if d not in judged]
+    assert left == [], left
