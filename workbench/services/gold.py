@@ -35,6 +35,7 @@ from workbench.store.models import (
     Campaign,
     Document,
     GoldDocument,
+    Judgement,
     Pool,
     QrelsEntry,
     QrelsSet,
@@ -314,7 +315,7 @@ def mixed_queue(connection: Connection, assignment: Any, docnos: list[str], seed
     """An assignment's queue (`judging`'s sequence) with its gold documents mixed in."""
     campaign_id = connection.scalar(select(Pool.campaign_id).where(Pool.id == assignment.pool_id))
     share = quality_config(connection, campaign_id).gold_share if campaign_id else 0.0
-    if not share:
+    if not share or campaign_id is None:
         return docnos
     candidates = connection.scalars(
         select(GoldDocument.docno).where(
@@ -322,8 +323,29 @@ def mixed_queue(connection: Connection, assignment: Any, docnos: list[str], seed
         )
     )
     keys = (assignment.pool_id, assignment.qid, assignment.user_id)
-    gold = routing.gold_for_queue(docnos, candidates, share, seed, *keys)
+    if slots.has_kept(connection, *keys):
+        gold = _judged_gold(connection, campaign_id, assignment, candidates, docnos)
+    else:
+        gold = routing.gold_for_queue(docnos, candidates, share, seed, *keys)
     return routing.mix_in(docnos, gold, seed, *keys)
+
+
+def _judged_gold(
+    connection: Connection | Session, campaign_id: int, assignment: Any,
+    candidates: Iterable[str], own: Collection[str],
+) -> list[str]:  # fmt: skip
+    """The gold of a queue whose remainder was reassigned: the gold documents (not its own)
+    that its assessor has judged in the topic, and no other."""
+    judged = set(
+        connection.scalars(
+            select(Judgement.docno).where(
+                Judgement.campaign_id == campaign_id,
+                Judgement.qid == assignment.qid,
+                Judgement.user_id == assignment.user_id,
+            )
+        )
+    )
+    return sorted(d for d in set(candidates) if d in judged and d not in set(own))
 
 
 def queue_gold(
@@ -346,7 +368,10 @@ def queue_gold(
         ).all()
     )
     return {
-        a.id: routing.gold_for_queue(
+        a.id: _judged_gold(session, a.campaign_id, a, candidates.get(a.qid, []),
+                           own.get(a.id, ()))
+        if slots.has_kept(session, a.pool_id, a.qid, a.user_id)
+        else routing.gold_for_queue(
             sorted(own.get(a.id, ())), candidates.get(a.qid, []), share, seeds[a.pool_id],
             a.pool_id, a.qid, a.user_id,
         )

@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import Connection, func, select, update
 from sqlalchemy.orm import Session
 
+from workbench import routing
 from workbench.services.current_judgements import current_judgements
 from workbench.services.errors import ServiceError
 from workbench.services.importing import cast_result
@@ -142,6 +143,32 @@ def move_assignment(session: Session, old: Assignment, new: Assignment) -> None:
     if docnos:
         move(session, old, new, docnos)
     touch(session, old.pool_id)
+
+
+def keep(session: Session, assignment: Assignment, docnos: Iterable[str]) -> None:
+    """Mark the assignment's places on `docnos` as kept (`routing.KEPT`): judged documents it
+    holds after its unjudged remainder moved to others."""
+    session.execute(
+        update(RoutingSlot)
+        .where(RoutingSlot.assignment_id == assignment.id, RoutingSlot.docno.in_(sorted(docnos)))
+        .values(role=routing.KEPT)
+        .execution_options(synchronize_session=False)
+    )
+
+
+def has_kept(connection: Session | Connection, pool_id: int, qid: str, user_id: int) -> bool:
+    """Whether the assessor's remainder of the pool's topic was reassigned (a kept place)."""
+    found = connection.scalar(
+        select(RoutingSlot.id)
+        .where(
+            RoutingSlot.pool_id == pool_id,
+            RoutingSlot.qid == qid,
+            RoutingSlot.user_id == user_id,
+            RoutingSlot.role == routing.KEPT,
+        )
+        .limit(1)
+    )
+    return found is not None
 
 
 def touch(session: Session | Connection, pool_id: int) -> None:
