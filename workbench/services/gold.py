@@ -367,10 +367,11 @@ def queue_gold(
             select(Pool.id, Pool.seed).where(Pool.campaign_id == mine[0].campaign_id)
         ).all()
     )
+    kept = slots.kept_places(session, list(seeds))
     return {
         a.id: _judged_gold(session, a.campaign_id, a, candidates.get(a.qid, []),
                            own.get(a.id, ()))
-        if slots.has_kept(session, a.pool_id, a.qid, a.user_id)
+        if (a.pool_id, a.qid, a.user_id) in kept
         else routing.gold_for_queue(
             sorted(own.get(a.id, ())), candidates.get(a.qid, []), share, seeds[a.pool_id],
             a.pool_id, a.qid, a.user_id,

@@ -171,6 +171,16 @@ def has_kept(connection: Session | Connection, pool_id: int, qid: str, user_id: 
     return found is not None
 
 
+def kept_places(session: Session, pool_ids: Sequence[int]) -> set[tuple[int, str, int]]:
+    """(pool id, qid, user id) of the pools' assessors whose remainder was reassigned."""
+    rows = session.execute(
+        select(RoutingSlot.pool_id, RoutingSlot.qid, RoutingSlot.user_id)
+        .where(RoutingSlot.pool_id.in_(pool_ids), RoutingSlot.role == routing.KEPT)
+        .distinct()
+    )
+    return {(pool_id, qid, user_id) for pool_id, qid, user_id in rows}
+
+
 def touch(session: Session | Connection, pool_id: int) -> None:
     """Bump the pool's revision: every cached queue of the pool is read again."""
     session.execute(update(Pool).where(Pool.id == pool_id).values(revision=Pool.revision + 1))
