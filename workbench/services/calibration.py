@@ -33,6 +33,7 @@ from workbench.store.models import (
     CalibrationItem,
     Campaign,
     Document,
+    GoldDocument,
     Judgement,
     Topic,
 )
@@ -107,6 +108,21 @@ def set_items(session: Session, campaign: Campaign, lines: list[PracticeLine]) -
     absent = [d for d in docnos if d not in present]
     if absent:
         raise NotFound(f"campaign {campaign.name!r} has no text for document(s) {listed(absent)}")
+    golden = {
+        (qid, docno)
+        for qid, docno in session.execute(
+            select(GoldDocument.qid, GoldDocument.docno).where(
+                GoldDocument.campaign_id == campaign.id
+            )
+        )
+    }
+    shown = [line for line in lines if (line.qid, line.docno) in golden]
+    if shown:
+        raise ServiceError(
+            f"topic {shown[0].qid} document {shown[0].docno} is a gold document ({len(shown)} "
+            "practice item(s) are): the practice set shows its expected grade, and gold must "
+            "stay unknown to assessors; unmark it or choose another document"
+        )
     clear(session, campaign)
     session.add_all(
         CalibrationItem(

@@ -32,6 +32,7 @@ from workbench.services.qrels import final_labels
 from workbench.services.topics import listed
 from workbench.store.models import (
     Assignment,
+    CalibrationItem,
     Campaign,
     Document,
     GoldDocument,
@@ -135,11 +136,19 @@ class GoldItem:
 @dataclass(frozen=True)
 class MarkResult:
     """What marking did: documents marked (new or changed), and the candidates left out
-    because the campaign has no text for them (an assessor could not read them)."""
+    because the campaign has no text for them (an assessor could not read them) or because
+    they are in the practice set (whose expected grades assessors see)."""
 
     marked: int
     without_text: int
     topics: int
+    in_practice: int = 0
+
+    def left_out(self) -> str:
+        """'2 without text, 1 in the practice set' ('' when none was left out)."""
+        parts = [f"{self.without_text} without text"] if self.without_text else []
+        parts += [f"{self.in_practice} in the practice set"] if self.in_practice else []
+        return ", ".join(parts)
 
 
 def _with_text(session: Session, campaign_id: int, docnos: Collection[str]) -> set[str]:
@@ -173,6 +182,14 @@ def mark(
         raise ServiceError(
             f"grade(s) {', '.join(map(str, off))} are not on the scale: expected one of "
             f"{', '.join(map(str, sorted(scale)))}"
+        )
+    practised = sorted({(i.qid, i.docno) for i in items} & practice_keys(session, campaign.id))
+    if practised:
+        qid, docno = practised[0]
+        raise ServiceError(
+            f"{len(practised)} document(s) are in the practice set, where assessors see the "
+            f"expected grade (e.g. topic {qid} document {docno}): a gold document must be "
+            "unknown to them"
         )
     readable = _with_text(session, campaign.id, [i.docno for i in items])
     missing = sorted({i.docno for i in items} - readable)
@@ -244,17 +261,30 @@ def mark_from(
     if absent:
         raise NotFound(f"the {source} labels have no topic(s) {listed(absent)}")
     readable = _with_text(session, campaign.id, {d for q in chosen for d in by_topic[q]})
-    items, without = [], 0
+    practised = practice_keys(session, campaign.id)
+    items, without, in_practice = [], 0, 0
     for qid in chosen:
-        usable = {d: g for d, g in by_topic[qid].items() if d in readable}
-        without += len(by_topic[qid]) - len(usable)
+        shown = {d for d in by_topic[qid] if (qid, d) in practised}
+        in_practice += len(shown)
+        usable = {d: g for d, g in by_topic[qid].items() if d in readable and d not in shown}
+        without += len(by_topic[qid]) - len(usable) - len(shown)
         for docno in balanced_sample(usable, per_topic, seed, qid):
             items.append(GoldItem(qid, docno, usable[docno], reason))
     if not items:
         raise ServiceError(f"none of the {source} labels of these topics has a document with text")
     name = f"qrels {qrels_name}" if source == "qrels" else "final labels"
     done = mark(session, campaign, items, source=name)
-    return MarkResult(done.marked, without, done.topics)
+    return MarkResult(done.marked, without, done.topics, in_practice)
+
+
+def practice_keys(session: Session, campaign_id: int) -> set[tuple[str, str]]:
+    """(qid, docno) of the campaign's practice items (`services.calibration`)."""
+    rows = session.execute(
+        select(CalibrationItem.qid, CalibrationItem.docno).where(
+            CalibrationItem.campaign_id == campaign_id
+        )
+    )
+    return {(qid, docno) for qid, docno in rows}
 
 
 def _source_labels(
