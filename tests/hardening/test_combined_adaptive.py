@@ -145,3 +145,30 @@ def test_after_a_remainder_is_reassigned_the_assessor_has_nothing_left_to_judge(
 
         done = progress.assignment_progress(s, [s.get(Assignment, aid)])[aid]
     assert (done.judged, done.total) == (3, 3)
+
+
+def test_an_archived_adaptive_pool_or_campaign_reveals_nothing(
+    app: Flask, as_user, world: World
+) -> None:
+    """The judging page and the API advance an adaptive topic when they are read; an archived
+    pool or campaign is read-only, so reading it reveals nothing."""
+    from workbench.services import archive
+
+    store, pool_id, made = _adaptive(app, world)
+    alice = world.users["alice"]
+    first = adaptive_pools.advance(store, made["alice"], alice)
+    _judge(store, made["alice"], alice, first)
+    for kind in ("pool", "campaign"):
+        with store.session() as s:
+            target = s.get(Pool, pool_id) if kind == "pool" else s.get(Campaign, world.campaign_id)
+            archive.set_archived(s, target, True)
+        client = as_user("alice")
+        for url in (f"/api/v1/assignments/{made['alice']}", f"/assess/{made['alice']}",
+                    f"/api/v1/assignments/{made['alice']}/next"):  # fmt: skip
+            client.get(url)
+        assert adaptive_pools.advance(store, made["alice"], alice) == []
+        assert _revealed(store, pool_id) == sorted(first), kind
+        with store.session() as s:
+            target = s.get(Pool, pool_id) if kind == "pool" else s.get(Campaign, world.campaign_id)
+            archive.set_archived(s, target, False)
+    assert len(adaptive_pools.advance(store, made["alice"], alice)) == 2  # restored: it goes on

@@ -417,7 +417,8 @@ def _texts(session: Session, pool: Pool, universe: adaptive.TopicPool) -> dict[s
 
 def advance(store: Store, assignment_id: int, user_id: int) -> list[str]:
     """The next-document path of an adaptive pool: reveal the primary judge's next batch when
-    every revealed document is judged. Returns the revealed docnos (usually none).
+    every revealed document is judged (never in an archived pool or campaign). Returns the
+    revealed docnos (usually none).
 
     A read transaction decides; only a reveal writes, guarded by the pool's revision so that
     two concurrent requests reveal once. Ordinary pools cost one read.
@@ -427,7 +428,7 @@ def advance(store: Store, assignment_id: int, user_id: int) -> list[str]:
         if assignment is None or assignment.user_id != user_id or not assignment.active:
             return []
         pool = session.get(Pool, assignment.pool_id)
-        if pool is None or settings_of(pool) is None:
+        if pool is None or settings_of(pool) is None or _read_only(session, pool):
             return []
         primary = _primary(session, pool.id, assignment.qid)
         if primary is None or primary.id != assignment.id:
@@ -465,6 +466,15 @@ def advance(store: Store, assignment_id: int, user_id: int) -> list[str]:
         assert row is not None
         row.choices = [*row.choices, *chosen.order]
     return chosen.reveal
+
+
+def _read_only(session: Session, pool: Pool) -> bool:
+    """Whether the pool or its campaign is archived (nothing is revealed then)."""
+    try:
+        refuse_if_pool_archived(session, pool)
+    except ServiceError:
+        return True
+    return False
 
 
 def visible_entries(connection: Connection, assignment: Any, rows: Sequence[Any]) -> list[Any]:
