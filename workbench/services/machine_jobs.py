@@ -290,8 +290,10 @@ ClientFactory = Callable[[Any], Any]
 
 
 def _claim(store: Store, job_id: int, stale_s: float, budgets: dict[str, int]) -> None:
+    """Mark the job running, refused while another process runs it; the job's row is read for
+    update, so two claims at once (PostgreSQL) take turns and the second sees the first."""
     with store.session() as session:
-        job = session.get(MachineJob, job_id)
+        job = session.get(MachineJob, job_id, with_for_update=True)
         if job is None:
             raise NotFound(f"no machine judging job {job_id}")
         campaign = session.get(Campaign, job.campaign_id)
