@@ -121,9 +121,11 @@ def test_deleting_a_topic_leaves_no_gold_practice_or_machine_rows_keyed_by_its_q
         _machine_labels(s, c, [("T3", "D1")])
         gold.mark(s, c, [gold.GoldItem("T3", "D4", 2)])
         calibration.set_items(s, c, calibration.parse_items("T3\tD2\t1\tpartly\n"))
+        item = s.scalar(select(CalibrationItem.id).where(CalibrationItem.qid == "T3"))
+        s.add(CalibrationAnswer(item_id=item, user_id=world.users["carol"], grade=0))
     admin = as_user("admin")
     page = admin.get(f"/admin/delete/topic/{topic_id}").text
-    for shown in ("1 gold document", "1 practice item", "1 machine label"):
+    for shown in ("1 gold document", "1 practice item", "1 machine label", "1 practice answer"):
         assert shown in page, (shown, page)
     done = admin.post(f"/admin/delete/topic/{topic_id}", follow_redirects=True)
     assert "Topic &#39;T3&#39; deleted." in done.text

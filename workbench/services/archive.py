@@ -128,7 +128,12 @@ def dependents(session: Session, obj: Any) -> Dependents:
                 name: _count(session, model, *_of_topic(model, obj))
                 for name, model in _TOPIC_ROWS.items()
             },
-        }
+            "practice answers": _count(
+                session, CalibrationAnswer, CalibrationAnswer.item_id.in_(
+                    select(CalibrationItem.id).where(*_of_topic(CalibrationItem, obj))
+                ),
+            ),
+        }  # fmt: skip
         return Dependents(counts, ("judgements", "pooled documents"))
     if isinstance(obj, Pool):
         assigned = select(Assignment.id).where(
