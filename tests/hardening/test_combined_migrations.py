@@ -22,7 +22,7 @@ from workbench.services import (
     users,
 )
 from workbench.store.migrate import alembic_config
-from workbench.store.models import Campaign, MachineJudgement
+from workbench.store.models import Campaign, MachineJudgement, Pool
 
 BEFORE = "h_jobs_report_results"
 OLD_ADAPTIVE_KEYS = {"strategy", "budget", "batch", "secondary_share"}
@@ -69,7 +69,6 @@ def test_the_features_migrations_downgrade_a_store_with_their_data_and_upgrade_a
     (settings,) = _adaptive_params(store.engine)
     assert set(settings) == OLD_ADAPTIVE_KEYS, settings
     command.upgrade(config, "head")
-    (settings,) = _adaptive_params(store.engine)
     with store.read_session() as s:  # the upgraded pool reads as an adaptive pool again
-        pool = s.get(__import__("workbench.store.models", fromlist=["Pool"]).Pool, 2)
+        pool = s.get(Pool, 2)
         assert adaptive_pools.settings_of(pool) is not None
