@@ -200,3 +200,20 @@ def test_hybrid_qrels_of_an_adaptive_pool_say_how_it_was_judged_and_keep_its_hol
                                                 "combination": "hybrid"})  # fmt: skip
     lines = [line.split() for line in out.getvalue().splitlines() if not line.startswith("#")]
     assert sorted((q, d) for q, _, d, rel in lines if rel == "-1") == hidden
+    # saved as a qrels set, the -1 go with it, and the campaign evaluates on it
+    from click.testing import CliRunner
+
+    from workbench.cli import main
+
+    with store.session() as s:
+        c = s.get(Campaign, world.campaign_id)
+        judge = machine_judges.get_judge(s, c, "machine:m")
+        combined = machine_hybrid.combined_qrels(s, c, judge, combination="hybrid")
+        saved = machine_hybrid.save_qrels_set(s, c, combined, "hybrid-m")
+        minus = s.scalars(select(QrelsEntry.docno).where(QrelsEntry.qrels_set_id == saved.id,
+                                                         QrelsEntry.rel == -1)).all()  # fmt: skip
+    assert len(minus) == len(hidden)
+    result = CliRunner().invoke(main, ["--db", str(store.engine.url.render_as_string(
+        hide_password=False)), "evaluate", "--campaign", "c1", "--qrels", "hybrid-m"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "runA" in result.output and "runB" in result.output
