@@ -145,6 +145,11 @@ def test_after_a_remainder_is_reassigned_the_assessor_has_nothing_left_to_judge(
 
         done = progress.assignment_progress(s, [s.get(Assignment, aid)])[aid]
     assert (done.judged, done.total) == (3, 3)
+    with store.read_session() as s:  # the dashboard reads the kept places as any other
+        from workbench.services import assessor_dashboard
+
+        board = assessor_dashboard.assessor_dashboard(s, world.campaign_id).to_dict()
+    assert "alice" in str(board) and "carol" in str(board)
 
 
 def test_an_archived_adaptive_pool_or_campaign_reveals_nothing(
