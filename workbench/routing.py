@@ -32,9 +32,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import MISSING, Field, asdict, dataclass, field, fields, replace
 from typing import Any, ClassVar, Protocol
 
-ROLES = ("judge", "primary", "secondary", "overlap", "extra")
+ROLES = ("judge", "primary", "secondary", "overlap", "extra", "kept")
 """What a place on a document is: a whole-topic judge, a primary or secondary judge, one of
-the k judges of a document, or an extra judge after a disagreement."""
+the k judges of a document, an extra judge after a disagreement, or a document an assessor
+judged before their unjudged remainder went to others (`services.remainder`: their queue then
+holds only what they judged, gold documents included)."""
+KEPT = "kept"
 
 
 class RoutingError(ValueError):

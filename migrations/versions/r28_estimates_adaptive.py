@@ -71,7 +71,28 @@ def upgrade() -> None:
     _rename("mm-ns", "mm-discounted")
 
 
+OLD_SETTINGS = ("strategy", "budget", "batch", "secondary_share")
+"""What an adaptive pool recorded before this revision (the code of that revision builds its
+settings from these keys alone)."""
+
+
+def _forget_new_settings() -> None:
+    """Downgrade: the reserved sample and the stopping rule are dropped from the recorded
+    settings (the sample's documents stay revealed, to be judged as any other)."""
+    bind = op.get_bind()
+    for pool_id, params in bind.execute(sa.select(POOLS.c.id, POOLS.c.params)).all():
+        recorded = (params or {}).get("adaptive")
+        if isinstance(recorded, dict) and set(recorded) - set(OLD_SETTINGS):
+            kept = {k: v for k, v in recorded.items() if k in OLD_SETTINGS}
+            bind.execute(
+                POOLS.update().where(POOLS.c.id == pool_id).values(
+                    params={**params, "adaptive": kept}
+                )
+            )
+
+
 def downgrade() -> None:
+    _forget_new_settings()
     _rename("mm-discounted", "mm-ns")
     with op.batch_alter_table("adaptive_topics") as batch:
         batch.drop_column("choices")

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import pytest
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
@@ -14,11 +15,29 @@ from tests.web.conftest import (  # noqa: F401 - fixtures re-exported for this f
     app,
     as_user,
     csrf_app,
+    get_store_of,
     world,
     world_template,
     world_url,
 )
-from workbench.store.models import Base
+from workbench.services import (
+    adaptive_pools,
+    assignments,
+    calibration,
+    gold,
+    machine_judges,
+    pools,
+    routing,
+    users,
+)
+from workbench.store.models import (
+    Base,
+    CalibrationItem,
+    Campaign,
+    MachineJob,
+    MachineJudgement,
+    Pool,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -48,3 +67,40 @@ def load_benchmark(stem: str) -> ModuleType:
 def load_generator() -> ModuleType:
     """benchmarks/load/run_load.py as a module."""
     return load_benchmark("run_load")
+
+
+@pytest.fixture
+def rich(app, world) -> dict[str, int]:  # type: ignore[no-untyped-def]  # noqa: F811
+    """Campaign c1 using every feature: a machine judge with labels on pool 1 and a finished
+    job, an adaptive pool 2 with a reserved sample (carol its primary judge), a pool 3 routed
+    adaptively over carol and bob, gold documents and a practice set. Returns the job's and
+    the first practice item's ids."""
+    with get_store_of(app).session() as s:
+        c = s.get(Campaign, world.campaign_id)
+        judge = machine_judges.add_judge(s, c, model="m", base_url="http://127.0.0.1:9/v1")
+        pool1 = s.get(Pool, world.pool_id)
+        job = MachineJob(campaign_id=c.id, judge_id=judge.id, status="done", total=6, done=6,
+                         scope={"pool": pool1.id, "pool_number": 1, "topics": None,
+                                "only_unjudged": False})  # fmt: skip
+        s.add(job)
+        s.flush()
+        for i, docno in enumerate(("D1", "D2", "D3", "D6", "D7", "D8")):
+            for qid in ("T1", "T2"):
+                s.add(MachineJudgement(judge_id=judge.id, campaign_id=c.id, qid=qid,
+                                       docno=docno, grade=i % 3, cache_key=f"{qid}{docno}",
+                                       template_hash="h", job_id=job.id))  # fmt: skip
+        adaptive = adaptive_pools.build_adaptive_pool(
+            s, c, strategy="mm", budget=4, depth=6, batch=2, secondary_share=0.5, seed=3,
+            sample_share=0.5, stop_rule="sample",
+        )  # fmt: skip
+        assignments.assign(s, adaptive, "T1", users.get_user(s, "carol"))
+        routed = pools.build_pool(s, c, strategy="depth", depth=2, seed=5)
+        routing.apply_policy(s, routed, "adaptive", {"distance": 0},
+                             assessors=[users.get_user(s, "carol"), users.get_user(s, "bob")])
+        gold.set_quality(s, c, gold_share=0.2)
+        gold.mark(s, c, [gold.GoldItem("T1", "D4", 2), gold.GoldItem("T2", "D5", 0)])
+        calibration.set_items(s, c, calibration.parse_items("T1\tD2\t1\twhy\nT2\tD4\t0\t\n"))
+        item = s.scalar(select(CalibrationItem.id).where(CalibrationItem.campaign_id == c.id))
+        return {"job": job.id, "item": item}
+
+

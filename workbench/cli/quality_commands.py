@@ -107,7 +107,7 @@ def gold_mark(
             seed=seed,
             reason=reason,
         )
-    left = f"; {result.without_text} without text left out" if result.without_text else ""
+    left = f"; {result.left_out()} left out" if result.left_out() else ""
     click.echo(f"{result.marked} gold document(s) in {result.topics} topic(s){left}")
 
 

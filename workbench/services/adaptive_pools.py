@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -40,6 +40,7 @@ from sqlalchemy.orm import Session
 from workbench import adaptive, pooling, stopping
 from workbench.estimate_simulation import reserved_sample_size
 from workbench.services import pools
+from workbench.services.archive import refuse_if_archived, refuse_if_pool_archived
 from workbench.services.current_judgements import current_judgements
 from workbench.services.errors import ServiceError, found
 from workbench.store.db import Store
@@ -164,6 +165,7 @@ def build_adaptive_pool(
     """A depth-`depth` pool (of `topics` only, when given) whose documents the strategy
     reveals, `budget` per topic; with a `sample_share`, each topic's reserved sample is
     revealed at once (build 0)."""
+    refuse_if_archived(campaign)
     check_settings(strategy, budget, batch, secondary_share)
     assert budget is not None
     settings = AdaptiveSettings(strategy, budget, batch, secondary_share, sample_share,
@@ -232,6 +234,7 @@ def set_budget(session: Session, pool: Pool, budget: int, qid: str | None = None
     Returns the number of topics changed.
     """
     _adaptive_pool(pool)
+    refuse_if_pool_archived(session, pool)
     if budget < 1:
         raise ServiceError(f"the budget must be a positive integer; got {budget}")
     topics = (
@@ -254,6 +257,7 @@ def set_budget(session: Session, pool: Pool, budget: int, qid: str | None = None
 def stop_topic(session: Session, pool: Pool, qid: str, *, stopped: bool = True) -> None:
     """Stop (or resume) revealing documents of a topic."""
     _adaptive_pool(pool)
+    refuse_if_pool_archived(session, pool)
     topic = _topic(session, pool, qid)
     topic.stopped = stopped
     topic.updated_at = utcnow()
@@ -278,11 +282,12 @@ def _pool_sizes(session: Session, pool: Pool, *, revealed_only: bool = False) ->
 
 
 def _primary(session: Session, pool_id: int, qid: str) -> Assignment | None:
-    """The topic's primary judge: its earliest active assignment on the pool."""
+    """The topic's primary judge: its earliest active assignment on the pool (by created_at,
+    which a reassigned assignment hands on to its successor: `slots.move_assignment`)."""
     return session.scalar(
         select(Assignment)
         .where(Assignment.pool_id == pool_id, Assignment.qid == qid, Assignment.active.is_(True))
-        .order_by(Assignment.id)
+        .order_by(Assignment.created_at, Assignment.id)
         .limit(1)
     )
 
@@ -423,7 +428,8 @@ def advance(store: Store, assignment_id: int, user_id: int) -> list[str]:
     """The next-document path of an adaptive pool: reveal the primary judge's next batch when
     every revealed document is judged, and the next again while a batch holds only documents
     the judge already judged (under another pool's assignment of the topic), so that a queue
-    is never finished before its topic is. Returns the revealed docnos (usually none).
+    is never finished before its topic is; never in an archived pool or campaign. Returns the
+    revealed docnos (usually none).
 
     A read transaction decides; only a reveal writes, guarded by the pool's revision so that
     two concurrent requests reveal once. Ordinary pools cost one read.
@@ -441,7 +447,7 @@ def _advance_once(store: Store, assignment_id: int, user_id: int) -> list[str]:
         if assignment is None or assignment.user_id != user_id or not assignment.active:
             return []
         pool = session.get(Pool, assignment.pool_id)
-        if pool is None or settings_of(pool) is None:
+        if pool is None or settings_of(pool) is None or _read_only(session, pool):
             return []
         primary = _primary(session, pool.id, assignment.qid)
         if primary is None or primary.id != assignment.id:
@@ -481,6 +487,15 @@ def _advance_once(store: Store, assignment_id: int, user_id: int) -> list[str]:
     return chosen.reveal
 
 
+def _read_only(session: Session, pool: Pool) -> bool:
+    """Whether the pool or its campaign is archived (nothing is revealed then)."""
+    try:
+        refuse_if_pool_archived(session, pool)
+    except ServiceError:
+        return True
+    return False
+
+
 def visible_entries(connection: Connection, assignment: Any, rows: Sequence[Any]) -> list[Any]:
     """The revealed entries an assessor of an adaptive pool judges (`judging`'s sequence):
     all of them for the primary judge, the seeded sample for the others (builds set to 0 so
@@ -498,7 +513,7 @@ def visible_entries(connection: Connection, assignment: Any, rows: Sequence[Any]
             Assignment.qid == assignment.qid,
             Assignment.active.is_(True),
         )
-        .order_by(Assignment.id)
+        .order_by(Assignment.created_at, Assignment.id)
         .limit(1)
     )
     if primary_user == assignment.user_id:
@@ -684,13 +699,23 @@ def provenance(session: Session, campaign: Campaign) -> list[Provenance]:
     return found
 
 
-def export_header(session: Session, campaign: Campaign) -> str:
-    """The `#` comment lines that open qrels and judgement logs of a campaign judged
-    adaptively ('' otherwise): the strategy and budget of each adaptive pool."""
-    return "".join(
-        f"# ADAPTIVE {p.describe()}; the pooled documents left unjudged are not a random sample.\n"
+def unjudged_notes(
+    session: Session, campaign: Campaign, pools: Collection[int] | None = None
+) -> tuple[str, ...]:
+    """What qrels of a campaign judged adaptively must say (the messages of a qrels export,
+    the notes of a report): each adaptive pool's strategy and budget, and that its unjudged
+    documents are not a random sample. `pools`: only these pool ids (default: every one)."""
+    return tuple(
+        f"{p.describe()}; the pooled documents left unjudged are not a random sample"
         for p in provenance(session, campaign)
+        if pools is None or p.pool in pools
     )
+
+
+def export_header(session: Session, campaign: Campaign) -> str:
+    """The `#` comment lines that open judgement logs of a campaign judged adaptively (''
+    otherwise): `unjudged_notes` as comments."""
+    return "".join(f"# ADAPTIVE {note}.\n" for note in unjudged_notes(session, campaign))
 
 
 def describe_settings(pool: Pool) -> str:

@@ -3,7 +3,11 @@
 Archiving hides an object (lists leave it out, pools skip it, assessors no longer see an
 archived campaign's topics) and makes it read-only; restoring brings it back unchanged.
 Deleting is for mistakes: it is refused while anything a judgement depends on exists (the
-judgement log is never deleted), and `dependents` gives the counts the admin sees first.
+judgement log is never deleted), and `dependents` gives the counts the admin sees first:
+every row that goes with the object is counted there, those of the machine judges, routing,
+gold documents and practice sets included. Most go by their foreign keys' cascades; the rows
+keyed by a topic's qid (gold documents, practice items, machine labels) and the machine jobs
+scoped to a pool (a JSON scope) are deleted here.
 """
 
 from __future__ import annotations
@@ -20,14 +24,21 @@ from workbench.services import users as user_service
 from workbench.services.errors import ServiceError, found
 from workbench.store.models import (
     Assignment,
+    CalibrationAnswer,
+    CalibrationItem,
     Campaign,
     Document,
     FinalLabel,
+    GoldDocument,
     Judgement,
+    MachineJob,
+    MachineJudge,
+    MachineJudgement,
     Pool,
     PoolEntry,
     PoolRun,
     QrelsSet,
+    RoutingSlot,
     Run,
     Topic,
     User,
@@ -82,7 +93,25 @@ def dependents(session: Session, obj: Any) -> Dependents:
             "pools": _count(session, Pool, Pool.campaign_id == obj.id),
             "assignments": _count(session, Assignment, Assignment.campaign_id == obj.id),
             "qrels sets": _count(session, QrelsSet, QrelsSet.campaign_id == obj.id),
-        }
+            "machine judges": _count(session, MachineJudge, MachineJudge.campaign_id == obj.id),
+            "machine labels": _count(
+                session, MachineJudgement, MachineJudgement.campaign_id == obj.id
+            ),
+            "machine jobs": _count(session, MachineJob, MachineJob.campaign_id == obj.id),
+            "gold documents": _count(session, GoldDocument, GoldDocument.campaign_id == obj.id),
+            "practice items": _count(
+                session, CalibrationItem, CalibrationItem.campaign_id == obj.id
+            ),
+            "practice answers": _count(
+                session, CalibrationAnswer, CalibrationAnswer.item_id.in_(
+                    select(CalibrationItem.id).where(CalibrationItem.campaign_id == obj.id)
+                ),
+            ),
+            "routing slots": _count(
+                session, RoutingSlot,
+                RoutingSlot.pool_id.in_(select(Pool.id).where(Pool.campaign_id == obj.id)),
+            ),
+        }  # fmt: skip
         return Dependents(counts, ("judgements",))
     if isinstance(obj, Run):
         counts = {"pools": _count(session, PoolRun, PoolRun.run_id == obj.id)}
@@ -95,7 +124,16 @@ def dependents(session: Session, obj: Any) -> Dependents:
             "pooled documents": _count(
                 session, PoolEntry, PoolEntry.pool_id.in_(pooled), PoolEntry.qid == obj.qid
             ),
-        }
+            **{
+                name: _count(session, model, *_of_topic(model, obj))
+                for name, model in _TOPIC_ROWS.items()
+            },
+            "practice answers": _count(
+                session, CalibrationAnswer, CalibrationAnswer.item_id.in_(
+                    select(CalibrationItem.id).where(*_of_topic(CalibrationItem, obj))
+                ),
+            ),
+        }  # fmt: skip
         return Dependents(counts, ("judgements", "pooled documents"))
     if isinstance(obj, Pool):
         assigned = select(Assignment.id).where(
@@ -110,6 +148,8 @@ def dependents(session: Session, obj: Any) -> Dependents:
             "judgements": judged,
             "assignments": _count(session, Assignment, Assignment.pool_id == obj.id),
             "pooled documents": _count(session, PoolEntry, PoolEntry.pool_id == obj.id),
+            "routing slots": _count(session, RoutingSlot, RoutingSlot.pool_id == obj.id),
+            "machine jobs": len(_pool_jobs(session, obj)),
         }
         return Dependents(counts, ("judgements",))
     if isinstance(obj, User):
@@ -117,9 +157,33 @@ def dependents(session: Session, obj: Any) -> Dependents:
             "judgements": _count(session, Judgement, Judgement.user_id == obj.id),
             "adjudications": _count(session, FinalLabel, FinalLabel.adjudicator_id == obj.id),
             "assignments": _count(session, Assignment, Assignment.user_id == obj.id),
+            "routing slots": _count(session, RoutingSlot, RoutingSlot.user_id == obj.id),
+            "practice answers": _count(
+                session, CalibrationAnswer, CalibrationAnswer.user_id == obj.id
+            ),
         }
         return Dependents(counts, ("judgements", "adjudications"))
     raise TypeError(f"cannot archive {type(obj).__name__}")
+
+
+_TOPIC_ROWS: dict[str, Any] = {
+    "gold documents": GoldDocument,
+    "practice items": CalibrationItem,
+    "machine labels": MachineJudgement,
+}
+"""Rows keyed by a topic's (campaign, qid) without a foreign key to it: deleted with it."""
+
+
+def _of_topic(model: Any, topic: Topic) -> tuple[Any, Any]:
+    return (model.campaign_id == topic.campaign_id, model.qid == topic.qid)
+
+
+def _pool_jobs(session: Session, pool: Pool) -> list[int]:
+    """The ids of the machine jobs scoped to the pool (`MachineJob.scope['pool']`)."""
+    rows = session.execute(
+        select(MachineJob.id, MachineJob.scope).where(MachineJob.campaign_id == pool.campaign_id)
+    )
+    return [job_id for job_id, scope in rows if (scope or {}).get("pool") == pool.id]
 
 
 @dataclass(frozen=True)
@@ -174,6 +238,13 @@ def delete_object(session: Session, obj: Any) -> None:
         )
     if isinstance(obj, User):
         user_service.set_active(session, obj, False)  # refuses the last active admin
+    if isinstance(obj, Topic):
+        for rows in _TOPIC_ROWS.values():
+            session.execute(delete(rows).where(*_of_topic(rows, obj)))
+    if isinstance(obj, Pool):
+        jobs = _pool_jobs(session, obj)
+        if jobs:
+            session.execute(delete(MachineJob).where(MachineJob.id.in_(jobs)))
     model = type(obj)
     session.execute(delete(model).where(model.id == obj.id))
     session.expunge(obj)
@@ -211,3 +282,12 @@ def refuse_if_archived(campaign: Campaign) -> None:
     """An archived campaign is read-only."""
     if campaign.archived_at is not None:
         raise ServiceError(f"campaign {campaign.name!r} is archived: restore it to change it")
+
+
+def refuse_if_pool_archived(session: Session, pool: Pool) -> None:
+    """A pool of an archived campaign, or an archived pool, is read-only."""
+    campaign = session.get(Campaign, pool.campaign_id)
+    if campaign is not None:
+        refuse_if_archived(campaign)
+    if pool.archived_at is not None:
+        raise ServiceError(f"pool {pool.number} is archived: restore it to change it")

@@ -21,6 +21,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from workbench import limits
+from workbench.services.archive import refuse_if_archived
 from workbench.services.campaigns import get_campaign, scale_of
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.importing import cast_result
@@ -32,6 +33,7 @@ from workbench.store.models import (
     CalibrationItem,
     Campaign,
     Document,
+    GoldDocument,
     Judgement,
     Topic,
 )
@@ -83,6 +85,7 @@ def parse_items(text: str, source: str = "practice set") -> list[PracticeLine]:
 def set_items(session: Session, campaign: Campaign, lines: list[PracticeLine]) -> int:
     """Replace the campaign's practice set (answers to the old items are dropped). Every
     topic and document must be the campaign's, every grade on its scale."""
+    refuse_if_archived(campaign)
     scale = {g.value for g in campaign.grades}
     off = sorted({line.grade for line in lines} - scale)
     if off:
@@ -105,6 +108,21 @@ def set_items(session: Session, campaign: Campaign, lines: list[PracticeLine]) -
     absent = [d for d in docnos if d not in present]
     if absent:
         raise NotFound(f"campaign {campaign.name!r} has no text for document(s) {listed(absent)}")
+    golden = {
+        (qid, docno)
+        for qid, docno in session.execute(
+            select(GoldDocument.qid, GoldDocument.docno).where(
+                GoldDocument.campaign_id == campaign.id
+            )
+        )
+    }
+    shown = [line for line in lines if (line.qid, line.docno) in golden]
+    if shown:
+        raise ServiceError(
+            f"topic {shown[0].qid} document {shown[0].docno} is a gold document ({len(shown)} "
+            "practice item(s) are): the practice set shows its expected grade, and gold must "
+            "stay unknown to assessors; unmark it or choose another document"
+        )
     clear(session, campaign)
     session.add_all(
         CalibrationItem(
@@ -123,6 +141,7 @@ def set_items(session: Session, campaign: Campaign, lines: list[PracticeLine]) -
 
 def clear(session: Session, campaign: Campaign) -> int:
     """Remove the practice set and its answers. Returns how many items there were."""
+    refuse_if_archived(campaign)
     result = session.execute(
         delete(CalibrationItem).where(CalibrationItem.campaign_id == campaign.id)
     )
@@ -228,7 +247,7 @@ class Feedback:
 
 def _member(session: Session, campaign_id: int, user_id: int) -> Campaign:
     campaign = get_campaign(session, campaign_id)
-    if not _has_assignment(session, campaign_id, user_id):
+    if campaign.archived_at is not None or not _has_assignment(session, campaign_id, user_id):
         raise NotFound(f"no practice set of yours in campaign {campaign_id}")
     return campaign
 

@@ -106,6 +106,16 @@ def _design(
     session: Session, pool: Pool, qrels: Mapping, level: int
 ) -> tuple[str, dict[str, estimators.SampledTopic]]:
     """The pool's design name and each topic's sample, or a ServiceError saying why not."""
+    hybrid = next((k for k in ("machine_sample", "machine_review") if k in (pool.params or {})),
+                  None)  # fmt: skip
+    if hybrid is not None:
+        what = "human sample" if hybrid == "machine_sample" else "disagreement review"
+        raise ServiceError(
+            f"pool {pool.number} is a machine judge's {what}, drawn from another pool's "
+            "documents: it is no sample of the runs' pool by a pooling design, so nothing here "
+            "estimates MAP from it (`workbench machine report` estimates the machine's error "
+            "from a human sample)"
+        )
     settings = adaptive_pools.settings_of(pool)
     entries = _entries(session, pool)
     topics: dict[str, estimators.SampledTopic] = {}

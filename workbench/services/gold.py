@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session
 
 from workbench import routing
 from workbench.services import slots
+from workbench.services.archive import refuse_if_archived
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.importing import cast_result
 from workbench.services.pools import qid_key
@@ -31,9 +32,11 @@ from workbench.services.qrels import final_labels
 from workbench.services.topics import listed
 from workbench.store.models import (
     Assignment,
+    CalibrationItem,
     Campaign,
     Document,
     GoldDocument,
+    Judgement,
     Pool,
     QrelsEntry,
     QrelsSet,
@@ -74,6 +77,7 @@ def set_quality(
     show_gold_accuracy: bool | None = None,
 ) -> QualityConfig:
     """Change the settings given (None: keep); the gold share is in [0, MAX_GOLD_SHARE]."""
+    refuse_if_archived(campaign)
     if gold_share is not None and not 0.0 <= gold_share <= MAX_GOLD_SHARE:
         raise ServiceError(
             f"the gold share must be between 0 and {MAX_GOLD_SHARE}; got {gold_share}"
@@ -132,11 +136,19 @@ class GoldItem:
 @dataclass(frozen=True)
 class MarkResult:
     """What marking did: documents marked (new or changed), and the candidates left out
-    because the campaign has no text for them (an assessor could not read them)."""
+    because the campaign has no text for them (an assessor could not read them) or because
+    they are in the practice set (whose expected grades assessors see)."""
 
     marked: int
     without_text: int
     topics: int
+    in_practice: int = 0
+
+    def left_out(self) -> str:
+        """'2 without text, 1 in the practice set' ('' when none was left out)."""
+        parts = [f"{self.without_text} without text"] if self.without_text else []
+        parts += [f"{self.in_practice} in the practice set"] if self.in_practice else []
+        return ", ".join(parts)
 
 
 def _with_text(session: Session, campaign_id: int, docnos: Collection[str]) -> set[str]:
@@ -159,6 +171,7 @@ def mark(
 ) -> MarkResult:
     """Mark documents as gold (an existing mark is replaced). Every topic must be the
     campaign's, every grade on its scale, every document have its text."""
+    refuse_if_archived(campaign)
     scale = {g.value for g in campaign.grades}
     topics = set(session.scalars(select(Topic.qid).where(Topic.campaign_id == campaign.id)))
     unknown = sorted({i.qid for i in items} - topics, key=qid_key)
@@ -169,6 +182,14 @@ def mark(
         raise ServiceError(
             f"grade(s) {', '.join(map(str, off))} are not on the scale: expected one of "
             f"{', '.join(map(str, sorted(scale)))}"
+        )
+    practised = sorted({(i.qid, i.docno) for i in items} & practice_keys(session, campaign.id))
+    if practised:
+        qid, docno = practised[0]
+        raise ServiceError(
+            f"{len(practised)} document(s) are in the practice set, where assessors see the "
+            f"expected grade (e.g. topic {qid} document {docno}): a gold document must be "
+            "unknown to them"
         )
     readable = _with_text(session, campaign.id, [i.docno for i in items])
     missing = sorted({i.docno for i in items} - readable)
@@ -240,17 +261,30 @@ def mark_from(
     if absent:
         raise NotFound(f"the {source} labels have no topic(s) {listed(absent)}")
     readable = _with_text(session, campaign.id, {d for q in chosen for d in by_topic[q]})
-    items, without = [], 0
+    practised = practice_keys(session, campaign.id)
+    items, without, in_practice = [], 0, 0
     for qid in chosen:
-        usable = {d: g for d, g in by_topic[qid].items() if d in readable}
-        without += len(by_topic[qid]) - len(usable)
+        shown = {d for d in by_topic[qid] if (qid, d) in practised}
+        in_practice += len(shown)
+        usable = {d: g for d, g in by_topic[qid].items() if d in readable and d not in shown}
+        without += len(by_topic[qid]) - len(usable) - len(shown)
         for docno in balanced_sample(usable, per_topic, seed, qid):
             items.append(GoldItem(qid, docno, usable[docno], reason))
     if not items:
         raise ServiceError(f"none of the {source} labels of these topics has a document with text")
     name = f"qrels {qrels_name}" if source == "qrels" else "final labels"
     done = mark(session, campaign, items, source=name)
-    return MarkResult(done.marked, without, done.topics)
+    return MarkResult(done.marked, without, done.topics, in_practice)
+
+
+def practice_keys(session: Session, campaign_id: int) -> set[tuple[str, str]]:
+    """(qid, docno) of the campaign's practice items (`services.calibration`)."""
+    rows = session.execute(
+        select(CalibrationItem.qid, CalibrationItem.docno).where(
+            CalibrationItem.campaign_id == campaign_id
+        )
+    )
+    return {(qid, docno) for qid, docno in rows}
 
 
 def _source_labels(
@@ -288,6 +322,7 @@ def unmark(
     session: Session, campaign: Campaign, *, qid: str | None = None, docno: str | None = None
 ) -> int:
     """Remove gold marks: one document, one topic's, or all. Returns how many."""
+    refuse_if_archived(campaign)
     query = delete(GoldDocument).where(GoldDocument.campaign_id == campaign.id)
     if qid is not None:
         query = query.where(GoldDocument.qid == qid)
@@ -310,7 +345,7 @@ def mixed_queue(connection: Connection, assignment: Any, docnos: list[str], seed
     """An assignment's queue (`judging`'s sequence) with its gold documents mixed in."""
     campaign_id = connection.scalar(select(Pool.campaign_id).where(Pool.id == assignment.pool_id))
     share = quality_config(connection, campaign_id).gold_share if campaign_id else 0.0
-    if not share:
+    if not share or campaign_id is None:
         return docnos
     candidates = connection.scalars(
         select(GoldDocument.docno).where(
@@ -318,8 +353,29 @@ def mixed_queue(connection: Connection, assignment: Any, docnos: list[str], seed
         )
     )
     keys = (assignment.pool_id, assignment.qid, assignment.user_id)
-    gold = routing.gold_for_queue(docnos, candidates, share, seed, *keys)
+    if slots.has_kept(connection, *keys):
+        gold = _judged_gold(connection, campaign_id, assignment, candidates, docnos)
+    else:
+        gold = routing.gold_for_queue(docnos, candidates, share, seed, *keys)
     return routing.mix_in(docnos, gold, seed, *keys)
+
+
+def _judged_gold(
+    connection: Connection | Session, campaign_id: int, assignment: Any,
+    candidates: Iterable[str], own: Collection[str],
+) -> list[str]:  # fmt: skip
+    """The gold of a queue whose remainder was reassigned: the gold documents (not its own)
+    that its assessor has judged in the topic, and no other."""
+    judged = set(
+        connection.scalars(
+            select(Judgement.docno).where(
+                Judgement.campaign_id == campaign_id,
+                Judgement.qid == assignment.qid,
+                Judgement.user_id == assignment.user_id,
+            )
+        )
+    )
+    return sorted(d for d in set(candidates) if d in judged and d not in set(own))
 
 
 def queue_gold(
@@ -341,8 +397,12 @@ def queue_gold(
             select(Pool.id, Pool.seed).where(Pool.campaign_id == mine[0].campaign_id)
         ).all()
     )
+    kept = slots.kept_places(session, list(seeds))
     return {
-        a.id: routing.gold_for_queue(
+        a.id: _judged_gold(session, a.campaign_id, a, candidates.get(a.qid, []),
+                           own.get(a.id, ()))
+        if (a.pool_id, a.qid, a.user_id) in kept
+        else routing.gold_for_queue(
             sorted(own.get(a.id, ())), candidates.get(a.qid, []), share, seeds[a.pool_id],
             a.pool_id, a.qid, a.user_id,
         )

@@ -17,7 +17,7 @@ from workbench.relevance import is_relevant
 from workbench.reports.tables import csv_safe
 from workbench.services import machine_hybrid, machine_judges
 from workbench.services.errors import ServiceError
-from workbench.services.qrels import IncompleteQrels
+from workbench.services.qrels import UNSAMPLED, IncompleteQrels
 from workbench.store.models import Campaign
 
 LABEL_FIELDS = (
@@ -55,12 +55,13 @@ def write_qrels(
     qrels = combined.qrels
     level = options.get("binary_level")
     if level is not None:
-        qrels = {q: {d: int(is_relevant(g, level)) for d, g in docs.items()}
-                 for q, docs in qrels.items()}  # fmt: skip
+        qrels = {q: {d: g if g == UNSAMPLED else int(is_relevant(g, level))
+                     for d, g in docs.items()} for q, docs in qrels.items()}  # fmt: skip
     trec.write_qrels(qrels, dest)
-    warnings = (combined.describe(),) + (() if combined.completeness.complete else (
+    incomplete = () if combined.completeness.complete else (
         f"incomplete qrels: {combined.completeness.describe()}",
-    ))  # fmt: skip
+    )
+    warnings = (combined.describe(), *combined.provenance, *incomplete)
     suffix = f".{combined.combination}.{judge.name.removeprefix('machine:')}"
     suffix += "" if combined.completeness.complete else ".incomplete"
     return len(combined.labels), suffix, warnings

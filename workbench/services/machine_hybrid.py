@@ -24,11 +24,12 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from workbench import hybrid, limits
-from workbench.services import machine_judges
+from workbench.services import adaptive_pools, machine_judges
+from workbench.services.archive import refuse_if_archived
 from workbench.services.current_judgements import counted_judgements
 from workbench.services.errors import ServiceError
 from workbench.services.pools import ENTRY_COLUMNS, get_pool, qid_key
-from workbench.services.qrels import Completeness, qrels_labels
+from workbench.services.qrels import UNSAMPLED, Completeness, qrels_labels
 from workbench.store.models import (
     Campaign,
     Judgement,
@@ -52,12 +53,22 @@ COMBINATIONS: dict[str, str] = {
 
 def pooled_keys(session: Session, campaign: Campaign) -> set[Key]:
     """(qid, docno) sampled into some pool of the campaign."""
+    return _pool_keys(session, campaign)[0]
+
+
+def _pool_keys(session: Session, campaign: Campaign) -> tuple[set[Key], set[Key]]:
+    """(sampled into some pool, pooled but sampled into none): the documents to judge, and
+    those a stratified pool left out or an adaptive pool never revealed (-1 in qrels)."""
+    sampled: set[Key] = set()
+    unsampled: set[Key] = set()
     rows = session.execute(
-        select(PoolEntry.qid, PoolEntry.docno)
+        select(PoolEntry.qid, PoolEntry.docno, PoolEntry.sampled)
         .join(Pool, Pool.id == PoolEntry.pool_id)
-        .where(Pool.campaign_id == campaign.id, PoolEntry.sampled.is_(True))
+        .where(Pool.campaign_id == campaign.id)
     )
-    return {(qid, docno) for qid, docno in rows}
+    for qid, docno, is_sampled in rows:
+        (sampled if is_sampled else unsampled).add((qid, docno))
+    return sampled, unsampled - sampled
 
 
 def _certainty(session: Session, judge: MachineJudge) -> dict[Key, float]:
@@ -77,6 +88,17 @@ def _flagged(session: Session, judge: MachineJudge) -> set[Key]:
     )
     suspicious = {"instructions", "stuffing"}
     return {(qid, docno) for qid, docno, flags in rows if suspicious & set(flags or ())}
+
+
+NOT_INHERITED = ("adaptive", "routing", "machine_sample", "machine_review")
+"""What a hybrid pool does not take from its source pool's params: the adaptive strategy (it
+has no adaptive topics), the routing policy and its assessors (it is assigned afresh), and an
+earlier hybrid design."""
+
+
+def _pooling_choices(source: Pool) -> dict[str, Any]:
+    """The source pool's pooling choices (depth, runs...), without `NOT_INHERITED`."""
+    return {k: v for k, v in (source.params or {}).items() if k not in NOT_INHERITED}
 
 
 def _new_pool(
@@ -108,6 +130,7 @@ def create_sample_pool(
 ) -> Pool:
     """Machine first, humans on a sample: a new pool whose sampled documents are the human
     sample of the source pool (default: the latest) drawn by `design` (`hybrid`)."""
+    refuse_if_archived(campaign)
     source = get_pool(session, campaign, pool_number)
     entries = list(session.scalars(
         select(PoolEntry).where(PoolEntry.pool_id == source.id, PoolEntry.sampled.is_(True))
@@ -132,7 +155,7 @@ def create_sample_pool(
     except hybrid.DesignError as error:
         raise ServiceError(str(error)) from None
     params = {
-        **source.params,
+        **_pooling_choices(source),
         "machine_sample": {
             "source_pool": source.number, "judge": judge.name, "design": design,
             "share": share, "seed": seed, "include_flagged": include_flagged,
@@ -182,6 +205,7 @@ def create_review_pool(
 ) -> tuple[Pool, int]:
     """Disagreement review: a new pool of the documents where `judge` and the first human
     disagree (`hybrid.disagreements`); (pool, documents)."""
+    refuse_if_archived(campaign)
     machine = machine_judges.machine_labels(session, judge)
     first = first_human_labels(session, campaign)
     try:
@@ -205,7 +229,7 @@ def create_review_pool(
                 source = source or pool
     if source is None:
         raise ServiceError("the disagreements are on documents of no pool")
-    params = {**source.params, "machine_review": {
+    params = {**_pooling_choices(source), "machine_review": {
         "judge": judge.name, "on": on, "documents": len(keys),
         "first_judges": sorted({first[k][1] for k in keys}),
     }}  # fmt: skip
@@ -235,12 +259,20 @@ class CombinedQrels:
     completeness: Completeness
     human_labels: str  # what the human labels are ("final labels", "labels", "alice's ...")
     created_at: dt.datetime
+    unsampled: frozenset[Key] = frozenset()  # pooled, sampled nowhere, unlabelled: -1
+    provenance: tuple[str, ...] = ()  # `adaptive_pools.unjudged_notes`: the export's messages
+
+    def with_unsampled(self) -> dict[Key, int]:
+        """The labels and -1 (`qrels.UNSAMPLED`) for the unsampled documents, as the campaign's
+        own qrels hold them (infAP's convention)."""
+        return {**dict.fromkeys(self.unsampled, UNSAMPLED), **self.labels}
 
     @property
     def qrels(self) -> dict[str, dict[str, int]]:
+        labels = self.with_unsampled()
         out: dict[str, dict[str, int]] = {}
-        for (qid, docno) in sorted(self.labels, key=lambda k: (qid_key(k[0]), k[1])):
-            out.setdefault(qid, {})[docno] = self.labels[(qid, docno)]
+        for (qid, docno) in sorted(labels, key=lambda k: (qid_key(k[0]), k[1])):
+            out.setdefault(qid, {})[docno] = labels[(qid, docno)]
         return out
 
     def describe(self) -> str:
@@ -270,7 +302,7 @@ def combined_qrels(
             f"unknown combination {combination!r}; expected {', '.join(COMBINATIONS)}"
         )
     machine = machine_judges.machine_labels(session, judge)
-    universe = pooled_keys(session, campaign)
+    universe, unsampled = _pool_keys(session, campaign)
     if combination == "machine":
         human: dict[Key, int] = {}
         what = ""
@@ -284,6 +316,8 @@ def combined_qrels(
         combination, judge.name, combined.labels, combined.sources,
         Completeness(labelled, len(universe | set(human)), missing), what,
         dt.datetime.now(dt.UTC).replace(tzinfo=None),
+        frozenset(unsampled - set(combined.labels)),
+        adaptive_pools.unjudged_notes(session, campaign),
     )  # fmt: skip
 
 
@@ -301,6 +335,7 @@ def save_qrels_set(
 ) -> QrelsSet:
     """Store combined qrels as a qrels set of the campaign (a snapshot: `workbench evaluate
     --qrels NAME` and every report read it); its source names the judge and the sources."""
+    refuse_if_archived(campaign)
     name = name.strip()
     if not name or len(name) > limits.QRELS_SET_NAME:
         raise ServiceError(limits.length_error("qrels set name", name, limits.QRELS_SET_NAME))
@@ -318,7 +353,7 @@ def save_qrels_set(
     session.add(qrels_set)
     session.flush()
     rows = [(qrels_set.id, qid, docno, "0", grade)
-            for (qid, docno), grade in sorted(combined.labels.items())]  # fmt: skip
+            for (qid, docno), grade in sorted(combined.with_unsampled().items())]  # fmt: skip
     bulk_insert(session, QrelsEntry.__table__, ("qrels_set_id", "qid", "docno", "iteration",
                                                 "rel"), rows)  # fmt: skip
     return qrels_set

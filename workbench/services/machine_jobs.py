@@ -49,6 +49,7 @@ from sqlalchemy.orm import Session
 from workbench import judge_prompt
 from workbench.judge_client import ChatClient, EndpointError, MissingClientLibrary, Reply
 from workbench.services import machine_judges
+from workbench.services.archive import refuse_if_archived
 from workbench.services.current_judgements import counted_judgements
 from workbench.services.errors import Conflict, NotFound, ServiceError
 from workbench.services.pools import get_pool, qid_key
@@ -205,6 +206,7 @@ def create_job(
 ) -> MachineJob:
     """A queued job of `judge` over the sampled documents of a pool (default: the latest),
     of `topics` when given, only those without a human grade when `only_unjudged`."""
+    refuse_if_archived(campaign)
     if not 1 <= concurrency <= MAX_CONCURRENCY:
         raise ServiceError(f"concurrency: expected 1..{MAX_CONCURRENCY}, got {concurrency}")
     for name, cap in (("budget in calls", budget_calls), ("budget in tokens", budget_tokens)):
@@ -288,10 +290,15 @@ ClientFactory = Callable[[Any], Any]
 
 
 def _claim(store: Store, job_id: int, stale_s: float, budgets: dict[str, int]) -> None:
+    """Mark the job running, refused while another process runs it; the job's row is read for
+    update, so two claims at once (PostgreSQL) take turns and the second sees the first."""
     with store.session() as session:
-        job = session.get(MachineJob, job_id)
+        job = session.get(MachineJob, job_id, with_for_update=True)
         if job is None:
             raise NotFound(f"no machine judging job {job_id}")
+        campaign = session.get(Campaign, job.campaign_id)
+        if campaign is not None:
+            refuse_if_archived(campaign)  # resuming writes labels
         status = _status(job, utcnow(), stale_s)
         if status == RUNNING:
             raise Conflict(

@@ -26,6 +26,7 @@ from sqlalchemy.orm import Session
 
 from workbench import judge_prompt, limits
 from workbench.judge_client import Endpoint
+from workbench.services.archive import refuse_if_archived
 from workbench.services.errors import NotFound, ServiceError
 from workbench.store.models import (
     Campaign,
@@ -121,6 +122,7 @@ def campaign_template(session: Session, campaign: Campaign) -> str:
 def set_template(session: Session, campaign: Campaign, template: str | None) -> str:
     """Set the campaign's template (None or blank: back to the default); refused with the
     reason when it cannot be used. Judges made before keep their own copy."""
+    refuse_if_archived(campaign)
     row = session.get(MachineTemplate, campaign.id)
     if template is None or not template.strip():
         if row is not None:
@@ -177,6 +179,7 @@ def add_judge(
     settings: Mapping[str, Any] | None = None,
 ) -> MachineJudge:
     """A new machine judge of the campaign with the campaign's current template."""
+    refuse_if_archived(campaign)
     model = (model or os.environ.get(MODEL_ENV, "")).strip()
     if not model:
         raise ServiceError(f"name the model (or set {MODEL_ENV})")
@@ -249,6 +252,7 @@ def judge_names(session: Session, campaign: Campaign) -> list[str]:
 
 def delete_judge(session: Session, campaign: Campaign, name: str) -> None:
     """Delete a judge with its labels and jobs (human judgements are never touched)."""
+    refuse_if_archived(campaign)
     session.delete(get_judge(session, campaign, name))
 
 

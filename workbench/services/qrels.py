@@ -150,11 +150,7 @@ def campaign_qrels(
     ordered: QrelsDict = {}
     for qid, docno in sorted(labels, key=lambda key: (qid_key(key[0]), key[1])):
         ordered.setdefault(qid, {})[docno] = labels[(qid, docno)]
-    provenance = tuple(
-        f"{p.describe()}; the pooled documents left unjudged are not a random sample"
-        for p in adaptive_pools.provenance(session, campaign)
-        if p.pool in scope.ids
-    )
+    provenance = adaptive_pools.unjudged_notes(session, campaign, scope.ids)
     return CampaignQrels(ordered, completeness, scope, provenance)
 
 

@@ -2,8 +2,9 @@
 documents of their active assignments in a campaign go to others, one new judge each, by the
 routing planner (`workbench.routing`, k = 1, a topic's remainder as one chunk): the least
 loaded first, a topic's remainder whole where one assessor may take all of it, never to someone
-who holds or judged a document. What they judged stays theirs (a whole-topic assignment becomes
-the places of its judged documents); an assignment with nothing judged is withdrawn. The plan
+who holds or judged a document. What they judged stays theirs (their places on judged documents
+are marked kept, `routing.KEPT`, and their queue then holds no gold document they have not
+judged: `gold.mixed_queue`); an assignment with nothing judged is withdrawn. The plan
 is shown first (`remainder_plan`), then carried out (`reassign_remainder`).
 """
 
@@ -18,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from workbench import routing
 from workbench.services import adaptive_pools, assignments, slots
+from workbench.services.archive import refuse_if_archived
 from workbench.services.current_judgements import current_judgements
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.pools import qid_key
@@ -165,6 +167,8 @@ def reassign_remainder(
 def _reassign(
     session: Session, campaign: Campaign, username: str, to: Sequence[str] | None, *, apply: bool
 ) -> RemainderPlan:
+    if apply:
+        refuse_if_archived(campaign)
     user, work, targets, notes = _remainder(session, campaign, username, to)
     by_pool: dict[int, list[tuple[Pool, Assignment, list[str], list[str]]]] = defaultdict(list)
     for item in work:
@@ -207,7 +211,10 @@ def _move_remainder(
     placed = {(r.qid, d) for r in plan.routes for d in r.docnos}
     for _, a, done, left in items:
         if a.id not in routed:  # a whole-topic assignment: keep what was judged as places
-            slots.add(session, a, done + [d for d in left if (a.qid, d) not in placed], "judge")
+            slots.add(session, a, [d for d in left if (a.qid, d) not in placed], "judge")
+            slots.add(session, a, done, routing.KEPT)
+        else:
+            slots.keep(session, a, done)
     for route in plan.routes:
         old = next(a for _, a, _, _ in items if a.qid == route.qid)
         new = assignments.assign(session, pool, route.qid, by_name[route.assessor], order=old.order)

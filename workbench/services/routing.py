@@ -29,6 +29,7 @@ from sqlalchemy.orm import Session
 from workbench import routing
 from workbench.services import adaptive_pools, assignments, pools, scope, slots
 from workbench.services import users as user_service
+from workbench.services.archive import refuse_if_pool_archived
 from workbench.services.current_judgements import current_judgements
 from workbench.services.errors import ServiceError, found
 from workbench.services.pools import PoolInfo, pool_info, qid_key
@@ -159,8 +160,7 @@ def apply_policy(
         raise ServiceError(
             f"unknown order {order!r}: expected one of {', '.join(assignments.ORDERS)}"
         )
-    if pool.archived_at is not None:
-        raise ServiceError(f"pool {pool.number} is archived: restore it to assign from it")
+    refuse_if_pool_archived(session, pool)
     recorded = recorded_policy(pool)
     active = assignments.list_assignments(session, pool.campaign_id, pool_id=pool.id)
     current = (recorded or {}).get("policy", routing.DEFAULT_POLICY)

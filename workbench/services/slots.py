@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import Connection, func, select, update
 from sqlalchemy.orm import Session
 
+from workbench import routing
 from workbench.services.current_judgements import current_judgements
 from workbench.services.errors import ServiceError
 from workbench.services.importing import cast_result
@@ -133,11 +134,51 @@ def move(session: Session, old: Assignment, new: Assignment, docnos: Iterable[st
 
 def move_assignment(session: Session, old: Assignment, new: Assignment) -> None:
     """When a topic moves to another assessor (`assignments.reassign`): the new assignment
-    takes every place of the old one, so that a routed assignment stays routed."""
+    takes every place of the old one, so that a routed assignment stays routed, and its place
+    in the topic's order (`created_at`), so that an adaptive pool's primary judge (the
+    earliest active assignment) stays primary."""
+    if old.created_at is not None and (new.created_at is None or old.created_at < new.created_at):
+        new.created_at = old.created_at
     docnos = slot_documents(session, [old]).get(old.id)
     if docnos:
         move(session, old, new, docnos)
-        touch(session, old.pool_id)
+    touch(session, old.pool_id)
+
+
+def keep(session: Session, assignment: Assignment, docnos: Iterable[str]) -> None:
+    """Mark the assignment's places on `docnos` as kept (`routing.KEPT`): judged documents it
+    holds after its unjudged remainder moved to others."""
+    session.execute(
+        update(RoutingSlot)
+        .where(RoutingSlot.assignment_id == assignment.id, RoutingSlot.docno.in_(sorted(docnos)))
+        .values(role=routing.KEPT)
+        .execution_options(synchronize_session=False)
+    )
+
+
+def has_kept(connection: Session | Connection, pool_id: int, qid: str, user_id: int) -> bool:
+    """Whether the assessor's remainder of the pool's topic was reassigned (a kept place)."""
+    found = connection.scalar(
+        select(RoutingSlot.id)
+        .where(
+            RoutingSlot.pool_id == pool_id,
+            RoutingSlot.qid == qid,
+            RoutingSlot.user_id == user_id,
+            RoutingSlot.role == routing.KEPT,
+        )
+        .limit(1)
+    )
+    return found is not None
+
+
+def kept_places(session: Session, pool_ids: Sequence[int]) -> set[tuple[int, str, int]]:
+    """(pool id, qid, user id) of the pools' assessors whose remainder was reassigned."""
+    rows = session.execute(
+        select(RoutingSlot.pool_id, RoutingSlot.qid, RoutingSlot.user_id)
+        .where(RoutingSlot.pool_id.in_(pool_ids), RoutingSlot.role == routing.KEPT)
+        .distinct()
+    )
+    return {(pool_id, qid, user_id) for pool_id, qid, user_id in rows}
 
 
 def touch(session: Session | Connection, pool_id: int) -> None:

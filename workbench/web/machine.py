@@ -18,6 +18,7 @@ from workbench.hybrid import REVIEW_ON, SAMPLE_DESIGNS
 from workbench.judge_prompt import PLACEHOLDERS
 from workbench.services import campaigns as campaign_service
 from workbench.services import machine_hybrid, machine_jobs, machine_judges, machine_report
+from workbench.services.archive import refuse_if_archived
 from workbench.services.errors import ServiceError
 from workbench.services.pools import list_pools
 from workbench.web.db import get_store
@@ -161,7 +162,14 @@ def resume_job(campaign_id: int, job_id: int) -> ResponseReturnValue:
     with get_store().read_session() as session:
         campaign = campaign_service.get_campaign(session, campaign_id)
         info = machine_jobs.job_info(session, machine_jobs.get_job(session, campaign, job_id))
-    if not info.resumable:
+        try:
+            refuse_if_archived(campaign)
+            refused = None
+        except ServiceError as error:
+            refused = str(error)
+    if refused is not None:
+        flash(refused, "error")
+    elif not info.resumable:
         flash(f"Job {job_id} is {info.status}: nothing to resume.", "error")
     else:
         _launch(job_id)

@@ -144,7 +144,7 @@ def mark_from(campaign_id: int):
             seed=form_int(form.get("seed"), "seed", minimum=0, default=0),
             reason=(form.get("reason") or "")[:1000],
         )
-        left = f" ({result.without_text} without text left out)" if result.without_text else ""
+        left = f" ({result.left_out()} left out)" if result.left_out() else ""
         flash(f"{result.marked} gold document(s) marked in {result.topics} topic(s){left}.", "info")
     return back_to("quality.quality", campaign_id=campaign_id)
 
