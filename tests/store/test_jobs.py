@@ -298,3 +298,31 @@ def test_a_task_runs_on_the_machine_that_saved_its_files(store: Store, campaign:
     with store.read_session() as session:
         assert session.get(ReportJob, task.id).status == "queued"
         assert session.get(ReportJob, report.id).status == "done"
+
+
+def test_the_worker_waits_on_a_child_whose_pipe_is_above_descriptor_1024(
+    store: Store, campaign: int, tmp_path: Path
+) -> None:
+    """A server holding over 1,024 open files gives its child pipes that select() cannot
+    watch ("filedescriptor out of range"): the Worker still hears the child's answer."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1200:
+        pytest.skip(f"this machine allows {hard} open files")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1200), hard))
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        jobs.request_job(store, campaign, KIND, {}, worker=Wakes(), wait=0)
+        job_id, generation = jobs._claim_next(store) or (0, 0)
+        child = tmp_path / "child.py"
+        child.write_text("import sys\nsys.stdin.readline()\nprint('done', flush=True)\n")
+        worker = jobs.Worker(store, [sys.executable, str(child)], dict(os.environ), timeout=30)
+        answered = worker._run(None, job_id, generation)
+        assert answered is not None and answered.stdout is not None
+        assert answered.stdout.fileno() > 1024
+        answered.wait(timeout=10)
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))

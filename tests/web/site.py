@@ -37,6 +37,7 @@ class Site:
     judge_pairs: int
     run: int  # a run's id (its delete page)
     docno: str
+    run_tag: str  # the same run's tag (its page)
 
 
 def _query_log(folder: Path, topics: dict[str, str], run: dict[str, list[str]]) -> Path:
@@ -87,7 +88,9 @@ def build_site(store: Store, folder: Path) -> Site:
         alice = user_service.get_user(session, "alice")
         judge = assignments.assignments_for_user(session, alice.id)[0].id
         demo_id, adaptive_number = campaign.id, adaptive.number
-        run_id = session.scalar(select(Run.id).where(Run.campaign_id == campaign.id).limit(1))
+        run_id, run_tag = session.execute(
+            select(Run.id, Run.tag).where(Run.campaign_id == campaign.id).limit(1)
+        ).one()
     made = demo.create_mode_demos(store)
     passages, pairs = made["demo-passages"], made["demo-pairs"]
     with store.read_session() as session:
@@ -107,6 +110,7 @@ def build_site(store: Store, folder: Path) -> Site:
         mine[pairs],
         run_id,
         ranked[sorted(ranked)[0]][0],
+        run_tag,
     )
 
 
@@ -131,6 +135,7 @@ def pages(site: Site) -> list[tuple[str, str, str]]:
         ("browse.documents", f"/admin/campaigns/{c}/documents?q=the", a),
         ("browse.document", f"/admin/campaigns/{c}/documents/{site.docno}", a),
         ("browse.runs", f"/admin/campaigns/{c}/runs", a),
+        ("browse.run", f"/admin/campaigns/{c}/runs/{site.run_tag}", a),
         ("browse.judgements", f"/admin/campaigns/{c}/judgements", a),
         ("reports.index", "/reports/", a),
         ("reports.agreement", f"/reports/{c}/agreement", a),

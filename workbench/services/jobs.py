@@ -29,7 +29,7 @@ import dataclasses
 import datetime as dt
 import hashlib
 import json
-import select as io_select
+import selectors
 import socket
 import subprocess
 import sys
@@ -548,10 +548,14 @@ class Worker:
             child.stdin.flush()
             deadline = time.monotonic() + self.timeout
             ready: list[Any] = []
-            while not ready and (left := deadline - time.monotonic()) > 0:
-                ready, _, _ = io_select.select([child.stdout], [], [], min(HEARTBEAT_S, left))
-                if not ready:
-                    self._beat(job_id, generation)
+            # a selector (poll or epoll), not select(): a process with over 1,024 open files
+            # has descriptors that select() cannot watch
+            with selectors.DefaultSelector() as waiting:
+                waiting.register(child.stdout, selectors.EVENT_READ)
+                while not ready and (left := deadline - time.monotonic()) > 0:
+                    ready = waiting.select(min(HEARTBEAT_S, left))
+                    if not ready:
+                        self._beat(job_id, generation)
             answered = bool(ready) and child.stdout.readline() != b""
         except OSError:
             answered = False

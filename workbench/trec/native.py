@@ -120,7 +120,7 @@ def read_columns(
             if error is not None:
                 kind, number, start, end = error
                 expected = WITHOUT_NUL if kind == "nul" else _layout_error(6, False, _LAYOUT)
-                raise TrecFormatError(path, number, _text(block, start, end), expected)
+                raise TrecFormatError.of_bytes(path, number, bytes(block[start:end]), expected)
             slow += [(rows + row, *rest) for row, *rest in slow_scores]
             for row, token in slow_ranks:
                 arrays["ranks"][rows + row] = atol(token)
@@ -141,10 +141,6 @@ def read_columns(
 _LAYOUT = "qid Q0 docno rank score tag"
 
 
-def _text(block: memoryview, start: int, end: int) -> str:
-    return bytes(block[start:end]).decode("utf-8", "replace").rstrip("\r")
-
-
 def _slow_scores(
     path: str, block: memoryview, slow: list[tuple[int, bytes, int, int, int]]
 ) -> np.ndarray:
@@ -152,8 +148,8 @@ def _slow_scores(
 
     def error(i: int) -> TrecFormatError:
         _, _, number, start, end = slow[i]
-        text = _text(block, start, end)
-        return TrecFormatError(path, number, text, "a number as field 5 (score)")
+        raw = bytes(block[start:end])
+        return TrecFormatError.of_bytes(path, number, raw, "a number as field 5 (score)")
 
     return slow_floats(np.array([token for _, token, *_ in slow], dtype=bytes), error)
 
