@@ -26,7 +26,7 @@ import numpy as np
 from workbench import cacm, clicks, stats
 from workbench.metrics.prefs import evaluate_prefs
 from workbench.pooling import ranked_list
-from workbench.services import campaigns, importing, querylogs
+from workbench.services import campaigns, qrels_imports, querylogs, run_imports, topic_imports
 from workbench.store import open_store
 from workbench.trec import Run, read_run, write_qrels
 
@@ -94,10 +94,10 @@ def main(argv: list[str] | None = None) -> int:
         store = open_store(f"sqlite:///{folder / 'store.sqlite'}", upgrade=True)
         with store.session() as session:
             campaign = campaigns.create_campaign(session, "cacm", scale="0=No,1=Yes")
-            importing.import_topics(session, campaign, files.topics)
-            importing.import_runs(session, campaign, list(files.runs))
-            importing.import_qrels(session, campaign, files.qrels, name="official")
-            importing.import_qrels(session, campaign, folder / "complete.txt", name="complete")
+            topic_imports.import_topics(session, campaign, files.topics)
+            run_imports.import_runs(session, campaign, list(files.runs))
+            qrels_imports.import_qrels(session, campaign, files.qrels, name="official")
+            qrels_imports.import_qrels(session, campaign, folder / "complete.txt", name="complete")
         print(f"CACM: {len(titles)} judged topics, {len(runs)} runs; "
               f"{args.impressions} impressions per topic by {args.users} users\n")
         for model_name in sim.MODELS:

@@ -13,7 +13,15 @@ from sqlalchemy import func, select
 
 from workbench import stats
 from workbench.querylog import keyed_hash
-from workbench.services import assignments, campaigns, importing, pools, users
+from workbench.services import (
+    assignments,
+    campaigns,
+    pools,
+    qrels_imports,
+    run_imports,
+    topic_imports,
+    users,
+)
 from workbench.services import querylogs as service
 from workbench.services.errors import NotFound, ServiceError
 from workbench.store.models import PoolEntry, QueryLog, QueryLogImpression, utcnow
@@ -53,9 +61,9 @@ def campaign_id(store, files) -> int:
         campaign = campaigns.create_campaign(
             session, "c1", scale="0=No,1=Yes,2=Very", relevance_level=1
         )
-        importing.import_topics(session, campaign, files["topics"])
-        importing.import_runs(session, campaign, [files["A"], files["B"], files["C"]])
-        importing.import_qrels(session, campaign, files["qrels"], name="official")
+        topic_imports.import_topics(session, campaign, files["topics"])
+        run_imports.import_runs(session, campaign, [files["A"], files["B"], files["C"]])
+        qrels_imports.import_qrels(session, campaign, files["qrels"], name="official")
         return campaign.id
 
 
@@ -131,7 +139,7 @@ def test_mapping_file_and_ambiguous_titles(store, campaign_id, log_path, tmp_pat
         imported(store, campaign_id, log_path, mapping=mapping, name="bad map")
     files["topics"].write_text("1\tfirst topic\n2\tFirst  Topic\n")
     with store.session() as session:
-        importing.import_topics(session, campaigns.get_campaign(session, campaign_id),
+        topic_imports.import_topics(session, campaigns.get_campaign(session, campaign_id),
                                 files["topics"])
     with pytest.raises(ServiceError, match="same normalised title"):
         imported(store, campaign_id, log_path, name="ambiguous")
