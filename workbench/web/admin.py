@@ -16,7 +16,7 @@ from typing import Any
 
 from flask import abort, flash, redirect, render_template, request, send_file, url_for
 
-from workbench import judging_modes, pooling, routing
+from workbench import judging_modes, pooling, presentation, routing
 from workbench.services import (
     archive,
     campaign_pages,
@@ -355,7 +355,7 @@ def assignments(campaign_id: int):
         routing_described=described,
         **page_context(page),
         numbers=page.numbers,
-        orders=pooling.PRESENTATION_ORDERS,
+        orders=presentation.PRESENTATION_ORDERS,
         policies=routing.POLICIES,
         policy_fields=routing.option_fields(),
     )
