@@ -26,7 +26,14 @@ import numpy as np
 from workbench import cacm, clicks, stats
 from workbench.metrics.prefs import evaluate_prefs
 from workbench.pooling import ranked_list
-from workbench.services import campaigns, qrels_imports, querylogs, run_imports, topic_imports
+from workbench.services import (
+    campaigns,
+    qrels_imports,
+    querylog_import,
+    querylogs,
+    run_imports,
+    topic_imports,
+)
 from workbench.store import open_store
 from workbench.trec import Run, read_run, write_qrels
 
@@ -108,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
             sim.write_log(log, path)
             with store.session() as session:
                 campaign = campaigns.get_campaign(session, "cacm")
-                summary = querylogs.import_query_log(session, campaign, path, key=KEY)
+                summary = querylog_import.import_query_log(session, campaign, path, key=KEY)
             print(f"## {model_name}: {summary.impressions} impressions stored, "
                   f"{summary.mapped_impressions} on {summary.topics} topics "
                   f"(read {summary.anonymisation.read[0]})")
