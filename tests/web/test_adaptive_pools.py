@@ -7,7 +7,14 @@ from flask import Flask
 
 from tests.web.conftest import World, get_store_of
 from workbench import adaptive, presentation
-from workbench.services import adaptive_pools, assignments, judging, pools, users
+from workbench.services import (
+    adaptive_pools,
+    adaptive_provenance,
+    assignments,
+    judging,
+    pools,
+    users,
+)
 from workbench.services.errors import NotFound, ServiceError
 from workbench.store.models import Assignment, Campaign, Pool, PoolEntry
 
@@ -145,7 +152,7 @@ def test_settings_are_checked_and_recorded(app, world):
             "sample_share": 0.0, "stop_rule": None, "recall_target": 0.9, "confidence": 0.95,
             "auto_stop": False,
         }
-        assert adaptive_pools.describe_settings(pool) == (
+        assert adaptive_provenance.describe_settings(pool) == (
             "adaptive mm-discounted, budget 3 per topic, batch 5, 20 % to other judges"
         )
         with pytest.raises(ServiceError, match="is adaptive"):

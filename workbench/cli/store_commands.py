@@ -24,6 +24,7 @@ from workbench.cli.common import (
 from workbench.priority import run_as_batch
 from workbench.services import (
     adaptive_pools,
+    adaptive_provenance,
     archive,
     campaigns,
     document_imports,
@@ -488,7 +489,7 @@ def pool_build(
             )
             documents, _, n_topics = pools.pool_counts(session, built)
             click.echo(
-                f"{pools.describe_pool(built)}: {adaptive_pools.describe_settings(built)}; "
+                f"{pools.describe_pool(built)}: {adaptive_provenance.describe_settings(built)}; "
                 f"{documents} documents to choose from over {n_topics} topics"
             )
             warn_missing_text(session, built)
