@@ -40,20 +40,20 @@ import json, sys, time
 from pathlib import Path
 clock = lambda: (time.perf_counter(), time.process_time())
 start = clock()
-from workbench.services import campaigns, importing, pools
+from workbench.services import campaigns, pools, run_imports, topic_imports
 from workbench.store import open_store
 db_path, topics_path, *runs = sys.argv[1:]
 store = open_store(f"sqlite:///{db_path}", upgrade=True)
 with store.session() as session:
     campaign = campaigns.create_campaign(session, "W-adhoc")
-    importing.import_topics(session, campaign, topics_path)
+    topic_imports.import_topics(session, campaign, topics_path)
 ready = clock()
 if %(steps)s:
-    report = importing.import_runs_in_steps(store, "W-adhoc", runs)
+    report = run_imports.import_runs_in_steps(store, "W-adhoc", runs)
 else:
     with store.session() as session:
         campaign = campaigns.get_campaign(session, "W-adhoc")
-        report = importing.import_runs(session, campaign, runs)
+        report = run_imports.import_runs(session, campaign, runs)
 imported = clock()
 with store.session() as session:
     campaign = campaigns.get_campaign(session, "W-adhoc")

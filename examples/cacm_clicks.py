@@ -26,7 +26,14 @@ import numpy as np
 from workbench import cacm, clicks, stats
 from workbench.metrics.prefs import evaluate_prefs
 from workbench.pooling import ranked_list
-from workbench.services import campaigns, importing, querylogs
+from workbench.services import (
+    campaigns,
+    qrels_imports,
+    querylog_import,
+    querylogs,
+    run_imports,
+    topic_imports,
+)
 from workbench.store import open_store
 from workbench.trec import Run, read_run, write_qrels
 
@@ -94,10 +101,10 @@ def main(argv: list[str] | None = None) -> int:
         store = open_store(f"sqlite:///{folder / 'store.sqlite'}", upgrade=True)
         with store.session() as session:
             campaign = campaigns.create_campaign(session, "cacm", scale="0=No,1=Yes")
-            importing.import_topics(session, campaign, files.topics)
-            importing.import_runs(session, campaign, list(files.runs))
-            importing.import_qrels(session, campaign, files.qrels, name="official")
-            importing.import_qrels(session, campaign, folder / "complete.txt", name="complete")
+            topic_imports.import_topics(session, campaign, files.topics)
+            run_imports.import_runs(session, campaign, list(files.runs))
+            qrels_imports.import_qrels(session, campaign, files.qrels, name="official")
+            qrels_imports.import_qrels(session, campaign, folder / "complete.txt", name="complete")
         print(f"CACM: {len(titles)} judged topics, {len(runs)} runs; "
               f"{args.impressions} impressions per topic by {args.users} users\n")
         for model_name in sim.MODELS:
@@ -108,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
             sim.write_log(log, path)
             with store.session() as session:
                 campaign = campaigns.get_campaign(session, "cacm")
-                summary = querylogs.import_query_log(session, campaign, path, key=KEY)
+                summary = querylog_import.import_query_log(session, campaign, path, key=KEY)
             print(f"## {model_name}: {summary.impressions} impressions stored, "
                   f"{summary.mapped_impressions} on {summary.topics} topics "
                   f"(read {summary.anonymisation.read[0]})")

@@ -17,7 +17,15 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from workbench.services import assignments, campaigns, importing, pools
+from workbench.services import (
+    assignments,
+    campaigns,
+    document_imports,
+    pools,
+    qrels_imports,
+    run_imports,
+    topic_imports,
+)
 from workbench.services import users as user_service
 from workbench.services.errors import NotFound
 from workbench.store.db import Store
@@ -492,10 +500,10 @@ def create_demo(store: Store) -> bool:
             CAMPAIGN,
             description="Generated demo: 8 topics, 300 documents, 5 runs of different quality.",
         )
-        importing.import_topics(session, campaign, files["topics"][0])
-        importing.import_documents(session, campaign, files["documents"])
-        importing.import_runs(session, campaign, files["runs"])
-        importing.import_qrels(session, campaign, files["qrels"][0], name="demo-reference")
+        topic_imports.import_topics(session, campaign, files["topics"][0])
+        document_imports.import_documents(session, campaign, files["documents"])
+        run_imports.import_runs(session, campaign, files["runs"])
+        qrels_imports.import_qrels(session, campaign, files["qrels"][0], name="demo-reference")
         pool = pools.build_pool(
             session, campaign, strategy="depth", depth=POOL_DEPTH, seed=SEED, name="depth-10"
         )
@@ -550,9 +558,9 @@ def create_mode_demos(store: Store) -> dict[str, int]:
             except NotFound:
                 pass
             campaign = campaigns.create_campaign(session, name, description=f"Demo: {mode}.")
-            importing.import_topics(session, campaign, files["topics"][0])
-            importing.import_documents(session, campaign, files["documents"])
-            importing.import_runs(session, campaign, files["runs"])
+            topic_imports.import_topics(session, campaign, files["topics"][0])
+            document_imports.import_documents(session, campaign, files["documents"])
+            run_imports.import_runs(session, campaign, files["runs"])
             campaigns.set_judging(session, campaign, mode=mode, options=options, evidence=True)
             pool = pools.build_pool(session, campaign, strategy="depth", depth=3, seed=SEED)
             for user_name in ("alice", "bob"):

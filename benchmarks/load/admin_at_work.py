@@ -51,7 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import run_load
 from stall_probes import StallProbes
 
-from workbench.services import campaigns, importing
+from workbench.services import campaigns, qrels_imports, run_imports
 from workbench.services import users as user_service
 from workbench.store import Store, open_store
 from workbench.store.db import WRITE_LOCK_LOG_ENV
@@ -97,10 +97,10 @@ def prepare_campaign(store: Store, load: run_load.LoadCampaign, folder: Path, se
                 ]
             path.write_text("".join(lines))
             paths.append(path)
-        importing.import_runs(session, campaign, paths)
+        run_imports.import_runs(session, campaign, paths)
         qrels = folder / "reference.qrels"
         qrels.write_text("".join(f"{d.split('-D')[0]} 0 {d} {rng.randint(0, 2)}\n" for d in docnos))
-        importing.import_qrels(session, campaign, qrels, name="reference")
+        qrels_imports.import_qrels(session, campaign, qrels, name="reference")
 
 
 def write_big_run(path: Path, qids: list[str], megabytes: float) -> int:

@@ -53,7 +53,15 @@ from run_load import (
     write_files,
 )
 
-from workbench.services import assignments, campaigns, importing, judging, pools
+from workbench.services import (
+    assignments,
+    campaigns,
+    document_imports,
+    judging,
+    pools,
+    run_imports,
+    topic_imports,
+)
 from workbench.services import users as user_service
 from workbench.store import Store, open_store
 from workbench.store.models import Judgement
@@ -95,9 +103,9 @@ def build_crowd(
         campaign = campaigns.create_campaign(
             session, f"crowd-{tag}", scale="0:Not relevant:0,1:Relevant:1,2:Highly relevant:2"
         )
-        importing.import_topics(session, campaign, files["topics"])
-        importing.import_documents(session, campaign, [files["documents"]])
-        importing.import_runs(session, campaign, [files["run"]])
+        topic_imports.import_topics(session, campaign, files["topics"])
+        document_imports.import_documents(session, campaign, [files["documents"]])
+        run_imports.import_runs(session, campaign, [files["run"]])
         pool = pools.build_pool(session, campaign, strategy="depth", depth=docs_per_topic, seed=1)
         qids = sorted(assignments.topic_sizes(session, pool))
         crowd, scripts = [], []

@@ -41,7 +41,15 @@ from pathlib import Path
 import numpy as np
 from sqlalchemy import func, select
 
-from workbench.services import assignments, campaigns, importing, judging, pools
+from workbench.services import (
+    assignments,
+    campaigns,
+    document_imports,
+    judging,
+    pools,
+    run_imports,
+    topic_imports,
+)
 from workbench.services import users as user_service
 from workbench.store import Store, open_store
 from workbench.store.models import Judgement
@@ -105,9 +113,9 @@ def build_campaign(store: Store, n_assessors: int, docs_per_topic: int = 100) ->
         campaign = campaigns.create_campaign(
             session, f"load-{tag}", scale="0:Not relevant:0,1:Relevant:1,2:Highly relevant:2"
         )
-        importing.import_topics(session, campaign, files["topics"])
-        importing.import_documents(session, campaign, [files["documents"]])
-        importing.import_runs(session, campaign, [files["run"]])
+        topic_imports.import_topics(session, campaign, files["topics"])
+        document_imports.import_documents(session, campaign, [files["documents"]])
+        run_imports.import_runs(session, campaign, [files["run"]])
         pool = pools.build_pool(session, campaign, strategy="depth", depth=docs_per_topic, seed=1)
         qids = sorted(assignments.topic_sizes(session, pool))
         made = []

@@ -51,7 +51,15 @@ sys.path.insert(0, str(HERE.parent / "load"))
 from crowd import Member, run_crowd  # noqa: E402
 from run_load import HOST, Server, postgres_cpu_seconds  # noqa: E402
 
-from workbench.services import adjudication, assignments, campaigns, importing, pools  # noqa: E402
+from workbench.services import (  # noqa: E402
+    adjudication,
+    assignments,
+    campaigns,
+    document_imports,
+    pools,
+    run_imports,
+    topic_imports,
+)
 from workbench.services import users as user_service  # noqa: E402
 from workbench.store import Store, open_store  # noqa: E402
 from workbench.store.models import Judgement, PoolEntry  # noqa: E402
@@ -149,15 +157,15 @@ def fill(store: Store, files: Files, folder: Path, seed: int = 2) -> Campaign:
         campaign = campaigns.create_campaign(
             session, name, scale="0:Not relevant:0,1:Relevant:1,2:Highly relevant:2"
         )
-        importing.import_topics(session, campaign, files.topics)
+        topic_imports.import_topics(session, campaign, files.topics)
         campaign_id = campaign.id
         user_service.create_user(session, "scale-admin", PASSWORD, role="admin",
                                  hash_method=FAST_HASH)
     mark = timed("topics", mark)
-    importing.import_documents_in_steps(store, campaign_id, [files.documents])
+    document_imports.import_documents_in_steps(store, campaign_id, [files.documents])
     mark = timed("documents", mark)
     for start in range(0, len(files.runs), 10):
-        importing.import_runs_in_steps(store, campaign_id, files.runs[start : start + 10])
+        run_imports.import_runs_in_steps(store, campaign_id, files.runs[start : start + 10])
     mark = timed("runs", mark)
     with store.session() as session:
         campaign_row = campaigns.get_campaign(session, campaign_id)

@@ -83,7 +83,7 @@ RUNS: dict[str, tuple[str, bool, dict[str, list[str]]]] = {
 
 def add_runs_and_pool(session, campaign, folder) -> None:
     """Topics, the four runs (runD does not contribute) and a depth-3 pool."""
-    from workbench.services import importing, pools
+    from workbench.services import pools, run_imports
     from workbench.store.models import Topic
 
     session.add_all([Topic(campaign_id=campaign.id, qid=q) for q in ("q1", "q2", "q3")])
@@ -97,7 +97,7 @@ def add_runs_and_pool(session, campaign, folder) -> None:
                 for rank, docno in enumerate(docnos, start=1)
             )
         )
-        importing.import_runs(session, campaign, [path], group=group, contributes=contributes)
+        run_imports.import_runs(session, campaign, [path], group=group, contributes=contributes)
     pools.build_pool(session, campaign, strategy="depth", depth=3, seed=1)
 
 

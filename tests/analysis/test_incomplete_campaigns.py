@@ -18,7 +18,7 @@ from tests.analysis.test_evaluation_service import FINAL
 from workbench.services import evaluation as service
 from workbench.services import evaluation_inputs as inputs
 from workbench.services import evaluation_stability as stable
-from workbench.services import importing, qrels
+from workbench.services import qrels, run_imports
 from workbench.services.adjudication import MergeSpec, apply_rule
 from workbench.services.campaigns import get_campaign
 from workbench.services.errors import ServiceError
@@ -32,7 +32,7 @@ def with_short_run(evaluated, tmp_path):
     path = tmp_path / "runE.txt"
     path.write_text(SHORT_RUN)
     with evaluated.session() as s:
-        importing.import_runs(s, get_campaign(s, "demo"), [path], contributes=False)
+        run_imports.import_runs(s, get_campaign(s, "demo"), [path], contributes=False)
     return evaluated
 
 

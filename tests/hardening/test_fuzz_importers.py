@@ -16,7 +16,13 @@ from sqlalchemy.orm import Session
 from tests.hardening.conftest import row_counts
 from workbench import trec
 from workbench.documents import read_documents
-from workbench.services import campaigns, importing
+from workbench.services import (
+    campaigns,
+    document_imports,
+    qrels_imports,
+    run_imports,
+    topic_imports,
+)
 from workbench.services.errors import ServiceError
 from workbench.store import Store
 from workbench.store.models import Campaign, QrelsSet, Topic
@@ -112,15 +118,15 @@ def campaign_store(store: Store) -> Iterator[Store]:
 
 Importer = Callable[[Session, Campaign, Path], object]
 IMPORTERS: dict[str, Importer] = {
-    "topics-guessed": lambda s, c, p: importing.import_topics(s, c, p),
-    "topics-trec": lambda s, c, p: importing.import_topics(s, c, p, format="trec"),
-    "topics-tsv": lambda s, c, p: importing.import_topics(s, c, p, format="tsv"),
-    "topics-jsonl": lambda s, c, p: importing.import_topics(s, c, p, format="jsonl"),
-    "documents-guessed": lambda s, c, p: importing.import_documents(s, c, [p]),
-    "documents-jsonl": lambda s, c, p: importing.import_documents(s, c, [p], format="jsonl"),
-    "documents-sgml": lambda s, c, p: importing.import_documents(s, c, [p], format="trec"),
-    "runs": lambda s, c, p: importing.import_runs(s, c, [p], replace=True),
-    "qrels": lambda s, c, p: importing.import_qrels(s, c, p, name=None),
+    "topics-guessed": lambda s, c, p: topic_imports.import_topics(s, c, p),
+    "topics-trec": lambda s, c, p: topic_imports.import_topics(s, c, p, format="trec"),
+    "topics-tsv": lambda s, c, p: topic_imports.import_topics(s, c, p, format="tsv"),
+    "topics-jsonl": lambda s, c, p: topic_imports.import_topics(s, c, p, format="jsonl"),
+    "documents-guessed": lambda s, c, p: document_imports.import_documents(s, c, [p]),
+    "documents-jsonl": lambda s, c, p: document_imports.import_documents(s, c, [p], format="jsonl"),
+    "documents-sgml": lambda s, c, p: document_imports.import_documents(s, c, [p], format="trec"),
+    "runs": lambda s, c, p: run_imports.import_runs(s, c, [p], replace=True),
+    "qrels": lambda s, c, p: qrels_imports.import_qrels(s, c, p, name=None),
 }
 
 
@@ -275,10 +281,10 @@ OVERLONG: dict[str, tuple[bytes, Callable[[Session, Campaign, Path], object]]] =
     "runs docno": (f"1 Q0 {LONG} 1 1.0 r\n".encode(), IMPORTERS["runs"]),
     "qrels iteration": (f"1 {LONG[:50]} D1 1\n".encode(), IMPORTERS["qrels"]),
     "qrels docno": (f"1 0 {LONG} 1\n".encode(), IMPORTERS["qrels"]),
-    "qrels name": (b"1 0 D1 1\n", lambda s, c, p: importing.import_qrels(s, c, p, name=LONG)),
+    "qrels name": (b"1 0 D1 1\n", lambda s, c, p: qrels_imports.import_qrels(s, c, p, name=LONG)),
     "runs group": (
         b"1 Q0 D1 1 1.0 r\n",
-        lambda s, c, p: importing.import_runs(s, c, [p], group=LONG),
+        lambda s, c, p: run_imports.import_runs(s, c, [p], group=LONG),
     ),
     "campaign name": (b"", lambda s, c, p: campaigns.create_campaign(s, LONG)),
     "scale label": (

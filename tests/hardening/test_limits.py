@@ -12,7 +12,7 @@ from flask import Flask
 
 from tests.hardening.conftest import row_counts
 from tests.web.conftest import World, client_factory, get_store_of, make_app
-from workbench.services import assignments, campaigns, importing, pools
+from workbench.services import assignments, campaigns, pools, run_imports, topic_imports
 from workbench.services import users as user_service
 
 SMALL_LIMIT = 4096
@@ -108,8 +108,8 @@ def second_campaign(app: Flask, world: World, tmp_path: Path) -> dict[str, int]:
     files = write_campaign_files(tmp_path / "c2files")
     with get_store_of(app).session() as session:
         campaign = campaigns.create_campaign(session, "c2")
-        importing.import_topics(session, campaign, files["topics"])
-        importing.import_runs(session, campaign, [files["runA"]])
+        topic_imports.import_topics(session, campaign, files["topics"])
+        run_imports.import_runs(session, campaign, [files["runA"]])
         pool = pools.build_pool(session, campaign, strategy="depth", depth=2, seed=1)
         carol = user_service.get_user(session, "carol")
         assignment = assignments.assign(session, pool, "T1", carol)

@@ -21,7 +21,7 @@ from workbench.reports.tables import (
     to_latex,
     to_markdown,
 )
-from workbench.services import campaigns, importing
+from workbench.services import campaigns, qrels_imports, run_imports, topic_imports
 from workbench.web.downloads import content_disposition
 
 
@@ -138,9 +138,9 @@ def hostile_campaign(app: Flask, world: World, tmp_path: Path) -> int:
     topics.write_text('{"qid": "T1", "title": "t"}\n')
     with get_store_of(app).session() as session:
         campaign = campaigns.create_campaign(session, 'Évaluation "ω"')
-        importing.import_topics(session, campaign, topics)
-        importing.import_runs(session, campaign, [run])
-        importing.import_qrels(session, campaign, qrels, name="ref")
+        topic_imports.import_topics(session, campaign, topics)
+        run_imports.import_runs(session, campaign, [run])
+        qrels_imports.import_qrels(session, campaign, qrels, name="ref")
         return campaign.id
 
 

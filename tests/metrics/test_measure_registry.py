@@ -9,7 +9,7 @@ import typing
 import pytest
 
 from workbench.metrics.extra import EXTRA_FAMILIES
-from workbench.metrics.measures import OFFICIAL, PARAM_KINDS, ParamKind, families
+from workbench.metrics.measure_table import OFFICIAL, PARAM_KINDS, ParamKind, families
 from workbench.metrics.names import MeasureError, measure_help, parse_measure
 from workbench.trec_eval_command import run_trec_eval
 

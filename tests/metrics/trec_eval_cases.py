@@ -21,7 +21,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from workbench.metrics.measures import OFFICIAL
+from workbench.metrics.measure_table import OFFICIAL
 from workbench.trec_eval_command import run_trec_eval
 
 QIDS = ["1", "2", "10", "101", "9", "a", "B", "q_3", "ab"]

@@ -8,7 +8,15 @@ import pytest
 import sqlalchemy as sa
 
 from tests.web.conftest import populate, write_campaign_files
-from workbench.services import assignments, campaigns, importing, judging, pools
+from workbench.services import (
+    assignments,
+    campaigns,
+    document_imports,
+    judging,
+    pools,
+    run_imports,
+    topic_imports,
+)
 from workbench.services import users as user_service
 from workbench.store import Store, open_store
 from workbench.store.migrate import upgrade
@@ -20,9 +28,9 @@ def second_campaign(store: Store, folder: Path) -> int:
     files = write_campaign_files(folder)
     with store.session() as s:
         campaign = campaigns.create_campaign(s, "c2", scale="0:No:0,1:Yes:1")
-        importing.import_topics(s, campaign, files["topics"])
-        importing.import_documents(s, campaign, [files["documents"]])
-        importing.import_runs(s, campaign, [files["runA"], files["runB"]])
+        topic_imports.import_topics(s, campaign, files["topics"])
+        document_imports.import_documents(s, campaign, [files["documents"]])
+        run_imports.import_runs(s, campaign, [files["runA"], files["runB"]])
         pool = pools.build_pool(s, campaign, strategy="depth", depth=3, seed=7)
         alice = user_service.get_user(s, "alice")
         return assignments.assign(s, pool, "T1", alice, order="docno").id

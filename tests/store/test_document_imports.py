@@ -17,7 +17,8 @@ import pytest
 from sqlalchemy import select
 
 from workbench import trec
-from workbench.services import campaigns, importing
+from workbench.services import campaigns, document_imports
+from workbench.services.errors import ServiceError
 from workbench.store.models import (
     Document,
     DocumentImport,
@@ -66,7 +67,7 @@ def visible_texts(store, campaign_id: int) -> dict[str, str]:
 def paused_reader(monkeypatch, at: int):
     """Make the import stop after reading document number `at` until `resume` is set."""
     reading, resume = threading.Event(), threading.Event()
-    real = importing.read_documents
+    real = document_imports.read_documents
 
     def paused(*args, **kwargs):
         for number, document in enumerate(real(*args, **kwargs)):
@@ -75,7 +76,7 @@ def paused_reader(monkeypatch, at: int):
                 assert resume.wait(GUARD_S)
             yield document
 
-    monkeypatch.setattr(importing, "read_documents", paused)
+    monkeypatch.setattr(document_imports, "read_documents", paused)
     return reading, resume
 
 
@@ -88,7 +89,7 @@ def test_writers_go_on_and_readers_see_nothing_while_an_import_is_written(
     path = write_documents(tmp_path / "big.jsonl", 2000)  # 4 MB: several write batches
     reading, resume = paused_reader(monkeypatch, 1500)
     thread, outcome = in_thread(
-        lambda: importing.import_documents_in_steps(store, campaign_id, [path])
+        lambda: document_imports.import_documents_in_steps(store, campaign_id, [path])
     )
     assert reading.wait(GUARD_S)
     assert count(store, DocumentRow) > 0  # batches already written, none of them visible
@@ -113,19 +114,19 @@ def test_a_reimport_shows_the_old_texts_until_its_commit_then_only_the_new(
     store, campaign_id, tmp_path, monkeypatch
 ):
     old = write_documents(tmp_path / "old.jsonl", 1500, word="o")
-    importing.import_documents_in_steps(store, campaign_id, [old])
+    document_imports.import_documents_in_steps(store, campaign_id, [old])
     new = write_documents(tmp_path / "new.jsonl", 1500, word="n")
     reading, resume = paused_reader(monkeypatch, 1400)
     seen_at_commit: list = []
-    real_settle = importing._settle
+    real_settle = document_imports._settle
 
     def settle(steps, import_id):  # just after the commit, before the old rows are deleted
         seen_at_commit.append((visible_texts(store, campaign_id), count(store, DocumentRow)))
         real_settle(steps, import_id)
 
-    monkeypatch.setattr(importing, "_settle", settle)
+    monkeypatch.setattr(document_imports, "_settle", settle)
     thread, outcome = in_thread(
-        lambda: importing.import_documents_in_steps(store, campaign_id, [new])
+        lambda: document_imports.import_documents_in_steps(store, campaign_id, [new])
     )
     assert reading.wait(GUARD_S)
     during = visible_texts(store, campaign_id)
@@ -144,8 +145,8 @@ def test_a_reimport_shows_the_old_texts_until_its_commit_then_only_the_new(
 
 def test_an_unchanged_reimport_writes_nothing(store, campaign_id, tmp_path):
     path = write_documents(tmp_path / "docs.jsonl", 20, text_bytes=5)
-    importing.import_documents_in_steps(store, campaign_id, [path])
-    report = importing.import_documents_in_steps(store, campaign_id, [path])
+    document_imports.import_documents_in_steps(store, campaign_id, [path])
+    report = document_imports.import_documents_in_steps(store, campaign_id, [path])
     assert (report.added, report.updated) == (0, 20)
     assert count(store, DocumentRow) == 20
 
@@ -157,20 +158,20 @@ def test_a_bad_file_found_after_written_batches_leaves_no_trace(store, campaign_
     with store.read_session() as session:
         before = row_counts(session)
     with pytest.raises(trec.TrecFormatError, match=f"{path}:1501: expected a JSON object"):
-        importing.import_documents_in_steps(store, campaign_id, [path])
+        document_imports.import_documents_in_steps(store, campaign_id, [path])
     with store.read_session() as session:
         assert row_counts(session) == before
 
 
 def test_a_refused_import_changes_nothing(store, campaign_id, tmp_path):
     first = write_documents(tmp_path / "first.jsonl", 3, text_bytes=5)
-    importing.import_documents_in_steps(store, campaign_id, [first])
+    document_imports.import_documents_in_steps(store, campaign_id, [first])
     judge(store, campaign_id)
     changed = write_documents(tmp_path / "changed.jsonl", 3000, text_bytes=50)
     with store.read_session() as session:
         before = row_counts(session)
-    with pytest.raises(importing.ServiceError, match=r"changed\.jsonl: document 'doc-1'"):
-        importing.import_documents_in_steps(store, campaign_id, [changed])
+    with pytest.raises(ServiceError, match=r"changed\.jsonl: document 'doc-1'"):
+        document_imports.import_documents_in_steps(store, campaign_id, [changed])
     with store.read_session() as session:
         assert row_counts(session) == before
 
@@ -181,12 +182,12 @@ def test_a_document_judged_while_the_import_ran_is_refused_or_logged(
     """The judged documents are read when the import starts; one judged later is checked
     by the commit, so that replace=False never changes a judged text."""
     first = write_documents(tmp_path / "first.jsonl", 5, text_bytes=5)
-    importing.import_documents_in_steps(store, campaign_id, [first])
+    document_imports.import_documents_in_steps(store, campaign_id, [first])
     changed = write_documents(tmp_path / "changed.jsonl", 5, text_bytes=6)
     for replace in (False, True):
         reading, resume = paused_reader(monkeypatch, 3)
         thread, outcome = in_thread(
-            lambda replace=replace: importing.import_documents_in_steps(
+            lambda replace=replace: document_imports.import_documents_in_steps(
                 store, campaign_id, [changed], replace=replace
             )
         )
@@ -197,7 +198,7 @@ def test_a_document_judged_while_the_import_ran_is_refused_or_logged(
         monkeypatch.undo()
         if not replace:
             (error,) = outcome
-            assert isinstance(error, importing.ServiceError)
+            assert isinstance(error, ServiceError)
             assert "document 'doc-2' has been judged while the import ran" in str(error)
             assert set(visible_texts(store, campaign_id).values()) == {"w" * 5}
         else:
@@ -217,17 +218,17 @@ def test_an_import_is_refused_while_another_of_the_campaign_is_under_way(
     big = write_documents(tmp_path / "big.jsonl", 100, text_bytes=5)
     reading, resume = paused_reader(monkeypatch, 50)
     thread, outcome = in_thread(
-        lambda: importing.import_documents_in_steps(store, campaign_id, [big])
+        lambda: document_imports.import_documents_in_steps(store, campaign_id, [big])
     )
     assert reading.wait(GUARD_S)
     monkeypatch.undo()
     other = write_documents(tmp_path / "other.jsonl", 1, text_bytes=5)
-    with pytest.raises(importing.ServiceError, match="another document import into this"):
-        importing.import_documents_in_steps(store, campaign_id, [other])
+    with pytest.raises(ServiceError, match="another document import into this"):
+        document_imports.import_documents_in_steps(store, campaign_id, [other])
     resume.set()
     thread.join(GUARD_S)
     assert outcome[0].added == 100
-    importing.import_documents_in_steps(store, campaign_id, [other])  # now it may
+    document_imports.import_documents_in_steps(store, campaign_id, [other])  # now it may
 
 
 @pytest.mark.parametrize("state", ["open", "committed"])
@@ -237,7 +238,7 @@ def test_an_import_whose_process_died_is_cleared_by_the_next_one(
     """An open import that died is deleted (its rows were never visible); a committed one
     is finished (its replaced rows deleted). Only once its heartbeat is old."""
     path = write_documents(tmp_path / "docs.jsonl", 2, text_bytes=5)
-    importing.import_documents_in_steps(store, campaign_id, [path])
+    document_imports.import_documents_in_steps(store, campaign_id, [path])
     with store.session() as session:
         first_row = session.scalar(select(DocumentRow.id).where(DocumentRow.docno == "doc-0"))
         dead = DocumentImport(campaign_id=campaign_id, state=state, files="dead.jsonl")
@@ -251,11 +252,11 @@ def test_an_import_whose_process_died_is_cleared_by_the_next_one(
     assert visible_texts(store, campaign_id)["doc-0"] == shown
     other = tmp_path / "other.jsonl"
     other.write_text('{"docno": "other", "text": "x"}\n')
-    with pytest.raises(importing.ServiceError, match="last active 0 s ago"):
-        importing.import_documents_in_steps(store, campaign_id, [other])
+    with pytest.raises(ServiceError, match="last active 0 s ago"):
+        document_imports.import_documents_in_steps(store, campaign_id, [other])
     with store.session() as session:
         session.get(DocumentImport, dead.id).heartbeat_at = dt.datetime(2000, 1, 1)
-    importing.import_documents_in_steps(store, campaign_id, [other])
+    document_imports.import_documents_in_steps(store, campaign_id, [other])
     assert visible_texts(store, campaign_id)["doc-0"] == (
         "dead" if state == "committed" else "w" * 5
     )
@@ -298,7 +299,7 @@ def test_an_import_killed_mid_way_is_cleared_at_once_by_the_next_one(
         (dead,) = session.execute(select(DocumentImport.state, DocumentImport.owner)).all()
     assert dead.state == "open" and f" {child.pid} " in dead.owner
     other = write_documents(tmp_path / "other.jsonl", 1, text_bytes=5)
-    report = importing.import_documents_in_steps(store, campaign_id, [other])
+    report = document_imports.import_documents_in_steps(store, campaign_id, [other])
     assert report.added == 1
     assert count(store, DocumentRow) == 1 and visible_texts(store, campaign_id) == {
         "doc-0": "w" * 5
@@ -313,34 +314,41 @@ def test_an_import_of_another_machine_is_dead_only_when_silent(store, campaign_i
     with store.session() as session:
         session.add(DocumentImport(campaign_id=campaign_id, files="x", owner="elsewhere 1 1"))
     other = write_documents(tmp_path / "other.jsonl", 1, text_bytes=5)
-    with pytest.raises(importing.ServiceError, match="another document import"):
-        importing.import_documents_in_steps(store, campaign_id, [other])
-    silent = importing.STALE_DOCUMENT_IMPORT_S + 5
+    with pytest.raises(ServiceError, match="another document import"):
+        document_imports.import_documents_in_steps(store, campaign_id, [other])
+    silent = document_imports.STALE_DOCUMENT_IMPORT_S + 5
     with store.session() as session:
         for row in session.scalars(select(DocumentImport)):
             row.heartbeat_at = dt.datetime.now(dt.UTC).replace(tzinfo=None) - dt.timedelta(
                 seconds=silent
             )
-    assert importing.import_documents_in_steps(store, campaign_id, [other]).added == 1
+    assert document_imports.import_documents_in_steps(store, campaign_id, [other]).added == 1
 
 
 def test_pools_do_not_import_the_importers() -> None:
-    """The run blobs' codec lives in the store: services.pools needs nothing of
-    services.importing (which uses pools), so the two modules form no cycle."""
+    """The run blobs' codec lives in the store: services.pools needs nothing of the
+    importers (services.document_imports uses pools), so they form no cycle."""
     import subprocess
     import sys
 
     code = (
         "import sys, workbench.services.pools\n"
-        "assert 'workbench.services.importing' not in sys.modules, 'cycle'\n"
+        "importers = ('document_imports', 'run_imports', 'topic_imports', 'qrels_imports')\n"
+        "assert not {f'workbench.services.{m}' for m in importers} & set(sys.modules), 'cycle'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
 @pytest.mark.parametrize(
-    "behind", [{"DocumentRow", "DocumentReplacement"}, {"RunTopicRow", "RunVersion"}]
+    ("behind", "importer"),
+    [
+        ({"DocumentRow", "DocumentReplacement"}, "services/document_imports.py"),
+        ({"RunTopicRow", "RunVersion"}, "services/run_imports.py"),
+    ],
 )
-def test_only_the_importer_touches_the_rows_behind_the_views(behind: set[str]) -> None:
+def test_only_the_importer_touches_the_rows_behind_the_views(
+    behind: set[str], importer: str
+) -> None:
     """Every other reader reads `Document` and `RunTopic` (the views), so none can see a half
     import."""
     import ast
@@ -356,4 +364,4 @@ def test_only_the_importer_touches_the_rows_behind_the_views(behind: set[str]) -
         and node.module == "workbench.store.models"
         and behind & {alias.name for alias in node.names}
     )
-    assert users == ["services/importing.py"]
+    assert users == [importer]

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from workbench.services import campaigns, exports, importing, pools, qrels
+from workbench.services import campaigns, exports, pools, qrels, run_imports, topic_imports
 from workbench.services.errors import NotFound, ServiceError
 from workbench.store.models import FinalLabel, Judgement, User
 
@@ -17,8 +17,8 @@ from workbench.store.models import FinalLabel, Judgement, User
 def campaign_id(store, files) -> int:
     with store.session() as session:
         campaign = campaigns.create_campaign(session, "c1")
-        importing.import_topics(session, campaign, files["topics"])
-        importing.import_runs(session, campaign, [files["A"], files["B"], files["C"]])
+        topic_imports.import_topics(session, campaign, files["topics"])
+        run_imports.import_runs(session, campaign, [files["A"], files["B"], files["C"]])
         pools.build_pool(session, campaign, depth=1, seed=0)  # 1: a1 c1 d1; 2: x1 x2
         for name in ("ann", "bob"):
             session.add(User(username=name, password_hash="x"))

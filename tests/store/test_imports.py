@@ -9,8 +9,15 @@ import pytest
 from sqlalchemy import select
 
 from workbench import limits, trec
-from workbench.services import campaigns, importing
+from workbench.services import (
+    campaigns,
+    document_imports,
+    qrels_imports,
+    run_imports,
+    topic_imports,
+)
 from workbench.services.errors import NotFound, ServiceError
+from workbench.services.topics import MAX_LISTED, campaign_qids
 from workbench.store.models import (
     Document,
     Judgement,
@@ -30,7 +37,7 @@ from .conftest import row_counts, write_run
 def campaign_id(store, files) -> int:
     with store.session() as session:
         campaign = campaigns.create_campaign(session, "c1")
-        importing.import_topics(session, campaign, files["topics"])
+        topic_imports.import_topics(session, campaign, files["topics"])
         return campaign.id
 
 
@@ -84,7 +91,7 @@ def test_topics_import_adds_then_updates(store, files, campaign_id, tmp_path):
     again.write_text("2\tsecond, revised\n3\tthird\n")
     with store.session() as session:
         campaign = campaigns.get_campaign(session, campaign_id)
-        report = importing.import_topics(session, campaign, again)
+        report = topic_imports.import_topics(session, campaign, again)
         assert (report.added, report.updated) == (1, 1)
         titles = dict(session.execute(select(Topic.qid, Topic.title)).all())
     assert titles == {"1": "first topic", "2": "second, revised", "3": "third"}
@@ -93,7 +100,7 @@ def test_topics_import_adds_then_updates(store, files, campaign_id, tmp_path):
 def test_runs_are_stored_whole_and_load_back_identically(store, files, campaign_id):
     with store.session() as session:
         campaign = campaigns.get_campaign(session, campaign_id)
-        report = importing.import_runs(
+        report = run_imports.import_runs(
             session, campaign, [files["A"], files["B"]], group="team1", contributes=False
         )
         assert (report.added, report.lines, report.files) == (2, 12, 2)
@@ -122,11 +129,11 @@ def test_runs_are_stored_whole_and_load_back_identically(store, files, campaign_
 
 def test_reimporting_a_tag_is_refused_unless_replacing(store, files, campaign_id, tmp_path):
     with store.session() as session:
-        importing.import_runs(session, campaigns.get_campaign(session, campaign_id), [files["A"]])
+        run_imports.import_runs(session, campaigns.get_campaign(session, campaign_id), [files["A"]])
     failed_import_changes_nothing(
         store,
         campaign_id,
-        lambda s, c: importing.import_runs(s, c, [files["B"], files["A"]]),
+        lambda s, c: run_imports.import_runs(s, c, [files["B"], files["A"]]),
         ServiceError,
         "already has a run tagged 'A'",
     )
@@ -134,7 +141,7 @@ def test_reimporting_a_tag_is_refused_unless_replacing(store, files, campaign_id
     with store.session() as session:
         campaign = campaigns.get_campaign(session, campaign_id)
         old_id = session.scalar(select(Run.id).where(Run.tag == "A"))
-        report = importing.import_runs(session, campaign, [shorter], replace=True)
+        report = run_imports.import_runs(session, campaign, [shorter], replace=True)
         assert report.updated == 1
     with store.session() as session:
         run = session.scalar(select(Run).where(Run.tag == "A"))
@@ -148,7 +155,7 @@ def test_same_tag_twice_in_one_import_is_refused(store, files, campaign_id, tmp_
     failed_import_changes_nothing(
         store,
         campaign_id,
-        lambda s, c: importing.import_runs(s, c, [files["A"], twin]),
+        lambda s, c: run_imports.import_runs(s, c, [files["A"], twin]),
         ServiceError,
         "also the tag of",
     )
@@ -163,7 +170,7 @@ def test_run_with_unknown_topics_lists_them_and_changes_nothing(
     failed_import_changes_nothing(
         store,
         campaign_id,
-        lambda s, c: importing.import_runs(s, c, [files["A"], stray]),
+        lambda s, c: run_imports.import_runs(s, c, [files["A"], stray]),
         ServiceError,
         r"names 2 topic\(s\) the campaign 'c1' lacks: 9, 404",
     )
@@ -179,7 +186,7 @@ def test_malformed_run_gives_the_format_error_and_changes_nothing(
     failed_import_changes_nothing(
         store,
         campaign_id,
-        lambda s, c: importing.import_runs(s, c, [files["A"], bad]),
+        lambda s, c: run_imports.import_runs(s, c, [files["A"], bad]),
         trec.TrecFormatError,
         f"{bad}:2: ",
     )
@@ -189,12 +196,12 @@ def test_malformed_run_gives_the_format_error_and_changes_nothing(
 def test_documents_import_streams_updates_and_filters(store, files, campaign_id, tmp_path):
     with store.session() as session:
         campaign = campaigns.get_campaign(session, campaign_id)
-        report = importing.import_documents(session, campaign, [files["docs"]])
+        report = document_imports.import_documents(session, campaign, [files["docs"]])
         assert (report.added, report.updated) == (3, 0)
     newer = tmp_path / "newer.jsonl"
     newer.write_text('{"docno": "d1", "text": "delta 2"}\n{"docno": "d1", "text": "dup"}\n')
     with store.session() as session:
-        report = importing.import_documents(
+        report = document_imports.import_documents(
             session, campaigns.get_campaign(session, campaign_id), [newer]
         )
         assert (report.added, report.updated) == (0, 1)
@@ -208,9 +215,11 @@ def test_documents_only_pooled_and_missing_text_warning(store, files, campaign_i
 
     with store.session() as session:
         campaign = campaigns.get_campaign(session, campaign_id)
-        importing.import_runs(session, campaign, [files["A"], files["B"], files["C"]])
+        run_imports.import_runs(session, campaign, [files["A"], files["B"], files["C"]])
         pools.build_pool(session, campaign, depth=1, seed=1)  # topic 1: a1 d1 c1; topic 2: x1 x2
-        report = importing.import_documents(session, campaign, [files["docs"]], only_pooled=True)
+        report = document_imports.import_documents(
+            session, campaign, [files["docs"]], only_pooled=True
+        )
         assert (report.added, report.skipped) == (2, 1)
         assert report.warnings == [
             "3 pooled document(s) of pool 1 have no text in the store: c1, x1, x2"
@@ -223,7 +232,7 @@ def test_malformed_documents_change_nothing(store, files, campaign_id, tmp_path)
     failed_import_changes_nothing(
         store,
         campaign_id,
-        lambda s, c: importing.import_documents(s, c, [files["docs"], bad]),
+        lambda s, c: document_imports.import_documents(s, c, [files["docs"], bad]),
         trec.TrecFormatError,
         f"{bad}:2: expected a JSON object",
     )
@@ -232,14 +241,14 @@ def test_malformed_documents_change_nothing(store, files, campaign_id, tmp_path)
 def test_qrels_import_and_its_failures(store, files, campaign_id, tmp_path):
     with store.session() as session:
         campaign = campaigns.get_campaign(session, campaign_id)
-        report = importing.import_qrels(session, campaign, files["qrels"], name="official")
+        report = qrels_imports.import_qrels(session, campaign, files["qrels"], name="official")
         assert report.added == 3 and report.warnings == []
         entries = session.execute(select(QrelsEntry.qid, QrelsEntry.docno, QrelsEntry.rel)).all()
         assert sorted(entries) == [("1", "a1", 1), ("1", "d1", 2), ("2", "x2", 0)]
     failed_import_changes_nothing(
         store,
         campaign_id,
-        lambda s, c: importing.import_qrels(s, c, files["qrels"], name="official"),
+        lambda s, c: qrels_imports.import_qrels(s, c, files["qrels"], name="official"),
         ServiceError,
         "already has qrels named 'official'",
     )
@@ -248,14 +257,14 @@ def test_qrels_import_and_its_failures(store, files, campaign_id, tmp_path):
     failed_import_changes_nothing(
         store,
         campaign_id,
-        lambda s, c: importing.import_qrels(s, c, bad),
+        lambda s, c: qrels_imports.import_qrels(s, c, bad),
         trec.TrecFormatError,
         f"{bad}:2:",
     )
     other = tmp_path / "other_qrels"
     other.write_text("1 0 a 1\n77 0 b 0\n")
     with store.session() as session:
-        report = importing.import_qrels(
+        report = qrels_imports.import_qrels(
             session, campaigns.get_campaign(session, campaign_id), other
         )
         assert report.warnings == ["1 qrels topic(s) are not topics of the campaign: 77"]
@@ -267,7 +276,7 @@ def test_malformed_topics_change_nothing(store, files, campaign_id, tmp_path):
     failed_import_changes_nothing(
         store,
         campaign_id,
-        lambda s, c: importing.import_topics(s, c, bad),
+        lambda s, c: topic_imports.import_topics(s, c, bad),
         trec.TrecFormatError,
         f"{bad}:2: expected",
     )
@@ -283,8 +292,8 @@ def test_ids_as_long_as_their_columns_are_stored_and_longer_ones_refused(
     qrels.write_text(f"{qid} {'i' * limits.QRELS_ITERATION} {docno} 1\n")
     with store.session() as session:
         campaign = campaigns.get_campaign(session, campaign_id)
-        importing.import_runs(session, campaign, [at_limit], group="g" * limits.RUN_GROUP)
-        importing.import_qrels(session, campaign, qrels, name="n" * limits.QRELS_SET_NAME)
+        run_imports.import_runs(session, campaign, [at_limit], group="g" * limits.RUN_GROUP)
+        qrels_imports.import_qrels(session, campaign, qrels, name="n" * limits.QRELS_SET_NAME)
         stored = session.scalar(select(Run).where(Run.tag == tag))
         assert load_run(session, stored).topic_lines(qid).docnos == [docno]
         assert session.scalar(select(QrelsEntry.docno)) == docno
@@ -301,14 +310,18 @@ def test_ids_as_long_as_their_columns_are_stored_and_longer_ones_refused(
         failed_import_changes_nothing(
             store,
             campaign_id,
-            lambda s, c, path=path, options=options: importing.import_runs(s, c, [path], **options),
+            lambda s, c, path=path, options=options: run_imports.import_runs(
+                s, c, [path], **options
+            ),
             (trec.TrecFormatError, ServiceError),
             f"a {what} of at most 200 characters",
         )
     failed_import_changes_nothing(
         store,
         campaign_id,
-        lambda s, c: importing.import_qrels(s, c, qrels, name="n" * (limits.QRELS_SET_NAME + 1)),
+        lambda s, c: qrels_imports.import_qrels(
+            s, c, qrels, name="n" * (limits.QRELS_SET_NAME + 1)
+        ),
         ServiceError,
         "a qrels name of at most 120 characters",
     )
@@ -334,13 +347,13 @@ def test_a_run_file_with_two_tags_is_refused_unless_split(store, campaign_id, tm
     failed_import_changes_nothing(
         store,
         campaign_id,
-        lambda s, c: importing.import_runs(s, c, [both]),
+        lambda s, c: run_imports.import_runs(s, c, [both]),
         trec.TrecFormatError,
         r"both.txt:3: expected one run tag per file \('X', as on line 1; --split-tags",
     )
     with store.session() as session:
         campaign = campaigns.get_campaign(session, campaign_id)
-        report = importing.import_runs(session, campaign, [both], split_tags=True)
+        report = run_imports.import_runs(session, campaign, [both], split_tags=True)
         assert (report.added, report.files, report.lines) == (2, 1, 4)
     with store.session() as session:
         runs = {run.tag: run for run in session.scalars(select(Run))}
@@ -367,7 +380,7 @@ def test_bad_run_files_are_refused_and_change_nothing(store, campaign_id, tmp_pa
     failed_import_changes_nothing(
         store,
         campaign_id,
-        lambda s, c: importing.import_runs(s, c, [path]),
+        lambda s, c: run_imports.import_runs(s, c, [path]),
         trec.TrecFormatError,
         match,
     )
@@ -383,7 +396,7 @@ def test_qrels_grades_beyond_32_bits_and_bad_bytes_are_refused(store, campaign_i
         failed_import_changes_nothing(
             store,
             campaign_id,
-            lambda s, c, path=path: importing.import_qrels(s, c, path),
+            lambda s, c, path=path: qrels_imports.import_qrels(s, c, path),
             trec.TrecFormatError,
             match,
         )
@@ -395,7 +408,7 @@ def test_topics_files_with_a_qid_twice_or_a_header(store, campaign_id, tmp_path)
     failed_import_changes_nothing(  # an IntegrityError from the database before
         store,
         campaign_id,
-        lambda s, c: importing.import_topics(s, c, twice),
+        lambda s, c: topic_imports.import_topics(s, c, twice),
         trec.TrecFormatError,
         r"twice.tsv:3: expected each qid once \(qid '7' is also on line 1\)",
     )
@@ -403,17 +416,17 @@ def test_topics_files_with_a_qid_twice_or_a_header(store, campaign_id, tmp_path)
     header.write_text("qid\ttitle\n7\tseven\n")
     with store.session() as session:
         campaign = campaigns.get_campaign(session, campaign_id)
-        report = importing.import_topics(session, campaign, header)
+        report = topic_imports.import_topics(session, campaign, header)
         assert report.added == 1
         assert report.warnings == [f"{header}:1: header line 'qid\\ttitle' skipped"]
-        assert "qid" not in importing.campaign_qids(session, campaign)
+        assert "qid" not in campaign_qids(session, campaign)
 
 
 def test_runs_with_unknown_topics_can_skip_them_and_say_so(store, campaign_id, tmp_path):
     run = write_run(tmp_path / "r.txt", "R", [("1", "a1", 3), ("9", "z", 2), ("10", "z", 1)])
     with store.session() as session:
         campaign = campaigns.get_campaign(session, campaign_id)
-        report = importing.import_runs(session, campaign, [run], skip_unknown_topics=True)
+        report = run_imports.import_runs(session, campaign, [run], skip_unknown_topics=True)
         assert report.added == 1
         assert f"{run}: run 'R': 2 topic(s) the campaign lacks were skipped: 9, 10" in (
             report.warnings
@@ -425,7 +438,7 @@ def test_runs_with_unknown_topics_can_skip_them_and_say_so(store, campaign_id, t
     failed_import_changes_nothing(
         store,
         campaign_id,
-        lambda s, c: importing.import_runs(s, c, [only_unknown], skip_unknown_topics=True),
+        lambda s, c: run_imports.import_runs(s, c, [only_unknown], skip_unknown_topics=True),
         ServiceError,
         "has no line for any chosen campaign topic",
     )
@@ -434,7 +447,7 @@ def test_runs_with_unknown_topics_can_skip_them_and_say_so(store, campaign_id, t
 def test_runs_keep_only_the_chosen_topics(store, files, campaign_id):
     with store.session() as session:
         campaign = campaigns.get_campaign(session, campaign_id)
-        report = importing.import_runs(session, campaign, [files["A"]], topics=["2"])
+        report = run_imports.import_runs(session, campaign, [files["A"]], topics=["2"])
         assert f"{files['A']}: run 'A': 1 topic(s) outside the chosen topics were left out: 1" in (
             report.warnings
         )
@@ -444,25 +457,25 @@ def test_runs_keep_only_the_chosen_topics(store, files, campaign_id):
     failed_import_changes_nothing(
         store,
         campaign_id,
-        lambda s, c: importing.import_runs(s, c, [files["B"]], topics=["2", "77"]),
+        lambda s, c: run_imports.import_runs(s, c, [files["B"]], topics=["2", "77"]),
         ServiceError,
         r"has no topic\(s\) 77 \(chosen topics\)",
     )
-    assert importing.topic_list(" 1, 2\n3 ,1 ") == ["1", "2", "3"]
+    assert run_imports.topic_list(" 1, 2\n3 ,1 ") == ["1", "2", "3"]
     with pytest.raises(ServiceError, match="the topic list is empty"):
-        importing.topic_list(" , ")
+        run_imports.topic_list(" , ")
 
 
 def test_run_docnos_the_documents_lack_are_reported(store, files, campaign_id):
     with store.session() as session:
         campaign = campaigns.get_campaign(session, campaign_id)
-        report = importing.import_runs(session, campaign, [files["C"]])
+        report = run_imports.import_runs(session, campaign, [files["C"]])
         assert report.warnings == [
             "run 'C': its 3 docno(s) have no text: the campaign has no documents yet (pooled, "
             "they show 'no text' until imported)"
         ]
-        importing.import_documents(session, campaign, [files["docs"]])  # a1, d1, zz
-        report = importing.import_runs(session, campaign, [files["A"]])
+        document_imports.import_documents(session, campaign, [files["docs"]])  # a1, d1, zz
+        report = run_imports.import_runs(session, campaign, [files["A"]])
         assert report.added == 1
         assert report.warnings == [
             "run 'A': 5 docno(s) are not among the campaign's documents (3 documents; "
@@ -490,14 +503,14 @@ def test_many_lacking_docnos_are_counted_and_the_first_listed_in_text_order(
     documents.write_text('{"docno": "other", "text": "x"}\n{"docno": "doc-7", "text": "y"}\n')
     with store.session() as session:
         campaign = campaigns.get_campaign(session, campaign_id)
-        importing.import_documents(session, campaign, [documents])
-        report = importing.import_runs(session, campaign, [run])
+        document_imports.import_documents(session, campaign, [documents])
+        report = run_imports.import_runs(session, campaign, [run])
     lacking = [name for name in used if name != "doc-7"]
-    shown = ", ".join(lacking[: importing.MAX_LISTED])
+    shown = ", ".join(lacking[: MAX_LISTED])
     assert report.warnings == [
         f"run 'R': {len(lacking)} docno(s) are not among the campaign's documents (2 "
         f"documents; pooled, they show 'no text' until imported): {shown} and "
-        f"{len(lacking) - importing.MAX_LISTED} more"
+        f"{len(lacking) - MAX_LISTED} more"
     ]
 
 
@@ -506,7 +519,7 @@ def test_judged_documents_change_only_when_replacing_and_the_log_says_so(
 ):
     with store.session() as session:
         campaign = campaigns.get_campaign(session, campaign_id)
-        importing.import_documents(session, campaign, [files["docs"]])
+        document_imports.import_documents(session, campaign, [files["docs"]])
         user = User(username="ann", password_hash="x")
         session.add(user)
         session.flush()
@@ -524,7 +537,7 @@ def test_judged_documents_change_only_when_replacing_and_the_log_says_so(
     same = tmp_path / "same.jsonl"
     same.write_text('{"docno": "d1", "text": "delta"}\n{"docno": "a1", "text": "new alpha"}\n')
     with store.session() as session:  # d1 unchanged, a1 not judged: both fine
-        report = importing.import_documents(
+        report = document_imports.import_documents(
             session, campaigns.get_campaign(session, campaign_id), [same]
         )
         assert report.updated == 2
@@ -533,13 +546,13 @@ def test_judged_documents_change_only_when_replacing_and_the_log_says_so(
     failed_import_changes_nothing(
         store,
         campaign_id,
-        lambda s, c: importing.import_documents(s, c, [changed]),
+        lambda s, c: document_imports.import_documents(s, c, [changed]),
         ServiceError,
         "document 'd1' has been judged and this file changes its title or text",
     )
     with store.session() as session:
         campaign = campaigns.get_campaign(session, campaign_id)
-        report = importing.import_documents(session, campaign, [changed], replace=True)
+        report = document_imports.import_documents(session, campaign, [changed], replace=True)
         assert (
             "1 judged document(s) got a new title or text, recorded as 1 judgement log"
             in (report.warnings[0])
@@ -558,7 +571,7 @@ def test_pools_and_assignments_of_a_topic_subset(store, files, campaign_id):
 
     with store.session() as session:
         campaign = campaigns.get_campaign(session, campaign_id)
-        importing.import_runs(session, campaign, [files["A"], files["B"]])
+        run_imports.import_runs(session, campaign, [files["A"], files["B"]])
         pool = pools.build_pool(session, campaign, depth=2, seed=1, topics=["2"])
         assert pool.params["topics"] == ["2"]
         assert {e.qid for e in session.scalars(select(PoolEntry))} == {"2"}

@@ -13,7 +13,14 @@ import pytest
 from sqlalchemy import select, update
 
 from tests.web.conftest import write_campaign_files
-from workbench.services import campaigns, importing, jobs
+from workbench.services import (
+    campaigns,
+    document_imports,
+    jobs,
+    qrels_imports,
+    run_imports,
+    topic_imports,
+)
 from workbench.services.errors import ServiceError
 from workbench.store import Store
 from workbench.store.models import (
@@ -57,8 +64,8 @@ def campaign(store: Store, tmp_path: Path) -> int:
         c = campaigns.create_campaign(s, "c1")
         other = campaigns.create_campaign(s, "c2")
         s.add(User(username="ann", password_hash="-", role="assessor"))
-        importing.import_topics(s, c, files["topics"])
-        importing.import_runs(s, c, [files["runA"]])
+        topic_imports.import_topics(s, c, files["topics"])
+        run_imports.import_runs(s, c, [files["runA"]])
         assert other.id != c.id
         return c.id
 
@@ -130,14 +137,14 @@ def test_runs_qrels_and_final_labels_change_the_fingerprint(
     seen.append(now())
     with store.session() as s:
         c = s.get(Campaign, campaign)
-        importing.import_runs(s, c, [files["runB"]])
+        run_imports.import_runs(s, c, [files["runB"]])
     seen.append(now())
     files["runB"].write_text(files["runB"].read_text().replace(" 9 runB", " 9.5 runB"))
     with store.session() as s:
-        importing.import_runs(s, s.get(Campaign, campaign), [files["runB"]], replace=True)
+        run_imports.import_runs(s, s.get(Campaign, campaign), [files["runB"]], replace=True)
     seen.append(now())
     with store.session() as s:
-        importing.import_qrels(s, s.get(Campaign, campaign), files["qrels"])
+        qrels_imports.import_qrels(s, s.get(Campaign, campaign), files["qrels"])
     seen.append(now())
     with store.session() as s:
         s.add(FinalLabel(campaign_id=campaign, qid="T1", docno="D1", grade=1, rule="majority"))
@@ -147,7 +154,7 @@ def test_runs_qrels_and_final_labels_change_the_fingerprint(
     seen.append(now())
     documents = tmp_path / "docs.jsonl"
     documents.write_text('{"docno": "D1", "text": "one"}\n')
-    importing.import_documents_in_steps(store, campaign, [documents])
+    document_imports.import_documents_in_steps(store, campaign, [documents])
     seen.append(now())
     assert len(set(seen)) == len(seen)
 

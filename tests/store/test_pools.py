@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import func, select
 
-from workbench.services import campaigns, importing, pools
+from workbench.services import campaigns, document_imports, pools, run_imports, topic_imports
 from workbench.services.errors import NotFound, ServiceError
 from workbench.store.models import Judgement, PoolEntry, PoolRun, User
 
@@ -14,8 +14,8 @@ from workbench.store.models import Judgement, PoolEntry, PoolRun, User
 def campaign_id(store, files) -> int:
     with store.session() as session:
         campaign = campaigns.create_campaign(session, "c1")
-        importing.import_topics(session, campaign, files["topics"])
-        importing.import_runs(session, campaign, [files["A"], files["B"], files["C"]])
+        topic_imports.import_topics(session, campaign, files["topics"])
+        run_imports.import_runs(session, campaign, [files["A"], files["B"], files["C"]])
         return campaign.id
 
 
@@ -68,9 +68,9 @@ def test_pool_of_chosen_runs_and_refusals(store, campaign_id):
 def test_non_contributing_runs_are_left_out_by_default(store, files, tmp_path):
     with store.session() as session:
         campaign = campaigns.create_campaign(session, "c2")
-        importing.import_topics(session, campaign, files["topics"])
-        importing.import_runs(session, campaign, [files["A"]])
-        importing.import_runs(session, campaign, [files["C"]], contributes=False)
+        topic_imports.import_topics(session, campaign, files["topics"])
+        run_imports.import_runs(session, campaign, [files["A"]])
+        run_imports.import_runs(session, campaign, [files["C"]], contributes=False)
         pool = pools.build_pool(session, campaign, depth=1, seed=0)
         assert pool.params["runs"] == ["A"]
 
@@ -189,13 +189,13 @@ def test_documents_without_text(store, files, campaign_id):
         campaign = campaigns.get_campaign(session, campaign_id)
         pool = pools.build_pool(session, campaign, depth=1, seed=0)
         assert pools.documents_without_text(session, pool) == ["a1", "c1", "d1", "x1", "x2"]
-        importing.import_documents(session, campaign, [files["docs"]])
+        document_imports.import_documents(session, campaign, [files["docs"]])
         assert pools.documents_without_text(session, pool) == ["c1", "x1", "x2"]
         more = files["docs"].with_name("more.jsonl")
         more.write_text(
             '{"docno": "c1", "title": "C one", "text": ""}\n{"docno": "x1", "text": "x"}\n'
         )
-        importing.import_documents(session, campaign, [more])
+        document_imports.import_documents(session, campaign, [more])
         assert pools.documents_without_text(session, pool) == ["c1", "x2"]  # c1: a title only
 
 

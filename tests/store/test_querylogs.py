@@ -13,7 +13,16 @@ from sqlalchemy import func, select
 
 from workbench import stats
 from workbench.querylog import keyed_hash
-from workbench.services import assignments, campaigns, importing, pools, users
+from workbench.services import (
+    assignments,
+    campaigns,
+    pools,
+    qrels_imports,
+    run_imports,
+    topic_imports,
+    users,
+)
+from workbench.services import querylog_import as log_import
 from workbench.services import querylogs as service
 from workbench.services.errors import NotFound, ServiceError
 from workbench.store.models import PoolEntry, QueryLog, QueryLogImpression, utcnow
@@ -53,9 +62,9 @@ def campaign_id(store, files) -> int:
         campaign = campaigns.create_campaign(
             session, "c1", scale="0=No,1=Yes,2=Very", relevance_level=1
         )
-        importing.import_topics(session, campaign, files["topics"])
-        importing.import_runs(session, campaign, [files["A"], files["B"], files["C"]])
-        importing.import_qrels(session, campaign, files["qrels"], name="official")
+        topic_imports.import_topics(session, campaign, files["topics"])
+        run_imports.import_runs(session, campaign, [files["A"], files["B"], files["C"]])
+        qrels_imports.import_qrels(session, campaign, files["qrels"], name="official")
         return campaign.id
 
 
@@ -69,7 +78,7 @@ def log_path(tmp_path):
 def imported(store, campaign_id, path, **kw):
     with store.session() as session:
         campaign = campaigns.get_campaign(session, campaign_id)
-        return service.import_query_log(
+        return log_import.import_query_log(
             session, campaign, path, key=KEY, min_users=kw.pop("min_users", 2), **kw
         )
 
@@ -131,7 +140,7 @@ def test_mapping_file_and_ambiguous_titles(store, campaign_id, log_path, tmp_pat
         imported(store, campaign_id, log_path, mapping=mapping, name="bad map")
     files["topics"].write_text("1\tfirst topic\n2\tFirst  Topic\n")
     with store.session() as session:
-        importing.import_topics(session, campaigns.get_campaign(session, campaign_id),
+        topic_imports.import_topics(session, campaigns.get_campaign(session, campaign_id),
                                 files["topics"])
     with pytest.raises(ServiceError, match="same normalised title"):
         imported(store, campaign_id, log_path, name="ambiguous")
@@ -246,14 +255,14 @@ def test_an_import_in_steps_is_invisible_until_done_and_stored_like_one_in_a_tra
                 ([s.name for s in service.list_query_logs(session, campaign)], text)
             )
 
-    monkeypatch.setattr(service, "BATCH", 2)  # three write steps for the six kept lines
-    source = service.LogSource(log_path, KEY, min_users=2)
-    summary = service.import_query_log_in_steps(store, campaign_id, source, progress=progress)
+    monkeypatch.setattr(log_import, "BATCH", 2)  # three write steps for the six kept lines
+    source = log_import.LogSource(log_path, KEY, min_users=2)
+    summary = log_import.import_query_log_in_steps(store, campaign_id, source, progress=progress)
     assert [names for names, _ in seen_while_importing] == [[]] * 4
     assert [text for _, text in seen_while_importing][-1] == "5 impressions stored"
     with store.session() as session:
         campaign = campaigns.get_campaign(session, campaign_id)
-        in_one = service.import_query_log(session, campaign, log_path, key=KEY, min_users=2,
+        in_one = log_import.import_query_log(session, campaign, log_path, key=KEY, min_users=2,
                                           name="again")
         rows = {
             name: sorted(
@@ -275,7 +284,7 @@ def test_a_failed_or_dead_import_in_steps_leaves_nothing(store, campaign_id, tmp
     bad = tmp_path / "bad.jsonl"
     bad.write_text("\n".join(LOG) + "\n{not json}\n")
     with pytest.raises(TrecFormatError, match=r"bad\.jsonl:7"):
-        service.import_query_log_in_steps(store, campaign_id, service.LogSource(bad, KEY))
+        log_import.import_query_log_in_steps(store, campaign_id, log_import.LogSource(bad, KEY))
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True).stdout.strip()
     with store.session() as session:
@@ -293,8 +302,8 @@ def test_a_failed_or_dead_import_in_steps_leaves_nothing(store, campaign_id, tmp
             service.get_query_log(session, campaign, "log.jsonl")
     good = tmp_path / "log.jsonl"
     good.write_text("\n".join(LOG) + "\n")
-    summary = service.import_query_log_in_steps(
-        store, campaign_id, service.LogSource(good, KEY, min_users=2)
+    summary = log_import.import_query_log_in_steps(
+        store, campaign_id, log_import.LogSource(good, KEY, min_users=2)
     )
     assert summary.impressions == 5  # the dead import (same name) was cleared first
     with store.read_session() as session:
@@ -308,12 +317,12 @@ def test_an_import_in_steps_holds_a_batch_in_memory_not_the_log(store, campaign_
     impression: 573 MB for 200,000). Measured: 7.4 MB for 16,000 and for 64,000 impressions
     of this vocabulary (5.1 MB for 2,000, a single batch)."""
     peaks = []
-    for number, impressions in enumerate((3 * service.BATCH, 12 * service.BATCH)):
+    for number, impressions in enumerate((3 * log_import.BATCH, 12 * log_import.BATCH)):
         path = big_log(tmp_path / f"log{number}.jsonl", impressions)
-        source = service.LogSource(path, KEY, min_users=2, name=f"log{number}")
+        source = log_import.LogSource(path, KEY, min_users=2, name=f"log{number}")
         tracemalloc.start()
         try:
-            summary = service.import_query_log_in_steps(store, campaign_id, source)
+            summary = log_import.import_query_log_in_steps(store, campaign_id, source)
             peaks.append(tracemalloc.get_traced_memory()[1])
         finally:
             tracemalloc.stop()

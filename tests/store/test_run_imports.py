@@ -12,7 +12,8 @@ import pytest
 from sqlalchemy import delete, func, select
 
 from workbench import trec
-from workbench.services import campaigns, importing, pools
+from workbench.services import campaigns, pools, run_imports, topic_imports
+from workbench.services.errors import ServiceError
 from workbench.store.models import (
     Judgement,
     PoolRun,
@@ -36,7 +37,7 @@ def campaign_id(store, tmp_path) -> int:
     topics.write_text("".join(f"{q}\ttopic {q}\n" for q in QIDS))
     with store.session() as session:
         campaign = campaigns.create_campaign(session, "c1")
-        importing.import_topics(session, campaign, topics)
+        topic_imports.import_topics(session, campaign, topics)
         session.add(User(username="ann", password_hash="x"))
         return campaign.id
 
@@ -64,10 +65,10 @@ def judge(store, campaign_id: int) -> None:
 
 
 def paused_at(monkeypatch, name: str, call: int = 1):
-    """Make the import stop before its `call`-th call of importing.`name` (between two of its
+    """Make the import stop before its `call`-th call of run_imports.`name` (between two of its
     transactions) until `resume` is set."""
     reached, resume = threading.Event(), threading.Event()
-    real = getattr(importing, name)
+    real = getattr(run_imports, name)
     calls = [0]
 
     def paused(*args, **kwargs):
@@ -77,7 +78,7 @@ def paused_at(monkeypatch, name: str, call: int = 1):
             assert resume.wait(GUARD_S)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(importing, name, paused)
+    monkeypatch.setattr(run_imports, name, paused)
     return reached, resume
 
 
@@ -87,10 +88,10 @@ def test_readers_see_no_run_until_the_commit_and_judgements_go_on(
     """The import stops after its first run is written (several committed batches) until a
     judgement has been written by another thread: it would wait forever if the import held
     the write lock; nothing it wrote is visible until both runs are shown at once."""
-    monkeypatch.setattr(importing, "WRITE_BATCH_BYTES", 1)  # one topic per transaction
+    monkeypatch.setattr(run_imports, "WRITE_BATCH_BYTES", 1)  # one topic per transaction
     paths = [a_run(tmp_path, "A"), a_run(tmp_path, "B")]
     reached, resume = paused_at(monkeypatch, "_write_version", call=2)
-    thread, outcome = in_thread(lambda: importing.import_runs_in_steps(store, campaign_id, paths))
+    thread, outcome = in_thread(lambda: run_imports.import_runs_in_steps(store, campaign_id, paths))
     assert reached.wait(GUARD_S)
     assert count(store, RunTopicRow) == len(QIDS)  # run A written, invisible
     assert visible_runs(store, campaign_id) == {} and count(store, RunTopic) == 0
@@ -119,15 +120,15 @@ def test_each_write_transaction_holds_at_most_a_batch_of_lines(
     split): a run of eight topics written with a batch of two topics' size takes four."""
     path = a_run(tmp_path, "A", per_topic=200)
     sizes = [sum(len(blob) for blob in row[2:]) for row in run_topic_rows(trec.read_run(path))]
-    monkeypatch.setattr(importing, "WRITE_BATCH_BYTES", sizes[0] + sizes[1])
+    monkeypatch.setattr(run_imports, "WRITE_BATCH_BYTES", sizes[0] + sizes[1])
     inserted: list[int] = []
-    real = importing.bulk_insert
+    real = run_imports.bulk_insert
     monkeypatch.setattr(
-        importing,
+        run_imports,
         "bulk_insert",
         lambda db, t, c, rows: (inserted.append(len(rows)), real(db, t, c, rows)),
     )
-    importing.import_runs_in_steps(store, campaign_id, [path])
+    run_imports.import_runs_in_steps(store, campaign_id, [path])
     assert sum(inserted) == len(QIDS) and len(inserted) >= 3 and max(inserted) <= 3
 
 
@@ -135,7 +136,7 @@ def test_a_replaced_run_keeps_its_id_and_shows_the_old_lines_until_the_commit(
     store, campaign_id, tmp_path, monkeypatch
 ):
     old = a_run(tmp_path, "A", docno="old")
-    importing.import_runs_in_steps(store, campaign_id, [old])
+    run_imports.import_runs_in_steps(store, campaign_id, [old])
     with store.session() as session:
         campaign = campaigns.get_campaign(session, campaign_id)
         pool = pools.build_pool(session, campaign, strategy="depth", depth=2)
@@ -144,7 +145,7 @@ def test_a_replaced_run_keeps_its_id_and_shows_the_old_lines_until_the_commit(
     new = a_run(tmp_path, "A", docno="new", per_topic=2)
     reached, resume = paused_at(monkeypatch, "_commit_runs")
     thread, outcome = in_thread(
-        lambda: importing.import_runs_in_steps(store, campaign_id, [new], replace=True)
+        lambda: run_imports.import_runs_in_steps(store, campaign_id, [new], replace=True)
     )
     assert reached.wait(GUARD_S)
     assert visible_runs(store, campaign_id) == {"A": trec.read_run(old).to_dict()}
@@ -177,11 +178,11 @@ def test_a_tag_stored_while_the_import_ran_is_refused_unless_replacing(
     theirs = a_run(tmp_path, "B", docno="theirs")
     reached, resume = paused_at(monkeypatch, "_commit_runs")
     thread, outcome = in_thread(
-        lambda: importing.import_runs_in_steps(store, campaign_id, mine, replace=replace)
+        lambda: run_imports.import_runs_in_steps(store, campaign_id, mine, replace=replace)
     )
     assert reached.wait(GUARD_S)
     monkeypatch.undo()
-    importing.import_runs_in_steps(store, campaign_id, [theirs])
+    run_imports.import_runs_in_steps(store, campaign_id, [theirs])
     with store.read_session() as session:
         before = row_counts(session)
         their_id = session.scalar(select(Run.id).where(Run.tag == "B"))
@@ -189,7 +190,7 @@ def test_a_tag_stored_while_the_import_ran_is_refused_unless_replacing(
     thread.join(GUARD_S)
     if not replace:
         (error,) = outcome
-        assert isinstance(error, importing.ServiceError)
+        assert isinstance(error, ServiceError)
         assert "already has a run tagged 'B'" in str(error)
         assert visible_runs(store, campaign_id) == {"B": trec.read_run(theirs).to_dict()}
         with store.read_session() as session:
@@ -215,7 +216,7 @@ def test_a_topic_deleted_while_the_import_ran_refuses_it(store, campaign_id, tmp
         before = row_counts(session)
     reached, resume = paused_at(monkeypatch, "_commit_runs")
     thread, outcome = in_thread(
-        lambda: importing.import_runs_in_steps(store, campaign_id, [a_run(tmp_path, "A")])
+        lambda: run_imports.import_runs_in_steps(store, campaign_id, [a_run(tmp_path, "A")])
     )
     assert reached.wait(GUARD_S)
     with store.session() as session:
@@ -223,7 +224,7 @@ def test_a_topic_deleted_while_the_import_ran_refuses_it(store, campaign_id, tmp
     resume.set()
     thread.join(GUARD_S)
     (error,) = outcome
-    assert isinstance(error, importing.ServiceError)
+    assert isinstance(error, ServiceError)
     assert "topic(s) 8 were deleted from the campaign while the import ran" in str(error)
     with store.read_session() as session:
         assert row_counts(session) == {**before, "topics": before["topics"] - 1}
@@ -235,7 +236,7 @@ def test_a_bad_file_after_written_runs_leaves_no_trace(store, campaign_id, tmp_p
     with store.read_session() as session:
         before = row_counts(session)
     with pytest.raises(trec.TrecFormatError, match=r"bad\.txt:2"):
-        importing.import_runs_in_steps(
+        run_imports.import_runs_in_steps(
             store,
             campaign_id,
             [a_run(tmp_path, "A"), a_run(tmp_path, "B"), a_run(tmp_path, "C"), bad],
@@ -245,11 +246,11 @@ def test_a_bad_file_after_written_runs_leaves_no_trace(store, campaign_id, tmp_p
 
 
 def test_a_refused_import_writes_nothing(store, campaign_id, tmp_path):
-    importing.import_runs_in_steps(store, campaign_id, [a_run(tmp_path, "A")])
+    run_imports.import_runs_in_steps(store, campaign_id, [a_run(tmp_path, "A")])
     with store.read_session() as session:
         before = row_counts(session)
-    with pytest.raises(importing.ServiceError, match="already has a run tagged 'A'"):
-        importing.import_runs_in_steps(
+    with pytest.raises(ServiceError, match="already has a run tagged 'A'"):
+        run_imports.import_runs_in_steps(
             store, campaign_id, [a_run(tmp_path, "B"), a_run(tmp_path, "A", docno="again")]
         )
     with store.read_session() as session:
@@ -262,7 +263,7 @@ def test_versions_of_an_import_that_died_are_never_seen_and_cleared_by_the_next(
     """An open version whose heartbeat is old (its process died) and a dead version left
     behind are invisible and deleted by the next run import; a fresh open version (an
     import under way) is kept."""
-    importing.import_runs_in_steps(store, campaign_id, [a_run(tmp_path, "A")])
+    run_imports.import_runs_in_steps(store, campaign_id, [a_run(tmp_path, "A")])
     row = next(run_topic_rows(trec.read_run(a_run(tmp_path, "Z", docno="z"))))
     with store.session() as session:
         run_id = session.scalar(select(Run.id))
@@ -292,7 +293,7 @@ def test_versions_of_an_import_that_died_are_never_seen_and_cleared_by_the_next(
     assert visible_runs(store, campaign_id) == shown
     with store.read_session() as session:
         assert session.scalar(select(func.count()).select_from(RunTopic)) == len(QIDS)
-    importing.import_runs_in_steps(store, campaign_id, [a_run(tmp_path, "B")])
+    run_imports.import_runs_in_steps(store, campaign_id, [a_run(tmp_path, "B")])
     assert visible_runs(store, campaign_id) == {
         **shown,
         "B": trec.read_run(a_run(tmp_path, "B")).to_dict(),
@@ -309,9 +310,9 @@ def test_the_in_transaction_import_and_the_import_in_steps_store_the_same(
     paths = [a_run(tmp_path, "A"), a_run(tmp_path, "B", per_topic=5)]
     with store.session() as session:
         campaign = campaigns.get_campaign(session, campaign_id)
-        first = importing.import_runs(session, campaign, paths, group="g")
+        first = run_imports.import_runs(session, campaign, paths, group="g")
     in_one = visible_runs(store, campaign_id)
-    second = importing.import_runs_in_steps(store, campaign_id, paths, group="g", replace=True)
+    second = run_imports.import_runs_in_steps(store, campaign_id, paths, group="g", replace=True)
     assert (first.added, second.updated, first.lines) == (2, 2, second.lines)
     assert visible_runs(store, campaign_id) == in_one
     assert count(store, RunVersion) == 2 and count(store, RunTopicRow) == 2 * len(QIDS)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.services import browse, campaigns, exports, importing, run_metadata
+from workbench.services import browse, campaigns, exports, run_imports, run_metadata, topic_imports
 from workbench.services.errors import ServiceError
 from workbench.trec import TrecFormatError
 
@@ -42,7 +42,7 @@ def campaign_id(store, tmp_path: Path) -> int:
     topics.write_text("1\tone\n2\ttwo\n")
     with store.session() as session:
         campaign = campaigns.create_campaign(session, "c1")
-        importing.import_topics(session, campaign, topics)
+        topic_imports.import_topics(session, campaign, topics)
         return campaign.id
 
 
@@ -55,7 +55,7 @@ def _rows(store, campaign_id: int) -> dict[str, browse.RunRow]:
 def test_metadata_is_kept_shown_exported_and_replaced(store, campaign_id, tmp_path) -> None:
     annotated = _run(tmp_path, "bm25", block=BLOCK.format(tag="bm25"))
     plain = _run(tmp_path, "ql")
-    importing.import_runs_in_steps(store, campaign_id, [annotated, plain])
+    run_imports.import_runs_in_steps(store, campaign_id, [annotated, plain])
     rows = _rows(store, campaign_id)
     assert rows["bm25"].metadata == {
         "tag": "bm25",
@@ -82,14 +82,14 @@ def test_metadata_is_kept_shown_exported_and_replaced(store, campaign_id, tmp_pa
         assert out.getvalue() == BLOCK.format(tag="bm25")  # as the file opened
     # replaced by a file without a block: the run keeps its id, its metadata goes
     again = _run(tmp_path, "bm25", lines="2 Q0 d9 1 1.0 bm25\n")
-    importing.import_runs_in_steps(store, campaign_id, [again], replace=True)
+    run_imports.import_runs_in_steps(store, campaign_id, [again], replace=True)
     assert _rows(store, campaign_id)["bm25"].metadata is None
 
 
 def test_split_tags_give_the_block_to_the_run_it_names(store, campaign_id, tmp_path) -> None:
     lines = "1 Q0 d1 1 2.0 a\n1 Q0 d1 1 2.0 b\n"
     path = _run(tmp_path, "ab", block=BLOCK.format(tag="b"), lines=lines)
-    importing.import_runs_in_steps(store, campaign_id, [path], split_tags=True)
+    run_imports.import_runs_in_steps(store, campaign_id, [path], split_tags=True)
     rows = _rows(store, campaign_id)
     assert rows["a"].metadata is None and rows["b"].metadata["tag"] == "b"
 
@@ -110,7 +110,7 @@ def test_a_bad_block_refuses_the_import_and_changes_nothing(
     with store.read_session() as session:
         before = row_counts(session)
     with pytest.raises((TrecFormatError, ServiceError)) as refused:
-        importing.import_runs_in_steps(store, campaign_id, [good, bad])
+        run_imports.import_runs_in_steps(store, campaign_id, [good, bad])
     assert expected in str(refused.value) and "bm25.txt:" in str(refused.value)
     with store.read_session() as session:
         assert row_counts(session) == before

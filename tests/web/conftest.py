@@ -18,7 +18,14 @@ import sqlalchemy as sa
 from flask import Flask
 from flask.testing import FlaskClient
 
-from workbench.services import assignments, campaigns, importing, pools
+from workbench.services import (
+    assignments,
+    campaigns,
+    document_imports,
+    pools,
+    run_imports,
+    topic_imports,
+)
 from workbench.services import users as user_service
 from workbench.store import Store, open_store
 from workbench.web import create_app
@@ -109,9 +116,9 @@ def populate(store: Store, folder: Path) -> World:
         campaign = campaigns.create_campaign(
             s, "c1", scale="0:Not relevant:0,1:Relevant:1,2:Highly relevant:2"
         )
-        importing.import_topics(s, campaign, files["topics"])
-        importing.import_documents(s, campaign, [files["documents"]])
-        importing.import_runs(s, campaign, [files["runA"], files["runB"]])
+        topic_imports.import_topics(s, campaign, files["topics"])
+        document_imports.import_documents(s, campaign, [files["documents"]])
+        run_imports.import_runs(s, campaign, [files["runA"], files["runB"]])
         pool = pools.build_pool(s, campaign, strategy="depth", depth=3, seed=7)
         made = {}
         for name in ("alice", "bob"):

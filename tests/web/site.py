@@ -15,7 +15,7 @@ from pathlib import Path
 from sqlalchemy import select
 
 from workbench import demo
-from workbench.services import adaptive_pools, assignments, campaigns, querylogs
+from workbench.services import adaptive_pools, assignments, campaigns, querylog_import
 from workbench.services import users as user_service
 from workbench.services.adjudication import MergeSpec, apply_rule
 from workbench.store.db import Store
@@ -77,7 +77,7 @@ def build_site(store: Store, folder: Path) -> Site:
             session, campaign, strategy="mm", budget=5, name="bandit"
         )
         titles = {t.qid: t.title for t in _topics(session, campaign.id)}
-        summary = querylogs.import_query_log(
+        summary = querylog_import.import_query_log(
             session,
             campaign,
             _query_log(folder, titles, ranked),

@@ -4,7 +4,7 @@ budgets, and the warning that the unjudged pooled documents are not a random sam
 from __future__ import annotations
 
 from tests.web.test_adaptive_pools import _adaptive_world, _judge
-from workbench.services import adaptive_pools
+from workbench.services import adaptive_pools, adaptive_provenance
 from workbench.store.models import Campaign, Pool
 
 HEADER = (
@@ -63,7 +63,7 @@ def test_the_evaluation_page_warns_as_the_command_line_does(app, world, as_user)
     assert 'id="adaptive-warning"' not in admin.get(page).text
     store, _, _ = _adaptive_world(app, world)
     with store.read_session() as s:
-        expected = adaptive_pools.evaluation_warning(s, s.get(Campaign, world.campaign_id))
+        expected = adaptive_provenance.evaluation_warning(s, s.get(Campaign, world.campaign_id))
     assert expected is not None and expected.startswith("pool(s) 2 judged adaptively")
     text = admin.get(page).text
     assert 'id="adaptive-warning"' in text

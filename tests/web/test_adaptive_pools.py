@@ -6,8 +6,15 @@ import pytest
 from flask import Flask
 
 from tests.web.conftest import World, get_store_of
-from workbench import adaptive, pooling
-from workbench.services import adaptive_pools, assignments, judging, pools, users
+from workbench import adaptive, presentation
+from workbench.services import (
+    adaptive_pools,
+    adaptive_provenance,
+    assignments,
+    judging,
+    pools,
+    users,
+)
 from workbench.services.errors import NotFound, ServiceError
 from workbench.store.models import Assignment, Campaign, Pool, PoolEntry
 
@@ -120,7 +127,7 @@ def test_other_judges_see_a_seeded_sample(app, world):
     seen_by_bob = _sequence(store, made["bob"])
     assert set(seen_by_bob) == expected
     # in bob's own seeded random order, not in the order the strategy chose them
-    shuffled = pooling.presentation_order(
+    shuffled = presentation.presentation_order(
         sorted(expected), mode="random", seed=seed, pool_id=pool_id, qid="T1",
         assessor_id=world.users["bob"],
     )
@@ -145,7 +152,7 @@ def test_settings_are_checked_and_recorded(app, world):
             "sample_share": 0.0, "stop_rule": None, "recall_target": 0.9, "confidence": 0.95,
             "auto_stop": False,
         }
-        assert adaptive_pools.describe_settings(pool) == (
+        assert adaptive_provenance.describe_settings(pool) == (
             "adaptive mm-discounted, budget 3 per topic, batch 5, 20 % to other judges"
         )
         with pytest.raises(ServiceError, match="is adaptive"):

@@ -9,7 +9,14 @@ from flask import Flask
 
 from tests.web.conftest import World, get_store_of
 from workbench import adaptive, stopping
-from workbench.services import adaptive_pools, assignments, judging, pools, users
+from workbench.services import (
+    adaptive_pools,
+    adaptive_provenance,
+    assignments,
+    judging,
+    pools,
+    users,
+)
 from workbench.services.errors import ServiceError
 from workbench.store.models import AdaptiveTopic, Assignment, Campaign, Pool, PoolEntry
 
@@ -116,7 +123,7 @@ def test_a_rule_that_says_stop_ends_the_topic_by_itself(app, world):
         (status,) = [t for t in adaptive_pools.topic_statuses(s, s.get(Pool, pool_id))
                      if t.qid == "T1"]  # fmt: skip
         row = s.query(AdaptiveTopic).filter_by(pool_id=pool_id, qid="T1").one()
-        described = adaptive_pools.describe_settings(s.get(Pool, pool_id))
+        described = adaptive_provenance.describe_settings(s.get(Pool, pool_id))
     # mm picks runA's D1 (free: relevant), D2 (handed out), D3 (free), D4 (handed out); the
     # target D1 is chosen, so the next advance reveals nothing though 4 of the budget remain
     assert row.choices == ["D1", "D2", "D3", "D4"]

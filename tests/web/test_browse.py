@@ -115,7 +115,7 @@ def test_pages_show_the_data_escaped(as_user, judged: World) -> None:
 
 def test_a_runs_page_shows_its_ir_metadata_escaped(app, world: World, as_user, tmp_path) -> None:
     """The run's PRIMAD annotations on its page and in the runs listing, text escaped."""
-    from workbench.services import importing
+    from workbench.services import run_imports
 
     path = tmp_path / "runM.txt"
     path.write_text(
@@ -123,7 +123,7 @@ def test_a_runs_page_shows_its_ir_metadata_escaped(app, world: World, as_user, t
         "# method:\n#   retrieval:\n#     - name: bm25\n# ir_metadata.end\n"
         "T1 Q0 D1 1 2.0 runM\n"
     )
-    importing.import_runs_in_steps(get_store_of(app), world.campaign_id, [path])
+    run_imports.import_runs_in_steps(get_store_of(app), world.campaign_id, [path])
     admin = as_user("admin")
     page = admin.get(f"/admin/campaigns/{world.campaign_id}/runs/runM")
     assert page.status_code == 200

@@ -12,7 +12,7 @@ import pytest
 
 from tests.web.conftest import World, get_store_of, make_app, serve_in_thread
 from tests.web.test_browser import CHROMEDRIVER, CHROMIUM, chromium, log_in_as, submit_form
-from workbench.services import campaigns, importing, judging
+from workbench.services import campaigns, document_imports, judging
 
 pytestmark = [
     pytest.mark.browser,
@@ -34,7 +34,7 @@ def world_server(world_url, tmp_path: Path) -> Iterator[tuple[str, object, World
     wide = tmp_path / "wide.jsonl"
     wide.write_text(json.dumps({"docno": "D9", "title": "Wide", "text": f"solar {LONG_WORD}"}))
     with store.session() as s:
-        importing.import_documents(s, campaigns.get_campaign(s, world.campaign_id), [wide])
+        document_imports.import_documents(s, campaigns.get_campaign(s, world.campaign_id), [wide])
     with store.connection() as connection:
         for docno, grade in (("D1", 2), ("D2", None), ("D3", 0)):
             judging.record_judgement(

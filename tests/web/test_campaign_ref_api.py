@@ -11,7 +11,7 @@ from flask import Flask
 from tests.web.conftest import World, get_store_of, write_campaign_files
 from tests.web.test_adaptive_pools import _adaptive_world
 from tests.web.test_querylogs_web import KEY, log_text
-from workbench.services import campaigns, importing
+from workbench.services import campaigns, qrels_imports
 
 
 def test_every_campaign_route_takes_a_name_or_an_id(app: Flask) -> None:
@@ -49,7 +49,7 @@ def test_query_log_routes_by_name_and_by_id(app: Flask, as_user, world: World, t
     files = write_campaign_files(tmp_path / "qrels-files")
     with get_store_of(app).session() as session:
         campaign = campaigns.get_campaign(session, world.campaign_id)
-        importing.import_qrels(session, campaign, files["qrels"], name="ref")
+        qrels_imports.import_qrels(session, campaign, files["qrels"], name="ref")
     admin = as_user("admin")
     by_id, by_name = (f"/api/v1/campaigns/{ref}/querylogs" for ref in (world.campaign_id, "c1"))
     data = {"log": (io.BytesIO(log_text().encode()), "clicks.jsonl"), "min_users": "3"}

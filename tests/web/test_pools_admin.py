@@ -19,7 +19,7 @@ from tests.web.conftest import World, get_store_of
 from workbench import pooling
 from workbench.cli import main
 from workbench.cli.store_commands import pool_strategy_options
-from workbench.services import campaigns, importing, pools
+from workbench.services import campaigns, pools, topic_imports
 from workbench.store.models import Assignment, Pool
 
 
@@ -203,7 +203,7 @@ def test_counts_use_the_singular_for_one(app: Flask, as_user, world: World) -> N
         path = Path(app.instance_path) / "one.tsv"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("1\tone topic\n")
-        importing.import_topics(s, campaign, path)
+        topic_imports.import_topics(s, campaign, path)
         cid = campaign.id
     page = as_user("admin").get(f"/admin/campaigns/{cid}").text
     counts = page.split('id="counts">')[1].split("</p>")[0]

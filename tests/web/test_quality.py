@@ -21,9 +21,9 @@ from workbench.services import (
     assessor_dashboard,
     assignments,
     gold,
-    importing,
     judging,
     qrels,
+    qrels_imports,
 )
 from workbench.services.current_judgements import counted_judgements
 from workbench.store.models import Assignment, Campaign, GoldDocument, User
@@ -224,7 +224,7 @@ def test_admins_manage_gold_and_the_quality_settings_on_the_web(
     qrels_file = tmp_path / "earlier.qrels"
     qrels_file.write_text("T1 0 D1 2\nT1 0 D2 0\nT1 0 D4 1\nT1 0 D99 1\nT2 0 D3 1\n")
     with get_store_of(app).session() as s:
-        importing.import_qrels(s, _campaign(s), qrels_file, name="earlier")
+        qrels_imports.import_qrels(s, _campaign(s), qrels_file, name="earlier")
     admin = as_user("admin")
     page = admin.get("/admin/campaigns/1/quality").text
     assert "earlier" in page and "No gold documents yet." in page

@@ -11,7 +11,7 @@ import pytest
 from tests.test_click_simulator import collection, sim
 from tests.web.conftest import get_store_of
 from tests.web.test_browser import CHROMEDRIVER, CHROMIUM, browser, log_in_as, server
-from workbench.services import campaigns, importing
+from workbench.services import campaigns, qrels_imports, run_imports, topic_imports
 from workbench.trec import write_qrels, write_run
 
 __all__ = ["browser", "server"]  # fixtures
@@ -41,9 +41,9 @@ def campaign_with_log(app, folder: Path) -> tuple[int, Path]:
     sim.write_log(log, folder / "simulated.jsonl")
     with get_store_of(app).session() as session:
         campaign = campaigns.create_campaign(session, "clicks", scale="0=No,1=Yes,2=Very")
-        importing.import_topics(session, campaign, folder / "topics.tsv")
-        importing.import_runs(session, campaign, [folder / f"{t}.txt" for t in runs])
-        importing.import_qrels(session, campaign, folder / "qrels.txt", name="official")
+        topic_imports.import_topics(session, campaign, folder / "topics.tsv")
+        run_imports.import_runs(session, campaign, [folder / f"{t}.txt" for t in runs])
+        qrels_imports.import_qrels(session, campaign, folder / "qrels.txt", name="official")
         return campaign.id, folder / "simulated.jsonl"
 
 

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from workbench.services import campaigns, importing
+from workbench.services import campaigns, qrels_imports
 from workbench.web.querylogs import anonymisation_key
 
 from .conftest import csrf_token_of, get_store_of, login, make_app, write_campaign_files
@@ -50,7 +50,7 @@ def app_with_qrels(app, world, tmp_path):
     files = write_campaign_files(tmp_path / "qrels-files")
     with get_store_of(app).session() as session:
         campaign = campaigns.get_campaign(session, world.campaign_id)
-        importing.import_qrels(session, campaign, files["qrels"], name="ref")
+        qrels_imports.import_qrels(session, campaign, files["qrels"], name="ref")
     return app
 
 
@@ -188,7 +188,7 @@ def test_click_agreement_is_a_report_job_the_page_and_api_follow(world, world_ur
     files = write_campaign_files(tmp_path / "qrels-files")
     with get_store_of(app).session() as session:
         campaign = campaigns.get_campaign(session, world.campaign_id)
-        importing.import_qrels(session, campaign, files["qrels"], name="ref")
+        qrels_imports.import_qrels(session, campaign, files["qrels"], name="ref")
     admin = client_factory(app)("admin")
     queued = upload(admin, world.campaign_id, log_text())
     assert queued.status_code == 303 and "/imports/" in queued.location  # the import's task

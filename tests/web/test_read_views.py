@@ -85,10 +85,10 @@ def test_a_large_upload_is_read_by_a_task_outside_the_server(
 
     from tests.web.conftest import client_factory, make_app
     from workbench import trec
-    from workbench.services import importing
+    from workbench.services import document_imports
 
     app = make_app(world_url[0], tmp_path, REPORT_JOB_WAIT_SECONDS=0)
-    for module, name in ((trec, "read_runs"), (importing, "read_documents")):
+    for module, name in ((trec, "read_runs"), (document_imports, "read_documents")):
         monkeypatch.setattr(module, name, _not_in_the_server)
     admin, alice = client_factory(app)("admin"), client_factory(app)("alice")
     upload = tmp_path / ("new.run" if kind == "runs" else "new.jsonl")

@@ -16,7 +16,7 @@ from flask import Flask
 from tests.web.conftest import FAST_HASH, PASSWORD, World, get_store_of, make_app
 from tests.web.test_import_forms import post_file
 from workbench.cli import main
-from workbench.services import adaptive_pools, qrels, users
+from workbench.services import adaptive_pools, adaptive_provenance, qrels, users
 from workbench.services.errors import ServiceError
 from workbench.store.models import Campaign
 from workbench.trec import TrecFormatError, read_run, read_topics
@@ -153,7 +153,7 @@ def test_one_public_pool_number(app: Flask, as_user, world: World) -> None:
         _pool_elsewhere(s)  # a pool of another campaign takes id 2 first
         pool = adaptive_pools.build_adaptive_pool(s, campaign, strategy="mm", budget=3, name="b")
         assert (pool.id, pool.number) == (3, 2)
-        warning = adaptive_pools.evaluation_warning(s, campaign)
+        warning = adaptive_provenance.evaluation_warning(s, campaign)
     assert warning is not None and warning.startswith("pool(s) 2 judged adaptively")
     page = as_user("admin").get(f"/admin/campaigns/{world.campaign_id}/assignments").text
     assert "pool 2 “b” (adaptive, mm)</option>" in page

@@ -9,7 +9,7 @@ from flask import Flask
 from sqlalchemy import event, select
 
 from tests.web.conftest import World, get_store_of
-from workbench.services import assignments, importing, judging, pools, users
+from workbench.services import assignments, judging, pools, run_imports, users
 from workbench.services.errors import NotFound, ServiceError
 from workbench.store.models import Assignment, Campaign, Judgement, Pool, User
 
@@ -96,7 +96,7 @@ def test_sequence_follows_pool_extension(app: Flask, world: World, tmp_path: Pat
         a = s.get(Assignment, world.assignment["alice", "T1"])
         before = judging.document_sequence(s, a)
         campaign = s.get(Campaign, world.campaign_id)
-        importing.import_runs(s, campaign, [late])
+        run_imports.import_runs(s, campaign, [late])
         pools.extend_pool(s, s.get(Pool, world.pool_id), ["late"])
         after = judging.document_sequence(s, a)
         assert after == [*before, "D5"]  # a later build comes after what was seen

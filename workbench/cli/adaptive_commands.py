@@ -8,7 +8,7 @@ import json
 import click
 
 from workbench.cli.common import campaign_option, transaction
-from workbench.services import adaptive_pools, campaigns, pools
+from workbench.services import adaptive_pools, adaptive_provenance, campaigns, pools
 
 
 def _pool(session, campaign_name: str, pool_id: int | None):
@@ -37,7 +37,7 @@ def status(ctx: click.Context, campaign_name: str, pool_id: int | None, fmt: str
     with transaction(ctx) as session:
         chosen = _pool(session, campaign_name, pool_id)
         rows = adaptive_pools.topic_statuses(session, chosen)
-        described = adaptive_pools.describe_settings(chosen)
+        described = adaptive_provenance.describe_settings(chosen)
     if fmt == "json":
         click.echo(json.dumps([dataclasses.asdict(r) for r in rows], indent=1))
         return

@@ -82,7 +82,7 @@ def adjudicate(
     decisions are kept); report what is left for the adjudication queue."""
     from workbench.services.adjudication import MergeSpec, apply_rule
     from workbench.services.campaigns import get_campaign
-    from workbench.services.importing import topic_list
+    from workbench.services.run_imports import topic_list
 
     with transaction(ctx) as session:
         campaign = get_campaign(session, campaign_name)

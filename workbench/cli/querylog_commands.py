@@ -96,7 +96,7 @@ def import_log(
     from workbench.querylog import load_or_create_key
     from workbench.reports.querylogs import anonymisation_table
     from workbench.reports.tables import render
-    from workbench.services.querylogs import LogSource, import_query_log_in_steps
+    from workbench.services.querylog_import import LogSource, import_query_log_in_steps
 
     key = load_or_create_key(instance_folder())
     source = LogSource(path, key, min_users, fmt, mapping, name)

@@ -22,9 +22,22 @@ from workbench.cli.common import (
     transaction,
 )
 from workbench.priority import run_as_batch
-from workbench.services import adaptive_pools, archive, campaigns, exports, importing, pools
+from workbench.services import (
+    adaptive_pools,
+    adaptive_provenance,
+    archive,
+    campaigns,
+    document_imports,
+    exports,
+    import_steps,
+    pools,
+    qrels_imports,
+    run_imports,
+    topic_imports,
+)
 from workbench.services.errors import ServiceError
 from workbench.services.store_handle import Session, shown_url
+from workbench.services.topics import listed
 from workbench.trec import TrecFormatError
 
 T = TypeVar("T")
@@ -52,7 +65,7 @@ def split_tags(text: str | None) -> list[str] | None:
     return [tag.strip() for tag in text.split(",") if tag.strip()]
 
 
-def report(result: importing.ImportReport) -> None:
+def report(result: import_steps.ImportReport) -> None:
     click.echo(result.summary())
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
@@ -136,7 +149,7 @@ def topic_list(text: str | None) -> list[str] | None:
             text = Path(text[1:]).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as error:
             raise ServiceError(f"cannot read the topic list {text[1:]!r}: {error}") from None
-    return importing.topic_list(text)
+    return run_imports.topic_list(text)
 
 
 files_argument = click.argument(
@@ -196,7 +209,7 @@ def import_topics(given: ImportFiles, fmt: str) -> None:
     with transaction(given.ctx) as session:
         target = campaigns.get_campaign(session, given.campaign)
         for path in given.files:
-            report(importing.import_topics(session, target, path, format=fmt))
+            report(topic_imports.import_topics(session, target, path, format=fmt))
 
 
 @import_command("documents")
@@ -218,7 +231,7 @@ def import_documents(
     store = get_store(given.ctx)
     # Written in short transactions of their own, shown all at once at the end (or never).
     imported = _read_first(
-        lambda: importing.import_documents_in_steps(
+        lambda: document_imports.import_documents_in_steps(
             store, given.campaign, given.files, only_pooled=only_pooled, format=fmt, replace=replace
         )
     )
@@ -252,7 +265,7 @@ def import_runs(
 ) -> None:
     """Runs (TREC format), stored whole."""
     _campaign_exists(given.ctx, given.campaign)
-    prepared = _read_first(lambda: importing.prepare_runs(given.files, split_tags=split_tags))
+    prepared = _read_first(lambda: run_imports.prepare_runs(given.files, split_tags=split_tags))
     options = {
         "replace": replace,
         "group": group,
@@ -265,13 +278,13 @@ def import_runs(
         store = get_store(given.ctx)
         report(
             _read_first(
-                lambda: importing.import_runs_in_steps(store, given.campaign, prepared, **options)
+                lambda: run_imports.import_runs_in_steps(store, given.campaign, prepared, **options)
             )
         )
         return
     with transaction(given.ctx) as session:
         target = campaigns.get_campaign(session, given.campaign)
-        report(importing.import_runs(session, target, prepared, **options))
+        report(run_imports.import_runs(session, target, prepared, **options))
         from workbench.services.efficiency import import_efficiency
 
         # in the same transaction: both or neither
@@ -286,11 +299,11 @@ def import_qrels(given: ImportFiles, name: str | None) -> None:
     if name is not None and len(given.files) > 1:
         fail("--name needs exactly one file")
     _campaign_exists(given.ctx, given.campaign)
-    prepared = _read_first(lambda: importing.prepare_qrels(given.files))
+    prepared = _read_first(lambda: qrels_imports.prepare_qrels(given.files))
     with transaction(given.ctx) as session:
         target = campaigns.get_campaign(session, given.campaign)
         for qrels in prepared:
-            report(importing.import_qrels(session, target, qrels, name=name))
+            report(qrels_imports.import_qrels(session, target, qrels, name=name))
 
 
 @import_group.command("ir-datasets")
@@ -476,7 +489,7 @@ def pool_build(
             )
             documents, _, n_topics = pools.pool_counts(session, built)
             click.echo(
-                f"{pools.describe_pool(built)}: {adaptive_pools.describe_settings(built)}; "
+                f"{pools.describe_pool(built)}: {adaptive_provenance.describe_settings(built)}; "
                 f"{documents} documents to choose from over {n_topics} topics"
             )
             warn_missing_text(session, built)
@@ -504,7 +517,7 @@ def warn_missing_text(session: Session, built: Any) -> None:
     if missing:
         click.echo(
             f"warning: {len(missing)} pooled document(s) have no text in the store: "
-            f"{importing.listed(missing)}",
+            f"{listed(missing)}",
             err=True,
         )
 

@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from workbench.metrics.measures import Family, Values, _safe_div, f_measure, ideal_order
+from workbench.metrics.measure_table import Family
+from workbench.metrics.measures import Values, _safe_div, f_measure, ideal_order
 from workbench.metrics.ranked import Ranked, discount
 
 Gain = Callable[[np.ndarray], np.ndarray]

@@ -27,7 +27,7 @@ from workbench.metrics.ir_measures_names import (
     is_ir_measures_name,
     map_ir_measures_name,
 )
-from workbench.metrics.measures import (
+from workbench.metrics.measure_table import (
     NOT_IN_ALL_TREC,
     OFFICIAL,
     PARAM_KINDS,

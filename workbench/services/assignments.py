@@ -18,7 +18,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from workbench import routing
-from workbench.pooling import PRESENTATION_ORDERS
+from workbench.presentation import PRESENTATION_ORDERS
 from workbench.services import adaptive_pools, slots
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.topics import listed

@@ -24,9 +24,9 @@ from workbench import limits
 from workbench.services.archive import refuse_if_archived
 from workbench.services.campaigns import get_campaign, scale_of
 from workbench.services.errors import NotFound, ServiceError
-from workbench.services.importing import cast_result
 from workbench.services.pools import qid_key
 from workbench.services.topics import listed
+from workbench.store.db import cast_result
 from workbench.store.models import (
     Assignment,
     CalibrationAnswer,

@@ -20,7 +20,7 @@ from typing import Any, Literal
 from sqlalchemy.orm import Session
 
 from workbench import stats
-from workbench.services import adaptive_pools, evaluation
+from workbench.services import adaptive_provenance, evaluation
 from workbench.services.errors import ServiceError
 from workbench.services.evaluation_inputs import DEFAULT_MEASURES, TOPIC_SETS, Scope, load_runs
 from workbench.services.scope import parse_pools
@@ -252,5 +252,5 @@ def trec_output(session: Session, campaign: Campaign, request: ReportRequest) ->
     return TrecOutput(
         text,
         (*topics.notes(), *missing, *qrels.notes),
-        adaptive_pools.evaluation_warning(session, campaign),
+        adaptive_provenance.evaluation_warning(session, campaign),
     )

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from workbench import limits, trec
 from workbench.reports.tables import csv_safe
 from workbench.services import (
-    adaptive_pools,
+    adaptive_provenance,
     machine_exports,
     pools,
     preferences,
@@ -144,7 +144,7 @@ def export_judgement_log(
              "human")
         )  # fmt: skip
     records += machine_exports.log_records(session, campaign)
-    _write_log(dest, fmt, LOG_FIELDS, records, adaptive_pools.export_header(session, campaign))
+    _write_log(dest, fmt, LOG_FIELDS, records, adaptive_provenance.export_header(session, campaign))
     return len(records)
 
 

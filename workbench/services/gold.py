@@ -26,10 +26,10 @@ from workbench import routing
 from workbench.services import slots
 from workbench.services.archive import refuse_if_archived
 from workbench.services.errors import NotFound, ServiceError
-from workbench.services.importing import cast_result
 from workbench.services.pools import qid_key
 from workbench.services.qrels import final_labels
 from workbench.services.topics import listed
+from workbench.store.db import cast_result
 from workbench.store.models import (
     Assignment,
     CalibrationItem,

@@ -17,7 +17,14 @@ from sqlalchemy import select
 
 from workbench import limits, trec
 from workbench.ir_datasets_files import PARTS, DatasetError, Progress, write_files
-from workbench.services import campaigns, importing
+from workbench.services import (
+    campaigns,
+    document_imports,
+    import_steps,
+    qrels_imports,
+    run_imports,
+    topic_imports,
+)
 from workbench.services.errors import ServiceError
 from workbench.store import Store
 from workbench.store.models import QrelsSet, Run
@@ -33,7 +40,7 @@ def import_ir_dataset(
     qrels_name: str | None = None,
     replace: bool = False,
     progress: Progress | None = None,
-) -> list[importing.ImportReport]:
+) -> list[import_steps.ImportReport]:
     """Import the dataset's ``parts`` (topics, documents, qrels, run) into the campaign; the
     qrels are named ``qrels_name`` (default: the dataset's id), the run ``run_tag``
     (default: the dataset's id).  ``replace``: documents and a run already stored are
@@ -53,30 +60,32 @@ def import_ir_dataset(
             raise ServiceError(f"{dataset_id} has none of the parts asked for ({', '.join(parts)})")
         if files.topics:  # checked before anything is stored
             trec.read_topics(files.topics, limits=limits.STORE_LIMITS)
-        runs = importing.prepare_runs([files.run]) if files.run else []
-        qrels = importing.prepare_qrels([files.qrels]) if files.qrels else []
+        runs = run_imports.prepare_runs([files.run]) if files.run else []
+        qrels = qrels_imports.prepare_qrels([files.qrels]) if files.qrels else []
         qrels_name = qrels_name or dataset_id
         _refuse_taken(store, campaign_id, name, files.run_tag if runs else None,
                       qrels_name if qrels else None, replace)  # fmt: skip
         reports = []
         if files.documents:
             reports.append(
-                importing.import_documents_in_steps(
+                document_imports.import_documents_in_steps(
                     store, campaign_id, [files.documents], replace=replace
                 )
             )
         if files.topics:
             with store.session() as session:
                 target = campaigns.get_campaign(session, campaign_id)
-                reports.append(importing.import_topics(session, target, files.topics))
+                reports.append(topic_imports.import_topics(session, target, files.topics))
         if runs:
             reports.append(
-                importing.import_runs_in_steps(store, campaign_id, runs, replace=replace)
+                run_imports.import_runs_in_steps(store, campaign_id, runs, replace=replace)
             )
         if qrels:
             with store.session() as session:
                 target = campaigns.get_campaign(session, campaign_id)
-                reports.append(importing.import_qrels(session, target, qrels[0], name=qrels_name))
+                reports.append(
+                    qrels_imports.import_qrels(session, target, qrels[0], name=qrels_name)
+                )
     if files.lacking:
         reports[0].warnings.append(f"{dataset_id} has no {' or '.join(files.lacking)}")
     return reports

@@ -40,13 +40,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import BigInteger, CursorResult, and_, cast, delete, func, or_, select, update
+from sqlalchemy import BigInteger, and_, cast, delete, func, or_, select, update
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from workbench.priority import run_as_batch
 from workbench.services.errors import NotFound, ServiceError
 from workbench.store import Store
+from workbench.store.db import cast_result
 from workbench.store.models import (
     Campaign,
     DocumentImport,
@@ -392,12 +393,6 @@ def _claim_next(store: Store) -> tuple[int, int] | None:
             if cast_result(claimed).rowcount == 1:
                 return job.id, job.generation
     return None
-
-
-def cast_result(result: Any) -> CursorResult[Any]:
-    """An UPDATE's result (a CursorResult, which has a rowcount)."""
-    assert isinstance(result, CursorResult)
-    return result
 
 
 def _finish(

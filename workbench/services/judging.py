@@ -1,6 +1,6 @@
 """Judging: the documents of an assignment in presentation order, recording and revising.
 
-The order is the pool's per-assessor order (`pooling.presentation_order`), so the same
+The order is the pool's per-assessor order (`presentation.presentation_order`), so the same
 assessor always sees the same sequence. Every judgement is appended to the log; a retried
 submission carries the same client_id and is stored once. The current value of a key is
 read through `services.current_judgements.current_judgements`.
@@ -35,7 +35,7 @@ from sqlalchemy import (
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session
 
-from workbench import highlight, limits, pooling
+from workbench import highlight, limits, presentation
 from workbench.services import adaptive_pools, gold, slots
 from workbench.services.current_judgements import JUDGEMENT_ROW, JudgementRow, current_judgements
 from workbench.services.errors import Conflict, NotFound, ServiceError
@@ -238,7 +238,7 @@ def _sequence(
     connection: Connection, assignment: AssignmentLike, signature: tuple
 ) -> DocumentSequence:
     """The presentation order for this signature (seed, created_at, latest build), computed
-    (`pooling.presentation_order`) only when the signature was not seen before."""
+    (`presentation.presentation_order`) only when the signature was not seen before."""
     key = (assignment.pool_id, assignment.qid, assignment.user_id, assignment.order, *signature)
     cache = _caches_for(connection.engine).sequences
     found = cache.get(key)
@@ -248,7 +248,7 @@ def _sequence(
     rows = connection.execute(_POOL_ENTRIES, topic).all()
     rows = adaptive_pools.visible_entries(connection, assignment, rows)  # adaptive pools
     rows = slots.routed_entries(connection, assignment, rows)  # routed pools
-    docnos = pooling.presentation_order(
+    docnos = presentation.presentation_order(
         [row.docno for row in rows],
         mode=assignment.order,
         seed=signature[0],

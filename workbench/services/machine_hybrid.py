@@ -24,7 +24,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from workbench import hybrid, limits
-from workbench.services import adaptive_pools, machine_judges
+from workbench.services import adaptive_provenance, machine_judges
 from workbench.services.archive import refuse_if_archived
 from workbench.services.current_judgements import counted_judgements
 from workbench.services.errors import ServiceError
@@ -260,7 +260,7 @@ class CombinedQrels:
     human_labels: str  # what the human labels are ("final labels", "labels", "alice's ...")
     created_at: dt.datetime
     unsampled: frozenset[Key] = frozenset()  # pooled, sampled nowhere, unlabelled: -1
-    provenance: tuple[str, ...] = ()  # `adaptive_pools.unjudged_notes`: the export's messages
+    provenance: tuple[str, ...] = ()  # `adaptive_provenance.unjudged_notes`: the export's messages
 
     def with_unsampled(self) -> dict[Key, int]:
         """The labels and -1 (`qrels.UNSAMPLED`) for the unsampled documents, as the campaign's
@@ -317,7 +317,7 @@ def combined_qrels(
         Completeness(labelled, len(universe | set(human)), missing), what,
         dt.datetime.now(dt.UTC).replace(tzinfo=None),
         frozenset(unsampled - set(combined.labels)),
-        adaptive_pools.unjudged_notes(session, campaign),
+        adaptive_provenance.unjudged_notes(session, campaign),
     )  # fmt: skip
 
 

@@ -21,7 +21,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from workbench.relevance import is_relevant
-from workbench.services import adaptive_pools
+from workbench.services import adaptive_provenance
 from workbench.services.assignments import documents_to_judge
 from workbench.services.current_judgements import (
     counted_judgements,
@@ -150,7 +150,7 @@ def campaign_qrels(
     ordered: QrelsDict = {}
     for qid, docno in sorted(labels, key=lambda key: (qid_key(key[0]), key[1])):
         ordered.setdefault(qid, {})[docno] = labels[(qid, docno)]
-    provenance = adaptive_pools.unjudged_notes(session, campaign, scope.ids)
+    provenance = adaptive_provenance.unjudged_notes(session, campaign, scope.ids)
     return CampaignQrels(ordered, completeness, scope, provenance)
 
 

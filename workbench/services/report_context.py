@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from workbench.services import adaptive_pools
+from workbench.services import adaptive_provenance
 from workbench.services import evaluation as service
 from workbench.services.errors import ServiceError
 from workbench.services.evaluation_inputs import (
@@ -135,7 +135,7 @@ class ReportContext:
 
     def warning(self) -> str | None:
         """What the whole report must say first (an adaptively judged pool)."""
-        return adaptive_pools.evaluation_warning(self.session, self.campaign)
+        return adaptive_provenance.evaluation_warning(self.session, self.campaign)
 
     # ------------------------------------------------------------------ what sections need
 

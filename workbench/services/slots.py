@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from workbench import routing
 from workbench.services.current_judgements import current_judgements
 from workbench.services.errors import ServiceError
-from workbench.services.importing import cast_result
+from workbench.store.db import cast_result
 from workbench.store.models import Assignment, Pool, RoutingSlot, User
 
 

@@ -24,8 +24,9 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy import Connection, CursorResult, Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
 from workbench.priority import run_thread_as_batch
@@ -466,3 +467,9 @@ def open_store(
     if upgrade:
         store.upgrade()
     return store
+
+
+def cast_result(result: Any) -> CursorResult[Any]:
+    """A DML statement's result (a CursorResult, which has a rowcount)."""
+    assert isinstance(result, CursorResult)
+    return result

@@ -155,7 +155,7 @@ class Topic(Base):
 
 
 class DocumentImport(Base):
-    """One document import into a campaign (`services.importing`). state: 'open' while its
+    """One document import into a campaign (`services.document_imports`). state: 'open' while its
     documents are written (invisible), 'committed' once they are visible (the rows it
     replaces, hidden, are still being deleted), 'done' afterwards; an import that fails or
     dies is deleted with its rows. At most one import of a campaign is not done;
@@ -189,7 +189,7 @@ class DocumentImport(Base):
 class DocumentRow(Base):
     """A document as written by one import: the table behind the `documents` view, which
     shows the rows of committed imports except those a committed import replaced. Only
-    `services.importing` reads or writes it; everything else reads `Document`."""
+    `services.document_imports` reads or writes it; everything else reads `Document`."""
 
     __tablename__ = "document_rows"
     __table_args__ = (UniqueConstraint("campaign_id", "docno", "import_id"),)
@@ -268,7 +268,7 @@ class Run(Base):
 
 
 class RunVersion(Base):
-    """One writing of a run's lines (`services.importing`): its RunTopicRow rows are what
+    """One writing of a run's lines (`services.run_imports`): its RunTopicRow rows are what
     readers see of the run while state is 'live' (at most one live version per run). An
     import writes a new version 'open' (invisible; run_id is None for a run not stored yet),
     then one tiny transaction makes it 'live' and the version it replaces 'dead'; dead
@@ -297,7 +297,7 @@ class RunVersion(Base):
 
 class RunTopicRow(Base):
     """The lines of one run version for one topic: the table behind the `run_topics` view.
-    Only `services.importing` reads or writes it; everything else reads `RunTopic`."""
+    Only `services.run_imports` reads or writes it; everything else reads `RunTopic`."""
 
     __tablename__ = "run_topic_rows"
     __table_args__ = (UniqueConstraint("version_id", "qid"),)

@@ -1,9 +1,9 @@
 """Runs in the store: the RunTopic blob codec and bulk inserts.
 
 A run is stored whole, one RunTopic row per run and topic (read through the `run_topics`
-view of each run's live version; `services.importing` writes them), whose blobs are zlib streams of
-the topic's docnos ('\\n'-joined UTF-8), scores (float64 LE) and ranks (int64 LE), in file
-order (`run_topic_rows`, `decode_run_topic`, `load_run`).
+view of each run's live version; `services.run_imports` writes them), whose blobs are zlib
+streams of the topic's docnos ('\\n'-joined UTF-8), scores (float64 LE) and ranks (int64 LE),
+in file order (`run_topic_rows`, `decode_run_topic`, `load_run`).
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ from flask import abort, flash, jsonify, render_template, request
 
 from workbench import adaptive, stopping
 from workbench.services import adaptive_pools, pools
+from workbench.services import adaptive_provenance as provenance_service
 from workbench.services import campaigns as campaign_service
 from workbench.services.errors import ServiceError
 from workbench.web.admin import back_to, campaign_or_404, change, chosen_topics
@@ -68,7 +69,7 @@ def build(campaign_id: int):
             name=form.get("name", ""),
             topics=chosen_topics(form),
         )  # fmt: skip
-        flash(f"Pool {pool.number} built: {adaptive_pools.describe_settings(pool)}.", "info")
+        flash(f"Pool {pool.number} built: {provenance_service.describe_settings(pool)}.", "info")
         return back_to("adaptive.status", campaign_id=campaign_id, pool_id=pool.number)
     return back_to("admin.campaign", campaign_id=campaign_id)
 
@@ -81,7 +82,7 @@ def status(campaign_id: int, pool_id: int):
         if adaptive_pools.settings_of(pool) is None:
             abort(404)
         rows = adaptive_pools.topic_statuses(session, pool)
-        described = adaptive_pools.describe_settings(pool)
+        described = provenance_service.describe_settings(pool)
         settings = adaptive_pools.settings_of(pool)
         campaign = {"id": c.id, "name": c.name}
     return render_template(
@@ -136,7 +137,7 @@ def adaptive_evaluation_warning(campaign_id: int) -> str | None:
     """The evaluation page's warning for a campaign with an adaptive pool (the CLI's text)."""
     with get_store().read_session() as session:
         campaign = campaign_service.get_campaign(session, campaign_id)
-        return adaptive_pools.evaluation_warning(session, campaign)
+        return provenance_service.evaluation_warning(session, campaign)
 
 
 # --- API ---------------------------------------------------------------------------------
@@ -170,7 +171,7 @@ def adaptive_provenance(campaign_ref: str):
     judgement log record in their `#` header lines, as JSON."""
     with get_store().read_session() as session:
         campaign = campaign_service.get_campaign(session, campaign_ref)
-        found = adaptive_pools.provenance(session, campaign)
+        found = provenance_service.provenance(session, campaign)
         campaign_id = campaign.id
     return jsonify(
         campaign=campaign_id,

@@ -26,7 +26,7 @@ from workbench.services.adjudication import (
 )
 from workbench.services.browse import Page
 from workbench.services.errors import ServiceError
-from workbench.services.importing import topic_list
+from workbench.services.run_imports import topic_list
 from workbench.web.db import get_store
 from workbench.web.inputs import form_int
 from workbench.web.reports import bp

@@ -16,8 +16,17 @@ from typing import Any
 
 from flask import abort, flash, redirect, render_template, request, send_file, url_for
 
-from workbench import judging_modes, pooling, routing
-from workbench.services import archive, campaign_pages, exports, importing, pools, progress
+from workbench import judging_modes, pooling, presentation, routing
+from workbench.services import (
+    archive,
+    campaign_pages,
+    exports,
+    pools,
+    progress,
+    qrels_imports,
+    run_imports,
+    topic_imports,
+)
 from workbench.services import assignments as assignment_service
 from workbench.services import campaigns as campaign_service
 from workbench.services import efficiency as efficiency_service
@@ -206,20 +215,20 @@ def set_judging(campaign_id: int):
 def chosen_topics(form: Any) -> list[str] | None:
     """The form's topic subset (a 'topics' text of qids, or 'topics' choices); None: all."""
     chosen = [qid for text in form.getlist("topics") for qid in text.replace(",", " ").split()]
-    return importing.topic_list(" ".join(chosen)) if chosen else None
+    return run_imports.topic_list(" ".join(chosen)) if chosen else None
 
 
 def _importer(kind: str, form: Any) -> Callable[[Session, Any, list[Any]], Any]:
     if kind == "topics":
         fmt = form.get("format") or None
-        return lambda s, c, paths: [importing.import_topics(s, c, p, format=fmt) for p in paths]
+        return lambda s, c, paths: [topic_imports.import_topics(s, c, p, format=fmt) for p in paths]
     if kind == "efficiency":
         replace = form.get("replace") == "1"
         return lambda s, c, paths: [
             efficiency_service.import_efficiency(s, c, p, replace=replace) for p in paths
         ]
     name = form.get("name", "").strip() or None
-    return lambda s, c, paths: [importing.import_qrels(s, c, p, name=name) for p in paths]
+    return lambda s, c, paths: [qrels_imports.import_qrels(s, c, p, name=name) for p in paths]
 
 
 def _task_options(kind: str, form: Any) -> dict[str, Any]:
@@ -261,7 +270,7 @@ def upload(campaign_id: int, kind: str):
         paths = save_uploads(files, Path(folder))
         try:
             # qrels are read and checked before the write transaction, which only writes
-            sources: list[Any] = importing.prepare_qrels(paths) if kind == "qrels" else paths
+            sources: list[Any] = qrels_imports.prepare_qrels(paths) if kind == "qrels" else paths
             with get_store().session() as session:
                 reports = run_import(session, writable_campaign(session, campaign_id), sources)
         except (ServiceError, TrecFormatError) as error:
@@ -346,7 +355,7 @@ def assignments(campaign_id: int):
         routing_described=described,
         **page_context(page),
         numbers=page.numbers,
-        orders=pooling.PRESENTATION_ORDERS,
+        orders=presentation.PRESENTATION_ORDERS,
         policies=routing.POLICIES,
         policy_fields=routing.option_fields(),
     )

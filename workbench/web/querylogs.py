@@ -25,6 +25,7 @@ from workbench import clicks, querylog
 from workbench.services import campaigns as campaign_service
 from workbench.services import evaluation_inputs as evaluation_service
 from workbench.services import jobs
+from workbench.services import querylog_import as log_import
 from workbench.services import querylogs as service
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.jobs import FAILED
@@ -156,11 +157,11 @@ def _import_task(
     store: Store, campaign_id: int, params: dict[str, Any], progress: jobs.Progress
 ) -> bytes:
     """Import a saved log (in the report jobs' child process) in short transactions and in
-    bounded memory (`services.querylogs.import_query_log_in_steps`); its summary as JSON.
+    bounded memory (`services.querylog_import.import_query_log_in_steps`); its summary as JSON.
     Errors name the uploaded files, not their copies."""
     folder = Path(params["folder"])
     paths = [folder / name for name in params["files"]]
-    source = service.LogSource(
+    source = log_import.LogSource(
         paths[0],
         querylog.load_or_create_key(params["instance"]),
         params["min_users"],
@@ -169,7 +170,9 @@ def _import_task(
         params["name"],
     )
     try:
-        summary = service.import_query_log_in_steps(store, campaign_id, source, progress=progress)
+        summary = log_import.import_query_log_in_steps(
+            store, campaign_id, source, progress=progress
+        )
     except (ServiceError, TrecFormatError) as error:
         raise ServiceError(uploads.named(str(error), paths)) from None
     finally:
@@ -186,7 +189,7 @@ def _import_task(
 def _abandoned_import(store: Store, campaign_id: int, params: dict[str, Any]) -> None:
     """After the importing process died or was stopped: its saved upload and its rows go."""
     shutil.rmtree(params["folder"], ignore_errors=True)
-    service.clear_dead_query_log_imports(store, campaign_id)
+    log_import.clear_dead_query_log_imports(store, campaign_id)
 
 
 jobs.register_task(IMPORT_TASK, _import_task, abandoned=_abandoned_import)

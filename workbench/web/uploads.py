@@ -33,7 +33,7 @@ from flask.typing import ResponseReturnValue
 from werkzeug.datastructures import FileStorage
 from werkzeug.utils import secure_filename
 
-from workbench.services import campaigns, importing, jobs
+from workbench.services import campaigns, document_imports, jobs, run_imports
 from workbench.services.errors import ServiceError
 from workbench.services.store_handle import Store
 from workbench.trec import TrecFormatError
@@ -207,11 +207,11 @@ def _import_task(
     try:
         progress(f"reading the {kind}")
         if kind == "runs":  # written in short transactions, shown all at once at the end
-            prepared = importing.prepare_runs(paths, split_tags=options["split_tags"])
+            prepared = run_imports.prepare_runs(paths, split_tags=options["split_tags"])
             progress(f"storing the {kind}")
-            report = importing.import_runs_in_steps(store, campaign_id, prepared, **options)
+            report = run_imports.import_runs_in_steps(store, campaign_id, prepared, **options)
         else:  # likewise
-            report = importing.import_documents_in_steps(
+            report = document_imports.import_documents_in_steps(
                 store, campaign_id, paths, progress=progress, **options
             )
     except (ServiceError, TrecFormatError) as error:
@@ -233,7 +233,7 @@ def _abandoned_import(store: Store, campaign_id: int, params: dict[str, Any]) ->
     rows of its unfinished document import at once (not at the next import)."""
     shutil.rmtree(params["folder"], ignore_errors=True)
     if params["kind"] == "documents":
-        importing.clear_dead_document_imports(store, campaign_id)
+        document_imports.clear_dead_document_imports(store, campaign_id)
 
 
 jobs.register_task(TASK_KIND, _import_task, abandoned=_abandoned_import)
