@@ -20,7 +20,7 @@ from pathlib import Path
 from workbench.services import assignments, campaigns, importing, pools
 from workbench.services import users as user_service
 from workbench.services.errors import NotFound
-from workbench.store.db import Store
+from workbench.services.store_handle import Store
 from workbench.trec.topics import TopicStatement
 
 CAMPAIGN = "demo"
