@@ -133,7 +133,7 @@ def simulate(
             out.append(
                 Impression(
                     _typed(titles[qid], rng), tuple(shown), tuple(clicks),
-                    session=f"s-{qid}-{k}", user=user, time=t, end_time=leave,
+                    session=f"s-{qid}-{k}", user=user, time=t,
                 )
             )
             t = leave + 1.0

@@ -18,14 +18,14 @@ def ranked(*docnos: str) -> pooling.RankedList:
 
 def judge_all(strategy: str, pool: TopicPool, relevant: set[str], budget: int, **kw) -> list[str]:
     """Judge `budget` documents one at a time, labels from `relevant`."""
-    session = adaptive.start_session(strategy, pool, **kw)
+    state = adaptive.start_state(strategy, pool, **kw)
     seen = []
     for _ in range(budget):
-        chosen = session.take(1)
+        chosen = state.take(1)
         if not chosen:
             break
         seen.append(chosen[0])
-        session.observe(chosen[0], chosen[0] in relevant)
+        state.observe(chosen[0], chosen[0] in relevant)
     return seen
 
 
@@ -70,10 +70,10 @@ def test_discounted_max_mean_discounts_the_top_of_the_prefix():
     assert adaptive.DISCOUNT_GAMMA == 0.9
     order = judge_all("mm-discounted", TopicPool.build(TWO_RUNS, 3), {"a1", "b2", "b3"}, 6)
     assert order == ["a1", "a2", "b1", "a3", "b2", "b3"]
-    session = adaptive.start_session("mm-discounted", TopicPool.build(TWO_RUNS, 3))
+    state = adaptive.start_state("mm-discounted", TopicPool.build(TWO_RUNS, 3))
     for docno, rel in [("a1", True), ("a2", False)]:
-        session.observe(docno, rel)
-    assert session.x[0] == pytest.approx(0.9) and session.n[0] == pytest.approx(1.9)
+        state.observe(docno, rel)
+    assert state.x[0] == pytest.approx(0.9) and state.n[0] == pytest.approx(1.9)
 
 
 def test_the_old_name_mm_ns_is_refused_with_the_new_one():
@@ -110,12 +110,12 @@ def test_free_documents_are_read_when_picked_and_cost_nothing():
 
 def test_a_document_judged_through_another_run_counts_for_every_run_that_has_it():
     pool = TopicPool.build({"A": ranked("d1", "d2"), "B": ranked("d2", "d3")}, 2)
-    session = adaptive.start_session("mm", pool)
-    session.observe("d1", False)
-    assert session.n.tolist() == [1, 0]
-    session.observe("d2", True)  # extends A's prefix to 2 and B's to 1
-    assert session.prefix.tolist() == [2, 1]
-    assert session.x.tolist() == [1, 1] and session.n.tolist() == [2, 1]
+    state = adaptive.start_state("mm", pool)
+    state.observe("d1", False)
+    assert state.n.tolist() == [1, 0]
+    state.observe("d2", True)  # extends A's prefix to 2 and B's to 1
+    assert state.prefix.tolist() == [2, 1]
+    assert state.x.tolist() == [1, 1] and state.n.tolist() == [2, 1]
 
 
 def test_hedge_weights_and_choices_by_hand():
@@ -125,16 +125,16 @@ def test_hedge_weights_and_choices_by_hand():
     assert gains[0, columns["a1"]] == pytest.approx(math.log(3))
     assert gains[0, columns["a2"]] == pytest.approx(math.log(1.5))
     assert gains[0, columns["b1"]] == 0.0
-    session = adaptive.start_session("hedge", pool)
-    assert session.take(1) == ["a1"]  # a1 and b1 tie at 0.5 ln 3; a1 first in depth order
-    session.observe("a1", False)  # L_A = ln3 / 2
+    state = adaptive.start_state("hedge", pool)
+    assert state.take(1) == ["a1"]  # a1 and b1 tie at 0.5 ln 3; a1 first in depth order
+    state.observe("a1", False)  # L_A = ln3 / 2
     w_a = 0.8 ** (math.log(3) / 2)
-    assert session.weights().tolist() == pytest.approx([w_a / (w_a + 1), 1 / (w_a + 1)])
-    assert session.take(1) == ["b1"]
-    session.observe("b1", True)  # L_B = -ln3 / 2
+    assert state.weights().tolist() == pytest.approx([w_a / (w_a + 1), 1 / (w_a + 1)])
+    assert state.take(1) == ["b1"]
+    state.observe("b1", True)  # L_B = -ln3 / 2
     w_a = 0.8 ** math.log(3)
-    assert session.weights().tolist() == pytest.approx([w_a / (w_a + 1), 1 / (w_a + 1)])
-    assert session.take(2) == ["b2", "a2"]  # 0.561 ln1.5 > 0.439 ln1.5
+    assert state.weights().tolist() == pytest.approx([w_a / (w_a + 1), 1 / (w_a + 1)])
+    assert state.take(2) == ["b2", "a2"]  # 0.561 ln1.5 > 0.439 ln1.5
 
 
 def test_hedge_gain_of_an_unretrieved_document_is_the_mean_below_the_list():
@@ -160,7 +160,7 @@ def test_thompson_sampling_is_seeded_and_follows_the_posterior():
 
 
 @pytest.mark.parametrize("strategy", [s for s in adaptive.STRATEGIES if s != "al"])
-def test_replaying_the_judgements_gives_the_sessions_next_document(strategy):
+def test_replaying_the_judgements_gives_the_states_next_document(strategy):
     rng = np.random.default_rng(3)
     docs = [f"d{i:02d}" for i in range(40)]
     runs = {t: ranked(*rng.choice(docs, 15, replace=False).tolist()) for t in "ABCD"}

@@ -73,10 +73,11 @@ def test_simulation_is_seeded_and_well_formed(simulated):
     assert len({i.query for i in log}) > len(titles)  # typed in several ways
     times = [i.time for i in log]
     assert times == sorted(times)
-    for i in log:
+    for i, following in zip(log, [*log[1:], None], strict=True):
         click_times = [c.time for c in i.clicks]
         assert click_times == sorted(click_times)
-        assert all(i.time < t < i.end_time for t in click_times)
+        ends = following.time if following is not None else float("inf")
+        assert all(i.time < t < ends for t in click_times)  # before the next list is shown
 
 
 def test_unknown_model_is_refused():

@@ -23,16 +23,12 @@ from workbench.clicks import (
     ctr_by_rank,
     deviating_clicks,
     document_deviation,
-    dwell_times,
     filter_clicks,
     impression_preferences,
     last_click,
-    last_click_rate,
     pooled_agreement,
     preference_agreement,
     prefs_lines,
-    satisfied_click_rate,
-    satisfied_clicks,
 )
 from workbench.metrics.prefs import TrecEvalFlags, evaluate_prefs
 from workbench.trec import PrefsLine, Run
@@ -172,33 +168,6 @@ def test_prefs_lines_one_judgment_group_per_preference_and_trec_eval_scores_them
         for m, q, v in evaluate_prefs(lines, run, ["prefs_simp"], TrecEvalFlags(per_topic=False))
     }
     assert out["prefs_simp"] == pytest.approx(0.5)
-
-
-def test_dwell_times_and_satisfied_clicks():
-    clicks = (Click("A", 10.0), Click("B", 15.0), Click("C", 60.0))
-    timed = Impression("q", tuple("ABC"), clicks, end_time=100.0)
-    assert dwell_times(timed) == [("A", 5.0), ("B", 45.0), ("C", 40.0)]
-    assert satisfied_clicks(timed) == {"B", "C"}
-    assert satisfied_clicks(timed, min_dwell=41) == {"B"}
-    open_end = Impression("q", tuple("ABC"), clicks)
-    assert dwell_times(open_end)[-1] == ("C", None)
-    assert satisfied_clicks(open_end) == {"B", "C"}
-    assert satisfied_clicks(open_end, last_click_satisfied=False) == {"B"}
-    assert satisfied_clicks(imp("q", "AB", "AB")) == {"B"}  # no times: only the last click
-
-
-def test_last_click_and_satisfied_rates():
-    rates = last_click_rate(LOG)
-    assert rates[("q1", "C")] == Rate(1, 3)  # last click of imp 2 (A, then C)
-    assert rates[("q1", "A")] == Rate(0, 3)
-    assert rates[("q1", "B")] == Rate(1, 3)
-    sat = satisfied_click_rate(
-        [
-            Impression("q", ("A", "B"), (Click("A", 0.0), Click("B", 10.0)), end_time=50.0),
-            Impression("q", ("A", "B"), (Click("A", 0.0), Click("B", 40.0)), end_time=45.0),
-        ]
-    )
-    assert sat[("q", "A")] == Rate(1, 2) and sat[("q", "B")] == Rate(1, 2)
 
 
 def test_preference_agreement_counts_pairs_of_judged_documents_with_different_grades():

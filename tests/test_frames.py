@@ -160,9 +160,12 @@ def test_evaluations_and_tables_show_as_escaped_html() -> None:
 def test_agreement_reports_show_their_tables_as_html() -> None:
     from workbench.services.agreement import AgreementReport, GroupAgreement, PairAgreement
 
-    overall = GroupAgreement("all", 10, 2, 8, 0.75, 0.5, 0.52, "moderate")
-    pair = PairAgreement("ann", "<bob>", 8, 0.75, 0.5, 0.1, 0.9, 0.2, 0.8, "moderate", 0.49)
+    overall = GroupAgreement("all", 10, 2, 8, 0.75, 0.5, 0.52, "not good", "moderate")
+    pair = PairAgreement(
+        "ann", "<bob>", 8, 0.75, 0.5, 0.1, 0.9, 0.2, 0.8, "not good", "moderate", 0.49
+    )
     report = AgreementReport("c", False, 1, ["ann", "<bob>"], overall, [overall], [pair], [])
     shown = report._repr_html_()
     assert shown.count("<table>") >= 2
     assert "&lt;bob&gt;" in shown and "<bob>" not in shown
+    assert "<th>Landis &amp; Koch</th>" in shown and "<td>moderate</td>" in shown

@@ -68,6 +68,24 @@ def test_trec_eval_does_not_import_the_store_at_all() -> None:
     assert names and not [n for n in names if n.startswith(("workbench.services", *FORBIDDEN))]
 
 
+def test_exports_import_no_report_and_the_demo_no_store() -> None:
+    """The exports (services) write CSV with `workbench.text_safety`, below them, not with the
+    reports above them; the demo reaches the store through the services' handle."""
+    upward = {
+        PACKAGE / "services" / "exports.py": "workbench.reports",
+        PACKAGE / "services" / "machine_exports.py": "workbench.reports",
+        PACKAGE / "demo.py": "workbench.store",
+    }
+    found = [
+        f"{path.name}: {name}"
+        for path, above in upward.items()
+        for _, names in imports(path)
+        for name in names
+        if name == above or name.startswith(f"{above}.")
+    ]
+    assert not found, found
+
+
 def test_the_rule_sees_imports_at_any_depth(tmp_path: Path) -> None:
     """Imports inside functions, `import x`, `from x import y` and relative ones all count."""
     web = tmp_path / "workbench" / "web"

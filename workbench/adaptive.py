@@ -4,8 +4,9 @@ One protocol for every strategy (docs/methods.md section 9): a topic's `TopicPoo
 depth-k pool of the runs, and each run's ranking of it) and the judgements so far, in the
 order they were made, give the next document(s) to judge. A strategy's state is a function of
 the judgements alone, so the same judgements always give the same next document: the live
-judging service rebuilds it from the stored judgements; the simulator keeps one `Session` per
-topic and feeds it one judgement at a time (the same answers, without the replay).
+judging service rebuilds it from the stored judgements; the simulator keeps one
+`StrategyState` per topic and feeds it one judgement at a time (the same answers, without
+the replay).
 
 A pool may hold a reserved probability sample judged apart from the strategy (`free`
 documents): the strategy never sees their labels until it picks one itself; then it reads the
@@ -124,7 +125,7 @@ class TopicPool:
         return self.at.get(docno)
 
 
-class Session:
+class StrategyState:
     """One topic's judging under a strategy: `observe` judgements, `take` the next ones.
 
     Subclasses implement `_pick` (the next pool index, or None) and may react in `_update`.
@@ -186,7 +187,7 @@ class Session:
         """React to index i being handed out without a label (default: nothing)."""
 
 
-class FixedOrderSession(Session):
+class FixedOrderState(StrategyState):
     """A non-adaptive strategy: a fixed order of the pool, judged from the top."""
 
     def __init__(self, pool: TopicPool, order: Sequence[int]) -> None:
@@ -200,7 +201,7 @@ class FixedOrderSession(Session):
         return self.fixed[self.cursor] if self.cursor < len(self.fixed) else None
 
 
-class PrefixSession(Session):
+class PrefixState(StrategyState):
     """Runs as arms: each run's judged prefix and its (discounted) counts x_r, n_r.
 
     gamma = 1 gives plain counts. Subclasses choose the arm from `x`, `n` and `prefix`.
@@ -267,12 +268,12 @@ class PrefixSession(Session):
         return None
 
 
-class MoveToFrontSession(PrefixSession):
+class MoveToFrontState(PrefixState):
     def _arm_values(self) -> np.ndarray:
         return -self.nonrel
 
 
-class CormackMoveToFrontSession(PrefixSession):
+class CormackMoveToFrontState(PrefixState):
     """Priorities p_r (0 at start); the front among equal priorities is the run with the
     latest relevant document (`front` stamps), then the first run."""
 
@@ -294,16 +295,16 @@ class CormackMoveToFrontSession(PrefixSession):
         return self.priority + self.front / (self.clock + 1)  # priorities are integers
 
 
-class MaxMeanSession(PrefixSession):
+class MaxMeanState(PrefixState):
     def _arm_values(self) -> np.ndarray:
         return (1 + self.x) / (2 + self.n)
 
 
-class DiscountedMaxMeanSession(MaxMeanSession):
+class DiscountedMaxMeanState(MaxMeanState):
     gamma = DISCOUNT_GAMMA
 
 
-class ThompsonSession(PrefixSession):
+class ThompsonState(PrefixState):
     def __init__(self, pool: TopicPool, seed: int, qid: str) -> None:
         super().__init__(pool)
         self.seed, self.qid = seed, qid
@@ -319,7 +320,7 @@ class ThompsonSession(PrefixSession):
         self.draws = 0
 
 
-class HedgeSession(Session):
+class HedgeState(StrategyState):
     def __init__(self, pool: TopicPool, beta: float = HEDGE_BETA) -> None:
         super().__init__(pool)
         self.beta = beta
@@ -353,7 +354,7 @@ def hedge_gains(pool: TopicPool) -> np.ndarray:
     return gains
 
 
-class ActiveLearningSession(Session):
+class ActiveLearningState(StrategyState):
     def __init__(self, pool: TopicPool, texts: Mapping[str, str]) -> None:
         super().__init__(pool)
         require_scikit_learn()
@@ -410,18 +411,18 @@ def require_scikit_learn() -> None:
 
 @dataclass(frozen=True)
 class Strategy:
-    """A named strategy: how to start a session on a topic's pool."""
+    """A named strategy: how to start its state on a topic's pool."""
 
     name: str
     description: str
     adaptive: bool
-    start: Callable[..., Session]
+    start: Callable[..., StrategyState]
     needs_texts: bool = False
 
 
-def _fixed(order: Callable[[TopicPool], Iterable[str]]) -> Callable[..., Session]:
-    def start(pool: TopicPool, **_: object) -> Session:
-        return FixedOrderSession(pool, [pool.at[d] for d in order(pool)])  # pool docnos only
+def _fixed(order: Callable[[TopicPool], Iterable[str]]) -> Callable[..., StrategyState]:
+    def start(pool: TopicPool, **_: object) -> StrategyState:
+        return FixedOrderState(pool, [pool.at[d] for d in order(pool)])  # pool docnos only
 
     return start
 
@@ -442,7 +443,7 @@ def _fusion_order(method: str) -> Callable[[TopicPool], list[str]]:
 def _active_learning(pool: TopicPool, *, texts: Mapping[str, str] | None = None, **_: object):
     if texts is None:
         raise StrategyError("active learning needs the documents' texts")
-    return ActiveLearningSession(pool, texts)
+    return ActiveLearningState(pool, texts)
 
 
 STRATEGIES: dict[str, Strategy] = {
@@ -462,39 +463,39 @@ STRATEGIES: dict[str, Strategy] = {
             "move-to-front, Cormack et al.'s rule (1998): a relevant document moves the run "
             "to the front",
             True,
-            lambda pool, **_: CormackMoveToFrontSession(pool),
+            lambda pool, **_: CormackMoveToFrontState(pool),
         ),
         Strategy(
             "mtf",
             "move-to-front with a cumulative penalty (VisualPool's variant of Cormack et al. "
             "1998)",
             True,
-            lambda pool, **_: MoveToFrontSession(pool),
+            lambda pool, **_: MoveToFrontState(pool),
         ),
         Strategy(
             "hedge",
             "Hedge (Aslam et al. 2003), default beta 0.8",
             True,
-            lambda pool, **_: HedgeSession(pool),
+            lambda pool, **_: HedgeState(pool),
         ),
         Strategy(
             "ts",
             "Thompson sampling bandit (Losada et al. 2016)",
             True,
-            lambda pool, *, seed=0, qid="", **_: ThompsonSession(pool, seed, qid),
+            lambda pool, *, seed=0, qid="", **_: ThompsonState(pool, seed, qid),
         ),
         Strategy(
             "mm",
             "MaxMean bandit (Losada et al. 2016)",
             True,
-            lambda pool, **_: MaxMeanSession(pool),
+            lambda pool, **_: MaxMeanState(pool),
         ),
         Strategy(
             "mm-discounted",
             "MaxMean on counts discounted by 0.9 per rank (our variant, not the published "
             "MM-NS)",
             True,
-            lambda pool, **_: DiscountedMaxMeanSession(pool),
+            lambda pool, **_: DiscountedMaxMeanState(pool),
         ),
         Strategy(
             "al",
@@ -523,15 +524,15 @@ def get_strategy(name: str) -> Strategy:
     return STRATEGIES[name]
 
 
-def start_session(
+def start_state(
     strategy: str,
     pool: TopicPool,
     *,
     seed: int = 0,
     qid: str = "",
     texts: Mapping[str, str] | None = None,
-) -> Session:
-    """A fresh session of `strategy` on `pool` (texts: docno -> text, for 'al')."""
+) -> StrategyState:
+    """A fresh state of `strategy` on `pool` (texts: docno -> text, for 'al')."""
     return get_strategy(strategy).start(pool, seed=seed, qid=qid, texts=texts)
 
 
@@ -559,11 +560,11 @@ def choose(
     """The next `n` documents to reveal after `judgements` (docno, relevant: every document
     the strategy chose so far, free ones included, in the order chosen); `free` maps the
     reserved sample's documents the strategy has not chosen yet to their labels."""
-    session = start_session(strategy, pool, seed=seed, qid=qid, texts=texts)
+    state = start_state(strategy, pool, seed=seed, qid=qid, texts=texts)
     for docno, relevant in judgements:
-        session.observe(docno, relevant)
-    reveal = session.take(n, free=free)
-    return Choices(reveal, session.free_picks, session.picks)
+        state.observe(docno, relevant)
+    reveal = state.take(n, free=free)
+    return Choices(reveal, state.free_picks, state.picks)
 
 
 def next_documents(

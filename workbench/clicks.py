@@ -1,4 +1,4 @@
-"""Click signals from a query log: click-through rates, click deviation, preferences, dwell.
+"""Click signals from a query log: click-through rates, click deviation, preferences.
 
 Pure functions (no Flask, no SQL) over :class:`Impression` records: one result list shown for
 one query, the documents in rank order (rank 1 first) and the clicks in time order.  A query
@@ -22,7 +22,6 @@ SKIP_ABOVE = "skip-above"
 SKIP_NEXT = "skip-next"
 LAST_CLICK_SKIP_ABOVE = "last-click-skip-above"
 STRATEGIES = (SKIP_ABOVE, SKIP_NEXT, LAST_CLICK_SKIP_ABOVE)
-SATISFIED_DWELL_SECONDS = 30.0  # Fox et al. 2005: a click kept for >= 30 s is a satisfied one
 
 
 @dataclass(frozen=True)
@@ -35,11 +34,7 @@ class Click:
 
 @dataclass(frozen=True)
 class Impression:
-    """One result list shown for ``query``: ``results[i]`` at rank i + 1, clicks in time order.
-
-    ``end_time`` is when the user's next action after this list happened (the next query of
-    the session), if known: it bounds the dwell time of the last click.
-    """
+    """One result list shown for ``query``: ``results[i]`` at rank i + 1, clicks in time order."""
 
     query: str
     results: tuple[str, ...]
@@ -47,7 +42,6 @@ class Impression:
     session: str = ""
     user: str = ""
     time: float | None = None
-    end_time: float | None = None
 
     def __post_init__(self) -> None:
         if len(set(self.results)) != len(self.results):
@@ -270,67 +264,6 @@ def prefs_lines(preferences: Iterable[Preference]) -> list[PrefsLine]:
 def prefs_text(lines: Iterable[PrefsLine]) -> str:
     """The lines as a trec_eval prefs file: ``qid jg jsg docno rel`` per line."""
     return "".join(f"{p.qid} {p.jg} {p.jsg} {p.docno} {p.rel:g}\n" for p in lines)
-
-
-# --------------------------------------------------------------------------- last click, dwell
-
-
-def dwell_times(impression: Impression) -> list[tuple[str, float | None]]:
-    """(docno, dwell) per click in time order: dwell_k = t_{k+1} - t_k, the time until the
-    next click; the last click's dwell runs to ``end_time`` (the user's next query) and is
-    None when that is unknown, as is every dwell when click times are missing."""
-    clicks = impression.clicks
-    out: list[tuple[str, float | None]] = []
-    for k, click in enumerate(clicks):
-        following = clicks[k + 1].time if k + 1 < len(clicks) else impression.end_time
-        if click.time is None or following is None:
-            out.append((click.docno, None))
-        else:
-            out.append((click.docno, following - click.time))
-    return out
-
-
-def satisfied_clicks(
-    impression: Impression,
-    *,
-    min_dwell: float = SATISFIED_DWELL_SECONDS,
-    last_click_satisfied: bool = True,
-) -> set[str]:
-    """Documents with a satisfied click: a dwell of at least ``min_dwell`` seconds (Fox,
-    Karnawat, Mydland, Dumais & White, TOIS 2005: 30 s), or — when ``last_click_satisfied`` —
-    the last click of an impression whose dwell is unknown (the user never came back)."""
-    dwells = dwell_times(impression)
-    satisfied = {docno for docno, dwell in dwells if dwell is not None and dwell >= min_dwell}
-    if last_click_satisfied and dwells and dwells[-1][1] is None:
-        satisfied.add(dwells[-1][0])
-    return satisfied
-
-
-def last_click_rate(impressions: Iterable[Impression]) -> dict[tuple[str, str], Rate]:
-    """Per (query, docno): impressions where d was the last click / impressions showing d."""
-    out: dict[tuple[str, str], list[int]] = {}
-    for imp in impressions:
-        last = last_click(imp)
-        for docno in imp.results:
-            entry = out.setdefault((imp.query, docno), [0, 0])
-            entry[0] += docno == last
-            entry[1] += 1
-    return {key: Rate(c, n) for key, (c, n) in out.items()}
-
-
-def satisfied_click_rate(
-    impressions: Iterable[Impression], *, min_dwell: float = SATISFIED_DWELL_SECONDS
-) -> dict[tuple[str, str], Rate]:
-    """Per (query, docno): impressions with a satisfied click on d (:func:`satisfied_clicks`)
-    / impressions showing d."""
-    out: dict[tuple[str, str], list[int]] = {}
-    for imp in impressions:
-        satisfied = satisfied_clicks(imp, min_dwell=min_dwell)
-        for docno in imp.results:
-            entry = out.setdefault((imp.query, docno), [0, 0])
-            entry[0] += docno in satisfied
-            entry[1] += 1
-    return {key: Rate(c, n) for key, (c, n) in out.items()}
 
 
 # --------------------------------------------------------------------------- agreement

@@ -28,7 +28,7 @@ from workbench.services import (
 )
 from workbench.services import users as user_service
 from workbench.services.errors import NotFound
-from workbench.store.db import Store
+from workbench.services.store_handle import Store
 from workbench.trec.topics import TopicStatement
 
 CAMPAIGN = "demo"

@@ -191,14 +191,14 @@ def judging_order(
     texts: Mapping[str, str] | None,
 ) -> list[str]:
     """The documents the strategy judges on `pool`, one at a time, in order, up to `limit`."""
-    session = adaptive.start_session(strategy, pool, seed=seed, qid=topic.qid, texts=texts)
+    state = adaptive.start_state(strategy, pool, seed=seed, qid=topic.qid, texts=texts)
     order: list[str] = []
     while len(order) < limit:
-        chosen = session.take(1)
+        chosen = state.take(1)
         if not chosen:
             break
         order.append(chosen[0])
-        session.observe(chosen[0], is_relevant(topic.grades[chosen[0]], level))
+        state.observe(chosen[0], is_relevant(topic.grades[chosen[0]], level))
     return order
 
 

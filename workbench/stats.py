@@ -88,7 +88,7 @@ class PairComparison:
 
 @dataclass(frozen=True)
 class TukeyResult:
-    """All pairwise comparisons of m systems (paired or randomized Tukey HSD)."""
+    """All pairwise comparisons of m systems (paired Tukey HSD)."""
 
     test: str
     names: tuple[str, ...]
@@ -96,7 +96,6 @@ class TukeyResult:
     pairs: tuple[PairComparison, ...]
     anova: Anova | None = None
     confidence: float = 0.95
-    n_resamples: int | None = None
 
     def pair(self, a: str, b: str) -> PairComparison:
         """The comparison of the systems named ``a`` and ``b`` (either order)."""
@@ -432,37 +431,6 @@ def paired_tukey_hsd(
                                     (diff - q_crit * se, diff + q_crit * se)))  # fmt: skip
     return TukeyResult("paired Tukey HSD", labels, tuple(means.tolist()), tuple(pairs), anova,
                        confidence)  # fmt: skip
-
-
-def randomized_tukey_hsd(
-    scores, *, names: Sequence[str] | None = None, n_resamples: int = 10000, seed: int = 0
-) -> TukeyResult:
-    """Randomized Tukey HSD (Carterette 2012; Sakai 2018 ch. 4).
-
-    For b = 1..B permute the m scores within every topic and record the range
-    max_i x_i* - min_i x_i* of the system means; p_ij = (#{range* >= |x_i - x_j|} + 1)/(B + 1)
-    (ties within a relative 1e-9). With m = 2 this is the randomization test.
-    """
-    _check_resamples(n_resamples)
-    s, labels = _score_matrix(scores, names)
-    m, n = s.shape
-    means = s.mean(1)
-    rng = np.random.default_rng(seed)
-    ranges = []
-    for start in range(0, n_resamples, 500):
-        block = np.broadcast_to(s.T, (min(500, n_resamples - start), n, m))
-        shuffled_means = rng.permuted(block, axis=2).mean(1)
-        ranges.append(shuffled_means.max(1) - shuffled_means.min(1))
-    spread = np.concatenate(ranges)
-    tolerance = _TIE_TOLERANCE * max(float(np.abs(s).max()), 1e-300)
-    pairs = []
-    for i, j in combinations(range(m), 2):
-        diff = float(means[i] - means[j])
-        hits = int((spread >= abs(diff) - tolerance).sum())
-        pairs.append(PairComparison(i, j, labels[i], labels[j], diff, abs(diff),
-                                    (hits + 1) / (n_resamples + 1)))  # fmt: skip
-    return TukeyResult("randomized Tukey HSD", labels, tuple(means.tolist()), tuple(pairs),
-                       n_resamples=n_resamples)  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import combinations
+
 import krippendorff
 import numpy as np
 import pytest
@@ -74,6 +76,12 @@ def test_overall_matches_statsmodels_and_krippendorff(judged):
     )
     assert report.overall.n_items == len(GRADES)
     assert report.overall.n_multiply_judged == len(GRADES)
+    pairs = [
+        x == y
+        for row in GRADES.values()
+        for x, y in combinations([g for g in row if g is not None], 2)
+    ]
+    assert report.overall.percent_agreement == pytest.approx(sum(pairs) / len(pairs))
 
 
 def test_assessor_against_the_others_pools_their_pairs(judged):

@@ -15,13 +15,13 @@ from workbench.reports import plots
 from workbench.reports.tables import (
     Cell,
     Table,
-    csv_safe,
     render_all,
     to_csv,
     to_latex,
     to_markdown,
 )
 from workbench.services import campaigns, qrels_imports, run_imports, topic_imports
+from workbench.text_safety import csv_safe
 from workbench.web.downloads import content_disposition
 
 

@@ -46,7 +46,7 @@ def campaign_id(store, tmp_path: Path) -> int:
         return campaign.id
 
 
-def _rows(store, campaign_id: int) -> dict[str, browse.RunRow]:
+def _rows(store, campaign_id: int) -> dict[str, browse.BrowseRun]:
     with store.read_session() as session:
         campaign = campaigns.get_campaign(session, campaign_id)
         return {row.tag: row for row in browse.runs(session, campaign)}

@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from flask import Flask
 
 from tests.web.conftest import FAST_HASH, PASSWORD, World, get_store_of, make_app
+from tests.web.test_agreement_readings import alice_and_bob_disagree
 from tests.web.test_import_forms import post_file
 from workbench.cli import main
 from workbench.services import adaptive_pools, adaptive_provenance, qrels, users
@@ -223,13 +224,7 @@ def test_reports_link_query_logs_and_users_page_states_the_password_length(
 
 
 def test_agreement_names_how_many_topics_it_resamples(app: Flask, as_user, world: World) -> None:
-    alice, bob = as_user("alice"), as_user("bob")
-    for client, owner, grade in ((alice, "alice", 1), (bob, "bob", 0)):
-        for qid in ("T1", "T2"):
-            client.post(
-                f"/api/v1/assignments/{world.assignment[owner, qid]}/judgements",
-                json={"docno": "D1", "grade": grade},
-            )
+    alice_and_bob_disagree(as_user, world)
     page = as_user("admin").get(f"/reports/{world.campaign_id}/agreement").text
     assert "resampling the 2 topics (overall, given at least 5 topics)" in page
     assert "from 5 topics" not in page

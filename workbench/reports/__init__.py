@@ -1,1 +1,3 @@
-"""Reports: tables (text, CSV, Markdown, LaTeX, JSON) and SVG plots over the service results."""
+"""Reports rendered from the service results: whole reports (the evaluation report's sections,
+pipeline and formats; agreement, query logs, assessors, simulations) as tables (text, CSV,
+Markdown, LaTeX, JSON) and SVG plots."""

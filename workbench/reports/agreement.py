@@ -1,8 +1,9 @@
 """Agreement report tables: overall and per topic, per pair of assessors, per assessor.
 
-Each kappa is shown with the course notes' reading (> 0.8 good, 0.67 to 0.8 fair, below
-0.67 not good) and two 95 % intervals: the analytic (Fleiss, Cohen & Everitt) one and a
-bootstrap one that resamples topics.
+Each kappa is shown with two readings, the course notes' (> 0.8 good, 0.67 to 0.8 fair,
+below 0.67 not good) and Landis & Koch's (1977: below 0 poor, to 0.20 slight, 0.40 fair,
+0.60 moderate, 0.80 substantial, above almost perfect), and with two 95 % intervals: the
+analytic (Fleiss, Cohen & Everitt) one and a bootstrap one that resamples topics.
 """
 
 from __future__ import annotations
@@ -15,6 +16,11 @@ from workbench.services.agreement import (
     AgreementReport,
     GroupAgreement,
     PairAgreement,
+)
+
+_LANDIS_KOCH = (
+    "Landis & Koch (1977): below 0 poor, to 0.20 slight, 0.40 fair, 0.60 moderate, "
+    "0.80 substantial, above almost perfect"
 )
 
 
@@ -39,6 +45,7 @@ def groups_table(report: AgreementReport) -> Table:
             _interval(g.bootstrap_low, g.bootstrap_high),
             g.krippendorff_alpha,
             g.reading,
+            g.landis_koch,
             " & ".join(g.judges) if g.cohen_kappa is not None else None,
             g.cohen_kappa,
         )
@@ -54,6 +61,7 @@ def groups_table(report: AgreementReport) -> Table:
             "95% CI (topic bootstrap)",
             f"Krippendorff alpha ({level})",
             "Reading",
+            "Landis & Koch",
             "Two judges",
             "Cohen kappa (two judges)",
         ],
@@ -63,8 +71,8 @@ def groups_table(report: AgreementReport) -> Table:
             "and per topic. Agreement: share of agreeing judge pairs; Fleiss' kappa over "
             "items with two or more judges, with a bootstrap interval resampling the "
             f"{len(report.per_topic)} topics (overall, given at least {MIN_BOOTSTRAP_TOPICS} "
-            "topics); reading of Fleiss' kappa after the course "
-            "notes. Where a topic has exactly two judges, their Cohen's kappa over the documents "
+            f"topics); readings of Fleiss' kappa after the course notes and {_LANDIS_KOCH}. "
+            "Where a topic has exactly two judges, their Cohen's kappa over the documents "
             "both judged."
         ),
         label="tab:agreement-topics",
@@ -102,6 +110,7 @@ def pairs_table(pairs: list[PairAgreement], report: AgreementReport, *, title: s
                 _interval(p.kappa_low, p.kappa_high),
                 _interval(p.bootstrap_low, p.bootstrap_high),
                 p.reading,
+                p.landis_koch,
                 p.scotts_pi,
                 *more,
             )
@@ -116,6 +125,7 @@ def pairs_table(pairs: list[PairAgreement], report: AgreementReport, *, title: s
             "95% CI",
             "95% CI (topic bootstrap)",
             "Reading",
+            "Landis & Koch",
             "Scott pi",
             *extra,
         ],
@@ -123,8 +133,8 @@ def pairs_table(pairs: list[PairAgreement], report: AgreementReport, *, title: s
         caption=(
             f"{title} on {_labels(report)} in {report.campaign}: Cohen's kappa with its "
             "large-sample 95% interval and a bootstrap interval resampling topics (given from "
-            f"{MIN_BOOTSTRAP_TOPICS} shared topics); reading: "
-            "above 0.8 good, 0.67 to 0.8 fair, below 0.67 not good."
+            f"{MIN_BOOTSTRAP_TOPICS} shared topics); reading after the course notes: "
+            f"above 0.8 good, 0.67 to 0.8 fair, below 0.67 not good; and after {_LANDIS_KOCH}."
         ),
         label="tab:agreement-pairs",
         digits=3,

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from workbench.reports.document import Report, SectionResult
 from workbench.reports.tables import (
     Table,
-    csv_safe,
     latex_escape,
     md_escape,
     to_csv,
@@ -32,6 +31,7 @@ from workbench.reports.tables import (
     to_text,
     unique_labels,
 )
+from workbench.text_safety import csv_safe
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,10 @@ through a decimal round trip (C's DBL_DIG), so a mean such as 0.9249999999999999
 the noise of binary arithmetic in its 17th digit) is written 0.925; JSON keeps the double.
 
 Text from users (campaign names, run tags, topic ids, assessors' names) cannot attack a
-reader: CSV cells that a spreadsheet would run as a formula are neutralised (`csv_safe`),
-Markdown escapes what could open HTML (`<`, and `&` before an entity) and its own markup,
-LaTeX escapes every text field and labels keep only safe characters; `unique_labels` makes
-the labels of several tables unique.
+reader: CSV cells that a spreadsheet would run as a formula are neutralised
+(`workbench.text_safety.csv_safe`), Markdown escapes what could open HTML (`<`, and `&`
+before an entity) and its own markup, LaTeX escapes every text field and labels keep only
+safe characters; `unique_labels` makes the labels of several tables unique.
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, is_dataclass
 from typing import Any
+
+from workbench.text_safety import csv_safe
 
 
 @dataclass
@@ -96,18 +98,6 @@ def to_text(table: Table) -> str:
     out.extend(lines)
     out.extend(table.notes)
     return "\n".join(out) + "\n"
-
-
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-_PLAIN_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
-
-
-def csv_safe(value: Any) -> Any:
-    """A CSV cell a spreadsheet shows as text, not a formula (OWASP's CSV injection rule):
-    a string starting with =, +, -, @, tab or CR gets a leading apostrophe unless it is a
-    plain number; numbers and everything else are left as they are."""
-    formula = isinstance(value, str) and value.startswith(_FORMULA_START)
-    return "'" + value if formula and not _PLAIN_NUMBER.fullmatch(value) else value
 
 
 def csv_number(value: Any) -> Any:

@@ -87,7 +87,8 @@ class PairAgreement:
     kappa_high: float
     bootstrap_low: float  # topic-clustered bootstrap 95 % interval
     bootstrap_high: float
-    reading: str
+    reading: str  # the course notes' reading of the kappa
+    landis_koch: str  # Landis & Koch's (1977) reading of the kappa
     scotts_pi: float
     linear_kappa: float | None = None  # graded only
     quadratic_kappa: float | None = None
@@ -108,7 +109,8 @@ class GroupAgreement:
     percent_agreement: float  # over the pairs of judges of each multiply judged item
     fleiss_kappa: float
     krippendorff_alpha: float
-    reading: str
+    reading: str  # the course notes' reading of Fleiss' kappa
+    landis_koch: str  # Landis & Koch's (1977) reading of Fleiss' kappa
     bootstrap_low: float = math.nan  # topic-bootstrap 95 % interval of Fleiss' kappa
     bootstrap_high: float = math.nan  # (overall only: a topic cannot resample topics)
     judges: list[str] = field(default_factory=list)  # per topic: who judged it
@@ -139,17 +141,6 @@ class AgreementReport:
         return "".join(to_html(table) for table in agreement_tables(self))
 
 
-def _pairwise_percent(labels: np.ndarray) -> float:
-    """Share of agreeing judge pairs over all pairs of judges of the same item."""
-    agree = total = 0
-    for row in labels:
-        values = row[~np.isnan(row)]
-        for x, y in combinations(values, 2):
-            total += 1
-            agree += int(x == y)
-    return agree / total if total else math.nan
-
-
 def group_agreement(name: str, labels: np.ndarray, *, level: coefficients.Level) -> GroupAgreement:
     """Fleiss' kappa over items with two or more judges, Krippendorff's alpha over all."""
     judged = (~np.isnan(labels)).sum(axis=1)
@@ -164,10 +155,13 @@ def group_agreement(name: str, labels: np.ndarray, *, level: coefficients.Level)
         n_items=len(labels),
         n_judges=int((~np.isnan(labels)).any(axis=0).sum()),
         n_multiply_judged=len(multiple),
-        percent_agreement=_pairwise_percent(multiple),
+        percent_agreement=(
+            coefficients.pairwise_percent_agreement(multiple) if len(multiple) else math.nan
+        ),
         fleiss_kappa=kappa,
         krippendorff_alpha=alpha,
         reading=coefficients.kappa_reading(kappa),
+        landis_koch=coefficients.landis_koch_reading(kappa),
     )
 
 
@@ -248,6 +242,7 @@ def pair_agreement(
         bootstrap_low=boot_low,
         bootstrap_high=boot_high,
         reading=coefficients.kappa_reading(kappa),
+        landis_koch=coefficients.landis_koch_reading(kappa),
         scotts_pi=_safe(lambda: coefficients.scotts_pi(a_int, b_int)),
         labels=labels,
         confusion=np.asarray(matrix, dtype=int).tolist(),

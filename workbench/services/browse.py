@@ -66,7 +66,7 @@ class Page(Generic[T]):
 
 
 @dataclass(frozen=True)
-class TopicRow:
+class BrowseTopic:
     qid: str
     title: str
     description: str
@@ -77,7 +77,7 @@ class TopicRow:
 
 
 @dataclass(frozen=True)
-class DocumentRow:
+class BrowseDocument:
     docno: str
     title: str
     snippet: str
@@ -85,7 +85,7 @@ class DocumentRow:
 
 
 @dataclass(frozen=True)
-class RunRow:
+class BrowseRun:
     tag: str
     group: str
     contributes: bool
@@ -103,7 +103,7 @@ class RunRow:
 
 
 @dataclass(frozen=True)
-class JudgementRow:
+class BrowseJudgement:
     id: int
     assessor: str
     qid: str
@@ -150,7 +150,7 @@ def _count(session: Session, query: Select) -> int:
 
 def topics(
     session: Session, campaign: Campaign, *, query: str = "", offset: int = 0, limit: int = 50
-) -> Page[TopicRow]:
+) -> Page[BrowseTopic]:
     """The campaign's topics in topic order, those whose qid, title, description or narrative
     contain `query`, with their pooled and judged counts and assessors."""
     offset, limit = _window(offset, limit)
@@ -194,7 +194,7 @@ def topics(
     ):
         assessors[qid].add(username)
     rows = tuple(
-        TopicRow(
+        BrowseTopic(
             t.qid,
             t.title,
             t.description,
@@ -210,7 +210,7 @@ def topics(
 
 def documents(
     session: Session, campaign: Campaign, *, query: str = "", offset: int = 0, limit: int = 50
-) -> Page[DocumentRow]:
+) -> Page[BrowseDocument]:
     """The campaign's documents by docno, those whose docno, title or text contain `query`."""
     offset, limit = _window(offset, limit)
     chosen = select(Document.id).where(Document.campaign_id == campaign.id)
@@ -232,7 +232,8 @@ def documents(
         .limit(limit)
     )
     rows = tuple(
-        DocumentRow(docno, title, _snippet(text, query), len(text)) for docno, title, text in found
+        BrowseDocument(docno, title, _snippet(text, query), len(text))
+        for docno, title, text in found
     )
     return Page(rows, total, offset, limit)
 
@@ -250,7 +251,7 @@ class DocumentView:
     docno: str
     title: str
     text: str
-    judgements: tuple[JudgementRow, ...]  # its judgement events, oldest first (MAX_PAGE at most)
+    judgements: tuple[BrowseJudgement, ...]  # its judgement events, oldest first (MAX_PAGE at most)
     judgements_total: int  # how many there are in all
 
 
@@ -266,7 +267,7 @@ def document(session: Session, campaign: Campaign, docno: str) -> DocumentView:
     return DocumentView(found.docno, found.title, found.text, log.rows, log.total)
 
 
-def runs(session: Session, campaign: Campaign) -> list[RunRow]:
+def runs(session: Session, campaign: Campaign) -> list[BrowseRun]:
     """Every run of the campaign with its lines per topic and the topics it lacks."""
     campaign_qids = sorted(
         session.scalars(select(Topic.qid).where(Topic.campaign_id == campaign.id)), key=qid_key
@@ -282,7 +283,7 @@ def runs(session: Session, campaign: Campaign) -> list[RunRow]:
     for run in session.scalars(select(Run).where(Run.campaign_id == campaign.id).order_by(Run.tag)):
         per_topic = {q: counts[run.id][q] for q in sorted(counts[run.id], key=qid_key)}
         rows.append(
-            RunRow(
+            BrowseRun(
                 run.tag,
                 run.group,
                 run.contributes,
@@ -297,7 +298,7 @@ def runs(session: Session, campaign: Campaign) -> list[RunRow]:
     return rows
 
 
-def run(session: Session, campaign: Campaign, tag: str) -> RunRow:
+def run(session: Session, campaign: Campaign, tag: str) -> BrowseRun:
     """One run of the campaign (as in :func:`runs`), with its metadata."""
     found = next((row for row in runs(session, campaign) if row.tag == tag), None)
     if found is None:
@@ -312,7 +313,7 @@ def judgement_log(
     *,
     offset: int = 0,
     limit: int = 50,
-) -> Page[JudgementRow]:
+) -> Page[BrowseJudgement]:
     """Judgement events of the campaign matching the filter, oldest first."""
     offset, limit = _window(offset, limit)
     query = (
@@ -342,7 +343,7 @@ def judgement_log(
     total = _count(session, query)
     found = session.execute(query.order_by(Judgement.id).offset(offset).limit(limit))
     rows = tuple(
-        JudgementRow(
+        BrowseJudgement(
             j.id,
             username,
             j.qid,

@@ -16,7 +16,6 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from workbench import limits, trec
-from workbench.reports.tables import csv_safe
 from workbench.services import (
     adaptive_provenance,
     machine_exports,
@@ -35,6 +34,7 @@ from workbench.store.models import (
     PreferenceJudgement,
     User,
 )
+from workbench.text_safety import csv_safe
 
 LOG_FIELDS = (
     "id",

@@ -14,11 +14,11 @@ from sqlalchemy.orm import Session
 
 from workbench import trec
 from workbench.relevance import is_relevant
-from workbench.reports.tables import csv_safe
 from workbench.services import machine_hybrid, machine_judges
 from workbench.services.errors import ServiceError
 from workbench.services.qrels import UNSAMPLED, IncompleteQrels
 from workbench.store.models import Campaign
+from workbench.text_safety import csv_safe
 
 LABEL_FIELDS = (
     "judge", "model", "qid", "docno", "grade", "cannot_judge", "reason", "raw_answer",

@@ -118,7 +118,7 @@ def query_log_summary(session: Session, campaign: Campaign, name: str) -> QueryL
 
 def load_impressions(session: Session, log: QueryLog) -> list[clicks.Impression]:
     """Every stored impression; ``query`` is the topic id, or ``?`` + the query key for an
-    impression matching no topic; ``end_time`` the time of the session's next impression."""
+    impression matching no topic."""
     rows = session.execute(
         select(
             QueryLogImpression.session,
@@ -132,22 +132,17 @@ def load_impressions(session: Session, log: QueryLog) -> list[clicks.Impression]
         .where(QueryLogImpression.query_log_id == log.id)
         .order_by(QueryLogImpression.session, QueryLogImpression.time, QueryLogImpression.id)
     ).all()
-    out = []
-    for k, row in enumerate(rows):
-        following = rows[k + 1] if k + 1 < len(rows) else None
-        end = following.time if following is not None and following.session == row.session else None
-        out.append(
-            clicks.Impression(
-                row.qid if row.qid is not None else "?" + row.query_key,
-                tuple(row.results),
-                tuple(clicks.Click(d, t) for d, t in row.clicks),
-                session=row.session,
-                user=row.user_hash,
-                time=row.time,
-                end_time=end,
-            )
+    return [
+        clicks.Impression(
+            row.qid if row.qid is not None else "?" + row.query_key,
+            tuple(row.results),
+            tuple(clicks.Click(d, t) for d, t in row.clicks),
+            session=row.session,
+            user=row.user_hash,
+            time=row.time,
         )
-    return out
+        for row in rows
+    ]
 
 
 @dataclass(frozen=True)
