@@ -106,8 +106,10 @@ def check_targets(result: simulation.Simulation) -> list[str]:
     )
     for strategy in ("mm-discounted", "depth"):
         reached = [
-            r for r in result.results
-            if r.strategy == strategy and r.agreement("MAP").kendall_tau >= 0.9
+            r
+            for r in result.results
+            if r.strategy == strategy
+            and r.agreement("MAP").kendall_tau >= 0.9
             and all(
                 s.agreement("MAP").kendall_tau >= 0.9
                 for s in result.results
@@ -117,8 +119,12 @@ def check_targets(result: simulation.Simulation) -> list[str]:
         first = min(reached, key=lambda r: r.judged_share, default=None)
         lines.append(
             f"{strategy}: Kendall's tau (MAP) >= 0.9 from then on: "
-            + (f"at {first.budget} = {100 * first.judged_share:.1f} % of the depth pool "
-               f"({first.judgements} judgements)" if first else "never")
+            + (
+                f"at {first.budget} = {100 * first.judged_share:.1f} % of the depth pool "
+                f"({first.judgements} judgements)"
+                if first
+                else "never"
+            )
         )
     return lines
 

@@ -85,14 +85,22 @@ def main(argv: list[str]) -> int:
     folder = run_paths[0].parent.relative_to(ROOT)
     files = f"--qrels {qrels_path.relative_to(ROOT)} --runs {folder}/run*.txt"
     if args.only in (None, "estimates"):
-        print(f"workbench simulate-estimates {files} --designs {','.join(DESIGNS)} "
-              f"--strategies {','.join(ESTIMATE_STRATEGIES)} --budgets 10%,20%,30% "
-              "--sample-share 0.2 --repeats 5 --bootstrap 100 --seed 1 --format md\n")
+        print(
+            f"workbench simulate-estimates {files} --designs {','.join(DESIGNS)} "
+            f"--strategies {','.join(ESTIMATE_STRATEGIES)} --budgets 10%,20%,30% "
+            "--sample-share 0.2 --repeats 5 --bootstrap 100 --seed 1 --format md\n"
+        )
         started = time.process_time()
         result = estimate_simulation.simulate_estimates(
-            qrels, runs, designs=DESIGNS, strategies=ESTIMATE_STRATEGIES,
-            budgets=simulation.parse_budgets("10%,20%,30%"), sample_share=0.2, repeats=5,
-            replicates=100, seed=1,
+            qrels,
+            runs,
+            designs=DESIGNS,
+            strategies=ESTIMATE_STRATEGIES,
+            budgets=simulation.parse_budgets("10%,20%,30%"),
+            sample_share=0.2,
+            repeats=5,
+            replicates=100,
+            seed=1,
         )
         cpu = time.process_time() - started
         table = to_markdown(estimate_simulation_table(result))
@@ -102,11 +110,18 @@ def main(argv: list[str]) -> int:
             print(f"- {line}")
         print(f"- simulation CPU time: {cpu:.1f} s\n")
     if args.only in (None, "stopping"):
-        print(f"workbench simulate-stopping {files} --strategies {','.join(STOPPING_STRATEGIES)} "
-              f"--rules {','.join(RULES)} --sample-share 0.2 --seed 1 --format md\n")
+        print(
+            f"workbench simulate-stopping {files} --strategies {','.join(STOPPING_STRATEGIES)} "
+            f"--rules {','.join(RULES)} --sample-share 0.2 --seed 1 --format md\n"
+        )
         started = time.process_time()
         stops = stopping_simulation.simulate_stopping(
-            qrels, runs, strategies=STOPPING_STRATEGIES, rules=RULES, sample_share=0.2, seed=1,
+            qrels,
+            runs,
+            strategies=STOPPING_STRATEGIES,
+            rules=RULES,
+            sample_share=0.2,
+            seed=1,
         )
         cpu = time.process_time() - started
         table = to_markdown(stopping_simulation_table(stops))

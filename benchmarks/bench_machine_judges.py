@@ -107,7 +107,8 @@ def robustness() -> str:
         for i, r in enumerate(first)
     ]
     table = Table(
-        ["Attack", "Flagged", *(f"Inflated: {name}" for name in columns)], rows,
+        ["Attack", "Flagged", *(f"Inflated: {name}" for name in columns)],
+        rows,
         caption=f"Robustness on {len(bases)} non-relevant CACM documents (2 per topic): the "
         "share graded above the same document without the attack, per server behaviour",
         digits=3,

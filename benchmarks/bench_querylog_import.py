@@ -35,10 +35,17 @@ def write_log(path: Path, impressions: int, queries: int, users: int, seed: int 
             text = f"topic {q % 50}" if q < 50 else f"other query {q}"
             results = [{"docno": f"D{(q * 7 + r) % 5000}", "rank": r + 1} for r in range(10)]
             clicked = rng.choice(10, size=int(rng.integers(0, 4)), replace=False)
-            clicks = [{"docno": results[int(c)]["docno"], "time": 1000.0 + k + int(c)}
-                      for c in clicked]
-            line = {"session": f"s{k // 5}", "user": f"u{int(user_of[k])}", "query": text,
-                    "time": 1000 + k, "results": results, "clicks": clicks}
+            clicks = [
+                {"docno": results[int(c)]["docno"], "time": 1000.0 + k + int(c)} for c in clicked
+            ]
+            line = {
+                "session": f"s{k // 5}",
+                "user": f"u{int(user_of[k])}",
+                "query": text,
+                "time": 1000 + k,
+                "results": results,
+                "clicks": clicks,
+            }
             out.write(json.dumps(line) + "\n")
 
 
@@ -55,13 +62,21 @@ def main() -> None:
         topics = folder / "topics.tsv"
         topics.write_text("".join(f"T{t}\ttopic {t}\n" for t in range(50)))
         url = f"sqlite:///{folder / 'store.sqlite'}"
-        env = {**os.environ, "WORKBENCH_QUERYLOG_KEY": "11" * 32,
-               "WORKBENCH_IMPORT_PRIORITY": "normal"}
+        env = {
+            **os.environ,
+            "WORKBENCH_QUERYLOG_KEY": "11" * 32,
+            "WORKBENCH_IMPORT_PRIORITY": "normal",
+        }
         setup = [sys.executable, "-m", "workbench", "--db", url]
-        subprocess.run([*setup, "campaign", "create", "c"], check=True, env=env,
-                       stdout=subprocess.DEVNULL)
-        subprocess.run([*setup, "import", "topics", "--campaign", "c", str(topics)], check=True,
-                       env=env, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [*setup, "campaign", "create", "c"], check=True, env=env, stdout=subprocess.DEVNULL
+        )
+        subprocess.run(
+            [*setup, "import", "topics", "--campaign", "c", str(topics)],
+            check=True,
+            env=env,
+            stdout=subprocess.DEVNULL,
+        )
         command = [*setup, "querylog", "import", "--campaign", "c", str(log), "--min-users", "2"]
         start = time.perf_counter()
         child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
@@ -71,8 +86,10 @@ def main() -> None:
             raise SystemExit("the import failed")
         size = log.stat().st_size / 2**20
     print(f"log: {options.impressions} impressions, {size:.0f} MiB")
-    print(f"workbench querylog import: wall {wall:.1f} s, "
-          f"CPU {usage.ru_utime + usage.ru_stime:.1f} s, peak RSS {usage.ru_maxrss / 1024:.0f} MiB")
+    print(
+        f"workbench querylog import: wall {wall:.1f} s, "
+        f"CPU {usage.ru_utime + usage.ru_stime:.1f} s, peak RSS {usage.ru_maxrss / 1024:.0f} MiB"
+    )
 
 
 if __name__ == "__main__":

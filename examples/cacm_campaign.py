@@ -45,15 +45,32 @@ def main() -> None:
     workbench(db, "import", "topics", "--campaign", "cacm", str(files.topics))
     workbench(db, "import", "documents", "--campaign", "cacm", str(files.documents))
     workbench(db, "import", "runs", "--campaign", "cacm", *map(str, files.runs))
-    workbench(db, "import", "qrels", "--campaign", "cacm", str(files.qrels),
-              "--name", "cacm-reference")
+    workbench(
+        db, "import", "qrels", "--campaign", "cacm", str(files.qrels), "--name", "cacm-reference"
+    )
     workbench(db, "pool", "build", "--campaign", "cacm", "--depth", str(args.depth), "--seed", "1")
-    workbench(db, "user", "add", "organiser", "--role", "admin", "--password-stdin",
-              stdin="cacm-organiser\n")
+    workbench(
+        db,
+        "user",
+        "add",
+        "organiser",
+        "--role",
+        "admin",
+        "--password-stdin",
+        stdin="cacm-organiser\n",
+    )
     for name in ASSESSORS:
         workbench(db, "user", "add", name, "--password-stdin", stdin=f"cacm-{name}\n")
-    workbench(db, "assign", "--campaign", "cacm", "--judges-per-topic", "2",
-              "--assessors", ",".join(ASSESSORS))
+    workbench(
+        db,
+        "assign",
+        "--campaign",
+        "cacm",
+        "--judges-per-topic",
+        "2",
+        "--assessors",
+        ",".join(ASSESSORS),
+    )
     print(f"\nDone. Serve it with: workbench serve --db {db}")
 
 

@@ -63,22 +63,28 @@ def own_and_others(runs, impressions, assessors) -> None:  # type: ignore[no-unt
     for tag, run in runs.items():
         trec_run = Run.from_dict(run, tag=tag)
         for label in scores:
-            chosen = [i for i in impressions
-                      if (tag in shown_by.get((i.query, i.results), set())) == (label == "own")]
+            chosen = [
+                i
+                for i in impressions
+                if (tag in shown_by.get((i.query, i.results), set())) == (label == "own")
+            ]
             prefs = clicks.prefs_lines(clicks.aggregate_preferences(chosen, min_support=2))
             out = evaluate_prefs(prefs, trec_run, ["prefs_simp"], per_topic=False)
             scores[label][tag] = next(v for m, _, v in out if m == "prefs_simp")
     for label, values in scores.items():
         shown = ", ".join(f"{t} {v:.3f}" for t, v in sorted(values.items()))
-        print(f"prefs_simp on the {label} lists' preferences: {shown}; Kendall's tau with MAP "
-              f"{stats.kendall_tau(assessors, values):.3f}")
+        print(
+            f"prefs_simp on the {label} lists' preferences: {shown}; Kendall's tau with MAP "
+            f"{stats.kendall_tau(assessors, values):.3f}"
+        )
     print()
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("folder", type=Path, nargs="?", default=HERE.parent / ".." / "shared"
-                        / "data" / "cacm")
+    parser.add_argument(
+        "folder", type=Path, nargs="?", default=HERE.parent / ".." / "shared" / "data" / "cacm"
+    )
     parser.add_argument("--impressions", type=int, default=200, help="per topic")
     parser.add_argument("--users", type=int, default=100)
     parser.add_argument("--seed", type=int, default=1)
@@ -105,31 +111,46 @@ def main(argv: list[str] | None = None) -> int:
             run_imports.import_runs(session, campaign, list(files.runs))
             qrels_imports.import_qrels(session, campaign, files.qrels, name="official")
             qrels_imports.import_qrels(session, campaign, folder / "complete.txt", name="complete")
-        print(f"CACM: {len(titles)} judged topics, {len(runs)} runs; "
-              f"{args.impressions} impressions per topic by {args.users} users\n")
+        print(
+            f"CACM: {len(titles)} judged topics, {len(runs)} runs; "
+            f"{args.impressions} impressions per topic by {args.users} users\n"
+        )
         for model_name in sim.MODELS:
             model = sim.ClickModel(model_name, max_grade=1)
-            log = sim.simulate(complete, runs, titles, model=model, n_users=args.users,
-                               impressions_per_topic=args.impressions, seed=args.seed)
+            log = sim.simulate(
+                complete,
+                runs,
+                titles,
+                model=model,
+                n_users=args.users,
+                impressions_per_topic=args.impressions,
+                seed=args.seed,
+            )
             path = folder / f"{model_name}.jsonl"
             sim.write_log(log, path)
             with store.session() as session:
                 campaign = campaigns.get_campaign(session, "cacm")
                 summary = querylog_import.import_query_log(session, campaign, path, key=KEY)
-            print(f"## {model_name}: {summary.impressions} impressions stored, "
-                  f"{summary.mapped_impressions} on {summary.topics} topics "
-                  f"(read {summary.anonymisation.read[0]})")
+            print(
+                f"## {model_name}: {summary.impressions} impressions stored, "
+                f"{summary.mapped_impressions} on {summary.topics} topics "
+                f"(read {summary.anonymisation.read[0]})"
+            )
             with store.read_session() as session:
                 campaign = campaigns.get_campaign(session, "cacm")
                 log_model = querylogs.get_query_log(session, campaign, path.name)
                 impressions = querylogs.load_impressions(session, log_model)
                 deviation = sim.pair_order_accuracy(
-                    clicks.document_deviation(impressions), complete)
+                    clicks.document_deviation(impressions), complete
+                )
                 ctr = sim.pair_order_accuracy(
                     {k: r.value for k, r in clicks.ctr_by_query_document(impressions).items()},
-                    complete)
-                print(f"relevant above non-relevant: click deviation {deviation:.3f}, "
-                      f"raw CTR {ctr:.3f}")
+                    complete,
+                )
+                print(
+                    f"relevant above non-relevant: click deviation {deviation:.3f}, "
+                    f"raw CTR {ctr:.3f}"
+                )
                 print("| strategy | preferences | comparable | consistent | 95% interval |")
                 print("|---|---|---|---|---|")
                 for strategy in clicks.STRATEGIES:
@@ -138,8 +159,10 @@ def main(argv: list[str] | None = None) -> int:
                         session, campaign, path.name, "complete", options, n_resamples=1000
                     )
                     low, high = agreement.interval
-                    print(f"| {strategy} | {agreement.preferences} | {agreement.comparable} | "
-                          f"{agreement.share:.3f} | [{low:.3f}, {high:.3f}] |")
+                    print(
+                        f"| {strategy} | {agreement.preferences} | {agreement.comparable} | "
+                        f"{agreement.share:.3f} | [{low:.3f}, {high:.3f}] |"
+                    )
                 evaluation = querylogs.click_evaluation(
                     session, campaign, path.name, "official", querylogs.PreferenceOptions()
                 )
@@ -147,9 +170,11 @@ def main(argv: list[str] | None = None) -> int:
                 print("|---|---|---|")
                 for row in sorted(evaluation.runs, key=lambda r: -r.assessors):
                     print(f"| {row.tag} | {row.clicks:.4f} | {row.assessors:.4f} |")
-                print(f"\nKendall's tau {evaluation.kendall_tau:.3f}, tau_AP "
-                      f"{evaluation.tau_ap:.3f}; click preferences on "
-                      f"{evaluation.preference_topics} of {evaluation.campaign_topics} topics\n")
+                print(
+                    f"\nKendall's tau {evaluation.kendall_tau:.3f}, tau_AP "
+                    f"{evaluation.tau_ap:.3f}; click preferences on "
+                    f"{evaluation.preference_topics} of {evaluation.campaign_topics} topics\n"
+                )
                 assessors = {row.tag: row.assessors for row in evaluation.runs}
                 own_and_others(runs, impressions, assessors)
         store.dispose()

@@ -75,7 +75,10 @@ def _typed(title: str, rng: np.random.Generator) -> str:
 
 
 def _clicks(
-    shown: Sequence[str], grades: Mapping[str, int], model: ClickModel, rng: np.random.Generator,
+    shown: Sequence[str],
+    grades: Mapping[str, int],
+    model: ClickModel,
+    rng: np.random.Generator,
     t0: float,
 ) -> tuple[list[Click], float]:
     """The clicks on one result list and the time the user leaves it."""
@@ -132,8 +135,12 @@ def simulate(
             clicks, leave = _clicks(shown, grades, model, rng, t)
             out.append(
                 Impression(
-                    _typed(titles[qid], rng), tuple(shown), tuple(clicks),
-                    session=f"s-{qid}-{k}", user=user, time=t,
+                    _typed(titles[qid], rng),
+                    tuple(shown),
+                    tuple(clicks),
+                    session=f"s-{qid}-{k}",
+                    user=user,
+                    time=t,
                 )
             )
             t = leave + 1.0
@@ -202,9 +209,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         runs[run.tag] = run.to_dict()
     max_grade = max((g for docs in qrels.values() for g in docs.values()), default=1) or 1
     impressions = simulate(
-        qrels, runs, titles,
+        qrels,
+        runs,
+        titles,
         model=ClickModel(args.model, noise=args.noise, max_grade=max_grade),
-        impressions_per_topic=args.impressions, n_users=args.users, seed=args.seed,
+        impressions_per_topic=args.impressions,
+        n_users=args.users,
+        seed=args.seed,
     )
     write_log(impressions, args.output)
     print(f"{len(impressions)} impressions written to {args.output}", file=sys.stderr)

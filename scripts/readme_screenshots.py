@@ -75,8 +75,13 @@ def main() -> None:
         base = f"http://127.0.0.1:{server.server_port}"
         options = webdriver.ChromeOptions()
         options.binary_location = "/usr/bin/chromium"
-        for argument in ("--headless=new", "--no-sandbox", "--disable-gpu",
-                         f"--window-size={WIDTH},{HEIGHT}", "--hide-scrollbars"):
+        for argument in (
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            f"--window-size={WIDTH},{HEIGHT}",
+            "--hide-scrollbars",
+        ):
             options.add_argument(argument)
         browser = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
         browser.implicitly_wait(5)
@@ -108,8 +113,10 @@ def log_in(browser, base: str, name: str, password: str) -> None:  # type: ignor
 def show(browser, base: str, path: str, anchor: str | None = None) -> None:  # type: ignore[no-untyped-def]
     browser.get(base + path)
     WebDriverWait(browser, 120).until(
-        lambda d: d.execute_script("return document.readyState") == "complete"
-        and not d.find_elements(By.CSS_SELECTOR, ".job-running")
+        lambda d: (
+            d.execute_script("return document.readyState") == "complete"
+            and not d.find_elements(By.CSS_SELECTOR, ".job-running")
+        )
     )
     if anchor:
         element = browser.find_element(By.ID, anchor)
@@ -194,8 +201,10 @@ def judging_modes(browser, base: str, cid: int, modes: dict[str, int]) -> None: 
     for mode, shot in (("demo-passages", "11-passages"), ("demo-pairs", "12-pairs")):
         start(browser, base, mode, 0)
         WebDriverWait(browser, 15).until(
-            lambda d: d.find_elements(By.CSS_SELECTOR, ".passage, #left-docno")
-            and d.find_element(By.ID, "save-status").text != "Loading…"
+            lambda d: (
+                d.find_elements(By.CSS_SELECTOR, ".passage, #left-docno")
+                and d.find_element(By.ID, "save-status").text != "Loading…"
+            )
         )
         if mode == "demo-passages":
             ActionChains(browser).send_keys("2").send_keys("1").perform()

@@ -185,9 +185,12 @@ def test_active_learning_ranks_by_a_classifier_of_the_judged_texts():
     pytest.importorskip("sklearn")
     runs = {"A": ranked("a1", "a2", "a3"), "B": ranked("b1", "b2", "b3")}
     texts = {
-        "a1": "apple orchard harvest", "b1": "zebra stripes savanna",
-        "a2": "zebra herd savanna", "b2": "zebra grazing plains",
-        "a3": "lion savanna", "b3": "apple harvest pie",
+        "a1": "apple orchard harvest",
+        "b1": "zebra stripes savanna",
+        "a2": "zebra herd savanna",
+        "b2": "zebra grazing plains",
+        "a3": "lion savanna",
+        "b3": "apple harvest pie",
     }
     pool = TopicPool.build(runs, 3)
     history = [("a1", True), ("b1", False)]

@@ -90,8 +90,10 @@ def test_cascade_stops_after_a_satisfying_click():
     rng = np.random.default_rng(0)
     model = sim.ClickModel("cascade", noise=0.0, max_grade=1)
     # a relevant document is always clicked (noise 0) and satisfies with probability 0.8
-    stops = [len(sim._clicks(["a", "b", "c"], {"a": 1, "b": 1, "c": 1}, model, rng, 0.0)[0])
-             for _ in range(2000)]
+    stops = [
+        len(sim._clicks(["a", "b", "c"], {"a": 1, "b": 1, "c": 1}, model, rng, 0.0)[0])
+        for _ in range(2000)
+    ]
     assert np.mean(np.array(stops) == 1) == pytest.approx(0.8, abs=0.03)
     # non-relevant documents are never clicked without noise
     assert sim._clicks(["a", "b"], {}, model, rng, 0.0)[0] == []

@@ -50,11 +50,21 @@ def test_existing_adaptive_topics_get_their_revealed_documents_as_choices(databa
     store, config = store_at(database_url, "r27_machine_judges")
     with store.engine.begin() as connection:
         insert_campaign(connection)
-        _pool(connection, 1, {"depth": 10, "adaptive": {"strategy": "mm", "budget": 3,
-                                                       "batch": 1, "secondary_share": 0.0}})
-        connection.execute(sa.text(
-            "INSERT INTO adaptive_topics (id, pool_id, qid, budget, stopped, updated_at)"
-            " VALUES (1, 1, 'q', 3, :no, CURRENT_TIMESTAMP)"), {"no": False})
+        _pool(
+            connection,
+            1,
+            {
+                "depth": 10,
+                "adaptive": {"strategy": "mm", "budget": 3, "batch": 1, "secondary_share": 0.0},
+            },
+        )
+        connection.execute(
+            sa.text(
+                "INSERT INTO adaptive_topics (id, pool_id, qid, budget, stopped, updated_at)"
+                " VALUES (1, 1, 'q', 3, :no, CURRENT_TIMESTAMP)"
+            ),
+            {"no": False},
+        )
         for docno, build, revealed in [("a", 2, True), ("b", 1, True), ("c", 1, False)]:
             connection.execute(sa.text(
                 "INSERT INTO pool_entries (pool_id, qid, build, docno, best_rank, n_runs,"

@@ -59,7 +59,8 @@ def test_reads_a_jsonl_impression(tmp_path):
 
 def test_reads_the_tsv_variant(tmp_path):
     path = write(
-        tmp_path, "log.tsv",
+        tmp_path,
+        "log.tsv",
         "session\tuser\ttime\tquery\tresults\tclicks",
         "s1\tu1\t100\tparallel languages\tD1 D2 D3\tD3@110 D1@105",
         "s2\tu2\t2026-01-01T00:00:00+01:00\tq\tD1\t",
@@ -77,8 +78,10 @@ def test_reads_the_tsv_variant(tmp_path):
         (json.dumps({"session": "s"}), '"session", "user"'),
         (impression(results=[]), "at least one result"),
         (impression(results=[{"docno": "D1", "rank": 2}]), "ranks 1..n"),
-        (impression(results=[{"docno": "D1", "rank": 1}, {"docno": "D1", "rank": 2}]),
-         "each docno once"),
+        (
+            impression(results=[{"docno": "D1", "rank": 1}, {"docno": "D1", "rank": 2}]),
+            "each docno once",
+        ),
         (impression(results=[{"docno": "D1", "rank": True}]), '"rank": integer'),
         (impression(clicks=[{"docno": "D9"}]), "clicks on shown documents only"),
         (impression(clicks=[{"docno": "D1", "time": 3}, {"docno": "D2"}]), "on every click"),
@@ -119,8 +122,12 @@ def test_empty_files_headers_and_formats_are_errors(tmp_path):
         list(read_log(write(tmp_path, "empty.jsonl", "")))
     with pytest.raises(TrecFormatError, match=re.escape("log.tsv:1: expected the header line")):
         list(read_log(write(tmp_path, "log.tsv", "s1\tu1\t100\tq\tD1\t")))
-    bad = write(tmp_path, "bad.tsv", "\t".join(("session", "user", "time", "query", "results",
-                                                "clicks")), "s1\tu1\t100\tq\tD1")
+    bad = write(
+        tmp_path,
+        "bad.tsv",
+        "\t".join(("session", "user", "time", "query", "results", "clicks")),
+        "s1\tu1\t100\tq\tD1",
+    )
     with pytest.raises(TrecFormatError, match=re.escape("bad.tsv:2: expected 6 tab-separated")):
         list(read_log(bad))
     with pytest.raises(TrecFormatError, match=re.escape("a .jsonl or .tsv file")):
@@ -265,8 +272,9 @@ def test_anonymiser_hashes_masks_and_drops_rare_queries(tmp_path):
     assert report.read == (7, 5, 4)  # rare, common, mail [email], loner [number]
     assert report.kept == (5, 4, 2)
     assert report.rules == (
-        RuleEffect("user and session ids replaced by keyed hashes (HMAC-SHA-256)",
-                   "replaced", 7, 5, 0),
+        RuleEffect(
+            "user and session ids replaced by keyed hashes (HMAC-SHA-256)", "replaced", 7, 5, 0
+        ),
         RuleEffect("e-mail addresses masked", "masked", 2, 2, 2),
         RuleEffect("URLs masked", "masked", 0, 0, 0),
         RuleEffect("digit runs of 6 or more masked", "masked", 1, 1, 1),

@@ -35,8 +35,9 @@ def test_every_run_is_scored_per_topic_under_the_printed_measure_name(tmp_path: 
     qrels = _write(tmp_path, "q.txt", QRELS)
     # alpha: topic 1 ranks d1 (rel), d2, d3 (rel): AP = (1/1 + 2/3)/2; topic 2 finds d4: AP 1.
     alpha = _write(
-        tmp_path, "a.run", "1 Q0 d1 1 3.0 alpha\n1 Q0 d2 2 2.0 alpha\n1 Q0 d3 3 1.0 alpha\n"
-        "2 Q0 d4 1 1.0 alpha\n",
+        tmp_path,
+        "a.run",
+        "1 Q0 d1 1 3.0 alpha\n1 Q0 d2 2 2.0 alpha\n1 Q0 d3 3 1.0 alpha\n2 Q0 d4 1 1.0 alpha\n",
     )
     # beta: topic 1 ranks only d2 (non-relevant): AP 0; no line for topic 2.
     beta = _write(tmp_path, "b.run", "1 Q0 d2 1 1.0 beta\n")

@@ -109,8 +109,17 @@ def test_a_rule_consulted_on_a_judged_pool_stops_at_once():
                            sample_share=0.1, check_every=1,
                            rng=np.random.default_rng(0))  # fmt: skip
     assert outcome.stopped and outcome.recall >= 0.9
-    never = ss.run_topic("knee", topic, labels, order[:5], target=0.9, confidence=0.95,
-                         sample_share=0.1, check_every=1, rng=np.random.default_rng(0))
+    never = ss.run_topic(
+        "knee",
+        topic,
+        labels,
+        order[:5],
+        target=0.9,
+        confidence=0.95,
+        sample_share=0.1,
+        check_every=1,
+        rng=np.random.default_rng(0),
+    )
     assert not never.stopped and never.judgements == 5
 
 

@@ -26,8 +26,12 @@ def runs() -> list[Run]:
 
 def run_depth(**kw):
     return simulation.simulate(
-        QRELS, runs(), strategies=["depth"], budgets=simulation.parse_budgets("50%,100%"),
-        depth=3, **kw,
+        QRELS,
+        runs(),
+        strategies=["depth"],
+        budgets=simulation.parse_budgets("50%,100%"),
+        depth=3,
+        **kw,
     )
 
 
@@ -63,7 +67,11 @@ def test_leave_one_group_out_by_hand():
     assert half.logo_mean_error == pytest.approx(sum(errors) / 3)
     assert half.logo_max_error == pytest.approx(max(errors))
     grouped = simulation.simulate(
-        QRELS, runs(), strategies=["depth"], budgets=simulation.parse_budgets("50%"), depth=3,
+        QRELS,
+        runs(),
+        strategies=["depth"],
+        budgets=simulation.parse_budgets("50%"),
+        depth=3,
         groups={"A": "g1", "B": "g1"},
     ).results[0]
     # g1 out: pool of C = d6 d7 d1 -> d1: A 1 vs 5/12, B 1/2 vs 7/24; C out as above
@@ -75,8 +83,9 @@ def test_noise_is_the_same_judge_for_every_strategy_and_a_majority_of_reads():
     docnos = [f"d{i}" for i in range(200)]
     full = {d: 1 for d in docnos[:100]}
     once = simulation.noisy_grades("1", docnos, full, level=1, noise=0.2, judges=1, seed=3)
-    again = simulation.noisy_grades("1", list(reversed(docnos)), full, level=1, noise=0.2,
-                                    judges=1, seed=3)
+    again = simulation.noisy_grades(
+        "1", list(reversed(docnos)), full, level=1, noise=0.2, judges=1, seed=3
+    )
     assert once == again
     flipped = sum(once[d] != full.get(d, 0) for d in docnos)
     assert 20 <= flipped <= 60  # about 40 of 200
@@ -86,16 +95,20 @@ def test_noise_is_the_same_judge_for_every_strategy_and_a_majority_of_reads():
 
 def test_strategies_see_the_same_pool_and_all_end_with_everything():
     result = simulation.simulate(
-        QRELS, runs(),
+        QRELS,
+        runs(),
         strategies=["depth", "mtf", "mtf-cormack", "hedge", "mm-discounted", "ts", "take", "rrf"],
-        budgets=simulation.parse_budgets("100%"), depth=3, reusability=False,
+        budgets=simulation.parse_budgets("100%"),
+        depth=3,
+        reusability=False,
     )
     assert {(r.judgements, r.relevant_found) for r in result.results} == {(7, 3)}
     assert all(r.logo_mean_error is None for r in result.results)
 
 
 @pytest.mark.parametrize(
-    "text", ["0%", "101%", "x", "-3", ""],
+    "text",
+    ["0%", "101%", "x", "-3", ""],
 )
 def test_bad_budgets_are_refused(text):
     with pytest.raises(simulation.SimulationError, match="budget"):
@@ -109,14 +122,17 @@ def test_budget_counts_are_capped_by_the_pool():
 
 def test_bad_inputs_are_refused():
     with pytest.raises(simulation.SimulationError, match="at least two runs"):
-        simulation.simulate(QRELS, runs()[:1], strategies=["depth"],
-                            budgets=simulation.parse_budgets("10%"))
+        simulation.simulate(
+            QRELS, runs()[:1], strategies=["depth"], budgets=simulation.parse_budgets("10%")
+        )
     with pytest.raises(simulation.SimulationError, match="needs the documents' texts"):
-        simulation.simulate(QRELS, runs(), strategies=["al"],
-                            budgets=simulation.parse_budgets("10%"))
+        simulation.simulate(
+            QRELS, runs(), strategies=["al"], budgets=simulation.parse_budgets("10%")
+        )
     with pytest.raises(simulation.SimulationError, match="noise"):
-        simulation.simulate(QRELS, runs(), strategies=["depth"],
-                            budgets=simulation.parse_budgets("10%"), noise=0.5)
+        simulation.simulate(
+            QRELS, runs(), strategies=["depth"], budgets=simulation.parse_budgets("10%"), noise=0.5
+        )
 
 
 def _write_inputs(tmp_path):
@@ -136,9 +152,23 @@ def test_the_command_prints_the_table_and_writes_plots(tmp_path):
     qrels, paths = _write_inputs(tmp_path)
     result = CliRunner().invoke(
         main,
-        ["simulate", "--qrels", qrels, "--runs", *paths, "--strategies", "depth,mm-discounted",
-         "--budgets", "50%,100%", "--depth", "3", "--format", "csv",
-         "--plots", str(tmp_path / "plots")],
+        [
+            "simulate",
+            "--qrels",
+            qrels,
+            "--runs",
+            *paths,
+            "--strategies",
+            "depth,mm-discounted",
+            "--budgets",
+            "50%,100%",
+            "--depth",
+            "3",
+            "--format",
+            "csv",
+            "--plots",
+            str(tmp_path / "plots"),
+        ],
     )
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
@@ -146,8 +176,23 @@ def test_the_command_prints_the_table_and_writes_plots(tmp_path):
     assert lines[1].startswith("depth,50%,4,57.14")
     assert (tmp_path / "plots" / "relevant-found.svg").read_text().startswith("<?xml")
     as_json = CliRunner().invoke(
-        main, ["simulate", "--qrels", qrels, "--runs", *paths, "--strategies", "depth",
-               "--budgets", "100%", "--depth", "3", "--format", "json", "--no-reusability"],
+        main,
+        [
+            "simulate",
+            "--qrels",
+            qrels,
+            "--runs",
+            *paths,
+            "--strategies",
+            "depth",
+            "--budgets",
+            "100%",
+            "--depth",
+            "3",
+            "--format",
+            "json",
+            "--no-reusability",
+        ],
     )
     document = json.loads(as_json.stdout)
     assert document["results"][0]["relevant_found"] == 3
@@ -156,7 +201,8 @@ def test_the_command_prints_the_table_and_writes_plots(tmp_path):
 def test_the_command_reports_bad_input_clearly(tmp_path):
     qrels, paths = _write_inputs(tmp_path)
     result = CliRunner().invoke(
-        main, ["simulate", "--qrels", qrels, "--runs", *paths, "--strategies", "nope"],
+        main,
+        ["simulate", "--qrels", qrels, "--runs", *paths, "--strategies", "nope"],
     )
     assert result.exit_code == 1
     assert "unknown judging strategy 'nope'" in result.output

@@ -146,8 +146,11 @@ def test_wilcoxon_matches_scipy_with_the_method_it_records(pair):
         assert wilcoxon_test(x, y).p_value == 1.0
         return
     result = wilcoxon_test(x, y)
-    method = {"exact": "exact", "asymptotic": "asymptotic",
-              "permutation": sp.PermutationMethod(n_resamples=np.inf)}[result.method]
+    method = {
+        "exact": "exact",
+        "asymptotic": "asymptotic",
+        "permutation": sp.PermutationMethod(n_resamples=np.inf),
+    }[result.method]
     reference = sp.wilcoxon(x, y, zero_method="wilcox", correction=False, method=method)
     assert result.statistic == reference.statistic
     assert result.p_value == pytest.approx(reference.pvalue, rel=1e-12)
@@ -361,15 +364,19 @@ def test_tau_ap_matches_trectools_with_the_reference_first(order):
 
 def _every_tie_break(scores):
     """Every order of the runs that `scores` allows (ties in any order), best first."""
-    groups = [sorted(r for r in scores if scores[r] == v) for v in sorted(set(scores.values()),
-                                                                          reverse=True)]
+    groups = [
+        sorted(r for r in scores if scores[r] == v)
+        for v in sorted(set(scores.values()), reverse=True)
+    ]
     for parts in itertools.product(*(itertools.permutations(g) for g in groups)):
         yield [r for part in parts for r in part]
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.integers(0, 3), min_size=2, max_size=6),
-       st.lists(st.integers(0, 3), min_size=6, max_size=6))
+@given(
+    st.lists(st.integers(0, 3), min_size=2, max_size=6),
+    st.lists(st.integers(0, 3), min_size=6, max_size=6),
+)
 def test_tie_aware_tau_ap_is_the_mean_over_every_tie_break(reference_values, other_values):
     names = [f"r{i}" for i in range(len(reference_values))]
     reference = dict(zip(names, map(float, reference_values), strict=True))

@@ -25,8 +25,10 @@ def test_target_rule_stops_when_every_target_is_chosen():
                         sample_relevant_chosen=29)  # fmt: skip
     verdict = stopping.decide("target", progress)
     assert not verdict.stop and "29 of 30 targets reached" in verdict.detail
-    done = stopping.decide("target", Progress(500, (True,) * 10, has_sample=True,
-                                              sample_relevant=12, sample_relevant_chosen=12))
+    done = stopping.decide(
+        "target",
+        Progress(500, (True,) * 10, has_sample=True, sample_relevant=12, sample_relevant_chosen=12),
+    )
     assert done.stop and done.confidence == pytest.approx(1 - 0.9**12)
     assert "29 targets needed for 95 %" in done.detail
     none = stopping.decide("target", Progress(500, (False,) * 10, has_sample=True))
@@ -87,8 +89,15 @@ def test_knee_rule_by_hand():
 
 def test_sample_rule_and_recall_interval_by_hand():
     """c = 40 relevant chosen; U = 500 unchosen with 50 of them sampled, 1 relevant."""
-    progress = Progress(700, (True,) * 41 + (False,) * 209, has_sample=True, unchosen=500,
-                        sample_unchosen=50, sample_unchosen_relevant=1, chosen_relevant=40)
+    progress = Progress(
+        700,
+        (True,) * 41 + (False,) * 209,
+        has_sample=True,
+        unchosen=500,
+        sample_unchosen=50,
+        sample_unchosen_relevant=1,
+        chosen_relevant=40,
+    )
     k_h0 = math.floor(41 / 0.9 - 40) + 1  # 6 relevant in U would make recall < 0.9
     expected = stats.hypergeom.cdf(1, 500, k_h0, 50)
     assert stopping.sample_p(progress, 0.9) == pytest.approx(expected)

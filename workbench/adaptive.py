@@ -467,8 +467,7 @@ STRATEGIES: dict[str, Strategy] = {
         ),
         Strategy(
             "mtf",
-            "move-to-front with a cumulative penalty (VisualPool's variant of Cormack et al. "
-            "1998)",
+            "move-to-front with a cumulative penalty (VisualPool's variant of Cormack et al. 1998)",
             True,
             lambda pool, **_: MoveToFrontState(pool),
         ),
@@ -492,8 +491,7 @@ STRATEGIES: dict[str, Strategy] = {
         ),
         Strategy(
             "mm-discounted",
-            "MaxMean on counts discounted by 0.9 per rank (our variant, not the published "
-            "MM-NS)",
+            "MaxMean on counts discounted by 0.9 per rank (our variant, not the published MM-NS)",
             True,
             lambda pool, **_: DiscountedMaxMeanState(pool),
         ),

@@ -16,8 +16,16 @@ from pathlib import Path
 from workbench import baselines
 from workbench.trec import TopicStatement, TrecFormatError, write_qrels, write_run
 
-_FIELD_NAMES = {".T": "title", ".W": "text", ".A": "authors", ".B": "published",
-                ".N": "note", ".X": "references", ".K": "keywords", ".C": "categories"}
+_FIELD_NAMES = {
+    ".T": "title",
+    ".W": "text",
+    ".A": "authors",
+    ".B": "published",
+    ".N": "note",
+    ".X": "references",
+    ".K": "keywords",
+    ".C": "categories",
+}
 
 
 @dataclass(frozen=True)
@@ -102,9 +110,7 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
 
 def load(folder: Path) -> CacmCollection:
     """The collection in `folder` (as shipped in ../shared/data/cacm)."""
-    stopwords = frozenset(
-        (folder / "common_words").read_text(encoding="utf-8").split()
-    )
+    stopwords = frozenset((folder / "common_words").read_text(encoding="utf-8").split())
     return CacmCollection(
         documents=read_documents(folder / "cacm.all"),
         topics=read_queries(folder / "query.text"),
@@ -134,9 +140,7 @@ def write_campaign_files(
     folder.mkdir(parents=True, exist_ok=True)
     topics = collection.judged_topics
     topics_path = folder / "topics.tsv"
-    topics_path.write_text(
-        "".join(f"{t.qid}\t{t.title}\n" for t in topics), encoding="utf-8"
-    )
+    topics_path.write_text("".join(f"{t.qid}\t{t.title}\n" for t in topics), encoding="utf-8")
     documents_path = folder / "documents.jsonl"
     with documents_path.open("w", encoding="utf-8") as f:
         for d in collection.documents:

@@ -223,9 +223,7 @@ def prior_pool(
         np.array([at[d] for d in r.top(depth) if d in at], dtype=np.int64)
         for _, r in sorted(ranked_lists.items())
     ]
-    inclusion = proportional_inclusion(
-        ap_prior(lists, len(universe), depth), budget
-    )
+    inclusion = proportional_inclusion(ap_prior(lists, len(universe), depth), budget)
     drawn = rng.random(len(universe)) < inclusion
     return [
         p._replace(sampled=bool(drawn[i]), inclusion_prob=float(inclusion[i]))

@@ -63,9 +63,7 @@ def run_from_frame(frame: pd.DataFrame, *, tag: str = "run") -> Run:
     )
     rows = np.arange(len(qids)) if order is None else order
     hashes = docno_hash(docnos[rows])
-    run = Run(
-        topics, offsets, docnos[rows], scores[rows], ranks[rows], tag, docno_hashes=hashes
-    )
+    run = Run(topics, offsets, docnos[rows], scores[rows], ranks[rows], tag, docno_hashes=hashes)
     topic_of = np.repeat(np.arange(len(topics)), np.diff(offsets))
     dup = first_duplicate(
         lambda: group_keys(hashes, topic_of), run.docnos, lambda row: int(topic_of[row])

@@ -396,8 +396,9 @@ class Fidelity:
         return float(np.mean([abs(p.bias) for p in self.pairs])) if self.pairs else 0.0
 
 
-def random_click_setup(setup: Setup, *, method: str | None = None, p_click: float = 0.5,
-                       impressions: int | None = None) -> Setup:
+def random_click_setup(
+    setup: Setup, *, method: str | None = None, p_click: float = 0.5, impressions: int | None = None
+) -> Setup:
     """`setup` with random clicks (and another method or number of impressions)."""
     return Setup(method or setup.method, impressions or setup.impressions, setup.length,
                  setup.seed, RandomClicks(p_click=p_click))  # fmt: skip

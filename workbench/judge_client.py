@@ -141,9 +141,7 @@ class ChatClient:
     def close(self) -> None:
         self._client.close()
 
-    def ask(
-        self, messages: Sequence[dict[str, str]], parameters: dict[str, Any]
-    ) -> Reply:
+    def ask(self, messages: Sequence[dict[str, str]], parameters: dict[str, Any]) -> Reply:
         """The endpoint's answer to `messages`, asked with `parameters` (temperature,
         max_tokens, seed, top_logprobs: 0 asks for no log-probabilities); EndpointError when
         there is none after the retries."""

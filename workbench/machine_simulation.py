@@ -74,7 +74,14 @@ DESIGNS: dict[str, str] = {
     "review": "fill, then a second human where the machine and the first human disagree",
 }
 DEFAULT_DESIGNS = (
-    "machine", "humans", "fill", "uniform", "stratified", "positives", "uncertain", "verify",
+    "machine",
+    "humans",
+    "fill",
+    "uniform",
+    "stratified",
+    "positives",
+    "uncertain",
+    "verify",
 )
 MEASURE = "map"
 
@@ -287,7 +294,7 @@ def simulate_machine(
         flagged = {k for k, d in zip(keys, detected, strict=True) if d}
         sure = dict(zip(keys, certainty.tolist(), strict=True))
         for design in designs:
-            for budget in (budgets if design != "machine" else (0.0,)):
+            for budget in budgets if design != "machine" else (0.0,):
                 labels, judged = _design_labels(
                     design, budget, pool, machine_labels, human_labels,
                     dict(zip(keys, second.tolist(), strict=True)), sure, flagged,
@@ -335,13 +342,17 @@ def _design_labels(
     if design == "machine":
         return dict(machine), 0
     if design in ("humans", "fill", "review"):
-        judged = [k for order in pool.depth_order.values()
-                  for k in order[: min(len(order), math.ceil(budget * len(order) - 1e-9))]]
+        judged = [
+            k
+            for order in pool.depth_order.values()
+            for k in order[: min(len(order), math.ceil(budget * len(order) - 1e-9))]
+        ]
         labels = {k: human[k] for k in judged}  # fmt: skip
         spent = len(judged)
         if design == "review":
-            differ = [k for k in judged
-                      if is_relevant(machine[k], level) != is_relevant(human[k], level)]
+            differ = [
+                k for k in judged if is_relevant(machine[k], level) != is_relevant(human[k], level)
+            ]
             labels.update((k, second[k]) for k in differ)  # fmt: skip
             spent += len(differ)
         if design in ("fill", "review"):

@@ -65,9 +65,7 @@ _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]++@[\w-]++(?:\.[\w-]++)+")
 """An e-mail address. Linear time: an address starts only where a run of its characters starts
 (the look-behind), and possessive runs never give back what they took, so a long run without
 '@' (``a.a.a...``) is read once, not once per starting position (which took quadratic time)."""
-_URL = re.compile(
-    r"(?:(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*+://|\bwww\.)\S+", re.IGNORECASE
-)
+_URL = re.compile(r"(?:(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*+://|\bwww\.)\S+", re.IGNORECASE)
 """A URL: a scheme and ``://``, or ``www.``, then everything up to white space; linear for the
 same reasons as `_EMAIL`."""
 _DIGIT_GAP = r"[\s.,/_\-\u2010-\u2015\u2212]{0,3}"
@@ -225,8 +223,10 @@ def _jsonl(path: Path) -> Iterator[LoggedImpression]:
             raise line.fail(WITHOUT_NUL)
         results = obj["results"]
         if not isinstance(results, list) or not all(
-            isinstance(r, dict) and isinstance(r.get("rank"), int)
-            and not isinstance(r.get("rank"), bool) for r in results
+            isinstance(r, dict)
+            and isinstance(r.get("rank"), int)
+            and not isinstance(r.get("rank"), bool)
+            for r in results
         ):
             raise line.fail('"results" as a list of {"docno": ..., "rank": integer}')
         ranked = sorted(results, key=lambda r: r["rank"])
@@ -508,7 +508,10 @@ class LogAnonymiser:
         rules = [
             RuleEffect(
                 "user and session ids replaced by keyed hashes (HMAC-SHA-256)",
-                "replaced", read.impressions, len(read.users), 0,
+                "replaced",
+                read.impressions,
+                len(read.users),
+                0,
             ),
             *(
                 RuleEffect(labels[kind], "masked", t.impressions, len(t.users), len(t.queries))
@@ -516,7 +519,10 @@ class LogAnonymiser:
             ),
             RuleEffect(
                 f"queries issued by fewer than {self.min_users} distinct users dropped",
-                "dropped", dropped.impressions, len(read.users - kept.users), len(dropped.queries),
+                "dropped",
+                dropped.impressions,
+                len(read.users - kept.users),
+                len(dropped.queries),
             ),
         ]
         return AnonymisationReport(

@@ -124,8 +124,13 @@ def run_topic(
     for docno in order:
         if since_check >= check_every:
             since_check = 0
-            progress = stopping.progress(judged_labels, relevant=labels, judged=sample | chosen,
-                                         chosen=chosen, sample=sample if needs_sample else None)
+            progress = stopping.progress(
+                judged_labels,
+                relevant=labels,
+                judged=sample | chosen,
+                chosen=chosen,
+                sample=sample if needs_sample else None,
+            )
             if stopping.decide(rule, progress, target=target, confidence=confidence).stop:
                 return _outcome(topic, judged_labels, relevant_total, stopped=True)
         i = topic.pool.at[docno]
@@ -191,4 +196,3 @@ def simulate_stopping(
         tuple(results), len(kept), len(runs), depth, sum(len(t.pool) for t in kept), target,
         confidence, sample_share, check_every, seed, tuple(notes),
     )  # fmt: skip
-

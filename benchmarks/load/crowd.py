@@ -204,7 +204,10 @@ async def answered(
         try:
             status, headers, body = await connection.request(method, path, **kwargs)  # type: ignore[arg-type]
         except (
-            OSError, TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError
+            OSError,
+            TimeoutError,
+            asyncio.IncompleteReadError,
+            asyncio.LimitOverrunError,
         ) as error:
             tally.broken += 1
             tally.errors[f"{type(error).__name__}: {str(error)[:80]}"] += 1
@@ -438,7 +441,10 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="workbench-crowd-") as tmp:
         servers = [
             Server(
-                args.db, Path(tmp) / f"server{k}", workers=args.workers, threads=args.threads,
+                args.db,
+                Path(tmp) / f"server{k}",
+                workers=args.workers,
+                threads=args.threads,
                 env=env,
             )
             for k in range(args.servers)

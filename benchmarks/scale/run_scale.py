@@ -97,9 +97,28 @@ def generate(folder: Path, n_topics: int, n_documents: int, seed: int = 1) -> Fi
     qids = [str(401 + t) for t in range(n_topics)]
     words = np.array(
         [
-            "solar", "panel", "recycling", "battery", "lithium", "mining", "water", "policy",
-            "court", "ruling", "trade", "tariff", "vaccine", "trial", "election", "campaign",
-            "bridge", "collapse", "drought", "harvest", "museum", "theft",
+            "solar",
+            "panel",
+            "recycling",
+            "battery",
+            "lithium",
+            "mining",
+            "water",
+            "policy",
+            "court",
+            "ruling",
+            "trade",
+            "tariff",
+            "vaccine",
+            "trial",
+            "election",
+            "campaign",
+            "bridge",
+            "collapse",
+            "drought",
+            "harvest",
+            "museum",
+            "theft",
         ]
     )
     files.topics.write_text("".join(f"{q}\t{' '.join(rng.choice(words, 3))} {q}\n" for q in qids))
@@ -159,8 +178,9 @@ def fill(store: Store, files: Files, folder: Path, seed: int = 2) -> Campaign:
         )
         topic_imports.import_topics(session, campaign, files.topics)
         campaign_id = campaign.id
-        user_service.create_user(session, "scale-admin", PASSWORD, role="admin",
-                                 hash_method=FAST_HASH)
+        user_service.create_user(
+            session, "scale-admin", PASSWORD, role="admin", hash_method=FAST_HASH
+        )
     mark = timed("topics", mark)
     document_imports.import_documents_in_steps(store, campaign_id, [files.documents])
     mark = timed("documents", mark)
@@ -176,8 +196,9 @@ def fill(store: Store, files: Files, folder: Path, seed: int = 2) -> Campaign:
         campaign_row = campaigns.get_campaign(session, campaign_id)
         pool = pools.get_pool(session, campaign_row, None)
         users = [
-            user_service.create_user(session, f"{name}-judge-{k}", PASSWORD, role="assessor",
-                                     hash_method=FAST_HASH)
+            user_service.create_user(
+                session, f"{name}-judge-{k}", PASSWORD, role="assessor", hash_method=FAST_HASH
+            )
             for k in range(ASSESSORS)
         ]
         qids = sorted(assignments.topic_sizes(session, pool))
@@ -239,8 +260,17 @@ def _judge_everything(
     by_topic: dict[str, list[str]] = {}
     for qid, docno in entries:
         by_topic.setdefault(qid, []).append(docno)
-    columns = ("campaign_id", "qid", "docno", "user_id", "grade", "comment", "time_spent_ms",
-               "client_id", "created_at")
+    columns = (
+        "campaign_id",
+        "qid",
+        "docno",
+        "user_id",
+        "grade",
+        "comment",
+        "time_spent_ms",
+        "client_id",
+        "created_at",
+    )
     now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     rows: list[tuple] = []
     written = 0
@@ -273,8 +303,9 @@ class Browser:
         self.port = port
         self.cookie = ""
 
-    def _request(self, method: str, path: str, body: bytes = b"",
-                 headers: dict[str, str] | None = None) -> tuple[int, float, float, bytes, dict]:
+    def _request(
+        self, method: str, path: str, body: bytes = b"", headers: dict[str, str] | None = None
+    ) -> tuple[int, float, float, bytes, dict]:
         """(status, first byte s, whole s, body, headers) on a new connection."""
         connection = http.client.HTTPConnection(HOST, self.port, timeout=600)
         sent = {"Cookie": self.cookie} if self.cookie else {}
@@ -295,8 +326,9 @@ class Browser:
         _, _, _, page, _ = self._request("GET", "/login")
         token = CSRF.search(page)
         assert token
-        form = urlencode({"username": username, "password": password,
-                          "csrf_token": token[1].decode()}).encode()
+        form = urlencode(
+            {"username": username, "password": password, "csrf_token": token[1].decode()}
+        ).encode()
         status, *_ = self._request(
             "POST", "/login", form, {"Content-Type": "application/x-www-form-urlencoded"}
         )
@@ -362,8 +394,11 @@ def main(argv: list[str] | None = None) -> int:
     generated = round(time.monotonic() - started, 1)
     skip = set(filter(None, args.skip.split(",")))
     figures: dict[str, object] = {
-        "topics": n_topics, "documents": n_documents, "runs": RUNS,
-        "run_lines": n_topics * RUNS * DEPTH, "generated_s": generated,
+        "topics": n_topics,
+        "documents": n_documents,
+        "runs": RUNS,
+        "run_lines": n_topics * RUNS * DEPTH,
+        "generated_s": generated,
     }
     with tempfile.TemporaryDirectory(prefix="workbench-scale-") as tmp:
         url = args.db or f"sqlite:///{Path(tmp) / 'scale.sqlite'}"
@@ -371,8 +406,11 @@ def main(argv: list[str] | None = None) -> int:
         store = open_store(url, upgrade=True)
         print("filling the store ...", flush=True)
         campaign = fill(store, files, folder)
-        figures |= {"fill_s": campaign.phases, "pool_size": campaign.pool_size,
-                    "judgements": campaign.judgements}
+        figures |= {
+            "fill_s": campaign.phases,
+            "pool_size": campaign.pool_size,
+            "judgements": campaign.judgements,
+        }
         server = Server(url, Path(tmp) / "server", workers=args.workers, threads=args.threads)
         try:
             server.start()
@@ -399,7 +437,8 @@ def main(argv: list[str] | None = None) -> int:
                     ),
                     "evaluation (randomisation test)": admin.until_shown(
                         f"/reports/{c}/evaluation?test=randomization&allow_incomplete=1",
-                        b'id="evaluation-runs"', args.report_guard,
+                        b'id="evaluation-runs"',
+                        args.report_guard,
                     ),
                 }
                 figures["report_jobs_s"] = {k: round(v, 1) for k, v in reports.items()}

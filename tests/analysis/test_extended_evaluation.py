@@ -103,9 +103,7 @@ def test_interleaving_study_on_the_campaign(evaluated):
     with evaluated.session() as s:
         campaign = get_campaign(s, "demo")
         runs = inputs.load_runs(s, campaign)
-        table = service.evaluate_campaign(
-            s, campaign, "final", ["map"], scope=inputs.Scope(runs)
-        )
+        table = service.evaluate_campaign(s, campaign, "final", ["map"], scope=inputs.Scope(runs))
         named = inputs.resolve_qrels(s, campaign, "final")
         study = extended.interleaving_study(
             table, runs, named, setup=interleaving.Setup(impressions=5, seed=2)

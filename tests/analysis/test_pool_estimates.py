@@ -100,8 +100,20 @@ def test_a_prior_pool_is_estimated_by_statap(database_url, sampled_campaign):
     _cli(database_url, "pool", "build", "--campaign", "est", "--strategy", "prior",
          "--budget", "15", "--depth", "25", "--seed", "2")  # fmt: skip
     qrels_path = _qrels_from_pool(database_url, tmp_path, truth, runs)
-    document = json.loads(_cli(database_url, "estimate", "--campaign", "est", "--qrels",
-                               str(qrels_path), "--bootstrap", "10", "--format", "json").output)
+    document = json.loads(
+        _cli(
+            database_url,
+            "estimate",
+            "--campaign",
+            "est",
+            "--qrels",
+            str(qrels_path),
+            "--bootstrap",
+            "10",
+            "--format",
+            "json",
+        ).output
+    )
     assert document["design"] == "prior"
     assert all(r["xinfap"] is None for r in document["runs"])
     assert all(t["left"] is None for t in document["topics"])

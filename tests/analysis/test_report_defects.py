@@ -239,9 +239,9 @@ def test_the_trec_format_is_the_same_in_every_entry_point(demo):
     assert "runid" not in cli.stdout
     assert len(cli.stdout.splitlines()) == 5 * (8 * 2 + 2)  # 5 runs x (8 topics + all) x 2
     names = {
-        fmt: demo.client().get(f"/reports/1/evaluation.{fmt}?{query}").headers[
-            "Content-Disposition"
-        ]
+        fmt: demo.client()
+        .get(f"/reports/1/evaluation.{fmt}?{query}")
+        .headers["Content-Disposition"]
         for fmt in ("text", "trec")
     }
     assert names["text"] != names["trec"]

@@ -95,12 +95,15 @@ def rich(app, world) -> dict[str, int]:  # type: ignore[no-untyped-def]  # noqa:
         )  # fmt: skip
         assignments.assign(s, adaptive, "T1", users.get_user(s, "carol"))
         routed = pools.build_pool(s, c, strategy="depth", depth=2, seed=5)
-        routing.apply_policy(s, routed, "adaptive", {"distance": 0},
-                             assessors=[users.get_user(s, "carol"), users.get_user(s, "bob")])
+        routing.apply_policy(
+            s,
+            routed,
+            "adaptive",
+            {"distance": 0},
+            assessors=[users.get_user(s, "carol"), users.get_user(s, "bob")],
+        )
         gold.set_quality(s, c, gold_share=0.2)
         gold.mark(s, c, [gold.GoldItem("T1", "D4", 2), gold.GoldItem("T2", "D5", 0)])
         calibration.set_items(s, c, calibration.parse_items("T1\tD2\t1\twhy\nT2\tD4\t0\t\n"))
         item = s.scalar(select(CalibrationItem.id).where(CalibrationItem.campaign_id == c.id))
         return {"job": job.id, "item": item}
-
-

@@ -188,9 +188,12 @@ def test_two_app_servers_behind_nginx_act_as_one(deployment: Deployment) -> None
     # A token replaced through one server is refused by the other at once.
     with deployment.store.session() as session:
         old = user_service.new_api_token(session, user_service.get_user(session, "carol"))
-    assert requests.get(
-        f"{one}/api/v1/me", headers={"Authorization": f"Bearer {old}"}, timeout=30
-    ).status_code == 200
+    assert (
+        requests.get(
+            f"{one}/api/v1/me", headers={"Authorization": f"Bearer {old}"}, timeout=30
+        ).status_code
+        == 200
+    )
     admin, admin_csrf = logged_in(two, "admin")
     carol_id = world.users["carol"]
     replaced = admin.post(
@@ -309,7 +312,9 @@ def test_two_app_servers_behind_nginx_act_as_one(deployment: Deployment) -> None
     with deployment.store.read_session() as session:
         assert session.scalar(select(func.count()).where(Run.tag == "runC")) == 1
         run_id = session.scalar(select(Run.id).where(Run.tag == "runC"))
-        versions = session.execute(
-            select(RunVersion.state).where(RunVersion.run_id == run_id)
-        ).scalars().all()
+        versions = (
+            session.execute(select(RunVersion.state).where(RunVersion.run_id == run_id))
+            .scalars()
+            .all()
+        )
     assert versions == ["live"]

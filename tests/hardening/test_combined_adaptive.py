@@ -54,8 +54,13 @@ def _judge(store, assignment_id: int, user_id: int, docnos) -> None:  # type: ig
 
 def _revealed(store, pool_id: int) -> list[str]:  # type: ignore[no-untyped-def]
     with store.read_session() as s:
-        return sorted(s.scalars(select(PoolEntry.docno).where(
-            PoolEntry.pool_id == pool_id, PoolEntry.qid == "T1", PoolEntry.sampled.is_(True))))
+        return sorted(
+            s.scalars(
+                select(PoolEntry.docno).where(
+                    PoolEntry.pool_id == pool_id, PoolEntry.qid == "T1", PoolEntry.sampled.is_(True)
+                )
+            )
+        )
 
 
 def test_reassigning_the_primary_judges_topic_keeps_the_new_judge_primary(

@@ -90,9 +90,9 @@ def test_deleting_a_user_lists_their_routing_slots_and_practice_answers(
     _everything(app, world)
     with get_store_of(app).read_session() as s:
         slots_held = s.scalar(
-            select(func.count()).select_from(RoutingSlot).where(
-                RoutingSlot.user_id == world.users["carol"]
-            )
+            select(func.count())
+            .select_from(RoutingSlot)
+            .where(RoutingSlot.user_id == world.users["carol"])
         )
     assert slots_held
     page = as_user("admin").get(f"/admin/delete/user/{world.users['carol']}").text
@@ -135,7 +135,9 @@ def test_deleting_a_topic_leaves_no_gold_practice_or_machine_rows_keyed_by_its_q
             assert left == 0, model.__name__
         # the practice page of an assessor still opens (no item points at a missing topic)
     assert as_user("alice").get(f"/assess/campaigns/{world.campaign_id}/practice").status_code in (
-        200, 302, 404,
+        200,
+        302,
+        404,
     )
 
 
@@ -158,4 +160,3 @@ def test_deleting_a_pool_lists_its_routing_slots_and_machine_jobs(
         assert s.scalar(select(func.count()).select_from(MachineJob)) == 0
         assert s.scalar(select(func.count()).select_from(MachineJudgement)) == 2
         assert s.scalar(select(func.count()).select_from(MachineJudge)) == 1
-

@@ -32,8 +32,18 @@ def archived(app: Flask, world: World) -> dict[str, int]:
                                 "only_unjudged": False}, total=12, done=1)  # fmt: skip
         s.add(job)
         s.flush()
-        s.add(MachineJudgement(judge_id=judge.id, campaign_id=c.id, qid="T1", docno="D1",
-                               grade=1, cache_key="k", template_hash="h", job_id=job.id))
+        s.add(
+            MachineJudgement(
+                judge_id=judge.id,
+                campaign_id=c.id,
+                qid="T1",
+                docno="D1",
+                grade=1,
+                cache_key="k",
+                template_hash="h",
+                job_id=job.id,
+            )
+        )
         adaptive_pools.build_adaptive_pool(s, c, strategy="mm", budget=4, depth=3, batch=2,
                                            secondary_share=0.0, seed=1)  # fmt: skip
         gold.mark(s, c, [gold.GoldItem("T1", "D4", 2)])

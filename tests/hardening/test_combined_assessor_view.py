@@ -21,14 +21,21 @@ def test_an_assessor_never_sees_machine_labels_gold_marks_or_others_labels(
     with store.session() as s:
         s.execute(update(MachineJudgement).values(reason=SECRETS[0], raw_answer=SECRETS[0]))
         s.execute(update(GoldDocument).values(reason=SECRETS[1]))
-        bobs = s.scalars(select(Assignment).where(Assignment.user_id == world.users["bob"],
-                                                  Assignment.active.is_(True))).all()
+        bobs = s.scalars(
+            select(Assignment).where(
+                Assignment.user_id == world.users["bob"], Assignment.active.is_(True)
+            )
+        ).all()
         queues = [(a.id, judging.document_sequence(s, a)) for a in bobs]
     with store.connection() as connection:
         for assignment_id, docs in queues:
             for docno in docs:
-                judging.record_judgement(connection, assignment_id, world.users["bob"],
-                                         judging.JudgementInput(docno, 2, comment=SECRETS[2]))
+                judging.record_judgement(
+                    connection,
+                    assignment_id,
+                    world.users["bob"],
+                    judging.JudgementInput(docno, 2, comment=SECRETS[2]),
+                )
     carol = as_user("carol")
     carol.post("/assess/work", data={})  # adaptive routing: a judge more where judges disagree
     mine = carol.get("/api/v1/assignments").json

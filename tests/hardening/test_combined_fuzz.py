@@ -62,8 +62,24 @@ def test_random_forms_to_the_new_pages_in_a_campaign_using_every_feature(
     url = _url(rule, data.draw, world, rich)
     fields = data.draw(st.lists(st.sampled_from(MACHINE_FIELDS + ADAPTIVE_FIELDS + QUALITY_FIELDS),
                                 max_size=8, unique=True))  # fmt: skip
-    special = st.sampled_from(["machine:m", "nan", "inf", "-inf", "1e308", "0.5", "uniform",
-                               "verify", "hybrid", "machine", "grade", "T1 T2", "carol", "2"])
+    special = st.sampled_from(
+        [
+            "machine:m",
+            "nan",
+            "inf",
+            "-inf",
+            "1e308",
+            "0.5",
+            "uniform",
+            "verify",
+            "hybrid",
+            "machine",
+            "grade",
+            "T1 T2",
+            "carol",
+            "2",
+        ]
+    )
     form = {name: data.draw(st.one_of(form_text, special)) for name in fields}
     client: FlaskClient = client_factory(app)("carol" if rule.startswith("/assess") else "admin")
     before = store_digest(app)

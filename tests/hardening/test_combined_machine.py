@@ -60,8 +60,15 @@ def test_a_human_sample_of_an_adaptive_pool_is_an_ordinary_pool(app: Flask, worl
         assert adaptive_pools.settings_of(sample) is None
         assert "routing" not in sample.params
         made = assignments.assign(s, sample, "T1", users.get_user(s, "carol"), order="docno").id
-        expected = sorted(s.scalars(select(PoolEntry.docno).where(
-            PoolEntry.pool_id == sample.id, PoolEntry.qid == "T1", PoolEntry.sampled.is_(True))))
+        expected = sorted(
+            s.scalars(
+                select(PoolEntry.docno).where(
+                    PoolEntry.pool_id == sample.id,
+                    PoolEntry.qid == "T1",
+                    PoolEntry.sampled.is_(True),
+                )
+            )
+        )
     with store.read_session() as s:
         assert judging.document_sequence(s, s.get(Assignment, made)) == expected
     assert adaptive_pools.advance(store, made, world.users["carol"]) == []
@@ -76,13 +83,22 @@ def test_a_review_pool_of_a_routed_pool_is_not_routed(app: Flask, world: World) 
         pool = s.get(Pool, world.pool_id)
         for a in s.scalars(select(Assignment).where(Assignment.pool_id == pool.id)).all():
             assignments.unassign(s, a)
-        routing.apply_policy(s, pool, "adaptive", {"distance": 0, "max_judges": 3},
-                             assessors=[users.get_user(s, n) for n in ("carol", "bob")])
+        routing.apply_policy(
+            s,
+            pool,
+            "adaptive",
+            {"distance": 0, "max_judges": 3},
+            assessors=[users.get_user(s, n) for n in ("carol", "bob")],
+        )
         _label_all(s, c, pool, {})
         carol = users.get_user(s, "carol")
-        mine = s.scalars(select(Assignment).where(Assignment.pool_id == pool.id,
-                                                  Assignment.user_id == carol.id,
-                                                  Assignment.active.is_(True))).all()
+        mine = s.scalars(
+            select(Assignment).where(
+                Assignment.pool_id == pool.id,
+                Assignment.user_id == carol.id,
+                Assignment.active.is_(True),
+            )
+        ).all()
         queues = [(a.id, judging.document_sequence(s, a)) for a in mine]
     with store.connection() as connection:
         for assignment_id, docs in queues:
@@ -117,8 +133,11 @@ def test_a_human_sample_of_a_stratified_pool_gets_no_silent_estimate(
         labels = QrelsSet(campaign_id=c.id, name="truth", source="test")
         s.add(labels)
         s.flush()
-        s.add_all(QrelsEntry(qrels_set_id=labels.id, qid=q, docno=f"D{i}", iteration="0",
-                             rel=int(i == 1)) for q in ("T1", "T2") for i in range(1, 9))
+        s.add_all(
+            QrelsEntry(qrels_set_id=labels.id, qid=q, docno=f"D{i}", iteration="0", rel=int(i == 1))
+            for q in ("T1", "T2")
+            for i in range(1, 9)
+        )
         sample = machine_hybrid.create_sample_pool(s, c, judge, design="uniform", share=0.5,
                                                    pool_number=source.number)  # fmt: skip
         try:
@@ -133,9 +152,7 @@ def routing_params(pool: Pool) -> object:
     return (pool.params or {}).get("routing")
 
 
-def test_hybrid_qrels_give_a_pooled_gold_document_its_gold_grade(
-    app: Flask, world: World
-) -> None:
+def test_hybrid_qrels_give_a_pooled_gold_document_its_gold_grade(app: Flask, world: World) -> None:
     """Gold judgements stay out of the human qrels, which label a pooled gold document with its
     gold grade; the hybrid qrels take that human label, never the machine's."""
     store = get_store_of(app)

@@ -41,8 +41,13 @@ def _fill(app: Flask, world: World) -> None:
         )  # fmt: skip
         assignments.assign(s, adaptive, "T1", users.get_user(s, "alice"))
         routed = pools.build_pool(s, c, strategy="depth", depth=2, seed=5)
-        routing.apply_policy(s, routed, "primary", {"secondary_share": 0.5},
-                             assessors=[users.get_user(s, "carol"), users.get_user(s, "bob")])
+        routing.apply_policy(
+            s,
+            routed,
+            "primary",
+            {"secondary_share": 0.5},
+            assessors=[users.get_user(s, "carol"), users.get_user(s, "bob")],
+        )
         gold.set_quality(s, c, gold_share=0.1)
         gold.mark(s, c, [gold.GoldItem("T1", "D4", 2)])
         calibration.set_items(s, c, calibration.parse_items("T1\tD2\t1\twhy\n"))

@@ -13,7 +13,7 @@ from tests.web.conftest import FAST_HASH, PASSWORD, World, get_store_of
 from workbench.services import assignments, gold, machine_judges, pools, users
 from workbench.store.models import Campaign, MachineJudgement
 
-HOSTILE = "=HYPERLINK(\"http://x\")$\\frac{<b>&%_#"
+HOSTILE = '=HYPERLINK("http://x")$\\frac{<b>&%_#'
 
 
 def _hostile_world(app: Flask, world: World, as_user) -> None:  # type: ignore[no-untyped-def]

@@ -54,8 +54,13 @@ def test_gold_in_a_primary_and_secondary_pool_matches_the_progress_pages(
         gold.set_quality(s, c, gold_share=0.3)
         gold.mark(s, c, [gold.GoldItem("T1", d, 1) for d in ("D1", "D4", "D5", "D6")])
         pool = pools.build_pool(s, c, strategy="depth", depth=3, seed=9)
-        routing.apply_policy(s, pool, "primary", {"secondary_share": 0.5},
-                             assessors=[users.get_user(s, "carol"), users.get_user(s, "bob")])
+        routing.apply_policy(
+            s,
+            pool,
+            "primary",
+            {"secondary_share": 0.5},
+            assessors=[users.get_user(s, "carol"), users.get_user(s, "bob")],
+        )
         routed = s.scalars(select(Assignment).where(Assignment.pool_id == pool.id)).all()
         assert len({a.user_id for a in routed}) == 2
         counted = progress.assignment_progress(s, list(routed))

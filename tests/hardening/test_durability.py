@@ -39,6 +39,7 @@ def test_sigkill_mid_load_loses_no_acknowledged_judgement(
         kwargs={"results": results, "stop": stop},
     )
     loader.start()
+
     def acknowledged() -> int:
         return sum(len(r.acknowledged) for r in results)
 
@@ -52,9 +53,7 @@ def test_sigkill_mid_load_loses_no_acknowledged_judgement(
         server = run_load.Server(
             database_url, tmp_path / "server", port=server.port, threads=4
         ).start()
-        _wait_until(
-            lambda: acknowledged() >= acknowledged_before_kill + 20, "the load to resume"
-        )
+        _wait_until(lambda: acknowledged() >= acknowledged_before_kill + 20, "the load to resume")
     finally:
         stop.set()
         loader.join()

@@ -166,8 +166,14 @@ def test_a_body_too_large_to_discard_closes_the_connection_saying_so(judging_ser
 
 @pytest.mark.parametrize(
     ("length", "chunked", "sent", "closes"),
-    [(5, False, 5, False), (10, False, 10, False), (11, False, 11, True),
-     (None, True, 7, False), (None, True, 11, True), (None, False, 0, False)],
+    [
+        (5, False, 5, False),
+        (10, False, 10, False),
+        (11, False, 11, True),
+        (None, True, 7, False),
+        (None, True, 11, True),
+        (None, False, 0, False),
+    ],
 )
 def test_the_body_drain_reads_at_most_its_limit(
     length: int | None, chunked: bool, sent: int, closes: bool

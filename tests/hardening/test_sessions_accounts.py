@@ -124,9 +124,7 @@ def test_the_session_lifetime_is_configurable(world_url, tmp_path: Path, world: 
 # --- login backoff --------------------------------------------------------------------------
 
 
-def test_head_login_is_the_login_page_and_counts_no_failure(
-    csrf_app: Flask, world: World
-) -> None:
+def test_head_login_is_the_login_page_and_counts_no_failure(csrf_app: Flask, world: World) -> None:
     """HEAD /login is answered as GET: it never runs the login (HEAD is not an unsafe method,
     so it carries no CSRF token), and no number of them locks anyone out."""
     client = csrf_app.test_client()
@@ -392,8 +390,9 @@ def test_a_script_account_is_not_held_to_the_judging_rate(
     assert answers == [201] * 8
     alice = logged_in(app, "alice")
     alice_url = f"/api/v1/assignments/{world.assignment['alice', 'T1']}/judgements"
-    assert [alice.post(alice_url, json={"docno": "D1", "grade": 1}).status_code
-            for _ in range(4)] == [201, 201, 201, 429]
+    assert [
+        alice.post(alice_url, json={"docno": "D1", "grade": 1}).status_code for _ in range(4)
+    ] == [201, 201, 201, 429]
     # a browser session of a script account cannot be opened: it has no password
     assert client.post("/login", data={"username": "robot", "password": ""}).status_code == 401
     store.dispose()

@@ -24,8 +24,18 @@ TITLES = {
     "4": "bread yeast fermentation",
 }
 FILLER = [
-    "the", "report", "describes", "several", "aspects", "in", "general", "terms", "with",
-    "examples", "and", "notes",
+    "the",
+    "report",
+    "describes",
+    "several",
+    "aspects",
+    "in",
+    "general",
+    "terms",
+    "with",
+    "examples",
+    "and",
+    "notes",
 ]
 
 
@@ -88,8 +98,9 @@ def cli(database_url):
     runner = CliRunner()
 
     def invoke(*args: str, input: str | None = None):
-        return runner.invoke(main, ["--db", database_url, *args], input=input,
-                             catch_exceptions=False)
+        return runner.invoke(
+            main, ["--db", database_url, *args], input=input, catch_exceptions=False
+        )
 
     return invoke
 
@@ -131,5 +142,12 @@ def judge_as_humans(store, truth, keys=None, *, user="alice", wrong=()):
             grade = truth[key]
             if key in wrong:
                 grade = 2 if grade == 0 else 0
-            session.add(Judgement(campaign_id=campaign.id, qid=key[0], docno=key[1],
-                                  user_id=person.id, grade=grade))
+            session.add(
+                Judgement(
+                    campaign_id=campaign.id,
+                    qid=key[0],
+                    docno=key[1],
+                    user_id=person.id,
+                    grade=grade,
+                )
+            )

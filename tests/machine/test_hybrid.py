@@ -113,8 +113,10 @@ def test_compositions_and_disagreements():
     assert combined.sources == {("q", "a"): "human", ("q", "b"): "human", ("q", "c"): "m"}
     assert combined.missing == (("q", "d"),) and combined.count("m") == 1
     first = {("q", "a"): 2, ("q", "b"): 1, ("q", "c"): 1}
-    assert hybrid.disagreements(first, machine, level=1, on="relevance") == [("q", "a"),
-                                                                             ("q", "b")]
+    assert hybrid.disagreements(first, machine, level=1, on="relevance") == [("q", "a"), ("q", "b")]
     assert hybrid.disagreements(first, machine, level=2, on="relevance") == [("q", "a")]
     assert hybrid.disagreements(first, {**machine, ("q", "c"): 2}, level=1, on="grade") == [
-        ("q", "a"), ("q", "b"), ("q", "c")]
+        ("q", "a"),
+        ("q", "b"),
+        ("q", "c"),
+    ]

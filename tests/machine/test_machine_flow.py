@@ -15,8 +15,23 @@ pytestmark = pytest.mark.slow
 
 
 def add_and_run(cli, stub, *extra):
-    added = cli("machine", "add", "--campaign", "mc", "--model", "stub", "--base-url", stub.url,
-                "--backoff-s", "0.01", "--price-input", "2", "--price-output", "4", *extra)
+    added = cli(
+        "machine",
+        "add",
+        "--campaign",
+        "mc",
+        "--model",
+        "stub",
+        "--base-url",
+        stub.url,
+        "--backoff-s",
+        "0.01",
+        "--price-input",
+        "2",
+        "--price-output",
+        "4",
+        *extra,
+    )
     assert added.exit_code == 0, added.output
     ran = cli("machine", "run", "--campaign", "mc", "--judge", "machine:stub", "--quiet")
     assert ran.exit_code == 0, ran.output
@@ -52,19 +67,43 @@ def test_a_machine_judges_a_pool_with_provenance(cli, stub, machine_campaign, st
     # the naive server obeys the injected instruction; the forged marker was neutralised
     assert rows[("1", "D1-inj")].grade == 2
     # the exports: machine qrels, labels with provenance, the judgement log (marked)
-    qrels = cli("export", "machine-qrels", "--campaign", "mc", "--judge", "machine:stub",
-                "--combination", "machine", "--allow-incomplete", "-o", "-")
+    qrels = cli(
+        "export",
+        "machine-qrels",
+        "--campaign",
+        "mc",
+        "--judge",
+        "machine:stub",
+        "--combination",
+        "machine",
+        "--allow-incomplete",
+        "-o",
+        "-",
+    )
     assert qrels.exit_code == 0
     # plain TREC qrels: what they hold and that they are incomplete go to standard error
     assert "#" not in qrels.stdout and "1 D1-00 2" not in qrels.stdout
     assert "machine qrels: 64 label(s) by machine:stub" in qrels.stderr
     assert "incomplete qrels" in qrels.stderr
     assert "1 0 D1-00 2\n" in qrels.stdout and " D1-bad " not in qrels.stdout
-    refused = cli("export", "machine-qrels", "--campaign", "mc", "--judge", "machine:stub",
-                  "--combination", "machine", "-o", "-")
+    refused = cli(
+        "export",
+        "machine-qrels",
+        "--campaign",
+        "mc",
+        "--judge",
+        "machine:stub",
+        "--combination",
+        "machine",
+        "-o",
+        "-",
+    )
     assert refused.exit_code == 1 and "1 of the 65 pooled or judged documents" in refused.output
-    labels = json.loads(cli("export", "machine-labels", "--campaign", "mc", "--format", "json",
-                            "-o", "-").stdout.split("\n65 label")[0])
+    labels = json.loads(
+        cli(
+            "export", "machine-labels", "--campaign", "mc", "--format", "json", "-o", "-"
+        ).stdout.split("\n65 label")[0]
+    )
     assert len(labels) == 65 and {"raw_answer", "template_hash", "cost"} <= set(labels[0])
     assert json.loads(labels[0]["parameters"])["temperature"] == 0.0
     log = cli("export", "log", "--campaign", "mc", "--format", "csv", "-o", "-").stdout
@@ -87,8 +126,18 @@ def test_the_progress_bar(cli, stub, machine_campaign):
 
 def test_the_key_is_never_shown_or_exported(cli, stub, machine_campaign):
     stub.behaviour.api_key = "sk-secret-123"
-    added = cli("machine", "add", "--campaign", "mc", "--model", "stub", "--base-url", stub.url,
-                "--api-key-stdin", input="sk-secret-123\n")
+    added = cli(
+        "machine",
+        "add",
+        "--campaign",
+        "mc",
+        "--model",
+        "stub",
+        "--base-url",
+        stub.url,
+        "--api-key-stdin",
+        input="sk-secret-123\n",
+    )
     assert added.exit_code == 0
     ran = cli("machine", "run", "--campaign", "mc", "--judge", "machine:stub", "--quiet")
     assert ran.exit_code == 0 and "done" in ran.output
@@ -113,13 +162,26 @@ def test_a_wrong_key_fails_the_job_at_once(cli, stub, machine_campaign):
 def test_hybrid_designs_end_to_end(cli, stub, machine_campaign, store):
     truth = machine_campaign
     add_and_run(cli, stub)
-    sampled = cli("machine", "sample", "--campaign", "mc", "--judge", "machine:stub",
-                  "--design", "stratified", "--share", "0.25", "--seed", "3")
+    sampled = cli(
+        "machine",
+        "sample",
+        "--campaign",
+        "mc",
+        "--judge",
+        "machine:stub",
+        "--design",
+        "stratified",
+        "--share",
+        "0.25",
+        "--seed",
+        "3",
+    )
     assert sampled.exit_code == 0, sampled.output
     assert sampled.output.startswith("pool 2: ")
     stats = cli("pool", "stats", "--campaign", "mc", "--pool", "2", "--format", "json")
-    assert "human sample of pool 1 for machine:stub (stratified, share 0.25, seed 3)" in (
-        json.loads(stats.stdout)["parameters"]
+    assert (
+        "human sample of pool 1 for machine:stub (stratified, share 0.25, seed 3)"
+        in (json.loads(stats.stdout)["parameters"])
     )
     extended = cli("pool", "extend", "--campaign", "mc", "--pool", "2", "--runs", "run0")
     assert extended.exit_code == 1 and "extend its source pool" in extended.output
@@ -150,14 +212,31 @@ def test_hybrid_designs_end_to_end(cli, stub, machine_campaign, store):
     assert 0 < estimate["error_rate"] < 0.5 and estimate["low"] <= estimate["error_rate"]
     text = cli("machine", "report", "--campaign", "mc", "--resamples", "50").stdout
     assert "Kendall's tau" in text and "Confusion matrix" in text and "Machine error" in text
-    saved = cli("machine", "save-qrels", "--campaign", "mc", "--judge", "machine:stub",
-                "--name", "hybrid-stub")
+    saved = cli(
+        "machine",
+        "save-qrels",
+        "--campaign",
+        "mc",
+        "--judge",
+        "machine:stub",
+        "--name",
+        "hybrid-stub",
+    )
     assert saved.exit_code == 0 and f"{len(truth)} labels" in saved.output
     evaluated = cli("evaluate", "--campaign", "mc", "--qrels", "hybrid-stub", "-m", "map")
     assert evaluated.exit_code == 0 and "run0" in evaluated.output
     # humans first, machine fills the holes: the hybrid prefers the human labels
-    exported = cli("export", "machine-qrels", "--campaign", "mc", "--judge", "machine:stub",
-                   "--allow-incomplete", "-o", "-")
+    exported = cli(
+        "export",
+        "machine-qrels",
+        "--campaign",
+        "mc",
+        "--judge",
+        "machine:stub",
+        "--allow-incomplete",
+        "-o",
+        "-",
+    )
     hybrid = exported.stdout
     assert "#" not in hybrid
     assert "hybrid qrels:" in exported.stderr

@@ -28,8 +28,9 @@ def new_job(store, stub, *, name="machine:stub", settings=None, **job):
     settings = {"backoff_s": 0.01, "backoff_cap_s": 0.05, **(settings or {})}
     with store.session() as session:
         campaign = get_campaign(session, "mc")
-        judge = machine_judges.add_judge(session, campaign, model="stub", name=name,
-                                         base_url=stub.url, settings=settings)
+        judge = machine_judges.add_judge(
+            session, campaign, model="stub", name=name, base_url=stub.url, settings=settings
+        )
         return machine_jobs.create_job(session, campaign, judge, **job).id
 
 
@@ -90,8 +91,9 @@ def test_timeouts(store, stub, machine_campaign):
 
         row = session.scalar(select(DocumentRow).where(DocumentRow.docno == "D2-00"))
         row.text += " STUB:SLOW"
-    job2 = new_job(store, stub, name="machine:stub@2",
-                   settings={"timeout_s": 0.2, "attempts": 2}, topics=["2"])
+    job2 = new_job(
+        store, stub, name="machine:stub@2", settings={"timeout_s": 0.2, "attempts": 2}, topics=["2"]
+    )
     info = machine_jobs.run_job(store, job2)
     bad = labels(store, "machine:stub@2")[("2", "D2-00")]
     assert not bad.answered and "timed out (0.2 s per attempt)" in bad.cannot_judge

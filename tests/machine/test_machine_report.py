@@ -50,8 +50,9 @@ def test_kappa_confusion_and_rankings_match_the_reference_libraries(store, stub,
     assert np.array(a.confusion).tolist() == confusion_matrix(h, m, labels=[0, 1, 2]).tolist()
     topic1 = next(t for t in a.per_topic if t.qid == "1")
     k1 = [k for k in keys if k[0] == "1"]
-    assert topic1.kappa == pytest.approx(cohen_kappa_score([human[k] for k in k1],
-                                                           [machine[k] for k in k1]))
+    assert topic1.kappa == pytest.approx(
+        cohen_kappa_score([human[k] for k in k1], [machine[k] for k in k1])
+    )
     machine_rank, hybrid_rank = judge.rankings
     assert (machine_rank.qrels, hybrid_rank.qrels) == ("machine", "hybrid")
     # the hybrid prefers the human labels everywhere: the same ranking as the humans'
@@ -76,7 +77,8 @@ def test_the_ranking_under_machine_qrels_matches_scipy(store, stub, machine_camp
         campaign = get_campaign(session, "mc")
         report = machine_report(session, campaign, n_resamples=20)
         machine = machine_judges.machine_labels(
-            session, machine_judges.get_judge(session, campaign, "machine:stub"))
+            session, machine_judges.get_judge(session, campaign, "machine:stub")
+        )
         runs = load_runs(session, campaign)
 
         def scores(labels):
@@ -89,8 +91,9 @@ def test_the_ranking_under_machine_qrels_matches_scipy(store, stub, machine_camp
 
         human_scores, machine_scores = scores(truth), scores(machine)
     tags = sorted(human_scores)
-    expected = scipy_stats.kendalltau([human_scores[t] for t in tags],
-                                      [machine_scores[t] for t in tags]).statistic
+    expected = scipy_stats.kendalltau(
+        [human_scores[t] for t in tags], [machine_scores[t] for t in tags]
+    ).statistic
     assert report.judges[0].rankings[0].kendall_tau == pytest.approx(expected)
 
 

@@ -95,8 +95,12 @@ def test_adversarial_documents_and_their_detection(tmp_path):
                                  designs=("machine", "uniform"), budgets=(0.1,),
                                  repetitions=2)  # fmt: skip
     caught = ms.simulate_machine(
-        qrels, runs, model=ms.MachineModel(0.8, adversarial=0.3, detection=1.0),
-        designs=("uniform",), budgets=(0.1,), repetitions=2,
+        qrels,
+        runs,
+        model=ms.MachineModel(0.8, adversarial=0.3, detection=1.0),
+        designs=("uniform",),
+        budgets=(0.1,),
+        repetitions=2,
     )
     assert fooled.row("machine", 0.0).qrels_error > plain.row("machine", 0.0).qrels_error + 0.1
     assert fooled.row("machine", 0.0).machine_kappa < plain.row("machine", 0.0).machine_kappa

@@ -156,7 +156,7 @@ def test_balanced_bias_by_enumeration() -> None:
             ca, cb = il.credit(shown, clicks, a, b)
             first += ca > cb
             second += ca < cb
-    patterns = 2 * 2 ** 3
+    patterns = 2 * 2**3
     assert (first / patterns, second / patterns) == (1 / 8, 3 / 8)
     first = second = 0
     for coins in itertools.product((0.1, 0.9), repeat=2):  # who starts, who takes d3

@@ -266,9 +266,7 @@ def test_an_import_whose_process_died_is_cleared_by_the_next_one(
     assert count(store, DocumentRow) == 3 and count(store, DocumentReplacement) == 0
 
 
-def test_an_import_killed_mid_way_is_cleared_at_once_by_the_next_one(
-    store, campaign_id, tmp_path
-):
+def test_an_import_killed_mid_way_is_cleared_at_once_by_the_next_one(store, campaign_id, tmp_path):
     """`workbench import documents` killed (SIGKILL) with batches written: the next import of
     the campaign sees that the importing process is gone (its owner: host, pid, start time)
     and deletes its hidden rows at once, instead of refusing until its heartbeat is old."""

@@ -506,7 +506,7 @@ def test_many_lacking_docnos_are_counted_and_the_first_listed_in_text_order(
         document_imports.import_documents(session, campaign, [documents])
         report = run_imports.import_runs(session, campaign, [run])
     lacking = [name for name in used if name != "doc-7"]
-    shown = ", ".join(lacking[: MAX_LISTED])
+    shown = ", ".join(lacking[:MAX_LISTED])
     assert report.warnings == [
         f"run 'R': {len(lacking)} docno(s) are not among the campaign's documents (2 "
         f"documents; pooled, they show 'no text' until imported): {shown} and "

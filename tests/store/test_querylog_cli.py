@@ -48,25 +48,49 @@ def test_import_report_prefs_agreement_evaluate(cli, campaign, tmp_path):
     assert len(bytes.fromhex(key)) == 32
     listed = cli("querylog", "list", "--campaign", "c", "--format", "csv")
     assert listed.output.splitlines()[1].startswith("log.jsonl,log.jsonl,")
-    report = json.loads(cli("querylog", "report", "--campaign", "c", "log.jsonl",
-                            "--format", "json").output)
+    report = json.loads(
+        cli("querylog", "report", "--campaign", "c", "log.jsonl", "--format", "json").output
+    )
     assert report["anonymisation"]["kept"] == {"impressions": 5, "users": 3, "queries": 2}
     out = tmp_path / "prefs.txt"
     assert cli("querylog", "prefs", "--campaign", "c", "log.jsonl", "-o", str(out)).exit_code == 0
     assert out.read_text() == "1 p1 1 d1 1\n1 p1 1 a1 0\n"
-    trec = cli("trec-eval", "-m", "prefs_simp", "-R", "prefs", str(out),
-               str(campaign.parent / "in" / "runB.txt"))
+    trec = cli(
+        "trec-eval",
+        "-m",
+        "prefs_simp",
+        "-R",
+        "prefs",
+        str(out),
+        str(campaign.parent / "in" / "runB.txt"),
+    )
     assert trec.output.split() == ["prefs_simp", "all", "1.0000"]
-    agreement = json.loads(cli("querylog", "agreement", "--campaign", "c", "log.jsonl",
-                               "--qrels", "official", "--min-support", "1",
-                               "--format", "json").output)
+    agreement = json.loads(
+        cli(
+            "querylog",
+            "agreement",
+            "--campaign",
+            "c",
+            "log.jsonl",
+            "--qrels",
+            "official",
+            "--min-support",
+            "1",
+            "--format",
+            "json",
+        ).output
+    )
     assert (agreement["consistent"], agreement["comparable"]) == (1, 1)
-    evaluated = cli("evaluate", "--campaign", "c", "--qrels", "clicks:log.jsonl",
-                    "--against", "official")
+    evaluated = cli(
+        "evaluate", "--campaign", "c", "--qrels", "clicks:log.jsonl", "--against", "official"
+    )
     assert evaluated.exit_code == 0, evaluated.output
     assert "Kendall's tau between the two rankings" in evaluated.output
-    rows = {line.split()[0]: line.split() for line in evaluated.output.splitlines()
-            if line[:2] in ("A ", "B ", "C ")}
+    rows = {
+        line.split()[0]: line.split()
+        for line in evaluated.output.splitlines()
+        if line[:2] in ("A ", "B ", "C ")
+    }
     assert rows["A"][1] == "0.0000" and rows["B"][1].startswith("1.0000")
     same = cli("querylog", "evaluate", "--campaign", "c", "log.jsonl", "--qrels", "official")
     assert same.output == evaluated.output
@@ -82,13 +106,27 @@ def test_errors_exit_1_with_the_message(cli, campaign, tmp_path, monkeypatch):
     none = cli("evaluate", "--campaign", "c", "--qrels", "clicks:nope", "--against", "official")
     assert none.exit_code == 1
     monkeypatch.setenv("WORKBENCH_QUERYLOG_KEY", KEY.hex())
-    assert cli("querylog", "import", "--campaign", "c", "--min-users", "2", "--name", "k",
-               str(campaign)).exit_code == 0
+    assert (
+        cli(
+            "querylog",
+            "import",
+            "--campaign",
+            "c",
+            "--min-users",
+            "2",
+            "--name",
+            "k",
+            str(campaign),
+        ).exit_code
+        == 0
+    )
 
 
 def test_prioritise_a_pool(cli, campaign):
-    assert cli("querylog", "import", "--campaign", "c", "--min-users", "2",
-               str(campaign)).exit_code == 0
+    assert (
+        cli("querylog", "import", "--campaign", "c", "--min-users", "2", str(campaign)).exit_code
+        == 0
+    )
     assert cli("pool", "build", "--campaign", "c", "--depth", "3").exit_code == 0
     done = cli("querylog", "prioritise", "--campaign", "c", "log.jsonl", "--pool", "1")
     assert done.exit_code == 0, done.output

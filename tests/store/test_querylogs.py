@@ -89,8 +89,9 @@ def test_import_anonymises_maps_topics_and_reports_each_rule(store, campaign_id,
     assert (summary.topics, summary.unmapped_queries, summary.min_users) == (1, 1, 2)
     report = summary.anonymisation
     assert report.read == (6, 3, 3) and report.kept == (5, 3, 2)
-    by_rule = {r.rule.split()[0]: (r.action, r.impressions, r.users, r.queries)
-               for r in report.rules}
+    by_rule = {
+        r.rule.split()[0]: (r.action, r.impressions, r.users, r.queries) for r in report.rules
+    }
     assert by_rule["user"] == ("replaced", 6, 3, 0)
     assert by_rule["e-mail"] == ("masked", 2, 2, 2)
     assert by_rule["queries"] == ("dropped", 1, 0, 1)
@@ -140,8 +141,9 @@ def test_mapping_file_and_ambiguous_titles(store, campaign_id, log_path, tmp_pat
         imported(store, campaign_id, log_path, mapping=mapping, name="bad map")
     files["topics"].write_text("1\tfirst topic\n2\tFirst  Topic\n")
     with store.session() as session:
-        topic_imports.import_topics(session, campaigns.get_campaign(session, campaign_id),
-                                files["topics"])
+        topic_imports.import_topics(
+            session, campaigns.get_campaign(session, campaign_id), files["topics"]
+        )
     with pytest.raises(ServiceError, match="same normalised title"):
         imported(store, campaign_id, log_path, name="ambiguous")
 
@@ -153,15 +155,24 @@ def test_preferences_agreement_and_prefs_export(store, campaign_id, log_path):
         log = service.get_query_log(session, campaign, "log.jsonl")
         prefs = service.click_preferences(session, log, service.PreferenceOptions())
         assert [(p.query, p.preferred, p.other, p.support) for p in prefs] == [
-            ("1", "d1", "a1", 2, )
+            (
+                "1",
+                "d1",
+                "a1",
+                2,
+            )
         ]
         loose = service.click_preferences(session, log, service.PreferenceOptions(min_support=1))
-        assert [(p.preferred, p.other) for p in loose] == [("a2", "a1"), ("a2", "d1"),
-                                                            ("d1", "a1")]
+        assert [(p.preferred, p.other) for p in loose] == [("a2", "a1"), ("a2", "d1"), ("d1", "a1")]
         text = service.export_prefs(session, campaign, "log.jsonl", service.PreferenceOptions())
         assert text == "1 p1 1 d1 1\n1 p1 1 a1 0\n"
-        agreement = service.click_agreement(session, campaign, service.ClickComparison(
-            "log.jsonl", "official", service.PreferenceOptions(min_support=1)))
+        agreement = service.click_agreement(
+            session,
+            campaign,
+            service.ClickComparison(
+                "log.jsonl", "official", service.PreferenceOptions(min_support=1)
+            ),
+        )
         # d1 (2) > a1 (1) agrees; a2 is unjudged
         assert (agreement.consistent, agreement.comparable, agreement.share) == (1, 1, 1.0)
         assert agreement.topics[0].qid == "1" and agreement.interval == (1.0, 1.0)
@@ -189,7 +200,8 @@ def test_runs_evaluated_on_clicks_beside_the_assessors(store, campaign_id, log_p
     with store.session() as session:
         campaign = campaigns.get_campaign(session, campaign_id)
         report = service.click_evaluation(
-            session, campaign, service.ClickComparison("log.jsonl", "official"))
+            session, campaign, service.ClickComparison("log.jsonl", "official")
+        )
         by_tag = {r.tag: r for r in report.runs}
         # d1 > a1: A ranks a1 first (0), B ranks d1 first (1), C retrieves d1 only (implied, 1)
         assert {t: r.clicks for t, r in by_tag.items()} == {"A": 0.0, "B": 1.0, "C": 1.0}
@@ -201,8 +213,13 @@ def test_runs_evaluated_on_clicks_beside_the_assessors(store, campaign_id, log_p
         assert report.clicks_order == ("B", "C", "A")
         assert report.measure == "map" and report.prefs_measure == "prefs_simp"
         with pytest.raises(ServiceError, match="no click preferences"):
-            service.click_evaluation(session, campaign, service.ClickComparison(
-                "log.jsonl", "official", service.PreferenceOptions(min_support=5)))
+            service.click_evaluation(
+                session,
+                campaign,
+                service.ClickComparison(
+                    "log.jsonl", "official", service.PreferenceOptions(min_support=5)
+                ),
+            )
 
 
 def test_pool_prioritised_by_click_deviation(store, campaign_id, log_path):
@@ -262,8 +279,9 @@ def test_an_import_in_steps_is_invisible_until_done_and_stored_like_one_in_a_tra
     assert [text for _, text in seen_while_importing][-1] == "5 impressions stored"
     with store.session() as session:
         campaign = campaigns.get_campaign(session, campaign_id)
-        in_one = log_import.import_query_log(session, campaign, log_path, key=KEY, min_users=2,
-                                          name="again")
+        in_one = log_import.import_query_log(
+            session, campaign, log_path, key=KEY, min_users=2, name="again"
+        )
         rows = {
             name: sorted(
                 (i.line, i.session, i.user_hash, i.query, i.query_key, i.qid, i.results, i.clicks)
@@ -285,17 +303,38 @@ def test_a_failed_or_dead_import_in_steps_leaves_nothing(store, campaign_id, tmp
     bad.write_text("\n".join(LOG) + "\n{not json}\n")
     with pytest.raises(TrecFormatError, match=r"bad\.jsonl:7"):
         log_import.import_query_log_in_steps(store, campaign_id, log_import.LogSource(bad, KEY))
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True).stdout.strip()
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     with store.session() as session:
-        log = QueryLog(campaign_id=campaign_id, name="log.jsonl", key_fingerprint="x",
-                       min_users=2, report={}, state="importing",
-                       owner=f"{socket.gethostname()} {dead} 1", heartbeat_at=utcnow())
+        log = QueryLog(
+            campaign_id=campaign_id,
+            name="log.jsonl",
+            key_fingerprint="x",
+            min_users=2,
+            report={},
+            state="importing",
+            owner=f"{socket.gethostname()} {dead} 1",
+            heartbeat_at=utcnow(),
+        )
         session.add(log)
         session.flush()
-        session.add(QueryLogImpression(query_log_id=log.id, line=1, session="s", user_hash="u",
-                                       query="q", query_key="q", time=1.0, results=["a"],
-                                       clicks=[]))
+        session.add(
+            QueryLogImpression(
+                query_log_id=log.id,
+                line=1,
+                session="s",
+                user_hash="u",
+                query="q",
+                query_key="q",
+                time=1.0,
+                results=["a"],
+                clicks=[],
+            )
+        )
         campaign = campaigns.get_campaign(session, campaign_id)
         assert service.list_query_logs(session, campaign) == []  # an import under way
         with pytest.raises(NotFound):

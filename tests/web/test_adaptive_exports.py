@@ -29,7 +29,7 @@ def test_qrels_and_the_log_record_the_strategy_and_budget(app, world, as_user):
     assert "#" not in after and "T1 0 D1 2\n" in after
     assert "incomplete" in download.headers["Content-Disposition"]
     log = admin.get(f"{base}/export/log?format=csv").text
-    assert log.startswith(HEADER) and log[len(HEADER):].startswith("id,assessor,qid,docno")
+    assert log.startswith(HEADER) and log[len(HEADER) :].startswith("id,assessor,qid,docno")
     with store.session() as s:  # a raised budget and a stopped topic are recorded too
         pool = s.get(Pool, pool_id)
         adaptive_pools.set_budget(s, pool, 6, "T1")

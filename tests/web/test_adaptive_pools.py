@@ -26,7 +26,13 @@ def _adaptive_world(app: Flask, world: World, *, budget: int = 4, share: float =
     with store.session() as s:
         campaign = s.get(Campaign, world.campaign_id)
         pool = adaptive_pools.build_adaptive_pool(
-            s, campaign, strategy="mm", budget=budget, depth=6, batch=2, secondary_share=share,
+            s,
+            campaign,
+            strategy="mm",
+            budget=budget,
+            depth=6,
+            batch=2,
+            secondary_share=share,
             seed=11,
         )
         made = {
@@ -75,7 +81,11 @@ def test_documents_are_revealed_by_the_strategy_as_the_primary_judges(app, world
         pool = s.get(Pool, pool_id)
         (status,) = adaptive_pools.topic_statuses(s, pool)[:1]
         assert (status.qid, status.budget, status.revealed, status.judged, status.relevant) == (
-            "T1", 4, 4, 4, 2,
+            "T1",
+            4,
+            4,
+            4,
+            2,
         )
         assert status.pool_size == 8 and status.primary == "alice" and status.finished
         # the yield curve: w = 2, x0 = 0, x1 = 2 -> q = 1, yield 1 on 4 unrevealed
@@ -120,7 +130,8 @@ def test_other_judges_see_a_seeded_sample(app, world):
     with store.read_session() as s:
         seed = s.get(Pool, pool_id).seed
     expected = {
-        d for d in _sequence(store, made["alice"])
+        d
+        for d in _sequence(store, made["alice"])
         if adaptive_pools.in_secondary_sample(seed, pool_id, "T1", d, 0.5)
     }
     assert 0 < len(expected) < 8
@@ -128,7 +139,11 @@ def test_other_judges_see_a_seeded_sample(app, world):
     assert set(seen_by_bob) == expected
     # in bob's own seeded random order, not in the order the strategy chose them
     shuffled = presentation.presentation_order(
-        sorted(expected), mode="random", seed=seed, pool_id=pool_id, qid="T1",
+        sorted(expected),
+        mode="random",
+        seed=seed,
+        pool_id=pool_id,
+        qid="T1",
         assessor_id=world.users["bob"],
     )
     assert seen_by_bob == shuffled
@@ -148,8 +163,14 @@ def test_settings_are_checked_and_recorded(app, world):
             )
         pool = adaptive_pools.build_adaptive_pool(s, campaign, strategy="mm-discounted", budget=3)
         assert pool.params["adaptive"] == {
-            "strategy": "mm-discounted", "budget": 3, "batch": 5, "secondary_share": 0.2,
-            "sample_share": 0.0, "stop_rule": None, "recall_target": 0.9, "confidence": 0.95,
+            "strategy": "mm-discounted",
+            "budget": 3,
+            "batch": 5,
+            "secondary_share": 0.2,
+            "sample_share": 0.0,
+            "stop_rule": None,
+            "recall_target": 0.9,
+            "confidence": 0.95,
             "auto_stop": False,
         }
         assert adaptive_provenance.describe_settings(pool) == (
@@ -185,8 +206,20 @@ def test_the_command_line_builds_and_steers_an_adaptive_pool(world_url, world):
     def run(*args: str):  # type: ignore[no-untyped-def]
         return CliRunner().invoke(main, ["--db", world_url[0], *args])
 
-    built = run("pool", "build", "--campaign", "c1", "--strategy", "mm-discounted", "--budget", "3",
-                "--depth", "6", "--seed", "5")
+    built = run(
+        "pool",
+        "build",
+        "--campaign",
+        "c1",
+        "--strategy",
+        "mm-discounted",
+        "--budget",
+        "3",
+        "--depth",
+        "6",
+        "--seed",
+        "5",
+    )
     assert built.exit_code == 0, built.output
     described = "adaptive mm-discounted, budget 3 per topic, batch 5, 20 % to other judges"
     assert described in built.output
@@ -243,14 +276,21 @@ def test_organiser_pages_and_api(app, world, as_user):
     assert admin.post(f"{api}/topics/T2/stop", json={"stopped": True}).get_json()["stopped"]
     assert admin.post(f"{api}/topics/T9/stop", json={}).status_code == 404
     # every JSON body through the one bounded reader: deep nesting, NaN, bad JSON are 400s
-    for body in ("[" * 60_000, '{"budget": ' + "[" * 50 + "]" * 50 + "}", '{"budget": NaN}',
-                 '{"budget": 5', '{"budget": 5, "topic": "\\udcff"}'):
+    for body in (
+        "[" * 60_000,
+        '{"budget": ' + "[" * 50 + "]" * 50 + "}",
+        '{"budget": NaN}',
+        '{"budget": 5',
+        '{"budget": 5, "topic": "\\udcff"}',
+    ):
         for path in (f"{api}/budget", f"{api}/topics/T2/stop"):
             refused = admin.post(path, data=body, content_type="application/json")
             assert refused.status_code == 400, (path, body[:20])
             assert "refused" in refused.get_json()["error"]
-    form = admin.post(f"/admin/campaigns/{campaign}/pools/{pool_id}/adaptive/budget",
-                      data={"budget": "7", "qid": ""})
+    form = admin.post(
+        f"/admin/campaigns/{campaign}/pools/{pool_id}/adaptive/budget",
+        data={"budget": "7", "qid": ""},
+    )
     assert form.status_code == 303
     rows = {t["qid"]: t for t in admin.get(api).get_json()["topics"]}
     assert rows["T1"]["budget"] == 7 and rows["T2"]["stopped"] and rows["T2"]["budget"] == 7
@@ -269,8 +309,17 @@ def test_evaluation_warns_about_an_adaptive_pool(world_url, world, app, tmp_path
     def evaluate():  # type: ignore[no-untyped-def]
         return CliRunner().invoke(
             main,
-            ["--db", world_url[0], "evaluate", "--campaign", "c1", "-m", "map", "--qrels",
-             str(qrels)],
+            [
+                "--db",
+                world_url[0],
+                "evaluate",
+                "--campaign",
+                "c1",
+                "-m",
+                "map",
+                "--qrels",
+                str(qrels),
+            ],
         )
 
     before = evaluate()

@@ -186,8 +186,20 @@ def test_the_page_the_api_and_the_command_line_show_recall_and_verdict(
                      data={"strategy": "mm", "budget": "6", "sample_share": "x"},
                      follow_redirects=True)  # fmt: skip
     assert "the sample share must be a number; got &#39;x&#39;" in bad.text
-    result = CliRunner().invoke(main, ["--db", world_url[0], "pool", "adaptive", "status",
-                                       "--campaign", "c1", "--pool", str(pool_id)])
+    result = CliRunner().invoke(
+        main,
+        [
+            "--db",
+            world_url[0],
+            "pool",
+            "adaptive",
+            "status",
+            "--campaign",
+            "c1",
+            "--pool",
+            str(pool_id),
+        ],
+    )
     assert result.exit_code == 0, result.output
     row = next(line for line in result.output.splitlines() if line.startswith("T1\t"))
     assert "at 95 %)" in row and "for 'recall < 0.8'" in row

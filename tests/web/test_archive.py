@@ -45,7 +45,7 @@ def test_an_archived_campaign_is_hidden_and_read_only(app: Flask, as_user, world
     assert "Campaign &#39;c1&#39; archived." in page
     listing = admin.get("/admin/").text
     assert 'id="archived-campaigns"' in listing
-    assert listing.split('id="archived-campaigns"')[0].count(f"/admin/campaigns/{cid}\"") == 0
+    assert listing.split('id="archived-campaigns"')[0].count(f'/admin/campaigns/{cid}"') == 0
     assert "<td>c1</td>" not in as_user("alice").get("/assess/").text  # hidden from assessors
     refused = admin.post(
         f"/admin/campaigns/{cid}/pools", data={"strategy": "depth"}, follow_redirects=True
@@ -67,9 +67,7 @@ def test_delete_shows_dependents_and_never_deletes_judgements(
     page = admin.get(f"/admin/delete/campaign/{world.campaign_id}").text
     assert "1 judgement, 2 topics, 8 documents, 2 runs, 1 pool, 4 assignments" in page
     assert 'id="not-deletable"' in page and 'id="delete-form"' not in page
-    refused = admin.post(
-        f"/admin/delete/campaign/{world.campaign_id}", follow_redirects=True
-    ).text
+    refused = admin.post(f"/admin/delete/campaign/{world.campaign_id}", follow_redirects=True).text
     assert "campaign &#39;c1&#39; cannot be deleted while it has 1 judgement" in refused
     with get_store_of(app).session() as s:
         assert s.get(Campaign, world.campaign_id) is not None

@@ -18,14 +18,18 @@ assert pytestmark  # the same skip rule as the other browser tests
 def _judge(store, assignment: int, user: int, docno: str, grade, comment="", cannot=None):  # type: ignore[no-untyped-def]
     with store.connection() as connection:
         judging.record_judgement(
-            connection, assignment, user,
+            connection,
+            assignment,
+            user,
             judging.JudgementInput(docno, grade, cannot_judge=cannot, comment=comment),
         )
 
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_the_queue_shows_context_and_decides_by_keyboard(
-    world_server, browser, width: int  # noqa: F811
+    world_server,  # noqa: F811
+    browser,  # noqa: F811
+    width: int,
 ) -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
@@ -48,7 +52,8 @@ def test_the_queue_shows_context_and_decides_by_keyboard(
     items = browser.find_elements(By.CSS_SELECTOR, ".queue-item")
     heads = [i.find_element(By.TAG_NAME, "h3").get_attribute("textContent") for i in items]
     assert [h.strip() for h in heads] == [
-        "Topic T1: solar panel recycling · D1", "Topic T1: solar panel recycling · D2",
+        "Topic T1: solar panel recycling · D1",
+        "Topic T1: solar panel recycling · D2",
     ]
     first = items[0]
     assert first.find_element(By.CSS_SELECTOR, ".narrative").text == (
@@ -70,9 +75,7 @@ def test_the_queue_shows_context_and_decides_by_keyboard(
     _waiter(browser).until(lambda d: d.switch_to.active_element == reason)
     assert items[1].find_element(By.NAME, "grade").get_attribute("value") == "1"
     reason.send_keys("the narrative asks for processes", Keys.ENTER)
-    _waiter(browser).until(
-        lambda d: len(d.find_elements(By.CSS_SELECTOR, ".queue-item")) == 1
-    )
+    _waiter(browser).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, ".queue-item")) == 1)
     with store.read_session() as s:
         label = s.scalar(select(FinalLabel).where(FinalLabel.docno == "D2"))
         assert label is not None and label.grade == 1

@@ -80,7 +80,9 @@ return (own === 'auto' || own === 'scroll') && panel.scrollHeight > panel.client
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_the_keyboard_scrolls_a_long_document_and_still_judges(
-    world_server, browser, width: int  # noqa: F811
+    world_server,
+    browser,  # noqa: F811
+    width: int,
 ) -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
@@ -111,10 +113,13 @@ def test_the_keyboard_scrolls_a_long_document_and_still_judges(
     assert browser.find_element(By.ID, "docno").text == "D1"
     press(Keys.PAGE_DOWN, lambda b, a: a > b)
     end = press(Keys.END, lambda b, a: a > screen)
-    assert browser.execute_script(
-        "const r = document.getElementById('doc-text').getBoundingClientRect();"
-        "return r.bottom <= window.innerHeight + 2"
-    ) or width >= 800  # the window's end shows the document's end
+    assert (
+        browser.execute_script(
+            "const r = document.getElementById('doc-text').getBoundingClientRect();"
+            "return r.bottom <= window.innerHeight + 2"
+        )
+        or width >= 800
+    )  # the window's end shows the document's end
     press(Keys.HOME, lambda b, a: a < end)
     panel_top = browser.execute_script(
         "return document.querySelector('.document-panel').getBoundingClientRect().top"
@@ -225,9 +230,7 @@ def test_cannot_judge_by_keyboard(world_server, browser, width: int) -> None:  #
     wait.until(lambda d: d.find_element(By.ID, "docno").text == "D3")
     wait.until(lambda d: "All judgements saved" in d.find_element(By.ID, "save-status").text)
     with get_store_of(app).read_session() as s:
-        rows = current_judgements(
-            s, world.campaign_id, qid="T1", user_id=world.users["alice"]
-        )
+        rows = current_judgements(s, world.campaign_id, qid="T1", user_id=world.users["alice"])
         reasons = {j.docno: (j.grade, j.cannot_judge) for j in rows}
     assert reasons == {
         "D1": (None, "scanned upside down"),
@@ -248,10 +251,14 @@ def test_dark_mode_follows_the_browser(world_server, browser, width: int) -> Non
         return sum(w * c / 255 for w, c in zip((0.2126, 0.7152, 0.0722), channels, strict=True))
 
     def colours() -> tuple[float, float, float]:
-        page = luminance(browser.find_element(By.TAG_NAME, "html").value_of_css_property(
-            "background-color"))
-        card = luminance(browser.find_element(By.CSS_SELECTOR, ".document-panel")
-                         .value_of_css_property("background-color"))
+        page = luminance(
+            browser.find_element(By.TAG_NAME, "html").value_of_css_property("background-color")
+        )
+        card = luminance(
+            browser.find_element(By.CSS_SELECTOR, ".document-panel").value_of_css_property(
+                "background-color"
+            )
+        )
         text = luminance(browser.find_element(By.ID, "doc-text").value_of_css_property("color"))
         return page, card, text
 
@@ -266,8 +273,11 @@ def test_dark_mode_follows_the_browser(world_server, browser, width: int) -> Non
     page, card, text = colours()
     assert page < 0.15 and card < 0.2 and text > 0.7
     mark = browser.find_element(By.CSS_SELECTOR, "#doc-text mark")
-    assert luminance(mark.value_of_css_property("color")) - luminance(
-        mark.value_of_css_property("background-color")) > 0.4  # highlighted text stays readable
+    assert (
+        luminance(mark.value_of_css_property("color"))
+        - luminance(mark.value_of_css_property("background-color"))
+        > 0.4
+    )  # highlighted text stays readable
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -327,9 +337,13 @@ def test_highlighting_matches_word_forms(world_server, browser, width: int) -> N
     _open(browser, base, world.assignment["alice", "T1"], "D1")
 
     def marked(cls: str) -> set[str]:
-        return set(browser.execute_script(
-            "return Array.from(document.querySelectorAll('#doc-text mark.' + arguments[0]))"
-            ".map(m => m.textContent)", cls))
+        return set(
+            browser.execute_script(
+                "return Array.from(document.querySelectorAll('#doc-text mark.' + arguments[0]))"
+                ".map(m => m.textContent)",
+                cls,
+            )
+        )
 
     # the topic says "solar panel recycling"; the text says panels, recycled, recycles
     assert marked("query-term") == {"solar", "panels", "recycled", "recycling", "recycles"}

@@ -73,8 +73,7 @@ def test_a_job_from_the_browser_with_a_live_progress_bar(machine_server, stub, t
         seen = set()
 
         def finished(driver) -> bool:  # type: ignore[no-untyped-def]
-            value = driver.execute_script(
-                "return document.getElementById('job-progress').value")
+            value = driver.execute_script("return document.getElementById('job-progress').value")
             seen.add(value)
             return driver.find_element(By.ID, "job-status").text == "done"
 

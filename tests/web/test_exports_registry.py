@@ -78,9 +78,9 @@ def test_an_export_added_to_the_registry_is_on_the_web_and_in_the_api(
     assert download.status_code == 200 and download.data == b"T2\n"
     assert "filename=c1.b.topics.txt" in download.headers["Content-Disposition"]
     api = admin.get("/api/v1/campaigns/c1/export/topics")
-    assert api.data == b"T1\nT2\n" and "filename=c1.a.topics.txt" in api.headers[
-        "Content-Disposition"
-    ]
+    assert (
+        api.data == b"T1\nT2\n" and "filename=c1.a.topics.txt" in api.headers["Content-Disposition"]
+    )
     bad = admin.get("/api/v1/campaigns/c1/export/topics?limit=0")
     assert bad.json == {"error": "limit must be at least 1; got 0"}
     bad_choice = admin.get("/api/v1/campaigns/c1/export/topics?case=c")

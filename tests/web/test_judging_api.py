@@ -167,11 +167,14 @@ def test_a_finished_queue_resumes_on_its_own_latest_judgement(
         other = assignments.assign(session, wider, "T1", alice, order="docno").id
     client = as_user("alice")
     mine = world.assignment["alice", "T1"]
-    ordered = [client.get(f"/api/v1/assignments/{mine}/documents/{k}").json["docno"]
-               for k in range(client.get(f"/api/v1/assignments/{mine}").json["total"])]
+    ordered = [
+        client.get(f"/api/v1/assignments/{mine}/documents/{k}").json["docno"]
+        for k in range(client.get(f"/api/v1/assignments/{mine}").json["total"])
+    ]
     total = client.get(f"/api/v1/assignments/{other}").json["total"]
-    wider_docnos = [client.get(f"/api/v1/assignments/{other}/documents/{k}").json["docno"]
-                    for k in range(total)]
+    wider_docnos = [
+        client.get(f"/api/v1/assignments/{other}/documents/{k}").json["docno"] for k in range(total)
+    ]
     outside = next(d for d in wider_docnos if d not in ordered)
     for docno in [*ordered, outside]:
         url = f"/api/v1/assignments/{mine if docno in ordered else other}/judgements"

@@ -31,8 +31,15 @@ def judge_everything(app, world):
     with get_store_of(app).session() as session:
         for qid, docno in session.execute(select(PoolEntry.qid, PoolEntry.docno)):
             grade = 2 if docno in ("D1", "D2", "D3") else 0
-            session.add(Judgement(campaign_id=world.campaign_id, qid=qid, docno=docno,
-                                  user_id=world.users["alice"], grade=grade))
+            session.add(
+                Judgement(
+                    campaign_id=world.campaign_id,
+                    qid=qid,
+                    docno=docno,
+                    user_id=world.users["alice"],
+                    grade=grade,
+                )
+            )
 
 
 def add_judge(admin, world, stub, **fields):
@@ -53,15 +60,20 @@ def test_a_judge_and_a_template_from_the_web(app, as_user, world, stub):
     page = admin.get(f"/machine/{world.campaign_id}")
     assert page.status_code == 200 and "No machine judge yet" in page.text
     assert "{{document}}" in html.unescape(page.text)  # the default template is shown
-    bad = admin.post(f"/machine/{world.campaign_id}/template", data={"template": "{{title}}"},
-                     follow_redirects=True)
+    bad = admin.post(
+        f"/machine/{world.campaign_id}/template",
+        data={"template": "{{title}}"},
+        follow_redirects=True,
+    )
     assert "the template must place the document" in html.unescape(bad.text)
-    good = "[user]\nTopic: {{title}}\n{{document}}\nAnswer {\"grade\": N}."
-    saved = admin.post(f"/machine/{world.campaign_id}/template", data={"template": good},
-                       follow_redirects=True)
+    good = '[user]\nTopic: {{title}}\n{{document}}\nAnswer {"grade": N}.'
+    saved = admin.post(
+        f"/machine/{world.campaign_id}/template", data={"template": good}, follow_redirects=True
+    )
     assert "Template saved" in saved.text
-    added = add_judge(admin, world, stub, name="machine:<b>x</b>", api_key="sk-hidden-9",
-                      temperature="0.3")
+    added = add_judge(
+        admin, world, stub, name="machine:<b>x</b>", api_key="sk-hidden-9", temperature="0.3"
+    )
     assert added.status_code == 303
     page = admin.get(f"/machine/{world.campaign_id}").text
     assert "machine:&lt;b&gt;x&lt;/b&gt;" in page and "<b>x</b>" not in page
@@ -81,8 +93,9 @@ def test_a_judge_and_a_template_from_the_web(app, as_user, world, stub):
 def test_a_job_started_on_the_web_runs_in_its_own_process(app, as_user, world, stub):
     admin = as_user("admin")
     add_judge(admin, world, stub)
-    started = admin.post(f"/machine/{world.campaign_id}/jobs",
-                         data={"judge": "machine:stub", "concurrency": "2"})
+    started = admin.post(
+        f"/machine/{world.campaign_id}/jobs", data={"judge": "machine:stub", "concurrency": "2"}
+    )
     assert started.status_code == 303 and "/jobs/1" in started.location
     page = admin.get(started.location)
     assert page.status_code == 200 and 'id="job-progress"' in page.text
@@ -101,8 +114,9 @@ def test_stop_resume_and_the_report(app, as_user, world, stub):
     app.config["MACHINE_JOB_RUNNER"] = lambda store, job_id: machine_jobs.run_job(store, job_id)
     admin = as_user("admin")
     add_judge(admin, world, stub)
-    started = admin.post(f"/machine/{world.campaign_id}/jobs",
-                         data={"judge": "machine:stub", "budget_calls": "5"})
+    started = admin.post(
+        f"/machine/{world.campaign_id}/jobs", data={"judge": "machine:stub", "budget_calls": "5"}
+    )
     state = admin.get(f"/machine/{world.campaign_id}/jobs/1.json").get_json()
     assert state["status"] == "budget" and state["calls"] == 5 and started.status_code == 303
     stopped = admin.post(f"/machine/{world.campaign_id}/jobs/1/stop", follow_redirects=True)
@@ -136,23 +150,34 @@ def test_hybrid_forms(app, as_user, world, stub):
     admin = as_user("admin")
     add_judge(admin, world, stub)
     admin.post(f"/machine/{world.campaign_id}/jobs", data={"judge": "machine:stub"})
-    made = admin.post(f"/machine/{world.campaign_id}/sample",
-                      data={"judge": "machine:stub", "design": "uniform", "share": "0.5"},
-                      follow_redirects=True)
+    made = admin.post(
+        f"/machine/{world.campaign_id}/sample",
+        data={"judge": "machine:stub", "design": "uniform", "share": "0.5"},
+        follow_redirects=True,
+    )
     assert "Pool 2 holds the human sample" in made.text
-    bad = admin.post(f"/machine/{world.campaign_id}/sample",
-                     data={"judge": "machine:stub", "design": "uncertain", "share": "2"},
-                     follow_redirects=True)
+    bad = admin.post(
+        f"/machine/{world.campaign_id}/sample",
+        data={"judge": "machine:stub", "design": "uncertain", "share": "2"},
+        follow_redirects=True,
+    )
     assert "share: expected a number in (0, 1]" in bad.text
-    review = admin.post(f"/machine/{world.campaign_id}/review", data={"judge": "machine:stub"},
-                        follow_redirects=True)
+    review = admin.post(
+        f"/machine/{world.campaign_id}/review",
+        data={"judge": "machine:stub"},
+        follow_redirects=True,
+    )
     assert "agree everywhere" in review.text  # no human judgement yet: nothing to review
-    saved = admin.post(f"/machine/{world.campaign_id}/qrels",
-                       data={"judge": "machine:stub", "combination": "machine", "name": "m1"},
-                       follow_redirects=True)
+    saved = admin.post(
+        f"/machine/{world.campaign_id}/qrels",
+        data={"judge": "machine:stub", "combination": "machine", "name": "m1"},
+        follow_redirects=True,
+    )
     assert "Qrels set &#39;m1&#39; saved" in saved.text or "Qrels set 'm1' saved" in saved.text
-    download = admin.get(f"/admin/campaigns/{world.campaign_id}/download/machine-qrels"
-                         "?judge=machine:stub&combination=machine")
+    download = admin.get(
+        f"/admin/campaigns/{world.campaign_id}/download/machine-qrels"
+        "?judge=machine:stub&combination=machine"
+    )
     assert download.status_code == 200
     lines = download.data.decode().splitlines()  # plain TREC qrels: the sources are in messages
     assert len(lines) == 12 and all(len(line.split()) == 4 for line in lines)

@@ -84,15 +84,16 @@ def test_the_campaign_page_holds_counts_runs_topics_and_the_pool_shown(
     assert page.without_text == () and page.assessors == ()
 
 
-def test_the_assignments_page_names_assessors_and_counts_progress(
-    app: Flask, world: World
-) -> None:
+def test_the_assignments_page_names_assessors_and_counts_progress(app: Flask, world: World) -> None:
     with get_store_of(app).read_session() as session:
         page = campaign_pages.assignments_page(session, world.campaign_id, 1)
     assert page.pool is not None and page.numbers == {world.pool_id: 1}
     assert page.sizes == {"T1": 6, "T2": 6}
     assert sorted((page.names[r.user_id], r.qid) for r in page.rows) == [
-        ("alice", "T1"), ("alice", "T2"), ("bob", "T1"), ("bob", "T2"),
+        ("alice", "T1"),
+        ("alice", "T2"),
+        ("bob", "T1"),
+        ("bob", "T2"),
     ]
     assert {r.id: (page.done[r.id].judged, page.done[r.id].total) for r in page.rows} == {
         r.id: (0, 6) for r in page.rows
@@ -112,10 +113,16 @@ def test_campaign_rows_accounts_and_archivable_objects(app: Flask, world: World)
         run = archive.archivable(archive.find_object(session, "run", "runB", "c1"))
     assert [(r.campaign.name, r.topics, r.runs) for r in rows] == [("c0", 0, 0), ("c1", 2, 2)]
     assert [(a.username, a.has_token) for a in accounts] == [
-        ("admin", False), ("alice", False), ("bob", False), ("carol", True),
+        ("admin", False),
+        ("alice", False),
+        ("bob", False),
+        ("carol", True),
     ]
     assert (run.kind, run.name, run.campaign_id, run.archived_at) == (
-        "run", "run 'runB'", world.campaign_id, None
+        "run",
+        "run 'runB'",
+        world.campaign_id,
+        None,
     )
 
 

@@ -36,9 +36,7 @@ def _build(admin, cid: int, **data: Any):  # type: ignore[no-untyped-def]
 def test_every_pool_is_listed_numbered_and_chosen(app: Flask, as_user, world: World) -> None:
     admin = as_user("admin")
     cid = world.campaign_id
-    page = _build(
-        admin, cid, strategy="take", budget="2", fair="1", seed="3", name="take two"
-    ).text
+    page = _build(admin, cid, strategy="take", budget="2", fair="1", seed="3", name="take two").text
     assert "Pool 2 built (take): budget 2, fair run order." in page
     # the new pool is shown in full: readable parameters, no raw JSON or checksums
     card = page.split('id="pool-card"')[1]

@@ -31,8 +31,16 @@ def log_text() -> str:
                 "clicks": [{"docno": "D2" if u < 3 else "D3", "time": 1010 + u}],
             }
         )
-    lines.append({"session": "s9", "user": "user9", "query": "mail me@x.org", "time": 5,
-                  "results": [{"docno": "D1", "rank": 1}], "clicks": []})
+    lines.append(
+        {
+            "session": "s9",
+            "user": "user9",
+            "query": "mail me@x.org",
+            "time": 5,
+            "results": [{"docno": "D1", "rank": 1}],
+            "clicks": [],
+        }
+    )
     return "".join(json.dumps(line) + "\n" for line in lines)
 
 
@@ -56,8 +64,9 @@ def app_with_qrels(app, world, tmp_path):
 
 def upload(client, campaign_id, text, **fields):
     data = {"log": (io.BytesIO(text.encode()), "clicks.jsonl"), "min_users": "3", **fields}
-    return client.post(f"/querylogs/{campaign_id}/import", data=data,
-                       content_type="multipart/form-data")
+    return client.post(
+        f"/querylogs/{campaign_id}/import", data=data, content_type="multipart/form-data"
+    )
 
 
 def imported_after(client, queued, guard_s: float = 120):  # type: ignore[no-untyped-def]
@@ -115,9 +124,11 @@ def test_bad_upload_changes_nothing_and_names_the_line(app_with_qrels, world, as
 
 def test_assessors_and_anonymous_users_are_kept_out(app_with_qrels, world, as_user):
     alice = as_user("alice")
-    for path in (f"/querylogs/{world.campaign_id}",
-                 f"/querylogs/{world.campaign_id}/report?name=x",
-                 f"/api/v1/campaigns/{world.campaign_id}/querylogs"):
+    for path in (
+        f"/querylogs/{world.campaign_id}",
+        f"/querylogs/{world.campaign_id}/report?name=x",
+        f"/api/v1/campaigns/{world.campaign_id}/querylogs",
+    ):
         assert alice.get(path).status_code == 403
         assert as_user(None).get(path).status_code in (302, 401)
     assert upload(alice, world.campaign_id, log_text()).status_code == 403
@@ -151,19 +162,22 @@ def test_api_import_report_agreement_evaluation_prefs(app_with_qrels, world, as_
     assert prefs.text == (
         "T1 p1 1 D2 1\nT1 p1 1 D1 0\nT1 p2 1 D3 1\nT1 p2 1 D1 0\nT1 p3 1 D3 1\nT1 p3 1 D2 0\n"
     )
-    agreement = admin.get(f"{base}/agreement",
-                          query_string={"name": "clicks.jsonl", "qrels": "ref"}).json
+    agreement = admin.get(
+        f"{base}/agreement", query_string={"name": "clicks.jsonl", "qrels": "ref"}
+    ).json
     # D2 (grade 0) preferred to D1 (grade 2) disagrees; D3 is unjudged
     assert (agreement["consistent"], agreement["comparable"], agreement["share"]) == (0, 1, 0.0)
-    evaluation = admin.get(f"{base}/evaluation",
-                           query_string={"name": "clicks.jsonl", "qrels": "ref"}).json
+    evaluation = admin.get(
+        f"{base}/evaluation", query_string={"name": "clicks.jsonl", "qrels": "ref"}
+    ).json
     scores = {r["tag"]: r["clicks"] for r in evaluation["runs"]}
     # runA ranks D1, D2 above D3: none fulfilled; runB retrieves D3 but neither D1 nor D2:
     # D3 > D1 and D3 > D2 are implied and fulfilled, D2 > D1 does not occur: 2 of 3
     assert scores == pytest.approx({"runA": 0.0, "runB": 2 / 3})
     assert evaluation["kendall_tau"] == -1.0
-    bad = admin.post(base, data={"log": (io.BytesIO(b"{}\n"), "x.jsonl")},
-                     content_type="multipart/form-data")
+    bad = admin.post(
+        base, data={"log": (io.BytesIO(b"{}\n"), "x.jsonl")}, content_type="multipart/form-data"
+    )
     assert bad.status_code == 400 and bad.json["error"].startswith("x.jsonl:1: expected")
     missing = admin.get(f"{base}/report", query_string={"name": "nope"})
     assert missing.status_code == 404 and "nope" in missing.json["error"]
@@ -214,17 +228,26 @@ def test_click_agreement_is_a_report_job_the_page_and_api_follow(world, world_ur
 def test_page_and_api_name_the_uploaded_mapping_file_in_errors(app_with_qrels, world, as_user):
     admin = as_user("admin")
     api = f"/api/v1/campaigns/{world.campaign_id}/querylogs"
-    for mapping, expected in ((b"T9\tsome query\n", "mine.tsv: topics not in campaign"),
-                              (b"no tab here\n", "mine.tsv:1: expected qid<TAB>query")):
+    for mapping, expected in (
+        (b"T9\tsome query\n", "mine.tsv: topics not in campaign"),
+        (b"no tab here\n", "mine.tsv:1: expected qid<TAB>query"),
+    ):
+
         def files(mapping=mapping):
-            return {"log": (io.BytesIO(log_text().encode()), "clicks.jsonl"),
-                    "mapping": (io.BytesIO(mapping), "mine.tsv"), "min_users": "3"}
+            return {
+                "log": (io.BytesIO(log_text().encode()), "clicks.jsonl"),
+                "mapping": (io.BytesIO(mapping), "mine.tsv"),
+                "min_users": "3",
+            }
 
         refused = admin.post(api, data=files(), content_type="multipart/form-data")
         assert refused.status_code == 400
         assert refused.json["error"].startswith(expected) and "/tmp" not in refused.json["error"]
-        done = admin.post(f"/querylogs/{world.campaign_id}/import", data=files(),
-                          content_type="multipart/form-data")
+        done = admin.post(
+            f"/querylogs/{world.campaign_id}/import",
+            data=files(),
+            content_type="multipart/form-data",
+        )
         page = admin.get(done.headers["Location"])
         assert html.escape(expected) in page.text and "/tmp" not in page.text
         assert admin.get(api).json["querylogs"] == []

@@ -173,9 +173,7 @@ def test_a_killed_import_task_is_cleaned_up_at_once(
     os.kill(pid, signal.SIGKILL)
     while True:
         with store.read_session() as session:
-            imports = session.scalar(
-                select(func.count()).where(DocumentImport.state != "done")
-            )
+            imports = session.scalar(select(func.count()).where(DocumentImport.state != "done"))
             rows = session.scalar(select(func.count()).select_from(DocumentRow))
         if not imports and not folder.exists():
             break

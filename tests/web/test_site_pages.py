@@ -65,8 +65,10 @@ def _walk(browser, base: str, site: Site) -> Iterator[tuple[str, str]]:  # type:
             who = user
         browser.get(base + path)
         WebDriverWait(browser, 60).until(
-            lambda d: d.execute_script("return document.readyState") == "complete"
-            and not d.find_elements(By.CSS_SELECTOR, ".job-running")
+            lambda d: (
+                d.execute_script("return document.readyState") == "complete"
+                and not d.find_elements(By.CSS_SELECTOR, ".job-running")
+            )
         )
         if endpoint == "assess.judge":  # the judging pages fetch their documents
             WebDriverWait(browser, 20).until(
@@ -86,9 +88,11 @@ def test_the_walk_covers_every_page_route(site_server) -> None:  # type: ignore[
         rule.endpoint
         for rule in app.url_map.iter_rules()
         if "GET" in (rule.methods or ())
-        and (rule.endpoint.split(".")[0] in ADMIN_BLUEPRINTS or rule.endpoint in {
-            "assess.topics", "assess.judge", "auth.change_password", "auth.login"
-        })
+        and (
+            rule.endpoint.split(".")[0] in ADMIN_BLUEPRINTS
+            or rule.endpoint
+            in {"assess.topics", "assess.judge", "auth.change_password", "auth.login"}
+        )
     }
     _, site, _ = site_server
     walked = {"auth.login"} | {endpoint for endpoint, _, _ in pages(site)}

@@ -37,9 +37,10 @@ def test_the_admin_api_takes_a_campaign_name_or_id(app: Flask, as_user, world: W
     by_name = admin.get("/api/v1/campaigns/c1/progress").json
     assert by_id == by_name and by_name["campaign"] == "c1"
     export = admin.get("/api/v1/campaigns/c1/export/pool")
-    assert export.status_code == 200 and "filename=c1.pool1.txt" in export.headers[
-        "Content-Disposition"
-    ]
+    assert (
+        export.status_code == 200
+        and "filename=c1.pool1.txt" in export.headers["Content-Disposition"]
+    )
     missing = admin.get("/api/v1/campaigns/nope/progress")
     assert missing.status_code == 404 and missing.json == {"error": "no campaign 'nope'"}
 

@@ -43,7 +43,7 @@ def test_withdrawn_judgements_count_only_when_chosen(app: Flask, as_user, world:
     progress = admin.get(f"/admin/campaigns/{world.campaign_id}/progress").text
     withdrawn = progress.split('id="withdrawn"')[1]
     assert "<strong>count</strong>" in withdrawn
-    assert "bob <span class=\"tag\">withdrawn</span>" in withdrawn and "1 / " in withdrawn
+    assert 'bob <span class="tag">withdrawn</span>' in withdrawn and "1 / " in withdrawn
     page = admin.post(
         f"/admin/campaigns/{world.campaign_id}/withdrawn",
         data={"count_withdrawn": "0"},

@@ -25,8 +25,13 @@ from workbench.cli.common import (
 @campaign_option
 @click.option("--graded", is_flag=True, help="Agreement on grades (default: binary labels).")
 @table_format_option
-@number_option("--bootstrap", "n_bootstrap", type=click.IntRange(min=0), default=1000,
-               help="Topic-bootstrap resamples for the kappa intervals.")
+@number_option(
+    "--bootstrap",
+    "n_bootstrap",
+    type=click.IntRange(min=0),
+    default=1000,
+    help="Topic-bootstrap resamples for the kappa intervals.",
+)
 @seed_option
 @output_option
 @click.pass_context
@@ -61,11 +66,19 @@ def agreement(
 
 @click.command()
 @campaign_option
-@choice_option("--rule", choices=MERGE_RULES, required=True,
-               help="How the judges' grades merge into the final label.")
+@choice_option(
+    "--rule",
+    choices=MERGE_RULES,
+    required=True,
+    help="How the judges' grades merge into the final label.",
+)
 @click.option("--primary", default=None, help="The primary assessor's username (--rule primary).")
-@choice_option("--tie", choices=TIE_RULES, default="adjudicate",
-               help="Majority ties: to the queue, or the higher/lower grade.")
+@choice_option(
+    "--tie",
+    choices=TIE_RULES,
+    default="adjudicate",
+    help="Majority ties: to the queue, or the higher/lower grade.",
+)
 @click.option("--topics", default=None, help="Only these topics (QID,QID,...): a batch.")
 @click.option("--reason", default="", help="One reason recorded for the batch's labels.")
 @click.pass_context

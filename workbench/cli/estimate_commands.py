@@ -21,13 +21,20 @@ from workbench.cli.common import (
 
 @click.command()
 @campaign_option
-@click.option("--pool", "pool_number", type=int, default=None,
-              help="The pool's number (default: the latest).")
+@click.option(
+    "--pool", "pool_number", type=int, default=None, help="The pool's number (default: the latest)."
+)
 @qrels_option("'final', an assessor, a qrels set name, or a qrels file.")
-@number_option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True),
-               default=0.95)
-@number_option("--bootstrap", "replicates", type=click.IntRange(min=2), default=200,
-               help="Bootstrap replicates per topic.")
+@number_option(
+    "--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95
+)
+@number_option(
+    "--bootstrap",
+    "replicates",
+    type=click.IntRange(min=2),
+    default=200,
+    help="Bootstrap replicates per topic.",
+)
 @seed_option
 @table_format_option
 @output_option

@@ -71,8 +71,9 @@ def template_show(ctx: click.Context, campaign_name: str) -> None:
 
 @template.command("set")
 @common.campaign_option
-@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-                required=False)
+@click.argument(
+    "path", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=False
+)
 @click.option("--default", "use_default", is_flag=True, help="Back to the default template.")
 @click.pass_context
 def template_set(
@@ -98,12 +99,21 @@ def template_set(
 @common.campaign_option
 @click.option("--model", default=None, help="Model name at the endpoint ($WORKBENCH_LLM_MODEL).")
 @click.option("--name", default=None, help="Judge name (default machine:<model>).")
-@click.option("--base-url", default=None,
-              help="The endpoint, e.g. http://127.0.0.1:8000/v1 ($WORKBENCH_LLM_BASE_URL).")
-@click.option("--api-key-env", default="",
-              help="Environment variable holding the key (default WORKBENCH_LLM_API_KEY).")
-@click.option("--api-key-stdin", is_flag=True,
-              help="Read a key to store with the judge from standard input (never exported).")
+@click.option(
+    "--base-url",
+    default=None,
+    help="The endpoint, e.g. http://127.0.0.1:8000/v1 ($WORKBENCH_LLM_BASE_URL).",
+)
+@click.option(
+    "--api-key-env",
+    default="",
+    help="Environment variable holding the key (default WORKBENCH_LLM_API_KEY).",
+)
+@click.option(
+    "--api-key-stdin",
+    is_flag=True,
+    help="Read a key to store with the judge from standard input (never exported).",
+)
 @judge_settings
 @click.pass_context
 def add(
@@ -210,14 +220,30 @@ def _run_with_progress(
 @click.option("--job", "job_id", type=int, default=None, help="Resume this job instead.")
 @common.pool_number_option
 @topics_option
-@click.option("--only-unjudged", is_flag=True,
-              help="Only documents without a human grade (humans first, machine fills holes).")
-@click.option("--concurrency", type=click.IntRange(1, 64), default=4, show_default=True,
-              help="Questions in flight at once.")
-@click.option("--budget-calls", type=click.IntRange(min=1), default=None,
-              help="Stop after this many questions.")
-@click.option("--budget-tokens", type=click.IntRange(min=1), default=None,
-              help="Stop once this many tokens are used.")
+@click.option(
+    "--only-unjudged",
+    is_flag=True,
+    help="Only documents without a human grade (humans first, machine fills holes).",
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(1, 64),
+    default=4,
+    show_default=True,
+    help="Questions in flight at once.",
+)
+@click.option(
+    "--budget-calls",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Stop after this many questions.",
+)
+@click.option(
+    "--budget-tokens",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Stop once this many tokens are used.",
+)
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @click.pass_context
 def run(
@@ -299,13 +325,26 @@ def stop(ctx: click.Context, campaign_name: str, job_id: int) -> None:
 @common.campaign_option
 @judge_option
 @common.pool_number_option
-@click.option("--design", type=click.Choice(tuple(SAMPLE_DESIGNS)), default="stratified",
-              show_default=True, help="How the human sample is drawn.")
-@click.option("--share", type=click.FloatRange(0, 1, min_open=True), default=0.1,
-              show_default=True, help="Share of each topic's documents humans judge.")
+@click.option(
+    "--design",
+    type=click.Choice(tuple(SAMPLE_DESIGNS)),
+    default="stratified",
+    show_default=True,
+    help="How the human sample is drawn.",
+)
+@click.option(
+    "--share",
+    type=click.FloatRange(0, 1, min_open=True),
+    default=0.1,
+    show_default=True,
+    help="Share of each topic's documents humans judge.",
+)
 @common.seed_option
-@click.option("--no-flagged", is_flag=True,
-              help="Do not force documents flagged as suspicious into the sample.")
+@click.option(
+    "--no-flagged",
+    is_flag=True,
+    help="Do not force documents flagged as suspicious into the sample.",
+)
 @click.option("--name", default="", help="Name of the sample pool.")
 @click.pass_context
 def sample(
@@ -340,8 +379,13 @@ def sample(
 @machine.command("review")
 @common.campaign_option
 @judge_option
-@click.option("--on", type=click.Choice(tuple(REVIEW_ON)), default="relevance",
-              show_default=True, help="What counts as a disagreement.")
+@click.option(
+    "--on",
+    type=click.Choice(tuple(REVIEW_ON)),
+    default="relevance",
+    show_default=True,
+    help="What counts as a disagreement.",
+)
 @click.option("--name", default="", help="Name of the review pool.")
 @click.pass_context
 def review(ctx: click.Context, campaign_name: str, judge_name: str, on: str, name: str) -> None:
@@ -360,8 +404,9 @@ def review(ctx: click.Context, campaign_name: str, judge_name: str, on: str, nam
 @machine.command("save-qrels")
 @common.campaign_option
 @judge_option
-@click.option("--combination", type=click.Choice(("hybrid", "machine")), default="hybrid",
-              show_default=True)
+@click.option(
+    "--combination", type=click.Choice(("hybrid", "machine")), default="hybrid", show_default=True
+)
 @click.option("--assessor", default=None, help="Human labels of one assessor.")
 @click.option("--name", required=True, help="Name of the qrels set.")
 @click.option("--allow-incomplete", is_flag=True, help="Save even if documents lack a label.")
@@ -401,10 +446,20 @@ def save_qrels(
 @click.option("--assessor", default=None, help="Compare with one assessor's labels.")
 @common.measure_option("The measure that ranks the runs.")
 @click.option("--top-k", type=click.IntRange(min=2), default=5, show_default=True)
-@click.option("--weights", type=click.Choice(("linear", "quadratic")), default="linear",
-              show_default=True, help="Weights of the weighted kappa.")
-@click.option("--resamples", type=click.IntRange(min=1), default=1000, show_default=True,
-              help="Topic bootstrap resamples.")
+@click.option(
+    "--weights",
+    type=click.Choice(("linear", "quadratic")),
+    default="linear",
+    show_default=True,
+    help="Weights of the weighted kappa.",
+)
+@click.option(
+    "--resamples",
+    type=click.IntRange(min=1),
+    default=1000,
+    show_default=True,
+    help="Topic bootstrap resamples.",
+)
 @common.seed_option
 @common.table_format_option
 @common.output_option
@@ -447,10 +502,18 @@ def report(
 @machine.command("robustness")
 @common.campaign_option
 @judge_option
-@click.option("--per-topic", type=click.IntRange(min=1), default=2, show_default=True,
-              help="Non-relevant documents attacked per topic.")
-@click.option("--no-neutralise", is_flag=True,
-              help="Leave marker-like lines in documents (to measure what that defence is worth).")
+@click.option(
+    "--per-topic",
+    type=click.IntRange(min=1),
+    default=2,
+    show_default=True,
+    help="Non-relevant documents attacked per topic.",
+)
+@click.option(
+    "--no-neutralise",
+    is_flag=True,
+    help="Leave marker-like lines in documents (to measure what that defence is worth).",
+)
 @click.option("--concurrency", type=click.IntRange(1, 64), default=4, show_default=True)
 @common.table_format_option
 @common.output_option

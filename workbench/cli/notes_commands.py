@@ -42,8 +42,13 @@ def _emit_report(report: object, tables: list, fmt: str, output: Path | None) ->
 @click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False))
 @optional_campaign_option
 @qrels_option(f"With --campaign: {QRELS_HELP}")
-@number_option("--num-docs", "-N", type=click.IntRange(min=1), default=None,
-               help="Collection size N (default with --campaign: its document count).")
+@number_option(
+    "--num-docs",
+    "-N",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Collection size N (default with --campaign: its document count).",
+)
 @files_level_option
 @click.option("-q", "per_topic", is_flag=True, help="Files only: also one line per topic.")
 @table_format_option
@@ -123,19 +128,44 @@ def collection_measures(
 @optional_campaign_option
 @qrels_option(QRELS_HELP)
 @measure_option()
-@choice_option("--test", choices=PAIRED_TESTS, default="t",
-               help="The paired test whose detectable difference is reported.")
+@choice_option(
+    "--test",
+    choices=PAIRED_TESTS,
+    default="t",
+    help="The paired test whose detectable difference is reported.",
+)
 @number_option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05)
-@number_option("--power", "target", type=click.FloatRange(0, 1, min_open=True, max_open=True),
-               default=0.8, help="The power to design for (1 - beta).")
-@number_option("--delta", type=click.FloatRange(0, min_open=True), default=None,
-               help="Minimum difference to detect: how many topics it needs.")
-@number_option("--variance", type=click.FloatRange(0, min_open=True), default=None,
-               help="Without --campaign: the within-system variance (e.g. V_E of past data).")
-@number_option("--topics", type=click.IntRange(min=2), default=50,
-               help="Without --campaign: the number of topics.")
-@number_option("--systems", type=click.IntRange(min=2), default=2,
-               help="Without --campaign: the number of systems (ANOVA).")
+@number_option(
+    "--power",
+    "target",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.8,
+    help="The power to design for (1 - beta).",
+)
+@number_option(
+    "--delta",
+    type=click.FloatRange(0, min_open=True),
+    default=None,
+    help="Minimum difference to detect: how many topics it needs.",
+)
+@number_option(
+    "--variance",
+    type=click.FloatRange(0, min_open=True),
+    default=None,
+    help="Without --campaign: the within-system variance (e.g. V_E of past data).",
+)
+@number_option(
+    "--topics",
+    type=click.IntRange(min=2),
+    default=50,
+    help="Without --campaign: the number of topics.",
+)
+@number_option(
+    "--systems",
+    type=click.IntRange(min=2),
+    default=2,
+    help="Without --campaign: the number of systems (ANOVA).",
+)
 @table_format_option
 @output_option
 @click.pass_context
@@ -302,19 +332,31 @@ def sweep(
 @optional_campaign_option
 @qrels_option(f"With --campaign: {QRELS_HELP}")
 @choice_option("--method", choices=interleaving.METHODS, default="team-draft")
-@number_option("--impressions", type=click.IntRange(1, 10_000), default=10,
-               help="Simulated users per query.")
-@number_option("--length", type=click.IntRange(1, 1000), default=10,
-               help="Documents shown per interleaved list.")
+@number_option(
+    "--impressions", type=click.IntRange(1, 10_000), default=10, help="Simulated users per query."
+)
+@number_option(
+    "--length",
+    type=click.IntRange(1, 1000),
+    default=10,
+    help="Documents shown per interleaved list.",
+)
 @seed_option
-@number_option("--decay", type=click.FloatRange(min=0), default=1.0,
-               help="Examination probability 1/rank^decay.")
+@number_option(
+    "--decay",
+    type=click.FloatRange(min=0),
+    default=1.0,
+    help="Examination probability 1/rank^decay.",
+)
 @number_option("--p-relevant", type=click.FloatRange(0, 1), default=0.9)
 @number_option("--p-nonrelevant", type=click.FloatRange(0, 1), default=0.05)
 @measure_option("The offline measure interleaving is compared with.")
-@number_option("--fidelity-impressions", type=click.IntRange(0, 10_000), default=100,
-               help="Impressions per query of the random-click fidelity check of both "
-               "methods (0: no check).")
+@number_option(
+    "--fidelity-impressions",
+    type=click.IntRange(0, 10_000),
+    default=100,
+    help="Impressions per query of the random-click fidelity check of both methods (0: no check).",
+)
 @files_level_option
 @table_format_option
 @output_option
@@ -458,8 +500,12 @@ def efficiency_import(ctx: click.Context, campaign_name: str, replace: bool, pat
 @campaign_option
 @qrels_option(QRELS_HELP)
 @measure_option()
-@choice_option("--cost", choices=("mean_latency_ms", "cost_per_1000_queries"),
-               default="mean_latency_ms", help="The x axis of --plot.")
+@choice_option(
+    "--cost",
+    choices=("mean_latency_ms", "cost_per_1000_queries"),
+    default="mean_latency_ms",
+    help="The x axis of --plot.",
+)
 @svg_option("Write an SVG of effectiveness against the cost, Pareto frontier marked.")
 @table_format_option
 @output_option

@@ -188,8 +188,11 @@ def prefs(
 )
 @common.seed_option
 @common.table_format_option
-@click.option("--allow-incomplete", is_flag=True,
-              help="Use final or assessor qrels although documents lack a label (said so).")
+@click.option(
+    "--allow-incomplete",
+    is_flag=True,
+    help="Use final or assessor qrels although documents lack a label (said so).",
+)
 @click.pass_context
 def agreement(
     ctx: click.Context,
@@ -212,7 +215,9 @@ def agreement(
 
     with common.transaction(ctx) as session:
         compared = ClickComparison(
-            name, qrels_spec, _options(strategy, min_support, deviation_threshold),
+            name,
+            qrels_spec,
+            _options(strategy, min_support, deviation_threshold),
             allow_incomplete,
         )
         result = click_agreement(
@@ -282,8 +287,11 @@ def click_evaluation_text(
 @preference_options
 @common.table_format_option
 @common.output_option
-@click.option("--allow-incomplete", is_flag=True,
-              help="Use final or assessor qrels although documents lack a label (said so).")
+@click.option(
+    "--allow-incomplete",
+    is_flag=True,
+    help="Use final or assessor qrels although documents lack a label (said so).",
+)
 @click.pass_context
 def evaluate(
     ctx: click.Context,
@@ -300,8 +308,14 @@ def evaluate(
 ) -> None:
     """Rank the runs on click preferences and on the assessors' qrels; Kendall's tau."""
     text = click_evaluation_text(
-        ctx, campaign_name, name, against, measure, fmt,
-        (strategy, min_support, deviation_threshold), allow_incomplete,
+        ctx,
+        campaign_name,
+        name,
+        against,
+        measure,
+        fmt,
+        (strategy, min_support, deviation_threshold),
+        allow_incomplete,
     )
     common.emit(text, output)
 

@@ -80,10 +80,19 @@ def write(data: bytes, output: Path | None) -> None:
 @click.command()
 @campaign_option
 @report_options
-@click.option("--against", default="final", show_default=True,
-              help="With --qrels clicks:LOG: the assessors' qrels to rank the runs by as well.")
-@click.option("--format", "fmt", type=click.Choice(tuple(REPORT_FORMATS)), default="text",
-              help="; ".join(f"{k}: {v.help}" for k, v in REPORT_FORMATS.items()) + ".")
+@click.option(
+    "--against",
+    default="final",
+    show_default=True,
+    help="With --qrels clicks:LOG: the assessors' qrels to rank the runs by as well.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(tuple(REPORT_FORMATS)),
+    default="text",
+    help="; ".join(f"{k}: {v.help}" for k, v in REPORT_FORMATS.items()) + ".",
+)
 @output_option
 @click.pass_context
 def evaluate(
@@ -104,8 +113,15 @@ def evaluate(
         from workbench.cli.querylog_commands import click_evaluation_text
 
         measures = given.get("measures") or ("map",)
-        text = click_evaluation_text(ctx, campaign_name, qrels_spec[7:], against, measures[0], fmt,
-                                     allow_incomplete=bool(given.get("allow_incomplete")))
+        text = click_evaluation_text(
+            ctx,
+            campaign_name,
+            qrels_spec[7:],
+            against,
+            measures[0],
+            fmt,
+            allow_incomplete=bool(given.get("allow_incomplete")),
+        )
         emit(text, output)  # fmt: skip
         return
     with refusals():

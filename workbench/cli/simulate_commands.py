@@ -27,8 +27,6 @@ def _groups(pairs: tuple[str, ...]) -> dict[str, str]:
     return groups
 
 
-
-
 def _inputs(command: Callable[..., Any]) -> Callable[..., Any]:
     """The options every simulation reads its data with (qrels, runs, depth, level, seed,
     documents, format, output)."""
@@ -88,21 +86,52 @@ def _names(text: str) -> list[str]:
 
 @click.command("simulate-estimates")
 @_inputs
-@click.option("--designs", default="uniform,stratified,prior", show_default=True,
-              help="Sampling designs: uniform, stratified, prior ('' for none).")
-@click.option("--strategies", default="mm", show_default=True,
-              help="Adaptive strategies judged with a reserved sample ('' for none).")
-@click.option("--budgets", default="10%,20%,30%", show_default=True,
-              help="Shares of each topic's pool (10%) or judgements per topic (200).")
-@click.option("--sample-share", type=click.FloatRange(0, 1, min_open=True, max_open=True),
-              default=0.2, show_default=True,
-              help="Adaptive strategies: share of the budget for the reserved sample.")
-@click.option("--repeats", type=click.IntRange(min=1), default=5, show_default=True,
-              help="Samples per design and budget.")
-@click.option("--bootstrap", "replicates", type=click.IntRange(min=2), default=100,
-              show_default=True, help="Bootstrap replicates per topic.")
-@click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True),
-              default=0.95, show_default=True)
+@click.option(
+    "--designs",
+    default="uniform,stratified,prior",
+    show_default=True,
+    help="Sampling designs: uniform, stratified, prior ('' for none).",
+)
+@click.option(
+    "--strategies",
+    default="mm",
+    show_default=True,
+    help="Adaptive strategies judged with a reserved sample ('' for none).",
+)
+@click.option(
+    "--budgets",
+    default="10%,20%,30%",
+    show_default=True,
+    help="Shares of each topic's pool (10%) or judgements per topic (200).",
+)
+@click.option(
+    "--sample-share",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.2,
+    show_default=True,
+    help="Adaptive strategies: share of the budget for the reserved sample.",
+)
+@click.option(
+    "--repeats",
+    type=click.IntRange(min=1),
+    default=5,
+    show_default=True,
+    help="Samples per design and budget.",
+)
+@click.option(
+    "--bootstrap",
+    "replicates",
+    type=click.IntRange(min=2),
+    default=100,
+    show_default=True,
+    help="Bootstrap replicates per topic.",
+)
+@click.option(
+    "--confidence",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.95,
+    show_default=True,
+)
 def simulate_estimates(
     qrels_path: str, run_paths: tuple[str, ...], more_runs: tuple[str, ...], depth: int,
     seed: int, relevance_level: int, documents_path: str | None, fmt: str,
@@ -132,17 +161,39 @@ def simulate_estimates(
 @click.command("simulate-stopping")
 @_inputs
 @click.option("--strategies", default="mm", show_default=True, help="Judging strategies.")
-@click.option("--rules", default="knee,hypergeometric,target,sample", show_default=True,
-              help="Stopping rules (workbench.stopping).")
-@click.option("--target", type=click.FloatRange(0, 1, min_open=True, max_open=True),
-              default=0.9, show_default=True, help="The recall target.")
-@click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True),
-              default=0.95, show_default=True)
-@click.option("--sample-share", type=click.FloatRange(0, 1, min_open=True, max_open=True),
-              default=0.1, show_default=True,
-              help="The reserved sample of the target and sample rules (share of the pool).")
-@click.option("--check-every", type=click.IntRange(min=1), default=5, show_default=True,
-              help="Consult the rule every N judgements (the live pools' batch).")
+@click.option(
+    "--rules",
+    default="knee,hypergeometric,target,sample",
+    show_default=True,
+    help="Stopping rules (workbench.stopping).",
+)
+@click.option(
+    "--target",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.9,
+    show_default=True,
+    help="The recall target.",
+)
+@click.option(
+    "--confidence",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.95,
+    show_default=True,
+)
+@click.option(
+    "--sample-share",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.1,
+    show_default=True,
+    help="The reserved sample of the target and sample rules (share of the pool).",
+)
+@click.option(
+    "--check-every",
+    type=click.IntRange(min=1),
+    default=5,
+    show_default=True,
+    help="Consult the rule every N judgements (the live pools' batch).",
+)
 def simulate_stopping(
     qrels_path: str, run_paths: tuple[str, ...], more_runs: tuple[str, ...], depth: int,
     seed: int, relevance_level: int, documents_path: str | None, fmt: str,
@@ -169,20 +220,46 @@ def simulate_stopping(
 
 @click.command()
 @_inputs
-@click.option("--strategies", default="depth,take,mtf,hedge,mm,ts", show_default=True,
-              help="Comma-separated judging strategies (see workbench.adaptive).")
-@click.option("--budgets", default=None,
-              help="Per-topic budgets: shares of the depth pool (10%) or judgement counts (200). "
-              "Default: 5%,10%,20%,30%,40%,50%,60%,80%,100%.")
-@click.option("--judges", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Reads per judgement; the label is their majority.")
-@click.option("--noise", type=click.FloatRange(0, 0.5, max_open=True), default=0.0,
-              show_default=True, help="Probability that a read flips the label.")
-@click.option("--group", "group_pairs", multiple=True,
-              help="RUN_TAG=GROUP for leave-one-group-out (default: each run its own group).")
+@click.option(
+    "--strategies",
+    default="depth,take,mtf,hedge,mm,ts",
+    show_default=True,
+    help="Comma-separated judging strategies (see workbench.adaptive).",
+)
+@click.option(
+    "--budgets",
+    default=None,
+    help="Per-topic budgets: shares of the depth pool (10%) or judgement counts (200). "
+    "Default: 5%,10%,20%,30%,40%,50%,60%,80%,100%.",
+)
+@click.option(
+    "--judges",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Reads per judgement; the label is their majority.",
+)
+@click.option(
+    "--noise",
+    type=click.FloatRange(0, 0.5, max_open=True),
+    default=0.0,
+    show_default=True,
+    help="Probability that a read flips the label.",
+)
+@click.option(
+    "--group",
+    "group_pairs",
+    multiple=True,
+    help="RUN_TAG=GROUP for leave-one-group-out (default: each run its own group).",
+)
 @click.option("--no-reusability", is_flag=True, help="Skip leave-one-group-out.")
-@click.option("--plots", "plots_dir", type=click.Path(file_okay=False, path_type=Path),
-              default=None, help="Write relevant-found.svg and tau-map.svg here.")
+@click.option(
+    "--plots",
+    "plots_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Write relevant-found.svg and tau-map.svg here.",
+)
 def simulate(
     qrels_path: str, run_paths: tuple[str, ...], more_runs: tuple[str, ...], depth: int,
     seed: int, relevance_level: int, documents_path: str | None, fmt: str,

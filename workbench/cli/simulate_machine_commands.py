@@ -25,33 +25,83 @@ def _shares(text: str) -> list[float]:
 
 
 @click.command("simulate-machine")
-@click.option("--qrels", "qrels_path", required=True, type=click.Path(exists=True, dir_okay=False),
-              help="The full qrels: the truth the machine and the humans are measured by.")
-@click.option("--runs", "run_paths", required=True, multiple=True,
-              type=click.Path(exists=True, dir_okay=False), help="A run file (repeatable).")
+@click.option(
+    "--qrels",
+    "qrels_path",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="The full qrels: the truth the machine and the humans are measured by.",
+)
+@click.option(
+    "--runs",
+    "run_paths",
+    required=True,
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="A run file (repeatable).",
+)
 @click.argument("more_runs", nargs=-1, type=click.Path(exists=True, dir_okay=False))
-@click.option("--designs", default=",".join(DEFAULT_DESIGNS), show_default=True,
-              help=f"Comma-separated designs: {', '.join(DESIGNS)}.")
-@click.option("--budgets", default="5%,10%,20%", show_default=True,
-              help="Human budgets: shares of each topic's pool.")
-@click.option("--kappa", type=click.FloatRange(0, 1), default=0.6, show_default=True,
-              help="The machine's expected Cohen's kappa against the truth.")
-@click.option("--errors", type=click.Choice(tuple(ERROR_MODELS)), default="marginal",
-              show_default=True, help="Where the machine's errors fall.")
-@click.option("--adversarial", type=click.FloatRange(0, 1), default=0.0, show_default=True,
-              help="Share of the non-relevant pooled documents the machine over-rates.")
-@click.option("--detection", type=click.FloatRange(0, 1), default=0.0, show_default=True,
-              help="Share of those flagged as suspicious (always judged by humans).")
-@click.option("--certainty-auc", type=click.FloatRange(0.5, 1, max_open=True), default=0.75,
-              show_default=True, help="How well the machine's certainty tells its errors.")
-@click.option("--human-kappa", type=click.FloatRange(0, 1), default=1.0, show_default=True,
-              help="The human judges' kappa against the truth.")
+@click.option(
+    "--designs",
+    default=",".join(DEFAULT_DESIGNS),
+    show_default=True,
+    help=f"Comma-separated designs: {', '.join(DESIGNS)}.",
+)
+@click.option(
+    "--budgets",
+    default="5%,10%,20%",
+    show_default=True,
+    help="Human budgets: shares of each topic's pool.",
+)
+@click.option(
+    "--kappa",
+    type=click.FloatRange(0, 1),
+    default=0.6,
+    show_default=True,
+    help="The machine's expected Cohen's kappa against the truth.",
+)
+@click.option(
+    "--errors",
+    type=click.Choice(tuple(ERROR_MODELS)),
+    default="marginal",
+    show_default=True,
+    help="Where the machine's errors fall.",
+)
+@click.option(
+    "--adversarial",
+    type=click.FloatRange(0, 1),
+    default=0.0,
+    show_default=True,
+    help="Share of the non-relevant pooled documents the machine over-rates.",
+)
+@click.option(
+    "--detection",
+    type=click.FloatRange(0, 1),
+    default=0.0,
+    show_default=True,
+    help="Share of those flagged as suspicious (always judged by humans).",
+)
+@click.option(
+    "--certainty-auc",
+    type=click.FloatRange(0.5, 1, max_open=True),
+    default=0.75,
+    show_default=True,
+    help="How well the machine's certainty tells its errors.",
+)
+@click.option(
+    "--human-kappa",
+    type=click.FloatRange(0, 1),
+    default=1.0,
+    show_default=True,
+    help="The human judges' kappa against the truth.",
+)
 @click.option("--depth", type=click.IntRange(min=1), default=100, show_default=True)
 @click.option("--repetitions", type=click.IntRange(min=1), default=5, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("-l", "--relevance-level", type=int, default=1, show_default=True)
-@click.option("--format", "fmt", type=click.Choice(tuple(FORMATS)), default="text",
-              show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(tuple(FORMATS)), default="text", show_default=True
+)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None)
 def simulate_machine(
     qrels_path: str,

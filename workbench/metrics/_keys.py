@@ -91,4 +91,3 @@ def topic_tables(qrels: Qrels) -> tuple[np.ndarray, np.ndarray] | None:
         if tables is not None:
             _TOPIC_TABLES[qrels] = tables
     return tables
-

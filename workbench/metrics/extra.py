@@ -94,9 +94,7 @@ def _normalised(pair: Any) -> Callable[[Ranked, int], np.ndarray]:
     return pick
 
 
-def _dcg_families(
-    scheme: str, pair: Any, dcg_help: str, aliases: tuple[str, str]
-) -> list[Family]:
+def _dcg_families(scheme: str, pair: Any, dcg_help: str, aliases: tuple[str, str]) -> list[Family]:
     """``dcg_<scheme>`` at cutoff k (``pair(r, k)``: actual and ideal DCG) and ``ndcg_<scheme>``,
     it over the ideal ranking's; ``aliases``: one for each."""
     return [

@@ -294,4 +294,3 @@ def ir_measures_names_of(family: str) -> list[str]:
         if measure.trec_at == family and measure.at is not None:
             names.append(f"{name}@{'r' if measure.at == 'recall' else 'k'}")
     return names + _NAMED_BY_PRESET.get(family, [])
-

@@ -365,4 +365,3 @@ def measure_catalogue(compat: int = 10) -> list[MeasureEntry]:
             )
         )
     return entries
-

@@ -66,8 +66,19 @@ def estimate_simulation_table(simulation: EstimateSimulation) -> Table:
     ]  # fmt: skip
     level = f"{100 * simulation.confidence:g} %"
     return Table(
-        ["source", "budget", "estimator", "judged %", "bias", "RMSE", "tau", f"{level} cover",
-         "left est.", "left true", "left cover"],
+        [
+            "source",
+            "budget",
+            "estimator",
+            "judged %",
+            "bias",
+            "RMSE",
+            "tau",
+            f"{level} cover",
+            "left est.",
+            "left true",
+            "left cover",
+        ],
         rows,
         caption=(
             f"MAP estimated from sampled judgements: {simulation.runs} runs, "
@@ -104,8 +115,16 @@ def stopping_simulation_table(simulation: StoppingSimulation) -> Table:
     ]  # fmt: skip
     target = f"{simulation.target:g}"
     return Table(
-        ["strategy", "rule", f"recall >= {target} (% topics)", "mean recall", "min recall",
-         "judgements", "judged %", "saved %"],
+        [
+            "strategy",
+            "rule",
+            f"recall >= {target} (% topics)",
+            "mean recall",
+            "min recall",
+            "judgements",
+            "judged %",
+            "saved %",
+        ],
         rows,
         caption=(
             f"Stopping rules: {simulation.runs} runs, {simulation.topics} topics, "

@@ -12,8 +12,16 @@ def fidelity_table(checks: Sequence[Fidelity]) -> Table:
     """Per method and pair of runs: impressions won by each under random clicks, the bias
     (first - second wins) / impressions and its binomial p-value."""
     rows = [
-        cells(c.method, p.first, p.second, p.impressions, p.first_wins, p.second_wins,
-              p.bias, p.p_value)
+        cells(
+            c.method,
+            p.first,
+            p.second,
+            p.impressions,
+            p.first_wins,
+            p.second_wins,
+            p.bias,
+            p.p_value,
+        )
         for c in checks
         for p in c.pairs
     ]

@@ -18,8 +18,18 @@ def simulation_table(result: MachineSimulation) -> Table:
     ]  # fmt: skip
     m = result.model
     return Table(
-        ["Design", "Human budget", "Human judgements", "Human share", "Qrels error",
-         "Machine kappa", "tau (MAP)", "least tau", "tau_AP", "Largest move"],
+        [
+            "Design",
+            "Human budget",
+            "Human judgements",
+            "Human share",
+            "Qrels error",
+            "Machine kappa",
+            "tau (MAP)",
+            "least tau",
+            "tau_AP",
+            "Largest move",
+        ],
         rows,
         caption=(
             f"A machine judge of kappa {m.kappa:g} ({m.errors} errors, {m.adversarial:.0%} "
@@ -30,7 +40,8 @@ def simulation_table(result: MachineSimulation) -> Table:
         label="machine-simulation",
         digits=3,
         notes=[
-            f"{name}: {text}." for name, text in DESIGNS.items()
+            f"{name}: {text}."
+            for name, text in DESIGNS.items()
             if any(r.design == name for r in result.rows)
         ],
     )

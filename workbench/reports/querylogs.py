@@ -36,8 +36,15 @@ def logs_table(summaries: list[QueryLogSummary]) -> Table:
     return Table(
         ["Log", "Source", "Imported", "k", "Impressions", "On topics", "Topics"],
         [
-            cells(s.name, s.source, s.created_at, s.min_users, s.impressions,
-                  s.mapped_impressions, s.topics)
+            cells(
+                s.name,
+                s.source,
+                s.created_at,
+                s.min_users,
+                s.impressions,
+                s.mapped_impressions,
+                s.topics,
+            )
             for s in summaries
         ],
         caption="Query logs of the campaign.",
@@ -79,16 +86,21 @@ def click_evaluation_table(report: ClickEvaluation) -> Table:
     click_rank = {tag: i + 1 for i, tag in enumerate(report.clicks_order)}
     assessor_rank = {tag: i + 1 for i, tag in enumerate(report.assessors_order)}
     rows = [
-        cells(r.tag, r.clicks, click_rank[r.tag], r.assessors, assessor_rank[r.tag],
-              r.click_topics)
+        cells(r.tag, r.clicks, click_rank[r.tag], r.assessors, assessor_rank[r.tag], r.click_topics)
         for r in sorted(report.runs, key=lambda r: assessor_rank[r.tag])
     ]
     source = report.source
     clicks = source == "clicks"
     noun, word = ("Click preferences", "click") if clicks else ("Pairwise preferences", source)
     table = Table(
-        ["Run", f"{report.prefs_measure} ({source})", "Rank", f"{report.measure} (assessors)",
-         "Rank", f"Topics ({source})"],
+        [
+            "Run",
+            f"{report.prefs_measure} ({source})",
+            "Rank",
+            f"{report.measure} (assessors)",
+            "Rank",
+            f"Topics ({source})",
+        ],
         rows,
         caption=(
             f"Runs scored on the {_preferences_of(report)} ({report.options}; "

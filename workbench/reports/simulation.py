@@ -19,10 +19,18 @@ def simulation_table(simulation: Simulation) -> Table:
     for r in simulation.results:
         main = r.agreement("MAP")
         values = [
-            r.strategy, r.budget, r.judgements, 100 * r.judged_share, r.relevant_found,
-            100 * r.relevant_share, main.kendall_tau, main.tau_ap, main.max_rank_change,
+            r.strategy,
+            r.budget,
+            r.judgements,
+            100 * r.judged_share,
+            r.relevant_found,
+            100 * r.relevant_share,
+            main.kendall_tau,
+            main.tau_ap,
+            main.max_rank_change,
             *(r.agreement(m).kendall_tau for m in SHOWN[1:]),
-            r.logo_mean_error, r.logo_max_error,
+            r.logo_mean_error,
+            r.logo_max_error,
         ]
         rows.append([Cell(v) for v in values])
     noise = (

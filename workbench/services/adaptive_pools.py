@@ -167,8 +167,17 @@ def build_adaptive_pool(
     refuse_if_archived(campaign)
     check_settings(strategy, budget, batch, secondary_share)
     assert budget is not None
-    settings = AdaptiveSettings(strategy, budget, batch, secondary_share, sample_share,
-                                stop_rule or None, recall_target, confidence, auto_stop)
+    settings = AdaptiveSettings(
+        strategy,
+        budget,
+        batch,
+        secondary_share,
+        sample_share,
+        stop_rule or None,
+        recall_target,
+        confidence,
+        auto_stop,
+    )
     check_sampling(settings)
     if adaptive.get_strategy(strategy).needs_texts:
         try:

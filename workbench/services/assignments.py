@@ -50,9 +50,7 @@ class ToJudge:
     total: int
 
 
-def documents_to_judge(
-    session: Session, assignments: Sequence[Assignment]
-) -> dict[int, ToJudge]:
+def documents_to_judge(session: Session, assignments: Sequence[Assignment]) -> dict[int, ToJudge]:
     """Assignment id -> its documents (`ToJudge`), as its judging page's sequence
     (`judging._sequence`) has them: the sampled entries of its pool's topic (for an adaptive
     pool, `adaptive_pools.documents_to_judge`: a secondary judge's sample), narrowed to its

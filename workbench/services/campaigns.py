@@ -55,13 +55,27 @@ def parse_scale(text: str) -> list[ScalePoint]:
 # the judging and adjudication pages' own keys (static/judge.js, adjudicate.js): a grade
 # cannot take one
 NAVIGATION_KEYS = {
-    "n": "next document", "p": "previous document", "s": "skip", "c": "cannot judge",
-    "m": "comment", " ": "scroll", "ArrowLeft": "previous document",
-    "ArrowRight": "next document", "ArrowUp": "scroll", "ArrowDown": "scroll",
-    "PageUp": "scroll", "PageDown": "scroll", "Home": "scroll", "End": "scroll",
-    "Enter": "save", "Escape": "leave a text field",
-    "j": "next document to adjudicate", "k": "previous document to adjudicate",
-    "z": "undo the last judgement", "t": "next topic", "e": "mark an evidence passage",
+    "n": "next document",
+    "p": "previous document",
+    "s": "skip",
+    "c": "cannot judge",
+    "m": "comment",
+    " ": "scroll",
+    "ArrowLeft": "previous document",
+    "ArrowRight": "next document",
+    "ArrowUp": "scroll",
+    "ArrowDown": "scroll",
+    "PageUp": "scroll",
+    "PageDown": "scroll",
+    "Home": "scroll",
+    "End": "scroll",
+    "Enter": "save",
+    "Escape": "leave a text field",
+    "j": "next document to adjudicate",
+    "k": "previous document to adjudicate",
+    "z": "undo the last judgement",
+    "t": "next topic",
+    "e": "mark an evidence passage",
 }
 
 

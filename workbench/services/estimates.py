@@ -174,8 +174,9 @@ def pool_estimates(
     if replicates < 2:
         raise ServiceError(f"at least 2 bootstrap replicates are needed; got {replicates}")
     pool = pools.get_pool(session, campaign, pool_number)
-    named = evaluation_inputs.resolve_qrels(session, campaign, qrels_spec,
-                                             allow_files=allow_files, allow_incomplete=True)
+    named = evaluation_inputs.resolve_qrels(
+        session, campaign, qrels_spec, allow_files=allow_files, allow_incomplete=True
+    )
     design, topics = _design(session, pool, named.qrels, campaign.relevance_level)
     runs = evaluation_inputs.load_runs(session, campaign)
     z = float(sp_stats.norm.ppf((1 + confidence) / 2))

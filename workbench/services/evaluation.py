@@ -168,9 +168,7 @@ def _topics_of_runs(topics: Iterable[tuple[str, list[str]]], says: str) -> list[
     return [f"{tag} {says.format(n=len(qids))}: {', '.join(qids)}." for tag, qids in topics if qids]
 
 
-def _evaluate(
-    qrels: QrelsDict, run: LoadedRun, measures: Sequence[str], level: int
-) -> Any:
+def _evaluate(qrels: QrelsDict, run: LoadedRun, measures: Sequence[str], level: int) -> Any:
     """The metric module's evaluation of one run over the `qrels` topics (trec_eval -c -l);
     refusals (unknown measure, a topic trec_eval cannot evaluate) as ServiceError."""
     ranked = {q: v for q, v in run.as_dict().items() if q in qrels}

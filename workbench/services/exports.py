@@ -409,15 +409,25 @@ EXPORTS: dict[str, Export] = {
             (
                 ExportOption("judge", "text", "The machine judge (machine:<model>)."),
                 ExportOption(
-                    "combination", "choice", "hybrid: human labels where there are, the "
+                    "combination",
+                    "choice",
+                    "hybrid: human labels where there are, the "
                     "machine's elsewhere; machine: the machine's alone.",
                     choices=("hybrid", "machine"),
                 ),
-                ExportOption("assessor", "text", "Human labels of one assessor (default: the "
-                             "final labels, or the single judges' labels)."),
+                ExportOption(
+                    "assessor",
+                    "text",
+                    "Human labels of one assessor (default: the "
+                    "final labels, or the single judges' labels).",
+                ),
                 ExportOption("binary_level", "int", "Write 1 for grades >= L, else 0."),
-                ExportOption("allow_incomplete", "flag", "Export even though pooled documents "
-                             "lack a label (said in the file name and the message)."),
+                ExportOption(
+                    "allow_incomplete",
+                    "flag",
+                    "Export even though pooled documents "
+                    "lack a label (said in the file name and the message).",
+                ),
             ),
         ),
         Export(

@@ -308,9 +308,7 @@ def _evict(session: Session, campaign_id: int, now: dt.datetime) -> None:
     evicted = session.scalars(select(ReportJob.id).where(reports, ReportJob.id.not_in(kept)))
     horizon = now - dt.timedelta(seconds=KEPT_TASK_S)
     old_tasks = session.scalars(
-        select(ReportJob.id).where(
-            finished, tasks, ReportJob.queued_at < horizon
-        )
+        select(ReportJob.id).where(finished, tasks, ReportJob.queued_at < horizon)
     )
     doomed = [*evicted, *old_tasks]
     if doomed:
@@ -577,7 +575,6 @@ class Worker:
             _abandoned[kind](self.store, campaign_id, params)
         except Exception:  # the next import of the campaign clears what is left
             traceback.print_exc()
-
 
     def _beat(self, job_id: int, generation: int) -> None:
         """The heartbeat of a job its child is computing, written by this thread: in the

@@ -58,8 +58,10 @@ def write_qrels(
         qrels = {q: {d: g if g == UNSAMPLED else int(is_relevant(g, level))
                      for d, g in docs.items()} for q, docs in qrels.items()}  # fmt: skip
     trec.write_qrels(qrels, dest)
-    incomplete = () if combined.completeness.complete else (
-        f"incomplete qrels: {combined.completeness.describe()}",
+    incomplete = (
+        ()
+        if combined.completeness.complete
+        else (f"incomplete qrels: {combined.completeness.describe()}",)
     )
     warnings = (combined.describe(), *combined.provenance, *incomplete)
     suffix = f".{combined.combination}.{judge.name.removeprefix('machine:')}"

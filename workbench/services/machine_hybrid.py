@@ -271,7 +271,7 @@ class CombinedQrels:
     def qrels(self) -> dict[str, dict[str, int]]:
         labels = self.with_unsampled()
         out: dict[str, dict[str, int]] = {}
-        for (qid, docno) in sorted(labels, key=lambda k: (qid_key(k[0]), k[1])):
+        for qid, docno in sorted(labels, key=lambda k: (qid_key(k[0]), k[1])):
             out.setdefault(qid, {})[docno] = labels[(qid, docno)]
         return out
 

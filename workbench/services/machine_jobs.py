@@ -338,8 +338,13 @@ def _prepared(
         topic, document = topics[qid], documents.get(docno)
         if document is None or not (document.text or document.title):
             missing = f"missing:{qid}:{docno}"
-            tasks[missing] = _Task([(qid, docno)], missing, None, (),
-                                   "the document's text is not loaded in the campaign")
+            tasks[missing] = _Task(
+                [(qid, docno)],
+                missing,
+                None,
+                (),
+                "the document's text is not loaded in the campaign",
+            )
             continue
         key = judge_prompt.cache_key(judge.model, judge.template_hash, answer, topic, document)
         if key in tasks:
@@ -370,9 +375,7 @@ def _cached_rows(session: Session, campaign_id: int, keys: Sequence[str]) -> dic
     return found
 
 
-def _row(
-    job: Any, task: _Task, key: Key, **values: Any
-) -> dict[str, Any]:
+def _row(job: Any, task: _Task, key: Key, **values: Any) -> dict[str, Any]:
     return {
         "judge_id": job.judge_id,
         "campaign_id": job.campaign_id,
@@ -386,9 +389,7 @@ def _row(
     }
 
 
-def _answer_values(
-    reply: Reply, grades: Sequence[int], params: dict[str, Any]
-) -> dict[str, Any]:
+def _answer_values(reply: Reply, grades: Sequence[int], params: dict[str, Any]) -> dict[str, Any]:
     parsed = judge_prompt.parse_answer(reply.text, grades, reply.finish_reason)
     probabilities = judge_prompt.grade_probabilities(reply.logprobs, grades)
     cost = (
@@ -443,8 +444,10 @@ def run_job(
         if isinstance(error, KeyboardInterrupt):
             _set(store, job_id, status=STOPPED, error="interrupted", finished_at=utcnow())
             raise
-        message = str(error) if isinstance(error, ServiceError | MissingClientLibrary) else (
-            f"{type(error).__name__}: {error}"
+        message = (
+            str(error)
+            if isinstance(error, ServiceError | MissingClientLibrary)
+            else (f"{type(error).__name__}: {error}")
         )
         _set(store, job_id, status=FAILED, error=message[:2000], finished_at=utcnow())
         if isinstance(error, ServiceError | MissingClientLibrary):
@@ -483,8 +486,14 @@ def _run(
         items = scope_items(session, campaign, scope)
         answered = _answered(session, judge.id)
         todo = [key for key in items if key not in answered]
-        totals = _Counters(done=len(items) - len(todo), calls=job.calls, tokens=job.tokens,
-                           cached=job.cached, cannot_judge=job.cannot_judge, cost=job.cost)
+        totals = _Counters(
+            done=len(items) - len(todo),
+            calls=job.calls,
+            tokens=job.tokens,
+            cached=job.cached,
+            cannot_judge=job.cannot_judge,
+            cost=job.cost,
+        )
     _set(store, job_id, total=len(items), done=totals.done)
     client = (client_factory or ChatClient)(endpoint)
     unanswered = _unanswered_ids(store, view.judge_id)
@@ -577,8 +586,16 @@ def _run(
                     if outcome.fatal:
                         status, stop, error = FAILED, True, str(outcome)
                         continue
-                    record(task, {"grade": None, "answered": False, "attempts": outcome.attempts,
-                                  "cannot_judge": f"no answer: {outcome}", "cached": False})
+                    record(
+                        task,
+                        {
+                            "grade": None,
+                            "answered": False,
+                            "attempts": outcome.attempts,
+                            "cannot_judge": f"no answer: {outcome}",
+                            "cached": False,
+                        },
+                    )
                     continue
                 values = _answer_values(outcome, grades, params)
                 totals.tokens += outcome.prompt_tokens + outcome.completion_tokens
@@ -594,8 +611,10 @@ def _run(
     flush(force=True)
     missing = len(items) - totals.done
     if status == DONE and missing:
-        error = f"{missing} document(s) got no answer (recorded as cannot judge); resume the " \
+        error = (
+            f"{missing} document(s) got no answer (recorded as cannot judge); resume the "
             "job to ask again"
+        )
     _set(store, job_id, status=status, error=error, finished_at=utcnow(), stop_requested=False)
     return info(store, job_id)
 
@@ -684,4 +703,3 @@ def launch(store: Store, job_id: int) -> subprocess.Popen[bytes]:
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
-

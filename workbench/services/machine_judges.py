@@ -63,14 +63,22 @@ PARAMETERS: tuple[Parameter, ...] = (
     Parameter("max_tokens", "int", 200, "Longest answer, in tokens.", 1, 100_000, answer=True),
     Parameter("seed", "int", 0, "Sampling seed sent to the endpoint.", 0, 2**31 - 1, answer=True),
     Parameter(
-        "top_logprobs", "int", 5,
+        "top_logprobs",
+        "int",
+        5,
         "Token alternatives to ask log-probabilities for (0: none; some servers refuse them).",
-        0, 20, answer=True,
+        0,
+        20,
+        answer=True,
     ),
     Parameter(
-        "max_document_chars", "int", judge_prompt.MAX_DOCUMENT_CHARS,
+        "max_document_chars",
+        "int",
+        judge_prompt.MAX_DOCUMENT_CHARS,
         "Documents are cut after this many characters (the label is flagged 'truncated').",
-        100, 10_000_000, answer=True,
+        100,
+        10_000_000,
+        answer=True,
     ),
     Parameter("timeout_s", "float", 60.0, "Seconds per attempt.", 0.1, 3600.0),
     Parameter("attempts", "int", 5, "Attempts per question (429, 5xx, timeouts).", 1, 100),
@@ -281,9 +289,9 @@ def judge_info(session: Session, judge: MachineJudge) -> JudgeInfo:
 
 def judge_infos(session: Session, campaign: Campaign) -> list[JudgeInfo]:
     judges = session.scalars(
-        select(MachineJudge).where(MachineJudge.campaign_id == campaign.id).order_by(
-            MachineJudge.name
-        )
+        select(MachineJudge)
+        .where(MachineJudge.campaign_id == campaign.id)
+        .order_by(MachineJudge.name)
     )
     return [judge_info(session, judge) for judge in judges]
 
@@ -373,9 +381,23 @@ def machine_judgements(
         query = query.where(MachineJudgement.judge_id == judge.id)
     return [
         MachineLabel(
-            name, model, j.qid, j.docno, j.grade, j.cannot_judge, j.reason, j.raw_answer,
-            j.certainty, j.prompt_tokens, j.completion_tokens, j.latency_ms, j.cost, j.attempts,
-            j.cached, tuple(j.flags or ()), j.template_hash,
+            name,
+            model,
+            j.qid,
+            j.docno,
+            j.grade,
+            j.cannot_judge,
+            j.reason,
+            j.raw_answer,
+            j.certainty,
+            j.prompt_tokens,
+            j.completion_tokens,
+            j.latency_ms,
+            j.cost,
+            j.attempts,
+            j.cached,
+            tuple(j.flags or ()),
+            j.template_hash,
             json.dumps(answer_parameters({**parameters({}), **params}), sort_keys=True),
             j.created_at,
         )

@@ -293,8 +293,9 @@ def _samples(
             for e in session.scalars(select(PoolEntry).where(PoolEntry.pool_id == pool.id))
         ]
         unjudged = sum(1 for s in sample if s.sampled and s.key not in human)
-        estimate = hybrid.estimate_error(sample, human, machine, level=campaign.relevance_level,
-                                         design=design["design"])
+        estimate = hybrid.estimate_error(
+            sample, human, machine, level=campaign.relevance_level, design=design["design"]
+        )
         checks.append(SampleCheck(pool.number, design["design"], float(design["share"]),
                                   estimate, unjudged))  # fmt: skip
     return tuple(checks)
@@ -343,8 +344,9 @@ def machine_report(
         judge_notes = []
         rankings = []
         if len(runs) >= 2 and machine:
-            combined = machine_hybrid.combined_qrels(session, campaign, judge,
-                                                     combination="hybrid", assessor=assessor)
+            combined = machine_hybrid.combined_qrels(
+                session, campaign, judge, combination="hybrid", assessor=assessor
+            )
             for label, labels in (("machine", machine), ("hybrid", combined.labels)):
                 scores = _scores(runs, _qrels(labels), label, measure, campaign)
                 rankings.append(_ranking(human_scores, scores, label, measure, top_k))
@@ -393,8 +395,17 @@ def _agreement_table(report: MachineReport) -> Table:
         if a is None:
             rows.append(cells(j.judge, "overall", 0, None, None, None, None))
             continue
-        rows.append(cells(j.judge, "overall", a.n, a.kappa, f"{a.kappa_low:.3f}-{a.kappa_high:.3f}",
-                          a.weighted_kappa, f"{a.weighted_low:.3f}-{a.weighted_high:.3f}"))
+        rows.append(
+            cells(
+                j.judge,
+                "overall",
+                a.n,
+                a.kappa,
+                f"{a.kappa_low:.3f}-{a.kappa_high:.3f}",
+                a.weighted_kappa,
+                f"{a.weighted_low:.3f}-{a.weighted_high:.3f}",
+            )
+        )
         rows.extend(cells(j.judge, t.qid, t.n, t.kappa, None, t.weighted_kappa, None)
                     for t in a.per_topic)  # fmt: skip
     weights = next((j.agreement.weights for j in report.judges if j.agreement), "linear")

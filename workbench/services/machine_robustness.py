@@ -75,8 +75,15 @@ def robustness(
     params = {**machine_judges.parameters({}), **judge.params}
     client = client_factory(machine_judges.endpoint_of(judge))
     try:
-        grades = judge_robustness.grade_cases(client, judge.template, scale, params, cases,
-                                              neutralise=neutralise, concurrency=concurrency)
+        grades = judge_robustness.grade_cases(
+            client,
+            judge.template,
+            scale,
+            params,
+            cases,
+            neutralise=neutralise,
+            concurrency=concurrency,
+        )
     finally:
         close = getattr(client, "close", None)
         if close is not None:

@@ -219,7 +219,6 @@ def progress_document(campaign: str, report: dict) -> dict:
             for t in report["topics"]
         ],
         "assessors": [
-            {"username": a["username"], **progress_json(a["progress"])}
-            for a in report["assessors"]
+            {"username": a["username"], **progress_json(a["progress"])} for a in report["assessors"]
         ],
     }

@@ -261,9 +261,7 @@ def _pooled_gold(
 
 def _graded(session: Session, campaign: Campaign) -> set[tuple[str, str]]:
     """(qid, docno) with a current grade by some assessor."""
-    return {
-        (j.qid, j.docno) for j in counted_judgements(session, campaign) if j.grade is not None
-    }
+    return {(j.qid, j.docno) for j in counted_judgements(session, campaign) if j.grade is not None}
 
 
 def _sampled(session: Session, scope: PoolScope) -> set[tuple[str, str]]:

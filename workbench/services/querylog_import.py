@@ -188,9 +188,7 @@ def import_query_log(
     """Import a log in the caller's transaction (for large logs, and beside judging, use
     :func:`import_query_log_in_steps`): read twice (count each query's users, then keep the
     queries with at least k), the rows written BATCH at a time."""
-    source = LogSource(
-        Path(path), key, min_users, format, Path(mapping) if mapping else None, name
-    )
+    source = LogSource(Path(path), key, min_users, format, Path(mapping) if mapping else None, name)
     anonymiser, mapped = _observed(source)
     log, topic_of = _new_log(session, campaign, source, mapped)
     for rows in _impression_rows(source, anonymiser, log.id, topic_of):

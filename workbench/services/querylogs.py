@@ -64,7 +64,6 @@ class QueryLogSummary:
         return out
 
 
-
 def summarise(session: Session, log: QueryLog) -> QueryLogSummary:
     counts = session.execute(
         select(

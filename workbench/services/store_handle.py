@@ -28,6 +28,7 @@ def shown_url(store: Store) -> str:
     """The store's URL as messages show it: without its password."""
     return store.engine.url.render_as_string(hide_password=True)
 
+
 __all__ = [
     "ENV_VAR",
     "SQLITE_SYNCHRONOUS_ENV",

@@ -362,6 +362,7 @@ class RunEfficiency(Base):
     source: Mapped[str] = mapped_column(String(limits.FILE_NAME), default="")
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
 
+
 class Pool(Base):
     """A pool with every choice recorded so it can be rebuilt bit for bit."""
 

@@ -119,4 +119,3 @@ def segments_with_repeats(hashes: np.ndarray, offsets: np.ndarray) -> np.ndarray
         rows = np.flatnonzero(np.isin(keys, repeated))
         out[np.searchsorted(offsets, rows, side="right") - 1] = True
     return out
-

@@ -67,8 +67,10 @@ def trec_order_blocks(
     for first, last in pairwise(cuts):
         lo, hi = int(offsets[first]), int(offsets[last])
         if hi > lo:
-            yield first, last, _block_order(
-                docnos[lo:hi], keys[lo:hi], offsets[first : last + 1] - lo
+            yield (
+                first,
+                last,
+                _block_order(docnos[lo:hi], keys[lo:hi], offsets[first : last + 1] - lo),
             )
 
 

@@ -86,8 +86,13 @@ def status(campaign_id: int, pool_id: int):
         settings = adaptive_pools.settings_of(pool)
         campaign = {"id": c.id, "name": c.name}
     return render_template(
-        "admin/adaptive.html", campaign=campaign, pool_id=pool_id, described=described,
-        rows=rows, tab="overview", has_sample=bool(settings and settings.sample_share),
+        "admin/adaptive.html",
+        campaign=campaign,
+        pool_id=pool_id,
+        described=described,
+        rows=rows,
+        tab="overview",
+        has_sample=bool(settings and settings.sample_share),
         rule_auto=bool(settings and settings.auto_stop),
     )
 
@@ -183,8 +188,10 @@ def adaptive_provenance(campaign_ref: str):
 @admin_required
 def adaptive_budget(campaign_ref: str, pool_id: int):
     data = parse_json(request.get_data())
-    if not isinstance(data, dict) or isinstance(data.get("budget"), bool) or not isinstance(
-        data.get("budget"), int
+    if (
+        not isinstance(data, dict)
+        or isinstance(data.get("budget"), bool)
+        or not isinstance(data.get("budget"), int)
     ):
         raise ServiceError("expected a JSON object with an integer budget")
     topic = data.get("topic")

@@ -245,8 +245,13 @@ OPERATIONS: dict[str, Operation] = {
         "Judging progress per topic and per assessor over the assignments of the pools in "
         "scope. {campaign_ref} is the campaign's name or id.",
         {"200": "{campaign, pools, scope, overall, topics, assessors}"},
-        query=[_query("pools", "pool numbers, e.g. 1,2 (default: the pools with assignments; "
-                      "archived pools never)")],
+        query=[
+            _query(
+                "pools",
+                "pool numbers, e.g. 1,2 (default: the pools with assignments; "
+                "archived pools never)",
+            )
+        ],
     ),
     "api.report_json": Operation(
         "admin",

@@ -129,7 +129,10 @@ def request_page(
     except ValueError:
         current_app.logger.warning(
             "report job %s (%s, campaign %s): the stored result's seal does not match; "
-            "recomputing it", state.id, kind, campaign_id
+            "recomputing it",
+            state.id,
+            kind,
+            campaign_id,
         )
     jobs.discard_result(get_store(), state.id)
     if not wants_json():

@@ -20,8 +20,7 @@ def section(by: str) -> Section[Reusability]:
     return Section(
         f"reusability-{by}",
         f"Reusability: leave one {by} out",
-        f"Each contributing run re-scored without the pooled documents only its {by} "
-        "contributed.",
+        f"Each contributing run re-scored without the pooled documents only its {by} contributed.",
         build,
         lambda reusability: [reusability_table(reusability)],
         needs=("table", "per-topic measure", "pools"),
