@@ -437,7 +437,7 @@ def main(argv: list[str] | None = None) -> int:
                     ),
                     "evaluation (randomisation test)": admin.until_shown(
                         f"/reports/{c}/evaluation?test=randomization&allow_incomplete=1",
-                        b'id="evaluation-runs"',
+                        b'id="report-head"',  # the report is computed
                         args.report_guard,
                     ),
                 }
