@@ -42,11 +42,17 @@ from workbench.store.models import (
 REPO = Path(__file__).resolve().parents[2]
 
 
+REQUEST_COUNTERS = frozenset({"login_failures", "rate_buckets"})
+"""Tables that count requests, not data: a refused request may still count (a failed login,
+a token taken from the judging rate, kept in the store on PostgreSQL)."""
+
+
 def row_counts(session: Session) -> dict[str, int]:
-    """Rows of every table of the store."""
+    """Rows of every table of the store that holds data (not `REQUEST_COUNTERS`)."""
     return {
         table.name: session.scalar(select(func.count()).select_from(table)) or 0
         for table in Base.metadata.sorted_tables
+        if table.name not in REQUEST_COUNTERS
     }
 
 
