@@ -71,6 +71,27 @@ def test_a_long_cannot_judge_reason_is_refused(app: Flask, world: World) -> None
     assert counts(app) == before
 
 
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        (2**31, "campaign must be between"),
+        (-(2**31), "campaign must be between"),
+        (10**30, "an integer of 31 digits is out of range"),  # the JSON reader's own bound
+    ],
+)
+def test_ids_in_json_bodies_beyond_the_column_range_are_400(
+    app: Flask, world: World, value: int, said: str
+) -> None:
+    """Asking for work in campaign 2**31 overflowed PostgreSQL's INTEGER (a 500, found by
+    schemathesis in CI's PostgreSQL pass)."""
+    alice = client_factory(app)("alice")
+    before = counts(app)
+    response = alice.post("/api/v1/work", json={"campaign": value})
+    assert response.status_code == 400, response.text
+    assert said in response.json["error"]
+    assert counts(app) == before
+
+
 def test_the_json_api_takes_kilobytes(app: Flask, world: World) -> None:
     alice = client_factory(app)("alice")
     body = json.dumps({"docno": "D1", "grade": 1, "comment": "x" * limits.API_BODY_BYTES})

@@ -12,7 +12,7 @@ from typing import Any
 from flask import Blueprint, Response, jsonify, request
 from flask_login import current_user
 
-from workbench import routing
+from workbench import limits, routing
 from workbench.reports.tables import FORMATS, json_safe, render_all
 from workbench.services import assessor_dashboard
 from workbench.services import campaigns as campaign_service
@@ -45,9 +45,15 @@ def _names(data: dict[str, Any], key: str) -> list[str] | None:
 
 
 def _int(data: dict[str, Any], key: str) -> int | None:
+    """The integer under `key` (None when absent), within the store's INTEGER range (a larger
+    one would overflow PostgreSQL's column: a 500 instead of a 400)."""
     value = data.get(key)
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
         raise ServiceError(f"{key} must be an integer")
+    if abs(value) > limits.INT32_MAX:
+        raise ServiceError(f"{key} must be between {-limits.INT32_MAX} and {limits.INT32_MAX}")
     return value
 
 
