@@ -9,6 +9,7 @@ integers of more than 18 digits, strings that are not valid Unicode or that cont
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any, overload
 
 from werkzeug.routing import IntegerConverter
@@ -51,6 +52,19 @@ def form_int(
         raise ServiceError(f"{name} must be at least {minimum}; got {value}")
     if not minimum <= value <= maximum:
         raise ServiceError(f"{name} must be between {minimum} and {maximum}; got {value}")
+    return value
+
+
+def json_int(data: Mapping[str, Any], key: str) -> int | None:
+    """The integer under `key` of a JSON object (None when absent) within the store's INTEGER
+    range: a larger one would overflow PostgreSQL's column (a 500 instead of a 400)."""
+    value = data.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ServiceError(f"{key} must be an integer")
+    if abs(value) > limits.INT32_MAX:
+        raise ServiceError(f"{key} must be between {-limits.INT32_MAX} and {limits.INT32_MAX}")
     return value
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from flask import Blueprint, Response, jsonify, request
 from flask_login import current_user
 
-from workbench import limits, routing
+from workbench import routing
 from workbench.reports.tables import FORMATS, json_safe, render_all
 from workbench.services import assessor_dashboard
 from workbench.services import campaigns as campaign_service
@@ -21,7 +21,7 @@ from workbench.services import routing as routing_service
 from workbench.services.errors import NotFound, ServiceError
 from workbench.web.db import get_store
 from workbench.web.downloads import content_disposition
-from workbench.web.inputs import parse_json
+from workbench.web.inputs import json_int, parse_json
 from workbench.web.quality import dashboard_options
 from workbench.web.security import admin_required, assessor_required
 
@@ -41,19 +41,6 @@ def _names(data: dict[str, Any], key: str) -> list[str] | None:
         return None
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ServiceError(f"{key} must be a list of strings")
-    return value
-
-
-def _int(data: dict[str, Any], key: str) -> int | None:
-    """The integer under `key` (None when absent), within the store's INTEGER range (a larger
-    one would overflow PostgreSQL's column: a 500 instead of a 400)."""
-    value = data.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ServiceError(f"{key} must be an integer")
-    if abs(value) > limits.INT32_MAX:
-        raise ServiceError(f"{key} must be between {-limits.INT32_MAX} and {limits.INT32_MAX}")
     return value
 
 
@@ -85,13 +72,13 @@ def route_pool(campaign_ref: str):
         result = routing_service.route_pool(
             session,
             campaign_service.get_campaign(session, campaign_ref),
-            _int(data, "pool"),
+            json_int(data, "pool"),
             policy,
             values,
             assessor_names=_names(data, "assessors"),
             order=order,
             topics=_names(data, "topics"),
-            seed=_int(data, "seed"),
+            seed=json_int(data, "seed"),
         )
     body = dataclasses.asdict(result)
     body["pool"] = result.pool.number
@@ -173,7 +160,7 @@ def ask_for_work():
     places taken, as [{"qid", "docno"}]; the documents appear in the assessor's topics."""
     data = _body()
     claimed = routing_service.ask_for_work(
-        get_store(), current_user.id, campaign_id=_int(data, "campaign")
+        get_store(), current_user.id, campaign_id=json_int(data, "campaign")
     )
     return jsonify(added=[{"qid": q, "docno": d} for _, q, d in claimed.places])
 
