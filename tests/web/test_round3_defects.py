@@ -102,7 +102,7 @@ def test_serve_prints_the_command_that_makes_the_first_admin(
         (
             "documents",
             "docs.jsonl.gz",
-            gzip.compress(b"\n\n"),
+            gzip.compress(b"\n\n", mtime=0),
             "docs.jsonl.gz:1: expected documents",
         ),
         ("topics", "logo.png", PNG, r"logo.png:1: expected UTF-8 text; got b'\x89PNG'"),
