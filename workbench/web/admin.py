@@ -16,7 +16,8 @@ from typing import Any
 
 from flask import abort, flash, redirect, render_template, request, send_file, url_for
 
-from workbench import judging_modes, pooling, presentation, routing
+from workbench import judging_modes, permissions, pooling, presentation, routing
+from workbench.permissions import Permission
 from workbench.services import (
     archive,
     campaign_pages,
@@ -36,10 +37,10 @@ from workbench.services.errors import NotFound, ServiceError
 from workbench.services.scope import default_assignment_pool, parse_pools
 from workbench.services.store_handle import Session
 from workbench.trec import TrecFormatError
+from workbench.web.access import GuardedBlueprint
 from workbench.web.db import get_store
 from workbench.web.downloads import export_file
 from workbench.web.inputs import form_int
-from workbench.web.security import admin_blueprint
 from workbench.web.settings import current_settings
 from workbench.web.uploads import (
     TASK_UPLOADS,
@@ -49,7 +50,7 @@ from workbench.web.uploads import (
     upload_folder,
 )
 
-bp = admin_blueprint("admin", __name__, "/admin")
+bp = GuardedBlueprint("admin", __name__, "/admin", permission=Permission.ADMINISTER)
 UPLOAD_KINDS = ("topics", "documents", "runs", "qrels", "efficiency")
 
 
@@ -528,7 +529,7 @@ def users():
     return render_template(
         "admin/users.html",
         users=rows,
-        roles=user_service.ROLES,
+        roles=permissions.ROLES,
         min_password=user_service.MIN_PASSWORD_LENGTH,
     )
 
@@ -579,7 +580,7 @@ def update_user(user_id: int):
         return render_template(
             "admin/users.html",
             users=rows,
-            roles=user_service.ROLES,
+            roles=permissions.ROLES,
             min_password=user_service.MIN_PASSWORD_LENGTH,
             token=token,
             token_user=name,

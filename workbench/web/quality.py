@@ -8,6 +8,7 @@ from typing import Any
 
 from flask import Response, abort, flash, render_template, request
 
+from workbench.permissions import Permission
 from workbench.reports.tables import FORMATS, render_all, to_json
 from workbench.services import assessor_dashboard, calibration, gold
 from workbench.services import remainder as remainder_service
@@ -15,14 +16,14 @@ from workbench.services import users as user_service
 from workbench.services.campaigns import campaign_info
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.store_handle import Session
+from workbench.web.access import GuardedBlueprint
 from workbench.web.admin import back_to, campaign_or_404, change, writable_campaign
 from workbench.web.db import get_store
 from workbench.web.downloads import content_disposition
 from workbench.web.images import svg_image
 from workbench.web.inputs import form_int
-from workbench.web.security import admin_blueprint
 
-bp = admin_blueprint("quality", __name__, "/admin")
+bp = GuardedBlueprint("quality", __name__, "/admin", permission=Permission.ADMINISTER)
 MAX_PRACTICE_TEXT = 200_000  # characters of a practice set pasted in the form
 
 

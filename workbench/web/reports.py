@@ -26,6 +26,7 @@ from flask import (
     url_for,
 )
 
+from workbench.permissions import Permission
 from workbench.reports import plots
 from workbench.reports.tables import FORMATS, render_all, to_json
 from workbench.services import campaigns as campaign_service
@@ -33,14 +34,14 @@ from workbench.services.current_judgements import withdrawn_note
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.jobs import FAILED, JobState
 from workbench.services.store_handle import Session
+from workbench.web.access import GuardedBlueprint
 from workbench.web.db import get_store
 from workbench.web.downloads import content_disposition
 from workbench.web.images import svg_image
 from workbench.web.inputs import form_int
 from workbench.web.report_jobs import page_job, request_page
-from workbench.web.security import admin_blueprint
 
-bp = admin_blueprint("reports", __name__, "/reports")
+bp = GuardedBlueprint("reports", __name__, "/reports", permission=Permission.ADMINISTER)
 bp.add_app_template_filter(svg_image, "svg_image")
 BOOTSTRAP_RESAMPLES = 1000  # app config REPORT_BOOTSTRAP_RESAMPLES overrides
 MAX_BOOTSTRAP_RESAMPLES = 10_000
