@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from flask import Response, abort, flash, render_template, request
+from werkzeug.datastructures import MultiDict
 
 from workbench.permissions import Permission
 from workbench.reports.tables import FORMATS, render_all, to_json
@@ -27,7 +28,7 @@ bp = GuardedBlueprint("quality", __name__, "/admin", permission=Permission.ADMIN
 MAX_PRACTICE_TEXT = 200_000  # characters of a practice set pasted in the form
 
 
-def dashboard_options(args: Any) -> dict[str, Any]:
+def dashboard_options(args: MultiDict[str, str]) -> dict[str, Any]:
     """The dashboard's choices from a query string: period (day or session) and weights."""
     return {
         "period": args.get("period") or "day",
@@ -35,7 +36,7 @@ def dashboard_options(args: Any) -> dict[str, Any]:
     }
 
 
-def _dashboard(campaign_id: int, args: Any) -> assessor_dashboard.AssessorDashboard:
+def _dashboard(campaign_id: int, args: MultiDict[str, str]) -> assessor_dashboard.AssessorDashboard:
     with get_store().read_session() as session:
         campaign_or_404(session, campaign_id)
         return assessor_dashboard.assessor_dashboard(

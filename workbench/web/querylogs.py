@@ -228,7 +228,7 @@ def report(campaign_id: int) -> ResponseReturnValue:
 
 
 def _click_page(
-    session: Any, campaign: Any, params: dict[str, Any], progress: Any
+    session: Session, campaign: Any, params: dict[str, Any], progress: jobs.Progress
 ) -> dict[str, Any]:
     """Click agreement (bootstrap interval) and click evaluation: a report job."""
     chosen = service.PreferenceOptions(

@@ -32,7 +32,7 @@ from workbench.reports.tables import FORMATS, render_all, to_json
 from workbench.services import campaigns as campaign_service
 from workbench.services.current_judgements import withdrawn_note
 from workbench.services.errors import NotFound, ServiceError
-from workbench.services.jobs import FAILED, JobState
+from workbench.services.jobs import FAILED, JobState, Progress
 from workbench.services.store_handle import Session
 from workbench.web.access import GuardedBlueprint
 from workbench.web.db import get_store
@@ -63,7 +63,7 @@ def _campaign(session: Session, campaign_id: int) -> Any:
 
 
 def _agreement_page(
-    session: Session, campaign: Any, params: dict[str, Any], progress: Any
+    session: Session, campaign: Any, params: dict[str, Any], progress: Progress
 ) -> dict[str, Any]:
     """The agreement page's context (a report job: bootstrap intervals take a while)."""
     from workbench.reports.agreement import groups_table, pairs_table
@@ -214,7 +214,7 @@ def report_request() -> Any:
 
 
 def _evaluation_page(
-    session: Session, campaign: Any, params: dict[str, Any], progress: Any
+    session: Session, campaign: Any, params: dict[str, Any], progress: Progress
 ) -> dict[str, Any]:
     """The evaluation page's context (a report job): the `Report`, or the reason no report
     can be made for this request ("error")."""
@@ -234,7 +234,7 @@ def _evaluation_page(
 
 
 def _trec_page(
-    session: Session, campaign: Any, params: dict[str, Any], progress: Any
+    session: Session, campaign: Any, params: dict[str, Any], progress: Progress
 ) -> dict[str, Any]:
     """The trec download's text (a report job of its own: no report is built for it)."""
     from workbench.services.evaluation_report import ReportRequest, trec_output
