@@ -199,7 +199,9 @@ def set_practice(campaign_id: int):
 # ---------------------------------------------------------------- the remainder
 
 
-def _plan(session: Session, campaign_id: int, username: str, to: list[str]) -> Any:
+def _plan(
+    session: Session, campaign_id: int, username: str, to: list[str]
+) -> remainder_service.RemainderPlan:
     c = campaign_or_404(session, campaign_id)
     return remainder_service.remainder_plan(session, c, username, to=to or None)
 

@@ -14,7 +14,7 @@ them, so that the app, and a server restarted after a crash, starts quickly.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flask import (
     Response,
@@ -40,6 +40,9 @@ from workbench.web.downloads import content_disposition
 from workbench.web.images import svg_image
 from workbench.web.inputs import form_int
 from workbench.web.report_jobs import page_job, request_page
+
+if TYPE_CHECKING:
+    from workbench.services.evaluation_report import ReportRequest
 
 bp = GuardedBlueprint("reports", __name__, "/reports", permission=Permission.ADMINISTER)
 bp.add_app_template_filter(svg_image, "svg_image")
@@ -205,7 +208,7 @@ def _attachment(text: str, fmt: str, stem: str) -> Response:
 # ----------------------------------------------------------------------------- evaluation
 
 
-def report_request() -> Any:
+def report_request() -> ReportRequest:
     """The report's request from the query string (`reports.pipeline.parse`: the parser of
     the CLI and the API); a malformed parameter is a ServiceError (400)."""
     from workbench.reports.pipeline import parse
