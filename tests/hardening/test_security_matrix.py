@@ -1,8 +1,10 @@
 """Every route of the app under each role, CSRF, cookies, login throttling, the secret key.
 
 Roles: anonymous; "assessor" = alice, who owns the assignment {a} in the URLs; "other" = bob,
-another assessor; admin. A route added to the app without a row here fails
-test_the_matrix_covers_every_route.
+another assessor; "script" = robot, a script's account (a machine judge) without assignments,
+calling with its API token; admin. A route added to the app without a row here fails
+test_the_matrix_covers_every_route, and a role of workbench.permissions.ROLES without a column
+here fails tests/web/test_permissions.py.
 """
 
 from __future__ import annotations
@@ -17,17 +19,20 @@ from flask.testing import FlaskClient
 
 from tests.hardening.conftest import row_counts
 from tests.web.conftest import PASSWORD, World, get_store_of, make_app
+from workbench.services import users as user_service
 from workbench.web import SECRET_KEY_ENV
 
-ROLES = ("anonymous", "assessor", "other", "admin")
-LOGINS = {"anonymous": None, "assessor": "alice", "other": "bob", "admin": "admin"}
-PAGE = {"anonymous": 302, "assessor": 200, "other": 200, "admin": 200}
-OWN = {"anonymous": 302, "assessor": 200, "other": 404, "admin": 404}
-OWN_API = {"anonymous": 401, "assessor": 200, "other": 404, "admin": 404}
-USER_API = {"anonymous": 401, "assessor": 200, "other": 200, "admin": 200}
-ADMIN_GET = {"anonymous": 302, "assessor": 403, "other": 403, "admin": 200}
-ADMIN_POST = {"anonymous": 302, "assessor": 403, "other": 403, "admin": 303}
-ADMIN_API = {"anonymous": 401, "assessor": 403, "other": 403, "admin": 200}
+ROLES = ("anonymous", "assessor", "other", "script", "admin")
+LOGINS = {"anonymous": None, "assessor": "alice", "other": "bob", "script": None, "admin": "admin"}
+ROLE_OF = {"assessor": "assessor", "other": "assessor", "script": "script", "admin": "admin"}
+"""The role (workbench.permissions.ROLES) of each column's user."""
+PAGE = {"anonymous": 302, "assessor": 200, "other": 200, "script": 200, "admin": 200}
+OWN = {"anonymous": 302, "assessor": 200, "other": 404, "script": 404, "admin": 404}
+OWN_API = {"anonymous": 401, "assessor": 200, "other": 404, "script": 404, "admin": 404}
+USER_API = {"anonymous": 401, "assessor": 200, "other": 200, "script": 200, "admin": 200}
+ADMIN_GET = {"anonymous": 302, "assessor": 403, "other": 403, "script": 403, "admin": 200}
+ADMIN_POST = {"anonymous": 302, "assessor": 403, "other": 403, "script": 403, "admin": 303}
+ADMIN_API = {"anonymous": 401, "assessor": 403, "other": 403, "script": 403, "admin": 200}
 
 # (endpoint, method, url, form or JSON body, expected status per role)
 MATRIX: list[tuple[str, str, str, dict | None, dict[str, int]]] = [
@@ -366,6 +371,12 @@ def fill(url: str, world: World) -> str:
 
 def client_as(app: Flask, role: str) -> FlaskClient:
     client = app.test_client()
+    if role == "script":  # a machine judge's account: its API token, no password
+        with get_store_of(app).session() as session:
+            robot = user_service.create_user(session, "robot", None, role="script")
+            token = user_service.new_api_token(session, robot)
+        client.environ_base["HTTP_AUTHORIZATION"] = f"Bearer {token}"
+        return client
     name = LOGINS[role]
     if name is not None:
         response = client.post("/login", data={"username": name, "password": PASSWORD})

@@ -368,7 +368,7 @@ def test_judgement_submits_are_rate_limited_per_assessor(
 def test_a_script_account_is_not_held_to_the_judging_rate(
     world_url, tmp_path: Path, world: World
 ) -> None:
-    """An account of the role `script` (services.users.ROLES) posts faster than the
+    """An account of the role `script` (workbench.permissions.ROLES) posts faster than the
     per-user judging rate that holds an assessor; its submits are stored like any other."""
     from workbench.services import assignments, campaigns, pools
 

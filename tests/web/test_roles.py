@@ -1,5 +1,5 @@
-"""Roles come from one registry (services.users.ROLES): a role added there is checked by every
-page and counted by the last-admin rule, with no other change."""
+"""Roles come from one table (workbench.permissions.ROLES): a role added there is checked by
+every page and counted by the last-admin rule, with no other change."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import pytest
 from flask import Flask
 
 from tests.web.conftest import FAST_HASH, PASSWORD, get_store_of, login
+from workbench import permissions
+from workbench.permissions import NOTHING, Permission, Role
 from workbench.services import users as user_service
 from workbench.services.errors import ServiceError
 
@@ -14,11 +16,11 @@ from workbench.services.errors import ServiceError
 @pytest.fixture
 def more_roles(monkeypatch: pytest.MonkeyPatch) -> None:
     roles = {
-        **user_service.ROLES,
-        "observer": user_service.Role("observer", administers=False, judges=False, help="-"),
-        "chief": user_service.Role("chief", administers=True, judges=True, help="-"),
+        **permissions.ROLES,
+        "observer": Role("observer", NOTHING, help="-"),
+        "chief": Role("chief", Permission.ADMINISTER | Permission.JUDGE, help="-"),
     }
-    monkeypatch.setattr(user_service, "ROLES", roles)
+    monkeypatch.setattr(permissions, "ROLES", roles)
 
 
 def _client_as(app: Flask, name: str, role: str):  # type: ignore[no-untyped-def]

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ from workbench import judging_modes
 from workbench.cli import common
 
 
-def _mode_options(command: Any) -> Any:
+def _mode_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """--mode and one option per option of any judging mode (`judging_modes.JUDGING_MODES`)."""
     declared: dict[str, judging_modes.ModeOption] = {}
     for mode in judging_modes.JUDGING_MODES.values():

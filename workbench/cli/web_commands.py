@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from workbench import routing
+from workbench import permissions, routing
 from workbench.cli.common import (
     campaign_option,
     choice_option,
@@ -57,7 +57,7 @@ password_hash_option = click.option(
 @user.command("add")
 @click.argument("name")
 @click.option(
-    "--role", type=click.Choice(tuple(user_service.ROLES)), default="assessor", show_default=True
+    "--role", type=click.Choice(tuple(permissions.ROLES)), default="assessor", show_default=True
 )
 @click.option("--password-stdin", is_flag=True, help="Read the password from standard input.")
 @click.option(
@@ -110,7 +110,7 @@ def user_password(ctx: click.Context, name: str, password_stdin: bool, hash_meth
 
 @user.command("role")
 @click.argument("name")
-@click.argument("role", type=click.Choice(tuple(user_service.ROLES)))
+@click.argument("role", type=click.Choice(tuple(permissions.ROLES)))
 @click.pass_context
 def user_role(ctx: click.Context, name: str, role: str) -> None:
     """Give user NAME the role ROLE."""

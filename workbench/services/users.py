@@ -26,44 +26,15 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 from werkzeug.security import check_password_hash, generate_password_hash
 
-from workbench import limits
+from workbench import limits, permissions
+from workbench.permissions import Permission
 from workbench.services.errors import ServiceError, found
 from workbench.store.models import User, username_key
 
 
-@dataclass(frozen=True)
-class Role:
-    """What a role may do; the web's role checks and the last-admin rule read these flags."""
-
-    name: str
-    administers: bool  # the admin pages and API: campaigns, imports, reports, users
-    judges: bool  # the judging pages and API, for the topics assigned to the user
-    help: str
-    paced: bool = True  # judgement submits limited per user (JUDGE_SUBMITS_PER_SECOND)
-
-
-ROLES: dict[str, Role] = {
-    role.name: role
-    for role in (
-        Role("admin", administers=True, judges=True, help="organiser: every page"),
-        Role("assessor", administers=False, judges=True, help="judges their assigned topics"),
-        Role(
-            "script",
-            administers=False,
-            judges=True,
-            paced=False,
-            help="a script's account (a machine judge posting through the API): judges its "
-            "assigned topics, not held to the per-user judging rate",
-        ),
-    )
-}
-"""The one list of roles: adding a role is one entry here (the CLI choices, the users page,
-the web's checks and the last-admin rule follow)."""
-
-
 def administering() -> list[str]:
     """The roles that administer (the last active holder of one cannot be removed)."""
-    return [name for name, role in ROLES.items() if role.administers]
+    return permissions.holders(Permission.ADMINISTER)
 
 
 FIRST_ADMIN_COMMAND = "workbench user add admin --role admin"
@@ -134,8 +105,8 @@ def _dummy_hash(method: str) -> str:
 
 
 def _check_role(role: str) -> str:
-    if role not in ROLES:
-        raise ServiceError(f"unknown role {role!r}: expected one of {', '.join(ROLES)}")
+    if role not in permissions.ROLES:
+        raise ServiceError(f"unknown role {role!r}: expected one of {', '.join(permissions.ROLES)}")
     return role
 
 
@@ -272,7 +243,7 @@ def _keep_an_admin(session: Session, user: User, action: str) -> None:
 
 def set_role(session: Session, user: User, role: str) -> None:
     """A new role; the last active admin cannot be demoted."""
-    if not ROLES[_check_role(role)].administers:
+    if not permissions.role_may(_check_role(role), Permission.ADMINISTER):
         _keep_an_admin(session, user, "demote")
     user.role = role
 

@@ -17,6 +17,7 @@ from flask_login import current_user
 
 from workbench import limits
 from workbench.paths import resource_dir
+from workbench.permissions import Permission
 from workbench.web.settings import EXTENSION as SETTINGS
 from workbench.web.settings import PREFIX, Settings
 
@@ -78,6 +79,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         app.config["SECRET_KEY"] = secret_key(app.instance_path)
 
     from workbench.web import (
+        access,
         adaptive,
         adjudication,
         admin,
@@ -103,6 +105,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     db.init_app(app)
     report_jobs.init_app(app)
     security.init_app(app)
+    access.init_app(app)
     errors.register_error_handlers(app)
     app.register_blueprint(auth.bp)
     app.register_blueprint(assess.bp)
@@ -122,10 +125,11 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(routing_api.api)
 
     @app.get("/")
+    @access.public
     def index():
         if not current_user.is_authenticated:
             return redirect(url_for("auth.login"))
-        if current_user.is_admin:
+        if access.may(Permission.ADMINISTER):
             return redirect(url_for("admin.campaigns"))
         return redirect(url_for("assess.topics"))
 

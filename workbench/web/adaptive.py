@@ -9,17 +9,18 @@ from typing import Any
 from flask import abort, flash, jsonify, render_template, request
 
 from workbench import adaptive, stopping
+from workbench.permissions import Permission
 from workbench.services import adaptive_pools, pools
 from workbench.services import adaptive_provenance as provenance_service
 from workbench.services import campaigns as campaign_service
 from workbench.services.errors import ServiceError
+from workbench.web.access import GuardedBlueprint, requires
 from workbench.web.admin import back_to, campaign_or_404, change, chosen_topics
 from workbench.web.api import bp as api_blueprint
 from workbench.web.db import get_store
 from workbench.web.inputs import form_int, parse_json
-from workbench.web.security import admin_blueprint, admin_required
 
-bp = admin_blueprint("adaptive", __name__, "/admin")
+bp = GuardedBlueprint("adaptive", __name__, "/admin", permission=Permission.ADMINISTER)
 # the JSON routes join the API blueprint, with its JSON errors and its authentication
 api = api_blueprint
 
@@ -156,7 +157,7 @@ def _api_pool(session, campaign_ref: str, pool_id: int):
 
 
 @api.get("/campaigns/<campaign_ref>/pools/<int:pool_id>/adaptive")
-@admin_required
+@requires(Permission.ADMINISTER)
 def adaptive_status(campaign_ref: str, pool_id: int):
     with get_store().read_session() as session:
         pool = _api_pool(session, campaign_ref, pool_id)
@@ -170,7 +171,7 @@ def adaptive_status(campaign_ref: str, pool_id: int):
 
 
 @api.get("/campaigns/<campaign_ref>/adaptive-provenance")
-@admin_required
+@requires(Permission.ADMINISTER)
 def adaptive_provenance(campaign_ref: str):
     """The strategy and budgets of the campaign's adaptive pools: what its exported qrels and
     judgement log record in their `#` header lines, as JSON."""
@@ -185,7 +186,7 @@ def adaptive_provenance(campaign_ref: str):
 
 
 @api.post("/campaigns/<campaign_ref>/pools/<int:pool_id>/adaptive/budget")
-@admin_required
+@requires(Permission.ADMINISTER)
 def adaptive_budget(campaign_ref: str, pool_id: int):
     data = parse_json(request.get_data())
     if (
@@ -205,7 +206,7 @@ def adaptive_budget(campaign_ref: str, pool_id: int):
 
 
 @api.post("/campaigns/<campaign_ref>/pools/<int:pool_id>/adaptive/topics/<qid>/stop")
-@admin_required
+@requires(Permission.ADMINISTER)
 def adaptive_stop(campaign_ref: str, pool_id: int, qid: str):
     body = request.get_data()
     data = parse_json(body) if body.strip() else {}  # no body: stop the topic

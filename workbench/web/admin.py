@@ -12,11 +12,13 @@ import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flask import abort, flash, redirect, render_template, request, send_file, url_for
+from werkzeug.datastructures import MultiDict
 
-from workbench import judging_modes, pooling, presentation, routing
+from workbench import judging_modes, permissions, pooling, presentation, routing
+from workbench.permissions import Permission
 from workbench.services import (
     archive,
     campaign_pages,
@@ -36,10 +38,10 @@ from workbench.services.errors import NotFound, ServiceError
 from workbench.services.scope import default_assignment_pool, parse_pools
 from workbench.services.store_handle import Session
 from workbench.trec import TrecFormatError
+from workbench.web.access import GuardedBlueprint
 from workbench.web.db import get_store
 from workbench.web.downloads import export_file
 from workbench.web.inputs import form_int
-from workbench.web.security import admin_blueprint
 from workbench.web.settings import current_settings
 from workbench.web.uploads import (
     TASK_UPLOADS,
@@ -49,7 +51,10 @@ from workbench.web.uploads import (
     upload_folder,
 )
 
-bp = admin_blueprint("admin", __name__, "/admin")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+bp = GuardedBlueprint("admin", __name__, "/admin", permission=Permission.ADMINISTER)
 UPLOAD_KINDS = ("topics", "documents", "runs", "qrels", "efficiency")
 
 
@@ -140,7 +145,7 @@ def campaign(campaign_id: int):
     )
 
 
-def page_context(page: Any) -> dict[str, Any]:
+def page_context(page: DataclassInstance) -> dict[str, Any]:
     """A page dataclass's fields as the template's variables (shallow: nested dataclasses
     stay objects)."""
     return {field.name: getattr(page, field.name) for field in dataclasses.fields(page)}
@@ -212,13 +217,13 @@ def set_judging(campaign_id: int):
 # --- uploads ----------------------------------------------------------------------------
 
 
-def chosen_topics(form: Any) -> list[str] | None:
+def chosen_topics(form: MultiDict[str, str]) -> list[str] | None:
     """The form's topic subset (a 'topics' text of qids, or 'topics' choices); None: all."""
     chosen = [qid for text in form.getlist("topics") for qid in text.replace(",", " ").split()]
     return run_imports.topic_list(" ".join(chosen)) if chosen else None
 
 
-def _importer(kind: str, form: Any) -> Callable[[Session, Any, list[Any]], Any]:
+def _importer(kind: str, form: MultiDict[str, str]) -> Callable[[Session, Any, list[Any]], Any]:
     if kind == "topics":
         fmt = form.get("format") or None
         return lambda s, c, paths: [topic_imports.import_topics(s, c, p, format=fmt) for p in paths]
@@ -231,7 +236,7 @@ def _importer(kind: str, form: Any) -> Callable[[Session, Any, list[Any]], Any]:
     return lambda s, c, paths: [qrels_imports.import_qrels(s, c, p, name=name) for p in paths]
 
 
-def _task_options(kind: str, form: Any) -> dict[str, Any]:
+def _task_options(kind: str, form: MultiDict[str, str]) -> dict[str, Any]:
     """The import options of a run or document upload (imported by a task)."""
     if kind == "documents":
         return {
@@ -528,7 +533,7 @@ def users():
     return render_template(
         "admin/users.html",
         users=rows,
-        roles=user_service.ROLES,
+        roles=permissions.ROLES,
         min_password=user_service.MIN_PASSWORD_LENGTH,
     )
 
@@ -579,7 +584,7 @@ def update_user(user_id: int):
         return render_template(
             "admin/users.html",
             users=rows,
-            roles=user_service.ROLES,
+            roles=permissions.ROLES,
             min_password=user_service.MIN_PASSWORD_LENGTH,
             token=token,
             token_user=name,

@@ -17,20 +17,23 @@ from flask import Blueprint, Response, current_app, jsonify, request, send_file
 from flask_login import current_user
 
 from workbench import limits
+from workbench.permissions import Permission
 from workbench.services import adaptive_pools, judging, progress, routing
 from workbench.services import campaigns as campaign_service
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.scope import parse_pools
+from workbench.web.access import public, requires
 from workbench.web.assess import own_assignment, topic_of
 from workbench.web.db import get_store
 from workbench.web.downloads import export_file
 from workbench.web.inputs import parse_json
-from workbench.web.security import admin_required, assessor_required, rate_limited
+from workbench.web.security import rate_limited
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
 
 
 @bp.get("/openapi.json")
+@public
 def openapi():
     """The OpenAPI description of this API, generated from the routes (no login needed)."""
     from workbench.web.openapi import openapi_document
@@ -39,13 +42,13 @@ def openapi():
 
 
 @bp.get("/me")
-@assessor_required
+@requires(Permission.JUDGE)
 def me():
     return jsonify(id=current_user.id, username=current_user.username, role=current_user.role)
 
 
 @bp.get("/assignments")
-@assessor_required
+@requires(Permission.JUDGE)
 def my_assignments():
     with get_store().read_session() as session:
         result = [
@@ -61,7 +64,7 @@ def my_assignments():
 
 
 @bp.get("/assignments/<int:assignment_id>")
-@assessor_required
+@requires(Permission.JUDGE)
 def assignment_state(assignment_id: int):
     """Topic, scale, the assessor's own judgement per position, and where to resume."""
     adaptive_pools.advance(get_store(), assignment_id, current_user.id)  # adaptive pools
@@ -91,7 +94,7 @@ def assignment_state(assignment_id: int):
 
 
 @bp.get("/assignments/<int:assignment_id>/documents/<int:position>")
-@assessor_required
+@requires(Permission.JUDGE)
 def document(assignment_id: int, position: int):
     with get_store().read_session() as session:
         assignment = own_assignment(session, assignment_id)
@@ -99,7 +102,7 @@ def document(assignment_id: int, position: int):
 
 
 @bp.get("/assignments/<int:assignment_id>/next")
-@assessor_required
+@requires(Permission.JUDGE)
 def next_document(assignment_id: int):
     """The document where the assessor left off, with `done` (true once every document of
     the assignment has the assessor's judgement: the queue is finished, and the document
@@ -165,8 +168,8 @@ def _evidence(value: Any) -> tuple[tuple[int, int], ...]:
 
 
 @bp.post("/assignments/<int:assignment_id>/judgements")
-@assessor_required
-@rate_limited("judge", unless=lambda role: not role.paced)
+@requires(Permission.JUDGE)
+@rate_limited("judge", unless=Permission.UNPACED)
 def submit(assignment_id: int):
     """Record (or revise) a judgement. 201 when stored, 200 when the client_id was known."""
     data = _judgement_input(parse_json(request.get_data()))
@@ -176,7 +179,7 @@ def submit(assignment_id: int):
 
 
 @bp.get("/campaigns")
-@admin_required
+@requires(Permission.ADMINISTER)
 def campaigns():
     with get_store().read_session() as session:
         return jsonify(
@@ -188,7 +191,7 @@ def campaigns():
 
 
 @bp.get("/campaigns/<campaign_ref>/progress")
-@admin_required
+@requires(Permission.ADMINISTER)
 def campaign_progress(campaign_ref: str):
     """Progress of the campaign named (or numbered) `campaign_ref`, over the assignments of
     the pools in ?pools= (default: the pools with assignments; archived pools never)."""
@@ -200,14 +203,14 @@ def campaign_progress(campaign_ref: str):
 
 
 @bp.get("/campaigns/<campaign_ref>/report")
-@admin_required
+@requires(Permission.ADMINISTER)
 def report_json(campaign_ref: str):
     """The campaign's evaluation report as JSON (`report` in the json format)."""
     return report(campaign_ref, "json")
 
 
 @bp.get("/campaigns/<campaign_ref>/report.<fmt>")
-@admin_required
+@requires(Permission.ADMINISTER)
 def report(campaign_ref: str, fmt: str):
     """The campaign's evaluation report in `fmt` (`reports.formats.REPORT_FORMATS`), its
     parameters from the query string (`reports.pipeline.REPORT_OPTIONS`): the bytes of
@@ -233,7 +236,7 @@ def report(campaign_ref: str, fmt: str):
 
 
 @bp.get("/campaigns/<campaign_ref>/export/<kind>")
-@admin_required
+@requires(Permission.ADMINISTER)
 def export(campaign_ref: str, kind: str):
     """The export `kind` (services.exports.EXPORTS: pool, qrels, log, ...) of the campaign
     named (or numbered) `campaign_ref` as a file, its options from the query string."""

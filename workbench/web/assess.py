@@ -8,6 +8,7 @@ from flask import Blueprint, abort, jsonify, redirect, render_template, request,
 from flask_login import current_user
 
 from workbench import highlight
+from workbench.permissions import Permission
 from workbench.services import (
     adaptive_pools,
     assessment,
@@ -18,9 +19,9 @@ from workbench.services import (
 )
 from workbench.services.errors import NotFound
 from workbench.services.store_handle import Session
+from workbench.web.access import requires
 from workbench.web.admin import back_to, campaign_or_404, change, page_context
 from workbench.web.db import get_store
-from workbench.web.security import admin_required, assessor_required
 
 bp = Blueprint("assess", __name__, url_prefix="/assess")
 JUDGING_PAGES = {
@@ -44,7 +45,7 @@ topic_of = assignments.assignment_topic  # the judging API's name for it
 
 
 @bp.get("/")
-@assessor_required
+@requires(Permission.JUDGE)
 def topics():
     with get_store().read_session() as session:
         rows = assessment.my_topics(session, current_user.id)
@@ -52,7 +53,7 @@ def topics():
 
 
 @bp.get("/<int:assignment_id>")
-@assessor_required
+@requires(Permission.JUDGE)
 def judge(assignment_id: int):
     adaptive_pools.advance(get_store(), assignment_id, current_user.id)  # adaptive pools
     routing.top_up(get_store(), assignment_id, current_user.id)  # adaptive routing
@@ -71,7 +72,7 @@ def judge(assignment_id: int):
 
 
 @bp.post("/campaigns/<int:campaign_id>/guidelines")
-@admin_required
+@requires(Permission.ADMINISTER)
 def set_guidelines(campaign_id: int):
     """Admins set the campaign's guidelines (Markdown) from the campaign page."""
     with change("Guidelines saved.") as session:
@@ -84,7 +85,7 @@ MAX_STEM_QUERY = 500  # characters: the terms an assessor adds to highlight
 
 
 @bp.get("/stems")
-@assessor_required
+@requires(Permission.JUDGE)
 def stems():
     """word -> stem for the words of ?terms= (the terms an assessor adds to highlight)."""
     terms = request.args.get("terms", "")

@@ -7,12 +7,13 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from flask import Blueprint, current_app, flash, redirect, render_template, request, url_for
-from flask_login import current_user, login_required, logout_user
+from flask_login import current_user, logout_user
 
 from workbench import limits
 from workbench.services import users as user_service
 from workbench.services.errors import ServiceError
 from workbench.services.login_throttle import login_keys
+from workbench.web.access import public, signed_in
 from workbench.web.db import get_store
 from workbench.web.security import CurrentUser, login_throttle, rate_limited, start_session
 from workbench.web.settings import current_settings
@@ -30,6 +31,7 @@ def _safe_next(target: str | None) -> str:
 
 
 @bp.route("/login", methods=["GET", "POST"])
+@public
 def login():
     """The login page; a POST logs in. HEAD (which Flask routes here with GET) is a GET: it
     never runs the login, which would skip the CSRF check and count a failure."""
@@ -68,7 +70,7 @@ def login():
 
 
 @bp.post("/logout")
-@login_required
+@signed_in
 def logout():
     """End this session and every other session of the user (all browsers, all workers)."""
     with get_store().session() as session:
@@ -79,7 +81,7 @@ def logout():
 
 
 @bp.route("/account/password", methods=["GET", "POST"])
-@login_required
+@signed_in
 @rate_limited("password")
 def change_password():
     """A new password ends every session of the user; this browser is logged in again."""

@@ -11,13 +11,14 @@ from typing import Any
 
 from flask import render_template, request
 
+from workbench.permissions import Permission
 from workbench.services import browse
 from workbench.services.campaigns import get_campaign
+from workbench.web.access import GuardedBlueprint
 from workbench.web.db import get_store
 from workbench.web.inputs import form_int
-from workbench.web.security import admin_blueprint
 
-bp = admin_blueprint("browse", __name__, "/admin/campaigns")
+bp = GuardedBlueprint("browse", __name__, "/admin/campaigns", permission=Permission.ADMINISTER)
 PAGE_SIZE = 50
 
 

@@ -14,13 +14,15 @@ from flask import jsonify, request
 from flask_login import current_user
 
 from workbench import judging_modes
+from workbench.permissions import Permission
 from workbench.services import judging, preferences, undo
 from workbench.services.errors import ServiceError
+from workbench.web.access import requires
 from workbench.web.api import bp
 from workbench.web.assess import own_assignment
 from workbench.web.db import get_store
 from workbench.web.inputs import form_int, parse_json
-from workbench.web.security import assessor_required, rate_limited
+from workbench.web.security import rate_limited
 
 
 def _client_id(data: Any) -> str | None:
@@ -33,8 +35,8 @@ def _client_id(data: Any) -> str | None:
 
 
 @bp.post("/assignments/<int:assignment_id>/undo")
-@assessor_required
-@rate_limited("judge", unless=lambda role: not role.paced)
+@requires(Permission.JUDGE)
+@rate_limited("judge", unless=Permission.UNPACED)
 def undo_judgement(assignment_id: int):
     """Take back the assessor's last judgement of the assignment (a new event of the log)."""
     client_id = _client_id(parse_json(request.get_data()))
@@ -46,7 +48,7 @@ def undo_judgement(assignment_id: int):
 
 
 @bp.get("/assignments/<int:assignment_id>/documents")
-@assessor_required
+@requires(Permission.JUDGE)
 def documents(assignment_id: int):
     """The documents at ?start= (default 0) .. start + ?count= - 1 of the sequence, each with
     the assessor's judgement (the passages list's screen)."""
@@ -64,7 +66,7 @@ def documents(assignment_id: int):
 
 
 @bp.get("/assignments/<int:assignment_id>/pairs")
-@assessor_required
+@requires(Permission.JUDGE)
 def pairs(assignment_id: int):
     """The assignment's pairs as the assessor sees them, with their current choice."""
     with get_store().read_session() as session:
@@ -79,7 +81,7 @@ def pairs(assignment_id: int):
 
 
 @bp.get("/assignments/<int:assignment_id>/pairs/<int:position>")
-@assessor_required
+@requires(Permission.JUDGE)
 def pair(assignment_id: int, position: int):
     """The pair at a position: both documents and the assessor's current choice."""
     with get_store().read_session() as session:
@@ -118,8 +120,8 @@ def _pair_json(row: preferences.PreferenceRow) -> dict[str, Any]:
 
 
 @bp.post("/assignments/<int:assignment_id>/preferences")
-@assessor_required
-@rate_limited("judge", unless=lambda role: not role.paced)
+@requires(Permission.JUDGE)
+@rate_limited("judge", unless=Permission.UNPACED)
 def submit_preference(assignment_id: int):
     """Record (or revise) the preference for a pair. 201 when stored, 200 when the client_id
     was known."""
@@ -132,8 +134,8 @@ def submit_preference(assignment_id: int):
 
 
 @bp.post("/assignments/<int:assignment_id>/preferences/undo")
-@assessor_required
-@rate_limited("judge", unless=lambda role: not role.paced)
+@requires(Permission.JUDGE)
+@rate_limited("judge", unless=Permission.UNPACED)
 def undo_preference(assignment_id: int):
     """Take back the assessor's last preference of the assignment (a new event)."""
     client_id = _client_id(parse_json(request.get_data()))

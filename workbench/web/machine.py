@@ -1,10 +1,10 @@
 """Organisers' machine-judge pages: the prompt template, the judges, judging jobs with their
 progress page, the hybrid designs, and the "how far to trust it" analysis.
 
-Every view is admin-only (`admin_blueprint`; assessors never see machine labels); forms carry
-the CSRF token. A judging job runs in a process of its own (`machine_jobs.launch`), which
-outlives the request; its page polls `…/jobs/<id>.json` and shows a progress bar. Keys are
-never shown: a judge's page says where its key comes from.
+Every view requires Permission.ADMINISTER (a `GuardedBlueprint`; assessors never see machine
+labels); forms carry the CSRF token. A judging job runs in a process of its own
+(`machine_jobs.launch`), which outlives the request; its page polls `…/jobs/<id>.json` and
+shows a progress bar. Keys are never shown: a judge's page says where its key comes from.
 """
 
 from __future__ import annotations
@@ -16,16 +16,17 @@ from flask.typing import ResponseReturnValue
 
 from workbench.hybrid import REVIEW_ON, SAMPLE_DESIGNS
 from workbench.judge_prompt import PLACEHOLDERS
+from workbench.permissions import Permission
 from workbench.services import campaigns as campaign_service
 from workbench.services import machine_hybrid, machine_jobs, machine_judges, machine_report
 from workbench.services.archive import refuse_if_archived
 from workbench.services.errors import ServiceError
 from workbench.services.pools import list_pools
+from workbench.web.access import GuardedBlueprint
 from workbench.web.db import get_store
 from workbench.web.inputs import form_int
-from workbench.web.security import admin_blueprint
 
-bp = admin_blueprint("machine", __name__, "/machine")
+bp = GuardedBlueprint("machine", __name__, "/machine", permission=Permission.ADMINISTER)
 REPORT_RESAMPLES = 1000  # app config MACHINE_REPORT_RESAMPLES overrides
 
 

@@ -1,9 +1,10 @@
 """The OpenAPI 3.1 description of the JSON API, generated from the app's real routes.
 
-Paths, methods and path parameters come from the URL map (every rule under /api/v1), and each
-endpoint's summary, role, query parameters, body and responses from OPERATIONS below: a route
-added without an entry here fails `openapi_document` (and its test), so the description
-cannot drift from the routes.
+Paths, methods and path parameters come from the URL map (every rule under /api/v1), who may
+call each endpoint from the permission the endpoint declares (`web.access.declared_access`),
+and its summary, query parameters, body and responses from OPERATIONS below: a route added
+without an entry here fails `openapi_document` (and its test), so the description cannot
+drift from the routes.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from flask import Flask
 
 from workbench import limits
 from workbench.services import exports
+from workbench.web.access import Access, declared_access
 
 API_PREFIX = "/api/v1"
 
@@ -76,12 +78,12 @@ _CLICK_OPTIONS = [
 
 @dataclass(frozen=True)
 class Operation:
-    """An endpoint's description: who may call it (``role``, None: anyone), what it does,
-    {status: what it answers}, its query parameters, its JSON ``body`` schema or ``multipart``
-    form fields, and whether it answers a ``file`` (text) rather than JSON. ``query`` may be a
-    function giving the parameters when the document is built (from a registry)."""
+    """An endpoint's description: what it does, {status: what it answers}, its query
+    parameters, its JSON ``body`` schema or ``multipart`` form fields, and whether it answers a
+    ``file`` (text) rather than JSON. ``query`` may be a function giving the parameters when
+    the document is built (from a registry). Who may call it is the endpoint's own declared
+    access (`web.access`), read when the document is built."""
 
-    role: str | None
     summary: str
     responses: dict[str, str]
     query: list[dict[str, Any]] | Callable[[], list[dict[str, Any]]] = field(default_factory=list)
@@ -96,25 +98,18 @@ _CLIENT_ID_BODY = {
 }
 
 OPERATIONS: dict[str, Operation] = {
-    "api.openapi": Operation(
-        None, "This description (OpenAPI 3.1).", {"200": "the OpenAPI document"}
-    ),
-    "api.me": Operation(
-        "assessor", "The authenticated user: id, username, role.", {"200": "the user"}
-    ),
+    "api.openapi": Operation("This description (OpenAPI 3.1).", {"200": "the OpenAPI document"}),
+    "api.me": Operation("The authenticated user: id, username, role.", {"200": "the user"}),
     "api.my_assignments": Operation(
-        "assessor",
         "The user's active assignments with their progress.",
         {"200": "{'assignments': [{id, campaign_id, qid, progress}]}"},
     ),
     "api.assignment_state": Operation(
-        "assessor",
         "One of the user's assignments: topic, scale, where to resume, and the "
         "user's judgement at every position (null where none).",
         {"200": "the assignment", "404": "not the user's assignment"},
     ),
     "api.document": Operation(
-        "assessor",
         "The document at a position of the assignment's sequence, with the user's "
         "current judgement.",
         {
@@ -123,14 +118,12 @@ OPERATIONS: dict[str, Operation] = {
         },
     ),
     "api.next_document": Operation(
-        "assessor",
         "Where the user left off. `done` is true once every document of the "
         "assignment has the user's judgement (the queue is finished; the document given is "
         "then one to review); `judged` counts them.",
         {"200": "{done, judged, total, position, docno, title, text, missing, judgement}"},
     ),
     "api.submit": Operation(
-        "assessor",
         "Record or revise a judgement (append-only log). A retry with the same "
         "client_id is stored once.",
         {
@@ -172,7 +165,6 @@ OPERATIONS: dict[str, Operation] = {
         },
     ),
     "api.undo_judgement": Operation(
-        "assessor",
         "Take back the user's last judgement of the assignment, as a new event that restores "
         "the document's state before it (repeated undos walk further back).",
         {
@@ -184,7 +176,6 @@ OPERATIONS: dict[str, Operation] = {
         body=_CLIENT_ID_BODY,
     ),
     "api.documents": Operation(
-        "assessor",
         "The documents at positions start .. start + count - 1 of the assignment's "
         "sequence, each with the user's judgement (a screen of passages).",
         {"200": "{'documents': [{position, total, docno, title, text, missing, judgement}]}"},
@@ -194,17 +185,14 @@ OPERATIONS: dict[str, Operation] = {
         ],
     ),
     "api.pairs": Operation(
-        "assessor",
         "The pairs of a pairwise assignment as the user sees them, with their choice.",
         {"200": "{'pairs': [{position, left, right, choice}]}"},
     ),
     "api.pair": Operation(
-        "assessor",
         "The pair at a position: both documents and the user's current choice.",
         {"200": "{position, total, left, right, choice}", "404": "no such position"},
     ),
     "api.submit_preference": Operation(
-        "assessor",
         "Record or revise a pairwise preference (append-only log). A retry with the same "
         "client_id is stored once.",
         {
@@ -226,7 +214,6 @@ OPERATIONS: dict[str, Operation] = {
         },
     ),
     "api.undo_preference": Operation(
-        "assessor",
         "Take back the user's last preference of the assignment (a new event).",
         {
             "201": "{undone: {position, left, right, choice}, created}",
@@ -236,12 +223,10 @@ OPERATIONS: dict[str, Operation] = {
         body=_CLIENT_ID_BODY,
     ),
     "api.campaigns": Operation(
-        "admin",
         "The campaigns (not archived): id, name, relevance level.",
         {"200": "{'campaigns': [...]}"},
     ),
     "api.campaign_progress": Operation(
-        "admin",
         "Judging progress per topic and per assessor over the assignments of the pools in "
         "scope. {campaign_ref} is the campaign's name or id.",
         {"200": "{campaign, pools, scope, overall, topics, assessors}"},
@@ -254,13 +239,11 @@ OPERATIONS: dict[str, Operation] = {
         ],
     ),
     "api.report_json": Operation(
-        "admin",
         "The campaign's evaluation report as JSON, as /report.json (the same parameters).",
         {"200": "the report", "202": "{status, progress}: being computed, ask again"},
         query=_report_parameters,
     ),
     "api.report": Operation(
-        "admin",
         "The campaign's evaluation report, every section (or ?sections=), as JSON (/report) "
         "or a file (/report.FORMAT: text, json, csv, md, latex, zip, trec): the same bytes as "
         "`workbench evaluate --format FORMAT` and the web page's download. A report job.",
@@ -269,7 +252,6 @@ OPERATIONS: dict[str, Operation] = {
         file=True,
     ),
     "api.export": Operation(
-        "admin",
         "Export as a file: kind is an export's name (services.exports.EXPORTS: pool, qrels, "
         "log, ...). {campaign_ref} is the campaign's name or id.",
         {"200": "the file (attachment)"},
@@ -278,12 +260,10 @@ OPERATIONS: dict[str, Operation] = {
     ),
     # routing, gold and the assessor dashboard (web.routing_api)
     "routing_api.policies": Operation(
-        "admin",
         "The assignment policies (workbench.routing.POLICIES) and their parameters.",
         {"200": "{'policies': [{name, help, parameters: [{name, type, help, default, ...}]}]}"},
     ),
     "routing_api.route_pool": Operation(
-        "admin",
         "Route a pool by a policy, recorded with the pool; applying it again routes only "
         "what is missing.",
         {"201": "{pool, policy, described, assignments, documents, load, short, notes}"},
@@ -301,13 +281,11 @@ OPERATIONS: dict[str, Operation] = {
         },
     ),
     "routing_api.remainder_plan": Operation(
-        "admin",
         "What reassigning an assessor's unjudged remainder would do (nothing changes).",
         {"200": "{assessor, moves, kept, withdrawn, documents, unplaced, description}"},
         query=[_query("assessor", "the assessor"), _query("to", "an assessor who may take")],
     ),
     "routing_api.reassign_remainder": Operation(
-        "admin",
         'Reassign an assessor\'s unjudged remainder; refused without "confirm": true.',
         {"200": "the plan carried out"},
         body={
@@ -321,7 +299,6 @@ OPERATIONS: dict[str, Operation] = {
         },
     ),
     "routing_api.dashboard": Operation(
-        "admin",
         "The assessor dashboard: pace, grades, agreement, gold accuracy, drift, outliers.",
         {"200": "the dashboard (JSON), or its tables in another format"},
         query=[
@@ -331,24 +308,20 @@ OPERATIONS: dict[str, Operation] = {
         ],
     ),
     "routing_api.ask_for_work": Operation(
-        "assessor",
         "Take places that documents want (adaptive routing: a judge more where judges "
         "disagree); they join the user's topics.",
         {"200": "{'added': [{qid, docno}]}"},
         body={"type": "object", "properties": {"campaign": {"type": "integer"}}},
     ),
     "routing_api.my_progress": Operation(
-        "assessor",
         "The user's progress per campaign, and their gold accuracy where the campaign shows it.",
         {"200": "{'campaigns': [...]}"},
     ),
     "api.adaptive_status": Operation(
-        "admin",
         "An adaptive pool's per-topic state (budget, revealed, judged, stopped).",
         {"200": "the status"},
     ),
     "api.adaptive_provenance": Operation(
-        "admin",
         "The strategy and budgets of the campaign's adaptive pools: what its "
         "exported qrels and judgement log record in their `#` header lines.",
         {
@@ -357,7 +330,6 @@ OPERATIONS: dict[str, Operation] = {
         },
     ),
     "api.adaptive_budget": Operation(
-        "admin",
         "Set an adaptive pool's budget (every topic, or one `topic`).",
         {"200": "{budget, topics}"},
         body={
@@ -367,16 +339,14 @@ OPERATIONS: dict[str, Operation] = {
         },
     ),
     "api.adaptive_stop": Operation(
-        "admin",
         "Stop (or, with {'stopped': false}, resume) revealing documents for one "
         "topic of an adaptive pool.",
         {"200": "{topic, stopped}"},
     ),
     "querylogs_api.api_logs": Operation(
-        "admin", "The campaign's imported query logs.", {"200": "{'querylogs': [...]}"}
+        "The campaign's imported query logs.", {"200": "{'querylogs': [...]}"}
     ),
     "querylogs_api.api_import": Operation(
-        "admin",
         "Import a query log (multipart: file `log`, optional `mapping`; up to the upload "
         "limit). The log is imported by a background task: 201 when it ended within the "
         "server's wait, else 202 with a Location to follow.",
@@ -387,7 +357,6 @@ OPERATIONS: dict[str, Operation] = {
         multipart=["log", "mapping", "name", "format", "min_users"],
     ),
     "querylogs_api.api_import_state": Operation(
-        "admin",
         "A query-log import started by POST .../querylogs.",
         {
             "200": "the import summary",
@@ -396,10 +365,9 @@ OPERATIONS: dict[str, Operation] = {
         },
     ),
     "querylogs_api.api_report": Operation(
-        "admin", "A query log's summary.", {"200": "the summary"}, query=_QUERYLOG
+        "A query log's summary.", {"200": "the summary"}, query=_QUERYLOG
     ),
     "querylogs_api.api_agreement": Operation(
-        "admin",
         "Agreement of click preferences with the assessors' qrels.",
         {"200": "the agreement"},
         query=[
@@ -410,7 +378,6 @@ OPERATIONS: dict[str, Operation] = {
         ],
     ),
     "querylogs_api.api_evaluation": Operation(
-        "admin",
         "Runs evaluated with click preferences and with the assessors' qrels.",
         {"200": "the evaluation"},
         query=[
@@ -422,7 +389,6 @@ OPERATIONS: dict[str, Operation] = {
         ],
     ),
     "querylogs_api.api_prefs": Operation(
-        "admin",
         "The click preferences as a file.",
         {"200": "the preferences"},
         query=[*_QUERYLOG, *_CLICK_OPTIONS],
@@ -439,7 +405,7 @@ PATH_PARAMETERS = {
 }
 
 
-def _operation(endpoint: str, arguments: list[tuple[str, str]]) -> dict[str, Any]:
+def _operation(endpoint: str, arguments: list[tuple[str, str]], access: Access) -> dict[str, Any]:
     spec = OPERATIONS[endpoint]  # KeyError: a route without a description
     operation: dict[str, Any] = {
         "operationId": endpoint.replace(".", "_"),
@@ -460,10 +426,12 @@ def _operation(endpoint: str, arguments: list[tuple[str, str]]) -> dict[str, Any
             for status, text in spec.responses.items()
         },
     }
-    if spec.role is None:
+    operation["description"] = f"Who may call: {access.describe()}"
+    if not access.signed_in:
         operation["security"] = []
     else:
-        operation["description"] = f"Role: {spec.role} (an admin may do what an assessor may)."
+        if access.permission is not None:
+            operation["x-permission"] = access.permission.label
         operation["responses"].update({"401": _ERROR, "403": _ERROR, "404": _ERROR, "400": _ERROR})
     if spec.body is not None or spec.multipart is not None:
         operation["responses"]["413"] = {
@@ -496,7 +464,10 @@ def openapi_document(app: Flask) -> dict[str, Any]:
         arguments = [(c or "", name) for c, name in _CONVERTER.findall(rule.rule)]
         path = _CONVERTER.sub(lambda m: "{" + m.group(2) + "}", rule.rule)
         for method in sorted((rule.methods or set()) - {"HEAD", "OPTIONS"}):
-            paths.setdefault(path, {})[method.lower()] = _operation(rule.endpoint, arguments)
+            access = declared_access(app, rule.endpoint)
+            paths.setdefault(path, {})[method.lower()] = _operation(
+                rule.endpoint, arguments, access
+            )
     return {
         "openapi": "3.1.0",
         "info": {

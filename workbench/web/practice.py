@@ -7,19 +7,20 @@ from __future__ import annotations
 from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
 from flask_login import current_user
 
+from workbench.permissions import Permission
 from workbench.services import assessor_dashboard, calibration
 from workbench.services import routing as routing_service
 from workbench.services.errors import NotFound
+from workbench.web.access import requires
 from workbench.web.admin import change
 from workbench.web.db import get_store
 from workbench.web.inputs import form_int
-from workbench.web.security import assessor_required
 
 bp = Blueprint("practice", __name__, url_prefix="/assess")
 
 
 @bp.get("/campaigns/<int:campaign_id>/practice")
-@assessor_required
+@requires(Permission.JUDGE)
 def practice(campaign_id: int):
     """The next practice item, or the end of the practice set."""
     with get_store().read_session() as session:
@@ -31,7 +32,7 @@ def practice(campaign_id: int):
 
 
 @bp.post("/campaigns/<int:campaign_id>/practice/<int:item_id>")
-@assessor_required
+@requires(Permission.JUDGE)
 def answer(campaign_id: int, item_id: int):
     form = request.form
     grade = None if form.get("grade") == "cannot" else form_int(form.get("grade"), "grade")
@@ -50,7 +51,7 @@ def answer(campaign_id: int, item_id: int):
 
 
 @bp.get("/campaigns/<int:campaign_id>/practice/<int:item_id>")
-@assessor_required
+@requires(Permission.JUDGE)
 def feedback(campaign_id: int, item_id: int):
     """The expected grade and the guideline's reason of an answered item."""
     with get_store().read_session() as session:
@@ -62,7 +63,7 @@ def feedback(campaign_id: int, item_id: int):
 
 
 @bp.get("/progress")
-@assessor_required
+@requires(Permission.JUDGE)
 def my_progress():
     with get_store().read_session() as session:
         rows = assessor_dashboard.my_quality(session, current_user.id)
@@ -70,7 +71,7 @@ def my_progress():
 
 
 @bp.post("/work")
-@assessor_required
+@requires(Permission.JUDGE)
 def ask_for_work():
     """Take places that documents want (adaptive routing: a judge more where judges
     disagree) in the assessor's campaigns."""

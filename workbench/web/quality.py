@@ -7,7 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from flask import Response, abort, flash, render_template, request
+from werkzeug.datastructures import MultiDict
 
+from workbench.permissions import Permission
 from workbench.reports.tables import FORMATS, render_all, to_json
 from workbench.services import assessor_dashboard, calibration, gold
 from workbench.services import remainder as remainder_service
@@ -15,18 +17,18 @@ from workbench.services import users as user_service
 from workbench.services.campaigns import campaign_info
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.store_handle import Session
+from workbench.web.access import GuardedBlueprint
 from workbench.web.admin import back_to, campaign_or_404, change, writable_campaign
 from workbench.web.db import get_store
 from workbench.web.downloads import content_disposition
 from workbench.web.images import svg_image
 from workbench.web.inputs import form_int
-from workbench.web.security import admin_blueprint
 
-bp = admin_blueprint("quality", __name__, "/admin")
+bp = GuardedBlueprint("quality", __name__, "/admin", permission=Permission.ADMINISTER)
 MAX_PRACTICE_TEXT = 200_000  # characters of a practice set pasted in the form
 
 
-def dashboard_options(args: Any) -> dict[str, Any]:
+def dashboard_options(args: MultiDict[str, str]) -> dict[str, Any]:
     """The dashboard's choices from a query string: period (day or session) and weights."""
     return {
         "period": args.get("period") or "day",
@@ -34,7 +36,7 @@ def dashboard_options(args: Any) -> dict[str, Any]:
     }
 
 
-def _dashboard(campaign_id: int, args: Any) -> assessor_dashboard.AssessorDashboard:
+def _dashboard(campaign_id: int, args: MultiDict[str, str]) -> assessor_dashboard.AssessorDashboard:
     with get_store().read_session() as session:
         campaign_or_404(session, campaign_id)
         return assessor_dashboard.assessor_dashboard(
@@ -197,7 +199,9 @@ def set_practice(campaign_id: int):
 # ---------------------------------------------------------------- the remainder
 
 
-def _plan(session: Session, campaign_id: int, username: str, to: list[str]) -> Any:
+def _plan(
+    session: Session, campaign_id: int, username: str, to: list[str]
+) -> remainder_service.RemainderPlan:
     c = campaign_or_404(session, campaign_id)
     return remainder_service.remainder_plan(session, c, username, to=to or None)
 

@@ -22,6 +22,7 @@ from flask import current_app, flash, redirect, render_template, request, url_fo
 from flask.typing import ResponseReturnValue
 
 from workbench import clicks, querylog
+from workbench.permissions import Permission
 from workbench.services import campaigns as campaign_service
 from workbench.services import evaluation_inputs as evaluation_service
 from workbench.services import jobs
@@ -32,12 +33,12 @@ from workbench.services.jobs import FAILED
 from workbench.services.store_handle import Session, Store
 from workbench.trec import TrecFormatError
 from workbench.web import report_jobs, uploads
+from workbench.web.access import GuardedBlueprint
 from workbench.web.db import get_store
 from workbench.web.inputs import form_int
 from workbench.web.report_jobs import page_job, request_page
-from workbench.web.security import admin_blueprint
 
-bp = admin_blueprint("querylogs", __name__, "/querylogs")
+bp = GuardedBlueprint("querylogs", __name__, "/querylogs", permission=Permission.ADMINISTER)
 BOOTSTRAP_RESAMPLES = 1000  # app config REPORT_BOOTSTRAP_RESAMPLES overrides
 
 
@@ -227,7 +228,7 @@ def report(campaign_id: int) -> ResponseReturnValue:
 
 
 def _click_page(
-    session: Any, campaign: Any, params: dict[str, Any], progress: Any
+    session: Session, campaign: Any, params: dict[str, Any], progress: jobs.Progress
 ) -> dict[str, Any]:
     """Click agreement (bootstrap interval) and click evaluation: a report job."""
     chosen = service.PreferenceOptions(

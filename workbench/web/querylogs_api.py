@@ -11,6 +11,7 @@ from typing import Any
 from flask import Blueprint, Response, jsonify, request, url_for
 from flask.typing import ResponseReturnValue
 
+from workbench.permissions import Permission
 from workbench.reports.tables import json_safe
 from workbench.services import campaigns as campaign_service
 from workbench.services import jobs
@@ -18,10 +19,10 @@ from workbench.services import querylogs as service
 from workbench.services.errors import NotFound
 from workbench.services.jobs import FAILED
 from workbench.web import report_jobs
+from workbench.web.access import requires
 from workbench.web.db import get_store
 from workbench.web.querylogs import IMPORT_TASK, click_request, preference_options, queue_import
 from workbench.web.report_jobs import request_page
-from workbench.web.security import admin_required
 
 api = Blueprint("querylogs_api", __name__, url_prefix="/api/v1/campaigns")
 
@@ -31,7 +32,7 @@ def _json(value: Any) -> Response:
 
 
 @api.get("/<campaign_ref>/querylogs")
-@admin_required
+@requires(Permission.ADMINISTER)
 def api_logs(campaign_ref: str) -> ResponseReturnValue:
     with get_store().read_session() as session:
         campaign = campaign_service.get_campaign(session, campaign_ref)
@@ -40,7 +41,7 @@ def api_logs(campaign_ref: str) -> ResponseReturnValue:
 
 
 @api.post("/<campaign_ref>/querylogs")
-@admin_required
+@requires(Permission.ADMINISTER)
 def api_import(campaign_ref: str) -> ResponseReturnValue:
     """Multipart upload: ``log`` (and optionally ``mapping``), form fields name, min_users,
     format. The log is imported by a task: 201 with the anonymisation report when it ended
@@ -53,7 +54,7 @@ def api_import(campaign_ref: str) -> ResponseReturnValue:
 
 
 @api.get("/<campaign_ref>/querylogs/imports/<int:job_id>")
-@admin_required
+@requires(Permission.ADMINISTER)
 def api_import_state(campaign_ref: str, job_id: int) -> ResponseReturnValue:
     """A query-log import: 202 while it runs, 200 with the log's anonymisation report when
     stored, 400 with the error when refused."""
@@ -80,7 +81,7 @@ def _import_answer(campaign_id: int, state: jobs.JobState, *, created: bool) -> 
 
 
 @api.get("/<campaign_ref>/querylogs/report")
-@admin_required
+@requires(Permission.ADMINISTER)
 def api_report(campaign_ref: str) -> ResponseReturnValue:
     with get_store().read_session() as session:
         campaign = campaign_service.get_campaign(session, campaign_ref)
@@ -89,7 +90,7 @@ def api_report(campaign_ref: str) -> ResponseReturnValue:
 
 
 @api.get("/<campaign_ref>/querylogs/agreement")
-@admin_required
+@requires(Permission.ADMINISTER)
 def api_agreement(campaign_ref: str) -> ResponseReturnValue:
     """The click agreement as JSON once its report job is done; while it runs, 202 with its
     status and progress (ask again)."""
@@ -104,7 +105,7 @@ def api_agreement(campaign_ref: str) -> ResponseReturnValue:
 
 
 @api.get("/<campaign_ref>/querylogs/evaluation")
-@admin_required
+@requires(Permission.ADMINISTER)
 def api_evaluation(campaign_ref: str) -> ResponseReturnValue:
     with get_store().read_session() as session:
         campaign = campaign_service.get_campaign(session, campaign_ref)
@@ -121,7 +122,7 @@ def api_evaluation(campaign_ref: str) -> ResponseReturnValue:
 
 
 @api.get("/<campaign_ref>/querylogs/prefs")
-@admin_required
+@requires(Permission.ADMINISTER)
 def api_prefs(campaign_ref: str) -> ResponseReturnValue:
     """The click preferences as a trec_eval prefs file (text/plain)."""
     with get_store().read_session() as session:

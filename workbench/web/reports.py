@@ -14,7 +14,7 @@ them, so that the app, and a server restarted after a crash, starts quickly.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flask import (
     Response,
@@ -26,21 +26,25 @@ from flask import (
     url_for,
 )
 
+from workbench.permissions import Permission
 from workbench.reports import plots
 from workbench.reports.tables import FORMATS, render_all, to_json
 from workbench.services import campaigns as campaign_service
 from workbench.services.current_judgements import withdrawn_note
 from workbench.services.errors import NotFound, ServiceError
-from workbench.services.jobs import FAILED, JobState
+from workbench.services.jobs import FAILED, JobState, Progress
 from workbench.services.store_handle import Session
+from workbench.web.access import GuardedBlueprint
 from workbench.web.db import get_store
 from workbench.web.downloads import content_disposition
 from workbench.web.images import svg_image
 from workbench.web.inputs import form_int
 from workbench.web.report_jobs import page_job, request_page
-from workbench.web.security import admin_blueprint
 
-bp = admin_blueprint("reports", __name__, "/reports")
+if TYPE_CHECKING:
+    from workbench.services.evaluation_report import ReportRequest
+
+bp = GuardedBlueprint("reports", __name__, "/reports", permission=Permission.ADMINISTER)
 bp.add_app_template_filter(svg_image, "svg_image")
 BOOTSTRAP_RESAMPLES = 1000  # app config REPORT_BOOTSTRAP_RESAMPLES overrides
 MAX_BOOTSTRAP_RESAMPLES = 10_000
@@ -62,7 +66,7 @@ def _campaign(session: Session, campaign_id: int) -> Any:
 
 
 def _agreement_page(
-    session: Session, campaign: Any, params: dict[str, Any], progress: Any
+    session: Session, campaign: Any, params: dict[str, Any], progress: Progress
 ) -> dict[str, Any]:
     """The agreement page's context (a report job: bootstrap intervals take a while)."""
     from workbench.reports.agreement import groups_table, pairs_table
@@ -204,7 +208,7 @@ def _attachment(text: str, fmt: str, stem: str) -> Response:
 # ----------------------------------------------------------------------------- evaluation
 
 
-def report_request() -> Any:
+def report_request() -> ReportRequest:
     """The report's request from the query string (`reports.pipeline.parse`: the parser of
     the CLI and the API); a malformed parameter is a ServiceError (400)."""
     from workbench.reports.pipeline import parse
@@ -213,7 +217,7 @@ def report_request() -> Any:
 
 
 def _evaluation_page(
-    session: Session, campaign: Any, params: dict[str, Any], progress: Any
+    session: Session, campaign: Any, params: dict[str, Any], progress: Progress
 ) -> dict[str, Any]:
     """The evaluation page's context (a report job): the `Report`, or the reason no report
     can be made for this request ("error")."""
@@ -233,7 +237,7 @@ def _evaluation_page(
 
 
 def _trec_page(
-    session: Session, campaign: Any, params: dict[str, Any], progress: Any
+    session: Session, campaign: Any, params: dict[str, Any], progress: Progress
 ) -> dict[str, Any]:
     """The trec download's text (a report job of its own: no report is built for it)."""
     from workbench.services.evaluation_report import ReportRequest, trec_output

@@ -13,17 +13,18 @@ from flask import Blueprint, Response, jsonify, request
 from flask_login import current_user
 
 from workbench import routing
+from workbench.permissions import Permission
 from workbench.reports.tables import FORMATS, json_safe, render_all
 from workbench.services import assessor_dashboard
 from workbench.services import campaigns as campaign_service
 from workbench.services import remainder as remainder_service
 from workbench.services import routing as routing_service
 from workbench.services.errors import NotFound, ServiceError
+from workbench.web.access import requires
 from workbench.web.db import get_store
 from workbench.web.downloads import content_disposition
 from workbench.web.inputs import json_int, parse_json
 from workbench.web.quality import dashboard_options
-from workbench.web.security import admin_required, assessor_required
 
 api = Blueprint("routing_api", __name__, url_prefix="/api/v1")
 
@@ -45,14 +46,14 @@ def _names(data: dict[str, Any], key: str) -> list[str] | None:
 
 
 @api.get("/routing/policies")
-@admin_required
+@requires(Permission.ADMINISTER)
 def policies():
     """The assignment policies with their parameters (`workbench.routing.POLICIES`)."""
     return jsonify(policies=json_safe(routing_service.policy_fields()))
 
 
 @api.post("/campaigns/<campaign_ref>/assignments")
-@admin_required
+@requires(Permission.ADMINISTER)
 def route_pool(campaign_ref: str):
     """Route a pool by a policy: {"policy": "overlap", "pool": 2, "judges_per_document": 2,
     "assessors": [...], "topics": [...], "order": "random", "seed": 7}; parameters may also
@@ -95,7 +96,7 @@ def _plan_json(plan: remainder_service.RemainderPlan) -> dict[str, Any]:
 
 
 @api.get("/campaigns/<campaign_ref>/remainder")
-@admin_required
+@requires(Permission.ADMINISTER)
 def remainder_plan(campaign_ref: str):
     """What reassigning ?assessor=NAME's unjudged remainder would do (nothing changes)."""
     name = request.args.get("assessor") or ""
@@ -110,7 +111,7 @@ def remainder_plan(campaign_ref: str):
 
 
 @api.post("/campaigns/<campaign_ref>/remainder")
-@admin_required
+@requires(Permission.ADMINISTER)
 def reassign_remainder(campaign_ref: str):
     """{"assessor": NAME, "to": [...], "confirm": true}: reassign the remainder; without
     "confirm": true nothing changes (a 400 that says so)."""
@@ -130,7 +131,7 @@ def reassign_remainder(campaign_ref: str):
 
 
 @api.get("/campaigns/<campaign_ref>/assessors")
-@admin_required
+@requires(Permission.ADMINISTER)
 def dashboard(campaign_ref: str):
     """The assessor dashboard: JSON (?format=json, the default) or its tables in another
     table format (csv, md, latex, text) as a download."""
@@ -154,7 +155,7 @@ def dashboard(campaign_ref: str):
 
 
 @api.post("/work")
-@assessor_required
+@requires(Permission.JUDGE)
 def ask_for_work():
     """Take places that documents want ({"campaign": id} to keep to one campaign): the
     places taken, as [{"qid", "docno"}]; the documents appear in the assessor's topics."""
@@ -166,7 +167,7 @@ def ask_for_work():
 
 
 @api.get("/progress")
-@assessor_required
+@requires(Permission.JUDGE)
 def my_progress():
     """The assessor's own progress per campaign, and their gold accuracy where shown."""
     with get_store().read_session() as session:

@@ -1,4 +1,4 @@
-"""Login, roles, CSRF, throttling, request limits, error pages and security headers.
+"""Login, CSRF, throttling, request limits, error pages and security headers.
 
 Browser sessions use Flask-Login; scripts send `Authorization: Bearer <token>` and are then
 authenticated by token only (the session cookie is ignored) and exempt from CSRF. Every
@@ -29,9 +29,7 @@ from functools import wraps
 from typing import Any
 
 from flask import (
-    Blueprint,
     Flask,
-    abort,
     current_app,
     flash,
     jsonify,
@@ -41,7 +39,7 @@ from flask import (
     session,
     url_for,
 )
-from flask_login import LoginManager, UserMixin, current_user, login_required, login_user
+from flask_login import LoginManager, UserMixin, current_user, login_user
 from flask_wtf.csrf import CSRFError, CSRFProtect
 from werkzeug.exceptions import (
     HTTPException,
@@ -52,10 +50,11 @@ from werkzeug.exceptions import (
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from workbench import limits
+from workbench.permissions import Permission
 from workbench.services import users as user_service
-from workbench.services.errors import NotFound
 from workbench.services.login_throttle import LoginThrottle
 from workbench.services.rate_limits import RateLimiter
+from workbench.web.access import may
 from workbench.web.db import EXTENSION as STORE
 from workbench.web.db import get_store
 from workbench.web.inputs import BoundedIntConverter
@@ -82,11 +81,6 @@ class CurrentUser(UserMixin):
     @classmethod
     def of(cls, user: user_service.Account) -> CurrentUser:
         return cls(user.id, user.username, user.role, user.session_version)
-
-    @property
-    def is_admin(self) -> bool:
-        role = user_service.ROLES.get(self.role)
-        return role is not None and role.administers
 
     def get_id(self) -> str:
         """What the session cookie keeps: 'id.version'."""
@@ -153,52 +147,13 @@ def _unauthorized():
     return redirect(url_for("auth.login", next=request.full_path.rstrip("?")))
 
 
-def _role_required(
-    may: Callable[[user_service.Role], bool],
-) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    def decorator(view: Callable[..., Any]) -> Callable[..., Any]:
-        @wraps(view)
-        @login_required
-        def wrapped(*args: Any, **kwargs: Any) -> Any:
-            role = user_service.ROLES.get(current_user.role)
-            if role is None or not may(role):  # a role no longer in the registry may nothing
-                abort(403)
-            return view(*args, **kwargs)
-
-        return wrapped
-
-    return decorator
-
-
-admin_required = _role_required(lambda role: role.administers)
-"""Only organisers (a role that administers)."""
-assessor_required = _role_required(lambda role: role.judges)
-"""Anyone who may judge: assessors and admins (an admin may adjudicate)."""
-
-
-def admin_blueprint(name: str, import_name: str, url_prefix: str) -> Blueprint:
-    """A blueprint whose every view requires the admin role (403 for assessors, the login page
-    for anonymous users) and shows a missing campaign, run or user as a 404 page."""
-    bp = Blueprint(name, import_name, url_prefix=url_prefix)
-
-    @bp.before_request
-    @admin_required
-    def _admins_only() -> None:
-        return None
-
-    @bp.errorhandler(NotFound)
-    def _not_found(error: NotFound):
-        return render_template("error.html", code=404, message=str(error)), 404
-
-    return bp
-
-
 def rate_limited(
-    action: str, *, unless: Callable[[user_service.Role], bool] = lambda _role: False
+    action: str, *, unless: Permission | None = None
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Limit a view per logged-in user to config RATE_<ACTION>: (per second, burst); a 429
-    with Retry-After beyond it. A rate of 0 turns the limit off; so does `unless` for the
-    user's role (a script's account is not held to the judging rate)."""
+    with Retry-After beyond it. A rate of 0 turns the limit off; so does holding the
+    permission `unless` (Permission.UNPACED: a script's account is not held to the judging
+    rate)."""
 
     def decorator(view: Callable[..., Any]) -> Callable[..., Any]:
         @wraps(view)
@@ -208,7 +163,7 @@ def rate_limited(
                 rate
                 and current_user.is_authenticated
                 and request.method in UNSAFE_METHODS
-                and not _role_exempt(unless)
+                and not (unless is not None and may(unless))
             ):
                 limiter: RateLimiter = current_app.extensions["workbench_rate_limiter"]
                 wait = limiter.take(action, current_user.id, rate, burst)
@@ -221,11 +176,6 @@ def rate_limited(
         return wrapped
 
     return decorator
-
-
-def _role_exempt(unless: Callable[[user_service.Role], bool]) -> bool:
-    role = user_service.ROLES.get(current_user.role)
-    return role is not None and unless(role)
 
 
 def _body_limit() -> None:

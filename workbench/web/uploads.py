@@ -33,13 +33,14 @@ from flask.typing import ResponseReturnValue
 from werkzeug.datastructures import FileStorage
 from werkzeug.utils import secure_filename
 
+from workbench.permissions import Permission
 from workbench.services import campaigns, document_imports, jobs, run_imports
 from workbench.services.errors import ServiceError
 from workbench.services.store_handle import Store
 from workbench.trec import TrecFormatError
 from workbench.web import report_jobs
+from workbench.web.access import GuardedBlueprint
 from workbench.web.db import get_store
-from workbench.web.security import admin_blueprint
 
 PREFIX = "upload-"
 TASK_PREFIX = "task-"
@@ -48,7 +49,7 @@ TASK_UPLOADS = ("runs", "documents")
 """The upload kinds imported by a task (the others are small: imported in the request)."""
 TASK_FOLDER_TTL_S = 2 * 86_400.0
 
-bp = admin_blueprint("uploads", __name__, "/admin/campaigns")
+bp = GuardedBlueprint("uploads", __name__, "/admin/campaigns", permission=Permission.ADMINISTER)
 
 
 def uploads_root() -> Path:
