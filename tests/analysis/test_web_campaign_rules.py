@@ -9,6 +9,7 @@ from sqlalchemy import delete, select
 
 from tests.analysis.test_incomplete_campaigns import SHORT_RUN
 from tests.analysis.test_web_reports import login
+from tests.web.conftest import FAST_HASH
 from workbench.services import run_imports
 from workbench.services.campaigns import get_campaign
 from workbench.services.users import create_user
@@ -22,7 +23,7 @@ def client_and_id(evaluated, database_url, tmp_path):
     path.write_text(SHORT_RUN)
     with evaluated.session() as s:
         run_imports.import_runs(s, get_campaign(s, "demo"), [path], contributes=False)
-        create_user(s, "organiser", "a long secret 1", role="admin")
+        create_user(s, "organiser", "a long secret 1", role="admin", hash_method=FAST_HASH)
         campaign_id = s.scalar(select(Campaign.id).where(Campaign.name == "demo"))
     app = create_app(
         {

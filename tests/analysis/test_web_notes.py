@@ -8,6 +8,7 @@ import pytest
 from sqlalchemy import select
 
 from tests.analysis.test_web_reports import login
+from tests.web.conftest import FAST_HASH
 from workbench.services.users import create_user
 from workbench.store.models import Campaign
 from workbench.web import create_app
@@ -16,7 +17,7 @@ from workbench.web import create_app
 @pytest.fixture
 def notes_app(evaluated, database_url):
     with evaluated.session() as s:
-        create_user(s, "organiser", "a long secret 1", role="admin")
+        create_user(s, "organiser", "a long secret 1", role="admin", hash_method=FAST_HASH)
         campaign_id = s.scalar(select(Campaign.id).where(Campaign.name == "demo"))
     app = create_app(
         {

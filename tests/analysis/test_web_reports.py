@@ -8,6 +8,7 @@ import pytest
 from flask import url_for
 from sqlalchemy import delete, select
 
+from tests.web.conftest import FAST_HASH
 from workbench.services.users import create_user
 from workbench.store.models import Campaign, FinalLabel, User
 from workbench.web import create_app
@@ -19,8 +20,8 @@ CSRF = re.compile(r'name="csrf-token" content="([^"]+)"')
 @pytest.fixture
 def app(judged, database_url, tmp_path):
     with judged.session() as s:
-        create_user(s, "organiser", "a long secret 1", role="admin")
-        create_user(s, "reader", "a long secret 2", role="assessor")
+        create_user(s, "organiser", "a long secret 1", role="admin", hash_method=FAST_HASH)
+        create_user(s, "reader", "a long secret 2", role="assessor", hash_method=FAST_HASH)
         campaign_id = s.scalar(select(Campaign.id).where(Campaign.name == "demo"))
     app = create_app(
         {
@@ -165,7 +166,7 @@ def test_a_decision_without_reason_is_refused(admin, app, judged):
 @pytest.fixture
 def evaluated_app(evaluated, database_url):
     with evaluated.session() as s:
-        create_user(s, "organiser", "a long secret 1", role="admin")
+        create_user(s, "organiser", "a long secret 1", role="admin", hash_method=FAST_HASH)
         campaign_id = s.scalar(select(Campaign.id).where(Campaign.name == "demo"))
     app = create_app(
         {

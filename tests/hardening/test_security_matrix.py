@@ -18,7 +18,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from tests.hardening.conftest import row_counts
-from tests.web.conftest import PASSWORD, World, get_store_of, make_app
+from tests.web.conftest import FAST_HASH, PASSWORD, World, get_store_of, make_app
 from workbench.services import users as user_service
 from workbench.web import SECRET_KEY_ENV
 
@@ -373,7 +373,9 @@ def client_as(app: Flask, role: str) -> FlaskClient:
     client = app.test_client()
     if role == "script":  # a machine judge's account: its API token, no password
         with get_store_of(app).session() as session:
-            robot = user_service.create_user(session, "robot", None, role="script")
+            robot = user_service.create_user(
+                session, "robot", None, role="script", hash_method=FAST_HASH
+            )
             token = user_service.new_api_token(session, robot)
         client.environ_base["HTTP_AUTHORIZATION"] = f"Bearer {token}"
         return client

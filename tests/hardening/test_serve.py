@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 import pytest
 
 from tests.hardening.conftest import load_generator
-from tests.web.conftest import PASSWORD
+from tests.web.conftest import FAST_HASH, PASSWORD
 from workbench.services import users as user_service
 from workbench.store import open_store
 
@@ -33,7 +33,7 @@ def test_a_browser_session_is_valid_on_every_worker(database_url: str, tmp_path:
     one worker is accepted by the others; every worker serves the same store."""
     store = open_store(database_url, upgrade=True)
     with store.session() as session:
-        user_service.create_user(session, "ann", PASSWORD, role="assessor")
+        user_service.create_user(session, "ann", PASSWORD, role="assessor", hash_method=FAST_HASH)
     store.dispose()
     server = run_load.Server(database_url, tmp_path / "server", workers=3, threads=1).start()
     try:

@@ -14,7 +14,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import func, select
 
-from tests.web.conftest import PASSWORD, World, csrf_token_of, get_store_of, make_app
+from tests.web.conftest import FAST_HASH, PASSWORD, World, csrf_token_of, get_store_of, make_app
 from workbench.services import users as user_service
 from workbench.services.errors import NotFound, ServiceError
 from workbench.store import open_store
@@ -375,7 +375,9 @@ def test_a_script_account_is_not_held_to_the_judging_rate(
     app = make_app(world_url[0], tmp_path, RATE_JUDGE=(0.5, 3))
     store = get_store_of(app)
     with store.session() as session:
-        robot = user_service.create_user(session, "robot", None, role="script")
+        robot = user_service.create_user(
+            session, "robot", None, role="script", hash_method=FAST_HASH
+        )
         token = user_service.new_api_token(session, robot)
         campaign = campaigns.get_campaign(session, world.campaign_id)
         pool = pools.get_pool(session, campaign, None)

@@ -11,6 +11,7 @@ import tracemalloc
 import pytest
 from sqlalchemy import func, select
 
+from tests.web.conftest import FAST_HASH
 from workbench import stats
 from workbench.querylog import keyed_hash
 from workbench.services import (
@@ -239,7 +240,7 @@ def test_pool_prioritised_by_click_deviation(store, campaign_id, log_path):
         assert priority[("1", "a2")] == pytest.approx((1 - 3 / 3) / 3)
         assert priority[("2", "x1")] == service.UNSHOWN_PRIORITY
         assert "click deviation" in pool.params["priority"]
-        user = users.create_user(session, "ann", "a-long-password")
+        user = users.create_user(session, "ann", "a-long-password", hash_method=FAST_HASH)
         assignments.assign(session, pool, "1", user, order="priority")
         with pytest.raises(ServiceError, match="already has assignments"):
             service.prioritise_pool(session, campaign, pool.number, "log.jsonl")
