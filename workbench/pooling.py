@@ -36,7 +36,6 @@ from dataclasses import MISSING, Field, dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, NamedTuple, Protocol, TypeVar
 
 import numpy as np
-from scipy import sparse
 
 from workbench.estimators import prior_pool
 from workbench.trec.order import trec_order
@@ -644,6 +643,8 @@ def topic_contributions(
     pool = np.array(sorted(set(pooled)) or [""])
     kept = np.isin(names, pool)[inverse]
     rows, columns = rows[kept], inverse[kept]
+    from scipy import sparse  # here: scipy's import is most of a CLI import's start-up
+
     member = sparse.csr_matrix(
         (np.ones(len(rows), dtype=np.int64), (rows, columns)), shape=(n, len(names))
     )
