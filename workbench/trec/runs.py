@@ -376,7 +376,11 @@ def _numpy_parts(
 def _tag_codes(lines: _Lines, path: str, limits: IdLimits, codes: dict[bytes, int]) -> np.ndarray:
     """The index of each line's tag (field 6) in ``codes``, which gains the chunk's new tags."""
     tags = _field(lines, 5)
-    if len(codes) == 1 and np.all(tags == next(iter(codes))):
+    first = bytes(tags[0])
+    if list(codes) in ([], [first]) and np.all(tags == tags[0]):
+        # one tag in the chunk, the file's only one so far (the usual file): no sort
+        _check_lengths(lines, path, 5, tags, limits.tag, "run tag")
+        codes.setdefault(first, 0)
         return np.zeros(len(tags), dtype=np.int32)
     _check_lengths(lines, path, 5, tags, limits.tag, "run tag")
     distinct, inverse = np.unique(tags, return_inverse=True)
