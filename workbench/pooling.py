@@ -156,7 +156,7 @@ def _rank_statistics(
     best = np.full(len(names), ranks.max() + 1)
     np.minimum.at(best, inverse, ranks)
     priority = n_runs + 1.0 / (1.0 + rank_sum)
-    order = np.lexsort((names, best))  # best rank, then docno
+    order = np.argsort(best, kind="stable")  # best rank, then docno (names are sorted)
     docnos = names[order].tolist()
     fields = (best[order].tolist(), n_runs[order].tolist(), priority[order].tolist())
     defaults = map(itertools.repeat, PooledDocument._field_defaults.values())

@@ -19,6 +19,7 @@ from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
 from workbench import limits, pooling, routing
+from workbench.bulk import collector_paused
 from workbench.services.errors import NotFound, ServiceError, found
 from workbench.services.topics import campaign_qids, chosen_topics, listed
 from workbench.store.models import (
@@ -95,17 +96,7 @@ def build_pool(
     session.execute(
         insert(PoolRun), [{"pool_id": pool.id, "run_id": run.id, "build": 0} for run in models]
     )
-    rows: list[tuple] = []
-    pool_id = pool.id
-    chosen = recorded.get("topics")
-    for qid, ranked_lists in _topic_ranked_lists(
-        session, models, _ranked_list_limit(recorded), chosen
-    ):
-        rng = pooling.topic_rng(seed, strategy, qid, 0)
-        pooled = pooling.pool_topic(
-            ranked_lists, strategy=strategy, params=_pure(recorded), rng=rng
-        )
-        rows.extend(_entry_rows(pool_id, qid, pooled, build=0))
+    rows = _pool_rows(session, pool.id, models, strategy, recorded, seed, build=0)
     bulk_insert(session, PoolEntry.__table__, ENTRY_COLUMNS, rows)
     return pool
 
@@ -154,22 +145,10 @@ def extend_pool(session: Session, pool: Pool, runs: list[str]) -> int:
         select(PoolEntry.qid, PoolEntry.docno).where(PoolEntry.pool_id == pool.id)
     ):
         existing.setdefault(qid, set()).add(docno)
-    rows: list[tuple] = []
-    pool_id = pool.id
     models = [*current, *new_models]
-    chosen = params.get("topics")
-    for qid, ranked_lists in _topic_ranked_lists(
-        session, models, _ranked_list_limit(params), chosen
-    ):
-        rng = pooling.topic_rng(pool.seed, pool.strategy, qid, build)
-        pooled = pooling.pool_topic(
-            ranked_lists,
-            strategy=pool.strategy,
-            params=_pure(params),
-            rng=rng,
-            exclude=existing.get(qid, set()),
-        )
-        rows.extend(_entry_rows(pool_id, qid, pooled, build=build))
+    rows = _pool_rows(
+        session, pool.id, models, pool.strategy, params, pool.seed, build=build, existing=existing
+    )
     bulk_insert(session, PoolEntry.__table__, ENTRY_COLUMNS, rows)
     session.flush()
     return len(rows)
@@ -464,6 +443,36 @@ def topic_ranked_lists(
 
 # a PoolEntry row: pool, topic and build, then the fields of a PooledDocument in its order
 ENTRY_COLUMNS = ("pool_id", "qid", "build", *pooling.PooledDocument._fields)
+
+
+def _pool_rows(
+    session: Session,
+    pool_id: int,
+    models: Sequence[Run],
+    strategy: str,
+    params: dict[str, Any],
+    seed: int,
+    *,
+    build: int,
+    existing: dict[str, set[str]] | None = None,
+) -> list[tuple]:
+    """The PoolEntry rows of a build: every topic (of params' topics, when recorded) pooled
+    with the recorded parameters, the documents already `existing` per topic left out. The
+    cyclic collector is paused meanwhile (`workbench.bulk`: a tuple per document)."""
+    rows: list[tuple] = []
+    with collector_paused():
+        for qid, ranked_lists in _topic_ranked_lists(
+            session, models, _ranked_list_limit(params), params.get("topics")
+        ):
+            pooled = pooling.pool_topic(
+                ranked_lists,
+                strategy=strategy,
+                params=_pure(params),
+                rng=pooling.topic_rng(seed, strategy, qid, build),
+                exclude=(existing or {}).get(qid, ()),
+            )
+            rows.extend(_entry_rows(pool_id, qid, pooled, build=build))
+    return rows
 
 
 def _entry_rows(
