@@ -224,3 +224,6 @@ def test_a_plain_file_is_imported_through_c(tmp_path: Path) -> None:
                       "1 Q0 dé 1 0.5 t\n", "1 Q0 d1 1 1e3 t\n"):  # fmt: skip
         path.write_text("1 Q0 d0 1 0.5 t\n" + irregular)
         assert runs_module._plain_read(path, str(path), STORE_LIMITS, True, None) is None
+    path.write_bytes(b"# caf\xe9 (Latin-1)\n1 Q0 d1 1 0.5 t\n")  # not UTF-8, in a comment
+    assert runs_module._plain_read(path, str(path), STORE_LIMITS, True, None) is None
+    assert _read_runs(path, use_c=True)[0] == "error"

@@ -29,7 +29,8 @@
    NUL anywhere first; irregular is 0, or the number of the first kept line that is not in the
    plain form an import's strict reading takes without a closer look: exactly 6 fields, each
    of ASCII bytes, the second at most 1024 bytes, the rank 1 to 18 digits, the tag that of
-   the call's first row (the strict reader then reads the file with numpy).
+   the call's first row, or a comment line of ASCII bytes (the strict reader then reads the
+   file with numpy).
 
    repeated_hashes(hashes, offsets) gives one byte per CSR segment of a uint64 array: 1 when a
    value occurs twice within the segment.
@@ -259,6 +260,9 @@ static PyObject *scan_run(PyObject *self, PyObject *args) {
             tag_start = field_start[5];
             tag_len = field_len[5];
             row++;
+        } else if (fields > 0 && !irregular) { /* a comment: UTF-8 is checked on import */
+            for (Py_ssize_t k = offset; k < line_end && !irregular; k++)
+                if (buf[k] & 0x80) irregular = line_number;
         }
         line_number++;
         offset = line_end + 1;
