@@ -42,6 +42,7 @@ clock = lambda: (time.perf_counter(), time.process_time())
 start = clock()
 from workbench.services import campaigns, pools, run_imports, topic_imports
 from workbench.store import open_store
+from workbench.trec import native
 db_path, topics_path, *runs = sys.argv[1:]
 store = open_store(f"sqlite:///{db_path}", upgrade=True)
 with store.session() as session:
@@ -66,7 +67,7 @@ store.dispose()
 phases = {"setup": (start, ready), "import": (ready, imported), "pool": (imported, pooled)}
 print(json.dumps({**{k: b[0] - a[0] for k, (a, b) in phases.items()},
                   **{k + "_cpu": b[1] - a[1] for k, (a, b) in phases.items()},
-                  "lines": report.lines, "pool_size": size}))
+                  "lines": report.lines, "pool_size": size, "c_reader": native.available()}))
 """
 
 TRECTOOLS_SCRIPT = """
@@ -167,6 +168,11 @@ def report(results: dict, db_size: int, n_runs: int) -> None:
         )
         first = measured[0][2]
         print(f"{'':11} lines read {first['lines']}, pool size {first['pool_size']}")
+        if first.get("c_reader") is False:
+            print(
+                f"{'':11} WITHOUT the C run reader (workbench/trec/_fastscan.c not built: "
+                "`pip install -e .` compiles it): runs read with numpy, several times slower"
+            )
     if "workbench" in rows:
         ours = rows["workbench"]
         print(

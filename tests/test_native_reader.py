@@ -11,7 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from workbench.trec import TrecFormatError, native, read_run, scan
+from workbench.limits import STORE_LIMITS
+from workbench.trec import TrecFormatError, native, read_run, read_runs, scan
+from workbench.trec import runs as runs_module
 from workbench.trec.keys import docno_hash, segments_with_repeats
 
 pytestmark = [
@@ -158,3 +160,70 @@ def test_evaluation_is_the_same_with_and_without_c(seed: int) -> None:
     finally:
         native._fastscan = saved
     assert with_c.per_topic == without.per_topic and with_c.summary == without.summary
+
+
+def _plain_line(rng: random.Random) -> str:
+    """Mostly the plain form an import reads in C, now and then one of the corners that send
+    the file to the numpy reader (or make it refuse)."""
+    qid = rng.choice(["1", "2", "10", "q_3", "b"])
+    docno = rng.choice(["d", "FBIS3-1234", "d" * rng.randint(1, 40), "x#y"])
+    rank = rng.choice(["1", "07", "12", "123456789012345678"])
+    fields = [qid, "Q0", docno, rank, rng.choice(["1", "0.5", "-2.25", "3"]), "t"]
+    if rng.random() < 0.02:  # one corner: the whole line, or one field
+        corner = rng.randrange(6)
+        if corner == 0:
+            return _line(rng)
+        fields[[0, 2, 3, 5, 5][corner - 1]] = ["b" * 101, "d" * 201, "1" * 19, "tag2", "é"][
+            corner - 1
+        ]
+    return " ".join(fields)
+
+
+def _read_runs(path: Path, *, use_c: bool, **options: object) -> tuple:
+    """Everything read_runs (an import's strict reading) gives, or its error."""
+    saved = native._fastscan
+    native._fastscan = saved if use_c else None
+    try:
+        runs = read_runs(path, **options)  # type: ignore[arg-type]
+    except TrecFormatError as error:
+        return ("error", error.path, error.line_number, error.line, error.expected)
+    finally:
+        native._fastscan = saved
+    return tuple(
+        (
+            run.topics(), run.offsets.tolist(), run.docnos.tolist(), run.docnos.dtype,
+            run.scores.view(np.uint64).tolist(), run.ranks.tolist(), run.docno_hashes.tolist(),
+            run.tag, run.n_lines,
+        )
+        for run in runs
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("chunk", [1 << 23, 64, 7])
+@pytest.mark.parametrize("seed", range(40))
+def test_strict_c_and_numpy_readers_agree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, chunk: int
+) -> None:
+    """read_runs in C (a plain file) or numpy (anything else): the same runs or error."""
+    monkeypatch.setattr(scan, "_CHUNK_BYTES", chunk)
+    rng = random.Random(seed)
+    lines = [_plain_line(rng) for _ in range(rng.randint(1, 60))]
+    text = "\n".join(lines) + rng.choice(["", "\n"])
+    path = tmp_path / "run.txt"
+    path.write_bytes(text.encode())
+    for options in ({}, {"limits": STORE_LIMITS}, {"limits": STORE_LIMITS, "split_tags": True}):
+        assert _read_runs(path, use_c=True, **options) == _read_runs(path, use_c=False, **options)
+
+
+def test_a_plain_file_is_imported_through_c(tmp_path: Path) -> None:
+    path = tmp_path / "run.txt"
+    path.write_text("1 Q0 d1 1 0.5 t\n1 Q0 d2 2 0.25 t\n2 Q0 d1 1 7 t\n")
+    plain = runs_module._plain_read(path, str(path), STORE_LIMITS, True, None)
+    assert plain is not None and plain.tag == b"t" and plain.seg_qids == [b"1", b"2"]
+    for irregular in ("1 Q0 d1 1 0.5 t extra\n", "1 Q0 d1 +1 0.5 t\n", "1 Q0 d1 1 0.5 u\n",
+                      "1 Q0 dé 1 0.5 t\n", "1 Q0 d1 1 1e3 t\n"):  # fmt: skip
+        path.write_text("1 Q0 d0 1 0.5 t\n" + irregular)
+        assert runs_module._plain_read(path, str(path), STORE_LIMITS, True, None) is None
+    path.write_bytes(b"# caf\xe9 (Latin-1)\n1 Q0 d1 1 0.5 t\n")  # not UTF-8, in a comment
+    assert runs_module._plain_read(path, str(path), STORE_LIMITS, True, None) is None
+    assert _read_runs(path, use_c=True)[0] == "error"

@@ -286,3 +286,32 @@ def test_unique_to_unit_leaves_out_what_another_unit_also_contributed():
     by_run = {tag: tag for tag in contributed}
     assert pooling.unique_to_unit(contributed, by_run, "a1") == {"d1"}
     assert pooling.unique_to_unit({}, {}, "A") == set()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.sampled_from([0.5, 1.0, 1.5, 2.0, 3.0, -1.0]), min_size=1, max_size=40),
+    st.integers(min_value=1, max_value=45),
+    st.booleans(),
+)
+def test_the_head_lines_needed_give_the_same_ranked_list(scores, limit, with_nan):
+    """ranked_list of the first lines_needed lines is ranked_list of them all, ties at the
+    limit-th score included (they are kept whole, then ordered by docno); a NaN asks for all."""
+    values = np.array(scores)
+    if with_nan:
+        values[len(values) // 2] = np.nan
+    docnos = [f"d{(i * 7) % 11}-{i}" for i in range(len(values))]
+    needed = pooling.lines_needed(values, limit)
+    whole = pooling.ranked_list(docnos, values, limit=limit)
+    head = pooling.ranked_list(docnos[:needed], values[:needed], limit=limit)
+    assert list(head.docnos) == list(whole.docnos)
+    assert head.scores.tolist() == pytest.approx(whole.scores.tolist(), nan_ok=True)
+    if with_nan or limit >= len(values):
+        assert needed == len(values)
+
+
+def test_lines_needed_stops_after_the_last_line_that_can_be_kept():
+    scores = np.array([9.0, 8.0, 7.0, 7.0, 1.0, 7.0, 0.5, 0.2])
+    assert pooling.lines_needed(scores, 3) == 6  # the 7.0 tie on line 6 may be kept
+    assert pooling.lines_needed(scores, 2) == 2
+    assert pooling.lines_needed(scores, None) == 8

@@ -380,6 +380,20 @@ def test_a_run_file_with_two_tags_is_refused_or_split_on_request(tmp_path):
     assert read_run(mixed).tag == "second"  # trec_eval reading: the last line's tag
 
 
+def test_tags_that_change_between_chunks_are_told_apart(tmp_path, monkeypatch):
+    """Chunks of a single tag each (the reader's no-sort path), the tag changing between
+    them: still refused, or split by tag, never merged into the first tag."""
+    monkeypatch.setattr(scan, "_CHUNK_BYTES", 64)
+    lines = [f"q{i % 3} Q0 d{i} {i} {100 - i} {'A' if i < 20 else 'B'}\n" for i in range(40)]
+    path = _file(tmp_path, "".join(lines))
+    error = _refusal(trec.read_runs, path)
+    assert error.line_number == 21 and "one run tag per file ('A'" in error.expected
+    first, second = trec.read_runs(path, split_tags=True)
+    assert (first.tag, first.n_lines, second.tag, second.n_lines) == ("A", 20, "B", 20)
+    assert first.topic_lines("q0").docnos == [f"d{i}" for i in range(0, 20, 3)]
+    assert second.topic_lines("q0").docnos == [f"d{i}" for i in range(21, 40, 3)]
+
+
 def test_split_tags_still_refuses_a_docno_twice_in_one_run(tmp_path):
     path = _file(tmp_path, "1 Q0 a 1 3 x\n1 Q0 a 1 3 y\n1 Q0 a 2 1 y\n")
     error = _refusal(trec.read_runs, path, split_tags=True)

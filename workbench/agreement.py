@@ -23,7 +23,6 @@ from math import floor
 from typing import Literal, get_args
 
 import numpy as np
-from scipy import stats
 
 from workbench.relevance import is_relevant
 
@@ -189,6 +188,8 @@ def cohen_kappa_interval(
     if excess <= _CANCELLATION * spread:  # zero up to rounding (e.g. perfect agreement)
         excess = 0.0
     se = float(np.sqrt(excess / (n * (1 - p_e) ** 2)))
+    from scipy import stats  # here, not at import: a CLI store command's start-up
+
     z = float(stats.norm.ppf((1 + confidence) / 2))
     return KappaEstimate(kappa, se, kappa - z * se, kappa + z * se, confidence, n)
 

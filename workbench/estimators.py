@@ -54,7 +54,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import stats
 
 if TYPE_CHECKING:
     from workbench.pooling import PooledDocument, RankedLists
@@ -361,6 +360,8 @@ def hypergeometric_interval(
         )
     if sample == 0:
         return CountInterval(math.nan, 0.0, float(population), confidence, "no sample")
+    from scipy import stats  # here, not at import: pooling imports this module (run imports)
+
     tail = (1 - confidence) / 2
     k_values = np.arange(successes, population - (sample - successes) + 1)
     upper_tail = stats.hypergeom.sf(successes - 1, population, k_values, sample)
@@ -402,6 +403,8 @@ def relevant_left(topic: SampledTopic, *, confidence: float = 0.95) -> CountInte
         p = k / n
         estimate += (size - n) * p
         variance += size**2 * (1 - n / size) * p * (1 - p) / max(n - 1, 1)
+    from scipy import stats
+
     half = float(stats.norm.ppf((1 + confidence) / 2)) * math.sqrt(variance)
     most = sum(p[0] - p[1] for p in partial)
     return CountInterval(estimate, max(0.0, estimate - half), min(float(most), estimate + half),

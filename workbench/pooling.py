@@ -28,6 +28,7 @@ first, then higher ranks.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import math
@@ -36,7 +37,6 @@ from dataclasses import MISSING, Field, dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, NamedTuple, Protocol, TypeVar
 
 import numpy as np
-from scipy import sparse
 
 from workbench.estimators import prior_pool
 from workbench.trec.order import trec_order
@@ -95,6 +95,17 @@ def ranked_list(
     return RankedList(ordered, scores[candidates][order])
 
 
+def lines_needed(scores: np.ndarray, limit: int | None) -> int:
+    """How many leading lines of a topic hold every line that `ranked_list` with this limit
+    can keep (those scoring at least the limit-th highest score): `ranked_list` of just these
+    lines is the same list, so the rest of a stored topic need not be decoded. All of them
+    when a score is NaN (NaN has no place in that order)."""
+    if limit is None or limit >= len(scores) or np.isnan(scores).any():
+        return len(scores)
+    kth_highest = np.partition(scores, len(scores) - limit)[len(scores) - limit]
+    return int(np.flatnonzero(scores >= kth_highest)[-1]) + 1
+
+
 def topic_ranked_lists(run: Run) -> dict[str, RankedList]:
     """Each topic of `run` -> its ranked list (`ranked_list` of the topic's lines)."""
     return {
@@ -145,11 +156,17 @@ def _rank_statistics(
     best = np.full(len(names), ranks.max() + 1)
     np.minimum.at(best, inverse, ranks)
     priority = n_runs + 1.0 / (1.0 + rank_sum)
-    order = np.lexsort((names, best))  # best rank, then docno
+    order = np.argsort(best, kind="stable")  # best rank, then docno (names are sorted)
     docnos = names[order].tolist()
     fields = (best[order].tolist(), n_runs[order].tolist(), priority[order].tolist())
-    described = [PooledDocument(*f) for f in zip(docnos, *fields, strict=True)]
+    defaults = map(itertools.repeat, PooledDocument._field_defaults.values())
+    # tuple.__new__ over the columns: no Python call per document (a pool has 100,000s);
+    # the columns are of one length, the defaults repeat without end
+    described = list(map(_new_pooled_document, zip(docnos, *fields, *defaults, strict=False)))
     return docnos, described
+
+
+_new_pooled_document = functools.partial(tuple.__new__, PooledDocument)
 
 
 def depth_pool(ranked_lists: RankedLists, depth: int) -> list[PooledDocument]:
@@ -644,6 +661,8 @@ def topic_contributions(
     pool = np.array(sorted(set(pooled)) or [""])
     kept = np.isin(names, pool)[inverse]
     rows, columns = rows[kept], inverse[kept]
+    from scipy import sparse  # here: scipy's import is most of a CLI import's start-up
+
     member = sparse.csr_matrix(
         (np.ones(len(rows), dtype=np.int64), (rows, columns)), shape=(n, len(names))
     )

@@ -49,7 +49,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from workbench.estimators import hypergeometric_interval
 
@@ -222,6 +221,8 @@ def hypergeometric_p(labels: Sequence[bool], pool_size: int, target: float) -> f
     k_h0 = np.floor(r / target - (r - k) + 1).astype(np.int64)
     if np.any(k_h0 > urn):
         return 0.0  # so few documents remained that the target cannot have been missed
+    from scipy import stats  # here, not at import: the CLI's store commands import this module
+
     return float(np.min(stats.hypergeom.cdf(k, urn, k_h0, n)))
 
 
@@ -245,6 +246,8 @@ def sample_p(progress: Progress, target: float) -> float:
     k_h0 = math.floor((c + k) / target - c) + 1
     if k_h0 > u:
         return 0.0
+    from scipy import stats
+
     return float(stats.hypergeom.cdf(k, u, k_h0, m)) if m else 1.0
 
 

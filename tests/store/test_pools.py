@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import zlib
+
 import pytest
 from sqlalchemy import func, select
 
 from workbench.services import campaigns, document_imports, pools, run_imports, topic_imports
 from workbench.services.errors import NotFound, ServiceError
 from workbench.store.models import Judgement, PoolEntry, PoolRun, User
+from workbench.store.runs import ZLIB_LEVEL, decode_docnos_head
 
 
 @pytest.fixture
@@ -218,3 +221,12 @@ def test_a_pool_name_longer_than_its_column_is_refused_before_anything_is_writte
         with pytest.raises(ServiceError, match="pool name of at most 120 characters"):
             pools.build_pool(session, campaign, depth=1, name="n" * 121)
         assert session.scalar(select(func.count()).select_from(PoolRun)) == 3
+
+
+@pytest.mark.parametrize("count", [1, 2, 3, 150, 299, 300, 301, 1000])
+def test_the_head_of_a_docnos_blob_is_its_first_docnos(count):
+    """decode_docnos_head inflates only part of the stream (in steps when docnos are long),
+    and gives every docno when asked for more than there are."""
+    docnos = [f"doc-{i}-{'é' * (i % 50)}-{'x' * (i % 97)}".encode() for i in range(300)]
+    blob = zlib.compress(b"\n".join(docnos), ZLIB_LEVEL)
+    assert decode_docnos_head(blob, count) == docnos[:count]

@@ -9,7 +9,8 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -28,7 +29,6 @@ from workbench.services import (
     archive,
     campaigns,
     document_imports,
-    exports,
     import_steps,
     pools,
     qrels_imports,
@@ -39,6 +39,9 @@ from workbench.services.errors import ServiceError
 from workbench.services.store_handle import Session, shown_url
 from workbench.services.topics import listed
 from workbench.trec import TrecFormatError
+
+if TYPE_CHECKING:
+    from workbench.services import exports
 
 T = TypeVar("T")
 
@@ -575,11 +578,19 @@ class ExportGroup(click.Group):
     """`workbench export NAME`: a subcommand per entry of exports.EXPORTS."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return list(exports.EXPORTS)
+        return list(_exports().EXPORTS)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        export = exports.EXPORTS.get(cmd_name)
+        export = _exports().EXPORTS.get(cmd_name)
         return None if export is None else export_command(export)
+
+
+def _exports() -> ModuleType:
+    """workbench.services.exports, imported when an export is asked for: the exports reach
+    the statistics modules and scipy, most of the start-up of every other store command."""
+    from workbench.services import exports
+
+    return exports
 
 
 @click.group(cls=ExportGroup)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import secrets
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +19,7 @@ from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
 from workbench import limits, pooling, routing
+from workbench.bulk import collector_paused
 from workbench.services.errors import NotFound, ServiceError, found
 from workbench.services.topics import campaign_qids, chosen_topics, listed
 from workbench.store.models import (
@@ -32,7 +33,7 @@ from workbench.store.models import (
     Topic,
     utcnow,
 )
-from workbench.store.runs import bulk_insert, decode_run_topic
+from workbench.store.runs import bulk_insert, decode_docnos_head, decode_scores
 
 MAX_GROWTH_DEPTH = 1000
 
@@ -95,17 +96,7 @@ def build_pool(
     session.execute(
         insert(PoolRun), [{"pool_id": pool.id, "run_id": run.id, "build": 0} for run in models]
     )
-    rows: list[tuple] = []
-    pool_id = pool.id
-    chosen = recorded.get("topics")
-    for qid, ranked_lists in _topic_ranked_lists(
-        session, models, _ranked_list_limit(recorded), chosen
-    ):
-        rng = pooling.topic_rng(seed, strategy, qid, 0)
-        pooled = pooling.pool_topic(
-            ranked_lists, strategy=strategy, params=_pure(recorded), rng=rng
-        )
-        rows.extend(_entry_row(pool_id, qid, p, build=0) for p in pooled)
+    rows = _pool_rows(session, pool.id, models, strategy, recorded, seed, build=0)
     bulk_insert(session, PoolEntry.__table__, ENTRY_COLUMNS, rows)
     return pool
 
@@ -154,22 +145,10 @@ def extend_pool(session: Session, pool: Pool, runs: list[str]) -> int:
         select(PoolEntry.qid, PoolEntry.docno).where(PoolEntry.pool_id == pool.id)
     ):
         existing.setdefault(qid, set()).add(docno)
-    rows: list[tuple] = []
-    pool_id = pool.id
     models = [*current, *new_models]
-    chosen = params.get("topics")
-    for qid, ranked_lists in _topic_ranked_lists(
-        session, models, _ranked_list_limit(params), chosen
-    ):
-        rng = pooling.topic_rng(pool.seed, pool.strategy, qid, build)
-        pooled = pooling.pool_topic(
-            ranked_lists,
-            strategy=pool.strategy,
-            params=_pure(params),
-            rng=rng,
-            exclude=existing.get(qid, set()),
-        )
-        rows.extend(_entry_row(pool_id, qid, p, build=build) for p in pooled)
+    rows = _pool_rows(
+        session, pool.id, models, pool.strategy, params, pool.seed, build=build, existing=existing
+    )
     bulk_insert(session, PoolEntry.__table__, ENTRY_COLUMNS, rows)
     session.flush()
     return len(rows)
@@ -455,8 +434,10 @@ def topic_ranked_lists(
     rows = session.execute(select(*columns).where(RunTopic.run_id.in_(tag_of), RunTopic.qid == qid))
     ranked_lists: dict[str, pooling.RankedList] = {}
     for row in rows:
-        docnos, scores = decode_run_topic(row, ranks=False)[:2]
-        ranked_lists[tag_of[row.run_id]] = pooling.ranked_list(docnos, scores, limit=limit)
+        scores = decode_scores(row.scores)
+        needed = pooling.lines_needed(scores, limit)  # a depth-k pool decodes the head only
+        docnos = decode_docnos_head(row.docnos, needed) if row.n_lines else []
+        ranked_lists[tag_of[row.run_id]] = pooling.ranked_list(docnos, scores[:needed], limit=limit)
     return {run.tag: ranked_lists[run.tag] for run in models if run.tag in ranked_lists}
 
 
@@ -464,9 +445,42 @@ def topic_ranked_lists(
 ENTRY_COLUMNS = ("pool_id", "qid", "build", *pooling.PooledDocument._fields)
 
 
-def _entry_row(pool_id: int, qid: str, p: pooling.PooledDocument, *, build: int) -> tuple:
-    """A PoolEntry row in ENTRY_COLUMNS order."""
-    return (pool_id, qid, build, *p)
+def _pool_rows(
+    session: Session,
+    pool_id: int,
+    models: Sequence[Run],
+    strategy: str,
+    params: dict[str, Any],
+    seed: int,
+    *,
+    build: int,
+    existing: dict[str, set[str]] | None = None,
+) -> list[tuple]:
+    """The PoolEntry rows of a build: every topic (of params' topics, when recorded) pooled
+    with the recorded parameters, the documents already `existing` per topic left out. The
+    cyclic collector is paused meanwhile (`workbench.bulk`: a tuple per document)."""
+    rows: list[tuple] = []
+    with collector_paused():
+        for qid, ranked_lists in _topic_ranked_lists(
+            session, models, _ranked_list_limit(params), params.get("topics")
+        ):
+            pooled = pooling.pool_topic(
+                ranked_lists,
+                strategy=strategy,
+                params=_pure(params),
+                rng=pooling.topic_rng(seed, strategy, qid, build),
+                exclude=(existing or {}).get(qid, ()),
+            )
+            rows.extend(_entry_rows(pool_id, qid, pooled, build=build))
+    return rows
+
+
+def _entry_rows(
+    pool_id: int, qid: str, pooled: Iterable[pooling.PooledDocument], *, build: int
+) -> Iterator[tuple]:
+    """PoolEntry rows in ENTRY_COLUMNS order (tuple concatenation in C: no Python call per
+    document, of which a pool has 100,000s)."""
+    return map((pool_id, qid, build).__add__, pooled)
 
 
 def describe_parameters(pool: Pool) -> str:

@@ -82,6 +82,26 @@ def decode_run_topic(
     return docnos, scores, np.frombuffer(zlib.decompress(row.ranks), dtype="<i8").astype(np.int64)
 
 
+def decode_scores(blob: bytes) -> np.ndarray:
+    """A RunTopic row's scores (float64), in file order."""
+    return np.frombuffer(zlib.decompress(blob), dtype="<f8").astype(np.float64)
+
+
+def decode_docnos_head(blob: bytes, count: int) -> list[bytes]:
+    """The first ``count`` docnos (UTF-8 bytes) of a RunTopic row's docnos blob (all of them
+    when it has fewer), inflating only as much of the stream as they take."""
+    inflate = zlib.decompressobj()
+    step = 32 * count + 64  # enough for a typical docno; doubled while short
+    text = inflate.decompress(blob, step)
+    while text.count(b"\n") < count and not inflate.eof:
+        if not inflate.unconsumed_tail:
+            text += inflate.flush()
+            break
+        step *= 2
+        text += inflate.decompress(inflate.unconsumed_tail, step)
+    return text.split(b"\n", count)[:count] if text else []
+
+
 def load_run(session: Session, run_model: Run) -> trec.Run:
     """The parsed run rebuilt from its RunTopic blobs: same topics, lines, order and ranks."""
     rows = session.scalars(

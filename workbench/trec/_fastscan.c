@@ -20,13 +20,17 @@
    ranks (int64) and line_numbers (int32); ranks and line_numbers may be None.  It stops
    before a line whose docno is wider than `width` or that finds the buffers full, and
    returns (offset reached, lines read, rows written, width needed or 0, segment_rows,
-   segment_qids, slow_scores, slow_ranks, tag, error): segment_rows and segment_qids give the
-   first row (counted from `row`) and the qid of each run of equal qids (a run continuing
+   segment_qids, slow_scores, slow_ranks, tag, error, irregular): segment_rows and
+   segment_qids give the first row (counted from `row`) and the qid of each run of equal qids (a run continuing
    previous_qid is not a new one); slow_scores and slow_ranks are lists of (row, token, line
    number, line start, line end) and (row, token); tag is the last row's sixth field; error is
    None or (kind, line number, line start, line end) for the first NUL byte ("nul") or the
    first kept line with fewer than 6 fields ("fields"), whichever the numpy reader reports: a
-   NUL anywhere first.
+   NUL anywhere first; irregular is 0, or the number of the first kept line that is not in the
+   plain form an import's strict reading takes without a closer look: exactly 6 fields, each
+   of ASCII bytes, the second at most 1024 bytes, the rank 1 to 18 digits, the tag that of
+   the call's first row, or a comment line of ASCII bytes (the strict reader then reads the
+   file with numpy).
 
    repeated_hashes(hashes, offsets) gives one byte per CSR segment of a uint64 array: 1 when a
    value occurs twice within the segment.
@@ -159,7 +163,7 @@ static PyObject *scan_run(PyObject *self, PyObject *args) {
     double *scores = scores_out.buffer.buf;
     int64_t *ranks = ranks_out.buffer.buf;
     int32_t *lines = lines_out.buffer.buf;
-    Py_ssize_t capacity = scores_out.items, line_number = first_line, wider = 0;
+    Py_ssize_t capacity = scores_out.items, line_number = first_line, wider = 0, irregular = 0;
     if (hashes_out.items < capacity) capacity = hashes_out.items;
     if (docnos_out.items < capacity) capacity = docnos_out.items;
     if (ranks && ranks_out.items < capacity) capacity = ranks_out.items;
@@ -177,17 +181,19 @@ static PyObject *scan_run(PyObject *self, PyObject *args) {
     }
     const unsigned char *previous = (const unsigned char *)prev;
     Py_ssize_t previous_len = prev ? prev_len : -1, tag_start = -1, tag_len = 0;
+    Py_ssize_t first_tag = -1, first_tag_len = 0;
     while (offset < n) {
         const unsigned char *nl = memchr(buf + offset, '\n', (size_t)(n - offset));
         Py_ssize_t line_end = nl ? nl - buf : n;
         Py_ssize_t field_start[FIELDS], field_len[FIELDS];
         int fields = 0;
+        unsigned char high = 0; /* any byte >= 0x80 in the fields */
         Py_ssize_t i = offset;
         while (fields < FIELDS) {
             while (i < line_end && is_separator(buf[i])) i++;
             if (i >= line_end) break;
             field_start[fields] = i;
-            while (i < line_end && !is_separator(buf[i])) i++;
+            while (i < line_end && !is_separator(buf[i])) high |= buf[i++];
             field_len[fields] = i - field_start[fields];
             fields++;
         }
@@ -195,6 +201,21 @@ static PyObject *scan_run(PyObject *self, PyObject *args) {
             if (fields < FIELDS) {
                 error = error_tuple("fields", line_number, offset, line_end);
                 goto finish;
+            }
+            if (!irregular) {
+                while (i < line_end && is_separator(buf[i])) i++;
+                const unsigned char *r = buf + field_start[3];
+                int plain_rank = field_len[3] <= 18;
+                for (Py_ssize_t k = 0; k < field_len[3] && plain_rank; k++)
+                    plain_rank = r[k] >= '0' && r[k] <= '9';
+                if (first_tag < 0) {
+                    first_tag = field_start[5];
+                    first_tag_len = field_len[5];
+                }
+                if (i < line_end || (high & 0x80) || field_len[1] > 1024 || !plain_rank ||
+                    field_len[5] != first_tag_len ||
+                    memcmp(buf + field_start[5], buf + first_tag, (size_t)first_tag_len) != 0)
+                    irregular = line_number;
             }
             if (field_len[2] > width) {
                 wider = field_len[2];
@@ -239,6 +260,9 @@ static PyObject *scan_run(PyObject *self, PyObject *args) {
             tag_start = field_start[5];
             tag_len = field_len[5];
             row++;
+        } else if (fields > 0 && !irregular) { /* a comment: UTF-8 is checked on import */
+            for (Py_ssize_t k = offset; k < line_end && !irregular; k++)
+                if (buf[k] & 0x80) irregular = line_number;
         }
         line_number++;
         offset = line_end + 1;
@@ -246,9 +270,9 @@ static PyObject *scan_run(PyObject *self, PyObject *args) {
     if (tag_start >= 0 && !(tag = PyBytes_FromStringAndSize((const char *)buf + tag_start, tag_len)))
         goto done;
 finish:
-    result = Py_BuildValue("(nnnnOOOOOO)", offset, line_number - first_line, row - first_row,
+    result = Py_BuildValue("(nnnnOOOOOOn)", offset, line_number - first_line, row - first_row,
                            wider, segment_rows, segment_qids, slow_scores, slow_ranks,
-                           tag ? tag : Py_None, error ? error : Py_None);
+                           tag ? tag : Py_None, error ? error : Py_None, irregular);
 done:
     PyBuffer_Release(&view);
     release_output(&docnos_out);
@@ -450,7 +474,7 @@ static struct PyModuleDef module = {
 
 /* Raised with every change of the contract; workbench.trec.native ignores another version (a
    stale build) and reads with numpy. */
-#define CONTRACT_VERSION 4
+#define CONTRACT_VERSION 5
 
 PyMODINIT_FUNC PyInit__fastscan(void) {
     PyObject *m = PyModule_Create(&module);

@@ -25,7 +25,7 @@ from workbench.trec.errors import WITHOUT_NUL, TrecFormatError
 from workbench.trec.scan import Source, _layout_error, _open, atol, chunk_bytes, slow_floats
 
 MIN_LINE_BYTES = 12  # six one-byte fields, five separators and a newline
-CONTRACT_VERSION = 4  # the C module's VERSION this reader speaks to
+CONTRACT_VERSION = 5  # the C module's VERSION this reader speaks to
 
 
 def _load() -> ModuleType | None:
@@ -94,10 +94,21 @@ class _Columns:
 
 
 def read_columns(
-    source: Source, path: str, *, ranks: bool, line_numbers: bool, size: int | None
-) -> RunColumns:
+    source: Source,
+    path: str,
+    *,
+    ranks: bool,
+    line_numbers: bool,
+    size: int | None,
+    plain: bool = False,
+) -> RunColumns | None:
     """The lenient run reader's rows (``workbench trec-eval``'s reading), tokenised in C;
-    ``size``: the file's size in bytes when known (the first capacity)."""
+    ``size``: the file's size in bytes when known (the first capacity).
+
+    ``plain`` (an import's strict reading): None as soon as a line is not in the plain form
+    (``_fastscan.c``'s ``irregular``: six ASCII fields, a rank of digits, one tag), a score
+    is not a plain decimal or the file is malformed: the caller then reads it with numpy,
+    whose rules and errors are the strict reading's."""
     assert _fastscan is not None
     out = _Columns(size // MIN_LINE_BYTES + 1 if size else 1 << 16, ranks, line_numbers)
     seg_starts: list[int] = []
@@ -113,10 +124,18 @@ def read_columns(
             out.reserve(rows, rows + (len(block) - offset) // MIN_LINE_BYTES + 1)
             arrays = out.arrays
             (offset, n_lines, n_rows, wider, seg_rows, qids, slow_scores, slow_ranks, last_tag,
-             error) = _fastscan.scan_run(
+             error, irregular) = _fastscan.scan_run(
                 block, offset, line_number, previous, arrays["docnos"], out.width,
                 arrays["hashes"], arrays["scores"], arrays.get("ranks"), arrays.get("lines"), rows
             )  # fmt: skip
+            if plain and (
+                irregular
+                or error is not None
+                or slow_scores
+                or slow_ranks
+                or (last_tag is not None and tag and last_tag != tag)
+            ):
+                return None
             if error is not None:
                 kind, number, start, end = error
                 expected = WITHOUT_NUL if kind == "nul" else _layout_error(6, False, _LAYOUT)

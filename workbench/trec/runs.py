@@ -17,6 +17,7 @@ from workbench.trec.native import RunColumns
 from workbench.trec.order import trec_order
 from workbench.trec.scan import (
     _PADDING,
+    MAX_FIELD_BYTES,
     Source,
     _as_strings,
     _check_lengths,
@@ -246,9 +247,14 @@ def _read_run(
 ) -> _ParsedRun:
     size = _source_size(source)
     tag_codes: dict[bytes, int] = {}
+    read: RunColumns | None = None
     if not strict and limits == NO_LIMITS and native.available():
         read = native.read_columns(source, path, ranks=ranks, line_numbers=line_numbers, size=size)
-    else:
+    elif strict and native.available() and _seekable(source):
+        read = _plain_read(source, path, limits, line_numbers, size)
+        if read is not None:
+            tag_codes[read.tag] = 0
+    if read is None:
         parts = _numpy_parts(source, path, limits, strict, ranks, line_numbers, tag_codes)
         read = _joined(parts, size)
     n_rows = len(read.columns["scores"]) if read.columns else 0
@@ -281,6 +287,34 @@ def _read_run(
         docno_hashes=kept["hashes"],
     )
     return _ParsedRun(run, kept["lines"], tags, kept["tags"])
+
+
+def _seekable(source: Source) -> bool:
+    """Whether the source can be read twice (a file by name): the plain C reading of an
+    import may give way to the numpy one."""
+    return isinstance(source, str | os.PathLike) and os.fspath(source) != "-"
+
+
+def _plain_read(
+    source: Source, path: str, limits: IdLimits, line_numbers: bool, size: int | None
+) -> RunColumns | None:
+    """An import's strict reading in C when the file is plain (see ``native.read_columns``)
+    and its ids within ``limits`` and MAX_FIELD_BYTES (ASCII: a byte is a character); None
+    when the numpy reader must read it (and refuse what it refuses)."""
+    read = native.read_columns(
+        source, path, ranks=True, line_numbers=line_numbers, size=size, plain=True
+    )
+    if read is None or not len(read.columns["scores"]):
+        return None
+    longest = (
+        (limits.qid, max(map(len, read.seg_qids))),
+        (limits.docno, read.columns["docnos"].dtype.itemsize),
+        (limits.tag, len(read.tag)),
+    )
+    for limit, length in longest:
+        if length > MAX_FIELD_BYTES or (limit is not None and length > limit):
+            return None
+    return read
 
 
 class _Part(NamedTuple):
@@ -376,7 +410,11 @@ def _numpy_parts(
 def _tag_codes(lines: _Lines, path: str, limits: IdLimits, codes: dict[bytes, int]) -> np.ndarray:
     """The index of each line's tag (field 6) in ``codes``, which gains the chunk's new tags."""
     tags = _field(lines, 5)
-    if len(codes) == 1 and np.all(tags == next(iter(codes))):
+    first = bytes(tags[0])
+    if list(codes) in ([], [first]) and np.all(tags == tags[0]):
+        # one tag in the chunk, the file's only one so far (the usual file): no sort
+        _check_lengths(lines, path, 5, tags, limits.tag, "run tag")
+        codes.setdefault(first, 0)
         return np.zeros(len(tags), dtype=np.int32)
     _check_lengths(lines, path, 5, tags, limits.tag, "run tag")
     distinct, inverse = np.unique(tags, return_inverse=True)
