@@ -185,6 +185,20 @@ def test_writers_round_trip(tmp_path: Path) -> None:
     assert read_qrels(tmp_path / "qrels.txt").to_dict() == qrels
 
 
+def test_select_keeps_the_lines_of_the_asked_topics_in_that_order(tmp_path: Path) -> None:
+    path = _file(tmp_path, "2 Q0 b 1 0.5 t\n2 Q0 a 2 0.5 t\n1 Q0 c 1 3 t\n3 Q0 d 1 1 t\n")
+    run = read_run(path)
+    chosen = run.select(["3", "9", "2"])
+    assert chosen.topics() == ["3", "9", "2"]
+    assert chosen.offsets.tolist() == [0, 1, 1, 3]
+    assert chosen.to_dict() == {"3": {"d": 1.0}, "9": {}, "2": {"b": 0.5, "a": 0.5}}
+    assert chosen.ranks.tolist() == [1, 1, 2]
+    assert chosen.docno_hashes.tolist() == trec.docno_hash(chosen.docnos).tolist()
+    assert chosen.tag == "t"
+    assert run.select(["9"]).to_dict() == {"9": {}}
+    assert run.select([]).topics() == []
+
+
 def test_from_dict() -> None:
     run = Run.from_dict({"1": {"a": 2.0, "b": 1.0}})
     assert run.topic_lines("1").ranks.tolist() == [1, 2]

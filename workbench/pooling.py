@@ -109,9 +109,9 @@ def lines_needed(scores: np.ndarray, limit: int | None) -> int:
 def topic_ranked_lists(run: Run) -> dict[str, RankedList]:
     """Each topic of `run` -> its ranked list (`ranked_list` of the topic's lines)."""
     return {
-        qid: ranked_list(lines.docnos, lines.scores)
+        qid: ranked_list(run.docnos[lines].tolist(), run.scores[lines])
         for qid in run.topics()
-        for lines in [run.topic_lines(qid)]
+        for lines in [run.topic_slice(qid)]
     }
 
 

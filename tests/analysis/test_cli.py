@@ -115,7 +115,7 @@ def test_evaluate_trec_format_is_trec_evals_output_for_the_same_flags(
     gm_map in the summary."""
     from workbench.services import evaluation_inputs as service
     from workbench.services.campaigns import get_campaign
-    from workbench.trec import Run, write_qrels, write_run
+    from workbench.trec import write_qrels, write_run
     from workbench.trec_eval_command import run_trec_eval
 
     flags = ["-m", "map", "-m", "gm_map", "-m", "P.5"]
@@ -129,7 +129,7 @@ def test_evaluate_trec_format_is_trec_evals_output_for_the_same_flags(
     write_qrels(qrels, tmp_path / "qrels")
     expected = []
     for run in runs:
-        write_run(Run.from_dict(run.as_dict(), tag=run.tag), tmp_path / run.tag)
+        write_run(run.trec_run, tmp_path / run.tag)
         out, err = io.StringIO(), io.StringIO()
         args = [
             "-c",

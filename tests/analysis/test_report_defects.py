@@ -271,7 +271,7 @@ def test_the_trec_format_evaluates_each_run_once_without_building_a_report(demo,
 def test_the_trec_format_equals_the_real_trec_eval(demo, tmp_path):
     from workbench.services import evaluation_inputs as inputs
     from workbench.services.campaigns import get_campaign
-    from workbench.trec import Run, write_qrels, write_run
+    from workbench.trec import write_qrels, write_run
 
     cli = demo.cli("evaluate", "--campaign", "demo", "--qrels", "demo-reference", "-m", "map",
                    "-m", "P.10", "-m", "gm_map", "--format", "trec")  # fmt: skip
@@ -286,7 +286,7 @@ def test_the_trec_format_equals_the_real_trec_eval(demo, tmp_path):
     write_qrels(qrels, tmp_path / "q")
     expected = ""
     for run in runs:
-        write_run(Run.from_dict(run.as_dict(), tag=run.tag), tmp_path / run.tag)
+        write_run(run.trec_run, tmp_path / run.tag)
         flags = ["-c", "-q", "-l", "1", "-m", "map", "-m", "P.10", "-m", "gm_map"]
         files = [str(tmp_path / "q"), str(tmp_path / run.tag)]
         binary = os.environ["WORKBENCH_TREC_EVAL"]

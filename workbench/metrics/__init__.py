@@ -2,8 +2,11 @@
 
 ``evaluate(qrels, run, ["map", "P@10", "nDCG@10"])`` returns an :class:`Evaluation` with
 per-topic values and the summary, keyed by trec_eval's printed names (``map``, ``P_10``,
-``ndcg_cut_10``).  Imports neither Flask nor SQLAlchemy.  Names load on first use, so that
-importing one submodule (``workbench.metrics.names``) does not load the rest.
+``ndcg_cut_10``).  The run is a ``trec.Run`` (the one shape of run data: what the readers
+and the store give), ranked as it is; a ``{qid: {docno: score}}`` dict or a DataFrame is made
+into one first (``evaluation.as_run``).  Imports neither Flask nor SQLAlchemy.  Names load on
+first use, so that importing one submodule (``workbench.metrics.names``) does not load the
+rest.
 """
 
 from __future__ import annotations

@@ -105,12 +105,12 @@ def _topic_values(
     JGs when there are several (trec_eval's accumulation order)."""
     totals = {name: 0.0 for name in request.names() if name not in SUMMARY_ONLY}
     if qid in run:
-        lines = run.topic_lines(qid)
-        order = trec_order(lines.docnos, lines.scores, float32=float32)
+        lines = run.topic_slice(qid)
+        docnos = run.docnos[lines]
+        order = trec_order(docnos, run.scores[lines], float32=float32)
         if max_results is not None:
             order = order[: max(max_results, 0)]
-        docnos = [lines.docnos[i].encode("utf-8", "surrogateescape") for i in order]
-        check_no_duplicates(qid, docnos)
+        check_no_duplicates(qid, docnos[order].tolist())
     for qrels in groups:
         ranked = rank_topics(
             qrels,

@@ -47,7 +47,7 @@ import numpy as np
 from workbench.metrics.evaluation import CannotEvaluate
 from workbench.metrics.names import MeasureError
 from workbench.trec import PrefsLine, Qrels, Run, TrecFormatError
-from workbench.trec.order import as_bytes_array, first_repeated, strcmp_key
+from workbench.trec.order import first_repeated, strcmp_key
 
 COUNT_MEASURES = ("prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret")
 RATIO_MEASURES = (
@@ -450,9 +450,9 @@ def _prefs_ranked_docnos(
     by docno ascending; cut at ``max_results``.  A topic missing from the run ranks nothing."""
     if qid not in run:
         return np.zeros(0, dtype="S1")
-    lines = run.topic_lines(qid)
-    names = as_bytes_array(lines.docnos)
-    scores: np.ndarray = np.asarray(lines.scores, dtype=np.float32 if float32 else np.float64)
+    lines = run.topic_slice(qid)
+    names = run.docnos[lines]
+    scores: np.ndarray = np.asarray(run.scores[lines], dtype=np.float32 if float32 else np.float64)
     order = np.lexsort((names, -scores))
     ranked = names[order if max_results is None else order[: max(max_results, 0)]]
     check_no_duplicates(qid, ranked.tolist())

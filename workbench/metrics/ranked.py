@@ -17,7 +17,7 @@ import numpy as np
 
 from workbench.metrics._keys import match_table, topic_tables
 from workbench.trec import native
-from workbench.trec.keys import group_keys
+from workbench.trec.keys import group_keys, offsets_of, segment_rows
 from workbench.trec.order import trec_order_blocks
 from workbench.trec.qrels import Qrels
 from workbench.trec.runs import Run
@@ -183,7 +183,7 @@ def rank_topics(
         offsets = run.offsets  # every run topic, in the run's order: no copies
         docnos, scores, hashes = run.docnos, run.scores, run.docno_hashes
     else:
-        rows, offsets = _csr_rows(run.offsets, which)
+        rows, offsets = segment_rows(run.offsets, which)
         docnos, scores = run.docnos[rows], run.scores[rows]
         hashes = run.docno_hashes[rows]
     q_topic = _index_in(qrels, qids)
@@ -194,12 +194,12 @@ def rank_topics(
         kept = np.minimum(n, max(max_results, 0))
         pos = np.arange(len(rel)) - np.repeat(offsets[:-1], n)
         rel = rel[pos < np.repeat(kept, n)]
-        offsets = _offsets(kept)
+        offsets = offsets_of(kept)
     if judged_only:
         keep = rel >= 0
         rel = rel[keep]
         topic = np.repeat(np.arange(len(qids)), np.diff(offsets))
-        offsets = _offsets(np.bincount(topic[keep], minlength=len(qids)))
+        offsets = offsets_of(np.bincount(topic[keep], minlength=len(qids)))
     parts = _judged_of(qrels, q_topic, relevance_level)
     judged_offsets, judged_rel, num_rel, num_nonrel, memo = parts
     return Ranked(
@@ -216,28 +216,9 @@ def rank_topics(
     )
 
 
-def _offsets(counts: np.ndarray) -> np.ndarray:
-    return np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-
-
 def _index_in(qrels: Qrels, qids: list[str]) -> np.ndarray:
     index = {q: i for i, q in enumerate(qrels.topics())}
     return np.array([index.get(q, -1) for q in qids], dtype=np.int64)
-
-
-def _csr_rows(offsets: np.ndarray, which: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Rows of the CSR segments ``which`` (-1: an empty segment), and their new offsets."""
-    valid = which >= 0
-    if not valid.any():
-        return np.zeros(0, dtype=np.int64), np.zeros(len(which) + 1, dtype=np.int64)
-    safe = np.where(valid, which, 0)
-    lengths = np.where(valid, offsets[safe + 1] - offsets[safe], 0)
-    new_offsets = _offsets(lengths)
-    starts = np.where(valid, offsets[safe], 0)
-    rows = np.arange(int(new_offsets[-1]), dtype=np.int64) + np.repeat(
-        starts - new_offsets[:-1], lengths
-    )
-    return rows, new_offsets
 
 
 def _ranked_rels(
@@ -313,7 +294,7 @@ def _judged_of(qrels: Qrels, q_topic: np.ndarray, level: int) -> _JudgedParts:
     key = (q_topic.tobytes(), level)
     parts = cache.get(key)
     if parts is None:
-        q_rows, q_offsets = _csr_rows(qrels.offsets, q_topic)
+        q_rows, q_offsets = segment_rows(qrels.offsets, q_topic)
         arrays = _judged(qrels.grouped_rels[q_rows], q_offsets, level)
         for array in arrays:
             array.flags.writeable = False
@@ -334,7 +315,7 @@ def _judged(
     counts = np.bincount(topic, minlength=n_topics)
     num_rel = np.bincount(topic[rels >= level], minlength=n_topics)
     return (
-        _offsets(counts),
+        offsets_of(counts),
         rels.astype(np.int64),
         num_rel.astype(np.int64),
         (counts - num_rel).astype(np.int64),

@@ -31,13 +31,12 @@ from workbench.services.evaluation_inputs import (
     DEFAULT_MEASURES,
     LoadedRun,
     NamedQrels,
-    QrelsDict,
     Scope,
     TopicScope,
     topic_scope,
 )
 from workbench.store.models import Campaign
-from workbench.trec import Run
+from workbench.trec import Qrels
 
 # ---------------------------------------------------------------------------------- tables
 
@@ -168,14 +167,14 @@ def _topics_of_runs(topics: Iterable[tuple[str, list[str]]], says: str) -> list[
     return [f"{tag} {says.format(n=len(qids))}: {', '.join(qids)}." for tag, qids in topics if qids]
 
 
-def _evaluate(qrels: QrelsDict, run: LoadedRun, measures: Sequence[str], level: int) -> Any:
-    """The metric module's evaluation of one run over the `qrels` topics (trec_eval -c -l);
-    refusals (unknown measure, a topic trec_eval cannot evaluate) as ServiceError."""
-    ranked = {q: v for q, v in run.as_dict().items() if q in qrels}
+def _evaluate(qrels: Qrels, run: LoadedRun, measures: Sequence[str], level: int) -> Any:
+    """The metric module's evaluation of one run over the `qrels` topics (trec_eval -c -l: the
+    run's topics outside the qrels are not evaluated); refusals (unknown measure, a topic
+    trec_eval cannot evaluate) as ServiceError."""
     try:
         return evaluate(
             qrels,
-            Run.from_dict(ranked, tag=run.tag),
+            run.trec_run,
             measures=list(measures),
             relevance_level=level,
             average_over_all_topics=True,
@@ -199,7 +198,7 @@ def evaluate_runs(
     topic of the qrels), always averaging over all of them (trec_eval -c): a topic a run
     lacks is evaluated as an empty ranking, 0 for every score."""
     scope = topics if topics is not None else topic_scope(runs, qrels)
-    scoped = {q: qrels.qrels[q] for q in scope.evaluated}
+    scoped = qrels.of_topics(scope.evaluated)
     scored = []
     columns: list[str] = []
     per_topic_measures: list[str] = []
@@ -234,8 +233,8 @@ def evaluate_runs(
                 contributes=run.contributes,
                 summary={m: cast(float, result.summary[m]) for m in columns},
                 per_topic=per_topic,
-                missing_topics=[q for q in scope.evaluated if q not in run.ranked_lists],
-                unjudged_topics=sorted(q for q in run.ranked_lists if q not in qrels.qrels),
+                missing_topics=[q for q in scope.evaluated if q not in run.trec_run],
+                unjudged_topics=sorted(q for q in run.trec_run.topics() if q not in qrels.qrels),
                 undefined={m: qs for m, qs in undefined.items() if qs},
             )
         )
@@ -301,7 +300,7 @@ def trec_eval_output(
     the qrels of the `topics` evaluated (the campaign convention: a topic a run lacks scores
     0, as trec_eval's -c): the measures asked for in trec_eval's order, summary-only ones
     (gm_map) in the summary, runid only when asked. Each run is evaluated once."""
-    scoped = {q: qrels.qrels[q] for q in topics.evaluated}
+    scoped = qrels.of_topics(topics.evaluated)
     parts: list[str] = []
     for run in runs:
         result = _evaluate(scoped, run, measures, relevance_level)
@@ -315,13 +314,11 @@ def precision_recall(
     """Run tag -> the 11-point interpolated precision (recall 0.0 .. 1.0), mean over the
     table's topics, a topic the run lacks counting as an empty ranking."""
     topics = table.topics_evaluated
-    scoped = {q: qrels.qrels[q] for q in topics}
+    scoped = qrels.of_topics(topics)
     curves = {}
     for run in runs:
-        ranked = run.as_dict()
-        with_empty = {q: ranked.get(q, {}) for q in topics}
         curve = interpolated_precision_recall(
-            scoped, with_empty, relevance_level=table.relevance_level
+            scoped, run.trec_run.select(topics), relevance_level=table.relevance_level
         )["all"]
         curves[run.tag] = [float(v) for v in curve]
     return curves

@@ -7,6 +7,10 @@ as the export writes them, so a report scores exactly the exported files, and li
 they are refused while documents of the pools in scope lack a label unless allow_incomplete
 (then the report says so).
 
+Runs (`load_runs`) are the store's run blobs decoded into one `trec.Run` each (`LoadedRun`),
+the shape the metric module evaluates directly: no other form of a run's lines is made on
+the way to a score.
+
 Topics (`topic_scope`): the judged topics of the qrels, a topic being judged when some label is
 0 or more (a topic holding only -1, pooled but never judged, tells nothing and trec_eval cannot
 evaluate it when it comes first). Topics the campaign lacks are out of scope unless asked
@@ -22,6 +26,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from sqlalchemy import select
@@ -30,14 +35,13 @@ from sqlalchemy.orm import Session
 from workbench import pooling
 from workbench.services.current_judgements import current_judgements
 from workbench.services.errors import ServiceError
-from workbench.services.qrels import campaign_qrels, has_final_labels
+from workbench.services.qrels import QrelsDict, campaign_qrels, has_final_labels
 from workbench.services.scope import PoolScope, pool_scope
 from workbench.store.models import Campaign, QrelsEntry, QrelsSet, Run, Topic, User
 from workbench.store.runs import load_run
-from workbench.trec import TrecFormatError, read_qrels
+from workbench.trec import Qrels, TrecFormatError, read_qrels
+from workbench.trec import Run as TrecRun
 
-QrelsDict = dict[str, dict[str, int]]
-RunDict = dict[str, dict[str, float]]
 DEFAULT_MEASURES = ("map", "P.10", "ndcg_cut.10")
 
 TOPIC_SETS = {
@@ -54,6 +58,11 @@ class NamedQrels:
     label: str  # what the report calls them: "final", "assessor alice", "qrels set X", a path
     qrels: QrelsDict
     notes: tuple[str, ...] = ()  # e.g. that they are incomplete and were asked for anyway
+
+    def of_topics(self, topics: Iterable[str]) -> Qrels:
+        """The qrels of `topics` (topics of these qrels) as one `trec.Qrels`, the shape the
+        metric module takes: made once per evaluation and shared by its runs."""
+        return Qrels.from_dict({q: self.qrels[q] for q in topics})
 
 
 def assessors(session: Session, campaign: Campaign) -> list[User]:
@@ -125,25 +134,27 @@ def resolve_qrels(
 
 @dataclass(frozen=True)
 class LoadedRun:
+    """A run of the campaign: its lines as stored, one `trec.Run` (per topic, file order),
+    which the metric module evaluates as it is; `ranked_lists` is the pooling view of the same
+    lines (each topic in trec_eval order), made on first use."""
+
     tag: str
     group: str
     contributes: bool
-    ranked_lists: dict[str, pooling.RankedList]  # qid -> documents in trec_eval order
+    trec_run: TrecRun = field(repr=False, compare=False)
 
-    def as_dict(self) -> RunDict:
-        return {
-            qid: {d: float(s) for d, s in zip(r.docnos, r.scores, strict=True)}
-            for qid, r in self.ranked_lists.items()
-        }
+    @cached_property
+    def ranked_lists(self) -> dict[str, pooling.RankedList]:
+        """qid -> the topic's documents in trec_eval order (`pooling.topic_ranked_lists`)."""
+        return pooling.topic_ranked_lists(self.trec_run)
 
 
 def load_runs(session: Session, campaign: Campaign) -> list[LoadedRun]:
     """Every run of the campaign, contributing or not, by tag."""
     runs = session.scalars(select(Run).where(Run.campaign_id == campaign.id).order_by(Run.tag))
-    loaded = []
-    for run in runs:
-        ranked_lists = pooling.topic_ranked_lists(load_run(session, run))
-        loaded.append(LoadedRun(run.tag, run.group, run.contributes, ranked_lists))
+    loaded = [
+        LoadedRun(run.tag, run.group, run.contributes, load_run(session, run)) for run in runs
+    ]
     if not loaded:
         raise ServiceError(f"campaign {campaign.name!r} has no runs")
     return loaded
@@ -282,7 +293,7 @@ def topic_scope(
     judged = sorted(set(kept) - negative)
     evaluated, dropped = judged, {}
     if topic_set == "common":
-        lacking = {q: [r.tag for r in runs if q not in r.ranked_lists] for q in judged}
+        lacking = {q: [r.tag for r in runs if q not in r.trec_run] for q in judged}
         evaluated = [q for q in judged if not lacking[q]]
         if not evaluated:
             raise ServiceError(

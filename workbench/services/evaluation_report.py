@@ -247,7 +247,7 @@ def trec_output(session: Session, campaign: Campaign, request: ReportRequest) ->
     missing = [
         f"{run.tag} lacks judged topic(s) {', '.join(gaps)}, scored 0."
         for run in runs
-        if (gaps := [q for q in topics.evaluated if q not in run.ranked_lists])
+        if (gaps := [q for q in topics.evaluated if q not in run.trec_run])
     ]
     return TrecOutput(
         text,

@@ -75,13 +75,12 @@ def collection_scale(
             )
     else:
         source = "given"
-    scoped = {q: qrels.qrels[q] for q in table.topics_evaluated}
+    scoped = qrels.of_topics(table.topics_evaluated)
     rows = []
     for run in runs:
-        ranked = {q: v for q, v in run.as_dict().items() if q in scoped}
-        try:
+        try:  # the run's topics outside `scoped` are not evaluated (trec_eval's topics)
             result = collection_set_measures(
-                scoped, ranked, num_docs, relevance_level=table.relevance_level
+                scoped, run.trec_run, num_docs, relevance_level=table.relevance_level
             )
         except ValueError as error:
             raise ServiceError(f"run {run.tag}: {error}") from None

@@ -30,7 +30,6 @@ from workbench.store.models import (
     QueryLogImpression,
     Topic,
 )
-from workbench.trec import Run as TrecRun
 from workbench.trec.prefs import PrefsLine
 
 IMPORTING, READY = "importing", "ready"
@@ -396,9 +395,8 @@ def evaluate_preference_lines(
     click_scores: dict[str, float] = {}
     rows = []
     for run in runs:
-        trec_run = TrecRun.from_dict(run.as_dict(), tag=run.tag)
         out = evaluate_prefs(
-            list(lines), trec_run, list(prefs_measures), TrecEvalFlags(per_topic=True)
+            list(lines), run.trec_run, list(prefs_measures), TrecEvalFlags(per_topic=True)
         )
         summary = {m: v for m, q, v in out if q == "all"}
         topics = {q for _, q, _ in out if q != "all"}

@@ -98,6 +98,22 @@ def offsets_of(counts: np.ndarray) -> np.ndarray:
     return np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
 
 
+def segment_rows(offsets: np.ndarray, which: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of the CSR segments ``which`` (-1: an empty segment), in that order, and their
+    new offsets."""
+    valid = which >= 0
+    if not valid.any():
+        return np.zeros(0, dtype=np.int64), np.zeros(len(which) + 1, dtype=np.int64)
+    safe = np.where(valid, which, 0)
+    lengths = np.where(valid, offsets[safe + 1] - offsets[safe], 0)
+    new_offsets = offsets_of(lengths)
+    starts = np.where(valid, offsets[safe], 0)
+    rows = np.arange(int(new_offsets[-1]), dtype=np.int64) + np.repeat(
+        starts - new_offsets[:-1], lengths
+    )
+    return rows, new_offsets
+
+
 def segments_with_repeats(hashes: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """Per CSR segment of ``hashes``: whether some value occurs twice in it (bool array).
 

@@ -1,4 +1,13 @@
-"""Runs: ``qid Q0 docno rank score tag`` files read into a columnar :class:`Run`, and written."""
+"""Runs: ``qid Q0 docno rank score tag`` files read into a columnar :class:`Run`, and written.
+
+:class:`Run` is the one shape of run data from the reader to the metric module: the readers
+(:func:`read_run`, :func:`read_runs`; the C reader ``_fastscan`` and the numpy reader fill the
+same columns), the store's blobs (``store.runs.load_run``), a campaign's loaded runs
+(``services.evaluation_inputs.LoadedRun``) and ``{qid: {docno: score}}`` or DataFrame input
+(``metrics.evaluation.as_run``) all give a ``Run``, and ``metrics.evaluate`` ranks it as it is.
+Rows stay in file order; trec_eval's ranking order (:mod:`workbench.trec.order`) is applied
+once, where a ranking is built (``metrics.ranked.rank_topics``, ``pooling.ranked_list``).
+"""
 
 from __future__ import annotations
 
@@ -12,7 +21,14 @@ import numpy as np
 from workbench.limits import NO_LIMITS, IdLimits, at_most
 from workbench.trec import native
 from workbench.trec.errors import TrecFormatError
-from workbench.trec.keys import MIX, docno_hash, first_duplicate, group_segments, offsets_of
+from workbench.trec.keys import (
+    MIX,
+    docno_hash,
+    first_duplicate,
+    group_segments,
+    offsets_of,
+    segment_rows,
+)
 from workbench.trec.native import RunColumns
 from workbench.trec.order import trec_order
 from workbench.trec.scan import (
@@ -85,6 +101,21 @@ class Run:
     def topic_slice(self, qid: str) -> slice:
         i = self._index[qid]
         return slice(int(self.offsets[i]), int(self.offsets[i + 1]))
+
+    def select(self, qids: list[str]) -> Run:
+        """The run's lines of ``qids``, topics in that order; a qid the run lacks becomes a
+        topic without lines (an empty ranking)."""
+        which = np.array([self._index.get(q, -1) for q in qids], dtype=np.int64)
+        rows, offsets = segment_rows(self.offsets, which)
+        return Run(
+            list(qids),
+            offsets,
+            self.docnos[rows],
+            self.scores[rows],
+            self.ranks[rows],
+            self.tag,
+            docno_hashes=self.docno_hashes[rows],
+        )
 
     def topic_lines(self, qid: str) -> RunTopicLines:
         s = self.topic_slice(qid)
