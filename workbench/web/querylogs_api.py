@@ -11,7 +11,7 @@ from typing import Any
 from flask import Blueprint, Response, jsonify, request, url_for
 from flask.typing import ResponseReturnValue
 
-from workbench.reports.tables import json_safe
+from workbench.json_output import json_safe
 from workbench.services import campaigns as campaign_service
 from workbench.services import jobs
 from workbench.services import querylogs as service
