@@ -1,5 +1,5 @@
 """Tables and plots of the course notes' sections of the report (services.extended_evaluation),
-shown by their sections (`reports.sections`) and the notes' own commands."""
+shown by their sections (`reports.sections`) and the course notes' own commands."""
 
 from __future__ import annotations
 
