@@ -205,4 +205,4 @@ def test_the_command_reports_bad_input_clearly(tmp_path):
         ["simulate", "--qrels", qrels, "--runs", *paths, "--strategies", "nope"],
     )
     assert result.exit_code == 1
-    assert "unknown judging strategy 'nope'" in result.output
+    assert "unknown adaptive method 'nope'" in result.output

@@ -152,7 +152,7 @@ def simulate_estimates(
             repeats=repeats, replicates=replicates, confidence=confidence,
             relevance_level=relevance_level, seed=seed, texts=texts,
         )  # fmt: skip
-    except (simulation.SimulationError, adaptive.StrategyError) as error:
+    except (simulation.SimulationError, adaptive.MethodError) as error:
         fail(str(error))
     _write(to_json(result.to_dict()) if fmt == "json"
            else render(estimate_simulation_table(result), fmt), output)  # fmt: skip
@@ -212,7 +212,7 @@ def simulate_stopping(
             target=target, confidence=confidence, sample_share=sample_share,
             check_every=check_every, relevance_level=relevance_level, seed=seed, texts=texts,
         )  # fmt: skip
-    except (simulation.SimulationError, adaptive.StrategyError, stopping.StoppingError) as error:
+    except (simulation.SimulationError, adaptive.MethodError, stopping.StoppingError) as error:
         fail(str(error))
     _write(to_json(result.to_dict()) if fmt == "json"
            else render(stopping_simulation_table(result), fmt), output)  # fmt: skip
@@ -287,7 +287,7 @@ def simulate(
             reusability=not no_reusability,
             texts=texts,
         )
-    except (simulation.SimulationError, adaptive.StrategyError) as error:
+    except (simulation.SimulationError, adaptive.MethodError) as error:
         fail(str(error))
     table = report.simulation_table(result)
     _write(to_json(result) if fmt == "json" else render(table, fmt), output)
