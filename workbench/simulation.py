@@ -288,7 +288,9 @@ def check_inputs(
         raise SimulationError(f"two runs share a tag: {', '.join(twice)}")
     for name in strategies:
         if adaptive.get_method(name).needs_texts and texts is None:
-            raise SimulationError(f"strategy {name!r} needs the documents' texts (--documents)")
+            raise SimulationError(
+                f"the adaptive method {name!r} needs the documents' texts (--documents)"
+            )
 
 
 def prepare_topics(
