@@ -349,11 +349,12 @@ OPERATIONS: dict[str, Operation] = {
     ),
     "api.adaptive_provenance": Operation(
         "admin",
-        "The strategy and budgets of the campaign's adaptive pools: what its "
-        "exported qrels and judgement log record in their `#` header lines.",
+        "The adaptive method and budgets of the campaign's adaptive pools: what its "
+        "exported qrels and judgement log record in their `#` header lines (`strategy` is "
+        "the method's old key, kept for existing clients).",
         {
-            "200": "{campaign, adaptive_pools: [{pool, strategy, budget, raised, "
-            "stopped, description}]}"
+            "200": "{campaign, adaptive_pools: [{pool, method, strategy, budget, raised, "
+            "stopped, sample_share, description}]}"
         },
     ),
     "api.adaptive_budget": Operation(
