@@ -87,7 +87,7 @@ def main(argv: list[str]) -> int:
     if args.only in (None, "estimates"):
         print(
             f"workbench simulate-estimates {files} --designs {','.join(DESIGNS)} "
-            f"--strategies {','.join(ESTIMATE_STRATEGIES)} --budgets 10%,20%,30% "
+            f"--methods {','.join(ESTIMATE_STRATEGIES)} --budgets 10%,20%,30% "
             "--sample-share 0.2 --repeats 5 --bootstrap 100 --seed 1 --format md\n"
         )
         started = time.process_time()
@@ -111,7 +111,7 @@ def main(argv: list[str]) -> int:
         print(f"- simulation CPU time: {cpu:.1f} s\n")
     if args.only in (None, "stopping"):
         print(
-            f"workbench simulate-stopping {files} --strategies {','.join(STOPPING_STRATEGIES)} "
+            f"workbench simulate-stopping {files} --methods {','.join(STOPPING_STRATEGIES)} "
             f"--rules {','.join(RULES)} --sample-share 0.2 --seed 1 --format md\n"
         )
         started = time.process_time()

@@ -63,7 +63,7 @@ def robustness() -> str:
     from workbench import cacm, judge_prompt, judge_robustness
     from workbench.judge_client import ChatClient, Endpoint
     from workbench.llm_test_server import INJECTIONS, Behaviour, StubServer
-    from workbench.reports.tables import Table, cells
+    from workbench.tabular import Table, cells
 
     inputs = cacm_inputs()
     collection = cacm.load(ROOT.parent / "shared" / "data" / "cacm")

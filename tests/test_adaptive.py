@@ -77,9 +77,9 @@ def test_discounted_max_mean_discounts_the_top_of_the_prefix():
 
 
 def test_the_old_name_mm_ns_is_refused_with_the_new_one():
-    with pytest.raises(adaptive.StrategyError, match="now called 'mm-discounted'"):
-        adaptive.get_strategy("mm-ns")
-    assert "mm-ns" not in adaptive.STRATEGIES and adaptive.DEFAULT_STRATEGY == "mm"
+    with pytest.raises(adaptive.MethodError, match="now called 'mm-discounted'"):
+        adaptive.get_method("mm-ns")
+    assert "mm-ns" not in adaptive.METHODS and adaptive.DEFAULT_METHOD == "mm"
 
 
 def test_cormacks_move_to_front_raises_a_run_with_a_relevant_document_to_the_front():
@@ -159,7 +159,7 @@ def test_thompson_sampling_is_seeded_and_follows_the_posterior():
     assert sum(d.startswith("b") for d in first) == 30
 
 
-@pytest.mark.parametrize("strategy", [s for s in adaptive.STRATEGIES if s != "al"])
+@pytest.mark.parametrize("strategy", [s for s in adaptive.METHODS if s != "al"])
 def test_replaying_the_judgements_gives_the_states_next_document(strategy):
     rng = np.random.default_rng(3)
     docs = [f"d{i:02d}" for i in range(40)]
@@ -197,20 +197,20 @@ def test_active_learning_ranks_by_a_classifier_of_the_judged_texts():
     assert adaptive.next_documents("al", pool, history, 1, texts=texts) == ["b3"]
     # before both labels are known: the depth order
     assert adaptive.next_documents("al", pool, [("a1", True)], 2, texts=texts) == ["b1", "a2"]
-    with pytest.raises(adaptive.StrategyError, match="text of every pooled document"):
+    with pytest.raises(adaptive.MethodError, match="text of every pooled document"):
         adaptive.next_documents("al", pool, [], texts={"a1": "x"})
 
 
 def test_active_learning_without_scikit_learn_is_refused(monkeypatch):
     monkeypatch.setitem(sys.modules, "sklearn", None)
     pool = TopicPool.build(TWO_RUNS, 3)
-    with pytest.raises(adaptive.StrategyError, match="needs scikit-learn"):
+    with pytest.raises(adaptive.MethodError, match="needs scikit-learn"):
         adaptive.next_documents("al", pool, [], texts=dict.fromkeys(pool.docnos, "x"))
 
 
 def test_unknown_strategy_is_refused():
-    with pytest.raises(adaptive.StrategyError, match="unknown judging strategy 'nope'"):
-        adaptive.get_strategy("nope")
+    with pytest.raises(adaptive.MethodError, match="unknown adaptive method 'nope'"):
+        adaptive.get_method("nope")
 
 
 def test_the_core_module_imports_neither_flask_nor_sqlalchemy():

@@ -75,7 +75,7 @@ def test_methods_fixture_kappa_standard_error_and_interval():
     assert estimate.n == 12
 
 
-def test_notes_example_kappa_and_reading():
+def test_course_notes_example_kappa_and_reading():
     assert confusion_matrix(NOTES_A, NOTES_B, labels=[1, 0]).tolist() == [[75, 25], [75, 225]]
     assert percent_agreement(NOTES_A, NOTES_B) == 0.75
     kappa = cohen_kappa(NOTES_A, NOTES_B)
@@ -84,7 +84,7 @@ def test_notes_example_kappa_and_reading():
     assert landis_koch_reading(kappa) == "moderate"
 
 
-def test_specific_agreement_on_the_notes_table():
+def test_specific_agreement_on_the_course_notes_table():
     positive, negative = specific_agreement(NOTES_A, NOTES_B)
     assert positive == pytest.approx(2 * 75 / (2 * 75 + 25 + 75))
     assert negative == pytest.approx(2 * 225 / (2 * 225 + 25 + 75))
@@ -283,7 +283,7 @@ def test_kappa_is_undefined_on_a_single_category():
     [(0.95, "good"), (0.81, "good"), (0.8, "fair"), (0.7, "fair"), (0.67, "fair"),
      (0.66, "not good"), (-0.2, "not good")],
 )  # fmt: skip
-def test_kappa_reading_follows_the_notes(kappa, reading):
+def test_kappa_reading_follows_the_course_notes(kappa, reading):
     assert kappa_reading(kappa) == reading
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from workbench import metrics
-from workbench.reports.tables import Cell, Table
+from workbench.tabular import Cell, Table
 from workbench.trec import TrecFormatError, read_qrels, read_run, write_qrels, write_run
 
 pd = pytest.importorskip("pandas")

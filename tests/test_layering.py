@@ -68,6 +68,37 @@ def test_trec_eval_does_not_import_the_store_at_all() -> None:
     assert names and not [n for n in names if n.startswith(("workbench.services", *FORBIDDEN))]
 
 
+def _loads(name: str, module: str) -> bool:
+    return name == module or name.startswith(f"{module}.")
+
+
+def test_reports_sit_above_the_services_and_the_core() -> None:
+    """`workbench.reports` renders what the services and the pure core return: no service and
+    no core module imports it (the table values live in `workbench.tabular`, JSON values in
+    `workbench.json_output`). Only the web and the CLI (and `reports` itself) sit above it."""
+    above = {"web", "cli", "reports"}
+    files = sorted(
+        path for path in PACKAGE.rglob("*.py") if path.relative_to(PACKAGE).parts[0] not in above
+    )
+    found = [
+        f"{_module_name(path)}:{node.lineno}: {ast.unparse(node)}"
+        for path in files
+        for node, names in imports(path)
+        if any(_loads(name, "workbench.reports") for name in names)
+    ]
+    assert len(files) > 100 and not found, "\n".join(found)
+
+
+def test_the_table_values_are_pure() -> None:
+    """`workbench.tabular` and `workbench.json_output` sit in the pure core: they import
+    neither Flask nor SQLAlchemy nor any other part of the workbench."""
+    for module in ("tabular.py", "json_output.py"):
+        names = [name for _, found in imports(PACKAGE / module) for name in found]
+        assert names and not [
+            n for n in names if n.startswith(("workbench", "flask", "sqlalchemy"))
+        ]
+
+
 def test_exports_import_no_report_and_the_demo_no_store() -> None:
     """The exports (services) write CSV with `workbench.text_safety`, below them, not with the
     reports above them; the demo reaches the store through the services' handle."""

@@ -158,7 +158,7 @@ def test_the_command_prints_the_table_and_writes_plots(tmp_path):
             qrels,
             "--runs",
             *paths,
-            "--strategies",
+            "--methods",
             "depth,mm-discounted",
             "--budgets",
             "50%,100%",
@@ -194,15 +194,25 @@ def test_the_command_prints_the_table_and_writes_plots(tmp_path):
             "--no-reusability",
         ],
     )
-    document = json.loads(as_json.stdout)
+    document = json.loads(as_json.stdout)  # --strategies: the old spelling of --methods
     assert document["results"][0]["relevant_found"] == 3
+    assert as_json.stderr == (
+        "warning: --strategies is deprecated: give the adaptive methods as --methods (the old "
+        "spelling will be refused in the next release)\n"
+    )
+    both = CliRunner().invoke(
+        main,
+        ["simulate", "--qrels", qrels, "--runs", *paths, "--methods", "mm", "--strategies", "ts"],
+    )
+    assert both.exit_code == 2
+    assert "give --methods only (--strategies is its old name)" in both.output
 
 
 def test_the_command_reports_bad_input_clearly(tmp_path):
     qrels, paths = _write_inputs(tmp_path)
     result = CliRunner().invoke(
         main,
-        ["simulate", "--qrels", qrels, "--runs", *paths, "--strategies", "nope"],
+        ["simulate", "--qrels", qrels, "--runs", *paths, "--methods", "nope"],
     )
     assert result.exit_code == 1
-    assert "unknown judging strategy 'nope'" in result.output
+    assert "unknown adaptive method 'nope'" in result.output

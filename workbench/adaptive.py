@@ -1,16 +1,20 @@
 """Adaptive judging: which pooled document to judge next, from the judgements made so far.
 
-One protocol for every strategy (docs/methods.md section 9): a topic's `TopicPool` (the
+An adaptive *method* (Losada et al.'s "document adjudication methods"; the pooling
+*strategies* of `workbench.pooling` are another registry, and so are the click preference
+strategies of `workbench.clicks`) orders a pool's documents for judging.
+
+One protocol for every method (docs/methods.md section 9): a topic's `TopicPool` (the
 depth-k pool of the runs, and each run's ranking of it) and the judgements so far, in the
-order they were made, give the next document(s) to judge. A strategy's state is a function of
+order they were made, give the next document(s) to judge. A method's state is a function of
 the judgements alone, so the same judgements always give the same next document: the live
 judging service rebuilds it from the stored judgements; the simulator keeps one
-`StrategyState` per topic and feeds it one judgement at a time (the same answers, without
+`MethodState` per topic and feeds it one judgement at a time (the same answers, without
 the replay).
 
-A pool may hold a reserved probability sample judged apart from the strategy (`free`
-documents): the strategy never sees their labels until it picks one itself; then it reads the
-label at no cost and picks again. So the documents the strategy chooses do not depend on the
+A pool may hold a reserved probability sample judged apart from the method (`free`
+documents): the method never sees their labels until it picks one itself; then it reads the
+label at no cost and picks again. So the documents the method chooses do not depend on the
 sample, and the sample's part among the unchosen documents stays a uniform sample of them
 (`workbench.estimators`).
 
@@ -22,7 +26,7 @@ of L_r that is neither judged nor already handed out. A document judged through 
 counts for every run whose judged prefix it extends (our reading, as in Losada et al.'s
 bandits, where documents already judged are observations at no cost).
 
-Strategies (`STRATEGIES`):
+Methods (`METHODS`):
   depth    the depth-k pool in order of best rank, then docno (`pooling.depth_pool`): judging
            a budget b judges the first b documents of the depth-1, depth-2, ... pools.
   take     Take@N round robin (`pooling.take_pool`, runs in tag order).
@@ -83,12 +87,12 @@ Judgement = tuple[str, bool]  # (docno, relevant)
 
 HEDGE_BETA = 0.8  # default (VisualPool's), not the paper's
 DISCOUNT_GAMMA = 0.9  # mm-discounted's default (ours)
-DEFAULT_STRATEGY = "mm"  # live adaptive pools' default
+DEFAULT_METHOD = "mm"  # live adaptive pools' default
 RENAMED = {"mm-ns": "mm-discounted"}  # old name -> new name (pools record the new one)
 
 
-class StrategyError(ValueError):
-    """A strategy that cannot run here (unknown name, missing texts or optional package)."""
+class MethodError(ValueError):
+    """A method that cannot run here (unknown name, missing texts or optional package)."""
 
 
 @dataclass(frozen=True)
@@ -125,8 +129,8 @@ class TopicPool:
         return self.at.get(docno)
 
 
-class StrategyState:
-    """One topic's judging under a strategy: `observe` judgements, `take` the next ones.
+class MethodState:
+    """One topic's judging under a method: `observe` judgements, `take` the next ones.
 
     Subclasses implement `_pick` (the next pool index, or None) and may react in `_update`.
     """
@@ -187,8 +191,8 @@ class StrategyState:
         """React to index i being handed out without a label (default: nothing)."""
 
 
-class FixedOrderState(StrategyState):
-    """A non-adaptive strategy: a fixed order of the pool, judged from the top."""
+class FixedOrderState(MethodState):
+    """A non-adaptive method: a fixed order of the pool, judged from the top."""
 
     def __init__(self, pool: TopicPool, order: Sequence[int]) -> None:
         super().__init__(pool)
@@ -201,7 +205,7 @@ class FixedOrderState(StrategyState):
         return self.fixed[self.cursor] if self.cursor < len(self.fixed) else None
 
 
-class PrefixState(StrategyState):
+class PrefixState(MethodState):
     """Runs as arms: each run's judged prefix and its (discounted) counts x_r, n_r.
 
     gamma = 1 gives plain counts. Subclasses choose the arm from `x`, `n` and `prefix`.
@@ -320,7 +324,7 @@ class ThompsonState(PrefixState):
         self.draws = 0
 
 
-class HedgeState(StrategyState):
+class HedgeState(MethodState):
     def __init__(self, pool: TopicPool, beta: float = HEDGE_BETA) -> None:
         super().__init__(pool)
         self.beta = beta
@@ -354,7 +358,7 @@ def hedge_gains(pool: TopicPool) -> np.ndarray:
     return gains
 
 
-class ActiveLearningState(StrategyState):
+class ActiveLearningState(MethodState):
     def __init__(self, pool: TopicPool, texts: Mapping[str, str]) -> None:
         super().__init__(pool)
         require_scikit_learn()
@@ -362,7 +366,7 @@ class ActiveLearningState(StrategyState):
 
         missing = [d for d in pool.docnos if d not in texts]
         if missing:
-            raise StrategyError(
+            raise MethodError(
                 f"active learning needs the text of every pooled document; "
                 f"{len(missing)} have none (e.g. {missing[0]!r})"
             )
@@ -404,24 +408,24 @@ def require_scikit_learn() -> None:
     try:
         import sklearn  # noqa: F401
     except ModuleNotFoundError:
-        raise StrategyError(
-            "the 'al' strategy needs scikit-learn: pip install 'workbench[al]'"
+        raise MethodError(
+            "the 'al' method needs scikit-learn: pip install 'workbench[al]'"
         ) from None
 
 
 @dataclass(frozen=True)
-class Strategy:
-    """A named strategy: how to start its state on a topic's pool."""
+class Method:
+    """A named method: how to start its state on a topic's pool."""
 
     name: str
     description: str
     adaptive: bool
-    start: Callable[..., StrategyState]
+    start: Callable[..., MethodState]
     needs_texts: bool = False
 
 
-def _fixed(order: Callable[[TopicPool], Iterable[str]]) -> Callable[..., StrategyState]:
-    def start(pool: TopicPool, **_: object) -> StrategyState:
+def _fixed(order: Callable[[TopicPool], Iterable[str]]) -> Callable[..., MethodState]:
+    def start(pool: TopicPool, **_: object) -> MethodState:
         return FixedOrderState(pool, [pool.at[d] for d in order(pool)])  # pool docnos only
 
     return start
@@ -431,71 +435,69 @@ def _take_order(pool: TopicPool) -> list[str]:
     return [p.docno for p in pooling.take_pool(pool.ranked_lists, len(pool))] if len(pool) else []
 
 
-def _fusion_order(method: str) -> Callable[[TopicPool], list[str]]:
+def _fusion_order(fusion: str) -> Callable[[TopicPool], list[str]]:
     def order(pool: TopicPool) -> list[str]:
         if not len(pool):
             return []
-        return [p.docno for p in pooling.fusion_pool(pool.ranked_lists, len(pool), method=method)]
+        return [p.docno for p in pooling.fusion_pool(pool.ranked_lists, len(pool), method=fusion)]
 
     return order
 
 
 def _active_learning(pool: TopicPool, *, texts: Mapping[str, str] | None = None, **_: object):
     if texts is None:
-        raise StrategyError("active learning needs the documents' texts")
+        raise MethodError("active learning needs the documents' texts")
     return ActiveLearningState(pool, texts)
 
 
-STRATEGIES: dict[str, Strategy] = {
+METHODS: dict[str, Method] = {
     s.name: s
     for s in (
-        Strategy(
+        Method(
             "depth", "depth-k order: best rank, then docno", False, _fixed(lambda pool: pool.docnos)
         ),
-        Strategy("take", "Take@N round robin over the runs", False, _fixed(_take_order)),
-        Strategy(
-            "rrf", "fusion Take@N, reciprocal rank fusion", False, _fixed(_fusion_order("rrf"))
-        ),
-        Strategy("combsum", "fusion Take@N, CombSUM", False, _fixed(_fusion_order("combsum"))),
-        Strategy("borda", "fusion Take@N, Borda count", False, _fixed(_fusion_order("borda"))),
-        Strategy(
+        Method("take", "Take@N round robin over the runs", False, _fixed(_take_order)),
+        Method("rrf", "fusion Take@N, reciprocal rank fusion", False, _fixed(_fusion_order("rrf"))),
+        Method("combsum", "fusion Take@N, CombSUM", False, _fixed(_fusion_order("combsum"))),
+        Method("borda", "fusion Take@N, Borda count", False, _fixed(_fusion_order("borda"))),
+        Method(
             "mtf-cormack",
             "move-to-front, Cormack et al.'s rule (1998): a relevant document moves the run "
             "to the front",
             True,
             lambda pool, **_: CormackMoveToFrontState(pool),
         ),
-        Strategy(
+        Method(
             "mtf",
             "move-to-front with a cumulative penalty (VisualPool's variant of Cormack et al. 1998)",
             True,
             lambda pool, **_: MoveToFrontState(pool),
         ),
-        Strategy(
+        Method(
             "hedge",
             "Hedge (Aslam et al. 2003), default beta 0.8",
             True,
             lambda pool, **_: HedgeState(pool),
         ),
-        Strategy(
+        Method(
             "ts",
             "Thompson sampling bandit (Losada et al. 2016)",
             True,
             lambda pool, *, seed=0, qid="", **_: ThompsonState(pool, seed, qid),
         ),
-        Strategy(
+        Method(
             "mm",
             "MaxMean bandit (Losada et al. 2016)",
             True,
             lambda pool, **_: MaxMeanState(pool),
         ),
-        Strategy(
+        Method(
             "mm-discounted",
             "MaxMean on counts discounted by 0.9 per rank (our variant, not the published MM-NS)",
             True,
             lambda pool, **_: DiscountedMaxMeanState(pool),
         ),
-        Strategy(
+        Method(
             "al",
             "simplified continuous active learning (logistic regression on TF-IDF; not BMI)",
             True,
@@ -506,37 +508,40 @@ STRATEGIES: dict[str, Strategy] = {
 }
 
 
-ADAPTIVE = tuple(name for name, s in STRATEGIES.items() if s.adaptive)  # for live pools
+ADAPTIVE = tuple(name for name, s in METHODS.items() if s.adaptive)  # for live pools
 
 
-def get_strategy(name: str) -> Strategy:
+def renamed_message(name: str) -> str:
+    """What to say of a method's old name (`RENAMED`)."""
+    return (
+        f"the adaptive method {name!r} is now called {RENAMED[name]!r} (our discounted "
+        "variant of MaxMean, not the published MM-NS)"
+    )
+
+
+def get_method(name: str) -> Method:
     if name in RENAMED:
-        raise StrategyError(
-            f"the judging strategy {name!r} is now called {RENAMED[name]!r} (our discounted "
-            "variant of MaxMean, not the published MM-NS)"
-        )
-    if name not in STRATEGIES:
-        raise StrategyError(
-            f"unknown judging strategy {name!r}; expected one of {', '.join(STRATEGIES)}"
-        )
-    return STRATEGIES[name]
+        raise MethodError(renamed_message(name))
+    if name not in METHODS:
+        raise MethodError(f"unknown adaptive method {name!r}; expected one of {', '.join(METHODS)}")
+    return METHODS[name]
 
 
 def start_state(
-    strategy: str,
+    method: str,
     pool: TopicPool,
     *,
     seed: int = 0,
     qid: str = "",
     texts: Mapping[str, str] | None = None,
-) -> StrategyState:
-    """A fresh state of `strategy` on `pool` (texts: docno -> text, for 'al')."""
-    return get_strategy(strategy).start(pool, seed=seed, qid=qid, texts=texts)
+) -> MethodState:
+    """A fresh state of `method` on `pool` (texts: docno -> text, for 'al')."""
+    return get_method(method).start(pool, seed=seed, qid=qid, texts=texts)
 
 
 @dataclass(frozen=True)
 class Choices:
-    """What a strategy chooses next: documents to reveal, reserved-sample documents it picked
+    """What a method chooses next: documents to reveal, reserved-sample documents it picked
     on the way (judged already: they cost nothing), and both in the order picked."""
 
     reveal: list[str]
@@ -545,7 +550,7 @@ class Choices:
 
 
 def choose(
-    strategy: str,
+    method: str,
     pool: TopicPool,
     judgements: Iterable[Judgement],
     n: int = 1,
@@ -556,9 +561,9 @@ def choose(
     texts: Mapping[str, str] | None = None,
 ) -> Choices:
     """The next `n` documents to reveal after `judgements` (docno, relevant: every document
-    the strategy chose so far, free ones included, in the order chosen); `free` maps the
-    reserved sample's documents the strategy has not chosen yet to their labels."""
-    state = start_state(strategy, pool, seed=seed, qid=qid, texts=texts)
+    the method chose so far, free ones included, in the order chosen); `free` maps the
+    reserved sample's documents the method has not chosen yet to their labels."""
+    state = start_state(method, pool, seed=seed, qid=qid, texts=texts)
     for docno, relevant in judgements:
         state.observe(docno, relevant)
     reveal = state.take(n, free=free)
@@ -566,7 +571,7 @@ def choose(
 
 
 def next_documents(
-    strategy: str,
+    method: str,
     pool: TopicPool,
     judgements: Iterable[Judgement],
     n: int = 1,
@@ -577,7 +582,7 @@ def next_documents(
 ) -> list[str]:
     """The next `n` documents to judge after `judgements` (docno, relevant), in judging order,
     for a pool without a reserved sample."""
-    return choose(strategy, pool, judgements, n, seed=seed, qid=qid, texts=texts).reveal
+    return choose(method, pool, judgements, n, seed=seed, qid=qid, texts=texts).reveal
 
 
 def remaining_relevant(labels: Sequence[bool], unjudged: int, *, window: int = 20) -> float | None:

@@ -11,7 +11,7 @@ Sampling designs (`estimators.DESIGNS`), repeated with fresh samples:
   stratified  strata by best rank (bounds 10, 30, 100), sizes proportional to N_s times the
               rates 1, 0.4, 0.1 (`estimators.stratum_sizes`);
   prior       Poisson sampling proportional to the AP prior, n_t expected.
-Adaptive strategies (`adaptive.STRATEGIES`) with a reserved sample: a simple random sample of
+Adaptive strategies (`adaptive.METHODS`) with a reserved sample: a simple random sample of
 ceil(share_sample n_t) documents, judged apart; the strategy (blind to it) judges until n_t
 documents are judged in all, picking sampled documents for free. Estimates: `judged` (AP on
 the judged documents), `infAP` (trec_eval's, as if the judged documents were a uniform sample),

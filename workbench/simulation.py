@@ -273,7 +273,7 @@ def check_inputs(
     texts: Mapping[str, str] | None = None,
 ) -> None:
     """Refuse what no simulation can use (one home for every simulation's checks); an
-    unknown strategy raises `adaptive.StrategyError`."""
+    unknown strategy raises `adaptive.MethodError`."""
     if not 0 <= noise < 0.5:
         raise SimulationError(f"noise must be in [0, 0.5); got {noise}")
     if judges < 1:
@@ -287,8 +287,10 @@ def check_inputs(
         twice = sorted({t for t in tags if tags.count(t) > 1})
         raise SimulationError(f"two runs share a tag: {', '.join(twice)}")
     for name in strategies:
-        if adaptive.get_strategy(name).needs_texts and texts is None:
-            raise SimulationError(f"strategy {name!r} needs the documents' texts (--documents)")
+        if adaptive.get_method(name).needs_texts and texts is None:
+            raise SimulationError(
+                f"the adaptive method {name!r} needs the documents' texts (--documents)"
+            )
 
 
 def prepare_topics(

@@ -37,7 +37,7 @@ STRATEGY_FLAGS: dict[str, tuple[str, ...]] = {
     "take": ("--strategy", "take", "--budget", "5"),
     "fusion": ("--strategy", "fusion", "--budget", "5", "--fusion", "rrf"),
     "stratified": ("--strategy", "stratified", "--strata", "3:1.0,8:0.5"),
-    "mm-discounted": ("--strategy", "mm-discounted", "--budget", "6", "--depth", "6",
+    "mm-discounted": ("--adaptive", "mm-discounted", "--budget", "6", "--depth", "6",
                       "--batch", "2", "--secondary-share", "0.2"),
 }  # fmt: skip
 

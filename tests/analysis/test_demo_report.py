@@ -14,13 +14,13 @@ from sqlalchemy import select
 
 from workbench import demo
 from workbench.reports import evaluation as report
-from workbench.reports.agreement import agreement_tables
 from workbench.reports.tables import FORMATS, render
 from workbench.services import evaluation as service
 from workbench.services import evaluation_inputs as inputs
 from workbench.services import evaluation_stability as stable
 from workbench.services.adjudication import MergeSpec, apply_rule
 from workbench.services.agreement import agreement_report
+from workbench.services.agreement_tables import agreement_tables
 from workbench.services.campaigns import get_campaign
 from workbench.services.current_judgements import current_judgements
 from workbench.services.exports import export_qrels

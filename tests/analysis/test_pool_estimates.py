@@ -129,7 +129,7 @@ def test_pools_that_are_no_sample_and_incomplete_samples_are_refused(
     refused = CliRunner().invoke(main, ["--db", database_url, "estimate", "--campaign", "est",
                                         "--qrels", str(qrels)])  # fmt: skip
     assert refused.exit_code == 1 and "is not a sample" in refused.output
-    _cli(database_url, "pool", "build", "--campaign", "est", "--strategy", "mm",
+    _cli(database_url, "pool", "build", "--campaign", "est", "--adaptive", "mm",
          "--budget", "5", "--depth", "5")  # fmt: skip
     adaptive = CliRunner().invoke(main, ["--db", database_url, "estimate", "--campaign", "est",
                                          "--qrels", str(qrels)])  # fmt: skip
@@ -151,7 +151,7 @@ def test_an_adaptive_pool_with_a_reserved_sample_is_estimated(database_url, samp
     from workbench.store.models import AdaptiveTopic, PoolEntry
 
     tmp_path, _, truth = sampled_campaign
-    _cli(database_url, "pool", "build", "--campaign", "est", "--strategy", "mm", "--budget", "10",
+    _cli(database_url, "pool", "build", "--campaign", "est", "--adaptive", "mm", "--budget", "10",
          "--depth", "25", "--sample-share", "0.5", "--seed", "4")  # fmt: skip
     store = open_store(database_url)
     with store.session() as s:  # the strategy chose its 5 per topic (free ones on the way)

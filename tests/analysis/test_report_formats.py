@@ -12,9 +12,10 @@ import pytest
 from workbench.reports.document import Plot, Report, SectionResult
 from workbench.reports.formats import REPORT_FORMATS, file_name, render_report
 from workbench.reports.pipeline import REPORT_OPTIONS, SECTIONS, parse
-from workbench.reports.tables import Cell, Table, md_escape
+from workbench.reports.tables import md_escape
 from workbench.services.errors import ServiceError
 from workbench.services.evaluation_report import ReportRequest
+from workbench.tabular import Cell, Table
 
 
 def test_one_parser_reads_every_option_and_refuses_with_the_same_words() -> None:

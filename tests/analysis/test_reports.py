@@ -10,9 +10,10 @@ import pytest
 
 from workbench.reports import plots
 from workbench.reports.evaluation import comparisons_table, letter, runs_table, tukey_table
-from workbench.reports.tables import Cell, Table, bold_best, render, to_csv, to_latex
+from workbench.reports.tables import render, to_csv, to_latex
 from workbench.services.evaluation import EvaluationTable, RunScores, compare_runs, tukey_hsd
 from workbench.services.evaluation_inputs import TopicScope
+from workbench.tabular import Cell, Table, bold_best
 
 SAKAI = {
     "a": ".70 .30 .20 .60 .40 .40 .00 .70 .10 .30 .50 .40 .00 .60 .50 .30 .10 .50 .20 .10",

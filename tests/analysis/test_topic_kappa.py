@@ -10,9 +10,9 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from tests.analysis.conftest import build_campaign
-from workbench.reports.agreement import groups_table
 from workbench.reports.tables import render
 from workbench.services.agreement import agreement_report
+from workbench.services.agreement_tables import groups_table
 
 # (qid, docno) -> grades of alice, bob, carol
 GRADES = {

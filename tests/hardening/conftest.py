@@ -96,7 +96,7 @@ def rich(app, world) -> dict[str, int]:  # type: ignore[no-untyped-def]  # noqa:
                                        docno=docno, grade=i % 3, cache_key=f"{qid}{docno}",
                                        template_hash="h", job_id=job.id))  # fmt: skip
         adaptive = adaptive_pools.build_adaptive_pool(
-            s, c, strategy="mm", budget=4, depth=6, batch=2, secondary_share=0.5, seed=3,
+            s, c, method="mm", budget=4, depth=6, batch=2, secondary_share=0.5, seed=3,
             sample_share=0.5, stop_rule="sample",
         )  # fmt: skip
         assignments.assign(s, adaptive, "T1", users.get_user(s, "carol"))

@@ -61,7 +61,7 @@ def deployment(database_url: str, tmp_path: Path) -> Iterator[Deployment]:
     with store.session() as session:
         campaign = campaigns.get_campaign(session, world.campaign_id)
         pool = adaptive_pools.build_adaptive_pool(
-            session, campaign, strategy="mm", budget=ADAPTIVE_BUDGET, depth=6, batch=2, seed=3
+            session, campaign, method="mm", budget=ADAPTIVE_BUDGET, depth=6, batch=2, seed=3
         )
         alice = user_service.get_user(session, "alice")
         adaptive_assignment = assignments.assign(session, pool, "T1", alice).id

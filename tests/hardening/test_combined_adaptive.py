@@ -29,7 +29,7 @@ def _adaptive(app: Flask, world: World, **settings):  # type: ignore[no-untyped-
     with store.session() as s:
         campaign = s.get(Campaign, world.campaign_id)
         pool = adaptive_pools.build_adaptive_pool(
-            s, campaign, strategy="mm", budget=settings.pop("budget", 6), depth=6, batch=2,
+            s, campaign, method="mm", budget=settings.pop("budget", 6), depth=6, batch=2,
             secondary_share=0.5, seed=11, **settings,
         )  # fmt: skip
         made = {

@@ -44,7 +44,7 @@ def archived(app: Flask, world: World) -> dict[str, int]:
                 job_id=job.id,
             )
         )
-        adaptive_pools.build_adaptive_pool(s, c, strategy="mm", budget=4, depth=3, batch=2,
+        adaptive_pools.build_adaptive_pool(s, c, method="mm", budget=4, depth=3, batch=2,
                                            secondary_share=0.0, seed=1)  # fmt: skip
         gold.mark(s, c, [gold.GoldItem("T1", "D4", 2)])
         calibration.set_items(s, c, calibration.parse_items("T1\tD2\t1\tpartly\n"))
@@ -62,7 +62,7 @@ WEB_POSTS = [
     ("/machine/{c}/review", {"judge": "machine:m"}),
     ("/machine/{c}/qrels", {"judge": "machine:m", "combination": "machine", "name": "m",
                             "allow_incomplete": "1"}),
-    ("/admin/campaigns/{c}/adaptive-pools", {"strategy": "mm", "budget": "3"}),
+    ("/admin/campaigns/{c}/adaptive-pools", {"method": "mm", "budget": "3"}),
     ("/admin/campaigns/{c}/pools/2/adaptive/budget", {"budget": "3"}),
     ("/admin/campaigns/{c}/pools/2/adaptive/topics/T1/stop", {}),
 ]  # fmt: skip

@@ -24,9 +24,9 @@ MACHINE_FIELDS = [
     "budget_tokens", "design", "share", "seed", "no_flagged", "on", "combination", "assessor",
     "allow_incomplete",
 ]  # fmt: skip
-ADAPTIVE_FIELDS = ["budget", "qid", "resume", "strategy", "depth", "batch", "secondary_share",
-                   "sample_share", "stop_rule", "recall_target", "confidence", "auto_stop", "runs",
-                   "seed"]  # fmt: skip
+ADAPTIVE_FIELDS = ["budget", "qid", "resume", "method", "strategy", "depth", "batch",
+                   "secondary_share", "sample_share", "stop_rule", "recall_target", "confidence",
+                   "auto_stop", "runs", "seed"]  # fmt: skip
 QUALITY_FIELDS = ["gold_share", "gold_in_qrels", "show_gold_accuracy", "source", "qrels",
                   "per_topic", "seed", "reason", "qid", "docno", "grade", "items", "assessor",
                   "to", "confirm", "topics"]  # fmt: skip

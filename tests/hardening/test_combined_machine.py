@@ -51,7 +51,7 @@ def test_a_human_sample_of_an_adaptive_pool_is_an_ordinary_pool(app: Flask, worl
     store = get_store_of(app)
     with store.session() as s:
         c = s.get(Campaign, world.campaign_id)
-        pool = adaptive_pools.build_adaptive_pool(s, c, strategy="mm", budget=6, depth=6,
+        pool = adaptive_pools.build_adaptive_pool(s, c, method="mm", budget=6, depth=6,
                                                   batch=2, secondary_share=0.0, seed=11,
                                                   sample_share=0.5)  # fmt: skip
         judge = _label_all(s, c, pool, {"D1": 2, "D2": 1})
@@ -181,7 +181,7 @@ def test_hybrid_qrels_of_an_adaptive_pool_say_how_it_was_judged_and_keep_its_hol
         for a in s.scalars(select(Assignment).where(Assignment.pool_id == pool.id)).all():
             assignments.unassign(s, a)
         s.delete(pool)
-        adaptive = adaptive_pools.build_adaptive_pool(s, c, strategy="mm", budget=4, depth=6,
+        adaptive = adaptive_pools.build_adaptive_pool(s, c, method="mm", budget=4, depth=6,
                                                       batch=2, secondary_share=0.0, seed=11,
                                                       sample_share=0.5)  # fmt: skip
         made = assignments.assign(s, adaptive, "T1", users.get_user(s, "alice")).id

@@ -36,7 +36,7 @@ def _fill(app: Flask, world: World) -> None:
         s.add(MachineJudgement(judge_id=judge.id, campaign_id=c.id, qid="T1", docno="D1",
                                grade=1, cache_key="k", template_hash="h"))  # fmt: skip
         adaptive = adaptive_pools.build_adaptive_pool(
-            s, c, strategy="mm", budget=4, depth=6, batch=2, secondary_share=0.2, seed=3,
+            s, c, method="mm", budget=4, depth=6, batch=2, secondary_share=0.2, seed=3,
             sample_share=0.5, stop_rule="sample", auto_stop=True,
         )  # fmt: skip
         assignments.assign(s, adaptive, "T1", users.get_user(s, "alice"))

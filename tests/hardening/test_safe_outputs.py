@@ -12,15 +12,9 @@ from flask import Flask
 
 from tests.web.conftest import World, client_factory, get_store_of
 from workbench.reports import plots
-from workbench.reports.tables import (
-    Cell,
-    Table,
-    render_all,
-    to_csv,
-    to_latex,
-    to_markdown,
-)
+from workbench.reports.tables import render_all, to_csv, to_latex, to_markdown
 from workbench.services import campaigns, qrels_imports, run_imports, topic_imports
+from workbench.tabular import Cell, Table
 from workbench.text_safety import csv_safe
 from workbench.web.downloads import content_disposition
 

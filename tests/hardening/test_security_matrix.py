@@ -181,7 +181,7 @@ MATRIX: list[tuple[str, str, str, dict | None, dict[str, int]]] = [
         "adaptive.build",
         "POST",
         "/admin/campaigns/{c}/adaptive-pools",
-        {"strategy": "mm", "budget": "2"},
+        {"method": "mm", "budget": "2"},
         ADMIN_POST,
     ),
     # the world's pool {p} is not adaptive: its adaptive page is a 404, the API a 400

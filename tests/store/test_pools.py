@@ -56,7 +56,9 @@ def test_pool_of_chosen_runs_and_refusals(store, campaign_id):
         assert {q: [d[0] for d in r] for q, r in entries(session, pool).items()} == {"1": ["c1"]}
         with pytest.raises(NotFound, match="no run"):
             pools.build_pool(session, campaign, runs=["C", "Z"])
-        with pytest.raises(ServiceError, match="unknown pooling strategy"):
+        with pytest.raises(ServiceError, match="unknown pooling strategy 'nope'"):
+            pools.build_pool(session, campaign, strategy="nope")
+        with pytest.raises(ServiceError, match="'mtf' is an adaptive method, not a pooling"):
             pools.build_pool(session, campaign, strategy="mtf")
         with pytest.raises(ServiceError, match="needs a positive budget"):
             pools.build_pool(session, campaign, strategy="take")

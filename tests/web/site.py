@@ -74,7 +74,7 @@ def build_site(store: Store, folder: Path) -> Site:
         campaigns.set_judging(session, campaign, evidence=True)
         apply_rule(session, campaign, MergeSpec("majority"))
         adaptive = adaptive_pools.build_adaptive_pool(
-            session, campaign, strategy="mm", budget=5, name="bandit"
+            session, campaign, method="mm", budget=5, name="bandit"
         )
         titles = {t.qid: t.title for t in _topics(session, campaign.id)}
         summary = querylog_import.import_query_log(

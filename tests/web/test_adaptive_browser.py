@@ -1,5 +1,6 @@
 """End to end in headless Chromium: an organiser builds an adaptive pool, an assessor judges it
-as the strategy reveals documents, the organiser follows the topic, raises its budget, stops one."""
+as the adaptive method reveals documents, the organiser follows the topic, raises its budget,
+stops one."""
 
 from __future__ import annotations
 
@@ -62,7 +63,7 @@ def test_a_live_adaptive_pool_is_judged_end_to_end(world_server, browser) -> Non
     log_in_as(browser, base, "admin")
     browser.get(f"{base}/admin/campaigns/{world.campaign_id}")
     form = browser.find_element(By.ID, "build-adaptive-pool")
-    Select(form.find_element(By.NAME, "strategy")).select_by_visible_text("mm")
+    Select(form.find_element(By.NAME, "method")).select_by_visible_text("mm")
     for name, value in [("budget", "4"), ("depth", "6"), ("batch", "2"), ("seed", "3")]:
         fill(form, name, value)
     submit(form)
@@ -81,7 +82,7 @@ def test_a_live_adaptive_pool_is_judged_end_to_end(world_server, browser) -> Non
         )
     log_out()
 
-    # --- alice judges what the strategy chooses, asking for more when she is through
+    # --- alice judges what the method chooses, asking for more when she is through
     log_in_as(browser, base, "alice")
     seen: list[str] = []
 

@@ -8,7 +8,7 @@ from workbench.services import adaptive_pools, adaptive_provenance
 from workbench.store.models import Campaign, Pool
 
 HEADER = (
-    "# ADAPTIVE pool 2 judged adaptively: strategy mm, budget 4 judgements per topic; the "
+    "# ADAPTIVE pool 2 judged adaptively: method mm, budget 4 judgements per topic; the "
     "pooled documents left unjudged are not a random sample.\n"
 )
 
@@ -35,7 +35,7 @@ def test_qrels_and_the_log_record_the_strategy_and_budget(app, world, as_user):
         adaptive_pools.set_budget(s, pool, 6, "T1")
         adaptive_pools.stop_topic(s, pool, "T2")
     described = (
-        "pool 2 judged adaptively: strategy mm, budget 4 judgements per topic (topic T1: 6); "
+        "pool 2 judged adaptively: method mm, budget 4 judgements per topic (topic T1: 6); "
         "stopped early: topic(s) T2"
     )
     assert "#" not in admin.get(qrels).text
@@ -45,7 +45,8 @@ def test_qrels_and_the_log_record_the_strategy_and_budget(app, world, as_user):
         "adaptive_pools": [
             {
                 "pool": 2,
-                "strategy": "mm",
+                "method": "mm",
+                "strategy": "mm",  # the old key, kept for API clients
                 "budget": 4,
                 "raised": {"T1": 6},
                 "stopped": ["T2"],

@@ -1,4 +1,5 @@
-"""Adaptive pools: the strategy reveals the primary judge's next documents as judgements arrive."""
+"""Adaptive pools: the adaptive method reveals the primary judge's next documents as judgements
+arrive."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ def _adaptive_world(app: Flask, world: World, *, budget: int = 4, share: float =
         pool = adaptive_pools.build_adaptive_pool(
             s,
             campaign,
-            strategy="mm",
+            method="mm",
             budget=budget,
             depth=6,
             batch=2,
@@ -153,15 +154,15 @@ def test_settings_are_checked_and_recorded(app, world):
     store = get_store_of(app)
     with store.session() as s:
         campaign = s.get(Campaign, world.campaign_id)
-        with pytest.raises(ServiceError, match="unknown judging strategy"):
-            adaptive_pools.build_adaptive_pool(s, campaign, strategy="nope", budget=3)
+        with pytest.raises(ServiceError, match="unknown adaptive method"):
+            adaptive_pools.build_adaptive_pool(s, campaign, method="nope", budget=3)
         with pytest.raises(ServiceError, match="positive --budget"):
-            adaptive_pools.build_adaptive_pool(s, campaign, strategy="mm-discounted", budget=None)
+            adaptive_pools.build_adaptive_pool(s, campaign, method="mm-discounted", budget=None)
         with pytest.raises(ServiceError, match="secondary share"):
             adaptive_pools.build_adaptive_pool(
-                s, campaign, strategy="mm-discounted", budget=3, secondary_share=2.0
+                s, campaign, method="mm-discounted", budget=3, secondary_share=2.0
             )
-        pool = adaptive_pools.build_adaptive_pool(s, campaign, strategy="mm-discounted", budget=3)
+        pool = adaptive_pools.build_adaptive_pool(s, campaign, method="mm-discounted", budget=3)
         assert pool.params["adaptive"] == {
             "strategy": "mm-discounted",
             "budget": 3,
@@ -211,7 +212,7 @@ def test_the_command_line_builds_and_steers_an_adaptive_pool(world_url, world):
         "build",
         "--campaign",
         "c1",
-        "--strategy",
+        "--adaptive",
         "mm-discounted",
         "--budget",
         "3",
@@ -233,7 +234,7 @@ def test_the_command_line_builds_and_steers_an_adaptive_pool(world_url, world):
     assert stopped.exit_code == 0 and "topic T2 stopped" in stopped.output
     rows = run("pool", "adaptive", "status", "--campaign", "c1").output.splitlines()
     assert rows[3].split("\t")[1] == "7" and rows[3].split("\t")[7] == "stopped"
-    refused = run("pool", "build", "--campaign", "c1", "--strategy", "mm-discounted")
+    refused = run("pool", "build", "--campaign", "c1", "--adaptive", "mm-discounted")
     assert refused.exit_code == 1 and "needs a positive --budget" in refused.output
     ordinary = run("pool", "build", "--campaign", "c1", "--strategy", "depth", "--depth", "2")
     assert ordinary.exit_code == 0 and "(" in ordinary.output and "to judge" in ordinary.output
@@ -247,7 +248,7 @@ def test_organiser_pages_and_api(app, world, as_user):
     assert "<option selected>mm</option>" in page.text
     built = admin.post(
         f"/admin/campaigns/{campaign}/adaptive-pools",
-        data={"strategy": "mm", "budget": "4", "depth": "6", "batch": "2", "seed": "3"},
+        data={"method": "mm", "budget": "4", "depth": "6", "batch": "2", "seed": "3"},
     )
     assert built.status_code == 303 and "/adaptive" in built.headers["Location"]
     store = get_store_of(app)
@@ -267,7 +268,7 @@ def test_organiser_pages_and_api(app, world, as_user):
     document = admin.get(api).get_json()
     t1 = next(t for t in document["topics"] if t["qid"] == "T1")
     assert (t1["budget"], t1["revealed"], t1["primary"]) == (4, 2, "alice")
-    assert document["settings"]["strategy"] == "mm"
+    assert document["settings"]["method"] == document["settings"]["strategy"] == "mm"
     assert alice.get(api).status_code == 403
     raised = admin.post(f"{api}/budget", json={"budget": 6, "topic": "T1"})
     assert raised.status_code == 200 and raised.get_json() == {"budget": 6, "topics": 1}

@@ -29,7 +29,7 @@ def _build(app: Flask, world: World, **settings):  # type: ignore[no-untyped-def
     with store.session() as s:
         campaign = s.get(Campaign, world.campaign_id)
         pool = adaptive_pools.build_adaptive_pool(
-            s, campaign, strategy="mm", budget=settings.pop("budget", 6), depth=6, batch=2,
+            s, campaign, method="mm", budget=settings.pop("budget", 6), depth=6, batch=2,
             secondary_share=0.0, seed=settings.pop("seed", 11), **settings,
         )  # fmt: skip
         made = assignments.assign(s, pool, "T1", users.get_user(s, "alice"), order="random").id
@@ -138,7 +138,7 @@ def test_sampling_settings_are_checked(app, world):
         campaign = s.get(Campaign, world.campaign_id)
 
         def build(**kw):  # type: ignore[no-untyped-def]
-            return adaptive_pools.build_adaptive_pool(s, campaign, strategy="mm", budget=4, **kw)
+            return adaptive_pools.build_adaptive_pool(s, campaign, method="mm", budget=4, **kw)
 
         with pytest.raises(ServiceError, match="needs a reserved sample"):
             build(stop_rule="sample")
@@ -163,7 +163,7 @@ def test_the_page_the_api_and_the_command_line_show_recall_and_verdict(
     campaign = world.campaign_id
     built = admin.post(
         f"/admin/campaigns/{campaign}/adaptive-pools",
-        data={"strategy": "mm", "budget": "6", "depth": "6", "batch": "2", "seed": "3",
+        data={"method": "mm", "budget": "6", "depth": "6", "batch": "2", "seed": "3",
               "sample_share": "0.5", "stop_rule": "hypergeometric", "recall_target": "0.8"},
     )  # fmt: skip
     assert built.status_code == 303
@@ -183,7 +183,7 @@ def test_the_page_the_api_and_the_command_line_show_recall_and_verdict(
     assert t1["sample"] == 3 and t1["recall"]["method"] == "exact hypergeometric"
     assert t1["verdict"]["rule"] == "hypergeometric"
     bad = admin.post(f"/admin/campaigns/{campaign}/adaptive-pools",
-                     data={"strategy": "mm", "budget": "6", "sample_share": "x"},
+                     data={"method": "mm", "budget": "6", "sample_share": "x"},
                      follow_redirects=True)  # fmt: skip
     assert "the sample share must be a number; got &#39;x&#39;" in bad.text
     result = CliRunner().invoke(
@@ -204,7 +204,7 @@ def test_the_page_the_api_and_the_command_line_show_recall_and_verdict(
     row = next(line for line in result.output.splitlines() if line.startswith("T1\t"))
     assert "at 95 %)" in row and "for 'recall < 0.8'" in row
     cli = CliRunner().invoke(main, ["--db", world_url[0], "pool", "build", "--campaign", "c1",
-                                    "--strategy", "mm", "--budget", "4", "--depth", "6",
+                                    "--adaptive", "mm", "--budget", "4", "--depth", "6",
                                     "--sample-share", "0.25", "--stop-rule", "sample",
                                     "--auto-stop"])  # fmt: skip
     assert cli.exit_code == 0, cli.output

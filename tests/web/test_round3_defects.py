@@ -152,7 +152,7 @@ def test_one_public_pool_number(app: Flask, as_user, world: World) -> None:
     with get_store_of(app).session() as s:
         campaign = s.get(Campaign, world.campaign_id)
         _pool_elsewhere(s)  # a pool of another campaign takes id 2 first
-        pool = adaptive_pools.build_adaptive_pool(s, campaign, strategy="mm", budget=3, name="b")
+        pool = adaptive_pools.build_adaptive_pool(s, campaign, method="mm", budget=3, name="b")
         assert (pool.id, pool.number) == (3, 2)
         warning = adaptive_provenance.evaluation_warning(s, campaign)
     assert warning is not None and warning.startswith("pool(s) 2 judged adaptively")
@@ -179,7 +179,7 @@ def test_the_adaptive_form_takes_a_name_topics_and_runs(app: Flask, as_user, wor
         assert field in form
     done = admin.post(
         f"/admin/campaigns/{world.campaign_id}/adaptive-pools",
-        data={"strategy": "mm", "budget": "2", "name": "bandit T1", "topics": "T1", "runs": "runA"},
+        data={"method": "mm", "budget": "2", "name": "bandit T1", "topics": "T1", "runs": "runA"},
         follow_redirects=True,
     )
     assert "Pool 2 built" in done.text

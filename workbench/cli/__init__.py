@@ -47,11 +47,11 @@ COMMANDS: dict[str, str] = {
     "judging": "workbench.cli.judging_commands:judging",
     "preferences": "workbench.cli.judging_commands:preferences",
     # the course notes' further analyses
-    "collection-measures": "workbench.cli.notes_commands:collection_measures",
-    "power": "workbench.cli.notes_commands:power",
-    "sweep": "workbench.cli.notes_commands:sweep",
-    "interleave": "workbench.cli.notes_commands:interleave",
-    "efficiency": "workbench.cli.notes_commands:efficiency",
+    "collection-measures": "workbench.cli.course_notes_commands:collection_measures",
+    "power": "workbench.cli.course_notes_commands:power",
+    "sweep": "workbench.cli.course_notes_commands:sweep",
+    "interleave": "workbench.cli.course_notes_commands:interleave",
+    "efficiency": "workbench.cli.course_notes_commands:efficiency",
 }
 
 

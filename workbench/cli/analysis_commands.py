@@ -45,9 +45,9 @@ def agreement(
     output: Path | None,
 ) -> None:
     """Inter-assessor agreement: overall, per topic, per pair, each assessor vs the others."""
-    from workbench.reports.agreement import agreement_tables
     from workbench.reports.tables import render_all, to_json
     from workbench.services.agreement import agreement_report
+    from workbench.services.agreement_tables import agreement_tables
     from workbench.services.campaigns import get_campaign
 
     with transaction(ctx) as session:

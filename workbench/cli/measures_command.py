@@ -26,7 +26,8 @@ def measures(fmt: str, compat: str) -> None:
     trec-eval` takes only trec_eval's names and the friendly ones, as trec_eval would.
     """
     from workbench.metrics.names import measure_catalogue
-    from workbench.reports.tables import Table, cells, render
+    from workbench.reports.tables import render
+    from workbench.tabular import Table, cells
 
     entries = measure_catalogue(int(compat))
     if fmt == "text":

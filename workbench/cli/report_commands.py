@@ -156,9 +156,10 @@ def evaluate(
 @click.pass_context
 def progress(ctx: click.Context, campaign_name: str, pools: str | None, fmt: str) -> None:
     """Judging progress of a campaign: overall, per topic and per assessor."""
-    from workbench.reports.tables import Table, cells, render, to_json
+    from workbench.reports.tables import render, to_json
     from workbench.services.campaigns import get_campaign
     from workbench.services.progress import campaign_progress, progress_document
+    from workbench.tabular import Table, cells
 
     with refusals():
         numbers = parse_pools(pools)

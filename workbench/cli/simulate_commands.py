@@ -1,8 +1,9 @@
-"""`workbench simulate`, `simulate-estimates` and `simulate-stopping`: replay judging
-strategies, sampled judgements and stopping rules against known qrels (no store, no Flask)."""
+"""`workbench simulate`, `simulate-estimates` and `simulate-stopping`: replay adaptive
+methods, sampled judgements and stopping rules against known qrels (no store, no Flask)."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,31 @@ def _groups(pairs: tuple[str, ...]) -> dict[str, str]:
     return groups
 
 
+def methods_option(default: str, help: str) -> Callable[..., Any]:
+    """--methods: comma-separated adaptive methods (`workbench.adaptive.METHODS`), passed as
+    `methods`. The old spelling --strategies still works in this release, with a warning;
+    both together are refused."""
+
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(command)
+        def with_methods(*args: Any, methods: str | None, old_methods: str | None, **kw: Any):
+            if old_methods is not None:
+                if methods is not None:
+                    raise click.UsageError("give --methods only (--strategies is its old name)")
+                click.echo(
+                    "warning: --strategies is deprecated: give the adaptive methods as "
+                    "--methods (the old spelling will be refused in the next release)",
+                    err=True,
+                )
+            return command(*args, methods=old_methods or methods or default, **kw)
+
+        hidden = click.option("--strategies", "old_methods", default=None, hidden=True)
+        shown = click.option("--methods", default=None, help=f"{help} [default: {default}]")
+        return shown(hidden(with_methods))
+
+    return decorate
+
+
 def _inputs(command: Callable[..., Any]) -> Callable[..., Any]:
     """The options every simulation reads its data with (qrels, runs, depth, level, seed,
     documents, format, output)."""
@@ -44,7 +70,7 @@ def _inputs(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("-l", "--relevance-level", type=int, default=1, show_default=True),
         click.option("--documents", "documents_path", default=None,
                      type=click.Path(exists=True, dir_okay=False),
-                     help="Documents (JSONL or TREC SGML) for the 'al' strategy."),
+                     help="Documents (JSONL or TREC SGML) for the 'al' method."),
         click.option("--format", "fmt", type=click.Choice(tuple(FORMATS)), default="text",
                      show_default=True),
         click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
@@ -92,12 +118,7 @@ def _names(text: str) -> list[str]:
     show_default=True,
     help="Sampling designs: uniform, stratified, prior ('' for none).",
 )
-@click.option(
-    "--strategies",
-    default="mm",
-    show_default=True,
-    help="Adaptive strategies judged with a reserved sample ('' for none).",
-)
+@methods_option("mm", "Adaptive methods judged with a reserved sample ('' for none).")
 @click.option(
     "--budgets",
     default="10%,20%,30%",
@@ -109,7 +130,7 @@ def _names(text: str) -> list[str]:
     type=click.FloatRange(0, 1, min_open=True, max_open=True),
     default=0.2,
     show_default=True,
-    help="Adaptive strategies: share of the budget for the reserved sample.",
+    help="Adaptive methods: share of the budget for the reserved sample.",
 )
 @click.option(
     "--repeats",
@@ -135,7 +156,7 @@ def _names(text: str) -> list[str]:
 def simulate_estimates(
     qrels_path: str, run_paths: tuple[str, ...], more_runs: tuple[str, ...], depth: int,
     seed: int, relevance_level: int, documents_path: str | None, fmt: str,
-    output: Path | None, designs: str, strategies: str, budgets: str, sample_share: float,
+    output: Path | None, designs: str, methods: str, budgets: str, sample_share: float,
     repeats: int, replicates: int, confidence: float,
 ) -> None:  # fmt: skip
     """Estimate every run's MAP from sampled judgements (statAP, xinfAP, infAP, judged-only):
@@ -147,12 +168,12 @@ def simulate_estimates(
     qrels, runs, texts = _read(qrels_path, (*run_paths, *more_runs), documents_path)
     try:
         result = estimate_simulation.simulate_estimates(
-            qrels, runs, designs=_names(designs), strategies=_names(strategies),
+            qrels, runs, designs=_names(designs), strategies=_names(methods),
             budgets=simulation.parse_budgets(budgets), depth=depth, sample_share=sample_share,
             repeats=repeats, replicates=replicates, confidence=confidence,
             relevance_level=relevance_level, seed=seed, texts=texts,
         )  # fmt: skip
-    except (simulation.SimulationError, adaptive.StrategyError) as error:
+    except (simulation.SimulationError, adaptive.MethodError) as error:
         fail(str(error))
     _write(to_json(result.to_dict()) if fmt == "json"
            else render(estimate_simulation_table(result), fmt), output)  # fmt: skip
@@ -160,7 +181,7 @@ def simulate_estimates(
 
 @click.command("simulate-stopping")
 @_inputs
-@click.option("--strategies", default="mm", show_default=True, help="Judging strategies.")
+@methods_option("mm", "Adaptive methods (workbench.adaptive).")
 @click.option(
     "--rules",
     default="knee,hypergeometric,target,sample",
@@ -197,7 +218,7 @@ def simulate_estimates(
 def simulate_stopping(
     qrels_path: str, run_paths: tuple[str, ...], more_runs: tuple[str, ...], depth: int,
     seed: int, relevance_level: int, documents_path: str | None, fmt: str,
-    output: Path | None, strategies: str, rules: str, target: float, confidence: float,
+    output: Path | None, methods: str, rules: str, target: float, confidence: float,
     sample_share: float, check_every: int,
 ) -> None:  # fmt: skip
     """Judge each topic until a stopping rule says stop: recall reached and judgements used."""
@@ -208,11 +229,11 @@ def simulate_stopping(
     qrels, runs, texts = _read(qrels_path, (*run_paths, *more_runs), documents_path)
     try:
         result = stopping_simulation.simulate_stopping(
-            qrels, runs, strategies=_names(strategies), rules=_names(rules), depth=depth,
+            qrels, runs, strategies=_names(methods), rules=_names(rules), depth=depth,
             target=target, confidence=confidence, sample_share=sample_share,
             check_every=check_every, relevance_level=relevance_level, seed=seed, texts=texts,
         )  # fmt: skip
-    except (simulation.SimulationError, adaptive.StrategyError, stopping.StoppingError) as error:
+    except (simulation.SimulationError, adaptive.MethodError, stopping.StoppingError) as error:
         fail(str(error))
     _write(to_json(result.to_dict()) if fmt == "json"
            else render(stopping_simulation_table(result), fmt), output)  # fmt: skip
@@ -220,11 +241,9 @@ def simulate_stopping(
 
 @click.command()
 @_inputs
-@click.option(
-    "--strategies",
-    default="depth,take,mtf,hedge,mm,ts",
-    show_default=True,
-    help="Comma-separated judging strategies (see workbench.adaptive).",
+@methods_option(
+    "depth,take,mtf,hedge,mm,ts",
+    "Comma-separated adaptive methods and fixed orders (workbench.adaptive.METHODS).",
 )
 @click.option(
     "--budgets",
@@ -263,10 +282,10 @@ def simulate_stopping(
 def simulate(
     qrels_path: str, run_paths: tuple[str, ...], more_runs: tuple[str, ...], depth: int,
     seed: int, relevance_level: int, documents_path: str | None, fmt: str,
-    output: Path | None, strategies: str, budgets: str | None, judges: int, noise: float,
+    output: Path | None, methods: str, budgets: str | None, judges: int, noise: float,
     group_pairs: tuple[str, ...], no_reusability: bool, plots_dir: Path | None,
 ) -> None:  # fmt: skip
-    """Replay judging strategies against FULL qrels: cost, relevant found, ranking agreement."""
+    """Replay adaptive methods against FULL qrels: cost, relevant found, ranking agreement."""
     from workbench import adaptive, simulation
     from workbench.reports import simulation as report
     from workbench.reports.tables import render, to_json
@@ -276,7 +295,7 @@ def simulate(
         result = simulation.simulate(
             qrels,
             runs,
-            strategies=_names(strategies),
+            strategies=_names(methods),
             budgets=simulation.parse_budgets(budgets or simulation.DEFAULT_BUDGETS),
             depth=depth,
             relevance_level=relevance_level,
@@ -287,7 +306,7 @@ def simulate(
             reusability=not no_reusability,
             texts=texts,
         )
-    except (simulation.SimulationError, adaptive.StrategyError) as error:
+    except (simulation.SimulationError, adaptive.MethodError) as error:
         fail(str(error))
     table = report.simulation_table(result)
     _write(to_json(result) if fmt == "json" else render(table, fmt), output)

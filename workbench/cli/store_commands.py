@@ -136,7 +136,7 @@ def campaign_list(ctx: click.Context) -> None:
 
 # ---------------------------------------------------------------- import
 
-ADAPTIVE_STRATEGIES = adaptive.ADAPTIVE
+ADAPTIVE_METHODS = adaptive.ADAPTIVE
 topics_option = click.option(
     "--topics", default=None, help="Only these topics: QID,QID,... or @FILE (one qid a line)."
 )
@@ -430,12 +430,21 @@ def pool_strategy_options(command: Callable[..., Any]) -> Callable[..., Any]:
 @campaign_option
 @click.option(
     "--strategy",
-    type=click.Choice([*pooling.STRATEGIES, *ADAPTIVE_STRATEGIES]),
-    default="depth",
-    show_default=True,
-    help="; ".join(f"{s.name}: {s.help}" for s in pooling.STRATEGIES.values())
-    + f". Adaptive ({', '.join(ADAPTIVE_STRATEGIES)}): the strategy picks each next document "
-    "from a depth pool (--depth, default 100) up to --budget per topic.",
+    default=None,
+    metavar=f"[{'|'.join(pooling.STRATEGIES)}]",
+    help="The pooling strategy (default: depth): "
+    + "; ".join(f"{s.name}: {s.help}" for s in pooling.STRATEGIES.values())
+    + ". (An adaptive method given here is the old spelling of --adaptive.)",
+)
+@click.option(
+    "--adaptive",
+    "method",
+    default=None,
+    metavar=f"[{'|'.join(ADAPTIVE_METHODS)}]",
+    help="Judge the pool adaptively: the adaptive method picks each next document from a depth "
+    "pool (--depth, default 100) up to --budget per topic ("
+    + "; ".join(f"{name}: {adaptive.METHODS[name].description}" for name in ADAPTIVE_METHODS)
+    + ").",
 )
 @pool_strategy_options
 @click.option("--batch", type=int, default=5, show_default=True, help="Adaptive: reveal size.")
@@ -455,7 +464,8 @@ def pool_strategy_options(command: Callable[..., Any]) -> Callable[..., Any]:
 def pool_build(
     ctx: click.Context,
     campaign_name: str,
-    strategy: str,
+    strategy: str | None,
+    method: str | None,
     batch: int,
     secondary_share: float,
     sample_share: float,
@@ -469,14 +479,16 @@ def pool_build(
     topics: str | None,
     **values: Any,
 ) -> None:
-    """Build a pool from the campaign's runs (of every topic, or of --topics)."""
+    """Build a pool from the campaign's runs (of every topic, or of --topics): by a pooling
+    --strategy, or a depth pool judged by an --adaptive method."""
+    strategy, method = pool_kind(strategy, method)
     with transaction(ctx) as session:
         target = campaigns.get_campaign(session, campaign_name)
-        if strategy in ADAPTIVE_STRATEGIES:
+        if method is not None:
             built = adaptive_pools.build_adaptive_pool(
                 session,
                 target,
-                strategy=strategy,
+                method=method,
                 budget=values.get("budget"),
                 depth=values.get("depth") or 100,
                 batch=batch,
@@ -500,7 +512,7 @@ def pool_build(
         built = pools.build_pool(
             session,
             target,
-            strategy=strategy,
+            strategy=strategy or "depth",
             runs=split_tags(runs),
             seed=seed,
             name=name,
@@ -513,6 +525,32 @@ def pool_build(
             f"({sampled} to judge) over {n_topics} topics"
         )
         warn_missing_text(session, built)
+
+
+def pool_kind(strategy: str | None, method: str | None) -> tuple[str | None, str | None]:
+    """(pooling strategy, adaptive method) of `pool build`. An adaptive method given as
+    --strategy (the old spelling) still works in this release, with a warning; an adaptive
+    pool is a depth pool, so --adaptive goes with no other --strategy. The names themselves
+    are checked by the services (`pools.strategy_params`, `adaptive_pools.check_method`)."""
+    if strategy in ADAPTIVE_METHODS:
+        if method is not None:
+            raise click.UsageError(
+                f"--strategy {strategy} is an adaptive method and --adaptive {method} another: "
+                "give --adaptive only"
+            )
+        click.echo(
+            f"warning: --strategy {strategy} is deprecated: {strategy} is an adaptive method, "
+            f"give --adaptive {strategy} (the old spelling will be refused in the next "
+            "release)",
+            err=True,
+        )
+        return None, strategy
+    if method is not None and strategy not in (None, "depth"):
+        raise click.UsageError(
+            f"an adaptive pool is a depth pool: --adaptive {method} cannot go with "
+            f"--strategy {strategy}"
+        )
+    return strategy, method
 
 
 def warn_missing_text(session: Session, built: Any) -> None:

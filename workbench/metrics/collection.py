@@ -96,7 +96,7 @@ class CollectionSetMeasures:
 
     @property
     def arithmetic_mean(self) -> float:
-        """(P + R) / 2: the combination the notes show is easy to game."""
+        """(P + R) / 2: the combination the course notes show is easy to game."""
         return (self.precision + self.recall) / 2
 
     @property

@@ -110,7 +110,7 @@ class Evaluation:
     def _repr_html_(self, max_topics: int = 20) -> str:
         """Jupyter's display: measures x (the summary, then the topics, at most
         ``max_topics`` of them, the table saying how many more there are)."""
-        from workbench.reports.tables import Cell, Table, to_html
+        from workbench.tabular import Cell, Table, to_html
 
         names = [line.name for line in self.lines]
         topics = [q for q in self.per_topic if q not in self.hidden]

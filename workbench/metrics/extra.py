@@ -6,7 +6,7 @@
   unjudged), ir_measures' Judged@k.
 * ``recip_rank_cut_k``: the reciprocal rank of the first relevant document if within the first
   k, else 0 (MS MARCO's MRR@k; Nguyen et al., "MS MARCO", 2016).
-* ``dcg_notes_k`` / ``ndcg_notes_k``: Järvelin & Kekäläinen as in the notes,
+* ``dcg_notes_k`` / ``ndcg_notes_k``: Järvelin & Kekäläinen as in the course notes,
   DCG@k = rel_1 + sum_{i=2..k} rel_i / log2 i; NDCG against the ideal ordering of the judged
   grades (truncated at k).
 * ``dcg_exp_k`` / ``ndcg_exp_k``: exponential gain, sum_{i<=k} (2^rel_i - 1) / log2(i + 1).
@@ -27,7 +27,7 @@ Gain = Callable[[np.ndarray], np.ndarray]
 
 
 def _notes_discount(pos: np.ndarray) -> np.ndarray:
-    """1 for rank 1, log2(i) after (the notes' DCG)."""
+    """1 for rank 1, log2(i) after (the course notes' DCG)."""
     return np.where(pos <= 1, 1.0, np.log2(np.maximum(pos, 2)) if len(pos) else 1.0)
 
 

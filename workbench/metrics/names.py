@@ -7,7 +7,7 @@ Friendly names (ir_measures' convention): ``AP``/``MAP`` -> map, ``gMAP`` -> gm_
 ``nDCG`` -> ndcg, ``Rprec``, ``bpref``, ``Judged@k`` -> judged_k (the fraction of the top k
 that is judged; a short ranking counts its missing ranks as unjudged), ``F@beta``/``F1`` ->
 F_beta (F-beta over the retrieved set), ``DCG@k``/``nDCG_notes@k``
-(the notes' DCG: rel_1 + sum_{i>=2} rel_i / log2 i), ``expDCG@k``/``nDCG_exp@k``
+(the course notes' DCG: rel_1 + sum_{i>=2} rel_i / log2 i), ``expDCG@k``/``nDCG_exp@k``
 ((2^rel - 1) / log2(i + 1)).
 """
 

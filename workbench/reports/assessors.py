@@ -8,8 +8,8 @@ import math
 from typing import Any
 
 from workbench.reports import plots
-from workbench.reports.tables import Cell, Table, cells
 from workbench.services.assessor_dashboard import AssessorDashboard, AssessorRow
+from workbench.tabular import Cell, Table, cells
 
 
 def _share(value: float) -> float | None:

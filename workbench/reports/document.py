@@ -15,10 +15,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from workbench.reports.tables import Table, json_safe, table_json
+from workbench.json_output import json_safe
+from workbench.reports.tables import table_json
 from workbench.services.errors import ServiceError
 from workbench.services.evaluation_report import ReportOption
 from workbench.services.report_context import ReportContext
+from workbench.tabular import Table
 
 T = TypeVar("T")
 

@@ -5,9 +5,9 @@ simulations (`estimate_simulation`, `stopping_simulation`) and a campaign's esti
 from __future__ import annotations
 
 from workbench.estimate_simulation import EstimateSimulation
-from workbench.reports.tables import Table, cells
 from workbench.services.estimates import PoolEstimates
 from workbench.stopping_simulation import StoppingSimulation
+from workbench.tabular import Table, cells
 
 
 def pool_estimates_tables(estimates: PoolEstimates) -> list[Table]:

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import string
 
-from workbench.reports.tables import Cell, Table, bold_best, cells
 from workbench.services.evaluation import Comparisons, EvaluationTable
 from workbench.services.evaluation_stability import RankingStability, Reusability
 from workbench.stats import TukeyResult
+from workbench.tabular import Cell, Table, bold_best, cells
 
 
 def letter(index: int) -> str:

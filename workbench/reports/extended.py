@@ -1,17 +1,17 @@
 """Tables and plots of the course notes' sections of the report (services.extended_evaluation),
-shown by their sections (`reports.sections`) and the notes' own commands."""
+shown by their sections (`reports.sections`) and the course notes' own commands."""
 
 from __future__ import annotations
 
 from workbench.interleaving import InterleavingStudy
 from workbench.reports import plots
-from workbench.reports.tables import Cell, Table, bold_best, cells
 from workbench.services.extended_evaluation import (
     CollectionScale,
     EfficiencyReport,
     PowerAnalysis,
 )
 from workbench.sweeps import SweepResult
+from workbench.tabular import Cell, Table, bold_best, cells
 
 _COLLECTION_COLUMNS = {
     "accuracy": "Accuracy",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from workbench.interleaving import Fidelity
-from workbench.reports.tables import Table, cells
+from workbench.tabular import Table, cells
 
 
 def fidelity_table(checks: Sequence[Fidelity]) -> Table:

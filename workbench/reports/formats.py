@@ -21,7 +21,6 @@ from dataclasses import dataclass
 
 from workbench.reports.document import Report, SectionResult
 from workbench.reports.tables import (
-    Table,
     latex_escape,
     md_escape,
     to_csv,
@@ -31,6 +30,7 @@ from workbench.reports.tables import (
     to_text,
     unique_labels,
 )
+from workbench.tabular import Table
 from workbench.text_safety import csv_safe
 
 

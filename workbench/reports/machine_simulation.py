@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from workbench.machine_simulation import DESIGNS, MachineSimulation
-from workbench.reports.tables import Table, cells
+from workbench.tabular import Table, cells
 
 
 def simulation_table(result: MachineSimulation) -> Table:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from workbench.policy_simulation import PolicySimulation
-from workbench.reports.tables import Table, cells
+from workbench.tabular import Table, cells
 
 
 def _pm(mean: float, sd: float, scale: float = 1.0, digits: int = 3) -> str:

@@ -3,8 +3,8 @@ ranked on click preferences beside the assessors' qrels."""
 
 from __future__ import annotations
 
-from workbench.reports.tables import Table, bold_best, cells
 from workbench.services.querylogs import ClickAgreement, ClickEvaluation, QueryLogSummary
+from workbench.tabular import Table, bold_best, cells
 
 
 def anonymisation_table(summary: QueryLogSummary) -> Table:

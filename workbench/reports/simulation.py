@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from workbench.reports import plots
-from workbench.reports.tables import Cell, Table
 from workbench.simulation import Simulation
+from workbench.tabular import Cell, Table
 
 SHOWN = ("MAP", "P@10", "nDCG@10", "bpref", "infAP")
 

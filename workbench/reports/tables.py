@@ -1,11 +1,11 @@
-"""A report table and its renderings: aligned text, CSV, Markdown, LaTeX (booktabs) and JSON.
+"""The renderings of a report table (`workbench.tabular.Table`, the plain value): aligned
+text, CSV, Markdown, LaTeX (booktabs) and JSON.
 
-A cell carries its value, whether it is bold (the best of its column) and its significance
-marks (the letters of the rows it is significantly better than, as in ranx and PyTerrier).
-Numbers are shown with `digits` decimals; NaN and None print as "-" (null in JSON). CSV keeps
-more: a number to 15 significant digits (`csv_number`), the precision a double always carries
-through a decimal round trip (C's DBL_DIG), so a mean such as 0.9249999999999999 (0.925 plus
-the noise of binary arithmetic in its 17th digit) is written 0.925; JSON keeps the double.
+Numbers are shown with the table's `digits` decimals; NaN and None print as "-" (null in
+JSON, `workbench.json_output.json_safe`). CSV keeps more: a number to 15 significant digits
+(`csv_number`), the precision a double always carries through a decimal round trip (C's
+DBL_DIG), so a mean such as 0.9249999999999999 (0.925 plus the noise of binary arithmetic in
+its 17th digit) is written 0.925; JSON keeps the double.
 
 Text from users (campaign names, run tags, topic ids, assessors' names) cannot attack a
 reader: CSV cells that a spreadsheet would run as a formula are neutralised
@@ -18,69 +18,17 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-import html
 import io
 import json
 import math
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field, is_dataclass
+from dataclasses import dataclass
 from typing import Any
 
+from workbench.json_output import json_safe
+from workbench.tabular import Cell, Table
 from workbench.text_safety import csv_safe
-
-
-@dataclass
-class Cell:
-    value: Any
-    bold: bool = False
-    marks: str = ""
-
-
-@dataclass
-class Table:
-    columns: list[str]
-    rows: list[list[Cell]]
-    caption: str = ""
-    label: str = ""
-    digits: int = 4
-    notes: list[str] = field(default_factory=list)
-    marked: set[int] = field(default_factory=set)  # columns that carry significance marks
-
-    def _repr_html_(self) -> str:
-        """The table in Jupyter (:func:`to_html`)."""
-        return to_html(self)
-
-    def shown(self, cell: Cell) -> str:
-        """The cell's value as text, without bold or marks."""
-        value = cell.value
-        if value is None or (isinstance(value, float) and math.isnan(value)):
-            return "-"
-        if isinstance(value, float):
-            return f"{value:.{self.digits}f}"
-        return str(value)
-
-
-def cells(*values: Any) -> list[Cell]:
-    return [Cell(v) for v in values]
-
-
-def bold_best(table: Table, column: int, *, lower_is_better: bool = False) -> None:
-    """Bold the best value of a numeric column after rounding (ties: all of them; none if all
-    values are equal, as nothing stands out)."""
-    values: list[float | None] = []
-    for row in table.rows:
-        value = row[column].value
-        if isinstance(value, (int, float)) and not math.isnan(value):
-            values.append(round(value, table.digits))
-        else:
-            values.append(None)
-    present = [v for v in values if v is not None]
-    if len(set(present)) < 2:
-        return
-    best = min(present) if lower_is_better else max(present)
-    for row, value in zip(table.rows, values, strict=True):
-        row[column].bold = value == best
 
 
 def to_text(table: Table) -> str:
@@ -230,38 +178,6 @@ def to_latex(table: Table) -> str:
         r"\end{table}",
     ]
     return "\n".join(lines) + "\n"
-
-
-def to_html(table: Table) -> str:
-    """An HTML table (Jupyter's rich display): caption, bold best values, marks as
-    superscripts, notes below; every text escaped."""
-    esc = html.escape
-
-    def cell(c: Cell) -> str:
-        text = esc(table.shown(c))
-        text = f"<b>{text}</b>" if c.bold else text
-        return f"<td>{text}<sup>{esc(c.marks)}</sup></td>" if c.marks else f"<td>{text}</td>"
-
-    head = "".join(f"<th>{esc(name)}</th>" for name in table.columns)
-    body = "".join("<tr>" + "".join(cell(c) for c in row) + "</tr>" for row in table.rows)
-    caption = f"<caption>{esc(table.caption)}</caption>" if table.caption else ""
-    notes = "".join(f"<p>{esc(note)}</p>" for note in table.notes)
-    return f"<table>{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{notes}"
-
-
-def json_safe(value: Any) -> Any:
-    """Dataclasses to dicts, tuples to lists, NaN and infinities to None (valid JSON)."""
-    if is_dataclass(value) and not isinstance(value, type):
-        value = asdict(value)
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    if hasattr(value, "item") and callable(value.item):  # numpy scalars
-        return json_safe(value.item())
-    return value
 
 
 def to_json(value: Any) -> str:

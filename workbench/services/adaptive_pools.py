@@ -1,7 +1,8 @@
 """Adaptive pools: a judging strategy (`workbench.adaptive`) decides each topic's queue online.
 
 An adaptive pool is a depth-k pool (its PoolEntry rows are the universe the strategy draws
-from) recorded with `params["adaptive"] = {strategy, budget, batch, secondary_share}`. Its
+from) recorded with `params["adaptive"] = {strategy, budget, batch, secondary_share, ...}` (the
+stored key `strategy` holds the adaptive method's name: `AdaptiveSettings.method`). Its
 entries start hidden (`sampled` false); a topic's documents are revealed `batch` at a time, in
 the next-document path (`advance`), when its primary judge (the topic's earliest active
 assignment) has judged every revealed one, until the topic's budget is used or the organiser
@@ -62,7 +63,7 @@ DEFAULT_SECONDARY_SHARE = 0.2
 class AdaptiveSettings:
     """What an adaptive pool records (pools built before a setting existed get its default)."""
 
-    strategy: str
+    method: str  # workbench.adaptive.METHODS (stored under the key "strategy")
     budget: int
     batch: int
     secondary_share: float
@@ -103,10 +104,26 @@ class TopicStatus:
         return self.stopped or self.revealed >= min(self.budget, self.pool_size)
 
 
+STORED_METHOD_KEY = "strategy"  # the key of the method's name in a pool's recorded settings
+OLD_METHOD_FIELD = (
+    "the adaptive pool's 'strategy' is called 'method' now (--adaptive on the command line); "
+    "the old name still works in this release and will be refused in the next"
+)
+
+
 def settings_of(pool: Pool) -> AdaptiveSettings | None:
     """The pool's adaptive settings, or None for an ordinary pool."""
-    recorded = (pool.params or {}).get("adaptive")
-    return AdaptiveSettings(**recorded) if recorded else None
+    recorded = dict((pool.params or {}).get("adaptive") or {})
+    if not recorded:
+        return None
+    return AdaptiveSettings(method=recorded.pop(STORED_METHOD_KEY), **recorded)
+
+
+def recorded_settings(settings: AdaptiveSettings) -> dict[str, Any]:
+    """The settings as a pool records them: the method's name under `strategy`, the key
+    pools were always recorded with (no migration)."""
+    fields = dataclasses.asdict(settings)
+    return {STORED_METHOD_KEY: fields.pop("method"), **fields}
 
 
 def is_adaptive(session: Session, pool_id: int) -> bool:
@@ -114,11 +131,30 @@ def is_adaptive(session: Session, pool_id: int) -> bool:
     return pool is not None and settings_of(pool) is not None
 
 
-def check_settings(strategy: str, budget: int | None, batch: int, share: float) -> None:
-    try:
-        adaptive.get_strategy(strategy)
-    except adaptive.StrategyError as error:
-        raise ServiceError(str(error)) from None
+def check_method(method: str) -> None:
+    """An adaptive method of a live pool (`adaptive.ADAPTIVE`); a pooling strategy's name, or
+    a fixed order of the judging simulator, is refused, naming where it belongs."""
+    if method in adaptive.ADAPTIVE:
+        return
+    methods = ", ".join(adaptive.ADAPTIVE)
+    if method in pooling.STRATEGIES:
+        raise ServiceError(
+            f"{method!r} is a pooling strategy, not an adaptive method: build it as an "
+            f"ordinary pool (the Pools form, `pool build --strategy {method}`); adaptive "
+            f"methods: {methods}"
+        )
+    if method in adaptive.METHODS:
+        raise ServiceError(
+            f"{method!r} is a fixed order of the judging simulator, not an adaptive method; "
+            f"adaptive methods: {methods}"
+        )
+    if method in adaptive.RENAMED:
+        raise ServiceError(adaptive.renamed_message(method))
+    raise ServiceError(f"unknown adaptive method {method!r}; expected one of {methods}")
+
+
+def check_settings(method: str, budget: int | None, batch: int, share: float) -> None:
+    check_method(method)
     if budget is None or budget < 1:
         raise ServiceError("an adaptive pool needs a positive --budget (judgements per topic)")
     if batch < 1:
@@ -148,7 +184,7 @@ def build_adaptive_pool(
     session: Session,
     campaign: Campaign,
     *,
-    strategy: str,
+    method: str,
     budget: int | None,
     depth: int = DEFAULT_DEPTH,
     batch: int = DEFAULT_BATCH,
@@ -163,14 +199,14 @@ def build_adaptive_pool(
     auto_stop: bool = False,
     topics: list[str] | None = None,
 ) -> Pool:
-    """A depth-`depth` pool (of `topics` only, when given) whose documents the strategy
-    reveals, `budget` per topic; with a `sample_share`, each topic's reserved sample is
+    """A depth-`depth` pool (of `topics` only, when given) whose documents the adaptive
+    `method` reveals, `budget` per topic; with a `sample_share`, each topic's reserved sample is
     revealed at once (build 0)."""
     refuse_if_archived(campaign)
-    check_settings(strategy, budget, batch, secondary_share)
+    check_settings(method, budget, batch, secondary_share)
     assert budget is not None
     settings = AdaptiveSettings(
-        strategy,
+        method,
         budget,
         batch,
         secondary_share,
@@ -181,10 +217,10 @@ def build_adaptive_pool(
         auto_stop,
     )
     check_sampling(settings)
-    if adaptive.get_strategy(strategy).needs_texts:
+    if adaptive.get_method(method).needs_texts:
         try:
             adaptive.require_scikit_learn()
-        except adaptive.StrategyError as error:
+        except adaptive.MethodError as error:
             raise ServiceError(str(error)) from None
     pool = pools.build_pool(
         session,
@@ -196,7 +232,7 @@ def build_adaptive_pool(
         name=name,
         topics=topics,
     )
-    pool.params = {**pool.params, "adaptive": dataclasses.asdict(settings)}
+    pool.params = {**pool.params, "adaptive": recorded_settings(settings)}
     session.execute(update(PoolEntry).where(PoolEntry.pool_id == pool.id).values(sampled=False))
     sizes = _pool_sizes(session, pool)
     session.add_all(AdaptiveTopic(pool_id=pool.id, qid=qid, budget=budget) for qid in sizes)
@@ -408,12 +444,12 @@ def _next_batch(
     universe = _universe(session, pool, assignment.qid)
     texts = (
         _texts(session, pool, universe)
-        if adaptive.get_strategy(settings.strategy).needs_texts
+        if adaptive.get_method(settings.method).needs_texts
         else None
     )
     chosen = set(state.choices)
     choices = adaptive.choose(
-        settings.strategy,
+        settings.method,
         universe,
         [(d, state.labels[d]) for d in state.choices],
         min(room, settings.batch),
@@ -464,7 +500,7 @@ def _advance_once(store: Store, assignment_id: int, user_id: int) -> list[str]:
             return []
         try:
             revision, chosen = _next_batch(session, pool, assignment)
-        except adaptive.StrategyError as error:
+        except adaptive.MethodError as error:
             raise ServiceError(str(error)) from None
         pool_id, qid = pool.id, assignment.qid
     if chosen is None or not chosen.order:

@@ -1,5 +1,5 @@
 """What is said of adaptive pools wherever their judgements are used: each pool's settings in
-words, the warning an evaluation must carry, and each pool's provenance (strategy, budgets,
+words, the warning an evaluation must carry, and each pool's provenance (method, budgets,
 stopped topics, reserved sample) that qrels exports, judgement logs and reports record.
 
 The pools themselves and their judging are `services.adaptive_pools`.
@@ -33,7 +33,7 @@ def evaluation_warning(session: Session, campaign: Campaign) -> str | None:
     return (
         f"pool(s) {', '.join(map(str, adaptive_ids))} judged adaptively: the pooled documents "
         "left unjudged are not a random sample, so measures that count them as non-relevant "
-        "favour the runs the strategy followed, and bpref and infAP are biased too (infAP "
+        "favour the runs the method followed, and bpref and infAP are biased too (infAP "
         "assumes a uniform sample); with a reserved sample, `workbench estimate` gives "
         "unbiased estimates (statAP, xinfAP)"
     )
@@ -44,16 +44,16 @@ class Provenance:
     """How an adaptive pool chose what was judged: what exported qrels must record."""
 
     pool: int
-    strategy: str
+    method: str  # the adaptive method (`workbench.adaptive.METHODS`)
     budget: int  # the pool's budget per topic
     raised: dict[str, int]  # qid -> budget, for the topics whose budget differs
     stopped: tuple[str, ...]  # topics the organiser stopped
     sample_share: float = 0.0  # of the budget, for the reserved random sample
 
     def describe(self) -> str:
-        """'pool 3 judged adaptively: strategy mm, budget 200 judgements per topic ...'."""
+        """'pool 3 judged adaptively: method mm, budget 200 judgements per topic ...'."""
         text = (
-            f"pool {self.pool} judged adaptively: strategy {self.strategy}, budget "
+            f"pool {self.pool} judged adaptively: method {self.method}, budget "
             f"{self.budget} judgements per topic"
         )
         if self.raised:
@@ -69,7 +69,7 @@ class Provenance:
 
 
 def provenance(session: Session, campaign: Campaign) -> list[Provenance]:
-    """The strategy and budgets of each adaptive pool of the campaign, oldest pool first."""
+    """The method and budgets of each adaptive pool of the campaign, oldest pool first."""
     found = []
     for pool in session.scalars(
         select(Pool).where(Pool.campaign_id == campaign.id).order_by(Pool.id)
@@ -84,7 +84,7 @@ def provenance(session: Session, campaign: Campaign) -> list[Provenance]:
         found.append(
             Provenance(
                 pool=pool.id,
-                strategy=settings.strategy,
+                method=settings.method,
                 budget=settings.budget,
                 raised={t.qid: t.budget for t in topics if t.budget != settings.budget},
                 stopped=tuple(t.qid for t in topics if t.stopped),
@@ -98,7 +98,7 @@ def unjudged_notes(
     session: Session, campaign: Campaign, pools: Collection[int] | None = None
 ) -> tuple[str, ...]:
     """What qrels of a campaign judged adaptively must say (the messages of a qrels export,
-    the notes of a report): each adaptive pool's strategy and budget, and that its unjudged
+    the notes of a report): each adaptive pool's method and budget, and that its unjudged
     documents are not a random sample. `pools`: only these pool ids (default: every one)."""
     return tuple(
         f"{p.describe()}; the pooled documents left unjudged are not a random sample"
@@ -120,7 +120,7 @@ def describe_settings(pool: Pool) -> str:
     if settings is None:
         return ""
     text = (
-        f"adaptive {settings.strategy}, budget {settings.budget} per topic, batch "
+        f"adaptive {settings.method}, budget {settings.budget} per topic, batch "
         f"{settings.batch}, {math.floor(100 * settings.secondary_share)} % to other judges"
     )
     if settings.sample_share:

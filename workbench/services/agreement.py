@@ -134,9 +134,9 @@ class AgreementReport:
         return asdict(self)
 
     def _repr_html_(self) -> str:
-        """Jupyter's display: the report's agreement tables, as the reports render them."""
-        from workbench.reports.agreement import agreement_tables
-        from workbench.reports.tables import to_html
+        """Jupyter's display: the report's agreement tables (`agreement_tables`) as HTML."""
+        from workbench.services.agreement_tables import agreement_tables
+        from workbench.tabular import to_html
 
         return "".join(to_html(table) for table in agreement_tables(self))
 

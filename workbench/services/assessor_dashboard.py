@@ -24,8 +24,8 @@ from sqlalchemy.orm import Session
 
 from workbench import assessor_quality as quality
 from workbench.agreement import Weights
+from workbench.json_output import json_safe
 from workbench.relevance import is_relevant
-from workbench.reports.tables import json_safe
 from workbench.services import calibration, gold, progress
 from workbench.services.campaigns import get_campaign
 from workbench.services.current_judgements import JUDGEMENT_ROW, JudgementRow

@@ -31,7 +31,6 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from workbench import agreement, hybrid, stats
-from workbench.reports.tables import Cell, Table, cells
 from workbench.services import machine_hybrid, machine_judges
 from workbench.services.errors import ServiceError
 from workbench.services.evaluation import evaluate_runs
@@ -39,6 +38,7 @@ from workbench.services.evaluation_inputs import NamedQrels, load_runs
 from workbench.services.pools import qid_key
 from workbench.services.qrels import qrels_labels
 from workbench.store.models import Campaign, MachineJudge, MachineJudgement, Pool, PoolEntry
+from workbench.tabular import Cell, Table, cells
 
 Key = tuple[str, str]
 WEIGHTS = ("linear", "quadratic")

@@ -92,7 +92,7 @@ def robustness(
 
 
 def robustness_table(results: list[judge_robustness.AttackResult], judge: str) -> Any:
-    from workbench.reports.tables import Table, cells
+    from workbench.tabular import Table, cells
 
     return Table(
         ["Attack", "Documents", "Inflated", "Top grade", "Flagged", "Cannot judge"],

@@ -18,7 +18,7 @@ import numpy as np
 from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
-from workbench import limits, pooling, routing
+from workbench import adaptive, limits, pooling, routing
 from workbench.bulk import collector_paused
 from workbench.services.errors import NotFound, ServiceError, found
 from workbench.services.topics import campaign_qids, chosen_topics, listed
@@ -346,6 +346,12 @@ def strategy_params(strategy: str, values: dict[str, Any]) -> dict[str, Any]:
     """The parameters to record for a registered strategy (`pooling.STRATEGIES`), read from
     `values` (form text, CLI options or recorded JSON; other strategies' parameters are
     ignored), validated: ServiceError on a bad request."""
+    if strategy in adaptive.ADAPTIVE:
+        raise ServiceError(
+            f"{strategy!r} is an adaptive method, not a pooling strategy: build an adaptive "
+            f"pool (the adaptive pool form, `pool build --adaptive {strategy}`); pooling "
+            f"strategies: {', '.join(pooling.STRATEGIES)}"
+        )
     known = {option.name for option in pooling.option_fields()}
     unknown = set(values) - known
     if unknown:

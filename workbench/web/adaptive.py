@@ -38,6 +38,17 @@ def _number(text: str | None, what: str, default: float) -> float:
     return value
 
 
+def _method(form: Any) -> str:
+    """The form's adaptive method: the field `method`; the old field `strategy` still works
+    for one release, with a warning (`adaptive_pools.OLD_METHOD_FIELD`)."""
+    if form.get("method"):
+        return str(form["method"])
+    if form.get(adaptive_pools.STORED_METHOD_KEY):
+        flash(adaptive_pools.OLD_METHOD_FIELD, "warning")
+        return str(form[adaptive_pools.STORED_METHOD_KEY])
+    return adaptive.DEFAULT_METHOD
+
+
 @bp.post("/campaigns/<int:campaign_id>/adaptive-pools")
 def build(campaign_id: int):
     form = request.form
@@ -46,7 +57,7 @@ def build(campaign_id: int):
         pool = adaptive_pools.build_adaptive_pool(
             session,
             c,
-            strategy=form.get("strategy", adaptive.DEFAULT_STRATEGY),
+            method=_method(form),
             budget=form_int(form.get("budget"), "budget", minimum=1),
             depth=form_int(
                 form.get("depth"), "depth", minimum=1, default=adaptive_pools.DEFAULT_DEPTH
@@ -125,8 +136,8 @@ def stop(campaign_id: int, pool_id: int, qid: str):
 def form_choices() -> dict[str, Any]:
     """What the campaign page's adaptive form offers (one registry: workbench.adaptive)."""
     return {
-        "adaptive_strategies": adaptive.ADAPTIVE,
-        "adaptive_default_strategy": adaptive.DEFAULT_STRATEGY,
+        "adaptive_methods": adaptive.ADAPTIVE,
+        "adaptive_default_method": adaptive.DEFAULT_METHOD,
         "adaptive_stop_rules": {name: rule.description for name, rule in stopping.RULES.items()},
         "adaptive_defaults": {
             "depth": adaptive_pools.DEFAULT_DEPTH,
@@ -165,7 +176,11 @@ def adaptive_status(campaign_ref: str, pool_id: int):
         settings = adaptive_pools.settings_of(pool)
     return jsonify(
         pool=pool_id,
-        settings=dataclasses.asdict(settings) if settings else None,
+        settings=(  # `strategy`: the method's old key, kept for API clients
+            {"method": settings.method, **adaptive_pools.recorded_settings(settings)}
+            if settings
+            else None
+        ),
         topics=[{**dataclasses.asdict(r), "finished": r.finished} for r in rows],
     )
 
@@ -173,7 +188,7 @@ def adaptive_status(campaign_ref: str, pool_id: int):
 @api.get("/campaigns/<campaign_ref>/adaptive-provenance")
 @requires(Permission.ADMINISTER)
 def adaptive_provenance(campaign_ref: str):
-    """The strategy and budgets of the campaign's adaptive pools: what its exported qrels and
+    """The method and budgets of the campaign's adaptive pools: what its exported qrels and
     judgement log record in their `#` header lines, as JSON."""
     with get_store().read_session() as session:
         campaign = campaign_service.get_campaign(session, campaign_ref)
@@ -181,7 +196,10 @@ def adaptive_provenance(campaign_ref: str):
         campaign_id = campaign.id
     return jsonify(
         campaign=campaign_id,
-        adaptive_pools=[{**dataclasses.asdict(p), "description": p.describe()} for p in found],
+        adaptive_pools=[
+            {**dataclasses.asdict(p), "strategy": p.method, "description": p.describe()}  # old key
+            for p in found
+        ],
     )
 
 

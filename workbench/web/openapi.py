@@ -322,11 +322,12 @@ OPERATIONS: dict[str, Operation] = {
         {"200": "the status"},
     ),
     "api.adaptive_provenance": Operation(
-        "The strategy and budgets of the campaign's adaptive pools: what its "
-        "exported qrels and judgement log record in their `#` header lines.",
+        "The adaptive method and budgets of the campaign's adaptive pools: what its "
+        "exported qrels and judgement log record in their `#` header lines (`strategy` is "
+        "the method's old key, kept for existing clients).",
         {
-            "200": "{campaign, adaptive_pools: [{pool, strategy, budget, raised, "
-            "stopped, description}]}"
+            "200": "{campaign, adaptive_pools: [{pool, method, strategy, budget, raised, "
+            "stopped, sample_share, description}]}"
         },
     ),
     "api.adaptive_budget": Operation(

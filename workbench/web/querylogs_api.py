@@ -11,8 +11,8 @@ from typing import Any
 from flask import Blueprint, Response, jsonify, request, url_for
 from flask.typing import ResponseReturnValue
 
+from workbench.json_output import json_safe
 from workbench.permissions import Permission
-from workbench.reports.tables import json_safe
 from workbench.services import campaigns as campaign_service
 from workbench.services import jobs
 from workbench.services import querylogs as service

@@ -69,8 +69,8 @@ def _agreement_page(
     session: Session, campaign: Any, params: dict[str, Any], progress: Progress
 ) -> dict[str, Any]:
     """The agreement page's context (a report job: bootstrap intervals take a while)."""
-    from workbench.reports.agreement import groups_table, pairs_table
     from workbench.services.agreement import agreement_report
+    from workbench.services.agreement_tables import groups_table, pairs_table
 
     progress("agreement with bootstrap intervals")
     report = agreement_report(
@@ -138,7 +138,7 @@ def agreement(campaign_id: int):
 @bp.get("/<int:campaign_id>/agreement.<fmt>")
 def agreement_download(campaign_id: int, fmt: str):
     """The agreement tables as CSV, Markdown or LaTeX, or the whole report as JSON."""
-    from workbench.reports.agreement import agreement_tables
+    from workbench.services.agreement_tables import agreement_tables
 
     if fmt not in FORMATS:
         raise NotFound(f"no {fmt!r} download; formats: {', '.join(FORMATS)}")

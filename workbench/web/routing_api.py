@@ -13,8 +13,9 @@ from flask import Blueprint, Response, jsonify, request
 from flask_login import current_user
 
 from workbench import routing
+from workbench.json_output import json_safe
 from workbench.permissions import Permission
-from workbench.reports.tables import FORMATS, json_safe, render_all
+from workbench.reports.tables import FORMATS, render_all
 from workbench.services import assessor_dashboard
 from workbench.services import campaigns as campaign_service
 from workbench.services import remainder as remainder_service

@@ -8,7 +8,6 @@ from typing import Any
 
 from workbench.reports.document import Section
 from workbench.reports.querylogs import agreement_table, click_evaluation_table
-from workbench.reports.tables import Table
 from workbench.services.evaluation_report import ReportOption
 from workbench.services.querylogs import (
     ClickAgreement,
@@ -18,6 +17,7 @@ from workbench.services.querylogs import (
     click_evaluation,
 )
 from workbench.services.report_context import ReportContext
+from workbench.tabular import Table
 
 RESAMPLES = 1000
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from workbench.reports.document import Section
 from workbench.reports.extended import collection_scale_table
-from workbench.reports.tables import Table
 from workbench.services.evaluation_report import ReportOption
 from workbench.services.extended_evaluation import (
     CollectionScale,
@@ -13,6 +12,7 @@ from workbench.services.extended_evaluation import (
     document_count,
 )
 from workbench.services.report_context import ReportContext
+from workbench.tabular import Table
 
 
 def build(context: ReportContext) -> CollectionScale:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from workbench.reports.document import Plot, Section, Unavailable
 from workbench.reports.extended import COSTS, efficiency_plot, efficiency_table
-from workbench.reports.tables import Table
 from workbench.services.extended_evaluation import EfficiencyReport, efficiency_report
 from workbench.services.report_context import ReportContext
+from workbench.tabular import Table
 
 
 def build(context: ReportContext) -> EfficiencyReport:

@@ -8,10 +8,10 @@ from workbench import interleaving
 from workbench.interleaving import InterleavingStudy
 from workbench.reports.document import Section
 from workbench.reports.extended import interleaving_table
-from workbench.reports.tables import Table
 from workbench.services.evaluation_report import ReportOption
 from workbench.services.extended_evaluation import interleaving_study
 from workbench.services.report_context import ReportContext
+from workbench.tabular import Table
 
 
 def build(context: ReportContext) -> InterleavingStudy:

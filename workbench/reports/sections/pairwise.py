@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from workbench.reports.document import Section
 from workbench.reports.evaluation import comparisons_table
-from workbench.reports.tables import Table
 from workbench.services.evaluation import Comparisons
 from workbench.services.report_context import ReportContext
+from workbench.tabular import Table
 
 
 def build(context: ReportContext) -> Comparisons:

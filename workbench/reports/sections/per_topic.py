@@ -8,9 +8,9 @@ from typing import Any
 from workbench.reports import plots
 from workbench.reports.document import Plot, Section
 from workbench.reports.evaluation import per_topic_table
-from workbench.reports.tables import Table
 from workbench.services.evaluation import EvaluationTable
 from workbench.services.report_context import ReportContext
+from workbench.tabular import Table
 
 
 def build(context: ReportContext) -> EvaluationTable:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from workbench.reports.document import Section
 from workbench.reports.extended import power_table, topic_set_size_table
-from workbench.reports.tables import Table
 from workbench.services.evaluation_report import ReportOption
 from workbench.services.extended_evaluation import PowerAnalysis, power_analysis
 from workbench.services.report_context import ReportContext
+from workbench.tabular import Table
 
 
 def build(context: ReportContext) -> PowerAnalysis:

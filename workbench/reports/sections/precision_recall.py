@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from workbench.reports import plots
 from workbench.reports.document import Plot, Section
-from workbench.reports.tables import Cell, Table, bold_best
 from workbench.services.evaluation import precision_recall
 from workbench.services.report_context import ReportContext
+from workbench.tabular import Cell, Table, bold_best
 
 Curves = dict[str, list[float]]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from workbench.reports.document import Section
 from workbench.reports.evaluation import stability_table
-from workbench.reports.tables import Table
 from workbench.services.evaluation_stability import RankingStability, ranking_stability
 from workbench.services.report_context import ReportContext
+from workbench.tabular import Table
 
 
 def build(context: ReportContext) -> RankingStability:

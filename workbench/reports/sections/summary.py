@@ -8,9 +8,9 @@ from typing import Any
 
 from workbench.reports.document import Section
 from workbench.reports.evaluation import runs_table
-from workbench.reports.tables import Table
 from workbench.services.evaluation import Comparisons, EvaluationTable
 from workbench.services.report_context import ReportContext
+from workbench.tabular import Table
 
 
 @dataclass(frozen=True)

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from workbench.reports.document import Plot, Section, Unavailable
 from workbench.reports.extended import cross_validation_table, sweep_plot, sweep_table
-from workbench.reports.tables import Table
 from workbench.services.evaluation_report import ReportOption
 from workbench.services.extended_evaluation import parameter_sweep
 from workbench.services.report_context import ReportContext
 from workbench.sweeps import SweepResult
+from workbench.tabular import Table
 
 FOLDS = 5
 

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 from workbench.reports.document import Section, Unavailable
 from workbench.reports.evaluation import tukey_table
-from workbench.reports.tables import Table
 from workbench.services import evaluation
 from workbench.services.report_context import ReportContext
 from workbench.stats import TukeyResult
+from workbench.tabular import Table
 
 
 @dataclass(frozen=True)

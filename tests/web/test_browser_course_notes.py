@@ -32,7 +32,7 @@ def evaluated_server(server, tmp_path):  # noqa: F811
     return base, campaign_id
 
 
-def test_the_notes_sections_render(evaluated_server, browser) -> None:  # noqa: F811
+def test_the_course_notes_sections_render(evaluated_server, browser) -> None:  # noqa: F811
     from selenium.webdriver.common.by import By
 
     base, campaign_id = evaluated_server

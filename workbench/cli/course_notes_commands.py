@@ -72,7 +72,8 @@ def collection_measures(
     """
     from workbench.metrics.collection import IMBALANCE_NOTE, MEASURES, collection_set_measures
     from workbench.reports.extended import collection_scale_table
-    from workbench.reports.tables import Cell, Table, cells, render, to_json
+    from workbench.reports.tables import render, to_json
+    from workbench.tabular import Cell, Table, cells
 
     if campaign_name is None:
         if len(files) < 2 or num_docs is None:
@@ -193,7 +194,8 @@ def power(
     from --variance, --topics and --systems.
     """
     from workbench import power as design
-    from workbench.reports.tables import Table, cells, render, to_json
+    from workbench.reports.tables import render, to_json
+    from workbench.tabular import Table, cells
 
     if campaign_name is None:
         if variance is None:

@@ -29,7 +29,7 @@ def example_files(tmp_path):
     return qrels, run
 
 
-def test_collection_measures_of_the_notes_example(example_files):
+def test_collection_measures_of_the_course_notes_example(example_files):
     qrels, run = example_files
     result = _invoke(
         "collection-measures", str(qrels), str(run), "--num-docs", "1000000", "--format", "json"
@@ -242,7 +242,7 @@ def test_efficiency_import_and_show(evaluated, database_url, tmp_path):
     assert again.exit_code != 0 and "already have efficiency figures" in again.output
 
 
-def test_evaluate_with_the_notes_sections(evaluated, database_url):
+def test_evaluate_with_the_course_notes_sections(evaluated, database_url):
     sections = [
         a for name in ("collection-measures", "power", "efficiency", "interleaving", "sweep")
         for a in ("--section", name)

@@ -15,7 +15,7 @@ from workbench.web import create_app
 
 
 @pytest.fixture
-def notes_app(evaluated, database_url):
+def course_notes_app(evaluated, database_url):
     with evaluated.session() as s:
         create_user(s, "organiser", "a long secret 1", role="admin", hash_method=FAST_HASH)
         campaign_id = s.scalar(select(Campaign.id).where(Campaign.name == "demo"))
@@ -37,8 +37,8 @@ def _page(app, query: str = "") -> str:
     return client.get(f"/reports/{cid}/evaluation?measures=map{query}").get_data(as_text=True)
 
 
-def test_sections_and_their_reasons(notes_app):
-    page = _page(notes_app)
+def test_sections_and_their_reasons(course_notes_app):
+    page = _page(course_notes_app)
     for section in ("collection-measures", "power", "efficiency", "interleaving", "sweep"):
         assert f'id="section-{section}"' in page, section
     for option in ("num_docs", "delta", "sweep", "interleaving"):  # in the one form
@@ -52,7 +52,7 @@ def test_sections_and_their_reasons(notes_app):
     assert 'id="power-table-2"' in page  # the topic-set size design, then the power table
 
 
-def test_sections_with_n_a_sweep_and_efficiency(notes_app, evaluated, tmp_path):
+def test_sections_with_n_a_sweep_and_efficiency(course_notes_app, evaluated, tmp_path):
     from workbench.services.campaigns import get_campaign
     from workbench.services.efficiency import import_efficiency
 
@@ -61,7 +61,7 @@ def test_sections_with_n_a_sweep_and_efficiency(notes_app, evaluated, tmp_path):
     with evaluated.session() as s:
         import_efficiency(s, get_campaign(s, "demo"), sidecar)
     page = _page(
-        notes_app,
+        course_notes_app,
         "&num_docs=1000&sweep=run%7Bx%7D&interleaving=balanced&delta=0.2",
     )
     assert 'id="collection-measures-table"' in page and "N = 1,000 documents" in page
@@ -76,9 +76,9 @@ def test_sections_with_n_a_sweep_and_efficiency(notes_app, evaluated, tmp_path):
     assert any("map over x" in s for s in svgs)  # the one-parameter sweep's curve
 
 
-def test_bad_numbers_and_an_unknown_method_are_refused_with_the_form(notes_app):
-    client = login(notes_app, "organiser", "a long secret 1")
-    cid = notes_app.config["CAMPAIGN_ID"]
+def test_bad_numbers_and_an_unknown_method_are_refused_with_the_form(course_notes_app):
+    client = login(course_notes_app, "organiser", "a long secret 1")
+    cid = course_notes_app.config["CAMPAIGN_ID"]
     for query, reason in (
         ("num_docs=-5", "num docs must be at least 1; got '-5'"),
         ("delta=abc", "delta must be a number; got 'abc'"),
@@ -99,9 +99,9 @@ def test_bad_numbers_and_an_unknown_method_are_refused_with_the_form(notes_app):
         ("topic_set=some", "unknown topic set 'some'; expected one of all, common"),
     ],
 )
-def test_an_unknown_choice_is_refused_as_the_cli_refuses_it(notes_app, query, reason):
-    client = login(notes_app, "organiser", "a long secret 1")
-    cid = notes_app.config["CAMPAIGN_ID"]
+def test_an_unknown_choice_is_refused_as_the_cli_refuses_it(course_notes_app, query, reason):
+    client = login(course_notes_app, "organiser", "a long secret 1")
+    cid = course_notes_app.config["CAMPAIGN_ID"]
     response = client.get(f"/reports/{cid}/evaluation?{query}")
     assert response.status_code == 400
     assert reason in response.get_data(as_text=True).replace("&#39;", "'")

@@ -1,4 +1,7 @@
-"""Agreement report tables: overall and per topic, per pair of assessors, per assessor.
+"""The agreement report's tables: overall and per topic, per pair of assessors, per assessor.
+
+Plain `workbench.tabular.Table` values: the reports render them (web page, downloads, CLI)
+and `AgreementReport._repr_html_` shows them in Jupyter, so they live below the reports.
 
 Each kappa is shown with two readings, the course notes' (> 0.8 good, 0.67 to 0.8 fair,
 below 0.67 not good) and Landis & Koch's (1977: below 0 poor, to 0.20 slight, 0.40 fair,
@@ -10,13 +13,13 @@ from __future__ import annotations
 
 import math
 
-from workbench.reports.tables import Table, cells
 from workbench.services.agreement import (
     MIN_BOOTSTRAP_TOPICS,
     AgreementReport,
     GroupAgreement,
     PairAgreement,
 )
+from workbench.tabular import Table, cells
 
 _LANDIS_KOCH = (
     "Landis & Koch (1977): below 0 poor, to 0.20 slight, 0.40 fair, 0.60 moderate, "

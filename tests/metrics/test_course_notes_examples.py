@@ -35,7 +35,7 @@ def test_precision_at_k_and_ap_of_rnrnr() -> None:
     assert values["map"] == pytest.approx(0.76, abs=0.005)
 
 
-def test_dcg_and_ndcg_of_the_notes() -> None:
+def test_dcg_and_ndcg_of_the_course_notes() -> None:
     """DCG = rel_1 + sum_{i>=2} rel_i / log2 i: 9.61 at 10; ideal 3,3,3,2,2,2,1 -> NDCG 0.88."""
     qrels, run = _ranked(DCG_GRADES)
     values = evaluate(qrels, run, ["dcg_notes.5,10", "ndcg_notes.1,10"]).per_topic["q"]
@@ -45,8 +45,8 @@ def test_dcg_and_ndcg_of_the_notes() -> None:
     assert values["ndcg_notes_10"] == pytest.approx(0.88, abs=0.005)
 
 
-def test_trec_eval_ndcg_differs_from_the_notes() -> None:
-    """trec_eval's ndcg discounts by log2(i + 1), so rank 2 counts less than in the notes."""
+def test_trec_eval_ndcg_differs_from_the_course_notes() -> None:
+    """trec_eval's ndcg discounts by log2(i + 1), so rank 2 counts less than in the course notes."""
     qrels, run = _ranked(DCG_GRADES)
     values = evaluate(qrels, run, ["ndcg_cut.10", "nDCG@10", "expDCG@2"]).per_topic["q"]
     import math

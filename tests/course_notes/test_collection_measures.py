@@ -18,7 +18,7 @@ def _example():
     return {"q": judged}, run
 
 
-def test_the_notes_worked_example_from_counts() -> None:
+def test_the_course_notes_worked_example_from_counts() -> None:
     m = set_measures(N, relevant=8, retrieved=10, relevant_retrieved=4)
     assert (m.true_positives, m.false_positives, m.false_negatives) == (4, 6, 4)
     assert m.true_negatives == 999_986
@@ -40,7 +40,7 @@ def test_the_empty_result_has_error_0_0008_percent() -> None:
     assert (m.precision, m.recall, m.f1, m.fallout) == (0.0, 0.0, 0.0, 0.0)
 
 
-def test_the_notes_table_of_means() -> None:
+def test_the_course_notes_table_of_means() -> None:
     """p, r, a.m., F1: (1, 0.125) -> 0.5625, 0.222; returning everything -> 0.500004, 0.000016."""
     top_one = set_measures(N, 8, 1, 1)
     assert top_one.arithmetic_mean == pytest.approx(0.5625)

@@ -1,3 +1,0 @@
-"""The judged fixture campaign of tests/analysis, for the notes' service and CLI tests."""
-
-from tests.analysis.conftest import evaluated, judged  # noqa: F401
