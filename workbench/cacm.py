@@ -66,7 +66,7 @@ def _records(path: Path) -> Iterator[tuple[int, str, dict[str, str]]]:
                 if record_id is not None:
                     yield start, record_id, {k: "\n".join(v).strip() for k, v in fields.items()}
                 parts = stripped.split()
-                if len(parts) != 2 or not parts[1].isdigit():
+                if len(parts) != 2 or not (parts[1].isascii() and parts[1].isdigit()):
                     raise TrecFormatError(str(path), number, stripped, "'.I <number>'")
                 record_id, start, fields, current = str(int(parts[1])), number, {}, None
             elif stripped.strip() in _FIELD_NAMES:
@@ -102,7 +102,12 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
             parts = line.split()
             if not parts:
                 continue
-            if len(parts) != 4 or not (parts[0].isdigit() and parts[1].isdigit()):
+            if len(parts) != 4 or not (
+                parts[0].isascii()
+                and parts[0].isdigit()
+                and parts[1].isascii()
+                and parts[1].isdigit()
+            ):
                 raise TrecFormatError(str(path), number, line.rstrip("\n"), "'qid docno 0 0'")
             qrels.setdefault(str(int(parts[0])), {})[str(int(parts[1]))] = 1
     return qrels

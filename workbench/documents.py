@@ -69,7 +69,7 @@ class SizeLimits:
             if not text:
                 values[name] = getattr(default, name)
                 continue
-            if not text.isdigit() or int(text) < 1:
+            if not (text.isascii() and text.isdigit()) or int(text) < 1:
                 raise ValueError(f"{variable} must be a positive integer; got {text!r}")
             values[name] = int(text)
         return cls(**values)

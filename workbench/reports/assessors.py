@@ -196,4 +196,8 @@ def dashboard_plots(d: AssessorDashboard) -> dict[str, str]:
 def _period_key(period: str) -> tuple[int, str]:
     """Sessions in number order ('session 10' after 'session 9'), days as text."""
     head, _, number = period.partition(" ")
-    return (int(number), "") if head == "session" and number.isdigit() else (0, period)
+    return (
+        (int(number), "")
+        if head == "session" and number.isascii() and number.isdigit()
+        else (0, period)
+    )

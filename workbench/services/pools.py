@@ -336,7 +336,7 @@ def pool_statistics(session: Session, pool: Pool) -> dict[str, Any]:
 
 def qid_key(qid: str) -> tuple[int, int, str]:
     """Sort key: numeric topic ids numerically, before the others alphabetically."""
-    return (0, int(qid), "") if qid.isdigit() else (1, 0, qid)
+    return (0, int(qid), "") if qid.isascii() and qid.isdigit() else (1, 0, qid)
 
 
 # ---------------------------------------------------------------- helpers

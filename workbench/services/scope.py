@@ -56,7 +56,7 @@ def parse_pools(text: str | Iterable[str] | None) -> tuple[int, ...] | None:
         return None
     numbers = []
     for word in words:
-        if not word.isdigit() or int(word) < 1 or len(word) > 9:
+        if not (word.isascii() and word.isdigit()) or int(word) < 1 or len(word) > 9:
             raise ServiceError(f"pools must be pool numbers such as 1,2; got {word[:40]!r}")
         numbers.append(int(word))
     return tuple(sorted(set(numbers)))

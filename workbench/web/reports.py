@@ -169,7 +169,7 @@ def _fresh_page(
     on), and a progress page's reload the generation it queued."""
     state, page = request_page(kind, campaign_id, params)
     wanted = request.args.get("generation", "")
-    after = int(wanted) if wanted.isdigit() else None
+    after = int(wanted) if wanted.isascii() and wanted.isdigit() and len(wanted) < 19 else None
     if page is not None and (
         state.fresh or (after is not None and state.result_generation >= after)
     ):
