@@ -31,13 +31,12 @@ from workbench.services.evaluation_inputs import (
     DEFAULT_MEASURES,
     LoadedRun,
     NamedQrels,
-    QrelsDict,
     Scope,
     TopicScope,
     topic_scope,
 )
 from workbench.store.models import Campaign
-from workbench.trec import Run
+from workbench.trec import Qrels, Run
 
 # ---------------------------------------------------------------------------------- tables
 
@@ -168,9 +167,10 @@ def _topics_of_runs(topics: Iterable[tuple[str, list[str]]], says: str) -> list[
     return [f"{tag} {says.format(n=len(qids))}: {', '.join(qids)}." for tag, qids in topics if qids]
 
 
-def _evaluate(qrels: QrelsDict, run: LoadedRun, measures: Sequence[str], level: int) -> Any:
+def _evaluate(qrels: Qrels, run: LoadedRun, measures: Sequence[str], level: int) -> Any:
     """The metric module's evaluation of one run over the `qrels` topics (trec_eval -c -l);
-    refusals (unknown measure, a topic trec_eval cannot evaluate) as ServiceError."""
+    refusals (unknown measure, a topic trec_eval cannot evaluate) as ServiceError. The
+    caller builds `qrels` once for all its runs (and the metrics key it once)."""
     ranked = {q: v for q, v in run.as_dict().items() if q in qrels}
     try:
         return evaluate(
@@ -199,7 +199,7 @@ def evaluate_runs(
     topic of the qrels), always averaging over all of them (trec_eval -c): a topic a run
     lacks is evaluated as an empty ranking, 0 for every score."""
     scope = topics if topics is not None else topic_scope(runs, qrels)
-    scoped = {q: qrels.qrels[q] for q in scope.evaluated}
+    scoped = Qrels.from_dict({q: qrels.qrels[q] for q in scope.evaluated})
     scored = []
     columns: list[str] = []
     per_topic_measures: list[str] = []
@@ -301,7 +301,7 @@ def trec_eval_output(
     the qrels of the `topics` evaluated (the campaign convention: a topic a run lacks scores
     0, as trec_eval's -c): the measures asked for in trec_eval's order, summary-only ones
     (gm_map) in the summary, runid only when asked. Each run is evaluated once."""
-    scoped = {q: qrels.qrels[q] for q in topics.evaluated}
+    scoped = Qrels.from_dict({q: qrels.qrels[q] for q in topics.evaluated})
     parts: list[str] = []
     for run in runs:
         result = _evaluate(scoped, run, measures, relevance_level)
