@@ -36,7 +36,7 @@ from workbench.services.evaluation_inputs import (
     topic_scope,
 )
 from workbench.store.models import Campaign
-from workbench.trec import Qrels, Run
+from workbench.trec import Qrels
 
 # ---------------------------------------------------------------------------------- tables
 
@@ -171,11 +171,10 @@ def _evaluate(qrels: Qrels, run: LoadedRun, measures: Sequence[str], level: int)
     """The metric module's evaluation of one run over the `qrels` topics (trec_eval -c -l);
     refusals (unknown measure, a topic trec_eval cannot evaluate) as ServiceError. The
     caller builds `qrels` once for all its runs (and the metrics key it once)."""
-    ranked = {q: v for q, v in run.as_dict().items() if q in qrels}
     try:
         return evaluate(
             qrels,
-            Run.from_dict(ranked, tag=run.tag),
+            run.trec_run(tuple(q for q in run.ranked_lists if q in qrels)),
             measures=list(measures),
             relevance_level=level,
             average_over_all_topics=True,
@@ -210,7 +209,12 @@ def evaluate_runs(
         result = _evaluate(scoped, run, measures, relevance_level)
         if not columns:
             for spec in measures:  # which spec gives which printed names (one run suffices)
-                for line in _evaluate(scoped, run, [spec], relevance_level).lines:
+                alone = (
+                    result
+                    if len(measures) == 1
+                    else _evaluate(scoped, run, [spec], relevance_level)
+                )
+                for line in alone.lines:
                     specs.setdefault(line.name, spec)
             summaries = {line.name: line.summary for line in result.lines}
             columns = [line.name for line in result.lines if line.kind != "string"]

@@ -34,6 +34,7 @@ from workbench.services.qrels import campaign_qrels, has_final_labels
 from workbench.services.scope import PoolScope, pool_scope
 from workbench.store.models import Campaign, QrelsEntry, QrelsSet, Run, Topic, User
 from workbench.store.runs import load_run
+from workbench.trec import Run as TrecRun
 from workbench.trec import TrecFormatError, read_qrels
 
 QrelsDict = dict[str, dict[str, int]]
@@ -129,12 +130,26 @@ class LoadedRun:
     group: str
     contributes: bool
     ranked_lists: dict[str, pooling.RankedList]  # qid -> documents in trec_eval order
+    _trec_runs: dict[tuple[str, ...], TrecRun] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
 
     def as_dict(self) -> RunDict:
         return {
             qid: {d: float(s) for d, s in zip(r.docnos, r.scores, strict=True)}
             for qid, r in self.ranked_lists.items()
         }
+
+    def trec_run(self, qids: tuple[str, ...]) -> TrecRun:
+        """The metric module's run of the topics `qids` (a subset of ``ranked_lists``, in its
+        order), built once per subset while this object lives: a report re-evaluates every
+        run under many qrels (ranking stability, reusability)."""
+        run = self._trec_runs.get(qids)
+        if run is None:
+            every = self.as_dict()
+            run = TrecRun.from_dict({q: every[q] for q in qids}, tag=self.tag)
+            self._trec_runs[qids] = run
+        return run
 
 
 def load_runs(session: Session, campaign: Campaign) -> list[LoadedRun]:
