@@ -142,12 +142,14 @@ class LoadedRun:
 
     def trec_run(self, qids: tuple[str, ...]) -> TrecRun:
         """The metric module's run of the topics `qids` (a subset of ``ranked_lists``, in its
-        order), built once per subset while this object lives: a report re-evaluates every
-        run under many qrels (ranking stability, reusability)."""
+        order), kept for the next call with the same subset: a report re-evaluates every run
+        under many qrels (ranking stability, reusability), mostly over the same topics. Only
+        the last subset is kept, so the copy costs at most the run's size once."""
         run = self._trec_runs.get(qids)
         if run is None:
             every = self.as_dict()
             run = TrecRun.from_dict({q: every[q] for q in qids}, tag=self.tag)
+            self._trec_runs.clear()
             self._trec_runs[qids] = run
         return run
 
