@@ -102,3 +102,14 @@ def test_paired_tukey_p_values_are_scipys_studentized_range():
         expected = sp.studentized_range.sf(pair.statistic, m, df)
         assert pair.p_value == pytest.approx(expected, abs=1e-11, rel=1e-9)
     assert min(p.p_value for p in result.pairs) < 0.01 < max(p.p_value for p in result.pairs)
+
+
+def test_many_q_at_once_equal_the_same_q_in_pieces():
+    q = np.linspace(0.1, 12.0, 4_500)  # more than one CHUNK
+    whole = studentized_range_sf(q, 20, 30)
+    pieces = np.concatenate(
+        [studentized_range_sf(q[i : i + 700], 20, 30) for i in range(0, 4_500, 700)]
+    )
+    np.testing.assert_allclose(whole, pieces, rtol=1e-14, atol=0)
+    for i in (0, 2_100, 4_499):
+        assert whole[i] == pytest.approx(sp.studentized_range.sf(q[i], 20, 30), abs=1e-9)

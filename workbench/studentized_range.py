@@ -33,6 +33,7 @@ COARSE = 96  # points of the coarse grid that finds an integrand's window
 GRADES = np.concatenate([[0.0], 2.0 ** np.arange(-8, -3), np.arange(1, 9) / 8])  # from the peak
 NODES = 12  # Gauss-Legendre nodes per panel
 THRESHOLD = 40.0  # the window keeps where log integrand > its maximum - THRESHOLD
+CHUNK = 2048  # q values integrated together
 
 _GL_X, _GL_W = legendre.leggauss(NODES)
 
@@ -153,7 +154,9 @@ def studentized_range_sf(q, k: float, df: float) -> np.ndarray:
     todo = np.flatnonzero((flat > 0) & np.isfinite(flat))
     if len(todo):
         log_sf = _RangeLogSf(k)
-        out[todo] = np.exp(log_sf(flat[todo])) if np.isinf(df) else _outer(flat[todo], log_sf, df)
+        for start in range(0, len(todo), CHUNK):  # bounded memory: CHUNK x 312 nodes
+            at = todo[start : start + CHUNK]
+            out[at] = np.exp(log_sf(flat[at])) if np.isinf(df) else _outer(flat[at], log_sf, df)
     return out.reshape(q.shape)
 
 
