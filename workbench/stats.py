@@ -16,6 +16,8 @@ from typing import Any, Literal, TypedDict
 import numpy as np
 from scipy import stats
 
+from workbench.studentized_range import studentized_range_sf
+
 Correction = Literal["holm", "bonferroni", "bh"]
 CORRECTIONS: dict[str, str] = {  # the one list of corrections (CLI choices, web form)
     "holm": "Holm",
@@ -411,9 +413,10 @@ def paired_tukey_hsd(
 ) -> TukeyResult:
     """Tukey HSD for a paired (systems x topics) design, on the two-way ANOVA residual.
 
-    q_ij = |x_i - x_j| / sqrt(V_E/n), p_ij = P(Q(m, (m-1)(n-1)) >= q_ij) (scipy
-    ``studentized_range``); effect size (x_i - x_j)/sqrt(V_E); simultaneous interval
-    (x_i - x_j) -/+ q_crit sqrt(V_E/n). Unlike scipy ``tukey_hsd`` it removes the topic effect.
+    q_ij = |x_i - x_j| / sqrt(V_E/n), p_ij = P(Q(m, (m-1)(n-1)) >= q_ij) (all pairs at once by
+    ``studentized_range.studentized_range_sf``; q_crit by scipy's ppf); effect size
+    (x_i - x_j)/sqrt(V_E); simultaneous interval (x_i - x_j) -/+ q_crit sqrt(V_E/n).
+    Unlike scipy ``tukey_hsd`` it removes the topic effect.
     """
     s, labels = _score_matrix(scores, names)
     anova = two_way_anova(s, confidence=confidence)
@@ -421,11 +424,14 @@ def paired_tukey_hsd(
     means = s.mean(1)
     se = float(np.sqrt(anova.v_e / n))
     q_crit = float(stats.studentized_range.ppf(confidence, m, anova.df_e))
+    pairs_ij = list(combinations(range(m), 2))
+    diffs = np.array([means[i] - means[j] for i, j in pairs_ij])
+    qs = np.abs(diffs) / se if se > 0 else np.where(diffs == 0, 0.0, np.inf)
+    p_values = studentized_range_sf(qs, m, anova.df_e)
     pairs = []
-    for i, j in combinations(range(m), 2):
-        diff = float(means[i] - means[j])
-        q = abs(diff) / se if se > 0 else (0.0 if diff == 0 else float("inf"))
-        p = float(stats.studentized_range.sf(q, m, anova.df_e)) if np.isfinite(q) else 0.0
+    for (i, j), diff, q, p in zip(
+        pairs_ij, diffs.tolist(), qs.tolist(), p_values.tolist(), strict=True
+    ):
         effect = diff / float(np.sqrt(anova.v_e)) if anova.v_e > 0 else float("nan")
         pairs.append(PairComparison(i, j, labels[i], labels[j], diff, q, min(p, 1.0), effect,
                                     (diff - q_crit * se, diff + q_crit * se)))  # fmt: skip

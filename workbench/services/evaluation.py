@@ -209,7 +209,12 @@ def evaluate_runs(
         result = _evaluate(scoped, run, measures, relevance_level)
         if not columns:
             for spec in measures:  # which spec gives which printed names (one run suffices)
-                for line in _evaluate(scoped, run, [spec], relevance_level).lines:
+                alone = (
+                    result
+                    if len(measures) == 1
+                    else _evaluate(scoped, run, [spec], relevance_level)
+                )
+                for line in alone.lines:
                     specs.setdefault(line.name, spec)
             summaries = {line.name: line.summary for line in result.lines}
             columns = [line.name for line in result.lines if line.kind != "string"]
