@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 from sqlalchemy import func, select
 
 from workbench.store import Store, db, open_store
@@ -157,6 +158,35 @@ def test_a_batch_pauses_only_while_others_write(
     with store.batch_connection():
         _busy(0.02)
     assert len(pauses) == 2  # the others stopped: no pause
+
+
+def test_writers_of_another_database_do_not_pace_a_batch(
+    store: Store, empty_database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PostgreSQL's transaction ids are the whole server's: a writer of another database on
+    the same server (another campaign's store, the parallel test run's other worker) gives
+    them out too, but does not compete with this store's judgements, so it never paces this
+    store's long job; a writer of this database still does."""
+    if store.engine.dialect.name != "postgresql":
+        pytest.skip("PostgreSQL's server-wide transaction ids")
+    pauses: list[float] = []
+    monkeypatch.setattr(db.time, "sleep", pauses.append)
+    other = sa.create_engine(empty_database_url)
+    try:
+        with other.begin() as connection:
+            connection.exec_driver_sql("CREATE TABLE t (n integer)")
+        for n in range(3):
+            with store.batch_connection():
+                with other.begin() as connection:  # a transaction id between the batches
+                    connection.exec_driver_sql(f"INSERT INTO t VALUES ({n})")
+                _busy(0.02)
+        assert pauses == []
+        with store.batch_connection():
+            _add_user(store, "judge")  # this database's writer, beside the batch
+            _busy(0.02)
+        assert len(pauses) == 1
+    finally:
+        other.dispose()
 
 
 def test_connection_is_a_write_transaction_that_rolls_back_on_error(store: Store) -> None:

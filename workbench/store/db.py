@@ -13,6 +13,7 @@ pre-ping (see `make_engine`).
 
 from __future__ import annotations
 
+import datetime as dt
 import errno
 import os
 import sys
@@ -26,7 +27,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from sqlalchemy import Connection, CursorResult, Engine, create_engine, event
+from sqlalchemy import Connection, CursorResult, Engine, create_engine, event, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from workbench.priority import run_thread_as_batch
@@ -49,6 +50,15 @@ BATCH_PAUSE_MAX_S = 0.25
 """The longest pause of a long job after one of its batches (`Store.batch_connection`)."""
 PACE_MEMORY_S = 1.0
 """How long a long job keeps pausing after it last saw other writers (judgements arriving)."""
+_OTHERS_SINCE = text(
+    "SELECT txid_current(), clock_timestamp(), pg_backend_pid(), EXISTS (SELECT 1 "
+    "FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client "
+    "backend' AND pid NOT IN (pg_backend_pid(), :before) AND state_change > :since)"
+)
+"""PostgreSQL, `Store._others_write`: this batch's transaction id, the server's clock, its
+connection's process, and whether a client of this database other than this batch's and the
+previous batch's connection (which committed after its clock was read) changed state after
+`since` (NULL: none did)."""
 READ_ONLY = "workbench_read_only"
 """Execution option of the connections of read transactions (a deferred BEGIN on SQLite)."""
 
@@ -310,8 +320,9 @@ class Store:
     """A SQLite file: what copies its WAL into the database after writes."""
     _paced_until: float = 0.0
     """`batch_connection`: the monotonic time until which long jobs pause after batches."""
-    _last_batch_xid: int | None = None
-    """PostgreSQL: the transaction id of the previous batch of a long job."""
+    _last_batch: tuple[int, dt.datetime, int] | None = None
+    """PostgreSQL: the transaction id, server clock and connection's process of the previous
+    batch of a long job."""
 
     @property
     def is_sqlite(self) -> bool:
@@ -373,17 +384,27 @@ class Store:
             time.sleep(min(took, BATCH_PAUSE_MAX_S))
 
     def _others_write(self, connection: Connection) -> bool:
-        """Whether others write beside this batch's job: on SQLite, a writer waits for the
-        write lock (`WriteLock.contended`); on PostgreSQL, another transaction was given a
-        transaction id since the job's previous batch (every writing transaction gets one;
-        this batch's own is the next after the previous batch's when nobody else wrote)."""
+        """Whether others write beside this batch's job. On SQLite, a writer waits for the
+        write lock (`WriteLock.contended`). On PostgreSQL, both: another transaction was given
+        a transaction id since the job's previous batch (every writing transaction gets one;
+        this batch's own is the next after the previous batch's when nobody else wrote), and a
+        client of this database other than this batch's connection changed state since then
+        (began or ended a transaction: `pg_stat_activity.state_change`; the previous batch's own
+        connection is not another client). Transaction ids are
+        the whole server's, so the second condition keeps other databases' writers on a shared
+        server from pacing the job; clients under another role count only where the store's
+        role may read their activity (pg_read_all_stats)."""
         if self.write_lock is not None:
             return self.write_lock.contended()
         if self.engine.dialect.name != "postgresql":
             return True  # no way to tell: pace as before
-        xid = int(connection.exec_driver_sql("SELECT txid_current()").scalar_one())
-        previous, self._last_batch_xid = self._last_batch_xid, xid
-        return previous is not None and xid - previous > 1
+        previous = self._last_batch
+        xid, clock, pid, active = connection.execute(
+            _OTHERS_SINCE,
+            {"since": previous[1] if previous else None, "before": previous[2] if previous else 0},
+        ).one()
+        self._last_batch = (int(xid), clock, int(pid))
+        return previous is not None and int(xid) - previous[0] > 1 and bool(active)
 
     @contextmanager
     def read_session(self) -> Iterator[Session]:
