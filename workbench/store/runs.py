@@ -76,7 +76,7 @@ def decode_run_topic(
     """(docnos as UTF-8 bytes, scores, ranks or None) of a RunTopic row (or a row of its
     n_lines, docnos, scores[, ranks] columns), in file order."""
     docnos = zlib.decompress(row.docnos).split(b"\n") if row.n_lines else []
-    scores = np.frombuffer(zlib.decompress(row.scores), dtype="<f8").astype(np.float64)
+    scores = decode_scores(row.scores)
     if not ranks:
         return docnos, scores, None
     return docnos, scores, np.frombuffer(zlib.decompress(row.ranks), dtype="<i8").astype(np.int64)
