@@ -1,5 +1,19 @@
-from workbench.services.current_judgements import current_judgements
-from workbench.store.models import Campaign, Judgement, User
+from workbench.services.current_judgements import (
+    counted_grades,
+    counted_judgements,
+    current_judgements,
+    graders,
+    judged_keys,
+)
+from workbench.store.models import (
+    Assignment,
+    Campaign,
+    GoldDocument,
+    Judgement,
+    Pool,
+    QualitySettings,
+    User,
+)
 
 
 def test_current_value_is_the_latest_row_of_each_key_and_the_log_keeps_all(store):
@@ -27,3 +41,64 @@ def test_current_value_is_the_latest_row_of_each_key_and_the_log_keeps_all(store
         ]
         assert [j.grade for j in current_judgements(s, campaign.id, user_id=bob.id)] == [2]
         assert s.query(Judgement).count() == 4
+
+
+def test_narrow_readers_agree_with_the_whole_rows_on_undo_cannot_judge_gold_and_withdrawn(store):
+    """`judged_keys`, `graders` and `counted_grades` read a few columns in SQL; they must give
+    what the whole current rows give, on a campaign with a revision, an undo, a 'cannot
+    judge', a gold document left out of the qrels and a withdrawn assignment not counted."""
+    with store.session() as s:
+        campaign = Campaign(name="c", count_withdrawn=False)
+        users = [User(username=name, password_hash="x") for name in ("ann", "ben", "cat", "dan")]
+        s.add_all([campaign, *users])
+        s.flush()
+        ann, ben, cat, dan = (u.id for u in users)
+        pool = Pool(campaign_id=campaign.id, strategy="depth", params={}, seed=1)
+        s.add(pool)
+        s.flush()
+        s.add(
+            Assignment(
+                campaign_id=campaign.id, pool_id=pool.id, qid="q2", user_id=cat, active=False
+            )
+        )
+        s.add(QualitySettings(campaign_id=campaign.id, gold_in_qrels=False))
+        s.add(GoldDocument(campaign_id=campaign.id, qid="q1", docno="gold", grade=2))
+        log = [
+            ("q1", "d1", ann, 0, None),
+            ("q1", "d1", ann, 2, None),  # revised
+            ("q1", "d1", ben, 1, None),
+            ("q1", "d2", ben, None, "unreadable"),  # cannot judge
+            ("q1", "gold", ann, 2, None),  # gold: not counted
+            ("q2", "d3", cat, 1, None),  # under a withdrawn assignment: not counted
+            ("q2", "d4", dan, 1, None),
+            ("q2", "d4", dan, None, None),  # taken back: no current judgement
+        ]
+        for qid, docno, user_id, grade, reason in log:
+            s.add(
+                Judgement(
+                    campaign_id=campaign.id,
+                    qid=qid,
+                    docno=docno,
+                    user_id=user_id,
+                    grade=grade,
+                    cannot_judge=reason,
+                )
+            )
+        s.flush()
+        current = current_judgements(s, campaign.id)
+
+        assert sorted(judged_keys(s, campaign.id)) == sorted(
+            (j.qid, j.docno, j.user_id) for j in current
+        )
+        assert sorted(judged_keys(s, campaign.id)) == [
+            ("q1", "d1", ann), ("q1", "d1", ben), ("q1", "d2", ben), ("q1", "gold", ann),
+            ("q2", "d3", cat),
+        ]  # fmt: skip
+        assert graders(s, campaign.id) == {ann, ben, cat}  # dan took his only grade back
+        counted = [
+            (j.qid, j.docno, j.user_id, j.grade)
+            for j in counted_judgements(s, campaign)
+            if j.grade is not None
+        ]
+        assert [tuple(g) for g in counted_grades(s, campaign)] == counted
+        assert counted == [("q1", "d1", ann, 2), ("q1", "d1", ben, 1)]

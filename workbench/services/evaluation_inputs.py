@@ -33,7 +33,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from workbench import pooling
-from workbench.services.current_judgements import current_judgements
+from workbench.services.current_judgements import graders
 from workbench.services.errors import ServiceError
 from workbench.services.qrels import QrelsDict, campaign_qrels, has_final_labels
 from workbench.services.scope import PoolScope, pool_scope
@@ -67,7 +67,7 @@ class NamedQrels:
 
 def assessors(session: Session, campaign: Campaign) -> list[User]:
     """The users with at least one current grade in the campaign, by username."""
-    ids = {j.user_id for j in current_judgements(session, campaign.id) if j.grade is not None}
+    ids = graders(session, campaign.id)
     users = session.scalars(select(User).where(User.id.in_(ids)).order_by(User.username))
     return list(users)
 

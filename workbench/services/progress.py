@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session
 from workbench.services import preferences
 from workbench.services.assignments import assignments_for_user, documents_to_judge
 from workbench.services.campaigns import get_campaign
-from workbench.services.current_judgements import current_judgements, withdrawn_topics
+from workbench.services.current_judgements import judged_keys, withdrawn_topics
 from workbench.services.scope import pool_scope
 from workbench.store.models import (
     Assignment,
@@ -72,8 +72,8 @@ def assignment_progress(session: Session, assignments: list[Assignment]) -> dict
         return _pairwise_progress(session, assignments)
     to_judge = documents_to_judge(session, assignments)
     judged: dict[tuple[str, int], set[str]] = defaultdict(set)
-    for row in current_judgements(session, campaign_id):
-        judged[row.qid, row.user_id].add(row.docno)
+    for qid, docno, user_id in judged_keys(session, campaign_id):
+        judged[qid, user_id].add(docno)
     time_rows = session.execute(
         select(Judgement.qid, Judgement.user_id, func.sum(Judgement.time_spent_ms))
         .where(Judgement.campaign_id == campaign_id)

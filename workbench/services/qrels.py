@@ -24,7 +24,7 @@ from workbench.relevance import is_relevant
 from workbench.services import adaptive_provenance
 from workbench.services.assignments import documents_to_judge
 from workbench.services.current_judgements import (
-    counted_judgements,
+    counted_grades,
     current_judgements,
     left_out_gold,
 )
@@ -226,9 +226,7 @@ def final_labels(session: Session, campaign: Campaign) -> dict[Key, int]:
 def _single_judge_labels(session: Session, campaign: Campaign) -> dict:
     labels: dict[tuple[str, str], int] = {}
     judges: dict[tuple[str, str], int] = {}
-    for judgement in counted_judgements(session, campaign):
-        if judgement.grade is None:
-            continue
+    for judgement in counted_grades(session, campaign):
         key = (judgement.qid, judgement.docno)
         judges[key] = judges.get(key, 0) + 1
         labels[key] = judgement.grade
@@ -261,7 +259,7 @@ def _pooled_gold(
 
 def _graded(session: Session, campaign: Campaign) -> set[tuple[str, str]]:
     """(qid, docno) with a current grade by some assessor."""
-    return {(j.qid, j.docno) for j in counted_judgements(session, campaign) if j.grade is not None}
+    return {(j.qid, j.docno) for j in counted_grades(session, campaign)}
 
 
 def _sampled(session: Session, scope: PoolScope) -> set[tuple[str, str]]:
