@@ -136,3 +136,30 @@ def test_the_rule_sees_imports_at_any_depth(tmp_path: Path) -> None:
         "workbench.web.example:5: from ..store import models",
         "workbench.web.example:6: from workbench import store",
     ]
+
+
+MAX_LINES = 700
+
+
+def oversized(root: Path = PACKAGE, limit: int = MAX_LINES) -> list[str]:
+    """'module: lines' for each module of the package longer than `limit` lines."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        if lines > limit:
+            found.append(f"{path.relative_to(root.parent).as_posix()}: {lines}")
+    return found
+
+
+def test_no_module_is_over_700_lines() -> None:
+    """Small modules (the project's standard): split a long one along its seams."""
+    assert len(list(PACKAGE.rglob("*.py"))) > 100
+    assert oversized() == []
+
+
+def test_a_long_module_is_found(tmp_path: Path) -> None:
+    package = tmp_path / "workbench"
+    (package / "store").mkdir(parents=True)
+    (package / "short.py").write_text("x = 1\n" * 700)
+    (package / "store" / "long.py").write_text("x = 1\n" * 701)
+    assert oversized(package) == ["workbench/store/long.py: 701"]

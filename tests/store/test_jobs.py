@@ -46,11 +46,11 @@ class Wakes:
         self.count += 1
 
 
-def count_judgements(session: Any, campaign: Campaign, params: dict[str, Any], progress) -> bytes:  # type: ignore[no-untyped-def]
+def count_judgements(session: Any, campaign_id: int, params: dict[str, Any], progress) -> bytes:  # type: ignore[no-untyped-def]
     progress("counting")
     if params.get("refuse"):
         raise ServiceError("this report needs final labels")
-    rows = session.scalars(select(Judgement.id).where(Judgement.campaign_id == campaign.id))
+    rows = session.scalars(select(Judgement.id).where(Judgement.campaign_id == campaign_id))
     return str(len(rows.all())).encode()
 
 

@@ -18,7 +18,7 @@ from sqlalchemy import select
 from tests.web.conftest import World, get_store_of
 from workbench import pooling
 from workbench.cli import main
-from workbench.cli.store_commands import pool_strategy_options
+from workbench.cli.pool_commands import pool_strategy_options
 from workbench.services import campaigns, pools, topic_imports
 from workbench.store.models import Assignment, Pool
 

@@ -139,3 +139,30 @@ def svg_option(help: str) -> Decorator:
 def measure_option(help: str | None = None) -> Decorator:
     """-m/--measure: one measure, default map."""
     return click.option("-m", "--measure", default="map", show_default=True, help=help)
+
+
+def split_tags(text: str | None) -> list[str] | None:
+    """TAG,TAG,... as tags (blanks dropped), None when not given."""
+    if text is None:
+        return None
+    return [tag.strip() for tag in text.split(",") if tag.strip()]
+
+
+topics_option = click.option(
+    "--topics", default=None, help="Only these topics: QID,QID,... or @FILE (one qid a line)."
+)
+
+
+def topic_list(text: str | None) -> list[str] | None:
+    """The --topics value (QID,QID,... or @FILE) as qids, None for every topic; call it inside
+    `transaction`, which turns a bad list into an exit with its message."""
+    if text is None:
+        return None
+    if text.startswith("@"):
+        try:
+            text = Path(text[1:]).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise ServiceError(f"cannot read the topic list {text[1:]!r}: {error}") from None
+    from workbench.services.run_imports import topic_list as parsed_topic_list
+
+    return parsed_topic_list(text)

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import click
 
 from workbench.cli import common
-from workbench.cli.store_commands import topic_list, topics_option
+from workbench.cli.common import topic_list, topics_option
 from workbench.hybrid import REVIEW_ON, SAMPLE_DESIGNS
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -14,10 +14,12 @@ from workbench.cli.common import (
     emit,
     fail,
     output_option,
+    split_tags,
     table_format_option,
+    topic_list,
+    topics_option,
     transaction,
 )
-from workbench.cli.store_commands import split_tags, topic_list, topics_option
 from workbench.services import assessor_dashboard, calibration, gold
 from workbench.services import campaigns as campaign_service
 from workbench.services import remainder as remainder_service

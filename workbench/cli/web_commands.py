@@ -18,9 +18,11 @@ from workbench.cli.common import (
     choice_option,
     fail,
     get_store,
+    split_tags,
+    topic_list,
+    topics_option,
     transaction,
 )
-from workbench.cli.store_commands import split_tags, topic_list, topics_option
 from workbench.services import assignments as assignment_service
 from workbench.services import campaigns
 from workbench.services import routing as routing_service

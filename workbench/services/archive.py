@@ -284,6 +284,13 @@ def refuse_if_archived(campaign: Campaign) -> None:
         raise ServiceError(f"campaign {campaign.name!r} is archived: restore it to change it")
 
 
+def writable_campaign(session: Session, name_or_id: str | int) -> Campaign:
+    """The campaign to change (NotFound if there is none), refused if it is archived."""
+    campaign = campaigns.get_campaign(session, name_or_id)
+    refuse_if_archived(campaign)
+    return campaign
+
+
 def refuse_if_pool_archived(session: Session, pool: Pool) -> None:
     """A pool of an archived campaign, or an archived pool, is read-only."""
     campaign = session.get(Campaign, pool.campaign_id)

@@ -80,7 +80,7 @@ KEPT_TASK_S = 86_400.0
 """How long a finished task's outcome waits to be shown (its page) before it is deleted."""
 
 Progress = Callable[[str], None]
-JobFunction = Callable[[Session, Campaign, dict[str, Any], Progress], bytes]
+JobFunction = Callable[[Session, int, dict[str, Any], Progress], bytes]
 TaskFunction = Callable[[Store, int, dict[str, Any], Progress], bytes]
 Abandoned = Callable[[Store, int, dict[str, Any]], None]
 _functions: dict[str, JobFunction] = {}
@@ -89,7 +89,8 @@ _abandoned: dict[str, Abandoned] = {}
 
 
 def register(kind: str, function: JobFunction) -> None:
-    """Make `kind` runnable: function(session, campaign, params, progress) -> result bytes.
+    """Make `kind` runnable: function(session, campaign id, params, progress) -> result bytes
+    (the campaign exists: the job fails when it was deleted meanwhile).
     It raises ServiceError for a report the campaign cannot have (stored as the job's error)."""
     _functions[kind] = function
 
@@ -447,7 +448,7 @@ def run_job(store: Store, job_id: int) -> None:
                 campaign = session.get(Campaign, campaign_id)
                 if campaign is None:
                     raise ServiceError(f"campaign {campaign_id} no longer exists")
-                result = _functions[kind](session, campaign, params, progress)
+                result = _functions[kind](session, campaign.id, params, progress)
     except Exception as error:
         if isinstance(error, ServiceError):
             message = str(error)

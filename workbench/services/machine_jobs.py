@@ -52,13 +52,22 @@ from workbench.services import machine_judges
 from workbench.services.archive import refuse_if_archived
 from workbench.services.current_judgements import counted_judgements
 from workbench.services.errors import Conflict, NotFound, ServiceError
+from workbench.services.machine_questions import (
+    Chunks,
+    JobView,
+    Key,
+    Task,
+    answer_values,
+    label_row,
+    next_chunk,
+    unanswered_ids,
+)
 from workbench.services.pools import get_pool, qid_key
 from workbench.services.topics import campaign_qids, chosen_topics
 from workbench.store import Store
 from workbench.store.db import ENV_VAR
 from workbench.store.models import (
     Campaign,
-    Document,
     MachineJob,
     MachineJudge,
     MachineJudgement,
@@ -73,10 +82,7 @@ INTERRUPTED = "interrupted"  # shown for a running job without a recent heartbea
 HEARTBEAT_S = 2.0
 STALE_S = 30.0
 FLUSH_S = 0.5
-CHUNK = 64  # documents read and prepared at a time
 MAX_CONCURRENCY = 64
-
-Key = tuple[str, str]
 
 
 @dataclass(frozen=True)
@@ -264,17 +270,6 @@ def request_stop(session: Session, campaign: Campaign, job_id: int) -> None:
 
 
 @dataclass
-class _Task:
-    """One question: its documents (several when duplicates share a cache key)."""
-
-    keys: list[Key]
-    cache_key: str
-    prompt: judge_prompt.Prompt | None
-    flags: tuple[str, ...]
-    problem: str | None = None  # cannot judge without asking (no text)
-
-
-@dataclass
 class _Counters:
     done: int = 0
     calls: int = 0
@@ -309,118 +304,6 @@ def _claim(store: Store, job_id: int, stale_s: float, budgets: dict[str, int]) -
             setattr(job, name, value)
         job.status, job.stop_requested, job.error = RUNNING, False, ""
         job.heartbeat_at, job.finished_at = utcnow(), None
-
-
-def _prepared(
-    session: Session,
-    campaign: Campaign,
-    judge: MachineJudge,
-    keys: Sequence[Key],
-    topics: dict[str, judge_prompt.Topic],
-) -> list[_Task]:
-    """The questions for `keys`, duplicates (same cache key) merged into one."""
-    docnos = sorted({docno for _, docno in keys})
-    documents = {
-        docno: judge_prompt.Document(title or "", text or "")
-        for docno, title, text in session.execute(
-            select(Document.docno, Document.title, Document.text).where(
-                Document.campaign_id == campaign.id, Document.docno.in_(docnos)
-            )
-        )
-    }
-    params = {**machine_judges.parameters({}), **judge.params}
-    answer = machine_judges.answer_parameters(params)
-    grades = machine_judges.scale(campaign)
-    tasks: dict[str, _Task] = {}
-    for qid, docno in keys:
-        if qid not in topics:
-            topics[qid] = machine_judges.topic_of(session, campaign, qid)
-        topic, document = topics[qid], documents.get(docno)
-        if document is None or not (document.text or document.title):
-            missing = f"missing:{qid}:{docno}"
-            tasks[missing] = _Task(
-                [(qid, docno)],
-                missing,
-                None,
-                (),
-                "the document's text is not loaded in the campaign",
-            )
-            continue
-        key = judge_prompt.cache_key(judge.model, judge.template_hash, answer, topic, document)
-        if key in tasks:
-            tasks[key].keys.append((qid, docno))
-            continue
-        prompt = judge_prompt.render(
-            judge.template, topic, document, grades, max_chars=int(params["max_document_chars"])
-        )
-        flags = prompt.flags + judge_prompt.suspicion(document, topic).flags
-        tasks[key] = _Task([(qid, docno)], key, prompt, flags)
-    return list(tasks.values())
-
-
-def _cached_rows(session: Session, campaign_id: int, keys: Sequence[str]) -> dict[str, Any]:
-    """An answered label of the campaign for each cache key that has one."""
-    if not keys:
-        return {}
-    rows = session.scalars(
-        select(MachineJudgement).where(
-            MachineJudgement.campaign_id == campaign_id,
-            MachineJudgement.cache_key.in_(list(keys)),
-            MachineJudgement.answered.is_(True),
-        )
-    )
-    found: dict[str, Any] = {}
-    for row in rows:
-        found.setdefault(row.cache_key, row)
-    return found
-
-
-def _row(job: Any, task: _Task, key: Key, **values: Any) -> dict[str, Any]:
-    return {
-        "judge_id": job.judge_id,
-        "campaign_id": job.campaign_id,
-        "qid": key[0],
-        "docno": key[1],
-        "cache_key": task.cache_key,
-        "template_hash": job.template_hash,
-        "job_id": job.id,
-        "flags": list(task.flags),
-        **values,
-    }
-
-
-def _answer_values(reply: Reply, grades: Sequence[int], params: dict[str, Any]) -> dict[str, Any]:
-    parsed = judge_prompt.parse_answer(reply.text, grades, reply.finish_reason)
-    probabilities = judge_prompt.grade_probabilities(reply.logprobs, grades)
-    cost = (
-        reply.prompt_tokens * float(params["price_input"])
-        + reply.completion_tokens * float(params["price_output"])
-    ) / 1e6
-    return {
-        "grade": parsed.grade,
-        "cannot_judge": parsed.cannot_judge,
-        "reason": parsed.reason,
-        "raw_answer": reply.text,
-        "answered": True,
-        "prompt_tokens": reply.prompt_tokens,
-        "completion_tokens": reply.completion_tokens,
-        "latency_ms": reply.latency_ms,
-        "cost": cost,
-        "certainty": probabilities.get(parsed.grade) if parsed.grade is not None else None,
-        "probabilities": {str(g): p for g, p in probabilities.items()},
-        "attempts": reply.attempts,
-        "cached": False,
-    }
-
-
-@dataclass(frozen=True)
-class _JobView:
-    """What the threads and row builders need of the job (no ORM object across threads)."""
-
-    id: int
-    judge_id: int
-    campaign_id: int
-    template_hash: str
 
 
 def run_job(
@@ -482,7 +365,7 @@ def _run(
         grades = [value for value, _ in machine_judges.scale(campaign)]
         scope, concurrency = dict(job.scope), job.concurrency
         budget_calls, budget_tokens = job.budget_calls, job.budget_tokens
-        view = _JobView(job.id, job.judge_id, job.campaign_id, judge.template_hash)
+        view = JobView(job.id, job.judge_id, job.campaign_id, judge.template_hash)
         items = scope_items(session, campaign, scope)
         answered = _answered(session, judge.id)
         todo = [key for key in items if key not in answered]
@@ -496,17 +379,17 @@ def _run(
         )
     _set(store, job_id, total=len(items), done=totals.done)
     client = (client_factory or ChatClient)(endpoint)
-    unanswered = _unanswered_ids(store, view.judge_id)
+    unanswered = unanswered_ids(store, view.judge_id)
     last_flush = time.monotonic()
     status = DONE
     error = ""
     stop = False
-    in_flight: dict[Future[Reply | EndpointError], _Task] = {}
-    queue: list[_Task] = []
+    in_flight: dict[Future[Reply | EndpointError], Task] = {}
+    queue: list[Task] = []
     topics: dict[str, judge_prompt.Topic] = {}
-    chunks = _chunks(todo)
+    chunks = Chunks(todo)
 
-    def ask(task: _Task) -> Reply | EndpointError:
+    def ask(task: Task) -> Reply | EndpointError:
         assert task.prompt is not None
         try:
             return client.ask(task.prompt.messages, params)
@@ -545,13 +428,13 @@ def _run(
             progress(info(store, job_id))
         return stop_asked
 
-    def record(task: _Task, values: dict[str, Any], *, cached: bool = False) -> None:
+    def record(task: Task, values: dict[str, Any], *, cached: bool = False) -> None:
         for n, key in enumerate(task.keys):
             copy = dict(values)
             if cached or n > 0:  # a duplicate's label is the first one's, at no cost
                 copy.update(cached=True, prompt_tokens=0, completion_tokens=0, cost=0.0,
                             latency_ms=0.0, attempts=0)  # fmt: skip
-            totals.rows.append(_row(view, task, key, **copy))
+            totals.rows.append(label_row(view, task, key, **copy))
             totals.done += 1 if copy.get("answered", True) else 0
             totals.cached += 1 if copy["cached"] else 0
             totals.cannot_judge += 1 if copy.get("grade") is None else 0
@@ -566,7 +449,7 @@ def _run(
     try:
         while True:
             if not queue and not stop:
-                queue = _next_chunk(store, chunks, campaign, judge, topics, record)
+                queue = next_chunk(store, chunks, campaign, judge, topics, record)
             while queue and not stop and len(in_flight) < concurrency:
                 if over_budget():
                     status, stop = BUDGET, True
@@ -574,7 +457,7 @@ def _run(
                 task = queue.pop(0)
                 in_flight[executor.submit(ask, task)] = task
             if not in_flight and (stop or not queue):
-                if stop or _exhausted(chunks):
+                if stop or chunks.exhausted():
                     break
                 continue
             finished, _ = wait(list(in_flight), timeout=FLUSH_S, return_when=FIRST_COMPLETED)
@@ -597,7 +480,7 @@ def _run(
                         },
                     )
                     continue
-                values = _answer_values(outcome, grades, params)
+                values = answer_values(outcome, grades, params)
                 totals.tokens += outcome.prompt_tokens + outcome.completion_tokens
                 totals.cost += values["cost"]
                 record(task, values)
@@ -617,68 +500,6 @@ def _run(
         )
     _set(store, job_id, status=status, error=error, finished_at=utcnow(), stop_requested=False)
     return info(store, job_id)
-
-
-def _unanswered_ids(store: Store, judge_id: int) -> dict[Key, int]:
-    with store.read_session() as session:
-        rows = session.execute(
-            select(MachineJudgement.qid, MachineJudgement.docno, MachineJudgement.id).where(
-                MachineJudgement.judge_id == judge_id, MachineJudgement.answered.is_(False)
-            )
-        )
-        return {(qid, docno): row_id for qid, docno, row_id in rows}
-
-
-class _Chunks:
-    def __init__(self, keys: list[Key]) -> None:
-        self.keys = keys
-        self.position = 0
-
-
-def _chunks(keys: list[Key]) -> _Chunks:
-    return _Chunks(keys)
-
-
-def _exhausted(chunks: _Chunks) -> bool:
-    return chunks.position >= len(chunks.keys)
-
-
-def _next_chunk(
-    store: Store,
-    chunks: _Chunks,
-    campaign: Campaign,
-    judge: MachineJudge,
-    topics: dict[str, judge_prompt.Topic],
-    record: Callable[..., None],
-) -> list[_Task]:
-    """The next chunk's questions to ask; those answered from the cache, and documents that
-    cannot be asked about, are recorded at once."""
-    while not _exhausted(chunks):
-        keys = chunks.keys[chunks.position : chunks.position + CHUNK]
-        chunks.position += len(keys)
-        with store.read_session() as session:
-            campaign_row = session.get(Campaign, campaign.id)
-            judge_row = session.get(MachineJudge, judge.id)
-            assert campaign_row is not None and judge_row is not None
-            tasks = _prepared(session, campaign_row, judge_row, keys, topics)
-            cached = _cached_rows(session, campaign.id, [t.cache_key for t in tasks if t.prompt])
-            to_ask = []
-            for task in tasks:
-                if task.problem is not None:
-                    record(task, {"grade": None, "cannot_judge": task.problem, "answered": True,
-                                  "attempts": 0, "cached": False})  # fmt: skip
-                elif task.cache_key in cached:
-                    hit = cached[task.cache_key]
-                    record(task, {
-                        "grade": hit.grade, "cannot_judge": hit.cannot_judge,
-                        "reason": hit.reason, "raw_answer": hit.raw_answer, "answered": True,
-                        "certainty": hit.certainty, "probabilities": dict(hit.probabilities),
-                    }, cached=True)  # fmt: skip
-                else:
-                    to_ask.append(task)
-        if to_ask:
-            return to_ask
-    return []
 
 
 # ------------------------------------------------------------------------------ launching

@@ -27,11 +27,11 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from workbench import routing
-from workbench.services import adaptive_pools, assignments, pools, scope, slots
+from workbench.services import adaptive_pools, assignments, scope, slots
 from workbench.services import users as user_service
 from workbench.services.archive import refuse_if_pool_archived
 from workbench.services.current_judgements import current_judgements
-from workbench.services.errors import ServiceError, found
+from workbench.services.errors import ServiceError
 from workbench.services.pools import PoolInfo, pool_info, qid_key
 from workbench.services.topics import listed
 from workbench.store.db import Store
@@ -236,11 +236,7 @@ def route_pool(
     """`apply_policy` to the campaign's pool numbered `pool_number` (default: the scope's
     assignment pool, `scope.default_assignment_pool`) over the assessors named (default every
     assessor): what the form, the CLI and the API do."""
-    pool = (
-        pools.get_pool(session, campaign, pool_number)
-        if pool_number is not None
-        else found(scope.default_assignment_pool(session, campaign), "build a pool first")
-    )
+    pool = scope.pool_to_assign(session, campaign, pool_number)
     assessors = (
         [user_service.get_user(session, name) for name in assessor_names]
         if assessor_names

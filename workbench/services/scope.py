@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from workbench.services.errors import ServiceError
+from workbench.services.errors import ServiceError, found
+from workbench.services.pools import get_pool
 from workbench.store.models import Assignment, Campaign, Pool
 
 DEFAULT_RULE = "the pools with assignments; archived pools never"
@@ -110,3 +111,11 @@ def default_assignment_pool(session: Session, campaign: Campaign) -> Pool | None
     if not scope.ids:
         return None
     return session.get(Pool, scope.ids[-1])
+
+
+def pool_to_assign(session: Session, campaign: Campaign, number: int | None) -> Pool:
+    """The campaign's pool numbered `number` (NotFound if none such), else
+    `default_assignment_pool`; a campaign without a pool is refused."""
+    if number is not None:
+        return get_pool(session, campaign, number)
+    return found(default_assignment_pool(session, campaign), "build a pool before assigning topics")

@@ -35,12 +35,13 @@ from workbench.services import efficiency as efficiency_service
 from workbench.services import routing as routing_service
 from workbench.services import users as user_service
 from workbench.services.errors import NotFound, ServiceError
-from workbench.services.scope import default_assignment_pool, parse_pools
+from workbench.services.scope import parse_pools, pool_to_assign
 from workbench.services.store_handle import Session
 from workbench.trec import TrecFormatError
 from workbench.web.access import GuardedBlueprint
 from workbench.web.db import get_store
 from workbench.web.downloads import export_file
+from workbench.web.errors import not_found_as_404, or_404
 from workbench.web.inputs import form_int
 from workbench.web.settings import current_settings
 from workbench.web.uploads import (
@@ -73,19 +74,10 @@ def change(done: str | None = None) -> Iterator[Session]:
             flash(done, "info")
 
 
-def campaign_or_404(session: Session, campaign_id: int) -> Any:
-    """The campaign (a store object to pass to services, never to a template); 404 if none."""
-    try:
-        return campaign_service.get_campaign(session, campaign_id)
-    except NotFound:
-        abort(404)
-
-
-def writable_campaign(session: Session, campaign_id: int) -> Any:
-    """The campaign to change: 404 if there is none, refused if it is archived."""
-    campaign = campaign_or_404(session, campaign_id)
-    archive.refuse_if_archived(campaign)
-    return campaign
+campaign_or_404 = not_found_as_404(campaign_service.get_campaign)
+"""The campaign (a store object to pass to services, never to a template); 404 if none."""
+writable_campaign = not_found_as_404(archive.writable_campaign)
+"""The campaign to change: 404 if there is none, refused if it is archived."""
 
 
 def back_to(endpoint: str, **values: Any):
@@ -133,7 +125,7 @@ def campaign(campaign_id: int):
     full) and its downloads."""
     number = form_int(request.args.get("pool"), "pool", minimum=1)
     with get_store().read_session() as session:
-        page = _or_404(campaign_pages.campaign_page, session, campaign_id, number)
+        page = or_404(campaign_pages.campaign_page, session, campaign_id, number)
     return render_template(
         "admin/campaign.html",
         **page_context(page),
@@ -149,20 +141,6 @@ def page_context(page: DataclassInstance) -> dict[str, Any]:
     """A page dataclass's fields as the template's variables (shallow: nested dataclasses
     stay objects)."""
     return {field.name: getattr(page, field.name) for field in dataclasses.fields(page)}
-
-
-def _or_404(read: Callable[..., Any], *args: Any) -> Any:
-    """read(*args); a NotFound (no such campaign or pool) is a 404."""
-    try:
-        return read(*args)
-    except NotFound:
-        abort(404)
-
-
-def _chosen_pool(session: Session, c: Any, number: str | None) -> Any:
-    """The pool numbered `number` (404 if the campaign has none such), else the latest."""
-    chosen = form_int(number, "pool", minimum=1)
-    return _or_404(campaign_pages.chosen_pool, session, c, chosen)
 
 
 def _growth_plot(growth: list[int]) -> str:
@@ -323,8 +301,7 @@ def build_pool(campaign_id: int):
 def extend_pool(campaign_id: int, number: int):
     with change() as session:
         c = writable_campaign(session, campaign_id)
-        pool = _chosen_pool(session, c, str(number))
-        assert pool is not None
+        pool = or_404(pools.get_pool, session, c, form_int(str(number), "pool", minimum=1))
         added = pools.extend_pool(session, pool, request.form.getlist("runs"))
         documents = "document" if added == 1 else "documents"
         flash(f"Pool {pool.number} extended by {added} {documents}.", "info")
@@ -334,23 +311,11 @@ def extend_pool(campaign_id: int, number: int):
 # --- assignments ------------------------------------------------------------------------
 
 
-def _pool_to_assign(session: Session, c: Any, number: str | None) -> Any:
-    """The pool numbered `number` (the form's choice), else the default one
-    (`scope.default_assignment_pool`); a campaign without a pool is refused."""
-    chosen = form_int(number, "pool", minimum=1)
-    if chosen is not None:
-        return pools.get_pool(session, c, chosen)
-    pool = default_assignment_pool(session, c)
-    if pool is None:
-        raise ServiceError("build a pool before assigning topics")
-    return pool
-
-
 @bp.get("/campaigns/<int:campaign_id>/assignments")
 def assignments(campaign_id: int):
     number = form_int(request.args.get("pool"), "pool", minimum=1)
     with get_store().read_session() as session:
-        page = _or_404(campaign_pages.assignments_page, session, campaign_id, number)
+        page = or_404(campaign_pages.assignments_page, session, campaign_id, number)
         routed_by, described = (
             routing_service.pool_policy(session, page.pool.id) if page.pool else (None, "")
         )
@@ -374,7 +339,7 @@ def auto_assign(campaign_id: int):
         result = routing_service.route_pool(
             session,
             c,
-            _pool_to_assign(session, c, form.get("pool")).number,
+            pool_to_assign(session, c, form_int(form.get("pool"), "pool", minimum=1)).number,
             form.get("policy") or routing.DEFAULT_POLICY,
             {f.name: form.get(f.name) for f in routing.option_fields()},
             assessor_names=form.getlist("assessors"),
@@ -396,7 +361,7 @@ def assign(campaign_id: int):
         if not form.get("user", "").strip() or not form.getlist("qids"):
             raise ServiceError("choose an assessor and at least one topic")
         user = user_service.get_user(session, form.get("user", ""))
-        pool = _pool_to_assign(session, c, form.get("pool"))
+        pool = pool_to_assign(session, c, form_int(form.get("pool"), "pool", minimum=1))
         for qid in form.getlist("qids"):
             assignment_service.assign(session, pool, qid, user, order=form.get("order", "random"))
         n = len(form.getlist("qids"))
@@ -404,9 +369,8 @@ def assign(campaign_id: int):
     return back_to("admin.assignments", campaign_id=campaign_id, pool=form.get("pool") or None)
 
 
-def _assignment_in(session: Session, campaign_id: int, assignment_id: int) -> Any:
-    """The campaign's assignment with this id; 404 otherwise."""
-    return _or_404(assignment_service.assignment_in, session, campaign_id, assignment_id)
+_assignment_in = not_found_as_404(assignment_service.assignment_in)
+"""The campaign's assignment with this id; 404 otherwise."""
 
 
 @bp.post("/campaigns/<int:campaign_id>/assignments/<int:assignment_id>/reassign")
@@ -495,7 +459,7 @@ def confirm_delete(kind: str, object_id: int):
     """What depends on the object, and a delete button only when nothing a judgement depends
     on does."""
     with get_store().read_session() as session:
-        obj = _or_404(archive.get_object, session, kind, object_id)
+        obj = or_404(archive.get_object, session, kind, object_id)
         shown = archive.archivable(obj)
         found = archive.dependents(session, obj)
     endpoint, values = _return_to(shown)
@@ -560,7 +524,7 @@ def update_user(user_id: int):
     action = form.get("action")
     token = None
     with change() as session:
-        user = _or_404(user_service.user_by_id, session, user_id)
+        user = or_404(user_service.user_by_id, session, user_id)
         if action == "role":
             user_service.set_role(session, user, form.get("role", ""))
         elif action == "password":

@@ -70,7 +70,7 @@ def assignment_state(assignment_id: int):
     adaptive_pools.advance(get_store(), assignment_id, current_user.id)  # adaptive pools
     routing.top_up(get_store(), assignment_id, current_user.id)  # adaptive routing
     with get_store().read_session() as session:
-        assignment = own_assignment(session, assignment_id)
+        assignment = own_assignment(session, assignment_id, current_user.id)
         campaign = campaign_service.get_campaign(session, assignment.campaign_id)
         topic = topic_of(session, assignment)
         sequence = judging.document_sequence(session, assignment)
@@ -97,7 +97,7 @@ def assignment_state(assignment_id: int):
 @requires(Permission.JUDGE)
 def document(assignment_id: int, position: int):
     with get_store().read_session() as session:
-        assignment = own_assignment(session, assignment_id)
+        assignment = own_assignment(session, assignment_id, current_user.id)
         return jsonify(judging.document_at(session, assignment, position))
 
 
@@ -110,7 +110,7 @@ def next_document(assignment_id: int):
     adaptive_pools.advance(get_store(), assignment_id, current_user.id)  # adaptive pools
     routing.top_up(get_store(), assignment_id, current_user.id)  # adaptive routing
     with get_store().read_session() as session:
-        assignment = own_assignment(session, assignment_id)
+        assignment = own_assignment(session, assignment_id, current_user.id)
         sequence = judging.document_sequence(session, assignment)
         if not sequence:
             return jsonify(done=True, judged=0, total=0)

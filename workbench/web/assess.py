@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from flask import Blueprint, abort, jsonify, redirect, render_template, request, url_for
 from flask_login import current_user
 
@@ -18,10 +16,10 @@ from workbench.services import (
     routing,
 )
 from workbench.services.errors import NotFound
-from workbench.services.store_handle import Session
 from workbench.web.access import requires
 from workbench.web.admin import back_to, campaign_or_404, change, page_context
 from workbench.web.db import get_store
+from workbench.web.errors import not_found_as_404
 
 bp = Blueprint("assess", __name__, url_prefix="/assess")
 JUDGING_PAGES = {
@@ -32,13 +30,9 @@ JUDGING_PAGES = {
 """The judging page of each judging mode (`workbench.judging_modes.JUDGING_MODES`)."""
 
 
-def own_assignment(session: Session, assignment_id: int) -> Any:
-    """The current user's active assignment with this id (a store object for the services);
-    404 for anyone else's."""
-    try:
-        return assignments.own_assignment(session, assignment_id, current_user.id)
-    except NotFound:
-        abort(404)
+own_assignment = not_found_as_404(assignments.own_assignment)
+"""own_assignment(session, assignment id, user id): the user's active assignment with this id
+(a store object for the services); 404 for anyone else's."""
 
 
 topic_of = assignments.assignment_topic  # the judging API's name for it

@@ -10,7 +10,11 @@ it with one of `FLASH_CATEGORIES`.
 
 from __future__ import annotations
 
-from flask import Flask, jsonify, render_template
+import functools
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
+
+from flask import Flask, abort, jsonify, render_template
 
 from workbench.services.errors import Conflict, NotFound, ServiceError
 from workbench.trec import TrecFormatError
@@ -21,6 +25,28 @@ FLASH_CATEGORIES = ("info", "warning", "error")
 
 
 TITLES = {400: "Bad request", 404: "Not found", 409: "Conflict"}
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def or_404(read: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    """read(*args, **kwargs), its NotFound a plain 404 even inside a form's transaction
+    (`web.admin.change`, which flashes other refusals): a page of nothing is not found."""
+    try:
+        return read(*args, **kwargs)
+    except NotFound:
+        abort(404)
+
+
+def not_found_as_404(read: Callable[P, T]) -> Callable[P, T]:
+    """`read` (a service's lookup) with its NotFound as `or_404` makes it, typed as `read`."""
+
+    @functools.wraps(read)
+    def found(*args: P.args, **kwargs: P.kwargs) -> T:
+        return or_404(read, *args, **kwargs)
+
+    return found
 
 
 def status_of(error: ValueError) -> int:

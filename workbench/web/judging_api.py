@@ -61,7 +61,7 @@ def documents(assignment_id: int):
         default=judging_modes.DEFAULT_PER_SCREEN,
     )
     with get_store().read_session() as session:
-        assignment = own_assignment(session, assignment_id)
+        assignment = own_assignment(session, assignment_id, current_user.id)
         return jsonify(documents=judging.documents_at(session, assignment, start, count))
 
 
@@ -70,7 +70,7 @@ def documents(assignment_id: int):
 def pairs(assignment_id: int):
     """The assignment's pairs as the assessor sees them, with their current choice."""
     with get_store().read_session() as session:
-        assignment = own_assignment(session, assignment_id)
+        assignment = own_assignment(session, assignment_id, current_user.id)
         shown = preferences.pairwise_state(session, assignment)
     return jsonify(
         pairs=[
@@ -85,7 +85,7 @@ def pairs(assignment_id: int):
 def pair(assignment_id: int, position: int):
     """The pair at a position: both documents and the assessor's current choice."""
     with get_store().read_session() as session:
-        assignment = own_assignment(session, assignment_id)
+        assignment = own_assignment(session, assignment_id, current_user.id)
         return jsonify(preferences.pair_at(session, assignment, position))
 
 

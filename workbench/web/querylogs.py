@@ -85,7 +85,7 @@ def _page_options() -> dict[str, Any]:
 def _report_page(
     campaign_id: int,
     template: str,
-    content: Callable[[Session, Any], dict[str, Any]] | None = None,
+    content: Callable[[Session, int], dict[str, Any]] | None = None,
     **context: Any,
 ) -> str:
     """`template` rendered in one read transaction with the campaign, the qrels it can be
@@ -96,7 +96,7 @@ def _report_page(
             template,
             campaign=campaign,
             qrels_choices=evaluation_service.qrels_choices(session, campaign),
-            **(content(session, campaign) if content is not None else {}),
+            **(content(session, campaign_id) if content is not None else {}),
             **context,
         )
 
@@ -220,7 +220,8 @@ def import_log(campaign_id: int) -> ResponseReturnValue:
 def report(campaign_id: int) -> ResponseReturnValue:
     from workbench.reports.querylogs import anonymisation_table
 
-    def summary(session: Session, campaign: Any) -> dict[str, Any]:
+    def summary(session: Session, campaign_id: int) -> dict[str, Any]:
+        campaign = campaign_service.get_campaign(session, campaign_id)
         found = service.query_log_summary(session, campaign, request.args.get("name", ""))
         return {"summary": found, "table": anonymisation_table(found)}
 
@@ -228,9 +229,10 @@ def report(campaign_id: int) -> ResponseReturnValue:
 
 
 def _click_page(
-    session: Session, campaign: Any, params: dict[str, Any], progress: jobs.Progress
+    session: Session, campaign_id: int, params: dict[str, Any], progress: jobs.Progress
 ) -> dict[str, Any]:
     """Click agreement (bootstrap interval) and click evaluation: a report job."""
+    campaign = campaign_service.get_campaign(session, campaign_id)
     chosen = service.PreferenceOptions(
         params["strategy"], params["min_support"], params["threshold"]
     )

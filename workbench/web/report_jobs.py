@@ -33,9 +33,9 @@ KEY_ENV = "WORKBENCH_REPORT_JOB_KEY"
 WAIT_S = 1.0
 DIGEST = hashlib.sha256().digest_size
 
-PageFunction = Callable[[Session, Any, dict[str, Any], jobs.Progress], dict[str, Any]]
-"""Builds a report page's context from (session, the campaign as `services.jobs` loads it,
-the job's params, progress); the campaign is opaque here, handed on to the services."""
+PageFunction = Callable[[Session, int, dict[str, Any], jobs.Progress], dict[str, Any]]
+"""Builds a report page's context from (session, the campaign's id, the job's params,
+progress), as `services.jobs` hands them over."""
 
 
 def seal(context: Mapping[str, Any], key: bytes) -> bytes:
@@ -62,10 +62,10 @@ def page_job(kind: str, build: PageFunction) -> None:
     """Register `kind`: its result is the sealed context `build` returns."""
 
     def run(
-        session: Session, campaign: Any, params: dict[str, Any], progress: jobs.Progress
+        session: Session, campaign_id: int, params: dict[str, Any], progress: jobs.Progress
     ) -> bytes:
         key = bytes.fromhex(os.environ[KEY_ENV])
-        return seal(build(session, campaign, params, progress), key)
+        return seal(build(session, campaign_id, params, progress), key)
 
     jobs.register(kind, run)
 

@@ -57,20 +57,17 @@ def index():
     return render_template("reports/index.html", campaigns=campaigns)
 
 
-def _campaign(session: Session, campaign_id: int) -> Any:
-    """The campaign (a store object for the services; NotFound: a 404)."""
-    return campaign_service.get_campaign(session, campaign_id)
-
-
 # ------------------------------------------------------------------------------ agreement
 
 
 def _agreement_page(
-    session: Session, campaign: Any, params: dict[str, Any], progress: Progress
+    session: Session, campaign_id: int, params: dict[str, Any], progress: Progress
 ) -> dict[str, Any]:
     """The agreement page's context (a report job: bootstrap intervals take a while)."""
     from workbench.services.agreement import agreement_report
     from workbench.services.agreement_tables import groups_table, pairs_table
+
+    campaign = campaign_service.get_campaign(session, campaign_id)
 
     progress("agreement with bootstrap intervals")
     report = agreement_report(
@@ -157,7 +154,7 @@ def agreement_download(campaign_id: int, fmt: str):
 def _campaign_name(campaign_id: int) -> str:
     """The campaign's name (404 when there is none)."""
     with get_store().read_session() as session:
-        return _campaign(session, campaign_id).name
+        return campaign_service.get_campaign(session, campaign_id).name
 
 
 def _fresh_page(
@@ -217,17 +214,19 @@ def report_request() -> ReportRequest:
 
 
 def _evaluation_page(
-    session: Session, campaign: Any, params: dict[str, Any], progress: Progress
+    session: Session, campaign_id: int, params: dict[str, Any], progress: Progress
 ) -> dict[str, Any]:
     """The evaluation page's context (a report job): the `Report`, or the reason no report
     can be made for this request ("error")."""
     from workbench.reports.pipeline import build_report
     from workbench.services.evaluation_inputs import qrels_choices
     from workbench.services.evaluation_report import ReportRequest
+    from workbench.services.pools import list_pools
 
+    campaign = campaign_service.get_campaign(session, campaign_id)
     page: dict[str, Any] = {"report": None, "error": None}
     page["qrels_choices"] = qrels_choices(session, campaign)
-    page["pool_choices"] = _pool_choices(session, campaign)
+    page["pool_choices"] = [f"{p.number} ({p.strategy})" for p in list_pools(session, campaign)]
     try:
         request_ = ReportRequest.from_params(params)
         page["report"] = build_report(session, campaign, request_, progress)
@@ -237,13 +236,14 @@ def _evaluation_page(
 
 
 def _trec_page(
-    session: Session, campaign: Any, params: dict[str, Any], progress: Progress
+    session: Session, campaign_id: int, params: dict[str, Any], progress: Progress
 ) -> dict[str, Any]:
     """The trec download's text (a report job of its own: no report is built for it)."""
     from workbench.services.evaluation_report import ReportRequest, trec_output
 
     progress("evaluating the runs")
     try:
+        campaign = campaign_service.get_campaign(session, campaign_id)
         output = trec_output(session, campaign, ReportRequest.from_params(params))
     except ServiceError as error:
         return {"error": str(error)}
@@ -252,13 +252,6 @@ def _trec_page(
 
 page_job("evaluation", _evaluation_page)
 page_job("evaluation-trec", _trec_page)
-
-
-def _pool_choices(session: Session, campaign: Any) -> list[str]:
-    """'1 (depth)', ... for the pools that may be in scope (archived ones never are)."""
-    from workbench.services import pools
-
-    return [f"{p.number} ({p.strategy})" for p in pools.list_pools(session, campaign)]
 
 
 def report_file(
