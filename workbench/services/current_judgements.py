@@ -11,9 +11,9 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, fields
-from typing import Any, NamedTuple, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
-from sqlalchemy import Connection, func, or_, select
+from sqlalchemy import Connection, Row, func, or_, select
 from sqlalchemy.orm import Session
 
 from workbench.store.models import Assignment, Campaign, GoldDocument, Judgement, QualitySettings
@@ -91,25 +91,21 @@ def graders(session: Session, campaign_id: int) -> set[int]:
     return set(session.scalars(query))
 
 
-class CurrentGrade(NamedTuple):
-    """A current grade as `counted_grades` reads it: the four columns only."""
-
-    qid: str
-    docno: str
-    user_id: int
-    grade: int
-
-
-def counted_grades(session: Session, campaign: Campaign) -> list[CurrentGrade]:
+def counted_grades(session: Session, campaign: Campaign) -> list[Row[tuple[str, str, int, int]]]:
     """The current grades that count (`counted_judgements` less the 'cannot judge' rows), in
-    key order, read as plain tuples of four columns (what qrels and completeness need; a
-    tenth of the cost of whole rows on a large campaign)."""
+    key order, read as rows of the four columns that qrels and completeness need (not as
+    whole `JudgementRow`s)."""
     query = (
         select(Judgement.qid, Judgement.docno, Judgement.user_id, Judgement.grade)
         .where(Judgement.id.in_(latest_ids(campaign.id)), Judgement.grade.is_not(None))
         .order_by(Judgement.qid, Judgement.docno, Judgement.user_id)
     )
-    return _counted(session, campaign, [CurrentGrade._make(row) for row in session.execute(query)])
+    return _counted(session, campaign, list(session.execute(query)))
+
+
+def graded_keys(session: Session, campaign: Campaign) -> set[tuple[str, str]]:
+    """(qid, docno) with a current grade that counts (`counted_grades`), by any assessor."""
+    return {(row.qid, row.docno) for row in counted_grades(session, campaign)}
 
 
 def withdrawn_topics(session: Session, campaign_id: int) -> set[tuple[str, int]]:

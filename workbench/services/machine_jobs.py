@@ -50,7 +50,7 @@ from workbench import judge_prompt
 from workbench.judge_client import ChatClient, EndpointError, MissingClientLibrary, Reply
 from workbench.services import machine_judges
 from workbench.services.archive import refuse_if_archived
-from workbench.services.current_judgements import counted_judgements
+from workbench.services.current_judgements import graded_keys
 from workbench.services.errors import Conflict, NotFound, ServiceError
 from workbench.services.machine_questions import (
     Chunks,
@@ -172,10 +172,6 @@ def list_jobs(session: Session, campaign: Campaign) -> list[JobInfo]:
 # --------------------------------------------------------------------------------- scope
 
 
-def _human_graded(session: Session, campaign: Campaign) -> set[Key]:
-    return {(j.qid, j.docno) for j in counted_judgements(session, campaign) if j.grade is not None}
-
-
 def scope_items(session: Session, campaign: Campaign, scope: dict[str, Any]) -> list[Key]:
     """The (qid, docno) of a scope, topics in order, docnos sorted."""
     query = select(PoolEntry.qid, PoolEntry.docno).where(
@@ -185,7 +181,7 @@ def scope_items(session: Session, campaign: Campaign, scope: dict[str, Any]) -> 
         query = query.where(PoolEntry.qid.in_(scope["topics"]))
     items = {(qid, docno) for qid, docno in session.execute(query)}
     if scope.get("only_unjudged"):
-        items -= _human_graded(session, campaign)
+        items -= graded_keys(session, campaign)
     return sorted(items, key=lambda key: (qid_key(key[0]), key[1]))
 
 

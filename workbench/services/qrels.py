@@ -26,6 +26,7 @@ from workbench.services.assignments import documents_to_judge
 from workbench.services.current_judgements import (
     counted_grades,
     current_judgements,
+    graded_keys,
     left_out_gold,
 )
 from workbench.services.errors import NotFound, ServiceError
@@ -186,7 +187,7 @@ def qrels_labels(
             labels, what = _single_judge_labels(session, campaign), "a label"
         sampled = _sampled(session, scope)
         labels.update(_pooled_gold(session, campaign, sampled))
-        expected = sampled | _graded(session, campaign) | set(labels)
+        expected = sampled | graded_keys(session, campaign) | set(labels)
     missing = sorted(expected - set(labels), key=lambda key: (qid_key(key[0]), key[1]))
     return labels, Completeness(what, len(expected), tuple(missing))
 
@@ -255,11 +256,6 @@ def _pooled_gold(
         )
     )
     return {(q, d): grade for q, d, grade in rows if (q, d) in left_out}
-
-
-def _graded(session: Session, campaign: Campaign) -> set[tuple[str, str]]:
-    """(qid, docno) with a current grade by some assessor."""
-    return {(j.qid, j.docno) for j in counted_grades(session, campaign)}
 
 
 def _sampled(session: Session, scope: PoolScope) -> set[tuple[str, str]]:
