@@ -13,16 +13,19 @@ from statsmodels.stats import inter_rater
 from workbench.agreement import (
     binarise,
     bootstrap_interval,
+    cluster_draws,
     cohen_kappa,
     cohen_kappa_interval,
     confusion_matrix,
     fleiss_kappa,
+    fleiss_kappa_of_draws,
     kappa_reading,
     krippendorff_alpha,
     landis_koch_reading,
     merge_grades,
     pairwise_percent_agreement,
     percent_agreement,
+    percentile_interval,
     scotts_pi,
     specific_agreement,
 )
@@ -395,3 +398,50 @@ def test_kappa_standard_error_is_exactly_zero_under_perfect_agreement():
     assert estimate.kappa == pytest.approx(1.0)
     assert estimate.se == 0.0
     assert (estimate.low, estimate.high) == (estimate.kappa, estimate.kappa)
+
+
+def _sparse_ratings(rng: np.random.Generator, items: int, judges: int) -> np.ndarray:
+    """items x judges grades 0-3, most cells NaN (each judge grades some items), so that items
+    have 0, 1, 2 or more grades: the shape of a campaign's label matrix."""
+    grades = rng.integers(0, 4, size=(items, judges)).astype(float)
+    grades[rng.random((items, judges)) < 0.6] = np.nan
+    return grades
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_fleiss_kappa_of_draws_equals_fleiss_kappa_of_the_gathered_items(seed):
+    rng = np.random.default_rng(seed)
+    ratings = _sparse_ratings(rng, 120, 5)
+    ratings[:10] = 2.0  # a topic of one category: a resample of it alone has no kappa
+    ratings[10:20, 1:] = np.nan  # a topic without a pairable item
+    topic_of = np.repeat(np.arange(12), 10)
+    clusters = [np.flatnonzero(topic_of == t) for t in range(12)]
+    draws = cluster_draws(12, 300, seed)
+    draws[0] = 0  # only the one-category topic
+    draws[1] = 1  # only the topic without pairs
+    draws[2, :] = [0, 1] * 6
+    fast = fleiss_kappa_of_draws(ratings, clusters, draws)
+
+    def gathered(row: np.ndarray) -> float:
+        try:
+            return fleiss_kappa(ratings[np.concatenate([clusters[t] for t in row])])
+        except ValueError:  # no item with two grades
+            return float("nan")
+
+    slow = np.array([gathered(row) for row in draws])
+    assert np.isnan(fast[0]) and np.isnan(slow[0])
+    assert np.isnan(fast[1]) and np.isnan(slow[1])
+    np.testing.assert_allclose(fast, slow, rtol=0, atol=1e-12, equal_nan=True)
+    assert np.isfinite(fast[3:]).all()
+    # the same draws as bootstrap_interval's (same seed): the same interval
+    unedited = fleiss_kappa_of_draws(ratings, clusters, cluster_draws(12, 300, seed))
+    expected = bootstrap_interval(
+        lambda row: gathered(np.array(row)), 12, n_resamples=300, seed=seed
+    )
+    assert percentile_interval(unedited) == pytest.approx(expected, abs=1e-12)
+
+
+def test_percentile_interval_leaves_out_undefined_resamples():
+    assert percentile_interval(np.array([np.nan, 1.0, 2.0, 3.0]), 0.5) == (1.5, 2.5)
+    low, high = percentile_interval(np.array([np.nan, np.nan]))
+    assert np.isnan(low) and np.isnan(high)

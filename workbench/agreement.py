@@ -317,6 +317,30 @@ def landis_koch_reading(kappa: float) -> str:
 # --------------------------------------------------------------------------- intervals
 
 
+def cluster_draws(n_clusters: int, n_resamples: int, seed: int = 0) -> np.ndarray:
+    """n_resamples x n_clusters indices of clusters drawn with replacement (the draws of
+    `bootstrap_interval`, one resample per row)."""
+    if n_clusters < 1:
+        raise ValueError("bootstrap_interval needs at least one cluster")
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be at least 1, got {n_resamples}")
+    return np.random.default_rng(seed).integers(0, n_clusters, size=(n_resamples, n_clusters))
+
+
+def percentile_interval(values: np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
+    """The percentile interval of bootstrap `values`, leaving out the NaN ones (resamples
+    where the statistic is undefined); (NaN, NaN) if none is defined."""
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    values = np.asarray(values, dtype=float)
+    values = values[~np.isnan(values)]
+    if values.size == 0:
+        return float("nan"), float("nan")
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(values, [tail, 100 - tail])
+    return float(low), float(high)
+
+
 def bootstrap_interval(
     statistic: Callable[[list[int]], float],
     n_clusters: int,
@@ -331,21 +355,45 @@ def bootstrap_interval(
     the statistic over all items of those clusters. Resamples where it is NaN (e.g. a
     kappa on one category) are dropped; (NaN, NaN) if none is defined.
     """
-    if n_clusters < 1:
-        raise ValueError("bootstrap_interval needs at least one cluster")
-    if n_resamples < 1:
-        raise ValueError(f"n_resamples must be at least 1, got {n_resamples}")
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, n_clusters, size=(n_resamples, n_clusters))
+    draws = cluster_draws(n_clusters, n_resamples, seed)
     values = np.array([statistic(row.tolist()) for row in draws], dtype=float)
-    values = values[~np.isnan(values)]
-    if values.size == 0:
-        return float("nan"), float("nan")
-    tail = (1 - confidence) / 2 * 100
-    low, high = np.percentile(values, [tail, 100 - tail])
-    return float(low), float(high)
+    return percentile_interval(values, confidence)
+
+
+def fleiss_kappa_of_draws(ratings, clusters: Sequence[np.ndarray], draws: np.ndarray) -> np.ndarray:
+    """`fleiss_kappa` over the items of each resample of clusters (`draws`, as
+    `cluster_draws` makes them; `clusters[t]` the item rows of cluster t), without
+    gathering the items: Fleiss' kappa is a ratio of sums over items, so with w_t the times
+    cluster t is drawn, S_t = sum of P_i, N_t its pairable items, C_tc = sum of n_ic and
+    M_t = sum of n_i over its items,
+    P_bar = sum_t w_t S_t / sum_t w_t N_t, p_c = sum_t w_t C_tc / sum_t w_t M_t,
+    kappa = (P_bar - P_e) / (1 - P_e) with P_e = sum_c p_c^2; NaN where a resample has no
+    pairable item or one category only. Equal to `fleiss_kappa` of the gathered rows up to
+    the order of floating-point sums (docs/methods.md section 3.3)."""
+    r = _ratings(ratings)
+    pairable = (~np.isnan(r)).sum(1) >= 2
+    categories = np.unique(r[pairable][~np.isnan(r[pairable])])
+    counts = np.stack([(r == c).sum(1) for c in categories], axis=1).astype(float)
+    counts = counts.reshape(len(r), len(categories)) * pairable[:, None]
+    n_i = counts.sum(1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p_i = np.where(pairable, ((counts**2).sum(1) - n_i) / (n_i * (n_i - 1)), 0.0)
+    sums = np.array([p_i[rows].sum() for rows in clusters])
+    items = np.array([pairable[rows].sum() for rows in clusters], dtype=float)
+    by_category = np.stack([counts[rows].sum(0) for rows in clusters]).reshape(
+        len(clusters), len(categories)
+    )
+    weights = np.stack([np.bincount(row, minlength=len(clusters)) for row in draws]).astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p_bar = weights @ sums / (weights @ items)
+        drawn = weights @ by_category
+        p_c = drawn / drawn.sum(1, keepdims=True)
+        p_e = (p_c**2).sum(1)
+        kappa = (p_bar - p_e) / (1.0 - p_e)
+    kappa[np.isclose(p_e, 1.0) | ~np.isfinite(kappa)] = np.nan
+    return kappa
 
 
 # --------------------------------------------------------------------------- grades

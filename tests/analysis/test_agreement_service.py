@@ -108,3 +108,21 @@ def test_bootstrap_interval_resamples_topics(judged):
     assert np.isnan(few.overall.bootstrap_low)
     # three topics are too few for the default (5): no interval rather than a degenerate one
     assert np.isnan(few.per_pair[0].bootstrap_low) and np.isnan(few.per_pair[0].bootstrap_high)
+
+
+def test_the_overall_fleiss_interval_is_the_topic_bootstrap_of_fleiss_kappa():
+    """The report's overall interval comes from the topics' sums (`fleiss_topic_bootstrap`);
+    it must equal the topic bootstrap that gathers each resample's items."""
+    from workbench.agreement import fleiss_kappa as kappa_of
+    from workbench.services.agreement import fleiss_topic_bootstrap, topic_bootstrap
+
+    rng = np.random.default_rng(7)
+    labels = rng.integers(0, 3, size=(400, 6)).astype(float)
+    labels[rng.random(labels.shape) < 0.55] = np.nan
+    topics = [f"t{i % 23}" for i in rng.permutation(400)]
+    fast = fleiss_topic_bootstrap(labels, topics, n_resamples=500, seed=3)
+    slow = topic_bootstrap(lambda rows: kappa_of(labels[rows]), topics, n_resamples=500, seed=3)
+    assert fast == pytest.approx(slow, abs=1e-12)
+    assert fast[0] < kappa_of(labels) < fast[1]
+    too_few = fleiss_topic_bootstrap(labels, ["t1"] * 400, n_resamples=50, seed=3)
+    assert np.isnan(too_few).all()

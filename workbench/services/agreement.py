@@ -279,10 +279,7 @@ def topic_bootstrap(
     """95 % percentile interval of statistic(item rows) resampling topics with all their
     items (`agreement.bootstrap_interval`); `topics[i]` is the topic of item i. NaN with
     fewer than `min_topics` topics (a bootstrap over so few clusters is degenerate)."""
-    by_topic: dict[str, list[int]] = defaultdict(list)
-    for i, qid in enumerate(topics):
-        by_topic[qid].append(i)
-    clusters = [np.array(rows) for rows in by_topic.values()]
+    clusters = _topic_clusters(topics)
     if len(clusters) < max(min_topics, 2) or n_resamples < 1:
         return math.nan, math.nan
 
@@ -294,6 +291,33 @@ def topic_bootstrap(
         return coefficients.bootstrap_interval(
             resampled, len(clusters), n_resamples=n_resamples, seed=seed
         )
+
+
+def fleiss_topic_bootstrap(
+    labels: np.ndarray,
+    topics: Sequence[str],
+    *,
+    n_resamples: int,
+    seed: int,
+    min_topics: int = MIN_BOOTSTRAP_TOPICS,
+) -> tuple[float, float]:
+    """`topic_bootstrap` of Fleiss' kappa over `labels` (items x judges), the same draws,
+    with every resample's kappa from the topics' sums (`agreement.fleiss_kappa_of_draws`)."""
+    clusters = _topic_clusters(topics)
+    if len(clusters) < max(min_topics, 2) or n_resamples < 1:
+        return math.nan, math.nan
+    draws = coefficients.cluster_draws(len(clusters), n_resamples, seed)
+    return coefficients.percentile_interval(
+        coefficients.fleiss_kappa_of_draws(labels, clusters, draws)
+    )
+
+
+def _topic_clusters(topics: Sequence[str]) -> list[np.ndarray]:
+    """The item rows of each topic, in the order the topics first appear."""
+    by_topic: dict[str, list[int]] = defaultdict(list)
+    for i, qid in enumerate(topics):
+        by_topic[qid].append(i)
+    return [np.array(rows) for rows in by_topic.values()]
 
 
 def agreement_report(
@@ -321,10 +345,17 @@ def agreement_report(
         topic_agreement(qid, ratings, labels, level=level, categories=categories)
         for qid in ratings.topics()
     ]
+    present = ~np.isnan(labels)
+    graded_by = [np.flatnonzero(present[:, j]) for j in range(len(ratings.assessors))]
+
+    def shared(j: int, k: int) -> np.ndarray:
+        """The items (ascending) graded by both judges j and k."""
+        return graded_by[j][present[graded_by[j], k]]
+
     per_pair = []
     for j, k in combinations(range(len(ratings.assessors)), 2):
-        both = ~np.isnan(labels[:, j]) & ~np.isnan(labels[:, k])
-        if not both.any():
+        both = shared(j, k)
+        if not both.size:
             continue
         per_pair.append(
             pair_agreement(
@@ -332,7 +363,7 @@ def agreement_report(
                 ratings.assessors[k],
                 labels[both, j],
                 labels[both, k],
-                [item_topics[i] for i in np.flatnonzero(both)],
+                [item_topics[i] for i in both],
                 graded=graded,
                 categories=categories,
                 n_bootstrap=n_bootstrap,
@@ -348,10 +379,10 @@ def agreement_report(
         for k in range(len(ratings.assessors)):
             if k == j:
                 continue
-            both = ~np.isnan(labels[:, j]) & ~np.isnan(labels[:, k])
+            both = shared(j, k)
             mine.append(labels[both, j])
             others.append(labels[both, k])
-            topics.extend(item_topics[i] for i in np.flatnonzero(both))
+            topics.extend(item_topics[i] for i in both)
         if not topics:
             continue
         per_assessor.append(
@@ -370,12 +401,8 @@ def agreement_report(
         )
     overall = group_agreement("all", labels, level=level)
     if not math.isnan(overall.fleiss_kappa):
-        overall.bootstrap_low, overall.bootstrap_high = topic_bootstrap(
-            lambda rows: coefficients.fleiss_kappa(labels[rows]),
-            item_topics,
-            n_resamples=n_bootstrap,
-            seed=seed,
-            min_topics=min_topics,
+        overall.bootstrap_low, overall.bootstrap_high = fleiss_topic_bootstrap(
+            labels, item_topics, n_resamples=n_bootstrap, seed=seed, min_topics=min_topics
         )
     return AgreementReport(
         campaign=campaign.name,
