@@ -573,3 +573,36 @@ def test_topic_reading_is_linear_on_adversarial_input(tmp_path, make, n):
 )
 def test_run_and_qrels_reading_is_linear_on_adversarial_input(tmp_path, reader, make, n):
     assert growth(refused(reader, TrecFormatError), on_disk(tmp_path, make), n) < LINEAR_BOUND
+
+
+def test_select_and_without_equal_qrels_made_from_the_dict_of_what_they_keep():
+    rng = np.random.default_rng(5)
+    lines = []
+    for i in range(400):  # topics interleaved, so the grouped order differs from file order
+        lines.append(f"q{rng.integers(0, 9)} {i % 3} D{i} {rng.integers(-1, 3)}")
+    qrels = read_qrels(io.BytesIO("\n".join(lines).encode()))
+    full = qrels.to_dict()
+    topics = ["q7", "q2", "q0", "q5", "nowhere"]  # "nowhere" has no entries: it adds none
+
+    chosen = qrels.select(topics)
+    expected = Qrels.from_dict({q: full[q] for q in topics if q in full})
+    assert chosen.topics() == expected.topics() == ["q7", "q2", "q0", "q5"]
+    assert chosen.to_dict() == expected.to_dict()
+    assert [list(chosen.topic(q)) for q in chosen.topics()] == [
+        list(full[q]) for q in chosen.topics()
+    ]
+    assert chosen.grouped_hashes.tolist() == expected.grouped_hashes.tolist()
+
+    removed = {"q2": set(list(full["q2"])[::2]), "q5": set(full["q5"]), "q0": {"not-judged"}}
+    reduced = qrels.without(removed)
+    kept = {
+        q: {d: g for d, g in docs.items() if d not in removed.get(q, ())}
+        for q, docs in full.items()
+    }
+    assert reduced.to_dict() == {q: docs for q, docs in kept.items() if docs}
+    assert "q5" not in reduced  # every entry removed: the topic is gone
+    assert len(reduced) == len(qrels) - len(removed["q2"]) - len(removed["q5"])
+    # the iterations column follows its entries
+    iteration_of = {(q, d): it for q, it, d, _ in qrels.entries()}
+    assert all(iteration_of[q, d] == it for q, it, d, _ in reduced.entries())
+    assert all(iteration_of[q, d] == it for q, it, d, _ in chosen.entries())

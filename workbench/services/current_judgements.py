@@ -80,12 +80,13 @@ def judged_keys(session: Session, campaign_id: int) -> list[tuple[str, str, int]
     return [(qid, docno, user_id) for qid, docno, user_id in session.execute(query)]
 
 
-def graders(session: Session, campaign_id: int) -> set[int]:
-    """The ids of the users with at least one current grade in the campaign (counted or not):
-    one aggregate query, no judgement read into Python."""
+def graders(session: Session, campaign_id: int, *, user_id: int | None = None) -> set[int]:
+    """The ids of the users with at least one current grade in the campaign (counted or not;
+    of user `user_id` only, when given): one aggregate query, no judgement read into Python."""
+    latest = latest_ids(campaign_id, user_id=user_id)
     query = (
         select(Judgement.user_id)
-        .where(Judgement.id.in_(latest_ids(campaign_id)), Judgement.grade.is_not(None))
+        .where(Judgement.id.in_(latest), Judgement.grade.is_not(None))
         .distinct()
     )
     return set(session.scalars(query))

@@ -58,11 +58,20 @@ class NamedQrels:
     label: str  # what the report calls them: "final", "assessor alice", "qrels set X", a path
     qrels: QrelsDict
     notes: tuple[str, ...] = ()  # e.g. that they are incomplete and were asked for anyway
+    trec: Qrels | None = field(default=None, compare=False, repr=False)
+    """The same qrels as one `trec.Qrels`, when the caller has them (else made from `qrels`)."""
 
     def of_topics(self, topics: Iterable[str]) -> Qrels:
         """The qrels of `topics` (topics of these qrels) as one `trec.Qrels`, the shape the
-        metric module takes: made once per evaluation and shared by its runs."""
-        return Qrels.from_dict({q: self.qrels[q] for q in topics})
+        metric module takes: made once per evaluation and shared by its runs, sliced from
+        `as_trec` (all topics, built once)."""
+        return self.as_trec.select(topics)
+
+    @cached_property
+    def as_trec(self) -> Qrels:
+        """All these qrels as one `trec.Qrels` (`trec`, or made from the dict, which is never
+        changed after creation)."""
+        return self.trec if self.trec is not None else Qrels.from_dict(self.qrels)
 
 
 def assessors(session: Session, campaign: Campaign) -> list[User]:
@@ -104,7 +113,8 @@ def resolve_qrels(
             session, campaign, final=True, allow_incomplete=allow_incomplete, pools=numbers
         )
         return NamedQrels("final", final.qrels, final.notes())
-    if spec in {user.username for user in assessors(session, campaign)}:
+    judge = session.scalar(select(User.id).where(User.username == spec))
+    if judge is not None and graders(session, campaign.id, user_id=judge):
         graded = campaign_qrels(
             session, campaign, assessor=spec, allow_incomplete=allow_incomplete, pools=numbers
         )

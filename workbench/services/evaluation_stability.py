@@ -35,6 +35,7 @@ from workbench.services.evaluation_inputs import (
 from workbench.services.qrels import IncompleteQrels
 from workbench.services.scope import PoolScope
 from workbench.store.models import Campaign, Pool, PoolEntry
+from workbench.trec import Qrels
 
 # ------------------------------------------------------------------------ ranking stability
 
@@ -112,13 +113,15 @@ def ranking_stability(
 # ------------------------------------------------------------------------------ reusability
 
 
-def _left_out_score(table: EvaluationTable, run: LoadedRun, reduced: QrelsDict) -> float:
+def _left_out_score(
+    table: EvaluationTable, run: LoadedRun, reduced: QrelsDict, as_trec: Qrels
+) -> float:
     """The run's score on the table's measure under the `reduced` qrels, over the table's
     topics: a topic left without any label of 0 or more (every judged document left out)
     cannot be evaluated by trec_eval, and scores what trec_eval gives a topic without a
     relevant document, 0; the mean is over all the table's topics."""
     measure = table.measure()
-    kept = NamedQrels("left out", reduced)
+    kept = NamedQrels("left out", reduced, trec=as_trec)
     topics = topic_scope([run], kept)
     alone = evaluate_like(table, [run], kept, topics)
     emptied = set(table.topics_evaluated) - set(topics.evaluated)
@@ -235,10 +238,12 @@ def leave_out(
     unit = {r.tag: unit_of(r) for r in runs}
     rows = []
     left_out_scores = dict(scores)
+    full = qrels.of_topics(table.topics_evaluated)
     for run in runs:
         if run.tag not in contributing:
             continue
         reduced: QrelsDict = {}
+        removed: dict[str, set[str]] = {}
         n_unique = n_relevant = 0
         for qid in table.topics_evaluated:
             labels = qrels.qrels[qid]
@@ -246,7 +251,8 @@ def leave_out(
             n_unique += len(unique)
             n_relevant += sum(1 for d in unique if is_relevant(labels.get(d, 0), level))
             reduced[qid] = {d: g for d, g in labels.items() if d not in unique}
-        score_out = _left_out_score(table, run, reduced)
+            removed[qid] = unique
+        score_out = _left_out_score(table, run, reduced, full.without(removed))
         left_out_scores[run.tag] = score_out
         rank_out = stats.system_ranking({**scores, run.tag: score_out}).index(run.tag) + 1
         delta = scores[run.tag] - score_out

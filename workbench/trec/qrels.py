@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from functools import cached_property
 
 import numpy as np
@@ -42,6 +42,7 @@ class Qrels:
         self.rels = rels
         self._topics, order, self.offsets = group_topics(qids)
         self._index = {q: i for i, q in enumerate(self._topics)}
+        self._order = order
         self.grouped_docnos = docnos if order is None else docnos[order]
         self.grouped_rels = rels if order is None else rels[order]
         self.grouped_topic = np.repeat(np.arange(len(self._topics)), np.diff(self.offsets))
@@ -76,6 +77,43 @@ class Qrels:
         return dict(
             zip(_decode(self.grouped_docnos[s]), self.grouped_rels[s].tolist(), strict=True)
         )
+
+    def select(self, topics: Iterable[str]) -> Qrels:
+        """The entries of `topics`, grouped in that order, each topic's in its order here (a
+        topic without entries adds none): what `from_dict` of `{q: self.topic(q) for q in
+        topics}` gives, by slicing instead of decoding and encoding every entry."""
+        slices = [self.topic_slice(qid) for qid in topics if qid in self._index]
+
+        def take(grouped: np.ndarray) -> np.ndarray:
+            return np.concatenate([grouped[s] for s in slices]) if slices else grouped[:0]
+
+        return Qrels(
+            take(self._grouped(self.qids)),
+            take(self._grouped(self.iterations)),
+            take(self.grouped_docnos),
+            take(self.grouped_rels),
+        )
+
+    def without(self, removed: Mapping[str, Collection[str]]) -> Qrels:
+        """These qrels less the docnos `removed[qid]` of each topic (a topic left without
+        entries disappears), the rest in its order: a leave-one-out's reduced qrels, made
+        by a mask instead of a dict per left-out run."""
+        keep = np.ones(len(self.grouped_rels), dtype=bool)
+        for qid, docnos in removed.items():
+            if docnos and qid in self._index:
+                s = self.topic_slice(qid)
+                gone = np.array([_encode(d) for d in docnos], dtype=bytes)
+                keep[s] = ~np.isin(self.grouped_docnos[s], gone)
+        return Qrels(
+            self._grouped(self.qids)[keep],
+            self._grouped(self.iterations)[keep],
+            self.grouped_docnos[keep],
+            self.grouped_rels[keep],
+        )
+
+    def _grouped(self, column: np.ndarray) -> np.ndarray:
+        """An entry column in the grouped order of `grouped_docnos`."""
+        return column if self._order is None else column[self._order]
 
     def to_dict(self) -> dict[str, dict[str, int]]:
         return {qid: self.topic(qid) for qid in self._topics}
