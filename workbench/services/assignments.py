@@ -74,11 +74,12 @@ def documents_to_judge(session: Session, assignments: Sequence[Assignment]) -> d
         sampled: dict[str, set[str]] = defaultdict(set)
         for qid, docno in session.execute(
             select(PoolEntry.qid, PoolEntry.docno).where(
-                PoolEntry.pool_id == pool_id, PoolEntry.sampled.is_(True)
+                PoolEntry.pool_id == pool_id,
+                PoolEntry.qid.in_(sorted(qids)),
+                PoolEntry.sampled.is_(True),
             )
         ):
-            if qid in qids:
-                sampled[qid].add(docno)
+            sampled[qid].add(docno)
         for a in group:
             result[a.id] = ToJudge(frozenset(sampled[a.qid]), len(sampled[a.qid]))
     for aid, routed in slots.slot_documents(session, assignments).items():

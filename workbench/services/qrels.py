@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, aliased
 
 from workbench.relevance import is_relevant
 from workbench.services import adaptive_provenance
@@ -302,13 +302,20 @@ def _assigned(session: Session, scope: PoolScope, user: User) -> set[tuple[str, 
 
 def _unsampled(session: Session, scope: PoolScope) -> set[tuple[str, str]]:
     """(qid, docno) pooled but unsampled in some pool in scope and sampled in none."""
+    sampled = aliased(PoolEntry)
+    sampled_elsewhere = (
+        select(sampled.id)
+        .where(
+            sampled.pool_id.in_(scope.ids),
+            sampled.qid == PoolEntry.qid,
+            sampled.docno == PoolEntry.docno,
+            sampled.sampled.is_(True),
+        )
+        .exists()
+    )
     rows = session.execute(
-        select(PoolEntry.qid, PoolEntry.docno, PoolEntry.sampled).where(
-            PoolEntry.pool_id.in_(scope.ids)
+        select(PoolEntry.qid, PoolEntry.docno).where(
+            PoolEntry.pool_id.in_(scope.ids), PoolEntry.sampled.is_(False), ~sampled_elsewhere
         )
     )
-    unsampled: set[tuple[str, str]] = set()
-    sampled: set[tuple[str, str]] = set()
-    for qid, docno, is_sampled in rows:
-        (sampled if is_sampled else unsampled).add((qid, docno))
-    return unsampled - sampled
+    return {(qid, docno) for qid, docno in rows}
