@@ -43,7 +43,10 @@ def wal_frames(path: str) -> tuple[int, int]:
 def test_no_commit_checkpoints_the_wal(store, sqlite_file, monkeypatch):
     """With SQLite's automatic checkpoint (every 1,000 pages) a commit would have copied the
     WAL and the WAL would have restarted; here it holds every page written."""
-    monkeypatch.setattr(store.checkpointer, "written", lambda: None)  # no thread
+    monkeypatch.setattr(store.checkpointer, "written", lambda: None)  # no new thread
+    # and the thread the fixture's write started has ended: at batch priority on a busy
+    # machine it could otherwise run its checkpoint in the middle of the fill
+    store.checkpointer.close()
     fill(store, 8)  # about 2,000 pages
     with store.engine.connect() as connection:
         assert connection.exec_driver_sql("PRAGMA wal_autocheckpoint").scalar() == 0
