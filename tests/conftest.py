@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
+from tests.url_builders import share_url_builders
 from workbench.store import Store, open_store
 
 REPO = Path(__file__).resolve().parent.parent
@@ -20,6 +21,12 @@ ORACLE = SHARED / "oracle" / "trec_eval_test"
 # CLI commands run inside the suite's process: `workbench import` must not lower its priority
 # (tests/test_priority.py checks the default with `os.nice` replaced).
 os.environ.setdefault("WORKBENCH_IMPORT_PRIORITY", "normal")
+FAST_HASH = "pbkdf2:sha256:1000"
+"""The password hash method of the tests' apps and users (production keeps scrypt)."""
+# and of the CLI's `user add` and the apps a test makes without PASSWORD_HASH_METHOD: scrypt
+# takes 0.1 s of CPU a password (tests/web/test_auth_accounts.py checks the scrypt default)
+os.environ.setdefault("WORKBENCH_PASSWORD_HASH_METHOD", FAST_HASH)
+share_url_builders()  # each test's app reuses the URL builders the first one compiled
 STORE_FIXTURES = {"database_url", "empty_database_url", "world_url"}
 """Fixtures that open a store: the tests that use them run again in the PostgreSQL pass."""
 

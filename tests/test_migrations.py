@@ -58,3 +58,31 @@ def test_every_migration_downgrades_to_empty_and_upgrades_again(database_url):
     command.upgrade(config, "head")
     assert set(Base.metadata.tables) <= set(sa.inspect(store.engine).get_table_names())
     store.dispose()
+
+
+def test_a_store_at_head_is_opened_without_running_the_migrations(database_url, monkeypatch):
+    """open_store(upgrade=True) reads the store's version and, at head, runs no migration
+    environment; a store one migration behind is still migrated to head."""
+    from alembic import command
+
+    from workbench.store import migrate
+
+    store = open_store(database_url)
+    heads = migrate.head_revisions()
+    assert migrate.current_revisions(store) == heads and len(heads) == 1
+    previous = migrate.alembic_config(store)
+    command.downgrade(previous, "-1")
+    behind = migrate.current_revisions(store)
+    assert behind and behind != heads
+    ran = []
+    monkeypatch.setattr(command, "upgrade", lambda config, revision: ran.append(revision))
+    store.upgrade()
+    assert ran == ["head"]  # behind: Alembic's upgrade is called
+    monkeypatch.undo()
+    store.upgrade()
+    assert migrate.current_revisions(store) == heads
+    monkeypatch.setattr(command, "upgrade", lambda config, revision: ran.append(revision))
+    store.upgrade()
+    open_store(database_url, upgrade=True).dispose()
+    assert ran == ["head"]  # at head: not called again
+    store.dispose()

@@ -475,18 +475,22 @@ def write_files(folder: Path) -> dict[str, list[Path]]:
     return {"topics": [topics], "documents": [docs], "runs": runs, "qrels": [qrels]}
 
 
-def ensure_users(store: Store) -> None:
+def ensure_users(store: Store, hash_method: str = user_service.DEFAULT_HASH_METHOD) -> None:
+    """The demo's users (those missing), their passwords hashed with `hash_method`."""
     with store.session() as session:
         for (name, password), role in [(ADMIN, "admin")] + [(a, "assessor") for a in ASSESSORS]:
             try:
                 user_service.get_user(session, name)
             except NotFound:
-                user_service.create_user(session, name, password, role=role)
+                user_service.create_user(
+                    session, name, password, role=role, hash_method=hash_method
+                )
 
 
-def create_demo(store: Store) -> bool:
-    """Create the demo users and campaign unless the campaign exists; True if created."""
-    ensure_users(store)
+def create_demo(store: Store, hash_method: str = user_service.DEFAULT_HASH_METHOD) -> bool:
+    """Create the demo users (passwords hashed with `hash_method`) and campaign unless the
+    campaign exists; True if created."""
+    ensure_users(store, hash_method)
     with store.session() as session:
         try:
             campaigns.get_campaign(session, CAMPAIGN)

@@ -110,6 +110,7 @@ def _judgement(assessor) -> bytes:  # type: ignore[no-untyped-def]
     return json.dumps(body).encode()
 
 
+@pytest.mark.slow  # starts `workbench serve` in a subprocess, as test_serve.py
 def test_the_connection_outlives_a_429_and_a_401(judging_server) -> None:  # type: ignore[no-untyped-def]
     server, assessor = judging_server
     submit = f"/api/v1/assignments/{assessor.assignment_id}/judgements"
@@ -142,6 +143,7 @@ def test_the_connection_outlives_a_429_and_a_401(judging_server) -> None:  # typ
         connection.close()
 
 
+@pytest.mark.slow  # starts `workbench serve` in a subprocess, as test_serve.py
 def test_a_body_too_large_to_discard_closes_the_connection_saying_so(judging_server) -> None:  # type: ignore[no-untyped-def]
     """A 413 (a JSON body declared over the API's 64 KB, and over the 1 MiB that would be
     discarded) is answered before its body is sent: the answer says `Connection: close`, so

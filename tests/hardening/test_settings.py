@@ -31,6 +31,7 @@ def test_environment_variables_become_one_settings_object(
     monkeypatch.setenv("WORKBENCH_JUDGE_SUBMITS_PER_SECOND", "0")
     monkeypatch.setenv("WORKBENCH_SECURE_COOKIES", "1")
     monkeypatch.setenv("WORKBENCH_SQLITE_SYNCHRONOUS", "full")
+    monkeypatch.delenv("WORKBENCH_PASSWORD_HASH_METHOD")  # the suite's (tests/conftest.py)
     app = app_of(tmp_path, TRUSTED_PROXIES=0)
     settings = app.extensions[EXTENSION]
     assert settings == Settings(

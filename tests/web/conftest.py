@@ -18,6 +18,7 @@ import sqlalchemy as sa
 from flask import Flask
 from flask.testing import FlaskClient
 
+from tests.conftest import FAST_HASH
 from workbench.services import (
     assignments,
     campaigns,
@@ -32,8 +33,6 @@ from workbench.web import create_app
 from workbench.web.db import get_store
 
 PASSWORD = "correct horse"
-FAST_HASH = "pbkdf2:sha256:1000"
-"""The password hash method of the tests' apps and users (production keeps scrypt)."""
 TOPICS = [
     {
         "qid": "T1",

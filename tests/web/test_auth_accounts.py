@@ -140,6 +140,21 @@ def test_the_cli_defaults_to_scrypt(world_url, world: World) -> None:
     assert stored_hash(world_url[0], "erin").startswith("scrypt:")
 
 
+def test_the_demo_hashes_its_users_passwords_with_the_clis_parameter(database_url: str) -> None:
+    """`workbench demo` sets passwords as `user add` does: --password-hash, else
+    $WORKBENCH_PASSWORD_HASH_METHOD, else scrypt (the served app's setting)."""
+    made = CliRunner().invoke(
+        main, ["--db", database_url, "demo", "--no-serve", "--password-hash", OTHER_HASH]
+    )
+    assert made.exit_code == 0, made.output
+    for name in ("admin", "alice", "bob", "carol"):
+        assert stored_hash(database_url, name).startswith(f"{OTHER_HASH}$"), name
+    refused = CliRunner().invoke(
+        main, ["--db", database_url, "demo", "--no-serve", "--password-hash", "md5"]
+    )
+    assert refused.exit_code == 2 and "unknown password hash method 'md5'" in refused.output
+
+
 # --- accounts -------------------------------------------------------------------------------
 
 

@@ -362,16 +362,23 @@ def serve(ctx: click.Context, host: str, port: int, workers: int, threads: int) 
 @click.command()
 @server_options
 @click.option("--no-serve", is_flag=True, help="Create the demo data and exit.")
+@password_hash_option
 @click.pass_context
 def demo(
-    ctx: click.Context, host: str, port: int, workers: int, threads: int, no_serve: bool
+    ctx: click.Context,
+    host: str,
+    port: int,
+    workers: int,
+    threads: int,
+    no_serve: bool,
+    hash_method: str,
 ) -> None:
     """Create the demo campaign (once), print the logins and serve it (--no-serve: exit)."""
     from workbench import demo as demo_data
 
     store = get_store(ctx)
     try:
-        created = demo_data.create_demo(store)
+        created = demo_data.create_demo(store, hash_method)
     except NotFound as error:
         fail(str(error))
     click.echo("Demo campaign " + ("created." if created else "already exists."))

@@ -9,6 +9,9 @@ waits at most `wait` seconds for the result, so a request thread is never held l
 Each process has one `Worker`: a thread, started when a job is queued and ended when none is
 left, that claims jobs one at a time and has a child process compute each (`serve`), so that
 the computation never competes for this process's interpreter lock with the request threads.
+The child is kept for the next job and forked from a fork server that imported the job
+modules once (`services.forked`), so that starting one costs no imports; a request waiting
+for a job this process's Worker runs wakes when it ends (others' jobs are polled).
 A queued job's progress says how many jobs are ahead of it (one runs per server process, so
 that reports never take more than that many cores from the requests).
 The child reads in one read transaction (a consistent snapshot, no write lock), writes its
@@ -46,6 +49,7 @@ from sqlalchemy.orm import Session
 
 from workbench.priority import run_as_batch
 from workbench.services.errors import NotFound, ServiceError
+from workbench.services.forked import Child, fork
 from workbench.store import Store
 from workbench.store.db import cast_result
 from workbench.store.models import (
@@ -274,8 +278,8 @@ def request_job(
     if state.pending:
         worker.wake()
     deadline = time.monotonic() + wait
-    while state.pending and time.monotonic() < deadline:
-        time.sleep(POLL_S)
+    while state.pending and (left := deadline - time.monotonic()) > 0:
+        worker.wait_for_job(min(POLL_S, left))  # at once when this process ran it
         with store.read_session() as session:
             job = session.get(ReportJob, state.id)
             if job is None:  # the campaign was deleted meanwhile
@@ -476,7 +480,12 @@ class Worker:
     that claims them one at a time and has a child process (`command`, with `env`) compute
     each, for at most `timeout` s. The child is started once and reads job ids on its stdin,
     so that it imports the statistics and plotting libraries once; it exits when its stdin
-    closes (this thread ending, or this process dying)."""
+    closes (this thread ending, or this process dying).
+
+    With `forked` (a module-level function: `serve` over a store, as `command` would run),
+    the child is instead forked from this process's fork server (`multiprocessing`'s), which
+    imported `forked`'s module once: a new child (after IDLE_S, a crash, or in another app
+    of this process) costs milliseconds instead of a new interpreter's imports."""
 
     def __init__(
         self,
@@ -486,15 +495,24 @@ class Worker:
         *,
         timeout: float = TIMEOUT_S,
         idle: float = IDLE_S,
+        forked: Callable[[], None] | None = None,
     ) -> None:
         self.store = store
         self.command = list(command)
         self.env = dict(env)
         self.timeout = timeout
         self.idle = idle
+        self.forked = forked
         self._wakeup = threading.Condition()
         self._pending = False
         self._thread: threading.Thread | None = None
+        self._finished = threading.Condition()
+
+    def wait_for_job(self, timeout: float) -> None:
+        """Wait at most `timeout` s, less when this worker finishes a job meanwhile (a request
+        waiting for its report wakes at once; jobs of other processes are polled)."""
+        with self._finished:
+            self._finished.wait(timeout)
 
     def wake(self) -> None:
         """Look for jobs to run (starts the thread when it is not running)."""
@@ -506,7 +524,7 @@ class Worker:
                 self._thread.start()
 
     def _loop(self) -> None:
-        child: subprocess.Popen[bytes] | None = None
+        child: Child | None = None
         try:
             while True:
                 with self._wakeup:
@@ -519,23 +537,26 @@ class Worker:
                 try:
                     while (claimed := _claim_next(self.store)) is not None:
                         child = self._run(child, *claimed)
+                        with self._finished:
+                            self._finished.notify_all()
                 except Exception:  # the store is unreachable: the next request wakes us again
                     traceback.print_exc()
         finally:
             if child is not None:
                 _close(child)
 
-    def _run(
-        self, child: subprocess.Popen[bytes] | None, job_id: int, generation: int
-    ) -> subprocess.Popen[bytes] | None:
+    def _run(self, child: Child | None, job_id: int, generation: int) -> Child | None:
         """Have the child compute the job; the child, or None when it had to be stopped."""
         if child is None or child.poll() is not None:
-            child = subprocess.Popen(
-                self.command,
-                env=self.env,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-            )
+            if self.forked is not None:
+                child = fork(self.forked, self.env)
+            else:
+                child = subprocess.Popen(
+                    self.command,
+                    env=self.env,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                )
         assert child.stdin is not None and child.stdout is not None
         try:
             child.stdin.write(f"{job_id}\n".encode())
@@ -586,7 +607,7 @@ class Worker:
             _touch(self.store, job_id, generation)
 
 
-def _close(child: subprocess.Popen[bytes]) -> None:
+def _close(child: Child) -> None:
     """End an idle child: its stdin closes, it exits."""
     if child.stdin is not None:
         with contextlib.suppress(OSError):

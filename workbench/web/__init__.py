@@ -10,10 +10,12 @@ from __future__ import annotations
 import os
 import secrets
 from pathlib import Path
+from types import CodeType
 from typing import Any
 
 from flask import Flask, redirect, url_for
 from flask_login import current_user
+from jinja2.bccache import Bucket, BytecodeCache
 
 from workbench import limits
 from workbench.paths import resource_dir
@@ -24,6 +26,28 @@ from workbench.web.settings import PREFIX, Settings
 SECRET_KEY_ENV = "WORKBENCH_SECRET_KEY"
 INSTANCE_ENV = "WORKBENCH_INSTANCE_PATH"
 """The instance folder of `workbench.web.wsgi:app` (the secret key, the default SQLite file)."""
+
+
+class SharedTemplateCode(BytecodeCache):
+    """The compiled templates of this process's apps (all made by `create_app`, with one Jinja
+    configuration): an app made after the first renders its pages without compiling their
+    templates again. Jinja checks each template's source checksum: an edited one is compiled
+    anew. Code objects are immutable, so apps in several threads share them safely."""
+
+    def __init__(self) -> None:
+        self._code: dict[str, tuple[str, CodeType]] = {}
+
+    def load_bytecode(self, bucket: Bucket) -> None:
+        found = self._code.get(bucket.key)
+        if found is not None and found[0] == bucket.checksum:
+            bucket.code = found[1]
+
+    def dump_bytecode(self, bucket: Bucket) -> None:
+        if bucket.code is not None:
+            self._code[bucket.key] = (bucket.checksum, bucket.code)
+
+
+TEMPLATE_CODE = SharedTemplateCode()
 
 
 def secret_key(instance_path: str) -> str:
@@ -52,6 +76,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         static_folder=str(resource_dir("static")),
         instance_relative_config=True,
     )
+    app.jinja_options = {**app.jinja_options, "bytecode_cache": TEMPLATE_CODE}
     # WORKBENCH_<NAME> -> config <NAME> (text), then the given config: one Settings object
     app.config.from_prefixed_env(PREFIX, loads=str)
     settings = Settings.of({**app.config, **config})

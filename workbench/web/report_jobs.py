@@ -1,5 +1,5 @@
 """The web side of report jobs (`services.jobs`): each app's worker, sealed results, and the
-child process that computes them (`python -m workbench.web.report_jobs`, job ids on stdin).
+child process that computes them (`workbench.web.job_child`, job ids on stdin).
 
 A job's result is the template context of its report page, pickled and sealed with an HMAC
 keyed by the app's secret key, so that only what this app's job processes wrote is ever
@@ -23,7 +23,7 @@ from flask import Flask, current_app, flash
 
 from workbench import querylog
 from workbench.services import jobs
-from workbench.services.store_handle import ENV_VAR, SQLITE_SYNCHRONOUS_ENV, Session, open_store
+from workbench.services.store_handle import ENV_VAR, SQLITE_SYNCHRONOUS_ENV, Session
 from workbench.web.db import get_store
 from workbench.web.security import wants_json
 from workbench.web.settings import EXTENSION as SETTINGS
@@ -71,7 +71,10 @@ def page_job(kind: str, build: PageFunction) -> None:
 
 
 def init_app(app: Flask) -> None:
-    """The app's worker: it runs each job in `python -m workbench.web.report_jobs`."""
+    """The app's worker: it runs each job in a child forked with `workbench.web.job_child`
+    imported (`services.forked`; `python -m workbench.web.job_child` is the same child)."""
+    from workbench.web import job_child  # it imports the report views, which import this
+
     store = app.extensions["workbench_store"]
     key = sealing_key(app.config["SECRET_KEY"])
     package_root = str(Path(__file__).resolve().parents[2])
@@ -90,8 +93,9 @@ def init_app(app: Flask) -> None:
         hex_key = querylog_key.hex() if isinstance(querylog_key, bytes) else str(querylog_key)
         env[querylog.KEY_ENV] = hex_key.strip()
     timeout = float(app.config.get("REPORT_JOB_TIMEOUT_SECONDS", jobs.TIMEOUT_S))
-    command = [sys.executable, "-m", "workbench.web.report_jobs"]
-    app.extensions[EXTENSION] = (jobs.Worker(store, command, env, timeout=timeout), key)
+    command = [sys.executable, "-m", "workbench.web.job_child"]
+    worker = jobs.Worker(store, command, env, timeout=timeout, forked=job_child.main)
+    app.extensions[EXTENSION] = (worker, key)
 
 
 def request(
@@ -141,12 +145,3 @@ def request_page(
     if state.result is None:
         return dataclasses.replace(state, progress=f"{RESEALED} {state.progress}"), None
     return state, unseal(state.result, key)
-
-
-if __name__ == "__main__":
-    # the modules that register job kinds
-    import workbench.web.querylogs
-    import workbench.web.reports
-    import workbench.web.uploads  # noqa: F401
-
-    jobs.serve(open_store())

@@ -1,0 +1,110 @@
+"""The Worker's children forked from the fork server (services.forked): kept between jobs, given
+the Worker's environment, replaced after a crash; a waiting request wakes when its job ends."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+
+from tests.store.test_jobs import Wakes
+from workbench.services import campaigns, jobs
+from workbench.store import Store
+from workbench.store.db import ENV_VAR
+from workbench.store.models import ReportJob, ReportResult
+
+MARK = "WORKBENCH_TEST_FORKED_MARK"
+
+
+def _whoami(_session: Any, _campaign: Any, _params: dict[str, Any], _progress: Any) -> bytes:
+    return f"{os.getpid()} {os.environ.get(MARK)}".encode()
+
+
+def _exit(_session: Any, _campaign: Any, params: dict[str, Any], _progress: Any) -> bytes:
+    os._exit(int(params["status"]))
+
+
+jobs.register("test-whoami", _whoami)
+jobs.register("test-exit", _exit)
+
+
+@pytest.fixture
+def campaign(store: Store) -> int:
+    with store.session() as session:
+        return campaigns.create_campaign(session, "c1").id
+
+
+def serve_here() -> None:
+    """The forked child's main: this module registered the kinds above when it was imported."""
+    from workbench.store import open_store
+
+    jobs.serve(open_store())
+
+
+def worker_of(store: Store) -> jobs.Worker:
+    env = {**os.environ, ENV_VAR: store.url, MARK: "given to the child"}
+    return jobs.Worker(store, [], env, timeout=60, forked=serve_here)
+
+
+def claim(store: Store, campaign: int, kind: str, params: dict[str, Any]) -> tuple[int, int]:
+    jobs.request_job(store, campaign, kind, params, worker=Wakes(), wait=0)
+    claimed = jobs._claim_next(store)
+    assert claimed is not None
+    return claimed
+
+
+def outcome(store: Store, job_id: int) -> tuple[str, str, str]:
+    """(status, error, result) of a job."""
+    with store.read_session() as session:
+        job = session.get_one(ReportJob, job_id)
+        result = session.scalar(select(ReportResult.result).where(ReportResult.job_id == job_id))
+        return job.status, job.error, (result or b"").decode()
+
+
+def test_the_forked_child_is_kept_between_jobs_with_the_workers_environment(
+    store: Store, campaign: int
+) -> None:
+    worker = worker_of(store)
+    first_id, generation = claim(store, campaign, "test-whoami", {"n": 1})
+    child = worker._run(None, first_id, generation)
+    assert child is not None and child.poll() is None  # answered, and kept
+    second_id, generation = claim(store, campaign, "test-whoami", {"n": 2})
+    assert worker._run(child, second_id, generation) is child
+    first, second = outcome(store, first_id), outcome(store, second_id)
+    pid = child.pid
+    assert first == ("done", "", f"{pid} given to the child") == second
+    assert pid != os.getpid() and os.environ.get(MARK) is None
+    jobs._close(child)
+    assert child.poll() == 0  # its stdin closed: it ended
+
+
+def test_a_forked_child_that_dies_fails_its_job_and_the_next_job_gets_a_new_one(
+    store: Store, campaign: int
+) -> None:
+    worker = worker_of(store)
+    dying, generation = claim(store, campaign, "test-exit", {"status": 3})
+    assert worker._run(None, dying, generation) is None
+    status, error, _ = outcome(store, dying)
+    assert (status, error) == ("failed", "the report's process exited with status 3")
+    child = worker._run(None, *claim(store, campaign, "test-whoami", {}))
+    assert child is not None
+    with store.read_session() as session:
+        done = session.scalar(select(ReportJob.id).where(ReportJob.kind == "test-whoami"))
+    assert done is not None and outcome(store, done)[2] == f"{child.pid} given to the child"
+    jobs._close(child)
+
+
+def test_a_waiting_request_wakes_when_this_processs_worker_finishes_its_job(
+    store: Store, campaign: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The request does not poll the store until its wait ends: with polls a minute apart it
+    still returns the result as soon as the Worker thread has it."""
+    monkeypatch.setattr(jobs, "POLL_S", 60.0)
+    worker = worker_of(store)
+    started = time.monotonic()
+    state = jobs.request_job(store, campaign, "test-whoami", {}, worker=worker, wait=120)
+    assert state.status == "done" and state.result is not None
+    assert time.monotonic() - started < 30

@@ -1,0 +1,112 @@
+"""Job children forked from a fork server: `fork(main, env)` starts `main()` in a new process
+with `env` as its environment and its stdin and stdout on pipes to this process, like
+`subprocess.Popen([python, -m, module], stdin=PIPE, stdout=PIPE)`, but forked from
+`multiprocessing`'s fork server (one per process, started at the first fork), which imported
+`main`'s module once. A child costs a fork, not a new interpreter importing numpy, scipy,
+SQLAlchemy and the web modules (about a second of CPU each).
+
+The fork server is a single-threaded process that only imports and forks (the safe way to fork
+after importing libraries that may start threads); it exits with this process, and a child
+whose stdin closes (this process ending) ends its `main`.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from multiprocessing.connection import Connection
+from typing import IO, Protocol
+
+_context = multiprocessing.get_context("forkserver")
+_preloaded: set[str] = set()
+
+
+class Child(Protocol):
+    """What the Worker uses of a child: `subprocess.Popen[bytes]` or a `ForkedChild`."""
+
+    stdin: IO[bytes] | None
+    stdout: IO[bytes] | None
+
+    @property
+    def pid(self) -> int: ...
+
+    def poll(self) -> int | None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+    def kill(self) -> None: ...
+
+
+class ForkedChild:
+    """A forked child as `subprocess.Popen` shows one: pid, pipes, poll, wait, kill."""
+
+    def __init__(
+        self, process: multiprocessing.process.BaseProcess, stdin: IO[bytes], stdout: IO[bytes]
+    ) -> None:
+        self.process = process
+        self.stdin: IO[bytes] | None = stdin
+        self.stdout: IO[bytes] | None = stdout
+
+    @property
+    def pid(self) -> int:
+        assert self.process.pid is not None
+        return self.process.pid
+
+    def poll(self) -> int | None:
+        return self.process.exitcode
+
+    def wait(self, timeout: float | None = None) -> int:
+        self.process.join(timeout)
+        code = self.process.exitcode
+        if code is None:
+            raise subprocess.TimeoutExpired(f"forked {self.process.name}", timeout or 0.0)
+        return code
+
+    def kill(self) -> None:
+        self.process.kill()
+
+
+def fork(main: Callable[[], None], env: Mapping[str, str]) -> ForkedChild:
+    """`main()` in a child forked from the fork server (which imports `main`'s module before its
+    first fork), with `env` as its environment and stdin and stdout on pipes to this process."""
+    if main.__module__ not in _preloaded:
+        _preloaded.add(main.__module__)
+        # modules named before the fork server starts are imported by it; later ones by each child
+        _context.set_forkserver_preload(sorted(_preloaded))
+    requests_in, requests_out = os.pipe()
+    answers_in, answers_out = os.pipe()
+    ends = Connection(requests_in), Connection(answers_out)  # handed to the child
+    process = _context.Process(
+        target=_child,
+        args=(main, dict(env), *ends),
+        name=f"{main.__module__}.{main.__name__}",
+        daemon=True,  # terminated when this process exits normally; EOF ends it otherwise
+    )
+    try:
+        process.start()
+    except BaseException:
+        os.close(requests_out)
+        os.close(answers_in)
+        raise
+    finally:
+        for end in ends:
+            end.close()
+    return ForkedChild(process, os.fdopen(requests_out, "wb"), os.fdopen(answers_in, "rb"))
+
+
+def _child(
+    main: Callable[[], None], env: dict[str, str], requests: Connection, answers: Connection
+) -> None:
+    """In the child: the environment, stdin and stdout of a `subprocess` child, then main()."""
+    os.environ.clear()
+    os.environ.update(env)
+    os.dup2(requests.fileno(), 0)
+    os.dup2(answers.fileno(), 1)
+    requests.close()
+    answers.close()
+    sys.stdin = open(0, closefd=False)  # noqa: SIM115 (the process's own stdin)
+    sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
+    main()
