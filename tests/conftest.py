@@ -118,14 +118,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Browser tests are `slow`, as are the tests marked so (servers and killed processes,
     reference libraries on large inputs): `pytest -m "not slow"` is the fast loop, the pure
     core and the service and web tests on temporary SQLite. In the PostgreSQL pass
-    ($WORKBENCH_TEST_STORE_ONLY=1) run only tests that use the store."""
+    ($WORKBENCH_TEST_STORE_ONLY=1) run only tests that use the store.
+
+    The slow tests run first (the order is otherwise kept): on every core (pytest-xdist) a
+    long browser test collected last kept one worker busy for minutes after the other ran
+    out of tests; run first, the short tests fill in around it."""
     for item in items:
         if item.get_closest_marker("browser"):
             item.add_marker(pytest.mark.slow)
-    if os.environ.get("WORKBENCH_TEST_STORE_ONLY") != "1":
-        return
-    selected = [item for item in items if STORE_FIXTURES & set(getattr(item, "fixturenames", ()))]
-    deselected = [item for item in items if item not in selected]
-    if deselected:
-        config.hook.pytest_deselected(items=deselected)
-        items[:] = selected
+    if os.environ.get("WORKBENCH_TEST_STORE_ONLY") == "1":
+        selected = [i for i in items if STORE_FIXTURES & set(getattr(i, "fixturenames", ()))]
+        deselected = [item for item in items if item not in selected]
+        if deselected:
+            config.hook.pytest_deselected(items=deselected)
+            items[:] = selected
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
