@@ -374,9 +374,8 @@ def fleiss_kappa_of_draws(ratings, clusters: Sequence[np.ndarray], draws: np.nda
     the order of floating-point sums (docs/methods.md section 3.3)."""
     r = _ratings(ratings)
     pairable = (~np.isnan(r)).sum(1) >= 2
-    categories = np.unique(r[pairable][~np.isnan(r[pairable])])
-    counts = np.stack([(r == c).sum(1) for c in categories], axis=1).astype(float)
-    counts = counts.reshape(len(r), len(categories)) * pairable[:, None]
+    categories, counts = _category_counts(r)  # rows kept: clusters index them
+    counts = counts * pairable[:, None]  # a category of unpairable items only counts 0
     n_i = counts.sum(1)
     with np.errstate(invalid="ignore", divide="ignore"):
         p_i = np.where(pairable, ((counts**2).sum(1) - n_i) / (n_i * (n_i - 1)), 0.0)
