@@ -102,3 +102,16 @@ def test_narrow_readers_agree_with_the_whole_rows_on_undo_cannot_judge_gold_and_
         ]
         assert [tuple(g) for g in counted_grades(s, campaign)] == counted
         assert counted == [("q1", "d1", ann, 2), ("q1", "d1", ben, 1)]
+
+        # some documents' current rows: the topic's rows of those documents, no others
+        for docnos in (["d1"], ["d2", "d4", "gold"], [], ["absent"]):
+            mine = current_judgements(s, campaign.id, qid="q1", user_id=ann, docnos=docnos)
+            assert mine == [
+                j for j in current if j.qid == "q1" and j.user_id == ann and j.docno in docnos
+            ]
+        assert [(j.docno, j.grade) for j in current_judgements(s, campaign.id, docnos=["d1"])] == [
+            ("d1", 2),
+            ("d1", 1),
+        ]
+        # an undone key has no current row, also when asked for by name
+        assert current_judgements(s, campaign.id, user_id=dan, docnos=["d4"]) == []

@@ -9,7 +9,7 @@ A latest row with neither a grade nor a 'cannot judge' reason is a first judgeme
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Collection, Hashable, Iterable
 from dataclasses import dataclass, fields
 from typing import Any, Protocol, TypeVar
 
@@ -38,18 +38,30 @@ class JudgementRow:
     evidence: list[Any] | None = None  # [[start, end], ...] offsets of marked passages
 
 
+HAS_JUDGEMENT = or_(Judgement.grade.is_not(None), Judgement.cannot_judge.is_not(None))
+"""A log row that is a current judgement when latest: a grade or a 'cannot judge' reason (a
+latest row with neither is a first judgement taken back)."""
+
 JUDGEMENT_ROW = select(*(getattr(Judgement, field.name) for field in fields(JudgementRow)))
 """Select the JudgementRow columns of the judgement log (add the where clause)."""
 
 
-def latest_ids(campaign_id: int, *, qid: str | None = None, user_id: int | None = None) -> Any:
+def latest_ids(
+    campaign_id: int,
+    *,
+    qid: str | None = None,
+    user_id: int | None = None,
+    docnos: Collection[str] | None = None,
+) -> Any:
     """Subquery: the id of the latest row of each (qid, docno, user) key of a campaign,
-    optionally of one topic or one user."""
+    optionally of one topic, one user or some documents."""
     latest = select(func.max(Judgement.id)).where(Judgement.campaign_id == campaign_id)
     if qid is not None:
         latest = latest.where(Judgement.qid == qid)
     if user_id is not None:
         latest = latest.where(Judgement.user_id == user_id)
+    if docnos is not None:
+        latest = latest.where(Judgement.docno.in_(docnos))
     return latest.group_by(Judgement.qid, Judgement.docno, Judgement.user_id).scalar_subquery()
 
 
@@ -59,13 +71,16 @@ def current_judgements(
     *,
     qid: str | None = None,
     user_id: int | None = None,
+    docnos: Collection[str] | None = None,
 ) -> list[JudgementRow]:
     """The current judgement of every (qid, docno, user) key of a campaign, the latest row of
-    each, optionally of one topic or one user, ordered by key (including 'cannot judge' rows,
-    whose grade is None; a key whose latest row took its first judgement back has none)."""
+    each, optionally of one topic, one user or some documents, ordered by key (including
+    'cannot judge' rows, whose grade is None; a key whose latest row took its first judgement
+    back has none)."""
+    latest = latest_ids(campaign_id, qid=qid, user_id=user_id, docnos=docnos)
     query = JUDGEMENT_ROW.where(
-        Judgement.id.in_(latest_ids(campaign_id, qid=qid, user_id=user_id)),
-        or_(Judgement.grade.is_not(None), Judgement.cannot_judge.is_not(None)),
+        Judgement.id.in_(latest),
+        HAS_JUDGEMENT,
     ).order_by(Judgement.qid, Judgement.docno, Judgement.user_id)
     return [JudgementRow(*row) for row in session.execute(query)]
 
@@ -75,7 +90,7 @@ def judged_keys(session: Session, campaign_id: int) -> list[tuple[str, str, int]
     keys, read as three columns: what progress counts)."""
     query = select(Judgement.qid, Judgement.docno, Judgement.user_id).where(
         Judgement.id.in_(latest_ids(campaign_id)),
-        or_(Judgement.grade.is_not(None), Judgement.cannot_judge.is_not(None)),
+        HAS_JUDGEMENT,
     )
     return [(qid, docno, user_id) for qid, docno, user_id in session.execute(query)]
 

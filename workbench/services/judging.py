@@ -13,7 +13,7 @@ import datetime as dt
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Collection, Hashable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -37,7 +37,13 @@ from sqlalchemy.orm import Session
 
 from workbench import highlight, limits, presentation
 from workbench.services import adaptive_pools, gold, slots
-from workbench.services.current_judgements import JUDGEMENT_ROW, JudgementRow, current_judgements
+from workbench.services.current_judgements import (
+    HAS_JUDGEMENT,
+    JUDGEMENT_ROW,
+    JudgementRow,
+    current_judgements,
+    latest_ids,
+)
 from workbench.services.errors import Conflict, NotFound, ServiceError
 from workbench.store.db import Store
 from workbench.store.models import (
@@ -279,12 +285,27 @@ def document_sequence(session: Session, assignment: Assignment) -> list[str]:
     return list(sequence_of(session, assignment).docnos)
 
 
-def my_judgements(session: Session, assignment: Assignment) -> dict[str, JudgementRow]:
-    """The assessor's current judgement per docno of this topic (own judgements only)."""
+def my_judgements(
+    session: Session, assignment: Assignment, docnos: Collection[str] | None = None
+) -> dict[str, JudgementRow]:
+    """The assessor's current judgement per docno of this topic (own judgements only; of
+    `docnos` only, when given)."""
     rows = current_judgements(
-        session, assignment.campaign_id, qid=assignment.qid, user_id=assignment.user_id
+        session,
+        assignment.campaign_id,
+        qid=assignment.qid,
+        user_id=assignment.user_id,
+        docnos=docnos,
     )
     return {row.docno: row for row in rows}
+
+
+def my_judged_ids(session: Session, assignment: Assignment) -> dict[str, int]:
+    """docno -> id of the assessor's current judgement, of each document of this topic they
+    have judged (`my_judgements`' keys, read as two columns: what resuming needs)."""
+    latest = latest_ids(assignment.campaign_id, qid=assignment.qid, user_id=assignment.user_id)
+    query = select(Judgement.docno, Judgement.id).where(Judgement.id.in_(latest), HAS_JUDGEMENT)
+    return {docno: id_ for docno, id_ in session.execute(query)}
 
 
 def resume_position(
@@ -297,12 +318,11 @@ def resume_position(
     sequence = document_sequence(session, assignment) if sequence is None else sequence
     if not sequence:
         return 0
-    judged = my_judgements(session, assignment)
+    judged = my_judged_ids(session, assignment)
     for position, docno in enumerate(sequence):
         if docno not in judged:
             return position
-    latest = max((judged[docno] for docno in sequence), key=lambda row: row.id)
-    return sequence.index(latest.docno)
+    return sequence.index(max(sequence, key=judged.__getitem__))
 
 
 def grade_values(connection: Connection | Session, campaign_id: int) -> list[int]:
@@ -314,13 +334,20 @@ def document_at(session: Session, assignment: Assignment, position: int) -> dict
     sequence = document_sequence(session, assignment)
     if not 0 <= position < len(sequence):
         raise NotFound(f"position {position} is outside 0..{len(sequence) - 1}")
-    return documents_at(session, assignment, position, 1)[0]
+    return documents_at(session, assignment, position, 1, sequence)[0]
 
 
-def documents_at(session: Session, assignment: Assignment, start: int, count: int) -> list[dict]:
+def documents_at(
+    session: Session,
+    assignment: Assignment,
+    start: int,
+    count: int,
+    sequence: list[str] | None = None,
+) -> list[dict]:
     """The documents at positions start .. start + count - 1 of the assessor's sequence (those
-    that exist), each with their current judgement (a list page of passages)."""
-    sequence = document_sequence(session, assignment)
+    that exist; `sequence` when the caller has it), each with their current judgement (a list
+    page of passages): only these documents' judgements are read, not the topic's."""
+    sequence = document_sequence(session, assignment) if sequence is None else sequence
     chosen = sequence[max(start, 0) : max(start, 0) + max(count, 0)]
     found = {
         d.docno: d
@@ -330,7 +357,7 @@ def documents_at(session: Session, assignment: Assignment, start: int, count: in
             )
         )
     }
-    mine = my_judgements(session, assignment)
+    mine = my_judgements(session, assignment, chosen)
     views = []
     for offset, docno in enumerate(chosen):
         document, current = found.get(docno), mine.get(docno)

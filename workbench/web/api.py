@@ -114,7 +114,7 @@ def next_document(assignment_id: int):
         sequence = judging.document_sequence(session, assignment)
         if not sequence:
             return jsonify(done=True, judged=0, total=0)
-        judged = len(set(judging.my_judgements(session, assignment)) & set(sequence))
+        judged = len(set(judging.my_judged_ids(session, assignment)) & set(sequence))
         position = judging.resume_position(session, assignment, sequence)
         document = judging.document_at(session, assignment, position)
         return jsonify(done=judged == len(sequence), judged=judged, **document)
