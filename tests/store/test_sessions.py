@@ -31,6 +31,25 @@ def test_read_session_refuses_to_write(store: Store) -> None:
         assert session.scalar(select(func.count(User.id))) == 0
 
 
+def test_a_statement_read_sees_committed_rows_and_refuses_to_write(store: Store) -> None:
+    """`statement_read` (autocommit on a database server): a lookup sees what is committed,
+    not what an open write transaction holds, and a flush is refused as in a read session."""
+    with store.session() as session:
+        session.add(User(username="a", password_hash="-", role="admin"))
+        with store.statement_read() as reader:
+            assert reader.scalar(select(func.count(User.id))) == 0
+    with store.statement_read() as reader:
+        assert reader.scalar(select(User.username)) == "a"
+    with (
+        pytest.raises(RuntimeError, match="read session must not write"),
+        store.statement_read() as reader,
+    ):
+        reader.add(User(username="b", password_hash="-", role="admin"))
+        reader.flush()
+    with store.read_session() as session:
+        assert session.scalars(select(User.username)).all() == ["a"]
+
+
 def test_read_session_sees_committed_writes_without_waiting(store: Store) -> None:
     with store.session() as session:
         session.add(User(username="a", password_hash="-", role="admin"))

@@ -412,6 +412,21 @@ class Store:
         with self.read_sessions() as session, session.begin():
             yield session
 
+    @contextmanager
+    def statement_read(self) -> Iterator[Session]:
+        """A read of one statement (a lookup on every request: the session's user, a token's).
+        On a database server it runs without BEGIN and COMMIT (autocommit: a statement alone
+        sees one snapshot), two round trips fewer than `read_session`; on SQLite it is a
+        `read_session`. A flush raises RuntimeError, as in `read_session`."""
+        if self.write_lock is not None:
+            with self.read_session() as session:
+                yield session
+            return
+        with self.engine.connect() as connection:
+            autocommit = connection.execution_options(isolation_level="AUTOCOMMIT")
+            with self.read_sessions(bind=autocommit) as session:
+                yield session
+
     def _written(self) -> None:
         if self.checkpointer is not None:
             self.checkpointer.written()

@@ -118,7 +118,7 @@ def _load_user(session_id: str) -> CurrentUser | None:
     lifetime = current_app.permanent_session_lifetime.total_seconds()
     if not isinstance(login_at, int) or time.time() - login_at > lifetime:
         return None
-    with get_store().read_session() as db:
+    with get_store().statement_read() as db:
         user = user_service.session_account(db, int(user_id), int(version))
     return CurrentUser.of(user) if user is not None else None
 
@@ -126,12 +126,12 @@ def _load_user(session_id: str) -> CurrentUser | None:
 @login_manager.request_loader
 def _load_user_from_token(_request: Any) -> CurrentUser | None:
     """The active user holding the bearer token, read at every request (one indexed lookup
-    in a read transaction), so that a new token, a revoked one or a deactivation counts at
+    in one statement), so that a new token, a revoked one or a deactivation counts at
     once in every worker process."""
     token = bearer_token()
     if not token or "\x00" in token:
         return None
-    with get_store().read_session() as session:
+    with get_store().statement_read() as session:
         user = user_service.account_by_token(session, token)
     return CurrentUser.of(user) if user is not None else None
 
