@@ -100,8 +100,7 @@ def _expected_completeness(s, campaign: Campaign) -> tuple[int, tuple]:  # type:
     was assigned) and every document with a counted grade, less the labelled ones."""
     scope = pool_scope(s, campaign)
     active = {
-        (e.pool_id, e.qid)
-        for e in s.scalars(select(Assignment).where(Assignment.active.is_(True)))
+        (e.pool_id, e.qid) for e in s.scalars(select(Assignment).where(Assignment.active.is_(True)))
     }
     sampled = {
         (e.qid, e.docno)
@@ -128,9 +127,7 @@ def test_every_number_equals_the_plain_computation(
         assert {j.cannot_judge for j in current} == {None, "unreadable"}
 
         completeness = qrels.qrels_labels(s, campaign, final=True)[1]
-        assert (completeness.expected, completeness.missing) == _expected_completeness(
-            s, campaign
-        )
+        assert (completeness.expected, completeness.missing) == _expected_completeness(s, campaign)
         assert completeness.expected > len(completeness.missing) > 0
 
         report = progress.campaign_progress(s, campaign.id)
