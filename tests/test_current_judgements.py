@@ -2,6 +2,7 @@ from workbench.services.current_judgements import (
     counted_grades,
     counted_judgements,
     current_judgements,
+    graded_keys,
     graders,
     judged_keys,
 )
@@ -70,6 +71,7 @@ def test_narrow_readers_agree_with_the_whole_rows_on_undo_cannot_judge_gold_and_
             ("q1", "d2", ben, None, "unreadable"),  # cannot judge
             ("q1", "gold", ann, 2, None),  # gold: not counted
             ("q2", "d3", cat, 1, None),  # under a withdrawn assignment: not counted
+            ("q2", "d5", ben, 2, None),  # by a judge not withdrawn: counted
             ("q2", "d4", dan, 1, None),
             ("q2", "d4", dan, None, None),  # taken back: no current judgement
         ]
@@ -92,7 +94,7 @@ def test_narrow_readers_agree_with_the_whole_rows_on_undo_cannot_judge_gold_and_
         )
         assert sorted(judged_keys(s, campaign.id)) == [
             ("q1", "d1", ann), ("q1", "d1", ben), ("q1", "d2", ben), ("q1", "gold", ann),
-            ("q2", "d3", cat),
+            ("q2", "d3", cat), ("q2", "d5", ben),
         ]  # fmt: skip
         assert graders(s, campaign.id) == {ann, ben, cat}  # dan took his only grade back
         counted = [
@@ -101,7 +103,20 @@ def test_narrow_readers_agree_with_the_whole_rows_on_undo_cannot_judge_gold_and_
             if j.grade is not None
         ]
         assert [tuple(g) for g in counted_grades(s, campaign)] == counted
-        assert counted == [("q1", "d1", ann, 2), ("q1", "d1", ben, 1)]
+        assert counted == [("q1", "d1", ann, 2), ("q1", "d1", ben, 1), ("q2", "d5", ben, 2)]
+        assert graded_keys(s, campaign) == {(q, d) for q, d, _, _ in counted}
+        s.delete(s.get(GoldDocument, 1))  # with no gold left out and withdrawn ones counted
+        campaign.count_withdrawn = True
+        s.flush()
+        counted = [
+            (j.qid, j.docno, j.user_id, j.grade)
+            for j in counted_judgements(s, campaign)
+            if j.grade is not None
+        ]
+        assert [tuple(g) for g in counted_grades(s, campaign)] == counted
+        assert graded_keys(s, campaign) == {(q, d) for q, d, _, _ in counted}
+        everything = {("q1", "d1"), ("q1", "gold"), ("q2", "d3"), ("q2", "d5")}
+        assert graded_keys(s, campaign) == everything
 
         # some documents' current rows: the topic's rows of those documents, no others
         for docnos in (["d1"], ["d2", "d4", "gold"], [], ["absent"]):

@@ -46,13 +46,18 @@ REQUEST_COUNTERS = frozenset({"login_failures", "rate_buckets"})
 """Tables that count requests, not data: a refused request may still count (a failed login,
 a token taken from the judging rate, kept in the store on PostgreSQL)."""
 
+KEPT_COMPUTATIONS = frozenset({"pool_statistics"})
+"""Tables that keep what a read computed, not data: the campaign page a refused request
+returns to may keep its pool's statistics (`services.pool_statistics`)."""
+
 
 def row_counts(session: Session) -> dict[str, int]:
-    """Rows of every table of the store that holds data (not `REQUEST_COUNTERS`)."""
+    """Rows of every table of the store that holds data (not `REQUEST_COUNTERS` nor
+    `KEPT_COMPUTATIONS`)."""
     return {
         table.name: session.scalar(select(func.count()).select_from(table)) or 0
         for table in Base.metadata.sorted_tables
-        if table.name not in REQUEST_COUNTERS
+        if table.name not in REQUEST_COUNTERS | KEPT_COMPUTATIONS
     }
 
 

@@ -7,7 +7,14 @@ import zlib
 import pytest
 from sqlalchemy import func, select
 
-from workbench.services import campaigns, document_imports, pools, run_imports, topic_imports
+from workbench.services import (
+    campaigns,
+    document_imports,
+    pool_statistics,
+    pools,
+    run_imports,
+    topic_imports,
+)
 from workbench.services.errors import NotFound, ServiceError
 from workbench.store.models import Judgement, PoolEntry, PoolRun, User
 from workbench.store.runs import ZLIB_LEVEL, decode_docnos_head
@@ -178,7 +185,7 @@ def test_pool_statistics_by_hand(store, campaign_id):
     with store.session() as session:
         campaign = campaigns.get_campaign(session, campaign_id)
         pool = pools.build_pool(session, campaign, depth=2, seed=5)
-        stats = pools.pool_statistics(session, pool)
+        stats = pool_statistics.pool_statistics(session, pool)
     assert stats["topics"] == {"1": {"size": 5, "sampled": 5}, "2": {"size": 2, "sampled": 2}}
     assert stats["size"] == 7
     # topic 1 within depth 2: A {a1, a2}, B {d1, b2}, C {c1, d1}; topic 2: A {x1, x2}, B {x2}

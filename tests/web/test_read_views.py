@@ -16,7 +16,7 @@ from flask import Flask
 from sqlalchemy import func, select
 
 from tests.web.conftest import World, get_store_of
-from workbench.services import adjudication, exports, pools, progress
+from workbench.services import adjudication, exports, pool_statistics, progress
 from workbench.services import users as user_service
 from workbench.store.models import Document, Judgement, Run
 
@@ -29,7 +29,7 @@ def _views(world: World) -> list[tuple[str, Any, str]]:
     return [
         (f"/admin/campaigns/{c}/download/qrels", exports, "export_qrels"),
         (f"/admin/campaigns/{c}/download/log", exports, "export_judgement_log"),
-        (f"/admin/campaigns/{c}", pools, "pool_statistics"),
+        (f"/admin/campaigns/{c}", pool_statistics, "current_contributions"),
         (f"/admin/campaigns/{c}/progress", progress, "campaign_progress"),
         (f"/admin/campaigns/{c}/assignments", progress, "assignment_progress"),
         ("/admin/users", user_service, "list_users"),

@@ -19,7 +19,13 @@ from workbench.cli.common import (
     topics_option,
     transaction,
 )
-from workbench.services import adaptive_pools, adaptive_provenance, campaigns, pools
+from workbench.services import (
+    adaptive_pools,
+    adaptive_provenance,
+    campaigns,
+    pool_statistics,
+    pools,
+)
 from workbench.services.topics import listed
 
 ADAPTIVE_METHODS = adaptive.ADAPTIVE
@@ -243,7 +249,10 @@ def pool_stats(ctx: click.Context, campaign_name: str, pool_number: int | None, 
     with transaction(ctx) as session:
         target = campaigns.get_campaign(session, campaign_name)
         described = pools.get_pool(session, target, pool_number)
-        stats = pools.pool_statistics(session, described)
+        contributions, kept = pool_statistics.current_contributions(session, described)
+        if not kept:
+            pool_statistics.remember(session, contributions)
+        stats = pool_statistics.pool_statistics(session, described, contributions)
         if fmt == "json":
             click.echo(json.dumps(stats, indent=1))
             return

@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 from workbench import routing
 from workbench.presentation import PRESENTATION_ORDERS
 from workbench.services import adaptive_pools, slots
+from workbench.services.current_judgements import plain_rows
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.topics import listed
 from workbench.store.models import Assignment, Campaign, Pool, PoolEntry, Topic, User
@@ -72,12 +73,13 @@ def documents_to_judge(session: Session, assignments: Sequence[Assignment]) -> d
             continue
         qids = {a.qid for a in group}
         sampled: dict[str, set[str]] = defaultdict(set)
-        for qid, docno in session.execute(
+        for qid, docno in plain_rows(
+            session,
             select(PoolEntry.qid, PoolEntry.docno).where(
                 PoolEntry.pool_id == pool_id,
                 PoolEntry.qid.in_(sorted(qids)),
                 PoolEntry.sampled.is_(True),
-            )
+            ),
         ):
             sampled[qid].add(docno)
         for a in group:

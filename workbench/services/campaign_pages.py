@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from workbench.services import assignments, evaluation_inputs, pools, progress
+from workbench.services import assignments, evaluation_inputs, pool_statistics, pools, progress
 from workbench.services import users as user_service
 from workbench.services.campaigns import CampaignInfo, campaign_info, count_in, get_campaign
 from workbench.services.pools import PoolInfo, pool_info
@@ -60,6 +60,8 @@ class CampaignPage:
     without_text: tuple[str, ...]
     assessors: tuple[str, ...]
     qrels_status: str = ""  # whether the qrels a download would write are complete
+    # the shown pool's contributions when computed on this load, for `keep_statistics`
+    unkept: pool_statistics.Contributions | None = None
 
 
 def chosen_pool(session: Session, campaign: Campaign, number: int | None) -> Pool | None:
@@ -74,6 +76,9 @@ def campaign_page(session: Session, campaign_id: int, pool_number: int | None) -
     NotFound for a campaign or pool there is not."""
     c = get_campaign(session, campaign_id)
     pool = chosen_pool(session, c, pool_number)
+    contributions, kept = (
+        pool_statistics.current_contributions(session, pool) if pool else (None, True)
+    )
     runs = session.scalars(select(Run).where(Run.campaign_id == c.id).order_by(Run.tag))
     topics = session.scalars(select(Topic).where(Topic.campaign_id == c.id).order_by(Topic.id))
     return CampaignPage(
@@ -94,11 +99,19 @@ def campaign_page(session: Session, campaign_id: int, pool_number: int | None) -
             for p in pools.list_pools(session, c, archived=None)
         ),
         pool=pool_info(pool) if pool is not None else None,
-        stats=pools.pool_statistics(session, pool) if pool is not None else None,
+        stats=pool_statistics.pool_statistics(session, pool, contributions) if pool else None,
         without_text=tuple(pools.documents_without_text(session, pool) if pool else ()),
         assessors=tuple(u.username for u in evaluation_inputs.assessors(session, c)),
         qrels_status=qrels_status(session, c),
+        unkept=None if kept else contributions,
     )
+
+
+def keep_statistics(session: Session, page: CampaignPage) -> None:
+    """Keep the pool statistics `page` computed (a write session), so that the next load
+    reads them (`services.pool_statistics`)."""
+    if page.unkept is not None:
+        pool_statistics.remember(session, page.unkept)
 
 
 def qrels_status(session: Session, campaign: Campaign) -> str:

@@ -14,7 +14,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
@@ -276,64 +275,6 @@ def documents_without_text(session: Session, pool: Pool) -> list[str]:
     return list(session.scalars(query))
 
 
-def pool_statistics(session: Session, pool: Pool) -> dict[str, Any]:
-    """Sizes per topic, documents only each run contributed, pairwise run overlap (Jaccard of
-    contributed documents over all topics), and pool size at depths 1..D summed over topics.
-
-    A run contributes a pooled document it ranks within D: the pool depth (depth), the last
-    stratum bound (stratified), or the deepest best rank in the pool (take, fusion).
-    """
-    entries = session.execute(
-        select(PoolEntry.qid, PoolEntry.docno, PoolEntry.sampled, PoolEntry.best_rank).where(
-            PoolEntry.pool_id == pool.id
-        )
-    ).all()
-    pooled: dict[str, set[str]] = {}
-    sampled: dict[str, int] = {}
-    for qid, docno, is_sampled, _ in entries:
-        pooled.setdefault(qid, set()).add(docno)
-        sampled[qid] = sampled.get(qid, 0) + bool(is_sampled)
-    depth = contribution_depth(pool, max((e.best_rank for e in entries), default=1))
-    models = pool_runs(session, pool)
-    tags = [run.tag for run in models]
-    shared = np.zeros((len(tags), len(tags)), dtype=np.int64)
-    unique = np.zeros(len(tags), dtype=np.int64)
-    growth = np.zeros(depth, dtype=np.int64)
-    for qid, ranked_lists in _topic_ranked_lists(session, models, depth):
-        topic = pooling.topic_contributions(ranked_lists, pooled.get(qid, ()), depth, tags)
-        shared += topic.shared
-        unique += topic.unique
-        growth += topic.growth
-    contributed = np.diag(shared)
-    union = contributed[:, None] + contributed[None, :] - shared
-    jaccard = np.divide(shared, union, out=np.zeros(shared.shape), where=union > 0)
-    return {
-        "pool": pool.id,
-        "number": pool.number,
-        "name": pool.name,
-        "strategy": pool.strategy,
-        "params": pool.params,
-        "parameters": describe_parameters(pool),
-        "seed": pool.seed,
-        "created_at": pool.created_at.isoformat(),
-        "runs": tags,
-        "size": sum(len(docs) for docs in pooled.values()),
-        "sampled": sum(sampled.values()),
-        "topics": {
-            qid: {"size": len(pooled[qid]), "sampled": sampled[qid]}
-            for qid in sorted(pooled, key=qid_key)
-        },
-        "contribution_depth": depth,
-        "contributed_per_run": dict(zip(tags, contributed.tolist(), strict=True)),
-        "unique_per_run": dict(zip(tags, unique.tolist(), strict=True)),
-        "overlap": {
-            a: dict(zip(tags, row, strict=True))
-            for a, row in zip(tags, jaccard.tolist(), strict=True)
-        },
-        "growth_by_depth": growth.tolist(),
-    }
-
-
 def qid_key(qid: str) -> tuple[int, int, str]:
     """Sort key: numeric topic ids numerically, before the others alphabetically."""
     return (0, int(qid), "") if qid.isascii() and qid.isdigit() else (1, 0, qid)
@@ -412,7 +353,7 @@ def _select_runs(session: Session, campaign: Campaign, tags: Sequence[str] | Non
     return [by_tag[tag] for tag in tags]
 
 
-def _topic_ranked_lists(
+def each_topic_ranked_lists(
     session: Session,
     models: Sequence[Run],
     limit: int | None = None,
@@ -467,7 +408,7 @@ def _pool_rows(
     cyclic collector is paused meanwhile (`workbench.bulk`: a tuple per document)."""
     rows: list[tuple] = []
     with collector_paused():
-        for qid, ranked_lists in _topic_ranked_lists(
+        for qid, ranked_lists in each_topic_ranked_lists(
             session, models, _ranked_list_limit(params), params.get("topics")
         ):
             pooled = pooling.pool_topic(

@@ -28,6 +28,7 @@ from workbench.services.current_judgements import (
     current_judgements,
     graded_keys,
     left_out_gold,
+    plain_rows,
 )
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.pools import qid_key
@@ -216,10 +217,11 @@ def has_final_labels(session: Session, campaign: Campaign) -> bool:
 
 def final_labels(session: Session, campaign: Campaign) -> dict[Key, int]:
     """(qid, docno) -> final grade."""
-    rows = session.execute(
+    rows = plain_rows(
+        session,
         select(FinalLabel.qid, FinalLabel.docno, FinalLabel.grade).where(
             FinalLabel.campaign_id == campaign.id
-        )
+        ),
     )
     return {(qid, docno): grade for qid, docno, grade in rows}
 
@@ -271,10 +273,11 @@ def _sampled(session: Session, scope: PoolScope) -> set[tuple[str, str]]:
         )
     }
     with_assignments = {pool_id for pool_id, _ in assigned}
-    rows = session.execute(
+    rows = plain_rows(
+        session,
         select(PoolEntry.pool_id, PoolEntry.qid, PoolEntry.docno).where(
             PoolEntry.pool_id.in_(scope.ids), PoolEntry.sampled.is_(True)
-        )
+        ),
     )
     return {
         (qid, docno)

@@ -126,6 +126,9 @@ def campaign(campaign_id: int):
     number = form_int(request.args.get("pool"), "pool", minimum=1)
     with get_store().read_session() as session:
         page = or_404(campaign_pages.campaign_page, session, campaign_id, number)
+    if page.unkept is not None:
+        with get_store().session() as session:
+            campaign_pages.keep_statistics(session, page)
     return render_template(
         "admin/campaign.html",
         **page_context(page),

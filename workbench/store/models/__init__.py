@@ -35,6 +35,7 @@ from workbench.store.models.pools import (
     Pool,
     PoolEntry,
     PoolRun,
+    PoolStatistics,
     RoutingSlot,
 )
 from workbench.store.models.quality import (
@@ -71,6 +72,7 @@ __all__ = [
     "Pool",
     "PoolEntry",
     "PoolRun",
+    "PoolStatistics",
     "PreferenceJudgement",
     "QrelsEntry",
     "QrelsSet",

@@ -41,6 +41,21 @@ class Pool(Base):
     revision: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
+class PoolStatistics(Base):
+    """The run contributions of a pool (`services.pool_statistics`), kept so that the campaign
+    page does not decode every run's ranked lists on each load; valid while `signature` (the
+    pool's entries, parameters and runs) is the pool's current one."""
+
+    __tablename__ = "pool_statistics"
+
+    pool_id: Mapped[int] = mapped_column(
+        ForeignKey("pools.id", ondelete="CASCADE"), primary_key=True
+    )
+    signature: Mapped[str] = mapped_column(String(64))
+    contributions: Mapped[dict[str, Any]] = mapped_column()
+    computed_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+
+
 class AdaptiveTopic(Base):
     """One topic of an adaptive pool: its judging budget, whether the organiser stopped it, and
     the documents its strategy chose, in order (those of a reserved sample it picked on the

@@ -1,0 +1,89 @@
+"""Pool statistics kept with the pool: what a later load reads equals a fresh computation, and
+a change to the pool's entries or runs is never answered from the kept row."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from sqlalchemy import func, select, update
+
+from tests.store.test_pools import campaign_id  # noqa: F401  (the fixture)
+from workbench.services import campaigns, pool_statistics, pools
+from workbench.store.models import PoolEntry, PoolStatistics
+
+
+def fresh(session, pool) -> dict[str, Any]:
+    """The statistics computed from the runs' ranked lists, nothing kept read."""
+    runs = pools.pool_runs(session, pool)
+    signature = pool_statistics.pool_signature(session, pool, runs)
+    computed = pool_statistics._compute(session, pool, runs, signature)
+    return pool_statistics.pool_statistics(session, pool, computed)
+
+
+def load(session, pool) -> tuple[dict[str, Any], bool]:
+    """What a page load shows and whether it read the kept contributions; keeps them if not."""
+    contributions, kept = pool_statistics.current_contributions(session, pool)
+    if not kept:
+        pool_statistics.remember(session, contributions)
+    return pool_statistics.pool_statistics(session, pool, contributions), kept
+
+
+def test_kept_statistics_equal_a_fresh_computation_until_the_pool_changes(
+    store,
+    campaign_id,  # noqa: F811
+):
+    with store.session() as session:
+        campaign = campaigns.get_campaign(session, campaign_id)
+        pool = pools.build_pool(session, campaign, depth=2, runs=["A", "B"], seed=5)
+        first, kept = load(session, pool)
+        assert not kept and session.scalar(select(func.count(PoolStatistics.pool_id))) == 1
+        again, kept = load(session, pool)
+        assert kept and again == first == fresh(session, pool)
+        assert first["contributed_per_run"] == {"A": 4, "B": 3}
+
+        # an extension adds entries and a run: the kept row no longer answers
+        pools.extend_pool(session, pool, ["C"])
+        extended, kept = load(session, pool)
+        assert not kept and extended == fresh(session, pool)
+        assert extended["runs"] == ["A", "B", "C"] and extended["size"] > first["size"]
+        assert load(session, pool) == (extended, True)
+
+        # revealing or leaving out documents flips `sampled` only: the contributions stay
+        # kept, the sampled counts (counted on every load) follow
+        session.execute(
+            update(PoolEntry)
+            .where(PoolEntry.pool_id == pool.id, PoolEntry.qid == "1")
+            .values(sampled=False)
+        )
+        revealed, kept = load(session, pool)
+        assert kept and revealed == fresh(session, pool)
+        assert revealed["topics"]["1"]["sampled"] == 0 < revealed["topics"]["1"]["size"]
+        assert revealed["sampled"] == extended["sampled"] - extended["topics"]["1"]["sampled"]
+
+
+def test_a_changed_pool_recomputes_even_with_a_row_kept_for_it(store, campaign_id):  # noqa: F811
+    """A kept row of another signature (a pool whose parameters were re-recorded) is replaced."""
+    with store.session() as session:
+        campaign = campaigns.get_campaign(session, campaign_id)
+        pool = pools.build_pool(session, campaign, strategy="take", budget=3, seed=1)
+        shown, _ = load(session, pool)
+        row = session.get(PoolStatistics, pool.id)
+        row.contributions = {**row.contributions, "unique": [99] * len(shown["runs"])}
+        assert load(session, pool)[0]["unique_per_run"] == dict.fromkeys(shown["runs"], 99)
+        pool.params = {**pool.params, "note": "re-recorded"}
+        session.flush()
+        recomputed, kept = load(session, pool)
+        assert not kept and recomputed == fresh(session, pool)
+        assert recomputed["unique_per_run"] == shown["unique_per_run"]
+
+
+@pytest.mark.parametrize("strategy", ["depth", "stratified"])
+def test_every_pool_kind_kept_equals_fresh(store, campaign_id, strategy):  # noqa: F811
+    options = {"depth": {"depth": 3}, "stratified": {"strata": "1:1,3:0.5"}}[strategy]
+    with store.session() as session:
+        campaign = campaigns.get_campaign(session, campaign_id)
+        pool = pools.build_pool(session, campaign, strategy=strategy, seed=3, **options)
+        computed, _ = load(session, pool)
+        assert load(session, pool) == (computed, True)
+        assert computed == fresh(session, pool)

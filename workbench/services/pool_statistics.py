@@ -1,0 +1,195 @@
+"""A pool's statistics: sizes per topic, documents only each run contributed, pairwise run
+overlap, pool growth by depth.
+
+The run contributions need every pool run's ranked list of every topic decoded (about 1 s of
+CPU at a tenth of a TREC-size campaign, and growing with the runs): they are computed once
+and kept in `pool_statistics` with the pool's *signature* (its entries' count and highest id,
+its recorded parameters, its runs' ids and line counts). Contributions depend on nothing else:
+which documents are pooled, at which best rank, and the runs' lists. Entries are only ever
+added (a build, an extension, adaptive pools' reserves); revealing or sampling flips
+`sampled`, which the contributions do not use. So a kept row whose signature is the pool's
+current one is exactly what a recomputation would give; any other is recomputed. The sizes
+per topic are counted by the database on every load (one GROUP BY, no row read into Python).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from workbench import pooling
+from workbench.services.pools import (
+    contribution_depth,
+    describe_parameters,
+    each_topic_ranked_lists,
+    pool_runs,
+    qid_key,
+)
+from workbench.store.models import Pool, PoolEntry, PoolStatistics, Run
+
+
+@dataclass(frozen=True)
+class Contributions:
+    """What each run of a pool contributed within `depth` (`pooling.topic_contributions`
+    summed over topics): shared[i][j] documents both runs i and j contributed (the diagonal:
+    each run's own), unique[i] only run i, growth[d] the pool's size at depth d + 1."""
+
+    pool_id: int
+    signature: str
+    depth: int
+    runs: tuple[str, ...]
+    shared: tuple[tuple[int, ...], ...]
+    unique: tuple[int, ...]
+    growth: tuple[int, ...]
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "depth": self.depth,
+            "runs": list(self.runs),
+            "shared": [list(row) for row in self.shared],
+            "unique": list(self.unique),
+            "growth": list(self.growth),
+        }
+
+
+def pool_signature(session: Session, pool: Pool, runs: list[Run]) -> str:
+    """SHA-256 of what the contributions depend on: the number of the pool's entries and
+    their highest id (entries are only added, each with its best rank for good), the pool's
+    recorded parameters and its runs (id and line count, in pool order)."""
+    count, highest = session.execute(
+        select(func.count(), func.max(PoolEntry.id)).where(PoolEntry.pool_id == pool.id)
+    ).one()
+    described = [count, highest, pool.params, [[run.id, run.line_count] for run in runs]]
+    text = json.dumps(described, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def current_contributions(session: Session, pool: Pool) -> tuple[Contributions, bool]:
+    """The pool's contributions and whether they were kept ones (False: computed now, and
+    `remember` would keep them)."""
+    runs = pool_runs(session, pool)
+    signature = pool_signature(session, pool, runs)
+    kept = session.get(PoolStatistics, pool.id)
+    if kept is not None and kept.signature == signature:
+        return _from_record(pool.id, signature, kept.contributions), True
+    return _compute(session, pool, runs, signature), False
+
+
+def remember(session: Session, contributions: Contributions) -> None:
+    """Keep `contributions` for their pool (replacing what was kept); a concurrent writer
+    that kept them first wins (both computed the same)."""
+    kept = session.get(PoolStatistics, contributions.pool_id)
+    if kept is not None:
+        kept.signature = contributions.signature
+        kept.contributions = contributions.record()
+        return
+    try:
+        with session.begin_nested():
+            session.add(
+                PoolStatistics(
+                    pool_id=contributions.pool_id,
+                    signature=contributions.signature,
+                    contributions=contributions.record(),
+                )
+            )
+    except IntegrityError:
+        pass  # another server kept them at the same moment
+
+
+def pool_statistics(
+    session: Session, pool: Pool, contributions: Contributions | None = None
+) -> dict[str, Any]:
+    """Sizes per topic, documents only each run contributed, pairwise run overlap (Jaccard of
+    contributed documents over all topics), and pool size at depths 1..D summed over topics
+    (`contributions`: default `current_contributions`').
+
+    A run contributes a pooled document it ranks within D: the pool depth (depth), the last
+    stratum bound (stratified), or the deepest best rank in the pool (take, fusion).
+    """
+    if contributions is None:
+        contributions = current_contributions(session, pool)[0]
+    per_topic = session.execute(
+        select(PoolEntry.qid, func.count(), func.count().filter(PoolEntry.sampled.is_(True)))
+        .where(PoolEntry.pool_id == pool.id)
+        .group_by(PoolEntry.qid)
+    ).all()
+    tags = list(contributions.runs)
+    shared = np.array(contributions.shared, dtype=np.int64).reshape(len(tags), len(tags))
+    contributed = np.diag(shared)
+    union = contributed[:, None] + contributed[None, :] - shared
+    jaccard = np.divide(shared, union, out=np.zeros(shared.shape), where=union > 0)
+    return {
+        "pool": pool.id,
+        "number": pool.number,
+        "name": pool.name,
+        "strategy": pool.strategy,
+        "params": pool.params,
+        "parameters": describe_parameters(pool),
+        "seed": pool.seed,
+        "created_at": pool.created_at.isoformat(),
+        "runs": tags,
+        "size": sum(size for _, size, _ in per_topic),
+        "sampled": sum(sampled for _, _, sampled in per_topic),
+        "topics": {
+            qid: {"size": size, "sampled": sampled}
+            for qid, size, sampled in sorted(per_topic, key=lambda row: qid_key(row[0]))
+        },
+        "contribution_depth": contributions.depth,
+        "contributed_per_run": dict(zip(tags, contributed.tolist(), strict=True)),
+        "unique_per_run": dict(zip(tags, list(contributions.unique), strict=True)),
+        "overlap": {
+            a: dict(zip(tags, row, strict=True))
+            for a, row in zip(tags, jaccard.tolist(), strict=True)
+        },
+        "growth_by_depth": list(contributions.growth),
+    }
+
+
+def _compute(session: Session, pool: Pool, runs: list[Run], signature: str) -> Contributions:
+    """The contributions from the runs' ranked lists (every topic decoded)."""
+    entries = session.execute(
+        select(PoolEntry.qid, PoolEntry.docno, PoolEntry.best_rank).where(
+            PoolEntry.pool_id == pool.id
+        )
+    ).all()
+    pooled: dict[str, set[str]] = {}
+    for qid, docno, _ in entries:
+        pooled.setdefault(qid, set()).add(docno)
+    depth = contribution_depth(pool, max((e.best_rank for e in entries), default=1))
+    tags = [run.tag for run in runs]
+    shared = np.zeros((len(tags), len(tags)), dtype=np.int64)
+    unique = np.zeros(len(tags), dtype=np.int64)
+    growth = np.zeros(depth, dtype=np.int64)
+    for qid, ranked_lists in each_topic_ranked_lists(session, runs, depth):
+        topic = pooling.topic_contributions(ranked_lists, pooled.get(qid, ()), depth, tags)
+        shared += topic.shared
+        unique += topic.unique
+        growth += topic.growth
+    return Contributions(
+        pool_id=pool.id,
+        signature=signature,
+        depth=depth,
+        runs=tuple(tags),
+        shared=tuple(tuple(row) for row in shared.tolist()),
+        unique=tuple(unique.tolist()),
+        growth=tuple(growth.tolist()),
+    )
+
+
+def _from_record(pool_id: int, signature: str, record: dict[str, Any]) -> Contributions:
+    return Contributions(
+        pool_id=pool_id,
+        signature=signature,
+        depth=int(record["depth"]),
+        runs=tuple(record["runs"]),
+        shared=tuple(tuple(row) for row in record["shared"]),
+        unique=tuple(record["unique"]),
+        growth=tuple(record["growth"]),
+    )
