@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
+from tests.sql_cache import share_compiled_sql
 from tests.url_builders import share_url_builders
 from workbench.store import Store, open_store
 
@@ -27,6 +28,7 @@ FAST_HASH = "pbkdf2:sha256:1000"
 # takes 0.1 s of CPU a password (tests/web/test_auth_accounts.py checks the scrypt default)
 os.environ.setdefault("WORKBENCH_PASSWORD_HASH_METHOD", FAST_HASH)
 share_url_builders()  # each test's app reuses the URL builders the first one compiled
+share_compiled_sql()  # each test's engines reuse the SQL statements compiled before
 STORE_FIXTURES = {"database_url", "empty_database_url", "world_url", "_migrated_template"}
 """Fixtures that open a store: the tests that use them run again in the PostgreSQL pass (a
 fixture built on the migrated template, e.g. a campaign built once per session and copied
