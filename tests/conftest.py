@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
+from tests.sql_cache import share_compiled_sql
 from tests.url_builders import share_url_builders
 from workbench.store import Store, open_store
 
@@ -27,8 +28,11 @@ FAST_HASH = "pbkdf2:sha256:1000"
 # takes 0.1 s of CPU a password (tests/web/test_auth_accounts.py checks the scrypt default)
 os.environ.setdefault("WORKBENCH_PASSWORD_HASH_METHOD", FAST_HASH)
 share_url_builders()  # each test's app reuses the URL builders the first one compiled
-STORE_FIXTURES = {"database_url", "empty_database_url", "world_url"}
-"""Fixtures that open a store: the tests that use them run again in the PostgreSQL pass."""
+share_compiled_sql()  # each test's engines reuse the SQL statements compiled before
+STORE_FIXTURES = {"database_url", "empty_database_url", "world_url", "_migrated_template"}
+"""Fixtures that open a store: the tests that use them run again in the PostgreSQL pass (a
+fixture built on the migrated template, e.g. a campaign built once per session and copied
+for each test, depends on `_migrated_template`)."""
 
 
 @pytest.fixture
@@ -83,6 +87,22 @@ def _migrated_template(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str
         admin.dispose()
 
 
+def template_of(url: str) -> str:
+    """The `template` argument of `database_copy` that copies the database at `url`: its file
+    on SQLite, its name on PostgreSQL (no connection may stay open on it)."""
+    database = sa.engine.make_url(url).database
+    assert database, url
+    return database
+
+
+@contextmanager
+def database_copy(tmp_path: Path, template: str) -> Iterator[str]:
+    """A new database in `tmp_path`, a copy of `template` (see `template_of`): a campaign
+    built once per session (on a database of `_migrated_template`) gives each test its own."""
+    with _database(tmp_path, template=template) as url:
+        yield url
+
+
 @contextmanager
 def _database(tmp_path: Path, template: str | None) -> Iterator[str]:
     """A new database: empty, or a copy of `template` (see `_migrated_template`)."""
@@ -91,6 +111,9 @@ def _database(tmp_path: Path, template: str | None) -> Iterator[str]:
         path = tmp_path / "test.sqlite"
         if template is not None:
             shutil.copyfile(template, path)
+            wal = Path(f"{template}-wal")  # a write-ahead log not yet checkpointed, if any
+            if wal.exists():
+                shutil.copyfile(wal, f"{path}-wal")
         yield f"sqlite:///{path}"
         return
     admin = sa.create_engine(server, isolation_level="AUTOCOMMIT")

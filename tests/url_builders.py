@@ -31,7 +31,7 @@ def share_url_builders() -> None:
     def shared(self: Rule, append_unknown: bool = True) -> Callable[..., tuple[str, str]]:
         defaults = self.defaults or {}
         trace = tuple(getattr(self, "_trace", ()))
-        if any(dynamic and part in defaults for dynamic, part in trace):
+        if defaults and any(dynamic and part in defaults for dynamic, part in trace):
             return compile_builder(self, append_unknown)  # type: ignore[no-any-return]
         key = (append_unknown, trace, tuple(defaults), self.rule)  # defaults in order: arguments
         builder = _built.get(key)

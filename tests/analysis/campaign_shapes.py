@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import random
 import re
+import shutil
 import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -26,6 +27,7 @@ from click.testing import CliRunner, Result
 from flask import Flask
 from flask.testing import FlaskClient
 
+from tests.conftest import database_copy, template_of
 from workbench.cli import main
 from workbench.web import create_app
 
@@ -258,8 +260,26 @@ def shaped(shape: Shape, folder: Path, url: str) -> Iterator[Built]:
     try:
         yield built
     finally:
-        if built._app is not None:
-            from workbench.web.db import get_store
+        _dispose_app(built)
 
-            with built.app.app_context():
-                get_store().dispose()
+
+@contextmanager
+def copied(once: Built, folder: Path) -> Iterator[Built]:
+    """`once` (built once, e.g. per session) for one test: a copy of its database and its
+    files in `folder`, the same tokens; its app's store disposed after."""
+    with database_copy(folder, template_of(once.url)) as url:
+        if (once.folder / "files").is_dir():
+            shutil.copytree(once.folder / "files", folder / "files", dirs_exist_ok=True)
+        built = Built(once.shape, url, folder, dict(once.tokens), once.campaign_id)
+        try:
+            yield built
+        finally:
+            _dispose_app(built)
+
+
+def _dispose_app(built: Built) -> None:
+    if built._app is not None:
+        from workbench.web.db import get_store
+
+        with built.app.app_context():
+            get_store().dispose()

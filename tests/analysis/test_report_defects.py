@@ -10,11 +10,21 @@ import os
 import re
 import subprocess
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.analysis.campaign_shapes import Built, Shape, adjudicate, build, judge
+from tests.analysis.campaign_shapes import (
+    Built,
+    Shape,
+    adjudicate,
+    build,
+    copied,
+    judge,
+    shaped,
+)
+from tests.conftest import database_copy
 from workbench.trec_eval_command import run_trec_eval
 
 TRACEBACK = "Traceback (most recent call last)"
@@ -30,14 +40,24 @@ def section(document: dict, name: str) -> dict:
     return next(s for s in document["sections"] if s["name"] == name)
 
 
-@pytest.fixture
-def adaptive_two_judges(database_url, tmp_path) -> Built:
+@pytest.fixture(scope="session")
+def adaptive_two_judges_once(tmp_path_factory, _migrated_template) -> Iterator[Built]:
     """An mm-discounted pool, two judges per topic among three assessors: each topic's primary
-    judges to the budget, the secondary their sampled documents; adjudicated."""
-    built = build(Shape(strategies=("mm-discounted",), judges=2, topics=3), tmp_path, database_url)
-    judge(built)
-    adjudicate(built)
-    return built
+    judges to the budget, the secondary their sampled documents; adjudicated. Built once per
+    session (about 8 s of CPU); each test gets a copy (`adaptive_two_judges`)."""
+    folder = tmp_path_factory.mktemp("adaptive_two_judges")
+    with database_copy(folder, _migrated_template) as url:
+        with shaped(Shape(strategies=("mm-discounted",), judges=2, topics=3), folder, url) as built:
+            judge(built)
+            adjudicate(built)
+        yield built
+
+
+@pytest.fixture
+def adaptive_two_judges(adaptive_two_judges_once: Built, tmp_path: Path) -> Iterator[Built]:
+    """This test's own copy of `adaptive_two_judges_once` (its database and files)."""
+    with copied(adaptive_two_judges_once, tmp_path) as built:
+        yield built
 
 
 def test_one_assessors_topic_does_not_take_the_report_down(adaptive_two_judges):
@@ -218,13 +238,23 @@ def trec_eval_maps(folder: Path, qrels: Path) -> dict[str, float]:
     return maps
 
 
+@pytest.fixture(scope="session")
+def demo_once(tmp_path_factory, _migrated_template) -> Iterator[Built]:
+    """The demo campaign and an admin with a token, built once per session (`demo` copies it)."""
+    folder = tmp_path_factory.mktemp("demo")
+    with database_copy(folder, _migrated_template) as url:
+        built = Built(Shape(), url, folder)
+        built.cli("demo", "--no-serve")
+        out = built.cli("user", "add", "boss", "--role", "admin", "--token").output
+        built.tokens["boss"] = re.findall(r"\S{20,}", out)[-1]
+        yield built
+
+
 @pytest.fixture
-def demo(database_url, tmp_path) -> Built:
-    built = Built(Shape(), database_url, tmp_path)
-    built.cli("demo", "--no-serve")
-    out = built.cli("user", "add", "boss", "--role", "admin", "--token").output
-    built.tokens["boss"] = re.findall(r"\S{20,}", out)[-1]
-    return built
+def demo(demo_once: Built, tmp_path: Path) -> Iterator[Built]:
+    """This test's own copy of the demo campaign."""
+    with copied(demo_once, tmp_path) as built:
+        yield built
 
 
 def test_the_trec_format_is_the_same_in_every_entry_point(demo):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -11,7 +12,9 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from tests.conftest import database_copy, template_of
 from tests.web.conftest import (  # noqa: F401 - fixtures re-exported for this folder
+    World,
     app,
     as_user,
     csrf_app,
@@ -30,6 +33,7 @@ from workbench.services import (
     routing,
     users,
 )
+from workbench.store import Store, open_store
 from workbench.store.models import (
     Base,
     CalibrationItem,
@@ -80,13 +84,12 @@ def load_generator() -> ModuleType:
     return load_benchmark("run_load")
 
 
-@pytest.fixture
-def rich(app, world) -> dict[str, int]:  # type: ignore[no-untyped-def]  # noqa: F811
+def build_rich(store: Store, world: World) -> dict[str, int]:  # noqa: F811
     """Campaign c1 using every feature: a machine judge with labels on pool 1 and a finished
     job, an adaptive pool 2 with a reserved sample (carol its primary judge), a pool 3 routed
     adaptively over carol and bob, gold documents and a practice set. Returns the job's and
     the first practice item's ids."""
-    with get_store_of(app).session() as s:
+    with store.session() as s:
         c = s.get(Campaign, world.campaign_id)
         judge = machine_judges.add_judge(s, c, model="m", base_url="http://127.0.0.1:9/v1")
         pool1 = s.get(Pool, world.pool_id)
@@ -118,3 +121,43 @@ def rich(app, world) -> dict[str, int]:  # type: ignore[no-untyped-def]  # noqa:
         calibration.set_items(s, c, calibration.parse_items("T1\tD2\t1\twhy\nT2\tD4\t0\t\n"))
         item = s.scalar(select(CalibrationItem.id).where(CalibrationItem.campaign_id == c.id))
         return {"job": job.id, "item": item}
+
+
+@pytest.fixture(scope="session")
+def rich_template(
+    tmp_path_factory: pytest.TempPathFactory,
+    world_template: tuple[str, World],  # noqa: F811
+) -> Iterator[tuple[str, World, dict[str, int]]]:
+    """The web tests' world with `build_rich` done, once per session: (template, world, the
+    ids `build_rich` returned); `rich_world_url` gives each test a copy."""
+    source, the_world = world_template
+    with database_copy(tmp_path_factory.mktemp("rich"), source) as url:
+        store = open_store(url)
+        ids = build_rich(store, the_world)
+        store.dispose()
+        yield template_of(url), the_world, ids
+
+
+@pytest.fixture
+def rich_world_url(
+    tmp_path: Path, rich_template: tuple[str, World, dict[str, int]]
+) -> Iterator[tuple[str, World]]:
+    """(database URL, World): this test's copy of the campaign using every feature. A module
+    whose tests use `rich` makes it its `world_url` (a fixture of that name returning it)."""
+    template, the_world, _ids = rich_template
+    folder = tmp_path / "rich"
+    folder.mkdir()
+    with database_copy(folder, template) as url:
+        yield url, the_world
+
+
+@pytest.fixture
+def rich(
+    rich_template: tuple[str, World, dict[str, int]],
+    world_url: tuple[str, World],  # noqa: F811
+    rich_world_url: tuple[str, World],
+) -> dict[str, int]:
+    """The ids of `build_rich` (the job's, the first practice item's) in this test's copy of
+    the campaign using every feature (its module's `world_url` is `rich_world_url`)."""
+    assert world_url is rich_world_url, "the module's world_url must be rich_world_url"
+    return rich_template[2]

@@ -4,12 +4,20 @@ assessor's label or comment, on any page or API answer they can reach."""
 
 from __future__ import annotations
 
+import pytest
 from flask import Flask
 from sqlalchemy import select, update
 
 from tests.web.conftest import World, get_store_of
 from workbench.services import judging
 from workbench.store.models import Assignment, GoldDocument, MachineJudgement
+
+
+@pytest.fixture
+def world_url(rich_world_url: tuple[str, World]) -> tuple[str, World]:
+    """This module's tests run in a copy of the campaign using every feature (`rich`)."""
+    return rich_world_url
+
 
 SECRETS = ("MACHINE-REASON-7731", "GOLD-REASON-5521", "BOB-COMMENT-9043")
 

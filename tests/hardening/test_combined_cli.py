@@ -13,6 +13,13 @@ from tests.hardening.conftest import row_counts
 from tests.web.conftest import World, get_store_of
 from workbench.cli import main
 
+
+@pytest.fixture
+def world_url(rich_world_url: tuple[str, World]) -> tuple[str, World]:
+    """This module's tests run in a copy of the campaign using every feature (`rich`)."""
+    return rich_world_url
+
+
 BAD = [
     ("machine", "add", "--campaign", "c1", "--model", "m"),  # the name is taken
     ("machine", "add", "--campaign", "c1", "--model", "x", "--base-url", "ftp://h"),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 from hypothesis import given
@@ -17,6 +18,13 @@ from hypothesis import strategies as st
 
 from tests.hardening.test_fuzz_routes import SETTINGS, form_text, json_values, refused, store_digest
 from tests.web.conftest import World, client_factory
+
+
+@pytest.fixture
+def world_url(rich_world_url: tuple[str, World]) -> tuple[str, World]:
+    """This module's tests run in a copy of the campaign using every feature (`rich`)."""
+    return rich_world_url
+
 
 MACHINE_FIELDS = [
     "template", "reset", "model", "name", "base_url", "api_key_env", "api_key", "temperature",
