@@ -62,9 +62,12 @@ def flip_hits(
         columns = np.column_stack(block)
         limits = np.asarray(edges[start : start + width], dtype=float)
         slack = 4 * (columns.shape[0] + 1) * np.finfo(float).eps * np.abs(columns).sum(0)
-        magnitudes = np.abs(as_float @ columns)
-        counts = (magnitudes >= limits).sum(0)
-        unsure = (np.abs(magnitudes - limits) <= slack).any(0)
+        margins = as_float @ columns  # then, in place: |s . d| - edge (>= 0: counted)
+        np.abs(margins, out=margins)
+        margins -= limits
+        counts = (margins >= 0).sum(0)
+        np.abs(margins, out=margins)
+        unsure = (margins <= slack).any(0)
         for j in np.flatnonzero(unsure).tolist():
             counts[j] = (np.abs(signs @ block[j]) >= limits[j]).sum()
         hits.extend(int(c) for c in counts)
