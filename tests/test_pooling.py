@@ -278,14 +278,33 @@ def test_a_limited_ranked_list_is_the_head_of_the_full_one(scores, k):
     assert list(as_bytes.docnos) == list(head.docnos)
 
 
-def test_unique_to_unit_leaves_out_what_another_unit_also_contributed():
+def test_unique_by_unit_leaves_out_what_another_unit_also_contributed():
     contributed = {"a1": {"d1", "d2"}, "a2": {"d3"}, "b1": {"d2", "d4"}}
     by_group = {"a1": "A", "a2": "A", "b1": "B"}
-    assert pooling.unique_to_unit(contributed, by_group, "A") == {"d1", "d3"}
-    assert pooling.unique_to_unit(contributed, by_group, "B") == {"d4"}
+    assert pooling.unique_by_unit(contributed, by_group) == {"A": {"d1", "d3"}, "B": {"d4"}}
     by_run = {tag: tag for tag in contributed}
-    assert pooling.unique_to_unit(contributed, by_run, "a1") == {"d1"}
-    assert pooling.unique_to_unit({}, {}, "A") == set()
+    assert pooling.unique_by_unit(contributed, by_run) == {"a1": {"d1"}, "a2": {"d3"}, "b1": {"d4"}}
+    assert pooling.unique_by_unit({"a1": {"d1"}, "b1": {"d1"}}, by_run) == {}
+    assert pooling.unique_by_unit({}, {}) == {}
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from([f"r{i}" for i in range(6)]),
+        st.sets(st.sampled_from([f"d{i}" for i in range(8)])),
+    ),
+    st.integers(1, 6),
+)
+def test_unique_by_unit_is_each_units_documents_minus_the_others(contributed, n_groups):
+    units = {tag: f"g{int(tag[1:]) % n_groups}" for tag in contributed}
+    expected = {}
+    for unit in set(units.values()):
+        mine = set().union(*(d for t, d in contributed.items() if units[t] == unit))
+        theirs = set().union(*(d for t, d in contributed.items() if units[t] != unit))
+        if mine - theirs:
+            expected[unit] = mine - theirs
+    assert pooling.unique_by_unit(contributed, units) == expected
 
 
 @settings(max_examples=200, deadline=None)

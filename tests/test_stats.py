@@ -13,6 +13,7 @@ from statsmodels.stats.anova import AnovaRM
 from statsmodels.stats.multitest import multipletests
 from trectools import misc
 
+from workbench import sign_flips
 from workbench.stats import (
     adjust_p_values,
     bootstrap_test,
@@ -207,6 +208,55 @@ def test_monte_carlo_randomization_uses_the_plus_one_correction():
     result = randomization_test(x, y, n_resamples=999)
     assert result.p_value == pytest.approx(1 / 1000, abs=1e-3)
     assert result.p_value >= 1 / 1000
+
+
+def _one_pair_randomization_p(x, y, n_resamples: int, seed: int, exact_max_n: int) -> float:
+    """The p of one pair from its own product signs @ d (the code before the batched
+    product), as the reference of the batched one."""
+    d = np.subtract(x, y)
+    nonzero = d[d != 0]
+    edge = abs(nonzero.sum()) - 1e-9 * max(np.abs(nonzero).sum(), 1e-300)
+    if len(nonzero) <= exact_max_n:
+        return float(np.mean(np.abs(sign_flips.all_signs(len(nonzero)) @ nonzero) >= edge))
+    signs = sign_flips.random_signs(seed, n_resamples, len(nonzero))
+    return (int((np.abs(signs @ nonzero) >= edge).sum()) + 1) / (n_resamples + 1)
+
+
+@pytest.mark.parametrize(
+    ("grid", "exact_max_n"),
+    [(10, 16), (2, 16), (2, 0)],  # random flips; mostly exact ones; only random ones
+)
+def test_batched_randomization_tests_equal_the_one_pair_products(monkeypatch, grid, exact_max_n):
+    # 12 runs x 20 topics on a grid of `grid` steps: ties, zero differences, pairs with the
+    # same number of non-zero differences (batched together) and with different ones; blocks
+    # of 3 columns so that a group spans several blocks.
+    monkeypatch.setattr(sign_flips, "_BLOCK", 3 * 2000)
+    rng = np.random.default_rng(3)
+    scores = {f"r{i}": rng.integers(0, grid + 1, size=20) / grid for i in range(12)}
+    options = {"n_resamples": 2000, "seed": 7, "exact_max_n": exact_max_n}
+    results = pairwise_tests(scores, test="randomization", correction=None, **options)
+    assert len(results) == 66
+    exact = 0
+    for r in results:
+        x, y = scores[r.a], scores[r.b]
+        assert r.result.p_value == _one_pair_randomization_p(x, y, 2000, 7, exact_max_n)
+        assert r.result == randomization_test(x, y, **options)
+        exact += r.result.n_resamples is None
+    assert (exact > 30) == (grid == 2 and exact_max_n == 16)
+
+
+def test_random_flip_hits_recounts_a_sum_on_its_edge():
+    # An edge equal to one flipped sum's magnitude: the batched product may round that sum
+    # to either side, so the column is counted again with the one-pair product.
+    rng = np.random.default_rng(11)
+    d = [rng.random(40) / 3 for _ in range(5)]
+    signs = sign_flips.random_signs(0, 500, 40)
+    edges = [float(abs(signs[k] @ column)) for k, column in enumerate(d)]
+    hits = sign_flips.flip_hits(signs, d, edges)
+    assert hits == [
+        int((np.abs(signs @ column) >= edge).sum()) for column, edge in zip(d, edges, strict=True)
+    ]
+    assert all(0 < h < 500 for h in hits)
 
 
 def test_bootstrap_test_agrees_with_the_t_test_on_the_sakai_pair():

@@ -199,6 +199,17 @@ def test_select_keeps_the_lines_of_the_asked_topics_in_that_order(tmp_path: Path
     assert run.select([]).topics() == []
 
 
+def test_repeated_topics_are_found_once_and_carried_by_select() -> None:
+    docnos = np.array([b"a", b"b", b"a", b"c", b"d", b"e", b"e"])
+    run = Run(["1", "2", "3"], np.array([0, 3, 5, 7]), docnos, np.zeros(7), np.arange(7), "t")
+    assert run.repeated_topics == frozenset({"1", "3"})
+    assert run.select(["2", "3", "9"]).repeated_topics == frozenset({"3"})
+    fresh = Run(["1", "2", "3"], np.array([0, 3, 5, 7]), docnos, np.zeros(7), np.arange(7), "t")
+    chosen = fresh.select(["1", "2"])  # made before the parent knew: found from its own lines
+    assert "repeated_topics" not in chosen.__dict__
+    assert chosen.repeated_topics == frozenset({"1"})
+
+
 def test_from_dict() -> None:
     run = Run.from_dict({"1": {"a": 2.0, "b": 1.0}})
     assert run.topic_lines("1").ranks.tolist() == [1, 2]

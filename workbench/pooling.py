@@ -617,15 +617,24 @@ def contributions(
     return {tag: set(r.top(depth)) & pool for tag, r in ranked_lists.items()}
 
 
-def unique_to_unit(
-    contributed: Mapping[str, set[str]], units: Mapping[str, str], unit: str
-) -> set[str]:
-    """Documents of one topic's pool that runs of `unit` contributed and no run of another
-    unit did (`contributed`: run tag -> its contributions; `units`: run tag -> unit, the run
-    itself for leave-one-run-out, its group for leave-one-group-out)."""
-    mine = set().union(*(docs for tag, docs in contributed.items() if units[tag] == unit))
-    theirs = set().union(*(docs for tag, docs in contributed.items() if units[tag] != unit))
-    return mine - theirs
+def unique_by_unit(
+    contributed: Mapping[str, set[str]], units: Mapping[str, str]
+) -> dict[str, set[str]]:
+    """Per unit, the documents of one topic's pool that runs of that unit contributed and no
+    run of another unit did (`contributed`: run tag -> its contributions; `units`: run tag ->
+    unit, the run itself for leave-one-run-out, its group for leave-one-group-out). A unit
+    without such documents is absent. One pass over the contributions for every unit."""
+    owner: dict[str, str | None] = {}  # document -> its only unit, None once a second one
+    for tag, docs in contributed.items():
+        unit = units[tag]
+        for doc in docs:
+            if owner.setdefault(doc, unit) != unit:
+                owner[doc] = None
+    unique: dict[str, set[str]] = {}
+    for doc, only in owner.items():
+        if only is not None:
+            unique.setdefault(only, set()).add(doc)
+    return unique
 
 
 @dataclass(frozen=True)

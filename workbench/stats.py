@@ -7,7 +7,6 @@ test so reports can say which one was used.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from typing import Any, Literal, TypedDict
 import numpy as np
 from scipy import stats
 
+from workbench import sign_flips
 from workbench.studentized_range import studentized_range_sf
 
 Correction = Literal["holm", "bonferroni", "bh"]
@@ -246,36 +246,6 @@ def sign_test(x, y) -> TestResult:
                       **counts)  # fmt: skip
 
 
-@functools.lru_cache(maxsize=21)
-def _all_signs(n: int) -> np.ndarray:
-    """The 2^n sign vectors of length n (rows; int8, read-only): made once per n, as every
-    pair of runs with n non-zero differences flips the same signs."""
-    bits = (np.arange(2**n)[:, None] >> np.arange(n)) & 1
-    signs = (1 - 2 * bits).astype(np.int8)
-    signs.flags.writeable = False
-    return signs
-
-
-def _sign_flip_sums(d: np.ndarray) -> np.ndarray:
-    """sum_t s_t d_t for all 2^n sign vectors s (n = len(d))."""
-    return _all_signs(len(d)) @ d
-
-
-@functools.lru_cache(maxsize=32)
-def _random_signs(seed: int, n_resamples: int, n: int) -> np.ndarray:
-    """n_resamples random sign vectors of length n (rows; int8, read-only), drawn from
-    `default_rng(seed)` in blocks of 1,000 rows: the same for every pair of runs with n
-    non-zero differences, so drawn once (a campaign's 11,175 pairs drew them 11,175 times)."""
-    rng = np.random.default_rng(seed)
-    blocks = [
-        rng.choice((-1.0, 1.0), size=(min(1000, n_resamples - start), n))
-        for start in range(0, n_resamples, 1000)
-    ]
-    signs = np.concatenate(blocks).astype(np.int8)
-    signs.flags.writeable = False
-    return signs
-
-
 def randomization_test(
     x, y, *, n_resamples: int = 10000, seed: int = 0, exact_max_n: int = 16
 ) -> TestResult:
@@ -289,22 +259,63 @@ def randomization_test(
     "Greater or equal" allows a relative tolerance of 1e-9, so ties are not lost to
     floating-point rounding. ``n_resamples`` in the result is None when exact.
     """
+    return randomization_tests(
+        [(x, y)], n_resamples=n_resamples, seed=seed, exact_max_n=exact_max_n
+    )[0]
+
+
+@dataclass(frozen=True)
+class _Flips:
+    """One pair's sign-flip problem: d, its non-zero part, and the edge |sum d| - tolerance
+    that a flipped sum's magnitude must reach to count."""
+
+    d: np.ndarray
+    nonzero: np.ndarray
+    edge: float
+
+
+def _flips(x, y) -> _Flips:
+    d = _differences(x, y)
+    nonzero = d[d != 0]
+    tolerance = _TIE_TOLERANCE * max(np.abs(nonzero).sum(), 1e-300)
+    return _Flips(d, nonzero, abs(nonzero.sum()) - tolerance)
+
+
+def randomization_tests(
+    pairs: Sequence[tuple[Any, Any]],
+    *,
+    n_resamples: int = 10000,
+    seed: int = 0,
+    exact_max_n: int = 16,
+) -> list[TestResult]:
+    """`randomization_test` on each (x, y) of ``pairs``, with the same results. The pairs
+    with the same number n of non-zero differences share one sign matrix S (all 2^n flips
+    when n <= ``exact_max_n``, else B random ones), so their flipped sums are one matrix
+    product S @ [d_1 ... d_k] instead of k (`sign_flips.flip_hits`)."""
     if not 0 <= exact_max_n <= 20:
         raise ValueError(f"exact_max_n must be in 0..20 (2^n sign flips), got {exact_max_n}")
     _check_resamples(n_resamples)
-    d = _differences(x, y)
-    nonzero = d[d != 0]
-    observed = abs(nonzero.sum())
-    tolerance = _TIE_TOLERANCE * max(np.abs(nonzero).sum(), 1e-300)
-    if len(nonzero) <= exact_max_n:
-        sums = _sign_flip_sums(nonzero)
-        p, resamples = float(np.mean(np.abs(sums) >= observed - tolerance)), None
-    else:
-        signs = _random_signs(seed, n_resamples, len(nonzero))
-        hits = int((np.abs(signs @ nonzero) >= observed - tolerance).sum())
-        p, resamples = (hits + 1) / (n_resamples + 1), n_resamples
+    problems = [_flips(x, y) for x, y in pairs]
+    by_n: dict[int, list[int]] = {}
+    for i, problem in enumerate(problems):
+        by_n.setdefault(len(problem.nonzero), []).append(i)
+    p_values: list[float] = [0.0] * len(problems)
+    for n, members in by_n.items():
+        exact = n <= exact_max_n
+        signs = sign_flips.all_signs(n) if exact else sign_flips.random_signs(seed, n_resamples, n)
+        hits = sign_flips.flip_hits(
+            signs, [problems[i].nonzero for i in members], [problems[i].edge for i in members]
+        )
+        for i, count in zip(members, hits, strict=True):
+            p_values[i] = count / len(signs) if exact else (count + 1) / (n_resamples + 1)
+    return [_randomization_result(q, p, None if len(q.nonzero) <= exact_max_n else n_resamples)
+            for q, p in zip(problems, p_values, strict=True)]  # fmt: skip
+
+
+def _randomization_result(problem: _Flips, p: float, n_resamples: int | None) -> TestResult:
+    d = problem.d
     return TestResult("randomization test", float(d.mean()), p, mean_difference=float(d.mean()),
-                      n_resamples=resamples, **_counts(d))  # fmt: skip
+                      n_resamples=n_resamples, **_counts(d))  # fmt: skip
 
 
 def _t_statistics(samples: np.ndarray) -> np.ndarray:
@@ -348,12 +359,14 @@ def bootstrap_test(
 
 @dataclass(frozen=True)
 class PairedTest:
-    """A registered paired test: its label in reports, the function, and whether it
-    resamples (then it takes n_resamples and seed)."""
+    """A registered paired test: its label in reports, the function, whether it
+    resamples (then it takes n_resamples and seed), and, when it has one, the function
+    that runs it on many (x, y) pairs at once with the same results."""
 
     label: str
     run: Callable[..., TestResult]
     resampling: bool = False
+    many: Callable[..., list[TestResult]] | None = None
 
 
 # The one list of paired tests: the CLI's choices and the web form are made from it.
@@ -361,7 +374,9 @@ PAIRED_TESTS: dict[str, PairedTest] = {
     "t": PairedTest("paired t-test", paired_t_test),
     "wilcoxon": PairedTest("Wilcoxon signed-rank test", wilcoxon_test),
     "sign": PairedTest("sign test", sign_test),
-    "randomization": PairedTest("randomization test", randomization_test, resampling=True),
+    "randomization": PairedTest(
+        "randomization test", randomization_test, resampling=True, many=randomization_tests
+    ),
     "bootstrap": PairedTest("bootstrap test (studentised, shift)", bootstrap_test, True),
 }
 
@@ -496,7 +511,11 @@ def pairwise_tests(
         if baseline is not None
         else list(combinations(names, 2))
     )
-    results = [PAIRED_TESTS[test].run(scores[a], scores[b], **options) for a, b in pairs]
+    chosen = PAIRED_TESTS[test]
+    if chosen.many is not None:
+        results = chosen.many([(scores[a], scores[b]) for a, b in pairs], **options)
+    else:
+        results = [chosen.run(scores[a], scores[b], **options) for a, b in pairs]
     p = np.array([r.p_value for r in results])
     adjusted = adjust_p_values(p, method=correction) if correction and len(p) else p
     label = CORRECTIONS[correction] if correction else "none"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import xml.etree.ElementTree as ET
 
@@ -45,6 +46,11 @@ def test_pairwise_t_with_holm_gives_the_book_values(sakai):
     assert [round(p.p_adjusted, 4) for p in comparisons.pairs] == [0.1434, 0.2463, 0.5218]
     assert [p.significant for p in comparisons.pairs] == [True, False, False]
     assert comparisons.beats("map", "a") == ["b"] and comparisons.beats("map", "b") == []
+    assert comparisons.beaten("map") == {"a": ["b"]}
+    loose = compare_runs(sakai, test="t", correction="holm", alpha=0.6)  # all 3 pairs
+    assert loose.beaten("map") == {"a": ["b", "c"], "b": ["c"]}
+    assert loose.to_dict() == dataclasses.asdict(loose)
+    assert comparisons.to_dict() == dataclasses.asdict(comparisons)
 
 
 def test_runs_table_marks_bold_and_caption(sakai):

@@ -38,7 +38,7 @@ import numpy as np
 from workbench.metrics.measures import MIN_GEO_MEAN
 from workbench.metrics.names import Measure, Options, refuse_shared_gains, resolve
 from workbench.metrics.ranked import Ranked, rank_topics
-from workbench.trec.keys import docno_hash, segments_with_repeats
+from workbench.trec.keys import docno_hash
 from workbench.trec.order import first_repeated, strcmp_key, trec_order
 from workbench.trec.qrels import Qrels
 from workbench.trec.runs import Run
@@ -337,7 +337,7 @@ def _first_failure(
     if measure is None:
         return None
     name = measure.name
-    duplicated = _topics_with_duplicates(run)
+    duplicated = run.repeated_topics
     judged_twice = qrels.judged_twice
     max_rel = _max_rel(qrels)
     allocated = False
@@ -372,13 +372,6 @@ def _max_rel(qrels: Qrels) -> dict[str, int]:
         return {}
     tops = np.maximum.reduceat(qrels.grouped_rels, offsets[:-1]).tolist()
     return dict(zip(qrels.topics(), tops, strict=True))
-
-
-def _topics_with_duplicates(run: Run) -> set[str]:
-    """Topics where some docno (by hash) appears twice; checked exactly later."""
-    flags = segments_with_repeats(run.docno_hashes, run.offsets)
-    topics = run.topics()
-    return {topics[t] for t in np.flatnonzero(flags).tolist()}
 
 
 def _first_repeated(docnos: np.ndarray) -> str | None:

@@ -44,12 +44,15 @@ def runs_table(table: EvaluationTable, comparisons: Comparisons | None = None) -
     tags = [r.tag for r in table.runs]
     index = {tag: i for i, tag in enumerate(tags)}
     rows = []
+    by_measure = (
+        {m: comparisons.beaten(m) for m in table.columns} if comparisons is not None else {}
+    )
     for i, run in enumerate(table.runs):
         row = [Cell(letter(i)), Cell(run.tag)]
         for measure in table.columns:
             cell = Cell(run.summary[measure])
             if comparisons is not None:
-                beaten = comparisons.beats(measure, run.tag)
+                beaten = by_measure[measure].get(run.tag, [])
                 cell.marks = "".join(sorted(letter(index[t]) for t in beaten))
             row.append(cell)
         missing = [q for q, lacking in table.dropped_topics.items() if run.tag in lacking]

@@ -239,6 +239,10 @@ def leave_out(
     rows = []
     left_out_scores = dict(scores)
     full = qrels.of_topics(table.topics_evaluated)
+    unique_of = {
+        qid: pooling.unique_by_unit(contributed.get(qid, {}), unit)
+        for qid in table.topics_evaluated
+    }
     for run in runs:
         if run.tag not in contributing:
             continue
@@ -247,10 +251,12 @@ def leave_out(
         n_unique = n_relevant = 0
         for qid in table.topics_evaluated:
             labels = qrels.qrels[qid]
-            unique = pooling.unique_to_unit(contributed.get(qid, {}), unit, unit[run.tag])
+            unique = unique_of[qid].get(unit[run.tag], set())
             n_unique += len(unique)
             n_relevant += sum(1 for d in unique if is_relevant(labels.get(d, 0), level))
-            reduced[qid] = {d: g for d, g in labels.items() if d not in unique}
+            reduced[qid] = kept = dict(labels)  # a copy without `unique`, in labels' order
+            for d in unique:
+                kept.pop(d, None)
             removed[qid] = unique
         score_out = _left_out_score(table, run, reduced, full.without(removed))
         left_out_scores[run.tag] = score_out

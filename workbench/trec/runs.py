@@ -28,6 +28,7 @@ from workbench.trec.keys import (
     group_segments,
     offsets_of,
     segment_rows,
+    segments_with_repeats,
 )
 from workbench.trec.native import RunColumns
 from workbench.trec.order import trec_order
@@ -75,9 +76,12 @@ class Run:
         tag: str,
         n_lines: int | None = None,
         docno_hashes: np.ndarray | None = None,
+        repeated_topics: frozenset[str] | None = None,
     ) -> None:
         if docno_hashes is not None:
             self.__dict__["docno_hashes"] = docno_hashes
+        if repeated_topics is not None:
+            self.__dict__["repeated_topics"] = repeated_topics
         self._topics = topics
         self._index = {q: i for i, q in enumerate(topics)}
         self.offsets = offsets
@@ -98,6 +102,13 @@ class Run:
         """:func:`docno_hash` of every row (computed once; matching and duplicate checks)."""
         return docno_hash(self.docnos)
 
+    @cached_property
+    def repeated_topics(self) -> frozenset[str]:
+        """Topics where some docno (by hash) appears twice (computed once; the metric
+        module checks these exactly)."""
+        flags = segments_with_repeats(self.docno_hashes, self.offsets)
+        return frozenset(self._topics[t] for t in np.flatnonzero(flags).tolist())
+
     def topic_slice(self, qid: str) -> slice:
         i = self._index[qid]
         return slice(int(self.offsets[i]), int(self.offsets[i + 1]))
@@ -107,6 +118,7 @@ class Run:
         topic without lines (an empty ranking)."""
         which = np.array([self._index.get(q, -1) for q in qids], dtype=np.int64)
         rows, offsets = segment_rows(self.offsets, which)
+        known: frozenset[str] | None = self.__dict__.get("repeated_topics")
         return Run(
             list(qids),
             offsets,
@@ -115,6 +127,7 @@ class Run:
             self.ranks[rows],
             self.tag,
             docno_hashes=self.docno_hashes[rows],
+            repeated_topics=None if known is None else known.intersection(qids),
         )
 
     def topic_lines(self, qid: str) -> RunTopicLines:
