@@ -17,7 +17,7 @@ app servers, PostgreSQL, nginx, this generator and the whole machine, and the lo
 
     python benchmarks/load/crowd.py --db postgresql+psycopg://... --assessors 1000 --scripts 50
         --seconds 300 [--servers 2] [--workers 2] [--threads 4] [--ramp-up 60]
-        [--think 5,30] [--json FILE]
+        [--think 5,30] [--judge-rate 10] [--json FILE]
 """
 
 from __future__ import annotations
@@ -416,6 +416,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=4, help="threads per process")
     parser.add_argument("--docs-per-topic", type=int, default=100)
     parser.add_argument(
+        "--judge-rate",
+        type=float,
+        default=10.0,
+        help="the servers' WORKBENCH_JUDGE_SUBMITS_PER_SECOND (default 10, the app's)",
+    )
+    parser.add_argument(
         "--password-hash",
         default=user_service.DEFAULT_HASH_METHOD,
         help="werkzeug method of the crowd's passwords (default scrypt, as the app's)",
@@ -436,7 +442,7 @@ def main(argv: list[str] | None = None) -> int:
     env = {
         "WORKBENCH_SECRET_KEY": uuid.uuid4().hex * 2,
         "WORKBENCH_TRUSTED_PROXIES": "1",
-        "WORKBENCH_JUDGE_SUBMITS_PER_SECOND": "10",
+        "WORKBENCH_JUDGE_SUBMITS_PER_SECOND": str(args.judge_rate),
     }
     with tempfile.TemporaryDirectory(prefix="workbench-crowd-") as tmp:
         servers = [
@@ -492,6 +498,7 @@ def main(argv: list[str] | None = None) -> int:
     figures = {
         "assessors": args.assessors,
         "scripts": args.scripts,
+        "judge_rate_per_s": args.judge_rate,
         "app_servers": f"{args.servers} x {args.workers} workers x {args.threads} threads",
         "seconds_measured": args.seconds,
         "ramp_up_s": args.ramp_up,
