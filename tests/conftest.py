@@ -143,9 +143,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     core and the service and web tests on temporary SQLite. In the PostgreSQL pass
     ($WORKBENCH_TEST_STORE_ONLY=1) run only tests that use the store.
 
-    The slow tests run first (the order is otherwise kept): on every core (pytest-xdist) a
-    long browser test collected last kept one worker busy for minutes after the other ran
-    out of tests; run first, the short tests fill in around it."""
+    The `long` tests run first, then the other slow ones (the order is otherwise kept): on
+    every core (pytest-xdist) a long browser test collected last kept one worker busy for
+    minutes after the other ran out of tests; run first, the short tests fill in around it."""
     for item in items:
         if item.get_closest_marker("browser"):
             item.add_marker(pytest.mark.slow)
@@ -155,4 +155,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if deselected:
             config.hook.pytest_deselected(items=deselected)
             items[:] = selected
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    for item in items:
+        if item.get_closest_marker("long"):
+            item.add_marker(pytest.mark.slow)
+    items.sort(
+        key=lambda item: (
+            item.get_closest_marker("long") is None,
+            item.get_closest_marker("slow") is None,
+        )
+    )

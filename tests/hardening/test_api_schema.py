@@ -69,6 +69,7 @@ def api_schema(api_app: Flask) -> schemathesis.BaseSchema:
 schema = schemathesis.pytest.from_fixture("api_schema")
 
 
+@pytest.mark.long
 @schema.parametrize()
 @settings(
     max_examples=MAX_EXAMPLES,

@@ -46,14 +46,19 @@ def site_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str,
         yield base, site, folder
 
 
-def _walk(browser, base: str, site: Site) -> Iterator[tuple[str, str]]:  # type: ignore[no-untyped-def]
-    """Open every page (logged in as its user), each loaded and its scripts run; yields
-    (endpoint, path) with the page shown."""
+SHARDS = 3
+"""The walk is split in shards, each its own test, so that the workers share it out."""
+
+
+def _walk(browser, base: str, site: Site, shard: int) -> Iterator[tuple[str, str]]:  # type: ignore[no-untyped-def]
+    """Open every SHARDS-th page from the `shard`-th (logged in as its user), each loaded and
+    its scripts run; yields (endpoint, path) with the page shown."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
     who: str | None = "nobody"
-    for endpoint, path, user in [("auth.login", "/login", None), *pages(site)]:
+    every = [("auth.login", "/login", None), *pages(site)]
+    for endpoint, path, user in every[shard::SHARDS]:
         if user != who:
             browser.delete_all_cookies()
             browser.get(base + "/login")
@@ -128,13 +133,15 @@ TARGETS = "#grades button, #position-map .cell, .nav-buttons button, .passage .g
 """The judging pages' touch targets: grade buttons, the position map's cells, navigation."""
 
 
+@pytest.mark.long
+@pytest.mark.parametrize("shard", range(SHARDS))
 def test_no_page_is_wider_than_a_phone_and_touch_targets_are_44_px(  # type: ignore[no-untyped-def]
-    site_server, tmp_path: Path
+    site_server, tmp_path: Path, shard: int
 ) -> None:
     base, site, _ = site_server
     too_wide, small = [], {}
     with chromium(tmp_path, PHONE, phone=True) as browser:
-        for endpoint, path in _walk(browser, base, site):
+        for endpoint, path in _walk(browser, base, site, shard):
             width, elements = browser.execute_script(WIDE)
             if width > PHONE:
                 too_wide.append(f"{endpoint} {path}: {width} px ({', '.join(elements)})")
@@ -163,14 +170,16 @@ def _axe(browser) -> list[str]:  # type: ignore[no-untyped-def]
     ]
 
 
+@pytest.mark.long
+@pytest.mark.parametrize("shard", range(SHARDS))
 def test_axe_finds_no_serious_violation_in_either_colour_scheme(  # type: ignore[no-untyped-def]
-    site_server, tmp_path: Path
+    site_server, tmp_path: Path, shard: int
 ) -> None:
     pytest.importorskip("axe_selenium_python")
     base, site, _ = site_server
     violations = {}
     with chromium(tmp_path, 1280) as browser:
-        for _endpoint, path in _walk(browser, base, site):
+        for _endpoint, path in _walk(browser, base, site, shard):
             for scheme in ("light", "dark"):
                 browser.execute_cdp_cmd(
                     "Emulation.setEmulatedMedia",
