@@ -170,6 +170,29 @@ def test_web_write_on_a_read_only_database_is_a_503_with_one_log_line(
     assert errors[0].getMessage().startswith("store unavailable: the database is read-only")
 
 
+def test_the_campaign_page_on_a_read_only_database_is_shown_without_keeping_statistics(
+    read_only, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Viewing needs no write: the pool statistics the page computes and cannot keep (a
+    read-only store) are computed again next time, with a warning, and the page is shown."""
+    url, world = read_only
+    app: Flask = make_app(url, tmp_path, TESTING=False)
+    client = app.test_client()
+    with client.session_transaction() as session:
+        session["_user_id"] = f"{world.users['admin']}.0"
+        session["_fresh"] = True
+        session[LOGIN_AT] = int(time.time())
+    caplog.set_level(logging.WARNING)
+    for _ in range(2):
+        page = client.get(f"/admin/campaigns/{world.campaign_id}")
+        assert page.status_code == 200 and "<th>Unique</th>" in page.text
+    kept = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(kept) == 2 and all(
+        message.startswith("pool statistics not kept: the database is read-only")
+        for message in kept
+    )
+
+
 @pytest.fixture
 def full_disk(sqlite_world) -> Iterator[str]:
     """Every SQLite connection may not grow its file: SQLITE_FULL, as on a full disk."""

@@ -87,3 +87,24 @@ def test_every_pool_kind_kept_equals_fresh(store, campaign_id, strategy):  # noq
         computed, _ = load(session, pool)
         assert load(session, pool) == (computed, True)
         assert computed == fresh(session, pool)
+
+
+def test_a_run_replaced_in_place_recomputes(store, campaign_id, tmp_path):  # noqa: F811
+    """`import --replace` keeps a run's id (pools that name it still do); a new file with as
+    many lines but another ranking changes what the run contributes."""
+    from tests.store.conftest import write_run
+    from workbench.services import run_imports
+
+    with store.session() as session:
+        campaign = campaigns.get_campaign(session, campaign_id)
+        pool = pools.build_pool(session, campaign, depth=2, runs=["A", "B"], seed=5)
+        before, _ = load(session, pool)
+        assert before["contributed_per_run"]["B"] == 3  # d1, b2 of topic 1; x2 of topic 2
+        # as many lines, other documents first: B now ranks a1 and a2 in topic 1
+        lines = [("1", "a1", 5), ("1", "a2", 4), ("1", "d1", 3), ("1", "b4", 1), ("2", "x2", 9)]
+        path = write_run(tmp_path / "runB2.txt", "B", lines)
+        run_imports.import_runs(session, campaign, [path], replace=True)
+        after, kept = load(session, pool)
+        assert not kept and after == fresh(session, pool)
+        assert after["contributed_per_run"]["B"] == 3 and after["unique_per_run"]["B"] == 0
+        assert after["unique_per_run"] != before["unique_per_run"]

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from flask import abort, flash, redirect, render_template, request, send_file, url_for
+from flask import abort, current_app, flash, redirect, render_template, request, send_file, url_for
 from werkzeug.datastructures import MultiDict
 
 from workbench import judging_modes, permissions, pooling, presentation, routing
@@ -36,7 +36,7 @@ from workbench.services import routing as routing_service
 from workbench.services import users as user_service
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.scope import parse_pools, pool_to_assign
-from workbench.services.store_handle import Session
+from workbench.services.store_handle import STORAGE_ERRORS, Session, storage_problem
 from workbench.trec import TrecFormatError
 from workbench.web.access import GuardedBlueprint
 from workbench.web.db import get_store
@@ -127,8 +127,7 @@ def campaign(campaign_id: int):
     with get_store().read_session() as session:
         page = or_404(campaign_pages.campaign_page, session, campaign_id, number)
     if page.unkept is not None:
-        with get_store().session() as session:
-            campaign_pages.keep_statistics(session, page)
+        _keep_statistics(page)
     return render_template(
         "admin/campaign.html",
         **page_context(page),
@@ -138,6 +137,19 @@ def campaign(campaign_id: int):
         exports=exports.EXPORTS.values(),
         judging_modes=judging_modes.JUDGING_MODES,
     )
+
+
+def _keep_statistics(page: campaign_pages.CampaignPage) -> None:
+    """Keep the pool statistics the page computed; a store that cannot be written (read-only,
+    full disk) only means they are computed again next time: the page is still shown."""
+    try:
+        with get_store().session() as session:
+            campaign_pages.keep_statistics(session, page)
+    except STORAGE_ERRORS as error:
+        problem = storage_problem(error)
+        if problem is None:
+            raise
+        current_app.logger.warning("pool statistics not kept: %s", problem)
 
 
 def page_context(page: DataclassInstance) -> dict[str, Any]:
