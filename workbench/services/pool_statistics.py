@@ -2,15 +2,15 @@
 overlap, pool growth by depth.
 
 The run contributions need every pool run's ranked list of every topic decoded (about 1 s of
-CPU at a tenth of a TREC-size campaign, and growing with the runs): they are computed once
-and kept in `pool_statistics` with the pool's *signature* (its entries' count and highest id,
-its recorded parameters, its runs' ids and live versions: a run replaced in place keeps its
-id, not its version). Contributions depend on nothing else:
-which documents are pooled, at which best rank, and the runs' lists. Entries are only ever
-added (a build, an extension, adaptive pools' reserves); revealing or sampling flips
+CPU at a tenth of a TREC-size campaign, and growing with the runs): they are computed once and
+kept in `pool_statistics` with the pool's *signature* (its entries' count and highest id, its
+recorded parameters, its runs' ids and the highest id of each run's `run_topics` rows: a run
+replaced in place keeps its id, and its new lines are new rows). Contributions depend on
+nothing else: which documents are pooled, at which best rank, and the runs' lists. Entries are
+only ever added (a build, an extension, adaptive pools' reserves); revealing or sampling flips
 `sampled`, which the contributions do not use. So a kept row whose signature is the pool's
-current one is exactly what a recomputation would give; any other is recomputed. The sizes
-per topic are counted by the database on every load (one GROUP BY, no row read into Python).
+current one is exactly what a recomputation would give; any other is recomputed. The sizes per
+topic are counted by the database on every load (one GROUP BY, no row read into Python).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from workbench.services.pools import (
     pool_runs,
     qid_key,
 )
-from workbench.store.models import Pool, PoolEntry, PoolStatistics, Run, RunVersion
+from workbench.store.models import Pool, PoolEntry, PoolStatistics, Run, RunTopic
 
 
 @dataclass(frozen=True)
@@ -63,16 +63,18 @@ class Contributions:
 def pool_signature(session: Session, pool: Pool, runs: list[Run]) -> str:
     """SHA-256 of what the contributions depend on: the number of the pool's entries and
     their highest id (entries are only added, each with its best rank for good), the pool's
-    recorded parameters and its runs (id and live version, in pool order: `import --replace`
-    keeps a run's id and writes its lines as a new version)."""
+    recorded parameters and its runs (id and the highest id of its `run_topics` rows, in pool
+    order: `import --replace` keeps a run's id and writes its lines as new rows)."""
     count, highest = session.execute(
         select(func.count(), func.max(PoolEntry.id)).where(PoolEntry.pool_id == pool.id)
     ).one()
-    versions = select(RunVersion.run_id, RunVersion.id).where(
-        RunVersion.run_id.in_([run.id for run in runs]), RunVersion.state == "live"
+    rows = (
+        select(RunTopic.run_id, func.max(RunTopic.id))
+        .where(RunTopic.run_id.in_([run.id for run in runs]))
+        .group_by(RunTopic.run_id)
     )
-    live = {run_id: version for run_id, version in session.execute(versions)}
-    described = [count, highest, pool.params, [[run.id, live.get(run.id)] for run in runs]]
+    lines = {run_id: last for run_id, last in session.execute(rows)}
+    described = [count, highest, pool.params, [[run.id, lines.get(run.id)] for run in runs]]
     text = json.dumps(described, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
 
