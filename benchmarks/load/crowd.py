@@ -11,13 +11,14 @@ allowed: on a 429 they wait its `Retry-After`, then send the same judgement agai
 
 A judgement is acknowledged by a 200/201; an unanswered one is sent again with the same
 client_id. Reported: the latency percentiles of every kind of judging request (the crowd's
-submits and documents, the state, the scripts' submits), counted from the ramp-up's end; the
+submits and documents, the state, the scripts' submits), counted from the ramp-up's end, also
+per window of time (`--window`) and the slowest requests with when they were sent; the
 acknowledged judgements checked against the store (none lost, none doubled); the CPU of the
 app servers, PostgreSQL, nginx, this generator and the whole machine, and the load average.
 
     python benchmarks/load/crowd.py --db postgresql+psycopg://... --assessors 1000 --scripts 50
         --seconds 300 [--servers 2] [--workers 2] [--threads 4] [--ramp-up 60]
-        [--think 5,30] [--judge-rate 10] [--json FILE]
+        [--think 5,30] [--judge-rate 10] [--script-queue-ms 0] [--json FILE]
 """
 
 from __future__ import annotations
@@ -178,6 +179,7 @@ class Tally:
     refusals, broken connections, the client_ids still unanswered at the end."""
 
     latencies: defaultdict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    timeline: list[tuple[float, str, float]] = field(default_factory=list)  # (at, kind, s)
     acknowledged: list[str] = field(default_factory=list)
     refused: Counter[str] = field(default_factory=Counter)
     broken: int = 0
@@ -190,6 +192,7 @@ class Tally:
     def record(self, kind: str, started: float, elapsed: float) -> None:
         if started >= self.measure_from:
             self.latencies[kind].append(elapsed)
+            self.timeline.append((started - self.measure_from, kind, elapsed))
 
 
 async def answered(
@@ -398,6 +401,26 @@ def percentiles(values: list[float]) -> dict[str, float]:
     return {"n": len(values), "p50_ms": p50, "p95_ms": p95, "p99_ms": p99, "max_ms": ms.max()}
 
 
+def over_time(
+    timeline: list[tuple[float, str, float]], kinds: tuple[str, ...], window: float
+) -> list[dict[str, float]]:
+    """The judging requests' latency percentiles per `window` seconds of the measured time
+    (by when each request was sent): where in the run a tail comes from."""
+    by_window: defaultdict[int, list[float]] = defaultdict(list)
+    for at, kind, elapsed in timeline:
+        if kind in kinds:
+            by_window[int(at // window)].append(elapsed)
+    return [
+        {"from_s": k * window, **percentiles(values)} for k, values in sorted(by_window.items())
+    ]
+
+
+def slowest(timeline: list[tuple[float, str, float]], n: int) -> list[dict[str, float | str]]:
+    """The n slowest measured requests of any kind, with when they were sent."""
+    ranked = sorted(timeline, key=lambda entry: -entry[2])[:n]
+    return [{"at_s": round(at, 2), "kind": kind, "ms": round(1000 * s)} for at, kind, s in ranked]
+
+
 def cpu_of(names: tuple[str, ...]) -> float:
     ticks = sum(t for _, name, t in process_cpu_ticks() if name.startswith(names))
     return ticks / os.sysconf("SC_CLK_TCK")
@@ -422,9 +445,18 @@ def main(argv: list[str] | None = None) -> int:
         help="the servers' WORKBENCH_JUDGE_SUBMITS_PER_SECOND (default 10, the app's)",
     )
     parser.add_argument(
+        "--script-queue-ms",
+        type=float,
+        default=0.0,
+        help="the servers' WORKBENCH_SCRIPT_QUEUE_MS (default 0, the app's: scripts never shed)",
+    )
+    parser.add_argument(
         "--password-hash",
         default=user_service.DEFAULT_HASH_METHOD,
         help="werkzeug method of the crowd's passwords (default scrypt, as the app's)",
+    )
+    parser.add_argument(
+        "--window", type=float, default=10.0, help="seconds per line of the latency over time"
     )
     parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
@@ -443,6 +475,7 @@ def main(argv: list[str] | None = None) -> int:
         "WORKBENCH_SECRET_KEY": uuid.uuid4().hex * 2,
         "WORKBENCH_TRUSTED_PROXIES": "1",
         "WORKBENCH_JUDGE_SUBMITS_PER_SECOND": str(args.judge_rate),
+        "WORKBENCH_SCRIPT_QUEUE_MS": str(args.script_queue_ms),
     }
     with tempfile.TemporaryDirectory(prefix="workbench-crowd-") as tmp:
         servers = [
@@ -499,6 +532,7 @@ def main(argv: list[str] | None = None) -> int:
         "assessors": args.assessors,
         "scripts": args.scripts,
         "judge_rate_per_s": args.judge_rate,
+        "script_queue_ms": args.script_queue_ms,
         "app_servers": f"{args.servers} x {args.workers} workers x {args.threads} threads",
         "seconds_measured": args.seconds,
         "ramp_up_s": args.ramp_up,
@@ -508,6 +542,8 @@ def main(argv: list[str] | None = None) -> int:
         "script_judgements_per_s": len(tally.latencies["script submit"]) / args.seconds,
         "latency": {kind: percentiles(tally.latencies[kind]) for kind in sorted(tally.latencies)},
         "every_judging_request": percentiles(every),
+        "judging_latency_over_time": over_time(tally.timeline, judging_kinds, args.window),
+        "slowest_requests": slowest(tally.timeline, 20),
         "refused": dict(tally.refused),
         "broken_connections": tally.broken,
         "connection_errors": dict(tally.errors.most_common(8)),

@@ -58,6 +58,7 @@ from workbench.web.access import may
 from workbench.web.db import EXTENSION as STORE
 from workbench.web.db import get_store
 from workbench.web.inputs import BoundedIntConverter
+from workbench.web.shedding import shed_queued_scripts
 
 login_manager = LoginManager()
 csrf = CSRFProtect()
@@ -347,7 +348,8 @@ def _headers(response):
 def init_app(app: Flask) -> None:
     """Login, CSRF, limits, error pages and headers; TRUSTED_PROXIES > 0 takes the client
     address (and scheme) from that many proxies' X-Forwarded-For (werkzeug's ProxyFix);
-    request bodies left unread are drained before the answer (`BodyDrain`)."""
+    request bodies left unread are drained before the answer (`BodyDrain`); scripts' requests
+    queued too long behind the proxy are shed (`shedding`)."""
     proxies = int(app.config.get("TRUSTED_PROXIES") or 0)
     if proxies > 0:
         # Flask documents wrapping app.wsgi_app; its stubs type it as a method
@@ -358,6 +360,7 @@ def init_app(app: Flask) -> None:
     app.permanent_session_lifetime = timedelta(hours=float(app.config["SESSION_HOURS"]))
     app.url_map.converters["int"] = BoundedIntConverter
     app.before_request(_body_limit)
+    app.before_request(shed_queued_scripts)
     login_manager.init_app(app)
     login_manager.login_view = "auth.login"
     login_manager.session_protection = "basic"

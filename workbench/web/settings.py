@@ -57,7 +57,9 @@ class Settings:
     burst of 100; default 10; 0: off); sqlite_synchronous (SQLITE_SYNCHRONOUS: NORMAL or
     FULL, see `store.db.sqlite_synchronous`); password_hash_method (PASSWORD_HASH_METHOD:
     werkzeug's scrypt[:n:r:p] or pbkdf2[:digest[:iterations]] for the passwords this app
-    sets and the cost of checking an unknown name; default scrypt)."""
+    sets and the cost of checking an unknown name; default scrypt); script_queue_ms
+    (SCRIPT_QUEUE_MS: behind a trusted proxy, a script's request queued longer is answered 429
+    at once, see `web.shedding`; default 0: off)."""
 
     secure_cookies: bool = False
     session_hours: float = 9.0
@@ -66,6 +68,7 @@ class Settings:
     judge_submits_per_second: float = 10.0
     sqlite_synchronous: str | None = None
     password_hash_method: str = DEFAULT_HASH_METHOD
+    script_queue_ms: float = 0.0
 
     @classmethod
     def of(cls, config: Mapping[str, Any]) -> Settings:
@@ -81,6 +84,7 @@ class Settings:
             ),
             sqlite_synchronous=str(synchronous) if synchronous else None,
             password_hash_method=_hash_method(config),
+            script_queue_ms=_number(config, "SCRIPT_QUEUE_MS", default.script_queue_ms),
         )
 
     def flask_config(self) -> dict[str, Any]:
@@ -92,6 +96,7 @@ class Settings:
             "SESSION_HOURS": self.session_hours,
             "TRUSTED_PROXIES": self.trusted_proxies,
             "RATE_JUDGE": (self.judge_submits_per_second, 100),
+            "SCRIPT_QUEUE_MS": self.script_queue_ms,
         }
 
 
