@@ -232,6 +232,43 @@ def fill(store: Store, files: Files, folder: Path, seed: int = 2) -> Campaign:
     return Campaign(campaign_id, list(first.values()), written, pool_size, phases)
 
 
+def filled(store: Store) -> Campaign:
+    """The campaign an earlier run filled into this store (`--filled`): the newest campaign
+    named scale-*, its judges as `fill` gives them, nothing written."""
+    from sqlalchemy import func, select
+
+    from workbench.store.models import Assignment, Pool, User
+    from workbench.store.models import Campaign as CampaignRow
+
+    with store.read_session() as session:
+        campaign_id = session.scalar(
+            select(func.max(CampaignRow.id)).where(CampaignRow.name.like("scale-%"))
+        )
+        if campaign_id is None:
+            raise SystemExit("--filled: the store holds no campaign filled by this benchmark")
+        pool_id = session.scalar(select(func.min(Pool.id)).where(Pool.campaign_id == campaign_id))
+        assert pool_id is not None
+        docnos: dict[str, tuple[str, ...]] = {}
+        for qid, docno in session.execute(
+            select_entries(pool_id, with_qid=True).order_by(PoolEntry.qid, PoolEntry.docno)
+        ):
+            docnos[qid] = (*docnos.get(qid, ()), docno)
+        first: dict[int, Member] = {}
+        for assignment_id, qid, user_id, username in session.execute(
+            select(Assignment.id, Assignment.qid, Assignment.user_id, User.username)
+            .join(User, User.id == Assignment.user_id)
+            .where(Assignment.pool_id == pool_id)
+            .order_by(Assignment.id)
+        ):
+            if user_id not in first:
+                first[user_id] = Member(username, PASSWORD, assignment_id, docnos[qid])
+        judgements = session.scalar(
+            select(func.count()).where(Judgement.campaign_id == campaign_id)
+        )
+    pool_size = sum(len(d) for d in docnos.values())
+    return Campaign(campaign_id, list(first.values()), judgements or 0, pool_size, {})
+
+
 def select_entries(pool_id: int, *, with_qid: bool = False):  # type: ignore[no-untyped-def]
     from sqlalchemy import select
 
@@ -382,6 +419,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--think", default="2,6")
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--skip", default="", help="phases to skip: pages,reports,assessors")
+    parser.add_argument(
+        "--filled",
+        action="store_true",
+        help="measure the campaign an earlier run filled into --db (give its --fraction)",
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     n_topics = max(1, round(TOPICS * args.fraction))
@@ -389,8 +431,11 @@ def main(argv: list[str] | None = None) -> int:
     folder = args.data_dir / f"scale-t{n_topics}-d{n_documents}-r{RUNS}-v1"
     load_before = os.getloadavg()
     started = time.monotonic()
-    print(f"generating {folder} ...", flush=True)
-    files = generate(folder, n_topics, n_documents)
+    if args.filled and not args.db:
+        parser.error("--filled needs --db, the store filled by an earlier run")
+    if not args.filled:
+        print(f"generating {folder} ...", flush=True)
+        files = generate(folder, n_topics, n_documents)
     generated = round(time.monotonic() - started, 1)
     skip = set(filter(None, args.skip.split(",")))
     figures: dict[str, object] = {
@@ -404,8 +449,11 @@ def main(argv: list[str] | None = None) -> int:
         url = args.db or f"sqlite:///{Path(tmp) / 'scale.sqlite'}"
         figures["database"] = url.split(":", 1)[0]
         store = open_store(url, upgrade=True)
-        print("filling the store ...", flush=True)
-        campaign = fill(store, files, folder)
+        if args.filled:
+            campaign = filled(store)
+        else:
+            print("filling the store ...", flush=True)
+            campaign = fill(store, files, folder)
         figures |= {
             "fill_s": campaign.phases,
             "pool_size": campaign.pool_size,
