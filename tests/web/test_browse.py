@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.web.conftest import World, get_store_of
@@ -137,3 +139,25 @@ def test_a_runs_page_shows_its_ir_metadata_escaped(app, world: World, as_user, t
     assert admin.get(f"/admin/campaigns/{world.campaign_id}/runs/nope").status_code == 404
     assessor = as_user("alice").get(f"/admin/campaigns/{world.campaign_id}/runs/runM")
     assert assessor.status_code == 403
+
+
+def test_a_search_counts_its_matches_up_to_a_bound(
+    app, world: World, as_user, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Beyond COUNTED matches the page says "more than" and still offers the next window; a
+    listing without a search is counted whole."""
+    monkeypatch.setattr(browse, "COUNTED", 3)
+    with get_store_of(app).read_session() as session:
+        campaign = campaigns.get_campaign(session, world.campaign_id)
+        everything = browse.documents(session, campaign, limit=2)
+        searched = browse.documents(session, campaign, query="d", limit=2)
+        few = browse.documents(session, campaign, query="d5", limit=2)
+    assert (everything.total, everything.more) == (8, False)
+    assert (searched.total, searched.more, searched.next_offset) == (3, True, 2)
+    assert [d.docno for d in searched.rows] == [d.docno for d in everything.rows]
+    assert (few.total, few.more, few.next_offset) == (1, False, None)
+    admin = as_user("admin")
+    page = admin.get(f"/admin/campaigns/{world.campaign_id}/documents?q=d&limit=2").text
+    assert "1–2 of more than 3" in page and 'rel="next"' in page
+    one = admin.get(f"/admin/campaigns/{world.campaign_id}/documents?q=d5").text
+    assert re.search(r"1–1 of 1\s", one) and "more than" not in one
