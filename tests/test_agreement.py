@@ -16,6 +16,7 @@ from workbench.agreement import (
     cluster_draws,
     cohen_kappa,
     cohen_kappa_interval,
+    cohen_kappa_of_draws,
     confusion_matrix,
     fleiss_kappa,
     fleiss_kappa_of_draws,
@@ -439,6 +440,33 @@ def test_fleiss_kappa_of_draws_equals_fleiss_kappa_of_the_gathered_items(seed):
         lambda row: gathered(np.array(row)), 12, n_resamples=300, seed=seed
     )
     assert percentile_interval(unedited) == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.mark.parametrize("weights", [None, "linear", "quadratic"])
+@pytest.mark.parametrize("seed", range(4))
+def test_cohen_kappa_of_draws_is_cohen_kappa_of_the_gathered_items(seed, weights):
+    """Bit for bit: a resample's confusion matrix is the sum of its topics' (integer counts),
+    and its kappa is computed as cohen_kappa computes it."""
+    rng = np.random.default_rng(seed)
+    labels = [0, 1, 2]
+    a = rng.integers(0, 3, size=150)
+    b = np.where(rng.random(150) < 0.6, a, rng.integers(0, 3, size=150))
+    a[:15] = b[:15] = 1  # a topic of one category: a resample of it alone has no kappa
+    topic_of = rng.permutation(np.repeat(np.arange(10), 15))
+    topic_of[:15], topic_of[15:][topic_of[15:] == 0] = 0, 9
+    clusters = [np.flatnonzero(topic_of == t) for t in range(10)]
+    draws = cluster_draws(10, 200, seed)
+    draws[0] = 0  # only the one-category topic
+    fast = cohen_kappa_of_draws(a, b, clusters, draws, labels=labels, weights=weights)
+
+    def gathered(row: np.ndarray) -> float:
+        rows = np.concatenate([clusters[t] for t in row])
+        return cohen_kappa(a[rows], b[rows], labels=labels, weights=weights)
+
+    slow = np.array([gathered(row) for row in draws])
+    assert np.isnan(fast[0]) and np.isnan(slow[0])
+    np.testing.assert_array_equal(fast, slow)
+    assert np.isfinite(fast[1:]).all()
 
 
 def test_percentile_interval_leaves_out_undefined_resamples():

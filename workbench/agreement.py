@@ -135,7 +135,14 @@ def _agreement_weights(k: int, weights: Weights) -> np.ndarray:
 
 def _kappa_parts(a, b, weights: Weights, labels) -> tuple[float, float, np.ndarray, np.ndarray]:
     """(p_o, p_e, proportions p_ij, agreement weights w_ij), weighted when asked."""
-    table = confusion_matrix(a, b, labels=labels).astype(float)
+    return _table_kappa_parts(confusion_matrix(a, b, labels=labels), weights)
+
+
+def _table_kappa_parts(
+    counts: np.ndarray, weights: Weights
+) -> tuple[float, float, np.ndarray, np.ndarray]:
+    """`_kappa_parts` of a confusion matrix of counts."""
+    table = counts.astype(float)
     p = table / table.sum()
     w = _agreement_weights(len(p), weights)
     p_o = float((w * p).sum())
@@ -393,6 +400,30 @@ def fleiss_kappa_of_draws(ratings, clusters: Sequence[np.ndarray], draws: np.nda
         kappa = (p_bar - p_e) / (1.0 - p_e)
     kappa[np.isclose(p_e, 1.0) | ~np.isfinite(kappa)] = np.nan
     return kappa
+
+
+def cohen_kappa_of_draws(
+    a, b, clusters: Sequence[np.ndarray], draws: np.ndarray, *, labels, weights: Weights = None
+) -> np.ndarray:
+    """`cohen_kappa` of a and b over the items of each resample of clusters (`draws`, as
+    `cluster_draws` makes them; `clusters[t]` the item rows of cluster t), without gathering
+    the items: a resample's confusion matrix is sum_t w_t C_t, the clusters' matrices C_t
+    weighted by how often each was drawn (integer counts, so the very matrix of the gathered
+    items), and its kappa is computed as `cohen_kappa` computes it. NaN where a resample
+    has one category only (docs/methods.md section 3.3)."""
+    a, b = _pair(a, b)
+    k = len(_labels(labels, a, b))
+    per_cluster = np.stack(
+        [confusion_matrix(a[rows], b[rows], labels=labels).ravel() for rows in clusters]
+    )
+    times = np.stack([np.bincount(row, minlength=len(clusters)) for row in draws])
+    tables = (times @ per_cluster).reshape(len(draws), k, k)
+    kappas = np.empty(len(draws))
+    with np.errstate(all="ignore"):
+        for r, table in enumerate(tables):
+            p_o, p_e, _, _ = _table_kappa_parts(table, weights)
+            kappas[r] = _chance_corrected(p_o, p_e)
+    return kappas
 
 
 # --------------------------------------------------------------------------- grades

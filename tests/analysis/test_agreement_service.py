@@ -110,19 +110,53 @@ def test_bootstrap_interval_resamples_topics(judged):
     assert np.isnan(few.per_pair[0].bootstrap_low) and np.isnan(few.per_pair[0].bootstrap_high)
 
 
+def gathered_bootstrap(statistic, topics: list[str], n_resamples: int, seed: int):  # type: ignore[no-untyped-def]
+    """The topic bootstrap that gathers each resample's items (the definition)."""
+    from workbench.agreement import bootstrap_interval
+    from workbench.services.agreement import _topic_clusters
+
+    clusters = _topic_clusters(topics)
+
+    def resampled(drawn: list[int]) -> float:
+        return statistic(np.concatenate([clusters[c] for c in drawn]))
+
+    with np.errstate(all="ignore"):
+        return bootstrap_interval(resampled, len(clusters), n_resamples=n_resamples, seed=seed)
+
+
 def test_the_overall_fleiss_interval_is_the_topic_bootstrap_of_fleiss_kappa():
     """The report's overall interval comes from the topics' sums (`fleiss_topic_bootstrap`);
     it must equal the topic bootstrap that gathers each resample's items."""
     from workbench.agreement import fleiss_kappa as kappa_of
-    from workbench.services.agreement import fleiss_topic_bootstrap, topic_bootstrap
+    from workbench.services.agreement import fleiss_topic_bootstrap
 
     rng = np.random.default_rng(7)
     labels = rng.integers(0, 3, size=(400, 6)).astype(float)
     labels[rng.random(labels.shape) < 0.55] = np.nan
     topics = [f"t{i % 23}" for i in rng.permutation(400)]
     fast = fleiss_topic_bootstrap(labels, topics, n_resamples=500, seed=3)
-    slow = topic_bootstrap(lambda rows: kappa_of(labels[rows]), topics, n_resamples=500, seed=3)
+    slow = gathered_bootstrap(lambda rows: kappa_of(labels[rows]), topics, 500, 3)
     assert fast == pytest.approx(slow, abs=1e-12)
     assert fast[0] < kappa_of(labels) < fast[1]
     too_few = fleiss_topic_bootstrap(labels, ["t1"] * 400, n_resamples=50, seed=3)
+    assert np.isnan(too_few).all()
+
+
+def test_a_pair_interval_is_the_topic_bootstrap_of_cohen_kappa():
+    """A pair's interval comes from its topics' confusion matrices (`cohen_topic_bootstrap`);
+    it is the topic bootstrap that gathers each resample's items, to the bit."""
+    from workbench.agreement import cohen_kappa
+    from workbench.services.agreement import cohen_topic_bootstrap
+
+    rng = np.random.default_rng(11)
+    a = rng.integers(0, 2, size=500)
+    b = np.where(rng.random(500) < 0.7, a, 1 - a)
+    topics = [f"t{i % 17}" for i in rng.permutation(500)]
+    fast = cohen_topic_bootstrap(a, b, topics, [0, 1], n_resamples=400, seed=5)
+    slow = gathered_bootstrap(
+        lambda rows: cohen_kappa(a[rows], b[rows], labels=[0, 1]), topics, 400, 5
+    )
+    assert fast == slow
+    assert fast[0] < cohen_kappa(a, b) < fast[1]
+    too_few = cohen_topic_bootstrap(a, b, ["t1"] * 500, [0, 1], n_resamples=50, seed=3)
     assert np.isnan(too_few).all()

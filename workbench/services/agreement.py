@@ -223,12 +223,8 @@ def pair_agreement(
     interval = _kappa_interval(a_int, b_int, labels)
     boot_low, boot_high = math.nan, math.nan
     if not math.isnan(kappa):
-        boot_low, boot_high = topic_bootstrap(
-            lambda rows: coefficients.cohen_kappa(a_int[rows], b_int[rows], labels=labels),
-            topics,
-            n_resamples=n_bootstrap,
-            seed=seed,
-            min_topics=min_topics,
+        boot_low, boot_high = cohen_topic_bootstrap(
+            a_int, b_int, topics, labels, n_resamples=n_bootstrap, seed=seed, min_topics=min_topics
         )
     matrix = coefficients.confusion_matrix(a_int, b_int, labels=labels)
     result = PairAgreement(
@@ -268,29 +264,28 @@ def _kappa_interval(a: np.ndarray, b: np.ndarray, labels: list[int]) -> tuple[fl
     return float(interval.low), float(interval.high)
 
 
-def topic_bootstrap(
-    statistic: Callable[[np.ndarray], float],
+def cohen_topic_bootstrap(
+    a: np.ndarray,
+    b: np.ndarray,
     topics: Sequence[str],
+    labels: Sequence[int],
     *,
     n_resamples: int,
     seed: int,
     min_topics: int = MIN_BOOTSTRAP_TOPICS,
 ) -> tuple[float, float]:
-    """95 % percentile interval of statistic(item rows) resampling topics with all their
-    items (`agreement.bootstrap_interval`); `topics[i]` is the topic of item i. NaN with
-    fewer than `min_topics` topics (a bootstrap over so few clusters is degenerate)."""
+    """95 % percentile interval of Cohen's kappa of a and b resampling topics with all their
+    items (`agreement.bootstrap_interval`'s draws); `topics[i]` is the topic of item i. Each
+    resample's kappa from the topics' confusion matrices (`agreement.cohen_kappa_of_draws`).
+    NaN with fewer than `min_topics` topics (a bootstrap over so few clusters is
+    degenerate)."""
     clusters = _topic_clusters(topics)
     if len(clusters) < max(min_topics, 2) or n_resamples < 1:
         return math.nan, math.nan
-
-    def resampled(cluster_indices: list[int]) -> float:
-        rows = np.concatenate([clusters[c] for c in cluster_indices])
-        return _safe(lambda: statistic(rows))
-
-    with np.errstate(all="ignore"):
-        return coefficients.bootstrap_interval(
-            resampled, len(clusters), n_resamples=n_resamples, seed=seed
-        )
+    draws = coefficients.cluster_draws(len(clusters), n_resamples, seed)
+    return coefficients.percentile_interval(
+        coefficients.cohen_kappa_of_draws(a, b, clusters, draws, labels=list(labels))
+    )
 
 
 def fleiss_topic_bootstrap(
@@ -301,7 +296,7 @@ def fleiss_topic_bootstrap(
     seed: int,
     min_topics: int = MIN_BOOTSTRAP_TOPICS,
 ) -> tuple[float, float]:
-    """`topic_bootstrap` of Fleiss' kappa over `labels` (items x judges), the same draws,
+    """`cohen_topic_bootstrap`'s interval for Fleiss' kappa over `labels` (items x judges),
     with every resample's kappa from the topics' sums (`agreement.fleiss_kappa_of_draws`)."""
     clusters = _topic_clusters(topics)
     if len(clusters) < max(min_topics, 2) or n_resamples < 1:
