@@ -33,6 +33,22 @@ def test_agreement_json_gives_the_pairwise_kappas(judged, database_url):
     assert report["graded"] is False
 
 
+def test_a_report_runs_while_a_writer_holds_the_sqlite_store(judged, database_url):
+    """A report is a read: on SQLite it neither waits for the write lock (opening the store
+    reads its version in a read transaction) nor takes it (judging goes on beside it)."""
+    import sqlite3
+
+    if not database_url.startswith("sqlite"):
+        pytest.skip("the write lock is SQLite's")
+    writer = sqlite3.connect(database_url.removeprefix("sqlite:///"), timeout=0.1)
+    writer.execute("BEGIN IMMEDIATE")  # another process writing, for as long as it likes
+    result = _run(database_url, "agreement", "--campaign", "demo", "--bootstrap", "10")
+    writer.rollback()
+    writer.close()
+    assert result.exit_code == 0, result.output
+    assert "alice" in result.output
+
+
 def test_agreement_text_and_csv(judged, database_url):
     text = _run(database_url, "agreement", "--campaign", "demo", "--graded", "--bootstrap", "50")
     assert text.exit_code == 0

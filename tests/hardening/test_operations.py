@@ -138,6 +138,29 @@ def sqlite_world(world_url: tuple[str, World]) -> tuple[str, World]:
     return world_url
 
 
+def test_cli_write_while_another_process_holds_the_lock_prints_one_line(
+    sqlite_world: tuple[str, World], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlite3
+
+    from workbench.store import db
+
+    monkeypatch.setattr(db, "SQLITE_BUSY_TIMEOUT_MS", 200)
+    url = sqlite_world[0]
+    writer = sqlite3.connect(url.removeprefix("sqlite:///"), timeout=0.1)
+    writer.execute("BEGIN IMMEDIATE")
+    try:
+        result = CliRunner().invoke(main, ["--db", url, "campaign", "create", "another"])
+        listed = CliRunner().invoke(main, ["--db", url, "campaign", "list"])  # a read goes on
+    finally:
+        writer.rollback()
+        writer.close()
+    assert result.exit_code == 1
+    assert len(result.output.strip().splitlines()) == 1, result.output
+    assert result.output.startswith("Error: the store is busy: another process held its write")
+    assert listed.exit_code == 0, listed.output
+
+
 def test_cli_on_a_read_only_database_prints_one_line(read_only) -> None:
     url = read_only[0]
     result = CliRunner().invoke(main, ["--db", url, "campaign", "create", "another"])

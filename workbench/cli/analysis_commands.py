@@ -50,7 +50,7 @@ def agreement(
     from workbench.services.agreement_tables import agreement_tables
     from workbench.services.campaigns import get_campaign
 
-    with transaction(ctx) as session:
+    with transaction(ctx, read=True) as session:
         campaign = get_campaign(session, campaign_name)
         report = agreement_report(
             session, campaign, graded=graded, n_bootstrap=n_bootstrap, seed=seed

@@ -111,7 +111,7 @@ def collection_measures(
     from workbench.services.evaluation_inputs import Scope, load_runs
     from workbench.services.extended_evaluation import collection_scale, document_count
 
-    with transaction(ctx) as session:
+    with transaction(ctx, read=True) as session:
         campaign = get_campaign(session, campaign_name)
         scope = Scope(load_runs(session, campaign))
         evaluated = service.evaluate_campaign(

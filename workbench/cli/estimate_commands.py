@@ -50,7 +50,7 @@ def estimate(
     from workbench.services.campaigns import get_campaign
     from workbench.services.estimates import pool_estimates
 
-    with transaction(ctx) as session:
+    with transaction(ctx, read=True) as session:
         campaign = get_campaign(session, campaign_name)
         result = pool_estimates(
             session, campaign, pool_number, qrels_spec=qrels_spec, confidence=confidence,

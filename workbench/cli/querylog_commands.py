@@ -118,7 +118,7 @@ def list_logs(ctx: click.Context, campaign_name: str, fmt: str) -> None:
     from workbench.services.campaigns import get_campaign
     from workbench.services.querylogs import list_query_logs
 
-    with common.transaction(ctx) as session:
+    with common.transaction(ctx, read=True) as session:
         summaries = list_query_logs(session, get_campaign(session, campaign_name))
     click.echo(render(logs_table(summaries), fmt), nl=False)
 
@@ -135,7 +135,7 @@ def report(ctx: click.Context, campaign_name: str, name: str, fmt: str) -> None:
     from workbench.services.campaigns import get_campaign
     from workbench.services.querylogs import query_log_summary
 
-    with common.transaction(ctx) as session:
+    with common.transaction(ctx, read=True) as session:
         summary = query_log_summary(session, get_campaign(session, campaign_name), name)
     if fmt == "json":
         click.echo(to_json(summary.to_dict()), nl=False)

@@ -72,7 +72,7 @@ def campaign_create(
 @click.pass_context
 def campaign_list(ctx: click.Context) -> None:
     """List the campaigns (the archived ones last, marked so)."""
-    with transaction(ctx) as session:
+    with transaction(ctx, read=True) as session:
         current = campaigns.list_campaigns(session)
         for item in [*current, *campaigns.list_campaigns(session, archived=True)]:
             scale = ",".join(f"{g.value}={g.label}" for g in item.grades)

@@ -448,6 +448,10 @@ _SQLITE_STORAGE_MESSAGES = {
     "database or disk is full": "the disk holding the database is full",
     "disk i/o error": "the disk holding the database failed (I/O error)",
     "unable to open database file": "the database file cannot be opened",
+    "database is locked": (
+        "the store is busy: another process held its write lock longer than the wait "
+        f"({SQLITE_BUSY_TIMEOUT_MS // 1000} s); try again when it is done"
+    ),
 }
 _SERVER_STORAGE_STATES = {
     "53100": "the database server's disk is full",
@@ -463,7 +467,8 @@ _OS_STORAGE_ERRORS = {
 
 def storage_problem(error: BaseException) -> str | None:
     """One line saying why the store cannot be written (read-only database or file system, a
-    full disk, a file that cannot be opened), or None when `error` is something else."""
+    full disk, a file that cannot be opened, a write lock held too long by another process),
+    or None when `error` is something else."""
     seen: set[int] = set()
     current: BaseException | None = error
     while current is not None and id(current) not in seen:

@@ -11,6 +11,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
 from workbench.paths import alembic_ini, resource_dir
+from workbench.store.db import READ_ONLY
 
 if TYPE_CHECKING:
     from workbench.store.db import Store
@@ -45,8 +46,9 @@ def upgrade(store: Store, revision: str = "head") -> None:
 
 
 def current_revisions(store: Store) -> frozenset[str]:
-    """The revisions the store is at (none before the first migration)."""
-    with store.engine.connect() as connection:
+    """The revisions the store is at (none before the first migration), read in a read
+    transaction: on SQLite it does not wait for, or hold, the write lock."""
+    with store.engine.execution_options(**{READ_ONLY: True}).connect() as connection:
         return frozenset(MigrationContext.configure(connection).get_current_heads())
 
 
