@@ -6,8 +6,16 @@
 # starts one that commits durably, as the load benchmark needs.
 set -euo pipefail
 PORT=${WORKBENCH_PG_PORT:-55432}
-DATA=${WORKBENCH_PG_DATA:-/tmp/workbench-pg-$PORT}
 FSYNC=${WORKBENCH_PG_FSYNC:-off}
+# The test server's files live in memory (/dev/shm) where it can: the suite creates and drops a
+# database per test, each about 1,000 files, which took 0.45 s on the
+# 2-core machine's disk (ext4) and 0.03 s in memory (tmpfs).
+# A durable server (fsync on, for the load benchmark) keeps its files on disk.
+if [ "$FSYNC" = off ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then
+  DATA=${WORKBENCH_PG_DATA:-/dev/shm/workbench-pg-$PORT}
+else
+  DATA=${WORKBENCH_PG_DATA:-/tmp/workbench-pg-$PORT}
+fi
 
 pg_bin() {
   local dir
@@ -15,8 +23,11 @@ pg_bin() {
   [ -n "$dir" ] && echo "$dir"
 }
 
-if [ "${1:-start}" = stop ]; then
-  bin=$(pg_bin) && su postgres -c "$bin/pg_ctl -D $DATA -m fast stop" >/dev/null 2>&1 || true
+if [ "${1:-start}" = stop ]; then  # the server on $PORT, in memory or on disk
+  bin=$(pg_bin) || exit 0
+  for dir in "$DATA" "/dev/shm/workbench-pg-$PORT" "/tmp/workbench-pg-$PORT"; do
+    [ -f "$dir/postmaster.pid" ] && su postgres -c "$bin/pg_ctl -D $dir -m fast stop" >/dev/null 2>&1 || true
+  done
   exit 0
 fi
 

@@ -55,16 +55,33 @@ def test_no_commit_checkpoints_the_wal(store, sqlite_file, monkeypatch):
 
 
 def test_the_checkpointer_thread_copies_the_wal_after_writes(store, sqlite_file, monkeypatch):
-    done = threading.Event()
-    real = Checkpointer.checkpoint
+    # wait for a checkpoint that began after the fill's last write: the thread the fixture's
+    # write started (at batch priority, late on a busy machine) may run one before or during
+    # the fill, which leaves the fill's pages in the WAL (which then held both fills' pages)
+    ran = threading.Condition()
+    writes: list[float] = []
+    checkpoints: list[float] = []  # when each finished checkpoint began
+    real_checkpoint, real_written = Checkpointer.checkpoint, Checkpointer.written
+
+    def written(self):
+        writes.append(time.monotonic())  # before the thread is woken
+        real_written(self)
 
     def checkpoint(self):
-        real(self)
-        done.set()
+        began = time.monotonic()
+        real_checkpoint(self)
+        with ran:
+            checkpoints.append(began)
+            ran.notify_all()
 
+    monkeypatch.setattr(Checkpointer, "written", written)
     monkeypatch.setattr(Checkpointer, "checkpoint", checkpoint)
     fill(store, 1)
-    assert done.wait(GUARD_S), "no checkpoint after a write"
+    last_write = writes[-1]
+    with ran:
+        assert ran.wait_for(lambda: any(t >= last_write for t in checkpoints), GUARD_S), (
+            "no checkpoint after a write"
+        )
     fill(store, 1)  # the WAL restarts: it never grows beyond what is written between two
     log, _copied = wal_frames(sqlite_file)
     assert log < 2 * 128 + 16
