@@ -35,7 +35,13 @@ from sqlalchemy.orm import Session
 from workbench import pooling
 from workbench.services.current_judgements import graders
 from workbench.services.errors import ServiceError
-from workbench.services.qrels import QrelsDict, campaign_qrels, has_final_labels
+from workbench.services.qrels import (
+    IncompleteQrels,
+    QrelsDict,
+    assessors_qrels,
+    campaign_qrels,
+    has_final_labels,
+)
 from workbench.services.scope import PoolScope, pool_scope
 from workbench.store.models import Campaign, QrelsEntry, QrelsSet, Run, Topic, User
 from workbench.store.runs import load_run
@@ -139,6 +145,27 @@ def resolve_qrels(
     )
 
 
+def resolve_assessors_qrels(
+    session: Session,
+    campaign: Campaign,
+    names: Sequence[str],
+    *,
+    allow_incomplete: bool = False,
+    pools: PoolScope | None = None,
+) -> dict[str, NamedQrels | IncompleteQrels]:
+    """`resolve_qrels` of each assessor named (users with a current grade: `assessors`), read
+    in one pass (`services.qrels.assessors_qrels`): their qrels, or the IncompleteQrels
+    refusal that `resolve_qrels` would raise."""
+    numbers = pools.numbers if pools is not None and pools.chosen else None
+    every = assessors_qrels(session, campaign, names, pools=numbers)
+    return {
+        name: IncompleteQrels(graded.completeness)
+        if not graded.completeness.complete and not allow_incomplete
+        else NamedQrels(f"assessor {name}", graded.qrels, graded.notes())
+        for name, graded in every.items()
+    }
+
+
 # ---------------------------------------------------------------------------------- runs
 
 
@@ -214,6 +241,18 @@ class Scope:
             campaign,
             spec,
             allow_files=allow_files,
+            allow_incomplete=self.allow_incomplete,
+            pools=self.pool_scope(session, campaign),
+        )
+
+    def assessors_qrels(
+        self, session: Session, campaign: Campaign, names: Sequence[str]
+    ) -> dict[str, NamedQrels | IncompleteQrels]:
+        """`resolve_assessors_qrels` of these assessors within this scope."""
+        return resolve_assessors_qrels(
+            session,
+            campaign,
+            names,
             allow_incomplete=self.allow_incomplete,
             pools=self.pool_scope(session, campaign),
         )

@@ -80,12 +80,12 @@ def ranking_stability(
     judges = assessors(session, campaign)
     if not judges:
         raise ServiceError("no assessor has judged yet: there is no assessor's ranking to compare")
+    every = scope.assessors_qrels(session, campaign, [user.username for user in judges])
     for user in judges:
         name = user.username
-        try:
-            qrels = scope.qrels(session, campaign, name)
-        except IncompleteQrels as refused:
-            notes.append(f"assessor {name} left out: {refused.completeness.describe()}.")
+        qrels = every[name]
+        if isinstance(qrels, IncompleteQrels):
+            notes.append(f"assessor {name} left out: {qrels.completeness.describe()}.")
             continue
         notes.extend(f"assessor {name}: {note}" for note in qrels.notes)
         try:
