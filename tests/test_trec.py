@@ -617,3 +617,13 @@ def test_select_and_without_equal_qrels_made_from_the_dict_of_what_they_keep():
     iteration_of = {(q, d): it for q, it, d, _ in qrels.entries()}
     assert all(iteration_of[q, d] == it for q, it, d, _ in reduced.entries())
     assert all(iteration_of[q, d] == it for q, it, d, _ in chosen.entries())
+    # once computed, the docno hashes are carried over (equal to hashing the kept docnos)
+    assert qrels.grouped_hashes is not None
+    again = qrels.without(removed)
+    assert "grouped_hashes" in again.__dict__
+    assert again.grouped_hashes.tolist() == trec.docno_hash(again.grouped_docnos).tolist()
+    assert again.to_dict() == reduced.to_dict()
+    # a docno judged twice (trec_eval's reading lets it through) goes with both its entries
+    twice = read_qrels(io.BytesIO(b"1 0 a 1\n1 0 b 0\n1 0 a 2\n2 0 a 1\n"),
+                       check_duplicates=False)  # fmt: skip
+    assert list(twice.without({"1": {"a"}}).entries()) == [("1", "0", "b", 0), ("2", "0", "a", 1)]

@@ -117,11 +117,19 @@ def per_topic_figure(
 def per_topic_heatmap(
     scores: Mapping[str, Mapping[str, float]], topics: Sequence[str], *, measure: str
 ) -> str:
-    """A runs (rows, in the order given) x topics (columns) heat map of one measure: one
-    image whatever the number of cells, each cell a pixel scaled by the viewer. A topic a
-    run lacks is 0, as in the bars; an undefined value (NaN) is grey. The colour scale runs
-    from min(0, lowest) to max(1, highest), so that a measure in [0, 1] keeps its range."""
+    """A runs x topics heat map of one measure (`per_topic_heatmap_figure`)."""
+    return _svg(per_topic_heatmap_figure(scores, topics, measure=measure))
+
+
+def per_topic_heatmap_figure(
+    scores: Mapping[str, Mapping[str, float]], topics: Sequence[str], *, measure: str
+) -> Figure:
+    """The heat map's figure: runs (rows, in the order given) x topics (columns), one image
+    whatever the number of cells (each cell a pixel, scaled by the viewer). A topic a run
+    lacks is 0, as in the bars; an undefined value (NaN) is grey. The colour scale runs from
+    min(0, lowest) to max(1, highest), so that a measure in [0, 1] keeps its whole range."""
     import numpy as np
+    from matplotlib import colormaps
 
     runs = list(scores)
     matrix = np.ma.masked_invalid(
@@ -132,8 +140,6 @@ def per_topic_heatmap(
     width = 3.0 + 0.13 * len(topics)
     figure = _figure(width, 1.5 + 0.13 * len(runs))
     axes = figure.add_subplot()
-    from matplotlib import colormaps
-
     colours = colormaps["viridis"].with_extremes(bad="lightgrey")
     image = axes.imshow(matrix, cmap=colours, vmin=low, vmax=high, aspect="auto",
                         interpolation="none")  # fmt: skip
@@ -141,7 +147,7 @@ def per_topic_heatmap(
     axes.set_yticks(range(len(runs)), runs, fontsize="x-small")
     axes.set(xlabel="Topic", ylabel="Run", title=f"{measure} per topic and run")
     figure.colorbar(image, ax=axes, fraction=min(0.15, 0.6 / width), pad=0.02, label=measure)
-    return _svg(figure)
+    return figure
 
 
 @_plain_text
