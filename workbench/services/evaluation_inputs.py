@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+import numpy as np
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -184,6 +185,17 @@ class LoadedRun:
     def ranked_lists(self) -> dict[str, pooling.RankedList]:
         """qid -> the topic's documents in trec_eval order (`pooling.topic_ranked_lists`)."""
         return pooling.topic_ranked_lists(self.trec_run)
+
+    def ranked_list(self, qid: str, limit: int) -> pooling.RankedList:
+        """The topic's first `limit` documents in trec_eval order (`ranked_lists[qid]`'s
+        first `limit`), ordering and decoding only the lines that can be among them
+        (`pooling.ranked_list` with a limit): all of them when a score is NaN, which has no
+        place in that order."""
+        lines = self.trec_run.topic_slice(qid)
+        scores = self.trec_run.scores[lines]
+        if np.isnan(scores).any():
+            return self.ranked_lists[qid]
+        return pooling.ranked_list(self.trec_run.docnos[lines], scores, limit=limit)
 
 
 def load_runs(session: Session, campaign: Campaign) -> list[LoadedRun]:

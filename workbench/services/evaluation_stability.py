@@ -193,9 +193,9 @@ def contributed_documents(
         depth = pools.contribution_depth(pool, deepest)  # one home: the pool service
         for qid, docs in pooled.items():
             ranked_lists = {
-                r.tag: r.ranked_lists[qid]
+                r.tag: r.ranked_list(qid, depth)
                 for r in runs
-                if r.tag in contributing and qid in r.ranked_lists
+                if r.tag in contributing and qid in r.trec_run
             }
             for tag, found in pooling.contributions(ranked_lists, docs, depth).items():
                 result[qid][tag] |= found
