@@ -81,18 +81,26 @@ class Qrels:
     def select(self, topics: Iterable[str]) -> Qrels:
         """The entries of `topics`, grouped in that order, each topic's in its order here (a
         topic without entries adds none): what `from_dict` of `{q: self.topic(q) for q in
-        topics}` gives, by slicing instead of decoding and encoding every entry."""
-        slices = [self.topic_slice(qid) for qid in topics if qid in self._index]
+        topics}` gives, by slicing instead of decoding and encoding every entry (these qrels
+        themselves when that is every topic in their order and they are grouped; the docno
+        hashes, when computed, carried over)."""
+        chosen = [qid for qid in topics if qid in self._index]
+        if self._order is None and chosen == self._topics:
+            return self  # every topic, in this order, already grouped: the same entries
+        slices = [self.topic_slice(qid) for qid in chosen]
 
         def take(grouped: np.ndarray) -> np.ndarray:
             return np.concatenate([grouped[s] for s in slices]) if slices else grouped[:0]
 
-        return Qrels(
+        selected = Qrels(
             take(self._grouped(self.qids)),
             take(self._grouped(self.iterations)),
             take(self.grouped_docnos),
             take(self.grouped_rels),
         )
+        if "grouped_hashes" in self.__dict__:  # selected is grouped as taken: rows align
+            selected.__dict__["grouped_hashes"] = take(self.grouped_hashes)
+        return selected
 
     def without(self, removed: Mapping[str, Collection[str]]) -> Qrels:
         """These qrels less the docnos `removed[qid]` of each topic (a topic left without
