@@ -258,11 +258,13 @@ def qrels_completeness(
 def _graded_by(
     session: Session, campaign: Campaign, user_ids: Sequence[int]
 ) -> dict[int, dict[Key, int]]:
-    """User id -> (qid, docno) -> current grade, for these users ('cannot judge' is none)."""
+    """User id -> (qid, docno) -> current grade, for these users ('cannot judge' is none);
+    one user's keys alone are grouped when there is one (one assessor's export)."""
+    one = user_ids[0] if len(user_ids) == 1 else None
     rows = plain_rows(
         session,
         select(Judgement.user_id, Judgement.qid, Judgement.docno, Judgement.grade).where(
-            Judgement.id.in_(latest_ids(campaign.id)),
+            Judgement.id.in_(latest_ids(campaign.id, user_id=one)),
             Judgement.user_id.in_(user_ids),
             Judgement.grade.is_not(None),
         ),
