@@ -617,3 +617,19 @@ def test_select_and_without_equal_qrels_made_from_the_dict_of_what_they_keep():
     iteration_of = {(q, d): it for q, it, d, _ in qrels.entries()}
     assert all(iteration_of[q, d] == it for q, it, d, _ in reduced.entries())
     assert all(iteration_of[q, d] == it for q, it, d, _ in chosen.entries())
+    # once computed, the docno hashes are carried over (equal to hashing the kept docnos)
+    assert qrels.grouped_hashes is not None
+    again, picked = qrels.without(removed), qrels.select(topics)
+    for made, same in ((again, reduced), (picked, chosen)):
+        assert "grouped_hashes" in made.__dict__
+        assert made.grouped_hashes.tolist() == trec.docno_hash(made.grouped_docnos).tolist()
+        assert made.to_dict() == same.to_dict()
+    # every topic in the grouped order of grouped qrels: those qrels themselves
+    assert reduced.select(reduced.topics()) is reduced
+    assert qrels.select(qrels.topics()) is not qrels  # file order is not grouped: a copy
+    assert qrels.select(qrels.topics()).to_dict() == qrels.to_dict()
+    assert reduced.select(reduced.topics()[::-1]).topics() == reduced.topics()[::-1]
+    # a docno judged twice (trec_eval's reading lets it through) goes with both its entries
+    twice = read_qrels(io.BytesIO(b"1 0 a 1\n1 0 b 0\n1 0 a 2\n2 0 a 1\n"),
+                       check_duplicates=False)  # fmt: skip
+    assert list(twice.without({"1": {"a"}}).entries()) == [("1", "0", "b", 0), ("2", "0", "a", 1)]

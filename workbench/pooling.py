@@ -74,12 +74,16 @@ class PooledDocument(NamedTuple):
 
 
 def ranked_list(
-    docnos: Sequence[str] | Sequence[bytes], scores: np.ndarray, *, limit: int | None = None
+    docnos: Sequence[str] | Sequence[bytes] | np.ndarray,
+    scores: np.ndarray,
+    *,
+    limit: int | None = None,
 ) -> RankedList:
     """Order a topic's run lines with `trec_order` (first `limit` kept).
 
-    docnos may be strings or UTF-8 bytes. With a limit k, only the lines scoring at least the
-    k-th highest score can be among the first k, so only they are ordered.
+    docnos may be strings or UTF-8 bytes (a list, or a bytes array as a `trec.Run` holds).
+    With a limit k, only the lines scoring at least the k-th highest score can be among the
+    first k, so only they are ordered.
     """
     scores = np.asarray(scores, dtype=np.float64)
     candidates = np.arange(len(scores))

@@ -92,6 +92,64 @@ def per_topic_bars(
     return _svg(figure)
 
 
+PER_TOPIC_BARS_AT_MOST = 400
+"""The most bars (runs x topics) `per_topic_figure` draws as grouped bars; above it, a heat
+map (docs/methods.md §21): a bar chart of 150 runs x 250 topics is 37,500 bars in a figure
+thousands of inches wide, unreadable and about 25 s to draw."""
+
+
+def per_topic_figure(
+    scores: Mapping[str, Mapping[str, float]], topics: Sequence[str], *, measure: str
+) -> tuple[str, str, str]:
+    """(name, title, SVG) of the per-topic figure: grouped bars (`per_topic_bars`) while
+    runs x topics <= PER_TOPIC_BARS_AT_MOST, else a runs x topics heat map
+    (`per_topic_heatmap`). The title says which, and that the values are in the table."""
+    if len(scores) * len(topics) <= PER_TOPIC_BARS_AT_MOST:
+        return "bars", f"{measure} per topic", per_topic_bars(scores, topics, measure=measure)
+    title = (
+        f"{measure} per topic: a heat map of {len(scores)} runs x {len(topics)} topics "
+        "(the values are in the per-topic table)"
+    )
+    return "heatmap", title, per_topic_heatmap(scores, topics, measure=measure)
+
+
+@_plain_text
+def per_topic_heatmap(
+    scores: Mapping[str, Mapping[str, float]], topics: Sequence[str], *, measure: str
+) -> str:
+    """A runs x topics heat map of one measure (`per_topic_heatmap_figure`)."""
+    return _svg(per_topic_heatmap_figure(scores, topics, measure=measure))
+
+
+def per_topic_heatmap_figure(
+    scores: Mapping[str, Mapping[str, float]], topics: Sequence[str], *, measure: str
+) -> Figure:
+    """The heat map's figure: runs (rows, in the order given) x topics (columns), one image
+    whatever the number of cells (each cell a pixel, scaled by the viewer). A topic a run
+    lacks is 0, as in the bars; an undefined value (NaN) is grey. The colour scale runs from
+    min(0, lowest) to max(1, highest), so that a measure in [0, 1] keeps its whole range."""
+    import numpy as np
+    from matplotlib import colormaps
+
+    runs = list(scores)
+    matrix = np.ma.masked_invalid(
+        np.array([[scores[r].get(q, 0.0) for q in topics] for r in runs], dtype=float)
+    )
+    low = min(0.0, float(matrix.min())) if matrix.count() else 0.0
+    high = max(1.0, float(matrix.max())) if matrix.count() else 1.0
+    width = 3.0 + 0.13 * len(topics)
+    figure = _figure(width, 1.5 + 0.13 * len(runs))
+    axes = figure.add_subplot()
+    colours = colormaps["viridis"].with_extremes(bad="lightgrey")
+    image = axes.imshow(matrix, cmap=colours, vmin=low, vmax=high, aspect="auto",
+                        interpolation="none")  # fmt: skip
+    axes.set_xticks(range(len(topics)), list(topics), rotation=90, fontsize="x-small")
+    axes.set_yticks(range(len(runs)), runs, fontsize="x-small")
+    axes.set(xlabel="Topic", ylabel="Run", title=f"{measure} per topic and run")
+    figure.colorbar(image, ax=axes, fraction=min(0.15, 0.6 / width), pad=0.02, label=measure)
+    return figure
+
+
 @_plain_text
 def confusion_heatmap(
     matrix: Sequence[Sequence[int]], labels: Sequence[int | str], *, first: str, second: str

@@ -29,13 +29,20 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+import numpy as np
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from workbench import pooling
 from workbench.services.current_judgements import graders
 from workbench.services.errors import ServiceError
-from workbench.services.qrels import QrelsDict, campaign_qrels, has_final_labels
+from workbench.services.qrels import (
+    IncompleteQrels,
+    QrelsDict,
+    assessors_qrels,
+    campaign_qrels,
+    has_final_labels,
+)
 from workbench.services.scope import PoolScope, pool_scope
 from workbench.store.models import Campaign, QrelsEntry, QrelsSet, Run, Topic, User
 from workbench.store.runs import load_run
@@ -139,6 +146,27 @@ def resolve_qrels(
     )
 
 
+def resolve_assessors_qrels(
+    session: Session,
+    campaign: Campaign,
+    names: Sequence[str],
+    *,
+    allow_incomplete: bool = False,
+    pools: PoolScope | None = None,
+) -> dict[str, NamedQrels | IncompleteQrels]:
+    """`resolve_qrels` of each assessor named (users with a current grade: `assessors`), read
+    in one pass (`services.qrels.assessors_qrels`): their qrels, or the IncompleteQrels
+    refusal that `resolve_qrels` would raise."""
+    numbers = pools.numbers if pools is not None and pools.chosen else None
+    every = assessors_qrels(session, campaign, names, pools=numbers)
+    return {
+        name: IncompleteQrels(graded.completeness)
+        if not graded.completeness.complete and not allow_incomplete
+        else NamedQrels(f"assessor {name}", graded.qrels, graded.notes())
+        for name, graded in every.items()
+    }
+
+
 # ---------------------------------------------------------------------------------- runs
 
 
@@ -157,6 +185,17 @@ class LoadedRun:
     def ranked_lists(self) -> dict[str, pooling.RankedList]:
         """qid -> the topic's documents in trec_eval order (`pooling.topic_ranked_lists`)."""
         return pooling.topic_ranked_lists(self.trec_run)
+
+    def ranked_list(self, qid: str, limit: int) -> pooling.RankedList:
+        """The topic's first `limit` documents in trec_eval order (`ranked_lists[qid]`'s
+        first `limit`), ordering and decoding only the lines that can be among them
+        (`pooling.ranked_list` with a limit): all of them when a score is NaN, which has no
+        place in that order."""
+        lines = self.trec_run.topic_slice(qid)
+        scores = self.trec_run.scores[lines]
+        if np.isnan(scores).any():
+            return self.ranked_lists[qid]
+        return pooling.ranked_list(self.trec_run.docnos[lines], scores, limit=limit)
 
 
 def load_runs(session: Session, campaign: Campaign) -> list[LoadedRun]:
@@ -214,6 +253,18 @@ class Scope:
             campaign,
             spec,
             allow_files=allow_files,
+            allow_incomplete=self.allow_incomplete,
+            pools=self.pool_scope(session, campaign),
+        )
+
+    def assessors_qrels(
+        self, session: Session, campaign: Campaign, names: Sequence[str]
+    ) -> dict[str, NamedQrels | IncompleteQrels]:
+        """`resolve_assessors_qrels` of these assessors within this scope."""
+        return resolve_assessors_qrels(
+            session,
+            campaign,
+            names,
             allow_incomplete=self.allow_incomplete,
             pools=self.pool_scope(session, campaign),
         )

@@ -80,12 +80,12 @@ def ranking_stability(
     judges = assessors(session, campaign)
     if not judges:
         raise ServiceError("no assessor has judged yet: there is no assessor's ranking to compare")
+    every = scope.assessors_qrels(session, campaign, [user.username for user in judges])
     for user in judges:
         name = user.username
-        try:
-            qrels = scope.qrels(session, campaign, name)
-        except IncompleteQrels as refused:
-            notes.append(f"assessor {name} left out: {refused.completeness.describe()}.")
+        qrels = every[name]
+        if isinstance(qrels, IncompleteQrels):
+            notes.append(f"assessor {name} left out: {qrels.completeness.describe()}.")
             continue
         notes.extend(f"assessor {name}: {note}" for note in qrels.notes)
         try:
@@ -193,13 +193,50 @@ def contributed_documents(
         depth = pools.contribution_depth(pool, deepest)  # one home: the pool service
         for qid, docs in pooled.items():
             ranked_lists = {
-                r.tag: r.ranked_lists[qid]
+                r.tag: r.ranked_list(qid, depth)
                 for r in runs
-                if r.tag in contributing and qid in r.ranked_lists
+                if r.tag in contributing and qid in r.trec_run
             }
             for tag, found in pooling.contributions(ranked_lists, docs, depth).items():
                 result[qid][tag] |= found
     return {qid: dict(per_run) for qid, per_run in result.items()}
+
+
+@dataclass(frozen=True)
+class LeaveOutInputs:
+    """What leaving out a run and leaving out a group both read, made once for a report: the
+    runs, the pools in scope, each run's contributed documents (`contributed_documents`),
+    and `judged_measure` (Judged@k) of every run on the table's topics."""
+
+    runs: Sequence[LoadedRun]
+    pools: PoolScope
+    contributed: dict[str, dict[str, set[str]]]
+    judged: EvaluationTable
+
+
+def leave_out_inputs(
+    session: Session,
+    campaign: Campaign,
+    table: EvaluationTable,
+    qrels: NamedQrels,
+    scope: Scope,
+    judged_measure: str = "Judged@10",
+) -> LeaveOutInputs:
+    """`LeaveOutInputs` of the table (its qrels `qrels`, its topics); a ServiceError when no
+    pool is in scope."""
+    runs = scope.loaded_runs(session, campaign)
+    in_scope = scope.pool_scope(session, campaign)
+    if not in_scope.ids:
+        raise ServiceError(f"no pool in scope ({in_scope.describe()}): nothing was pooled")
+    judged = evaluate_runs(
+        runs,
+        qrels,
+        [judged_measure],
+        campaign=table.campaign,
+        relevance_level=table.relevance_level,
+        topics=table.scope,
+    )
+    return LeaveOutInputs(runs, in_scope, contributed_documents(session, in_scope, runs), judged)
 
 
 def leave_out(
@@ -211,23 +248,23 @@ def leave_out(
     *,
     by: str = "run",
     judged_measure: str = "Judged@10",
+    inputs: LeaveOutInputs | None = None,
 ) -> Reusability:
     """Leave-one-run-out (by="run"; Zobel, SIGIR 1998) or leave-one-group-out (by="group";
     the stricter variant that removes every run of a group, as in Büttcher, Clarke, Yeung &
     Soboroff, SIGIR 2007) for every run that contributed to a pool in scope, on the table's
     measure (its qrels `qrels`, its topics):
     U = pooled documents contributed by the unit's runs and by no other run; the run is
-    re-scored with qrels minus U, the others keep the full qrels.
+    re-scored with qrels minus U, the others keep the full qrels. `inputs`: the
+    `leave_out_inputs` of the same arguments, when the caller has them (made when None).
     """
     if by not in ("run", "group"):
         raise ServiceError(f"leave-one-out unit must be 'run' or 'group'; got {by!r}")
+    if inputs is None:
+        inputs = leave_out_inputs(session, campaign, table, qrels, scope, judged_measure)
     measure = table.measure()
     level = table.relevance_level
-    runs = scope.loaded_runs(session, campaign)
-    in_scope = scope.pool_scope(session, campaign)
-    if not in_scope.ids:
-        raise ServiceError(f"no pool in scope ({in_scope.describe()}): nothing was pooled")
-    contributed = contributed_documents(session, in_scope, runs)
+    runs, in_scope, contributed = inputs.runs, inputs.pools, inputs.contributed
     scores = {r.tag: r.summary[measure] for r in table.runs}
     order = stats.system_ranking(scores)
 
@@ -277,14 +314,7 @@ def leave_out(
             )
         )
     comparison = stats.compare_system_rankings(scores, left_out_scores, "left out")
-    judged = evaluate_runs(
-        runs,
-        qrels,
-        [judged_measure],
-        campaign=table.campaign,
-        relevance_level=level,
-        topics=table.scope,
-    )
+    judged = inputs.judged
     return Reusability(
         measure=measure,
         qrels=qrels.label,

@@ -25,8 +25,8 @@ from workbench.services import adaptive_provenance
 from workbench.services.assignments import documents_to_judge
 from workbench.services.current_judgements import (
     counted_grades,
-    current_judgements,
     graded_keys,
+    latest_ids,
     left_out_gold,
     plain_rows,
 )
@@ -38,6 +38,7 @@ from workbench.store.models import (
     Campaign,
     FinalLabel,
     GoldDocument,
+    Judgement,
     PoolEntry,
     User,
 )
@@ -145,14 +146,49 @@ def campaign_qrels(
     )
     if not completeness.complete and not allow_incomplete:
         raise IncompleteQrels(completeness)
+    return _as_qrels(session, campaign, scope, labels, completeness, binary_level)
+
+
+def assessors_qrels(
+    session: Session, campaign: Campaign, assessors: Sequence[str], *, pools: Sequence[int] | None
+) -> dict[str, CampaignQrels]:
+    """`campaign_qrels(assessor=name, allow_incomplete=True, pools=pools)` of every name, in
+    one pass (the report's ranking stability needs every assessor's): the judgements,
+    assignments, unsampled entries and adaptive provenance are read once for all of them.
+    The caller decides what an incomplete one means (`CampaignQrels.completeness`)."""
+    scope = pool_scope(session, campaign, pools)
+    each = _assessors_labels(session, campaign, assessors, scope)
+    unsampled = _unsampled(session, scope)
+    provenance = adaptive_provenance.unjudged_notes(session, campaign, scope.ids)
+    return {
+        name: _as_qrels(session, campaign, scope, labels, completeness, None, unsampled,
+                        provenance)
+        for name, (labels, completeness) in each.items()
+    }  # fmt: skip
+
+
+def _as_qrels(
+    session: Session,
+    campaign: Campaign,
+    scope: PoolScope,
+    labels: dict[Key, int],
+    completeness: Completeness,
+    binary_level: int | None,
+    unsampled: set[Key] | None = None,
+    provenance: tuple[str, ...] | None = None,
+) -> CampaignQrels:
+    """The qrels of `labels`: binarised at `binary_level` (None: graded), the `unsampled`
+    entries of the scope's pools as -1 (read when None), topics in order and docnos sorted,
+    with the scope's adaptive `provenance` (read when None)."""
     if binary_level is not None:
         labels = {key: int(is_relevant(grade, binary_level)) for key, grade in labels.items()}
-    for key in _unsampled(session, scope):
+    for key in _unsampled(session, scope) if unsampled is None else unsampled:
         labels.setdefault(key, UNSAMPLED)
     ordered: QrelsDict = {}
     for qid, docno in sorted(labels, key=lambda key: (qid_key(key[0]), key[1])):
         ordered.setdefault(qid, {})[docno] = labels[(qid, docno)]
-    provenance = adaptive_provenance.unjudged_notes(session, campaign, scope.ids)
+    if provenance is None:
+        provenance = adaptive_provenance.unjudged_notes(session, campaign, scope.ids)
     return CampaignQrels(ordered, completeness, scope, provenance)
 
 
@@ -170,27 +206,45 @@ def qrels_labels(
     if assessor is not None and final:
         raise ServiceError("choose either an assessor or the final labels, not both")
     if assessor is not None:
-        user = session.scalar(select(User).where(User.username == assessor))
-        if user is None:
-            raise NotFound(f"no assessor {assessor!r}")
-        gold = left_out_gold(session, campaign.id)
-        labels = {
-            key: grade
-            for key, grade in _assessor_labels(session, campaign, user).items()
-            if key not in gold
-        }
-        expected = (_assigned(session, scope, user) - gold) | set(labels)
-        what = f"a grade by {assessor}"
+        return _assessors_labels(session, campaign, [assessor], scope)[assessor]
+    if final or has_final_labels(session, campaign):
+        labels, what = final_labels(session, campaign), "a final label"
     else:
-        if final or has_final_labels(session, campaign):
-            labels, what = final_labels(session, campaign), "a final label"
-        else:
-            labels, what = _single_judge_labels(session, campaign), "a label"
-        sampled = _sampled(session, scope)
-        labels.update(_pooled_gold(session, campaign, sampled))
-        expected = sampled | graded_keys(session, campaign) | set(labels)
+        labels, what = _single_judge_labels(session, campaign), "a label"
+    sampled = _sampled(session, scope)
+    labels.update(_pooled_gold(session, campaign, sampled))
+    expected = sampled | graded_keys(session, campaign) | set(labels)
+    return labels, _completeness(what, expected, labels)
+
+
+def _completeness(what: str, expected: set[Key], labels: dict[Key, int]) -> Completeness:
     missing = sorted(expected - set(labels), key=lambda key: (qid_key(key[0]), key[1]))
-    return labels, Completeness(what, len(expected), tuple(missing))
+    return Completeness(what, len(expected), tuple(missing))
+
+
+def _assessors_labels(
+    session: Session, campaign: Campaign, assessors: Sequence[str], scope: PoolScope
+) -> dict[str, tuple[dict[Key, int], Completeness]]:
+    """`qrels_labels(assessor=name)` of every name, read in one pass: each assessor's current
+    grades (gold documents left out unless counted), and as expected the documents of their
+    active assignments in scope and every document they graded. NotFound for an unknown
+    name."""
+    users = {
+        u.username: u.id
+        for u in session.scalars(select(User).where(User.username.in_(set(assessors))))
+    }
+    for name in assessors:
+        if name not in users:
+            raise NotFound(f"no assessor {name!r}")
+    gold = left_out_gold(session, campaign.id)
+    grades = _graded_by(session, campaign, list(users.values()))
+    assigned = _assigned(session, scope, list(users.values()))
+    result = {}
+    for name in assessors:
+        labels = {key: g for key, g in grades.get(users[name], {}).items() if key not in gold}
+        expected = (assigned.get(users[name], set()) - gold) | set(labels)
+        result[name] = (labels, _completeness(f"a grade by {name}", expected, labels))
+    return result
 
 
 def qrels_completeness(
@@ -201,12 +255,24 @@ def qrels_completeness(
     return qrels_labels(session, campaign, assessor=assessor, final=final)[1]
 
 
-def _assessor_labels(session: Session, campaign: Campaign, user: User) -> dict:
-    return {
-        (j.qid, j.docno): j.grade
-        for j in current_judgements(session, campaign.id, user_id=user.id)
-        if j.grade is not None
-    }
+def _graded_by(
+    session: Session, campaign: Campaign, user_ids: Sequence[int]
+) -> dict[int, dict[Key, int]]:
+    """User id -> (qid, docno) -> current grade, for these users ('cannot judge' is none);
+    one user's keys alone are grouped when there is one (one assessor's export)."""
+    one = user_ids[0] if len(user_ids) == 1 else None
+    rows = plain_rows(
+        session,
+        select(Judgement.user_id, Judgement.qid, Judgement.docno, Judgement.grade).where(
+            Judgement.id.in_(latest_ids(campaign.id, user_id=one)),
+            Judgement.user_id.in_(user_ids),
+            Judgement.grade.is_not(None),
+        ),
+    )
+    graded: dict[int, dict[Key, int]] = {}
+    for user_id, qid, docno, grade in rows:
+        graded.setdefault(user_id, {})[(qid, docno)] = grade
+    return graded
 
 
 def has_final_labels(session: Session, campaign: Campaign) -> bool:
@@ -286,21 +352,24 @@ def _sampled(session: Session, scope: PoolScope) -> set[tuple[str, str]]:
     }
 
 
-def _assigned(session: Session, scope: PoolScope, user: User) -> set[tuple[str, str]]:
-    """(qid, docno) of the user's active assignments in scope, as their judging pages show
-    them (`assignments.documents_to_judge`: another judge of an adaptive pool's topic has its
-    seeded sample)."""
-    mine = list(
+def _assigned(session: Session, scope: PoolScope, user_ids: Sequence[int]) -> dict[int, set[Key]]:
+    """User id -> (qid, docno) of the user's active assignments in scope, as their judging
+    pages show them (`assignments.documents_to_judge`: another judge of an adaptive pool's
+    topic has its seeded sample)."""
+    theirs = list(
         session.scalars(
             select(Assignment).where(
-                Assignment.user_id == user.id,
+                Assignment.user_id.in_(user_ids),
                 Assignment.active.is_(True),
                 Assignment.pool_id.in_(scope.ids),
             )
         )
     )
-    found = documents_to_judge(session, mine)
-    return {(a.qid, docno) for a in mine for docno in found[a.id].shown}
+    found = documents_to_judge(session, theirs)
+    assigned: dict[int, set[Key]] = {}
+    for a in theirs:
+        assigned.setdefault(a.user_id, set()).update((a.qid, docno) for docno in found[a.id].shown)
+    return assigned
 
 
 def _unsampled(session: Session, scope: PoolScope) -> set[tuple[str, str]]:

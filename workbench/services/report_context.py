@@ -1,6 +1,7 @@
 """The shared context the report's sections are built from: one campaign, one request, and
 what several sections read (the runs, the qrels, the topics in scope, the evaluation table,
-the pairwise tests), each computed once, on first use.
+the pairwise tests, the leave-one-out sections' contributions), each computed once, on first
+use.
 
 A part that cannot be made (qrels refused as incomplete, no final labels, an unknown measure)
 is remembered with its reason: every section that needs it is then unavailable with that
@@ -18,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from workbench.services import adaptive_provenance
 from workbench.services import evaluation as service
+from workbench.services import evaluation_stability as stability
 from workbench.services.errors import ServiceError
 from workbench.services.evaluation_inputs import (
     LoadedRun,
@@ -126,6 +128,16 @@ class ReportContext:
                 test=self.request.test,
                 correction=self.request.correction,
                 alpha=self.request.alpha,
+            ),
+        )
+
+    @property
+    def leave_out_inputs(self) -> stability.LeaveOutInputs:
+        """What both leave-one-out sections read (the runs' contributions, Judged@10)."""
+        return self._once(
+            "leave out",
+            lambda: stability.leave_out_inputs(
+                self.session, self.campaign, self.table, self.qrels, self.scope
             ),
         )
 

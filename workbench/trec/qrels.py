@@ -81,35 +81,60 @@ class Qrels:
     def select(self, topics: Iterable[str]) -> Qrels:
         """The entries of `topics`, grouped in that order, each topic's in its order here (a
         topic without entries adds none): what `from_dict` of `{q: self.topic(q) for q in
-        topics}` gives, by slicing instead of decoding and encoding every entry."""
-        slices = [self.topic_slice(qid) for qid in topics if qid in self._index]
+        topics}` gives, by slicing instead of decoding and encoding every entry (these qrels
+        themselves when that is every topic in their order and they are grouped; the docno
+        hashes, when computed, carried over)."""
+        chosen = [qid for qid in topics if qid in self._index]
+        if self._order is None and chosen == self._topics:
+            return self  # every topic, in this order, already grouped: the same entries
+        slices = [self.topic_slice(qid) for qid in chosen]
 
         def take(grouped: np.ndarray) -> np.ndarray:
             return np.concatenate([grouped[s] for s in slices]) if slices else grouped[:0]
 
-        return Qrels(
+        selected = Qrels(
             take(self._grouped(self.qids)),
             take(self._grouped(self.iterations)),
             take(self.grouped_docnos),
             take(self.grouped_rels),
         )
+        if "grouped_hashes" in self.__dict__:  # selected is grouped as taken: rows align
+            selected.__dict__["grouped_hashes"] = take(self.grouped_hashes)
+        return selected
 
     def without(self, removed: Mapping[str, Collection[str]]) -> Qrels:
         """These qrels less the docnos `removed[qid]` of each topic (a topic left without
         entries disappears), the rest in its order: a leave-one-out's reduced qrels, made
-        by a mask instead of a dict per left-out run."""
+        by a mask instead of a dict per left-out run. Each removed docno is looked up in
+        its topic's entries sorted by docno (`_docno_order`, sorted once per Qrels), so the
+        cost is that of the removed docnos, not of every entry; the docno hashes, when
+        computed, are carried over."""
         keep = np.ones(len(self.grouped_rels), dtype=bool)
         for qid, docnos in removed.items():
             if docnos and qid in self._index:
                 s = self.topic_slice(qid)
+                rows = self._docno_order[s]
+                names = self.grouped_docnos[rows]
                 gone = np.array([_encode(d) for d in docnos], dtype=bytes)
-                keep[s] = ~np.isin(self.grouped_docnos[s], gone)
-        return Qrels(
+                first = np.searchsorted(names, gone, side="left")
+                last = np.searchsorted(names, gone, side="right")  # a docno judged twice
+                for lo, hi in zip(first.tolist(), last.tolist(), strict=True):
+                    keep[rows[lo:hi]] = False
+        reduced = Qrels(
             self._grouped(self.qids)[keep],
             self._grouped(self.iterations)[keep],
             self.grouped_docnos[keep],
             self.grouped_rels[keep],
         )
+        if "grouped_hashes" in self.__dict__:  # reduced is grouped as given: rows align
+            reduced.__dict__["grouped_hashes"] = self.grouped_hashes[keep]
+        return reduced
+
+    @cached_property
+    def _docno_order(self) -> np.ndarray:
+        """Grouped rows sorted by topic, then docno (bytes order): topic i's rows sorted by
+        docno occupy its own range offsets[i]:offsets[i + 1]."""
+        return np.lexsort((self.grouped_docnos, self.grouped_topic))
 
     def _grouped(self, column: np.ndarray) -> np.ndarray:
         """An entry column in the grouped order of `grouped_docnos`."""

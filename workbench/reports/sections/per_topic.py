@@ -1,5 +1,5 @@
-"""Per topic: topics x runs for each measure with a per-topic value, and a bar chart of the
-first one."""
+"""Per topic: topics x runs for each measure with a per-topic value, and a figure of the
+first one (bars, or a heat map above `plots.PER_TOPIC_BARS_AT_MOST` bars)."""
 
 from __future__ import annotations
 
@@ -23,12 +23,12 @@ def tables(table: EvaluationTable) -> list[Table]:
 
 def bars(table: EvaluationTable) -> list[Plot]:
     measure = table.measure()
-    svg = plots.per_topic_bars(
+    name, title, svg = plots.per_topic_figure(
         {r.tag: {q: v[measure] for q, v in r.per_topic.items()} for r in table.runs},
         table.topics(),
         measure=measure,
     )
-    return [Plot("bars", f"{measure} per topic", svg)]
+    return [Plot(name, title, svg)]
 
 
 def to_dict(table: EvaluationTable) -> dict[str, Any]:
@@ -45,7 +45,7 @@ def to_dict(table: EvaluationTable) -> dict[str, Any]:
 SECTION = Section(
     "per-topic",
     "Per topic",
-    "Topics x runs for each measure with a per-topic value; bars of the first.",
+    "Topics x runs for each measure with a per-topic value; a figure of the first.",
     build,
     tables,
     needs=("table", "per-topic measure"),

@@ -14,7 +14,13 @@ def section(by: str) -> Section[Reusability]:
 
     def build(context: ReportContext) -> Reusability:
         return leave_out(
-            context.session, context.campaign, context.table, context.qrels, context.scope, by=by
+            context.session,
+            context.campaign,
+            context.table,
+            context.qrels,
+            context.scope,
+            by=by,
+            inputs=context.leave_out_inputs,
         )
 
     return Section(

@@ -1,0 +1,44 @@
+"""CPU seconds of each section of a campaign's evaluation report, as the report job builds it.
+
+    python benchmarks/scale/report_sections.py --db sqlite:///scale.sqlite [--campaign 1]
+
+The report is built once (`reports.pipeline.build_report`, randomization test, incomplete qrels
+allowed, as `workbench evaluate --test randomization --allow-incomplete`), and the process's
+CPU time is read before each section: a section's figure includes the shared parts it is the
+first to need (the runs, the qrels and the table for the first section). Use a copy of the
+store; nothing is written to it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import time
+
+from workbench.reports.pipeline import build_report, parse
+from workbench.services.campaigns import get_campaign
+from workbench.store import open_store
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--db", required=True, help="the store's URL (a copy)")
+    parser.add_argument("--campaign", default="1", help="campaign name or id")
+    args = parser.parse_args()
+    store = open_store(args.db)
+    request = parse({"test": ["randomization"], "allow_incomplete": ["1"]})
+    marks: list[tuple[str, float]] = []
+    start = time.process_time()
+    with store.read_session() as session:
+        campaign = get_campaign(session, args.campaign)
+        build_report(
+            session, campaign, request, lambda title: marks.append((title, time.process_time()))
+        )
+    marks.append(("end", time.process_time()))
+    for (title, at), (_, after) in itertools.pairwise(marks):
+        print(f"{title:50s} {after - at:7.2f} s")
+    print(f"{'total':50s} {marks[-1][1] - start:7.2f} s CPU")
+
+
+if __name__ == "__main__":
+    main()
