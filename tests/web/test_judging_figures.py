@@ -168,5 +168,7 @@ def test_a_page_without_figures_yet_says_they_are_being_computed(
         page = admin.get(path)
         assert page.status_code == 200
         assert "Being computed in the background: reload in a moment." in page.text
+        # the progress page has nothing else to show: it reloads itself
+        assert ('http-equiv="refresh"' in page.text) == path.endswith("/progress")
     assignments_page = admin.get(f"/admin/campaigns/{c}/assignments").text
     assert "Reassign" in assignments_page  # the page stays usable meanwhile
