@@ -128,6 +128,11 @@ def test_every_input_of_the_figures_changes_their_key(
         campaign.count_withdrawn = not campaign.count_withdrawn
 
     @on
+    def a_pairwise_design(s: Any) -> None:
+        campaign = s.get(Campaign, campaign_id)
+        campaign.judging_options = {**(campaign.judging_options or {}), "top": 3}
+
+    @on
     def a_topic_title(s: Any) -> None:
         topic = s.scalar(select(Topic).where(Topic.campaign_id == campaign_id, Topic.qid == "1"))
         topic.title = "renamed"
@@ -148,6 +153,7 @@ def test_every_input_of_the_figures_changes_their_key(
         gold_document,
         quality_settings,
         withdrawn_judgements_rule,
+        a_pairwise_design,
         a_topic_title,
         a_user_name,
     ]

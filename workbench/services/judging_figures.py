@@ -6,10 +6,10 @@ A job's result is keyed by `jobs.fingerprint` (the judgement log's count and hig
 high-water mark; runs, final labels, pools, topics, ...) and, for these figures, by
 `depends`: everything else they are read from (assignments and their withdrawals, the pools'
 revisions, archival and sampled entries, an adaptive pool's budgets and reveals, routing
-slots, gold documents and quality settings, the campaign's judging mode and whether
-withdrawn judgements count, topic titles, user names, the preference log). A result whose
-key is the store's current one is exactly what a recomputation gives; any other is shown
-only as what it is (`Figures.as_of`: the judgement mark it was computed at, with a note that
+slots, gold documents and quality settings, the campaign's judging mode and options (a
+pairwise design) and whether withdrawn judgements count, topic titles, user names, the
+preference log). A result whose key is the store's current one is exactly what a
+recomputation gives; any other is shown only as what it is (`Figures.as_of`: the judgement mark it was computed at, with a note that
 the store has changed and a recomputation is under way). Nothing is added to judging.
 """
 
@@ -72,9 +72,9 @@ def depends(session: Session, campaign_id: int) -> list[Any]:
     gold_weight = cast(GoldDocument.id, BigInteger)
     return [
         rows(
-            select(Campaign.judging_mode, Campaign.count_withdrawn).where(
-                Campaign.id == campaign_id
-            )
+            select(
+                Campaign.judging_mode, Campaign.judging_options, Campaign.count_withdrawn
+            ).where(Campaign.id == campaign_id)
         ),
         rows(
             select(
