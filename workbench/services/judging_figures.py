@@ -9,8 +9,9 @@ revisions, archival and sampled entries, an adaptive pool's budgets and reveals,
 slots, gold documents and quality settings, the campaign's judging mode and options (a
 pairwise design) and whether withdrawn judgements count, topic titles, user names, the
 preference log). A result whose key is the store's current one is exactly what a
-recomputation gives; any other is shown only as what it is (`Figures.as_of`: the judgement mark it was computed at, with a note that
-the store has changed and a recomputation is under way). Nothing is added to judging.
+recomputation gives; any other is shown only as what it is (`Figures.as_of`: the judgement
+mark it was computed at, with a note that the store has changed and a recomputation is under
+way). Nothing is added to judging.
 """
 
 from __future__ import annotations
