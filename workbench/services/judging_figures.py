@@ -73,9 +73,9 @@ def depends(session: Session, campaign_id: int) -> list[Any]:
     gold_weight = cast(GoldDocument.id, BigInteger)
     return [
         rows(
-            select(
-                Campaign.judging_mode, Campaign.judging_options, Campaign.count_withdrawn
-            ).where(Campaign.id == campaign_id)
+            select(Campaign.judging_mode, Campaign.judging_options, Campaign.count_withdrawn).where(
+                Campaign.id == campaign_id
+            )
         ),
         rows(
             select(
