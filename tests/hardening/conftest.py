@@ -50,9 +50,10 @@ REQUEST_COUNTERS = frozenset({"login_failures", "rate_buckets"})
 """Tables that count requests, not data: a refused request may still count (a failed login,
 a token taken from the judging rate, kept in the store on PostgreSQL)."""
 
-KEPT_COMPUTATIONS = frozenset({"pool_statistics"})
+KEPT_COMPUTATIONS = frozenset({"pool_statistics", "report_jobs", "report_results"})
 """Tables that keep what a read computed, not data: the campaign page a refused request
-returns to may keep its pool's statistics (`services.pool_statistics`)."""
+returns to may keep its pool's statistics (`services.pool_statistics`) and queue and keep
+its judging figures (report jobs: `services.judging_figures`)."""
 
 
 def row_counts(session: Session) -> dict[str, int]:

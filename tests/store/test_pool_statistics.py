@@ -36,16 +36,19 @@ def test_kept_statistics_equal_a_fresh_computation_until_the_pool_changes(
     with store.session() as session:
         campaign = campaigns.get_campaign(session, campaign_id)
         pool = pools.build_pool(session, campaign, depth=2, runs=["A", "B"], seed=5)
+        # the builder kept them: the first load reads them
+        assert session.scalar(select(func.count(PoolStatistics.pool_id))) == 1
         first, kept = load(session, pool)
-        assert not kept and session.scalar(select(func.count(PoolStatistics.pool_id))) == 1
-        again, kept = load(session, pool)
-        assert kept and again == first == fresh(session, pool)
+        assert kept and first == fresh(session, pool)
         assert first["contributed_per_run"] == {"A": 4, "B": 3}
 
-        # an extension adds entries and a run: the kept row no longer answers
+        # an extension adds entries and a run: it keeps the new statistics itself, and a
+        # row kept before it no longer answers
+        before = session.get(PoolStatistics, pool.id).signature
         pools.extend_pool(session, pool, ["C"])
+        assert session.get(PoolStatistics, pool.id).signature != before
         extended, kept = load(session, pool)
-        assert not kept and extended == fresh(session, pool)
+        assert kept and extended == fresh(session, pool)
         assert extended["runs"] == ["A", "B", "C"] and extended["size"] > first["size"]
         assert load(session, pool) == (extended, True)
 
@@ -108,3 +111,22 @@ def test_a_run_replaced_in_place_recomputes(store, campaign_id, tmp_path):  # no
         assert not kept and after == fresh(session, pool)
         assert after["contributed_per_run"]["B"] == 3 and after["unique_per_run"]["B"] == 0
         assert after["unique_per_run"] != before["unique_per_run"]
+
+
+@pytest.mark.parametrize("kind", ["depth", "take", "adaptive"])
+def test_the_builder_keeps_what_a_recomputation_gives(store, campaign_id, kind):  # noqa: F811
+    """Every builder keeps the statistics of the pool as it leaves it (an adaptive pool's
+    recorded settings included): the first load reads them, equal to a fresh computation."""
+    from workbench.services import adaptive_pools
+
+    with store.session() as session:
+        campaign = campaigns.get_campaign(session, campaign_id)
+        if kind == "adaptive":
+            pool = adaptive_pools.build_adaptive_pool(
+                session, campaign, method="mm", budget=3, depth=3, seed=2
+            )
+        else:
+            options = {"depth": {"depth": 3}, "take": {"budget": 4}}[kind]
+            pool = pools.build_pool(session, campaign, strategy=kind, seed=2, **options)
+        shown, kept = load(session, pool)
+        assert kept and shown == fresh(session, pool) and shown["size"] > 0

@@ -10,7 +10,14 @@ import pytest
 from flask import Flask
 
 from tests.web.conftest import World, get_store_of
-from workbench.services import adjudication, archive, assessment, campaign_pages, campaigns
+from workbench.services import (
+    adjudication,
+    archive,
+    assessment,
+    campaign_pages,
+    campaigns,
+    judging_figures,
+)
 from workbench.services import users as user_service
 from workbench.services.errors import NotFound
 
@@ -70,6 +77,7 @@ def test_the_campaign_page_holds_counts_runs_topics_and_the_pool_shown(
 ) -> None:
     with get_store_of(app).read_session() as session:
         page = campaign_pages.campaign_page(session, world.campaign_id, None)
+        figures = judging_figures.campaign_figures(session, world.campaign_id)
         with pytest.raises(NotFound):
             campaign_pages.campaign_page(session, world.campaign_id, 9)
     assert page.counts == {"topics": 2, "documents": 8, "runs": 2, "qrels sets": 0, "pools": 1}
@@ -81,12 +89,14 @@ def test_the_campaign_page_holds_counts_runs_topics_and_the_pool_shown(
     assert page.pool is not None and page.pool.id == world.pool_id and page.pool.number == 1
     assert [(row.pool.number, row.documents) for row in page.pool_rows] == [(1, 12)]
     assert page.stats is not None and page.stats["size"] == 12
-    assert page.without_text == () and page.assessors == ()
+    assert page.without_text == () and figures.assessors == ()
+    assert figures.qrels_status.startswith("The qrels are incomplete: ")
 
 
 def test_the_assignments_page_names_assessors_and_counts_progress(app: Flask, world: World) -> None:
     with get_store_of(app).read_session() as session:
         page = campaign_pages.assignments_page(session, world.campaign_id, 1)
+        done = judging_figures.assignment_figures(session, world.campaign_id).done
     assert page.pool is not None and page.numbers == {world.pool_id: 1}
     assert page.sizes == {"T1": 6, "T2": 6}
     assert sorted((page.names[r.user_id], r.qid) for r in page.rows) == [
@@ -95,7 +105,7 @@ def test_the_assignments_page_names_assessors_and_counts_progress(app: Flask, wo
         ("bob", "T1"),
         ("bob", "T2"),
     ]
-    assert {r.id: (page.done[r.id].judged, page.done[r.id].total) for r in page.rows} == {
+    assert {r.id: (done[r.id].judged, done[r.id].total) for r in page.rows} == {
         r.id: (0, 6) for r in page.rows
     }
     assert [u.username for u in page.users] == ["admin", "alice", "bob", "carol"]

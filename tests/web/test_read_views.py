@@ -16,9 +16,10 @@ from flask import Flask
 from sqlalchemy import func, select
 
 from tests.web.conftest import World, get_store_of
-from workbench.services import adjudication, exports, pool_statistics, progress
+from workbench.services import adjudication, campaign_pages, exports, pool_statistics
 from workbench.services import users as user_service
 from workbench.store.models import Document, Judgement, Run
+from workbench.web import admin
 
 HOLD_S = 20.0
 
@@ -30,8 +31,10 @@ def _views(world: World) -> list[tuple[str, Any, str]]:
         (f"/admin/campaigns/{c}/download/qrels", exports, "export_qrels"),
         (f"/admin/campaigns/{c}/download/log", exports, "export_judgement_log"),
         (f"/admin/campaigns/{c}", pool_statistics, "current_contributions"),
-        (f"/admin/campaigns/{c}/progress", progress, "campaign_progress"),
-        (f"/admin/campaigns/{c}/assignments", progress, "assignment_progress"),
+        # the judging figures are computed by a report job (its own read transaction, in
+        # the job process): the view's own transaction is held
+        (f"/admin/campaigns/{c}/progress", admin, "pool_scope"),
+        (f"/admin/campaigns/{c}/assignments", campaign_pages, "assignments_page"),
         ("/admin/users", user_service, "list_users"),
         (f"/reports/{c}/adjudication", adjudication, "disagreement_queue"),
     ]

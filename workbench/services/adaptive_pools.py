@@ -38,7 +38,7 @@ from sqlalchemy import Connection, func, select, update
 from sqlalchemy.orm import Session
 
 from workbench import adaptive, pooling, stopping
-from workbench.services import pools
+from workbench.services import pool_statistics, pools
 from workbench.services.archive import refuse_if_archived, refuse_if_pool_archived
 from workbench.services.current_judgements import current_judgements
 from workbench.services.errors import ServiceError, found
@@ -222,7 +222,7 @@ def build_adaptive_pool(
             adaptive.require_scikit_learn()
         except adaptive.MethodError as error:
             raise ServiceError(str(error)) from None
-    pool = pools.build_pool(
+    pool = pools.new_pool(
         session,
         campaign,
         strategy="depth",
@@ -249,6 +249,7 @@ def build_adaptive_pool(
                 .values(sampled=True, build=0)
             )  # fmt: skip
     session.flush()
+    pool_statistics.keep(session, pool)
     return pool
 
 

@@ -11,11 +11,10 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from workbench.services import assignments, evaluation_inputs, pool_statistics, pools, progress
+from workbench.services import assignments, pool_statistics, pools
 from workbench.services import users as user_service
 from workbench.services.campaigns import CampaignInfo, campaign_info, count_in, get_campaign
 from workbench.services.pools import PoolInfo, pool_info
-from workbench.services.progress import Progress
 from workbench.services.scope import default_assignment_pool
 from workbench.store.models import Campaign, Document, Pool, QrelsSet, Run, Topic
 
@@ -48,7 +47,8 @@ class PoolRow:
 @dataclass(frozen=True)
 class CampaignPage:
     """The campaign page: counts, runs and topics, the pools, the pool shown in full (with
-    `pools.pool_statistics` and its documents without text) and the assessors with grades."""
+    `pools.pool_statistics` and its documents without text); the figures that grow with the
+    judgements (qrels status, assessors with grades) are `judging_figures.campaign_figures`."""
 
     campaign: CampaignInfo
     counts: dict[str, int]
@@ -58,8 +58,6 @@ class CampaignPage:
     pool: PoolInfo | None
     stats: dict[str, Any] | None
     without_text: tuple[str, ...]
-    assessors: tuple[str, ...]
-    qrels_status: str = ""  # whether the qrels a download would write are complete
     # the shown pool's contributions when computed on this load, for `keep_statistics`
     unkept: pool_statistics.Contributions | None = None
 
@@ -101,8 +99,6 @@ def campaign_page(session: Session, campaign_id: int, pool_number: int | None) -
         pool=pool_info(pool) if pool is not None else None,
         stats=pool_statistics.pool_statistics(session, pool, contributions) if pool else None,
         without_text=tuple(pools.documents_without_text(session, pool) if pool else ()),
-        assessors=tuple(u.username for u in evaluation_inputs.assessors(session, c)),
-        qrels_status=qrels_status(session, c),
         unkept=None if kept else contributions,
     )
 
@@ -146,8 +142,8 @@ class AssignmentRow:
 @dataclass(frozen=True)
 class AssignmentsPage:
     """The assignments page: the pool to assign from (`pool`, one of `pools`) with its
-    documents to judge per topic, the active users, and the active assignments with their
-    progress and the names of their assessors."""
+    documents to judge per topic, the active users, and the active assignments with the names
+    of their assessors (their progress is `judging_figures.assignment_figures`)."""
 
     campaign: CampaignInfo
     pool: PoolInfo | None
@@ -155,7 +151,6 @@ class AssignmentsPage:
     sizes: dict[str, int]
     users: tuple[user_service.Account, ...]  # the active ones
     rows: tuple[AssignmentRow, ...]
-    done: dict[int, Progress]
     names: dict[int, str]
 
     @property
@@ -185,6 +180,5 @@ def assignments_page(
         sizes=assignments.topic_sizes(session, pool) if pool is not None else {},
         users=tuple(user_service.Account.of(u) for u in users if u.active),
         rows=tuple(AssignmentRow(a.id, a.pool_id, a.qid, a.user_id, a.order) for a in rows),
-        done=progress.assignment_progress(session, rows),
         names={u.id: u.username for u in users},
     )

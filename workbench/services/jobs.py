@@ -90,13 +90,19 @@ Abandoned = Callable[[Store, int, dict[str, Any]], None]
 _functions: dict[str, JobFunction] = {}
 _tasks: dict[str, TaskFunction] = {}
 _abandoned: dict[str, Abandoned] = {}
+Depends = Callable[[Session, int], list[Any]]
+_depends: dict[str, Depends] = {}
 
 
-def register(kind: str, function: JobFunction) -> None:
+def register(kind: str, function: JobFunction, *, depends: Depends | None = None) -> None:
     """Make `kind` runnable: function(session, campaign id, params, progress) -> result bytes
     (the campaign exists: the job fails when it was deleted meanwhile).
-    It raises ServiceError for a report the campaign cannot have (stored as the job's error)."""
+    It raises ServiceError for a report the campaign cannot have (stored as the job's error).
+    `depends(session, campaign id)`: what else its result is computed from, beyond
+    `fingerprint`'s data (plain values; they enter its fingerprint)."""
     _functions[kind] = function
+    if depends is not None:
+        _depends[kind] = depends
 
 
 def register_task(kind: str, function: TaskFunction, *, abandoned: Abandoned | None = None) -> None:
@@ -137,11 +143,13 @@ def job_key(kind: str, params: Mapping[str, Any]) -> tuple[str, str]:
     return text, hashlib.sha256(f"{kind}\n{text}".encode()).hexdigest()
 
 
-def fingerprint(session: Session, campaign_id: int) -> str:
+def fingerprint(session: Session, campaign_id: int, kind: str | None = None) -> str:
     """A digest of what a campaign's reports are computed from; it changes when a judgement,
     run, qrels set or label, final label, pool, topic, query log, document import or the scale
-    is added, changed or removed. Judgements are an append-only log (count and last id); final
-    labels may change in place, so their grades, rules and adjudicators enter weighted by id."""
+    is added, changed or removed, and with what job `kind` depends on besides (`register`).
+    Judgements are an append-only log (count and last id: a row committed late, below the
+    last id, changes the count); final labels may change in place, so their grades, rules and
+    adjudicators enter weighted by id."""
 
     def one(query: Any) -> list[Any]:
         return [list(row) for row in session.execute(query)]
@@ -194,6 +202,8 @@ def fingerprint(session: Session, campaign_id: int) -> str:
             .order_by(Grade.value)
         ),
     ]
+    if kind in _depends:
+        parts.append(_depends[kind](session, campaign_id))
     return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()
 
 
@@ -244,7 +254,7 @@ def request_job(
     text, key = job_key(kind, params)
     where = and_(ReportJob.campaign_id == campaign_id, ReportJob.key == key)
     with store.read_session() as session:
-        current = "" if kind in _tasks else fingerprint(session, campaign_id)
+        current = "" if kind in _tasks else fingerprint(session, campaign_id, kind)
         job = session.scalar(select(ReportJob).where(where))
         state = _state(session, job, current) if job is not None else None
         queue = _needs_run(job, current, utcnow())
@@ -448,7 +458,7 @@ def run_job(store: Store, job_id: int) -> None:
             result = _tasks[kind](store, campaign_id, params, progress)
         else:
             with store.read_session() as session:
-                current = fingerprint(session, campaign_id)
+                current = fingerprint(session, campaign_id, kind)
                 campaign = session.get(Campaign, campaign_id)
                 if campaign is None:
                     raise ServiceError(f"campaign {campaign_id} no longer exists")

@@ -90,6 +90,15 @@ def current_contributions(session: Session, pool: Pool) -> tuple[Contributions, 
     return _compute(session, pool, runs, signature), False
 
 
+def keep(session: Session, pool: Pool) -> None:
+    """Compute and keep the pool's contributions unless what is kept is current: the pool
+    builder's last step (`pools.build_pool`, `pools.extend_pool`, an adaptive pool's build),
+    so that the campaign page's first load after a pool change reads them."""
+    contributions, kept = current_contributions(session, pool)
+    if not kept:
+        remember(session, contributions)
+
+
 def remember(session: Session, contributions: Contributions) -> None:
     """Keep `contributions` for their pool (replacing what was kept); a concurrent writer
     that kept them first wins (both computed the same)."""

@@ -53,7 +53,29 @@ def build_pool(
     params: the strategy's parameters (`pooling.STRATEGIES`: depth; take: budget, fair;
     fusion: budget, fusion; stratified: strata); None stands for the default.
     topics: pool only these campaign topics (recorded; extensions keep to them).
+    The pool's statistics are kept in the same transaction (`pool_statistics.keep`).
     """
+    pool = new_pool(
+        session, campaign, strategy=strategy, runs=runs, seed=seed, name=name, topics=topics,
+        **params,
+    )  # fmt: skip
+    _keep_statistics(session, pool)
+    return pool
+
+
+def new_pool(
+    session: Session,
+    campaign: Campaign,
+    *,
+    strategy: str,
+    runs: list[str] | None,
+    seed: int | None,
+    name: str,
+    topics: Sequence[str] | None,
+    **params: Any,
+) -> Pool:
+    """`build_pool` without keeping its statistics: for a caller that changes the pool further
+    (an adaptive pool's settings) and keeps them itself."""
     if len(name) > limits.POOL_NAME:
         raise ServiceError(limits.length_error("pool name", name, limits.POOL_NAME))
     recorded = strategy_params(strategy, params)
@@ -150,7 +172,16 @@ def extend_pool(session: Session, pool: Pool, runs: list[str]) -> int:
     )
     bulk_insert(session, PoolEntry.__table__, ENTRY_COLUMNS, rows)
     session.flush()
+    _keep_statistics(session, pool)
     return len(rows)
+
+
+def _keep_statistics(session: Session, pool: Pool) -> None:
+    """Keep the pool's statistics in the build's transaction (`pool_statistics.keep`)."""
+    # imported here: pool_statistics reads this module's ranked lists
+    from workbench.services import pool_statistics
+
+    pool_statistics.keep(session, pool)
 
 
 def pool_runs(session: Session, pool: Pool) -> list[Run]:

@@ -24,7 +24,6 @@ from workbench.services import (
     campaign_pages,
     exports,
     pools,
-    progress,
     qrels_imports,
     run_imports,
     topic_imports,
@@ -35,10 +34,11 @@ from workbench.services import efficiency as efficiency_service
 from workbench.services import routing as routing_service
 from workbench.services import users as user_service
 from workbench.services.errors import NotFound, ServiceError
-from workbench.services.scope import parse_pools, pool_to_assign
+from workbench.services.scope import parse_pools, pool_scope, pool_to_assign
 from workbench.services.store_handle import STORAGE_ERRORS, Session, storage_problem
 from workbench.trec import TrecFormatError
 from workbench.web.access import GuardedBlueprint
+from workbench.web.admin_figures import figures
 from workbench.web.db import get_store
 from workbench.web.downloads import export_file
 from workbench.web.errors import not_found_as_404, or_404
@@ -128,9 +128,13 @@ def campaign(campaign_id: int):
         page = or_404(campaign_pages.campaign_page, session, campaign_id, number)
     if page.unkept is not None:
         _keep_statistics(page)
+    shown = figures("campaign-figures", campaign_id)
     return render_template(
         "admin/campaign.html",
         **page_context(page),
+        figures=shown,
+        qrels_status=shown.figures.qrels_status if shown.figures else "",
+        assessors=shown.figures.assessors if shown.figures else (),
         growth_plot=_growth_plot(page.stats["growth_by_depth"]) if page.stats else None,
         strategies=pooling.STRATEGIES,
         strategy_fields=pooling.option_fields(),
@@ -334,8 +338,11 @@ def assignments(campaign_id: int):
         routed_by, described = (
             routing_service.pool_policy(session, page.pool.id) if page.pool else (None, "")
         )
+    shown = figures("assignment-figures", campaign_id)
     return render_template(
         "admin/assignments.html",
+        figures=shown,
+        done=shown.figures.done if shown.figures else {},
         routed_by=routed_by,
         routing_described=described,
         **page_context(page),
@@ -416,10 +423,15 @@ def unassign(campaign_id: int, assignment_id: int):
 def campaign_progress(campaign_id: int):
     numbers = parse_pools(request.args.getlist("pools"))
     with get_store().read_session() as session:
-        c = campaign_service.campaign_info(campaign_or_404(session, campaign_id))
-        report = progress.campaign_progress(session, c.id, numbers)
+        found = campaign_or_404(session, campaign_id)
+        pool_scope(session, found, numbers)  # refuses a pool there is not, before any job
+        c = campaign_service.campaign_info(found)
+    shown = figures("progress-figures", c.id, {"pools": list(numbers) if numbers else None})
+    report = shown.figures.report if shown.figures else None
     chosen = " ".join(map(str, numbers or ()))
-    return render_template("admin/progress.html", campaign=c, report=report, pools=chosen)
+    return render_template(
+        "admin/progress.html", campaign=c, report=report, figures=shown, pools=chosen
+    )
 
 
 @bp.get("/campaigns/<int:campaign_id>/download/<kind>")

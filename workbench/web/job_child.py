@@ -9,6 +9,7 @@ from __future__ import annotations
 import matplotlib.backends.backend_svg
 import matplotlib.figure  # noqa: F401
 
+import workbench.web.admin_figures
 import workbench.web.querylogs
 import workbench.web.reports
 import workbench.web.uploads  # noqa: F401

@@ -58,8 +58,9 @@ def sealing_key(secret: str | bytes) -> bytes:
     return hmac.new(secret, b"workbench report jobs", hashlib.sha256).digest()
 
 
-def page_job(kind: str, build: PageFunction) -> None:
-    """Register `kind`: its result is the sealed context `build` returns."""
+def page_job(kind: str, build: PageFunction, *, depends: jobs.Depends | None = None) -> None:
+    """Register `kind`: its result is the sealed context `build` returns (`depends`: what it
+    is computed from besides the reports' data, `jobs.register`)."""
 
     def run(
         session: Session, campaign_id: int, params: dict[str, Any], progress: jobs.Progress
@@ -67,7 +68,7 @@ def page_job(kind: str, build: PageFunction) -> None:
         key = bytes.fromhex(os.environ[KEY_ENV])
         return seal(build(session, campaign_id, params, progress), key)
 
-    jobs.register(kind, run)
+    jobs.register(kind, run, depends=depends)
 
 
 def init_app(app: Flask) -> None:
@@ -116,15 +117,16 @@ RESEALED = (
 
 
 def request_page(
-    kind: str, campaign_id: int, params: Mapping[str, Any]
+    kind: str, campaign_id: int, params: Mapping[str, Any], *, wait: float | None = None
 ) -> tuple[jobs.JobState, dict[str, Any] | None]:
     """The job's state and, when it has a result (fresh or not: see state.fresh), the page
-    context; queues the job when needed and waits at most REPORT_JOB_WAIT_SECONDS.
+    context; queues the job when needed and waits at most `wait` seconds (default
+    REPORT_JOB_WAIT_SECONDS).
 
     A stored result whose seal does not match (written under another secret key) is never
     unpickled: it is discarded and computed again, and the page says so (a flashed warning,
     and the job's progress while it runs)."""
-    state = request(kind, campaign_id, params)
+    state = request(kind, campaign_id, params, wait=wait)
     if state.result is None:
         return state, None
     key = current_app.extensions[EXTENSION][1]
@@ -141,7 +143,7 @@ def request_page(
     jobs.discard_result(get_store(), state.id)
     if not wants_json():
         flash(RESEALED, "warning")
-    state = request(kind, campaign_id, params)
+    state = request(kind, campaign_id, params, wait=wait)
     if state.result is None:
         return dataclasses.replace(state, progress=f"{RESEALED} {state.progress}"), None
     return state, unseal(state.result, key)

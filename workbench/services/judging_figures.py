@@ -1,0 +1,200 @@
+"""The admin pages' figures that grow with the judgements (progress per assignment, topic and
+assessor; the qrels' completeness; the assessors with a grade), computed out of the request
+as report jobs (`services.jobs`) and kept until what they are computed from changes.
+
+A job's result is keyed by `jobs.fingerprint` (the judgement log's count and highest id: its
+high-water mark; runs, final labels, pools, topics, ...) and, for these figures, by
+`depends`: everything else they are read from (assignments and their withdrawals, the pools'
+revisions, archival and sampled entries, an adaptive pool's budgets and reveals, routing
+slots, gold documents and quality settings, the campaign's judging mode and options (a
+pairwise design) and whether withdrawn judgements count, topic titles, user names, the
+preference log). A result whose key is the store's current one is exactly what a
+recomputation gives; any other is shown only as what it is (`Figures.as_of`: the judgement
+mark it was computed at, with a note that the store has changed and a recomputation is under
+way). Nothing is added to judging.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import BigInteger, case, cast, func, select
+from sqlalchemy.orm import Session
+
+from workbench.services import evaluation_inputs, progress
+from workbench.services.assignments import list_assignments
+from workbench.services.campaign_pages import qrels_status
+from workbench.services.campaigns import get_campaign
+from workbench.store.models import (
+    AdaptiveTopic,
+    Assignment,
+    Campaign,
+    GoldDocument,
+    Judgement,
+    Pool,
+    PoolEntry,
+    PreferenceJudgement,
+    QualitySettings,
+    RoutingSlot,
+    Topic,
+    User,
+)
+
+
+@dataclass(frozen=True)
+class JudgementMark:
+    """The judgement log as a figure was computed from it: its rows (count) and highest id."""
+
+    count: int
+    highest: int
+
+
+def judgement_mark(session: Session, campaign_id: int) -> JudgementMark:
+    count, highest = session.execute(
+        select(func.count(Judgement.id), func.max(Judgement.id)).where(
+            Judgement.campaign_id == campaign_id
+        )
+    ).one()
+    return JudgementMark(int(count), int(highest or 0))
+
+
+def depends(session: Session, campaign_id: int) -> list[Any]:
+    """What the figures are read from beyond `jobs.fingerprint`'s data, as plain values (one
+    query per table; the pool entries' sampled flags are summed weighted by id, so that a
+    reveal and a withdrawal from the sample never cancel out)."""
+
+    def rows(query: Any) -> list[list[Any]]:
+        return [list(row) for row in session.execute(query)]
+
+    pools = select(Pool.id).where(Pool.campaign_id == campaign_id)
+    weight = cast(PoolEntry.id, BigInteger)
+    slot_weight = cast(RoutingSlot.id, BigInteger)
+    gold_weight = cast(GoldDocument.id, BigInteger)
+    return [
+        rows(
+            select(Campaign.judging_mode, Campaign.judging_options, Campaign.count_withdrawn).where(
+                Campaign.id == campaign_id
+            )
+        ),
+        rows(
+            select(
+                Assignment.id,
+                Assignment.pool_id,
+                Assignment.qid,
+                Assignment.user_id,
+                Assignment.order,
+                Assignment.active,
+            )
+            .where(Assignment.campaign_id == campaign_id)
+            .order_by(Assignment.id)
+        ),
+        rows(
+            select(Pool.id, Pool.number, Pool.revision, Pool.archived_at, Pool.params)
+            .where(Pool.campaign_id == campaign_id)
+            .order_by(Pool.id)
+        ),
+        rows(
+            select(
+                PoolEntry.pool_id,
+                func.count(PoolEntry.id),
+                func.max(PoolEntry.id),
+                func.sum(case((PoolEntry.sampled.is_(True), weight), else_=0)),
+            )
+            .where(PoolEntry.pool_id.in_(pools))
+            .group_by(PoolEntry.pool_id)
+            .order_by(PoolEntry.pool_id)
+        ),
+        [
+            [topic_id, budget, stopped, len(choices or [])]
+            for topic_id, budget, stopped, choices in session.execute(
+                select(
+                    AdaptiveTopic.id,
+                    AdaptiveTopic.budget,
+                    AdaptiveTopic.stopped,
+                    AdaptiveTopic.choices,
+                )
+                .where(AdaptiveTopic.pool_id.in_(pools))
+                .order_by(AdaptiveTopic.id)
+            )
+        ],
+        rows(
+            select(
+                func.count(RoutingSlot.id),
+                func.max(RoutingSlot.id),
+                func.sum(slot_weight * RoutingSlot.assignment_id),
+                func.sum(slot_weight * RoutingSlot.user_id),
+            ).where(RoutingSlot.pool_id.in_(pools))
+        ),
+        rows(
+            select(
+                func.count(GoldDocument.id),
+                func.max(GoldDocument.id),
+                func.sum(gold_weight * GoldDocument.grade),
+            ).where(GoldDocument.campaign_id == campaign_id)
+        ),
+        rows(
+            select(QualitySettings.gold_share, QualitySettings.gold_in_qrels).where(
+                QualitySettings.campaign_id == campaign_id
+            )
+        ),
+        rows(
+            select(Topic.id, Topic.qid, Topic.title, Topic.archived_at)
+            .where(Topic.campaign_id == campaign_id)
+            .order_by(Topic.id)
+        ),
+        rows(select(User.id, User.username).order_by(User.id)),
+        rows(
+            select(func.count(PreferenceJudgement.id), func.max(PreferenceJudgement.id)).where(
+                PreferenceJudgement.campaign_id == campaign_id
+            )
+        ),
+    ]
+
+
+@dataclass(frozen=True)
+class Figures:
+    """Figures of one page and the judgement log's mark they were computed at."""
+
+    as_of: JudgementMark
+
+
+@dataclass(frozen=True)
+class ProgressFigures(Figures):
+    report: dict[str, Any]  # `progress.campaign_progress`'s
+
+
+@dataclass(frozen=True)
+class AssignmentFigures(Figures):
+    done: dict[int, progress.Progress]  # active assignment id -> its progress
+
+
+@dataclass(frozen=True)
+class CampaignFigures(Figures):
+    qrels_status: str  # `campaign_pages.qrels_status`
+    assessors: tuple[str, ...]  # the users with a current grade, by username
+
+
+def progress_figures(
+    session: Session, campaign_id: int, pools: list[int] | None
+) -> ProgressFigures:
+    """The progress page's report over the pools numbered `pools` (default scope)."""
+    mark = judgement_mark(session, campaign_id)
+    return ProgressFigures(mark, progress.campaign_progress(session, campaign_id, pools))
+
+
+def assignment_figures(session: Session, campaign_id: int) -> AssignmentFigures:
+    """The progress of every active assignment of the campaign (the assignments page's)."""
+    mark = judgement_mark(session, campaign_id)
+    rows = list_assignments(session, campaign_id)
+    return AssignmentFigures(mark, progress.assignment_progress(session, rows))
+
+
+def campaign_figures(session: Session, campaign_id: int) -> CampaignFigures:
+    """The campaign page's qrels status and assessors with a grade."""
+    campaign = get_campaign(session, campaign_id)
+    mark = judgement_mark(session, campaign_id)
+    graders = evaluation_inputs.assessors(session, campaign)
+    return CampaignFigures(
+        mark, qrels_status(session, campaign), tuple(u.username for u in graders)
+    )
