@@ -334,6 +334,12 @@ def cluster_draws(n_clusters: int, n_resamples: int, seed: int = 0) -> np.ndarra
     return np.random.default_rng(seed).integers(0, n_clusters, size=(n_resamples, n_clusters))
 
 
+def draw_counts(draws: np.ndarray, n_clusters: int) -> np.ndarray:
+    """n_resamples x n_clusters: how many times each resample (a row of `cluster_draws`)
+    drew each cluster."""
+    return np.stack([np.bincount(row, minlength=n_clusters) for row in draws])
+
+
 def percentile_interval(values: np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
     """The percentile interval of bootstrap `values`, leaving out the NaN ones (resamples
     where the statistic is undefined); (NaN, NaN) if none is defined."""
@@ -391,7 +397,7 @@ def fleiss_kappa_of_draws(ratings, clusters: Sequence[np.ndarray], draws: np.nda
     by_category = np.stack([counts[rows].sum(0) for rows in clusters]).reshape(
         len(clusters), len(categories)
     )
-    weights = np.stack([np.bincount(row, minlength=len(clusters)) for row in draws]).astype(float)
+    weights = draw_counts(draws, len(clusters)).astype(float)
     with np.errstate(invalid="ignore", divide="ignore"):
         p_bar = weights @ sums / (weights @ items)
         drawn = weights @ by_category
@@ -416,7 +422,7 @@ def cohen_kappa_of_draws(
     per_cluster = np.stack(
         [confusion_matrix(a[rows], b[rows], labels=labels).ravel() for rows in clusters]
     )
-    times = np.stack([np.bincount(row, minlength=len(clusters)) for row in draws])
+    times = draw_counts(draws, len(clusters))
     tables = (times @ per_cluster).reshape(len(draws), k, k)
     kappas = np.empty(len(draws))
     with np.errstate(all="ignore"):
