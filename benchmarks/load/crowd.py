@@ -54,6 +54,7 @@ from run_load import (
     write_files,
 )
 
+from workbench import password_hashing
 from workbench.services import (
     assignments,
     campaigns,
@@ -248,9 +249,14 @@ async def assessor(
         {"username": member.username, "password": member.credential, "csrf_token": token[1]}
     ).encode()
     form_type = {"Content-Type": "application/x-www-form-urlencoded"}
-    status, _, _ = await answered(
-        tab, tally, "login", "POST", "/login", body=form, headers=form_type
-    )
+    while True:  # a login refused as busy (503) is sent again after Retry-After, as a person would
+        status, answer, _ = await answered(
+            tab, tally, "login", "POST", "/login", body=form, headers=form_type
+        )
+        if status != 503:
+            break
+        tally.refused["login 503"] += 1
+        await asyncio.sleep(int(answer.get("retry-after", "1")))
     if status not in (302, 303):
         tally.refused[f"login {status}"] += 1
         return
@@ -451,6 +457,13 @@ def main(argv: list[str] | None = None) -> int:
         help="the servers' WORKBENCH_SCRIPT_QUEUE_MS (default 0, the app's: scripts never shed)",
     )
     parser.add_argument(
+        "--password-checks-waiting",
+        type=int,
+        default=password_hashing.MAX_WAITING,
+        help="the servers' WORKBENCH_PASSWORD_CHECKS_WAITING (default the app's: logins of a "
+        "process waiting for its low-priority hashing thread before the next is answered 503)",
+    )
+    parser.add_argument(
         "--password-hash",
         default=user_service.DEFAULT_HASH_METHOD,
         help="werkzeug method of the crowd's passwords (default scrypt, as the app's)",
@@ -476,6 +489,7 @@ def main(argv: list[str] | None = None) -> int:
         "WORKBENCH_TRUSTED_PROXIES": "1",
         "WORKBENCH_JUDGE_SUBMITS_PER_SECOND": str(args.judge_rate),
         "WORKBENCH_SCRIPT_QUEUE_MS": str(args.script_queue_ms),
+        "WORKBENCH_PASSWORD_CHECKS_WAITING": str(args.password_checks_waiting),
     }
     with tempfile.TemporaryDirectory(prefix="workbench-crowd-") as tmp:
         servers = [

@@ -31,6 +31,7 @@ def test_environment_variables_become_one_settings_object(
     monkeypatch.setenv("WORKBENCH_JUDGE_SUBMITS_PER_SECOND", "0")
     monkeypatch.setenv("WORKBENCH_SECURE_COOKIES", "1")
     monkeypatch.setenv("WORKBENCH_SQLITE_SYNCHRONOUS", "full")
+    monkeypatch.setenv("WORKBENCH_PASSWORD_CHECKS_WAITING", "5")
     monkeypatch.delenv("WORKBENCH_PASSWORD_HASH_METHOD")  # the suite's (tests/conftest.py)
     app = app_of(tmp_path, TRUSTED_PROXIES=0)
     settings = app.extensions[EXTENSION]
@@ -41,6 +42,7 @@ def test_environment_variables_become_one_settings_object(
         max_upload_mb=1.0,
         judge_submits_per_second=0.0,
         sqlite_synchronous="full",
+        password_checks_waiting=5,
     )
     assert app.permanent_session_lifetime == timedelta(hours=2)
     assert app.config["MAX_CONTENT_LENGTH"] == 2**20
@@ -65,7 +67,15 @@ def test_the_given_config_overrides_the_environment(
         get_store().dispose()
 
 
-@pytest.mark.parametrize(("name", "value"), [("SESSION_HOURS", "nine"), ("MAX_UPLOAD_MB", "-1")])
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("SESSION_HOURS", "nine"),
+        ("MAX_UPLOAD_MB", "-1"),
+        ("PASSWORD_CHECKS_WAITING", "0"),
+        ("PASSWORD_CHECKS_WAITING", "1.5"),
+    ],
+)
 def test_a_bad_setting_stops_the_start_naming_its_variable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, value: str
 ) -> None:

@@ -5,12 +5,13 @@ the CLI (never a process-global)."""
 from __future__ import annotations
 
 import dataclasses
+import threading
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 from flask import Flask
-from sqlalchemy import select
+from sqlalchemy import func, select
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from tests.web.conftest import FAST_HASH, PASSWORD, World, get_store_of, login, make_app
@@ -219,6 +220,48 @@ def test_log_in_and_change_own_password(app: Flask, world: World) -> None:
     with store.read_session() as session:
         assert user_service.log_in(session, "bob", "a brand new password") is not None
         assert user_service.log_in(session, "bob", PASSWORD) is None
+
+
+def test_a_login_beyond_the_waiting_checks_is_answered_503_and_counts_nothing(
+    world_url, world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With PASSWORD_CHECKS_WAITING=1 and the process's hashing thread taken by another
+    check, a login is answered 503 with Retry-After and the form again: no session starts and
+    no failure is counted; once the thread is free the same login succeeds."""
+    from workbench import password_hashing
+
+    app = make_app(world_url[0], tmp_path, PASSWORD_CHECKS_WAITING=1)
+    entered, release = threading.Event(), threading.Event()
+    real = password_hashing.check_password_hash
+
+    def held(password_hash: str, password: str) -> bool:
+        if password == "hold the thread":
+            entered.set()
+            release.wait(30)
+            return False
+        return real(password_hash, password)
+
+    monkeypatch.setattr(password_hashing, "check_password_hash", held)
+    holder = threading.Thread(
+        target=password_hashing.password_matches, args=("x", "hold the thread")
+    )
+    holder.start()
+    try:
+        assert entered.wait(30)
+        client = app.test_client()
+        busy = login(client, "alice")
+        assert busy.status_code == 503 and busy.headers["Retry-After"] == "1"
+        assert "Many people are signing in at this moment" in busy.text
+        assert 'name="password"' in busy.text
+        assert client.get("/assess/").status_code == 302  # not signed in
+        with get_store_of(app).read_session() as session:
+            assert session.scalar(select(func.count()).select_from(LoginFailure)) == 0
+    finally:
+        release.set()
+        holder.join(30)
+    assert login(client, "alice").status_code == 302
+    assert client.get("/assess/").status_code == 200
+    get_store_of(app).dispose()
 
 
 # --- the login throttle ---------------------------------------------------------------------

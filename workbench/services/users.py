@@ -19,14 +19,15 @@ import datetime as dt
 import functools
 import hashlib
 import secrets
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
-from werkzeug.security import check_password_hash, generate_password_hash
 
 from workbench import limits, permissions
+from workbench.password_hashing import MAX_WAITING, hash_password, password_matches
 from workbench.permissions import Permission
 from workbench.services.errors import ServiceError, found
 from workbench.store.models import User, username_key
@@ -101,7 +102,7 @@ def check_hash_method(method: str) -> str:
 @functools.cache
 def _dummy_hash(method: str) -> str:
     """A valid hash nobody's password matches: unknown users cost as much as wrong passwords."""
-    return generate_password_hash(secrets.token_urlsafe(16), method=method)
+    return hash_password(secrets.token_urlsafe(16), method)
 
 
 def _check_role(role: str) -> str:
@@ -158,9 +159,9 @@ def create_user(
     user = User(
         username=username,
         name_key=username_key(username),
-        password_hash=generate_password_hash(
+        password_hash=hash_password(
             secrets.token_urlsafe(32) if password is None else _check_password(password, username),
-            method=hash_method,
+            hash_method,
         ),
         role=_check_role(role),
     )
@@ -195,27 +196,32 @@ def list_users(session: Session, *, role: str | None = None) -> list[User]:
 
 
 def authenticate(
-    session: Session, username: str, password: str, *, hash_method: str = DEFAULT_HASH_METHOD
+    session: Session,
+    username: str,
+    password: str,
+    *,
+    hash_method: str = DEFAULT_HASH_METHOD,
+    max_waiting: int = MAX_WAITING,
 ) -> User | None:
     """The active user whose password matches, else None (an unknown name costs a check
-    against a `hash_method` hash, as a wrong password does)."""
+    against a `hash_method` hash, as a wrong password does). The check runs in the process's
+    low-priority hashing thread: `password_hashing.HashingBusy` when `max_waiting` checks
+    already wait for it."""
     valid = "\x00" not in password and len(password) <= limits.PASSWORD
     user = _by_name(session, username) if valid else None
     if user is None:
-        check_password_hash(_dummy_hash(hash_method), password)
+        password_matches(_dummy_hash(hash_method), password, max_waiting=max_waiting)
         return None
-    if not check_password_hash(user.password_hash, password) or not user.active:
+    if not password_matches(user.password_hash, password, max_waiting=max_waiting):
         return None
-    return user
+    return user if user.active else None
 
 
 def set_password(
     session: Session, user: User, password: str, *, hash_method: str = DEFAULT_HASH_METHOD
 ) -> None:
     """A new password; every open browser session of the user ends."""
-    user.password_hash = generate_password_hash(
-        _check_password(password, user.username), method=hash_method
-    )
+    user.password_hash = hash_password(_check_password(password, user.username), hash_method)
     end_sessions(session, user)
 
 
@@ -304,13 +310,20 @@ def account_by_token(session: Session, token: str) -> Account | None:
 
 
 def log_in(
-    session: Session, username: str, password: str, *, hash_method: str = DEFAULT_HASH_METHOD
+    session: Session,
+    username: str,
+    password: str,
+    *,
+    hash_method: str = DEFAULT_HASH_METHOD,
+    max_waiting: int = MAX_WAITING,
 ) -> Account | None:
     """The active user of this name and password, else None (see `authenticate`); names
     longer than limits.USERNAME are refused without a lookup, at the same cost."""
     if len(username) > limits.USERNAME:
         username = ""
-    user = authenticate(session, username, password, hash_method=hash_method)
+    user = authenticate(
+        session, username, password, hash_method=hash_method, max_waiting=max_waiting
+    )
     return Account.of(user) if user is not None else None
 
 
@@ -330,7 +343,10 @@ def change_own_password(
     """Set the user's password to `new` if `old` is their password (the account, at its new
     session version); None when `old` is wrong. ServiceError for a refused new password."""
     user = user_by_id(session, user_id)
-    if authenticate(session, user.username, old, hash_method=hash_method) is None:
+    checked = authenticate(
+        session, user.username, old, hash_method=hash_method, max_waiting=sys.maxsize
+    )
+    if checked is None:
         return None
     set_password(session, user, new, hash_method=hash_method)
     return Account.of(user)

@@ -1,6 +1,8 @@
 """Login and logout, with throttling of repeated failures per account and address and per
 address (`services.login_throttle`); the password page, rate-limited per user. Passwords are
-checked and hashed with the app's PASSWORD_HASH_METHOD setting."""
+checked and hashed with the app's PASSWORD_HASH_METHOD setting, in the process's low-priority
+hashing thread (`password_hashing`): a login beyond PASSWORD_CHECKS_WAITING waiting checks is
+answered 503 with Retry-After and the form again (nothing counted against the account)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from flask import Blueprint, current_app, flash, redirect, render_template, requ
 from flask_login import current_user, logout_user
 
 from workbench import limits
+from workbench.password_hashing import HashingBusy
 from workbench.services import users as user_service
 from workbench.services.errors import ServiceError
 from workbench.services.login_throttle import login_keys
@@ -56,10 +59,21 @@ def login():
         flash(f"Too many failed logins. Try again in {wait} seconds.", "error")
         page = render_template("auth/login.html", next=request.form.get("next", ""))
         return page, 429, {"Retry-After": str(wait)}
-    with get_store().read_session() as session:
-        user = user_service.log_in(
-            session, username, password, hash_method=current_settings().password_hash_method
-        )
+    settings = current_settings()
+    try:
+        with get_store().read_session() as session:
+            user = user_service.log_in(
+                session,
+                username,
+                password,
+                hash_method=settings.password_hash_method,
+                max_waiting=settings.password_checks_waiting,
+            )
+    except HashingBusy as busy:
+        wait = busy.retry_after
+        flash(f"Many people are signing in at this moment. Try again in {wait} s.", "error")
+        page = render_template("auth/login.html", next=request.form.get("next", ""))
+        return page, 503, {"Retry-After": str(wait)}
     if user is None:
         throttle.failed(keys)
         flash("Unknown username or wrong password.", "error")

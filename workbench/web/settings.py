@@ -16,6 +16,7 @@ from typing import Any
 from flask import current_app
 
 from workbench import limits
+from workbench.password_hashing import MAX_WAITING
 from workbench.services.users import DEFAULT_HASH_METHOD, check_hash_method
 
 PREFIX = "WORKBENCH"
@@ -33,6 +34,13 @@ def _number(config: Mapping[str, Any], name: str, default: float) -> float:
     if not 0 <= number < 1e9:
         raise ValueError(f"${PREFIX}_{name} must be a number from 0; got {value!r}")
     return number
+
+
+def _at_least_one(config: Mapping[str, Any], name: str, default: int) -> int:
+    number = _number(config, name, default)
+    if number < 1 or number != int(number):
+        raise ValueError(f"${PREFIX}_{name} must be a whole number from 1; got {config[name]!r}")
+    return int(number)
 
 
 def _hash_method(config: Mapping[str, Any]) -> str:
@@ -59,7 +67,9 @@ class Settings:
     werkzeug's scrypt[:n:r:p] or pbkdf2[:digest[:iterations]] for the passwords this app
     sets and the cost of checking an unknown name; default scrypt); script_queue_ms
     (SCRIPT_QUEUE_MS: behind a trusted proxy, a script's request queued longer is answered 429
-    at once, see `web.shedding`; default 0: off)."""
+    at once, see `web.shedding`; default 0: off); password_checks_waiting
+    (PASSWORD_CHECKS_WAITING: how many logins of one process may wait for its low-priority
+    hashing thread before the next is answered 503, see `password_hashing`; default 3)."""
 
     secure_cookies: bool = False
     session_hours: float = 9.0
@@ -69,6 +79,7 @@ class Settings:
     sqlite_synchronous: str | None = None
     password_hash_method: str = DEFAULT_HASH_METHOD
     script_queue_ms: float = 0.0
+    password_checks_waiting: int = MAX_WAITING
 
     @classmethod
     def of(cls, config: Mapping[str, Any]) -> Settings:
@@ -85,6 +96,7 @@ class Settings:
             sqlite_synchronous=str(synchronous) if synchronous else None,
             password_hash_method=_hash_method(config),
             script_queue_ms=_number(config, "SCRIPT_QUEUE_MS", default.script_queue_ms),
+            password_checks_waiting=_at_least_one(config, "PASSWORD_CHECKS_WAITING", MAX_WAITING),
         )
 
     def flask_config(self) -> dict[str, Any]:
