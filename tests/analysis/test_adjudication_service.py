@@ -42,6 +42,35 @@ def test_majority_labels_clear_cases_and_queues_ties(judged):
     assert labels[("q1", "d1")].adjudicator_id is None
 
 
+def test_a_rule_applied_again_updates_removes_and_keeps_labels_in_one_session(judged):
+    """A second rule in the same session: the labels it decides are updated in place (the
+    same rows), the ones it cannot decide lose their earlier rule-made label, an
+    adjudicator's label is kept; objects read before it are seen as they are now."""
+    with judged.session() as s:
+        campaign = get_campaign(s, "demo")
+        first = apply_rule(s, campaign, MergeSpec("majority", tie="higher"))
+        assert first.queued == 0 and first.labelled == len(GRADES)
+        before = _labels(s)
+        assert before[("q2", "d6")].grade == 2 and before[("q2", "d7")].grade == 1
+        adjudicator = s.scalar(select(User).where(User.username == "alice"))
+        record_decision(
+            s, campaign, qid="q1", docno="d1", grade=0, reason="read it", adjudicator=adjudicator
+        )
+        second = apply_rule(s, campaign, MergeSpec("majority", tie="lower"))
+        assert (second.labelled, second.kept, second.queued) == (len(GRADES) - 1, 1, 0)
+        assert before[("q2", "d6")].grade == 0  # read before, updated in place
+        assert before[("q2", "d6")].rule == "majority/tie=lower"
+        third = apply_rule(s, campaign, MergeSpec("majority"))
+        assert (third.kept, third.queued) == (1, 2)
+        after = _labels(s)
+    assert set(after) == set(GRADES) - {("q2", "d6"), ("q2", "d7")}
+    assert {key: label.id for key, label in after.items()} == {
+        key: label.id for key, label in before.items() if key in after
+    }
+    assert after[("q1", "d1")].grade == 0 and after[("q1", "d1")].rule == "adjudicated"
+    assert after[("q3", "d2")].rule == "majority/tie=adjudicate"
+
+
 @pytest.mark.parametrize(
     ("rule", "tie", "key", "grade"),
     [

@@ -11,7 +11,7 @@ from sqlalchemy import event, select
 from tests.web.conftest import World, get_store_of
 from workbench.services import assignments, judging, pools, run_imports, users
 from workbench.services.errors import NotFound, ServiceError
-from workbench.store.models import Assignment, Campaign, Judgement, Pool, User
+from workbench.store.models import Assignment, Campaign, Judgement, Pool, PoolEntry, User
 
 T1_POOL = {"D1", "D2", "D3", "D6", "D7", "D8"}
 
@@ -86,6 +86,25 @@ def test_assign_refuses_unknown_topics_and_orders(app: Flask, world: World) -> N
             assignments.reassign(s, again, carol)
         with pytest.raises(ServiceError, match="at least 1"):
             assignments.auto_assign(s, pool, judges_per_topic=0, assessors=[carol])
+
+
+def test_a_topic_is_assignable_exactly_when_it_has_documents_to_judge(
+    app: Flask, world: World
+) -> None:
+    """`has_topic` (one index probe) answers as `topic_sizes` (a count over the pool) does,
+    also for a topic whose entries were all left out of the sample."""
+    with get_store_of(app).session() as s:
+        pool = s.get(Pool, world.pool_id)
+        carol = s.scalar(select(User).where(User.username == "carol"))
+        for entry in s.scalars(select(PoolEntry).where(PoolEntry.qid == "T2")):
+            entry.sampled = False
+        s.flush()
+        sizes = assignments.topic_sizes(s, pool)
+        assert "T1" in sizes and "T2" not in sizes
+        for qid in ("T1", "T2", "T9"):
+            assert assignments.has_topic(s, pool, qid) == (qid in sizes)
+        with pytest.raises(NotFound, match="T2"):
+            assignments.assign(s, pool, "T2", carol)
 
 
 def test_sequence_follows_pool_extension(app: Flask, world: World, tmp_path: Path) -> None:

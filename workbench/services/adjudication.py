@@ -17,13 +17,17 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import cast
 
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from workbench import limits
 from workbench.agreement import MERGE_RULES, TIE_RULES, MergeRule, TieRule, binarise, merge_grades
 from workbench.services.campaigns import CampaignInfo, campaign_info
-from workbench.services.current_judgements import counted_judgements, withdrawn_note
+from workbench.services.current_judgements import (
+    counted_grades,
+    counted_judgements,
+    withdrawn_note,
+)
 from workbench.services.errors import ServiceError
 from workbench.services.qrels import qrels_completeness
 from workbench.store.models import (
@@ -120,12 +124,18 @@ def judge_names(session: Session, campaign: Campaign) -> dict[int, str]:
     return {uid: f"Judge {n}" for n, uid in enumerate(users, start=1)}
 
 
-def judged_documents(session: Session, campaign: Campaign) -> list[JudgedDocument]:
-    """Every (topic, document) with at least one current grade."""
+def judged_documents(
+    session: Session,
+    campaign: Campaign,
+    *,
+    qid: str | None = None,
+    docnos: Collection[str] | None = None,
+) -> list[JudgedDocument]:
+    """Every (topic, document) with at least one current grade that counts; optionally of
+    one topic or some documents (read for them alone)."""
     by_key: dict[Key, dict[int, int]] = defaultdict(dict)
-    for judgement in counted_judgements(session, campaign):
-        if judgement.grade is not None:
-            by_key[(judgement.qid, judgement.docno)][judgement.user_id] = judgement.grade
+    for row in counted_grades(session, campaign, qid=qid, docnos=docnos):
+        by_key[(row.qid, row.docno)][row.user_id] = row.grade
     return [
         JudgedDocument(qid, docno, {uid: grades[uid] for uid in sorted(grades)})
         for (qid, docno), grades in sorted(by_key.items())
@@ -161,9 +171,59 @@ def _disagree(document: JudgedDocument, rule: str, level: int) -> bool:
     return len(set(grades)) > 1
 
 
-def _final_labels(session: Session, campaign: Campaign) -> dict[Key, FinalLabel]:
-    rows = session.scalars(select(FinalLabel).where(FinalLabel.campaign_id == campaign.id))
-    return {(row.qid, row.docno): row for row in rows}
+@dataclass(frozen=True)
+class _Labelled:
+    """What a rule and the queue need to know of a stored final label."""
+
+    id: int
+    grade: int
+    adjudicated: bool
+
+
+def _final_labels(session: Session, campaign: Campaign) -> dict[Key, _Labelled]:
+    """The campaign's final labels by (qid, docno), read as plain columns (not as objects of
+    the ORM: a TREC-size campaign has 670,000)."""
+    columns = (FinalLabel.qid, FinalLabel.docno, FinalLabel.id, FinalLabel.grade)
+    rows = session.execute(
+        select(*columns, FinalLabel.adjudicator_id).where(FinalLabel.campaign_id == campaign.id)
+    )
+    return {
+        (row.qid, row.docno): _Labelled(row.id, row.grade, row.adjudicator_id is not None)
+        for row in rows
+    }
+
+
+def _final_label(session: Session, campaign: Campaign, qid: str, docno: str) -> FinalLabel | None:
+    return session.scalar(
+        select(FinalLabel).where(
+            FinalLabel.campaign_id == campaign.id,
+            FinalLabel.qid == qid,
+            FinalLabel.docno == docno,
+        )
+    )
+
+
+DELETED_PER_STATEMENT = 10_000
+"""Ids per DELETE ... IN (...): within SQLite's 32,766 bound parameters and PostgreSQL's 65,535."""
+
+
+def _write_labels(
+    session: Session,
+    added: list[dict[str, object]],
+    changed: list[dict[str, object]],
+    removed: list[int],
+) -> None:
+    """Insert, update (by id) and delete final labels as bulk statements (executemany),
+    without an ORM object per label. Final labels are never held as objects by a caller of a
+    rule: a stored one is read again after it."""
+    session.flush()
+    if added:
+        session.execute(insert(FinalLabel), added)
+    if changed:
+        session.execute(update(FinalLabel), changed)
+    for start in range(0, len(removed), DELETED_PER_STATEMENT):
+        chunk = removed[start : start + DELETED_PER_STATEMENT]
+        session.execute(delete(FinalLabel).where(FinalLabel.id.in_(chunk)))
 
 
 def apply_rule(
@@ -185,41 +245,47 @@ def apply_rule(
     if len(reason) > limits.COMMENT:
         raise ServiceError(f"the reason is limited to {limits.COMMENT} characters")
     chosen = set(topics) if topics is not None else None
+    documents = judged_documents(session, campaign)
     if chosen is not None:
-        known = {d.qid for d in judged_documents(session, campaign)}
-        unknown = sorted(chosen - known)
+        unknown = sorted(chosen - {d.qid for d in documents})
         if unknown:
             raise ServiceError(f"no judged document in topic(s) {', '.join(unknown[:20])}")
     primary_judge = _primary_judge(session, campaign, merge.primary)
     existing = _final_labels(session, campaign)
-    labelled = kept = queued = 0
+    kept = 0
     rule_name = f"primary:{primary_judge}" if merge.rule == "primary" else merge.rule
     if merge.rule == "majority":
         rule_name = f"majority/tie={merge.tie}"
-    for document in judged_documents(session, campaign):
+    now = utcnow()
+    added: list[dict[str, object]] = []
+    changed: list[dict[str, object]] = []
+    undecided: list[int] = []
+    for document in documents:
         if chosen is not None and document.qid not in chosen:
             continue
-        key = (document.qid, document.docno)
-        label = existing.get(key)
-        if label is not None and label.adjudicator_id is not None:
+        label = existing.get((document.qid, document.docno))
+        if label is not None and label.adjudicated:
             kept += 1
             continue
         grade = _propose(document, merge, primary_judge)
         if grade is None:
-            queued += 1
-            if label is not None:
-                session.delete(label)
+            undecided.append(-1 if label is None else label.id)
             continue
+        values = {
+            "grade": int(grade),
+            "rule": rule_name,
+            "judges": document.provenance(),
+            "reason": reason,
+            "created_at": now,
+        }
         if label is None:
-            label = FinalLabel(campaign_id=campaign.id, qid=document.qid, docno=document.docno)
-            session.add(label)
-        label.grade = int(grade)
-        label.rule = rule_name
-        label.judges = document.provenance()
-        label.reason = reason
-        label.created_at = utcnow()
-        labelled += 1
-    session.flush()
+            added.append(
+                {"campaign_id": campaign.id, "qid": document.qid, "docno": document.docno} | values
+            )
+        else:
+            changed.append({"id": label.id} | values)
+    _write_labels(session, added, changed, [i for i in undecided if i >= 0])
+    labelled, queued = len(added) + len(changed), len(undecided)
     completeness = qrels_completeness(session, campaign, final=True)
     scope = "" if chosen is None else f" on topic(s) {', '.join(sorted(chosen))}"
     return AdjudicationSummary(
@@ -252,7 +318,7 @@ def disagreement_queue(
         if not _disagree(document, merge.rule, campaign.relevance_level):
             continue
         label = existing.get((document.qid, document.docno))
-        decided = label is not None and label.adjudicator_id is not None
+        decided = label is not None and label.adjudicated
         if decided and not include_decided:
             continue
         proposal = _propose(document, merge, primary_judge)
@@ -468,13 +534,10 @@ def record_decision(
     scale = [g.value for g in campaign.grades]
     if scale and grade not in scale:
         raise ServiceError(f"grade {grade} is not on the scale of {campaign.name!r}: {scale}")
-    document = next(
-        (d for d in judged_documents(session, campaign) if (d.qid, d.docno) == (qid, docno)),
-        None,
-    )
+    document = next(iter(judged_documents(session, campaign, qid=qid, docnos=[docno])), None)
     if document is None:
         raise ServiceError(f"no judgement of document {docno!r} for topic {qid!r}")
-    label = _final_labels(session, campaign).get((qid, docno))
+    label = _final_label(session, campaign, qid, docno)
     if label is None:
         label = FinalLabel(campaign_id=campaign.id, qid=qid, docno=docno)
         session.add(label)

@@ -41,6 +41,19 @@ def topic_sizes(session: Session, pool: Pool) -> dict[str, int]:
     return {qid: count for qid, count in rows}
 
 
+def has_topic(session: Session, pool: Pool, qid: str) -> bool:
+    """Whether `qid` is among `topic_sizes(session, pool)`, read for that topic alone (one
+    probe of the (pool, qid) index, not a count over the whole pool)."""
+    if adaptive_pools.settings_of(pool) is not None:
+        return qid in adaptive_pools.topic_budgets(session, pool)
+    found = session.scalar(
+        select(PoolEntry.id)
+        .where(PoolEntry.pool_id == pool.id, PoolEntry.qid == qid, PoolEntry.sampled.is_(True))
+        .limit(1)
+    )
+    return found is not None
+
+
 @dataclass(frozen=True)
 class ToJudge:
     """The documents of an assignment: those its judge sees now (`shown`, as the judging page
@@ -155,7 +168,7 @@ def assign(
         raise ServiceError(f"pool {pool.number} is archived: restore it to assign from it")
     if not user.active:
         raise ServiceError(f"user {user.username!r} is deactivated")
-    if qid not in topic_sizes(session, pool):
+    if not has_topic(session, pool, qid):
         raise NotFound(f"topic {qid!r} has no documents in pool {pool.number}")
     existing = session.scalar(
         select(Assignment).where(

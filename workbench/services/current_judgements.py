@@ -116,13 +116,20 @@ def graders(session: Session, campaign_id: int, *, user_id: int | None = None) -
     return set(session.scalars(query))
 
 
-def counted_grades(session: Session, campaign: Campaign) -> list[Row[tuple[str, str, int, int]]]:
+def counted_grades(
+    session: Session,
+    campaign: Campaign,
+    *,
+    qid: str | None = None,
+    docnos: Collection[str] | None = None,
+) -> list[Row[tuple[str, str, int, int]]]:
     """The current grades that count (`counted_judgements` less the 'cannot judge' rows), in
     key order, read as rows of the four columns that qrels and completeness need (not as
-    whole `JudgementRow`s)."""
+    whole `JudgementRow`s); optionally of one topic or some documents."""
+    latest = latest_ids(campaign.id, qid=qid, docnos=docnos)
     query = (
         select(Judgement.qid, Judgement.docno, Judgement.user_id, Judgement.grade)
-        .where(Judgement.id.in_(latest_ids(campaign.id)), Judgement.grade.is_not(None))
+        .where(Judgement.id.in_(latest), Judgement.grade.is_not(None))
         .order_by(Judgement.qid, Judgement.docno, Judgement.user_id)
     )
     return _counted(session, campaign, list(plain_rows(session, query)))
