@@ -1,6 +1,8 @@
 from workbench.services.current_judgements import (
     counted_grades,
     counted_judgements,
+    counted_judges,
+    counted_notes,
     current_judgements,
     graded_keys,
     graders,
@@ -86,8 +88,33 @@ def test_narrow_readers_agree_with_the_whole_rows_on_undo_cannot_judge_gold_and_
                     cannot_judge=reason,
                 )
             )
+        notes = [  # a comment, evidence (on gold: not counted), empty evidence, a withdrawn note
+            ("q1", "d1", ben, 1, "", "see the second page", None),
+            ("q1", "gold", ann, 2, "", "", [[0, 4]]),
+            ("q2", "d5", ben, 2, "", "", []),
+            ("q2", "d3", cat, 1, "", "withdrawn, with a comment", None),
+        ]
+        for qid, docno, user_id, grade, reason, comment, evidence in notes:
+            s.add(
+                Judgement(
+                    campaign_id=campaign.id,
+                    qid=qid,
+                    docno=docno,
+                    user_id=user_id,
+                    grade=grade,
+                    cannot_judge=reason or None,
+                    comment=comment,
+                    evidence=evidence,
+                )
+            )
         s.flush()
         current = current_judgements(s, campaign.id)
+        _narrow_reads_agree(s, campaign)
+        assert counted_judges(s, campaign) == {ann, ben}
+        assert [(j.docno, j.comment) for j in counted_notes(s, campaign)] == [
+            ("d1", "see the second page"),
+            ("d2", ""),  # ben's 'cannot judge'
+        ]
 
         assert sorted(judged_keys(s, campaign.id)) == sorted(
             (j.qid, j.docno, j.user_id) for j in current
@@ -117,6 +144,9 @@ def test_narrow_readers_agree_with_the_whole_rows_on_undo_cannot_judge_gold_and_
         assert graded_keys(s, campaign) == {(q, d) for q, d, _, _ in counted}
         everything = {("q1", "d1"), ("q1", "gold"), ("q2", "d3"), ("q2", "d5")}
         assert graded_keys(s, campaign) == everything
+        _narrow_reads_agree(s, campaign)
+        assert counted_judges(s, campaign) == {ann, ben, cat}
+        assert [j.docno for j in counted_notes(s, campaign)] == ["d1", "d2", "gold", "d3"]
 
         # some documents' current rows: the topic's rows of those documents, no others
         for docnos in (["d1"], ["d2", "d4", "gold"], [], ["absent"]):
@@ -130,3 +160,19 @@ def test_narrow_readers_agree_with_the_whole_rows_on_undo_cannot_judge_gold_and_
         ]
         # an undone key has no current row, also when asked for by name
         assert current_judgements(s, campaign.id, user_id=dan, docnos=["d4"]) == []
+
+
+def _narrow_reads_agree(s, campaign) -> None:
+    """`counted_judges`, `counted_notes` and `counted_grades` of some documents read less than
+    `counted_judgements` and must give what it gives."""
+    whole = counted_judgements(s, campaign)
+    assert counted_judges(s, campaign) == {j.user_id for j in whole}
+    assert counted_notes(s, campaign) == [
+        j for j in whole if j.comment or j.cannot_judge or j.evidence
+    ]
+    for qid, docnos in (("q1", ["d1"]), ("q1", ["gold", "d2"]), ("q2", ["d3", "d5"]), ("q2", [])):
+        assert [tuple(g) for g in counted_grades(s, campaign, qid=qid, docnos=docnos)] == [
+            (j.qid, j.docno, j.user_id, j.grade)
+            for j in whole
+            if j.qid == qid and j.docno in docnos and j.grade is not None
+        ]

@@ -25,7 +25,8 @@ from workbench.agreement import MERGE_RULES, TIE_RULES, MergeRule, TieRule, bina
 from workbench.services.campaigns import CampaignInfo, campaign_info
 from workbench.services.current_judgements import (
     counted_grades,
-    counted_judgements,
+    counted_judges,
+    counted_notes,
     withdrawn_note,
 )
 from workbench.services.errors import ServiceError
@@ -120,7 +121,7 @@ class AdjudicationSummary:
 
 def judge_names(session: Session, campaign: Campaign) -> dict[int, str]:
     """Anonymous display names: the campaign's judging users in user-id order -> "Judge n"."""
-    users = sorted({j.user_id for j in counted_judgements(session, campaign)})
+    users = sorted(counted_judges(session, campaign))
     return {uid: f"Judge {n}" for n, uid in enumerate(users, start=1)}
 
 
@@ -310,9 +311,8 @@ def disagreement_queue(
     existing = _final_labels(session, campaign)
     names = judge_names(session, campaign)
     notes: dict[Key, list] = defaultdict(list)  # comments, cannot-judge reasons, evidence
-    for judgement in counted_judgements(session, campaign):
-        if judgement.comment or judgement.cannot_judge or judgement.evidence:
-            notes[(judgement.qid, judgement.docno)].append(judgement)
+    for judgement in counted_notes(session, campaign):
+        notes[(judgement.qid, judgement.docno)].append(judgement)
     queue = []
     for document in judged_documents(session, campaign):
         if not _disagree(document, merge.rule, campaign.relevance_level):

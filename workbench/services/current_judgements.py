@@ -165,6 +165,39 @@ def withdrawn_topics(session: Session, campaign_id: int) -> set[tuple[str, int]]
     return withdrawn - active
 
 
+def counted_judges(session: Session, campaign: Campaign) -> set[int]:
+    """The ids of the users with a current judgement that counts (the users of
+    `counted_judgements`), read as the distinct (topic, user) pairs of the log: no judgement
+    row reaches Python."""
+    query = select(Judgement.qid, Judgement.user_id).where(
+        Judgement.id.in_(latest_ids(campaign.id)), HAS_JUDGEMENT
+    )
+    gold = left_out_gold(session, campaign.id)
+    if gold:
+        query = query.where(tuple_(Judgement.qid, Judgement.docno).not_in(sorted(gold)))
+    pairs = set(plain_rows(session, query.distinct()))
+    if not campaign.count_withdrawn:
+        pairs -= withdrawn_topics(session, campaign.id)
+    return {user_id for _, user_id in pairs}
+
+
+def counted_notes(session: Session, campaign: Campaign) -> list[JudgementRow]:
+    """The `counted_judgements` with a comment, a 'cannot judge' reason or evidence (what the
+    adjudicator reads beside the grades); the database returns only rows that may have one."""
+    latest = latest_ids(campaign.id)
+    query = JUDGEMENT_ROW.where(
+        Judgement.id.in_(latest),
+        or_(
+            Judgement.comment != "",
+            Judgement.cannot_judge.is_not(None),
+            Judgement.evidence.is_not(None),
+        ),
+    ).order_by(Judgement.qid, Judgement.docno, Judgement.user_id)
+    rows = [JudgementRow(*row) for row in session.execute(query)]
+    noted = [j for j in rows if j.comment or j.cannot_judge or j.evidence]
+    return _counted(session, campaign, noted)
+
+
 def counted_judgements(session: Session, campaign: Campaign) -> list[JudgementRow]:
     """The current judgements that count in agreement, adjudication and qrels: all of them,
     or (campaign.count_withdrawn False) all but those of withdrawn assignments; judgements of
@@ -215,7 +248,14 @@ def withdrawn_note(session: Session, campaign: Campaign) -> str:
     """What the agreement and adjudication pages say of judgements made under withdrawn
     assignments ('' when there are none): how many, and whether they count here."""
     withdrawn = withdrawn_topics(session, campaign.id)
-    made = [j for j in current_judgements(session, campaign.id) if (j.qid, j.user_id) in withdrawn]
+    if not withdrawn:
+        return ""  # no judgement to read (the common case)
+    made = [
+        j
+        for qid in sorted({qid for qid, _ in withdrawn})
+        for j in current_judgements(session, campaign.id, qid=qid)
+        if (j.qid, j.user_id) in withdrawn
+    ]
     if not made:
         return ""
     topics = sorted({j.qid for j in made})
