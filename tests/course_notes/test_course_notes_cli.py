@@ -7,6 +7,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from tests.read_only import forbid_write_sessions
 from workbench.cli import main
 
 PATTERN = "RNNRNRNNRN"
@@ -89,7 +90,8 @@ def test_power_design_without_a_campaign():
     assert design["detectable_difference"] == pytest.approx(0.1382, abs=5e-5)
 
 
-def test_power_of_a_campaign(evaluated, database_url):
+def test_power_of_a_campaign(evaluated, database_url, monkeypatch):
+    forbid_write_sessions(monkeypatch)
     result = _invoke(
         "power", "--campaign", "demo", "-m", "map", "--delta", "0.2", database_url=database_url
     )

@@ -8,6 +8,7 @@ import re
 import pytest
 from click.testing import CliRunner
 
+from tests.read_only import forbid_write_sessions
 from workbench.cli import main
 
 from .test_querylogs import KEY, LOG
@@ -38,7 +39,7 @@ def campaign(cli, files, tmp_path):
     return log
 
 
-def test_import_report_prefs_agreement_evaluate(cli, campaign, tmp_path):
+def test_import_report_prefs_agreement_evaluate(cli, campaign, tmp_path, monkeypatch):
     imported = cli("querylog", "import", "--campaign", "c", "--min-users", "2", str(campaign))
     assert imported.exit_code == 0, imported.output
     assert re.search(r"e-mail addresses masked +masked +2 +2 +2\n", imported.output)
@@ -46,6 +47,9 @@ def test_import_report_prefs_agreement_evaluate(cli, campaign, tmp_path):
     assert "5 impressions stored, 3 on 1 topic(s)" in imported.output
     key = (tmp_path / "instance" / "querylog_key").read_text().strip()
     assert len(bytes.fromhex(key)) == 32
+    # what follows only reads: no write transaction (on SQLite it would hold the write lock,
+    # and every judgement would wait for the command)
+    forbid_write_sessions(monkeypatch)
     listed = cli("querylog", "list", "--campaign", "c", "--format", "csv")
     assert listed.output.splitlines()[1].startswith("log.jsonl,log.jsonl,")
     report = json.loads(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from flask import Flask
 
+from tests.read_only import forbid_write_sessions
 from tests.web.conftest import World, get_store_of
 from workbench import adaptive, presentation
 from workbench.services import (
@@ -225,7 +226,9 @@ def test_the_command_line_builds_and_steers_an_adaptive_pool(world_url, world):
     described = "adaptive mm-discounted, budget 3 per topic, batch 5, 20 % to other judges"
     assert described in built.output
     assert "16 documents to choose from over 2 topics" in built.output
-    status = run("pool", "adaptive", "status", "--campaign", "c1")
+    with pytest.MonkeyPatch.context() as reading:
+        forbid_write_sessions(reading)
+        status = run("pool", "adaptive", "status", "--campaign", "c1")
     assert status.exit_code == 0, status.output
     assert status.output.splitlines()[2].split("\t")[:6] == ["T1", "3", "8", "0", "0", "0"]
     raised = run("pool", "adaptive", "budget", "--campaign", "c1", "--budget", "7")

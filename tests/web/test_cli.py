@@ -8,6 +8,7 @@ import pytest
 from click.testing import CliRunner
 from sqlalchemy import func, select
 
+from tests.read_only import forbid_write_sessions
 from tests.web.conftest import World
 from workbench.cli import main
 from workbench.services import users as user_service
@@ -49,7 +50,9 @@ def test_user_add_with_password_from_stdin_and_token(run, world_url) -> None:
     assert again.exit_code == 1 and "already exists" in again.output
     short = run("user", "add", "eve", "--password-stdin", input="short\n")
     assert short.exit_code == 1 and "too short" in short.output
-    listing = run("user", "list")
+    with pytest.MonkeyPatch.context() as reading:
+        forbid_write_sessions(reading)
+        listing = run("user", "list")
     assert "dave\tadmin\tactive" in listing.output
 
 

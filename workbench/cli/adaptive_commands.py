@@ -34,7 +34,7 @@ def adaptive_group() -> None:
 @click.pass_context
 def status(ctx: click.Context, campaign_name: str, pool_id: int | None, fmt: str) -> None:
     """Per topic: budget, documents chosen, judged and relevant, relevant estimated left."""
-    with transaction(ctx) as session:
+    with transaction(ctx, read=True) as session:
         chosen = _pool(session, campaign_name, pool_id)
         rows = adaptive_pools.topic_statuses(session, chosen)
         described = adaptive_provenance.describe_settings(chosen)

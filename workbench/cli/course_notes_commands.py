@@ -232,7 +232,7 @@ def power(
     from workbench.services.campaigns import get_campaign
     from workbench.services.extended_evaluation import power_analysis
 
-    with transaction(ctx) as session:
+    with transaction(ctx, read=True) as session:
         campaign = get_campaign(session, campaign_name)
         evaluation = service.evaluate_campaign(
             session, campaign, qrels_spec, [measure], allow_files=True
@@ -310,7 +310,7 @@ def sweep(
         from workbench.services.campaigns import get_campaign
         from workbench.services.extended_evaluation import parameter_sweep
 
-        with transaction(ctx) as session:
+        with transaction(ctx, read=True) as session:
             campaign = get_campaign(session, campaign_name)
             table = service.evaluate_campaign(
                 session, campaign, qrels_spec, [measure], allow_files=True
@@ -438,7 +438,7 @@ def interleave(
         from workbench.services.evaluation_inputs import Scope, load_runs
         from workbench.services.extended_evaluation import interleaving_study
 
-        with transaction(ctx) as session:
+        with transaction(ctx, read=True) as session:
             campaign = get_campaign(session, campaign_name)
             runs = load_runs(session, campaign)
             scope = Scope(runs)
@@ -529,7 +529,7 @@ def efficiency_show(
     from workbench.services.campaigns import get_campaign
     from workbench.services.extended_evaluation import efficiency_report
 
-    with transaction(ctx) as session:
+    with transaction(ctx, read=True) as session:
         campaign = get_campaign(session, campaign_name)
         table = service.evaluate_campaign(
             session, campaign, qrels_spec, [measure], allow_files=True

@@ -162,7 +162,7 @@ def prefs(
     from workbench.services.campaigns import get_campaign
     from workbench.services.querylogs import export_prefs
 
-    with common.transaction(ctx) as session:
+    with common.transaction(ctx, read=True) as session:
         options = _options(strategy, min_support, deviation_threshold)
         text = export_prefs(session, get_campaign(session, campaign_name), name, options)
     common.emit(text, output)
@@ -213,7 +213,7 @@ def agreement(
     from workbench.services.campaigns import get_campaign
     from workbench.services.querylogs import ClickComparison, click_agreement
 
-    with common.transaction(ctx) as session:
+    with common.transaction(ctx, read=True) as session:
         compared = ClickComparison(
             name,
             qrels_spec,
@@ -250,7 +250,7 @@ def click_evaluation_text(
     from workbench.services.campaigns import get_campaign
     from workbench.services.querylogs import ClickComparison, click_evaluation
 
-    with common.transaction(ctx) as session:
+    with common.transaction(ctx, read=True) as session:
         compared = ClickComparison(name, against, _options(*options), allow_incomplete)
         result = click_evaluation(
             session,

@@ -90,7 +90,7 @@ def user_add(
 @click.pass_context
 def user_list(ctx: click.Context) -> None:
     """List users with their role and status."""
-    with transaction(ctx) as session:
+    with transaction(ctx, read=True) as session:
         for row in user_service.accounts(session):
             status = "active" if row.active else "deactivated"
             click.echo(f"{row.username}\t{row.role}\t{status}")
