@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
+from tests import property_examples  # noqa: F401  (loads the Hypothesis profile)
 from tests.sql_cache import share_compiled_sql
 from tests.url_builders import share_url_builders
 from workbench.store import Store, open_store
