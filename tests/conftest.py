@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import uuid
@@ -12,7 +13,6 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from tests import property_examples  # noqa: F401  (loads the Hypothesis profile)
 from tests.sql_cache import share_compiled_sql
 from tests.url_builders import share_url_builders
 from workbench.store import Store, open_store
@@ -28,6 +28,8 @@ FAST_HASH = "pbkdf2:sha256:1000"
 # and of the CLI's `user add` and the apps a test makes without PASSWORD_HASH_METHOD: scrypt
 # takes 0.1 s of CPU a password (tests/web/test_auth_accounts.py checks the scrypt default)
 os.environ.setdefault("WORKBENCH_PASSWORD_HASH_METHOD", FAST_HASH)
+if importlib.util.find_spec("hypothesis"):  # the wheel check's venv has pytest only
+    import tests.property_examples  # noqa: F401  (loads the Hypothesis profile: CI or dev)
 share_url_builders()  # each test's app reuses the URL builders the first one compiled
 share_compiled_sql()  # each test's engines reuse the SQL statements compiled before
 STORE_FIXTURES = {"database_url", "empty_database_url", "world_url", "_migrated_template"}
