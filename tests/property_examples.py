@@ -1,8 +1,9 @@
 """How many examples each property-based (Hypothesis) test tries: the count written at the
 test in CI, a quarter of it (at least 5) in a developer's runs, the fast loop among them.
 
-The profile is $HYPOTHESIS_PROFILE ("ci" or "dev"); without it, "ci" where $CI is set
-(`.ci/run` sets both) and "dev" elsewhere. "dev" also lowers Hypothesis's default of 100
+The profile is $HYPOTHESIS_PROFILE ("ci" or "dev"; `.ci/run` sets "ci"); without it, "ci"
+where $CI is set (to anything but "", "0" or "false", as CI services set it) and "dev"
+elsewhere. "dev" also lowers Hypothesis's default of 100
 examples to 25 for a test that writes no count. Fewer examples while developing and the full
 count in CI is the practice Hypothesis's documentation describes for its settings profiles;
 a failing example either finds is saved in the example database (`.hypothesis/`) and tried
@@ -15,7 +16,8 @@ import os
 
 from hypothesis import settings
 
-PROFILE = os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
+IN_CI = os.environ.get("CI", "").lower() not in ("", "0", "false")
+PROFILE = os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if IN_CI else "dev")
 if PROFILE not in ("ci", "dev"):
     raise ValueError(f"HYPOTHESIS_PROFILE={PROFILE!r}: expected 'ci' or 'dev'")
 DEV_SHARE = 4
