@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import uuid
@@ -27,6 +28,8 @@ FAST_HASH = "pbkdf2:sha256:1000"
 # and of the CLI's `user add` and the apps a test makes without PASSWORD_HASH_METHOD: scrypt
 # takes 0.1 s of CPU a password (tests/web/test_auth_accounts.py checks the scrypt default)
 os.environ.setdefault("WORKBENCH_PASSWORD_HASH_METHOD", FAST_HASH)
+if importlib.util.find_spec("hypothesis"):  # the wheel check's venv has pytest only
+    import tests.property_examples  # noqa: F401  (loads the Hypothesis profile: CI or dev)
 share_url_builders()  # each test's app reuses the URL builders the first one compiled
 share_compiled_sql()  # each test's engines reuse the SQL statements compiled before
 STORE_FIXTURES = {"database_url", "empty_database_url", "world_url", "_migrated_template"}
@@ -137,11 +140,28 @@ def store(database_url: str) -> Iterator[Store]:
     store.dispose()
 
 
+PHONE_WIDTH = 390
+"""The phone width of the browser tests run at a phone's and a desktop's width."""
+
+
+def _phone_variant(item: pytest.Item) -> bool:
+    """A browser test's run at the phone width, beside its run at a desktop width: it checks
+    the layout (CSS) of the pages the desktop run requests from the same routes and store, so
+    the PostgreSQL pass runs the desktop one only (the SQLite pass runs both)."""
+    callspec = getattr(item, "callspec", None)
+    return (
+        item.get_closest_marker("browser") is not None
+        and callspec is not None
+        and PHONE_WIDTH in callspec.params.values()
+    )
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Browser tests are `slow`, as are the tests marked so (servers and killed processes,
     reference libraries on large inputs): `pytest -m "not slow"` is the fast loop, the pure
     core and the service and web tests on temporary SQLite. In the PostgreSQL pass
-    ($WORKBENCH_TEST_STORE_ONLY=1) run only tests that use the store.
+    ($WORKBENCH_TEST_STORE_ONLY=1) run only tests that use the store, and of the browser
+    tests run at a phone's and a desktop's width the desktop run (`_phone_variant`).
 
     The `long` tests run first, then the other slow ones (the order is otherwise kept): on
     every core (pytest-xdist) a long browser test collected last kept one worker busy for
@@ -150,7 +170,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if item.get_closest_marker("browser"):
             item.add_marker(pytest.mark.slow)
     if os.environ.get("WORKBENCH_TEST_STORE_ONLY") == "1":
-        selected = [i for i in items if STORE_FIXTURES & set(getattr(i, "fixturenames", ()))]
+        selected = [
+            i
+            for i in items
+            if STORE_FIXTURES & set(getattr(i, "fixturenames", ())) and not _phone_variant(i)
+        ]
         deselected = [item for item in items if item not in selected]
         if deselected:
             config.hook.pytest_deselected(items=deselected)

@@ -10,6 +10,7 @@ from sklearn.metrics import cohen_kappa_score
 from sklearn.metrics import confusion_matrix as sk_confusion_matrix
 from statsmodels.stats import inter_rater
 
+from tests.property_examples import examples
 from workbench.agreement import (
     binarise,
     bootstrap_interval,
@@ -40,7 +41,7 @@ FIXTURE_B = [0, 1, 1, 3, 0, 2, 2, 3, 3, 1, 1, 0]
 NOTES_A = [1] * 75 + [1] * 25 + [0] * 75 + [0] * 225
 NOTES_B = [1] * 75 + [0] * 25 + [1] * 75 + [0] * 225
 
-SETTINGS = settings(max_examples=40, deadline=None)
+SETTINGS = settings(max_examples=examples(40), deadline=None)
 
 
 def label_pairs(max_grade: int = 3):

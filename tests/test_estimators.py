@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
+from tests.property_examples import examples
 from workbench import estimators as est
 from workbench.metrics import evaluate
 from workbench.trec import Qrels, Run
@@ -31,7 +32,7 @@ def _topic_world(seed: int, n_docs: int = 30, n_runs: int = 4, depth: int = 12):
     return rng, docnos, truth, rankings
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(st.integers(0, 10_000), st.integers(3, 20))
 def test_one_stratum_xinfap_is_trec_evals_infap_and_judged_is_map(seed, n_sampled):
     rng, docnos, truth, rankings = _topic_world(seed)

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.property_examples import examples
 from workbench import pooling
 from workbench.pooling import RankedList
 
@@ -231,7 +232,7 @@ def our_depth_pool(run_data: list[dict[str, list[tuple[str, float]]]], k: int):
     return pool
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=examples(10), deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), k=st.integers(1, 30))
 def test_depth_pool_matches_trectools_on_random_runs_without_ties(tmp_path_factory, seed, k):
     """Scores are distinct within a topic, so both tie conventions give the same pool."""
@@ -262,7 +263,7 @@ def test_depth_pool_tie_convention_is_trec_eval_not_trectools(tmp_path):
     assert trectools_depth_pool([tmp_path / "tied"], 3) == {"1": {"top", "d1", "d2"}}
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     scores=st.lists(st.sampled_from([0.5, 1.0, 1.5, 2.0, 3.0]), min_size=0, max_size=40),
     k=st.integers(1, 45),
@@ -288,7 +289,7 @@ def test_unique_by_unit_leaves_out_what_another_unit_also_contributed():
     assert pooling.unique_by_unit({}, {}) == {}
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     st.dictionaries(
         st.sampled_from([f"r{i}" for i in range(6)]),
@@ -307,7 +308,7 @@ def test_unique_by_unit_is_each_units_documents_minus_the_others(contributed, n_
     assert pooling.unique_by_unit(contributed, units) == expected
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     st.lists(st.sampled_from([0.5, 1.0, 1.5, 2.0, 3.0, -1.0]), min_size=1, max_size=40),
     st.integers(min_value=1, max_value=45),

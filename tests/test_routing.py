@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.property_examples import examples
 from workbench import routing
 
 NAMES = ["ann", "ben", "cat", "dan", "eve"]
@@ -114,7 +115,7 @@ def test_primary_policy_one_primary_per_topic_and_a_secondary_on_the_seeded_shar
         assert judges_per_document(other) != judges  # another seed, another sample
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     sizes=st.lists(st.integers(1, 60), min_size=1, max_size=6),
     k=st.integers(1, 3),

@@ -13,6 +13,7 @@ from statsmodels.stats.anova import AnovaRM
 from statsmodels.stats.multitest import multipletests
 from trectools import misc
 
+from tests.property_examples import examples
 from workbench import sign_flips
 from workbench.stats import (
     adjust_p_values,
@@ -41,7 +42,7 @@ SAKAI = {
 }  # fmt: skip
 SAKAI_MATRIX = np.array([SAKAI["a"], SAKAI["b"], SAKAI["c"]])
 
-SETTINGS = settings(max_examples=30, deadline=None)
+SETTINGS = settings(max_examples=examples(30), deadline=None)
 
 
 def paired_scores(min_n: int = 5, max_n: int = 30, grid: bool = False):
@@ -138,7 +139,7 @@ def test_paired_t_test_matches_scipy(pair):
     assert result.effect_size == pytest.approx(d.mean() / d.std(ddof=1))
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(paired_scores(grid=True))
 def test_wilcoxon_matches_scipy_with_the_method_it_records(pair):
     x, y = pair
@@ -184,7 +185,7 @@ def test_sign_test_matches_binomtest(pair):
     assert result.p_value == pytest.approx(expected, rel=1e-12)
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 @given(paired_scores(min_n=4, max_n=12, grid=True))
 def test_exact_randomization_matches_scipy_permutation_test(pair):
     x, y = pair
@@ -296,7 +297,7 @@ def test_adjust_p_values_rejects_bad_input():
         adjust_p_values([0.2], method="hs")
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(st.integers(0, 10_000), st.integers(2, 5), st.integers(3, 15))
 def test_two_way_anova_matches_statsmodels_repeated_measures(seed, systems, topics):
     scores = np.random.default_rng(seed).random((systems, topics))
@@ -398,7 +399,7 @@ def test_tau_ap_by_hand():
     )
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(st.permutations(list("ABCDEFGH")))
 def test_tau_ap_matches_trectools_with_the_reference_first(order):
     truth = list("ABCDEFGH")
@@ -422,7 +423,7 @@ def _every_tie_break(scores):
         yield [r for part in parts for r in part]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     st.lists(st.integers(0, 3), min_size=2, max_size=6),
     st.lists(st.integers(0, 3), min_size=6, max_size=6),

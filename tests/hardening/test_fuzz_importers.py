@@ -14,6 +14,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from tests.hardening.conftest import row_counts
+from tests.property_examples import examples
 from workbench import trec
 from workbench.documents import read_documents
 from workbench.services import (
@@ -29,7 +30,7 @@ from workbench.store.models import Campaign, QrelsSet, Topic
 
 CLEAR_ERRORS = (trec.TrecFormatError, ServiceError)
 FUZZ = settings(
-    max_examples=40,
+    max_examples=examples(40),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -216,7 +217,7 @@ def test_trec_readers_raise_only_trec_format_error(tmp_path: Path, name: str) ->
     reader = READERS[name]
     path = tmp_path / "input.txt"
 
-    @settings(max_examples=100, deadline=None)
+    @settings(max_examples=examples(100), deadline=None)
     @given(data=byte_strings)
     def check(data: bytes) -> None:
         path.write_bytes(data)
@@ -239,7 +240,7 @@ def test_web_upload_of_any_bytes_is_a_message_never_a_500(app, world, kind: str)
     admin = client_factory(app)("admin")
     url = f"/admin/campaigns/{world.campaign_id}/upload/{kind}"
 
-    @settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=examples(15), deadline=None, suppress_health_check=list(HealthCheck))
     @given(data=byte_strings)
     def check(data: bytes) -> None:
         with get_store_of(app).session() as session:

@@ -23,11 +23,12 @@ from hypothesis import strategies as st
 from sqlalchemy import select
 
 from tests.hardening.conftest import KEPT_COMPUTATIONS, REQUEST_COUNTERS
+from tests.property_examples import examples
 from tests.web.conftest import World, client_factory, get_store_of
 from workbench.store.models import Base
 
 SETTINGS = settings(
-    max_examples=60,
+    max_examples=examples(60),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
     derandomize=True,

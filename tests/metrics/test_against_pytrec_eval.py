@@ -18,6 +18,7 @@ import pytrec_eval
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from tests.property_examples import examples
 from workbench import metrics
 from workbench.trec import read_qrels, read_run
 
@@ -166,7 +167,7 @@ NOTHING_RELEVANT: tuple[Qrels, Run] = (
 
 
 @pytest.mark.parametrize("relevance_level", [1, 2])
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(qrels=qrels_strategy, run=run_strategy)
 @example(qrels=FLOAT32_TIES[0], run=FLOAT32_TIES[1])
 @example(qrels=ONE_SIDED_TOPICS[0], run=ONE_SIDED_TOPICS[1])
@@ -175,7 +176,7 @@ def test_per_topic_and_summary_match_pytrec_eval(qrels: Qrels, run: Run, relevan
     check_against_pytrec(qrels, run, relevance_level)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     qrels=qrels_strategy,
     run=run_strategy,
@@ -215,7 +216,7 @@ def test_empty_run_topics_retrieve_nothing_and_change_nothing_else(
         assert others and all(v == 0 for k, v in others.items() if k not in undefined), others
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(qrels=qrels_strategy, run=run_strategy, relevance_level=st.sampled_from([1, 2]))
 def test_files_read_by_workbench_match_pytrec_eval_on_the_same_bytes(
     qrels: Qrels, run: Run, relevance_level: int

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.property_examples import examples
 from workbench.metrics.names import MeasureError
 from workbench.metrics.prefs import (
     TrecEvalFlags,
@@ -347,7 +348,7 @@ def enumerated(lines: list[PrefsLine], scores: dict[str, float], cut: int) -> di
     }
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(topics_with_preferences())
 def test_counts_and_ratios_match_enumeration(case) -> None:
     lines, scores, cut = case
