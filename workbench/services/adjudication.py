@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 
 from workbench import limits
 from workbench.agreement import MERGE_RULES, TIE_RULES, MergeRule, TieRule, binarise, merge_grades
+from workbench.services import changes
 from workbench.services.campaigns import CampaignInfo, campaign_info
 from workbench.services.current_judgements import counted_judgements, withdrawn_note
 from workbench.services.errors import ServiceError
@@ -219,6 +220,7 @@ def apply_rule(
         label.reason = reason
         label.created_at = utcnow()
         labelled += 1
+    changes.changed(session, campaign.id)
     session.flush()
     completeness = qrels_completeness(session, campaign, final=True)
     scope = "" if chosen is None else f" on topic(s) {', '.join(sorted(chosen))}"
@@ -484,5 +486,6 @@ def record_decision(
     label.adjudicator_id = adjudicator.id
     label.reason = reason
     label.created_at = utcnow()
+    changes.changed(session, campaign.id)
     session.flush()
     return label

@@ -1,0 +1,159 @@
+"""A campaign's change counter (`CampaignVersion`): the part of the report jobs' fingerprint
+(`jobs.fingerprint`) that stands for the tables that grow with a campaign, so that a page
+reads one row instead of counting millions.
+
+Contract: every transaction that inserts, updates or deletes rows of TRACKED for a campaign
+calls `changed(db, campaign_id)` (tests/store/test_changes.py checks each writer, and that a
+random sequence of service calls never changes those tables without the counter).
+
+Concurrency: the counter is one row per campaign, incremented in place (an upsert), so two
+app servers never lose an increment (the second waits for the first's row lock and adds to
+its value) and the counter's value at a snapshot is exactly the number of committed writing
+transactions it sees. The increment is each transaction's last write: a Session's comes at
+its commit (`before_commit`, after its other writes are flushed; campaigns in id order), a
+Connection's where the caller puts it, at the end. The row lock is so held only while the
+transaction commits and is always the last lock it takes: two writers never wait for each
+other in a cycle. A judgement on PostgreSQL is one autocommit statement; its increment is in
+the same statement (`insert_counted`: a data-modifying WITH), so it is still one round trip.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Connection, Insert, Row, event, literal, select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session
+
+from workbench.store.models import (
+    CampaignVersion,
+    FinalLabel,
+    Judgement,
+    Pool,
+    PoolEntry,
+    PreferenceJudgement,
+    QrelsEntry,
+    QrelsSet,
+    RoutingSlot,
+)
+
+TRACKED = (
+    "judgements",
+    "preference_judgements",
+    "final_labels",
+    "pool_entries",
+    "qrels_entries",
+    "routing_slots",
+)
+"""The tables whose writes `changed` must follow (the rest of what reports read is listed
+row by row in the fingerprint)."""
+
+_PENDING = "workbench.changed_campaigns"  # Session.info key: campaigns to count at commit
+
+
+def _upsert(dialect: str) -> Any:
+    """INSERT (campaign_id, 1) or add 1 to the campaign's existing row."""
+    module = postgresql if dialect == "postgresql" else sqlite
+    statement = module.insert(CampaignVersion)
+    return statement.on_conflict_do_update(
+        index_elements=[CampaignVersion.campaign_id],
+        set_={"version": CampaignVersion.version + 1},
+    )
+
+
+def bump(connection: Connection, campaign_id: int) -> None:
+    """Add 1 to the campaign's version now (the caller's transaction's last write)."""
+    connection.execute(_upsert(connection.dialect.name), {"campaign_id": campaign_id, "version": 1})
+
+
+def changed(db: Session | Connection, campaign_id: int) -> None:
+    """Record that this transaction changed the campaign's TRACKED rows: a Session counts it
+    once at its commit, a Connection at once (call it after the transaction's writes)."""
+    if isinstance(db, Connection):
+        bump(db, campaign_id)
+        return
+    db.info.setdefault(_PENDING, set()).add(int(campaign_id))
+
+
+def _campaign_of(session: Session, row: object) -> int | None:
+    """The campaign of an ORM row of a TRACKED table (None for other rows)."""
+    if isinstance(row, Judgement | PreferenceJudgement | FinalLabel):
+        return row.campaign_id
+    if isinstance(row, PoolEntry | RoutingSlot):
+        return session.scalar(select(Pool.campaign_id).where(Pool.id == row.pool_id))
+    if isinstance(row, QrelsEntry):
+        return session.scalar(select(QrelsSet.campaign_id).where(QrelsSet.id == row.qrels_set_id))
+    return None
+
+
+@event.listens_for(Session, "before_flush")
+def _count_orm_writes(session: Session, _context: object, _instances: object) -> None:
+    """A safety net: ORM rows of TRACKED tables added, changed or deleted count as `changed`
+    without the writer saying so (Core statements, bulk inserts, cascades must say so)."""
+    with session.no_autoflush:
+        for row in (*session.new, *session.dirty, *session.deleted):
+            campaign_id = _campaign_of(session, row)
+            if campaign_id is not None:
+                changed(session, campaign_id)
+
+
+@event.listens_for(Session, "before_commit")
+def _count_at_commit(session: Session) -> None:
+    session.flush()  # the transaction's own writes first: the counter's lock comes last
+    pending = session.info.pop(_PENDING, None)
+    if not pending:
+        return
+    connection = session.connection()
+    for campaign_id in sorted(pending):
+        bump(connection, campaign_id)
+
+
+@event.listens_for(Session, "after_rollback")
+def _forget_at_rollback(session: Session) -> None:
+    session.info.pop(_PENDING, None)
+
+
+def version(session: Session | Connection, campaign_id: int) -> int:
+    """The campaign's version in this transaction's snapshot (0: never changed)."""
+    found = session.execute(
+        select(CampaignVersion.version).where(CampaignVersion.campaign_id == campaign_id)
+    ).scalar()
+    return int(found or 0)
+
+
+_COUNTED: dict[int, tuple[Insert, Any]] = {}  # id(statement) -> (statement, counted form)
+
+
+def _counted_statement(statement: Insert) -> Any:
+    """PostgreSQL: `statement` (an INSERT ... RETURNING with a campaign_id column) with its
+    campaign's increment in the same statement, returning the same columns."""
+    entry = _COUNTED.get(id(statement))
+    if entry is None:
+        appended = statement.cte("appended")
+        count = (
+            postgresql.insert(CampaignVersion)
+            .from_select(
+                ["campaign_id", "version"],
+                select(appended.c.campaign_id, literal(1)).distinct(),
+            )
+            .on_conflict_do_update(
+                index_elements=[CampaignVersion.campaign_id],
+                set_={"version": CampaignVersion.version + 1},
+            )
+        )
+        entry = (statement, select(appended).add_cte(count.cte("counted")))
+        _COUNTED[id(statement)] = entry  # holds `statement`, so that its id stays its own
+    return entry[1]
+
+
+def insert_counted(connection: Connection, statement: Insert, params: dict[str, Any]) -> Row | None:
+    """Run `statement` (INSERT ... RETURNING ..., campaign_id; at most one row) and count the
+    change of its campaign in the same transaction: on PostgreSQL in the same statement (an
+    autocommit connection commits both at once), elsewhere as the next statement of the
+    connection's transaction. Returns the inserted row, or None when nothing was inserted."""
+    if connection.dialect.name == "postgresql":
+        return connection.execute(_counted_statement(statement), params).first()
+    row = connection.execute(statement, params).first()
+    if row is not None:
+        bump(connection, row.campaign_id)
+    return row
