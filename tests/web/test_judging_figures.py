@@ -42,8 +42,13 @@ def _direct(store, campaign_id: int) -> dict[str, Any]:  # type: ignore[no-untyp
             "campaign-figures": (
                 qrels_status(s, campaign),
                 tuple(u.username for u in assessors(s, campaign)),
+                _pool_figures(judging_figures.campaign_figures(s, campaign_id, None)),
             ),
         }
+
+
+def _pool_figures(f: judging_figures.CampaignFigures) -> tuple[Any, ...]:
+    return (f.documents, f.pool_documents, f.pool_id, f.sizes, f.without_text)
 
 
 def _shown(view: FiguresView, kind: str) -> Any:
@@ -52,13 +57,13 @@ def _shown(view: FiguresView, kind: str) -> Any:
         return f.report
     if kind == "assignment-figures":
         return f.done
-    return (f.qrels_status, f.assessors)
+    return (f.qrels_status, f.assessors, _pool_figures(f))
 
 
 def _views(app: Flask, campaign_id: int, *, wait: float) -> dict[str, FiguresView]:
     app.config["ADMIN_FIGURES_WAIT_SECONDS"] = wait
     with app.test_request_context():
-        params = {"progress-figures": {"pools": None}}
+        params = {"progress-figures": {"pools": None}, "campaign-figures": {"pool": None}}
         kinds = ("progress-figures", "assignment-figures", "campaign-figures")
         return {kind: figures(kind, campaign_id, params.get(kind)) for kind in kinds}
 

@@ -21,14 +21,15 @@ from typing import Any
 from sqlalchemy import BigInteger, cast, func, select
 from sqlalchemy.orm import Session
 
-from workbench.services import evaluation_inputs, progress
+from workbench.services import evaluation_inputs, pool_statistics, pools, progress
 from workbench.services.assignments import list_assignments
-from workbench.services.campaign_pages import qrels_status
-from workbench.services.campaigns import get_campaign
+from workbench.services.campaign_pages import chosen_pool, qrels_status
+from workbench.services.campaigns import count_in, get_campaign
 from workbench.store.models import (
     AdaptiveTopic,
     Assignment,
     Campaign,
+    Document,
     GoldDocument,
     Judgement,
     Pool,
@@ -143,6 +144,13 @@ class AssignmentFigures(Figures):
 class CampaignFigures(Figures):
     qrels_status: str  # `campaign_pages.qrels_status`
     assessors: tuple[str, ...]  # the users with a current grade, by username
+    documents: int  # the campaign's documents
+    pool_documents: dict[int, int]  # every pool's documents, by pool id
+    pool_id: int | None  # the pool shown in full (None: the campaign has no pool)
+    sizes: dict[str, Any] | None  # its `pool_statistics.topic_sizes`
+    without_text: tuple[
+        str, ...
+    ]  # its sampled documents without text (`pools.documents_without_text`)
 
 
 def progress_figures(
@@ -160,11 +168,26 @@ def assignment_figures(session: Session, campaign_id: int) -> AssignmentFigures:
     return AssignmentFigures(mark, progress.assignment_progress(session, rows))
 
 
-def campaign_figures(session: Session, campaign_id: int) -> CampaignFigures:
-    """The campaign page's qrels status and assessors with a grade."""
+def campaign_figures(
+    session: Session, campaign_id: int, pool_number: int | None
+) -> CampaignFigures:
+    """The campaign page's qrels status and assessors with a grade, its number of documents,
+    each pool's size, and the sizes and documents without text of the pool numbered
+    `pool_number` (default the latest)."""
     campaign = get_campaign(session, campaign_id)
     mark = judgement_mark(session, campaign_id)
     graders = evaluation_inputs.assessors(session, campaign)
+    pool = chosen_pool(session, campaign, pool_number)
     return CampaignFigures(
-        mark, qrels_status(session, campaign), tuple(u.username for u in graders)
+        mark,
+        qrels_status(session, campaign),
+        tuple(u.username for u in graders),
+        documents=count_in(session, Document, campaign_id),
+        pool_documents={
+            p.id: pools.pool_counts(session, p)[0]
+            for p in pools.list_pools(session, campaign, archived=None)
+        },
+        pool_id=pool.id if pool else None,
+        sizes=pool_statistics.topic_sizes(session, pool) if pool else None,
+        without_text=tuple(pools.documents_without_text(session, pool)) if pool else (),
     )

@@ -128,13 +128,23 @@ def campaign(campaign_id: int):
         page = or_404(campaign_pages.campaign_page, session, campaign_id, number)
     if page.unkept is not None:
         _keep_statistics(page)
-    shown = figures("campaign-figures", campaign_id)
+    shown = figures("campaign-figures", campaign_id, {"pool": number})
+    computed = shown.figures
+    documents = computed.documents if computed else None  # None: not computed yet
+    # the shown pool's sizes, unless the figures shown are of another pool (kept ones)
+    this_pool = computed is not None and computed.pool_id == (page.pool.id if page.pool else None)
     return render_template(
         "admin/campaign.html",
-        **page_context(page),
+        **{
+            **page_context(page),
+            "counts": {"topics": page.counts["topics"], "documents": documents, **page.counts},
+        },
         figures=shown,
-        qrels_status=shown.figures.qrels_status if shown.figures else "",
-        assessors=shown.figures.assessors if shown.figures else (),
+        qrels_status=computed.qrels_status if computed else "",
+        assessors=computed.assessors if computed else (),
+        pool_documents=computed.pool_documents if computed else {},
+        sizes=computed.sizes if computed and this_pool else None,
+        without_text=computed.without_text if computed and this_pool else (),
         growth_plot=_growth_plot(page.stats["growth_by_depth"]) if page.stats else None,
         strategies=pooling.STRATEGIES,
         strategy_fields=pooling.option_fields(),
