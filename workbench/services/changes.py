@@ -37,13 +37,9 @@ from workbench.store.models import (
     RoutingSlot,
 )
 
-TRACKED = (
-    "judgements",
-    "preference_judgements",
-    "final_labels",
-    "pool_entries",
-    "qrels_entries",
-    "routing_slots",
+TRACKED = tuple(
+    model.__tablename__
+    for model in (Judgement, PreferenceJudgement, FinalLabel, PoolEntry, QrelsEntry, RoutingSlot)
 )
 """The tables whose writes `changed` must follow (the rest of what reports read is listed
 row by row in the fingerprint)."""
@@ -75,26 +71,29 @@ def changed(db: Session | Connection, campaign_id: int) -> None:
     db.info.setdefault(_PENDING, set()).add(int(campaign_id))
 
 
-def _campaign_of(session: Session, row: object) -> int | None:
-    """The campaign of an ORM row of a TRACKED table (None for other rows)."""
-    if isinstance(row, Judgement | PreferenceJudgement | FinalLabel):
-        return row.campaign_id
-    if isinstance(row, PoolEntry | RoutingSlot):
-        return session.scalar(select(Pool.campaign_id).where(Pool.id == row.pool_id))
-    if isinstance(row, QrelsEntry):
-        return session.scalar(select(QrelsSet.campaign_id).where(QrelsSet.id == row.qrels_set_id))
-    return None
-
-
 @event.listens_for(Session, "before_flush")
 def _count_orm_writes(session: Session, _context: object, _instances: object) -> None:
     """A safety net: ORM rows of TRACKED tables added, changed or deleted count as `changed`
     without the writer saying so (Core statements, bulk inserts, cascades must say so)."""
-    with session.no_autoflush:
-        for row in (*session.new, *session.dirty, *session.deleted):
-            campaign_id = _campaign_of(session, row)
-            if campaign_id is not None:
-                changed(session, campaign_id)
+    campaigns: set[int] = set()
+    pool_ids: set[int] = set()
+    qrels_set_ids: set[int] = set()
+    for row in (*session.new, *session.dirty, *session.deleted):
+        if isinstance(row, Judgement | PreferenceJudgement | FinalLabel):
+            campaigns.add(row.campaign_id)
+        elif isinstance(row, PoolEntry | RoutingSlot):
+            pool_ids.add(row.pool_id)
+        elif isinstance(row, QrelsEntry):
+            qrels_set_ids.add(row.qrels_set_id)
+    with session.no_autoflush:  # one query per table for the campaigns of the rest
+        if pool_ids:
+            campaigns.update(session.scalars(select(Pool.campaign_id).where(Pool.id.in_(pool_ids))))
+        if qrels_set_ids:
+            campaigns.update(
+                session.scalars(select(QrelsSet.campaign_id).where(QrelsSet.id.in_(qrels_set_ids)))
+            )
+    for campaign_id in campaigns:
+        changed(session, campaign_id)
 
 
 @event.listens_for(Session, "before_commit")

@@ -166,6 +166,20 @@ _SUBMIT_CONTEXT = _SIGNATURE.add_columns(
     Pool.number.label("pool_number"),
     Pool.archived_at.label("pool_archived_at"),
 ).join(Campaign, Campaign.id == Assignment.campaign_id)
+_INSERTED = (  # the columns a submit writes, in this order
+    "campaign_id",
+    "qid",
+    "docno",
+    "user_id",
+    "grade",
+    "cannot_judge",
+    "comment",
+    "time_spent_ms",
+    "position",
+    "client_id",
+    "created_at",
+    "evidence",
+)
 # One statement that appends a judgement if the guess (`_Known`) still holds: the assignment
 # is the user's, active, in the same order mode and pool signature; neither its campaign nor
 # its pool is archived (read in the statement itself, so no cache can miss an archiving by
@@ -174,20 +188,7 @@ _SUBMIT_CONTEXT = _SIGNATURE.add_columns(
 _APPEND_IF_KNOWN = (
     insert(Judgement)
     .from_select(
-        [
-            "campaign_id",
-            "qid",
-            "docno",
-            "user_id",
-            "grade",
-            "cannot_judge",
-            "comment",
-            "time_spent_ms",
-            "position",
-            "client_id",
-            "created_at",
-            "evidence",
-        ],
+        list(_INSERTED),
         select(
             Assignment.campaign_id,
             Assignment.qid,
@@ -220,20 +221,6 @@ _APPEND_IF_KNOWN = (
         ),
     )
     .returning(Judgement.id, Judgement.campaign_id)
-)
-_INSERTED = (
-    "campaign_id",
-    "qid",
-    "docno",
-    "user_id",
-    "grade",
-    "cannot_judge",
-    "comment",
-    "time_spent_ms",
-    "position",
-    "client_id",
-    "created_at",
-    "evidence",
 )
 _POOL_ENTRIES = select(PoolEntry.docno, PoolEntry.build, PoolEntry.priority).where(
     PoolEntry.pool_id == bindparam("pool_id"),
