@@ -54,20 +54,22 @@ SHARDS = 16
 _PENDING = "workbench.changed_campaigns"  # Session.info key: campaigns to count at commit
 
 
-def _upsert(dialect: str) -> Any:
+def _upsert(module: Any) -> Any:
     """INSERT (campaign_id, shard, 1) or add 1 to that shard's existing row."""
-    module = postgresql if dialect == "postgresql" else sqlite
-    statement = module.insert(CampaignVersion)
-    return statement.on_conflict_do_update(
+    return module.insert(CampaignVersion).on_conflict_do_update(
         index_elements=[CampaignVersion.campaign_id, CampaignVersion.shard],
         set_={"version": CampaignVersion.version + 1},
     )
 
 
+_UPSERTS = {"postgresql": _upsert(postgresql), "sqlite": _upsert(sqlite)}
+"""Built once: a statement built on every judgement cost its cache key each time."""
+
+
 def bump(connection: Connection, campaign_id: int) -> None:
     """Add 1 to the campaign's version now (the caller's transaction's last write)."""
     connection.execute(
-        _upsert(connection.dialect.name),
+        _UPSERTS[connection.dialect.name],
         {"campaign_id": campaign_id, "shard": random.randrange(SHARDS), "version": 1},
     )
 
