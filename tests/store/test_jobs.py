@@ -150,7 +150,9 @@ def test_runs_qrels_and_final_labels_change_the_fingerprint(
         s.add(FinalLabel(campaign_id=campaign, qid="T1", docno="D1", grade=1, rule="majority"))
     seen.append(now())
     with store.session() as s:
-        s.execute(update(FinalLabel).values(grade=2))  # changed in place
+        label = s.scalar(select(FinalLabel))
+        assert label is not None
+        label.grade = 2  # changed in place: counted (`changes`) as every ORM write is
     seen.append(now())
     documents = tmp_path / "docs.jsonl"
     documents.write_text('{"docno": "D1", "text": "one"}\n')

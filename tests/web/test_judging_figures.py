@@ -42,8 +42,13 @@ def _direct(store, campaign_id: int) -> dict[str, Any]:  # type: ignore[no-untyp
             "campaign-figures": (
                 qrels_status(s, campaign),
                 tuple(u.username for u in assessors(s, campaign)),
+                _pool_figures(judging_figures.campaign_figures(s, campaign_id, None)),
             ),
         }
+
+
+def _pool_figures(f: judging_figures.CampaignFigures) -> tuple[Any, ...]:
+    return (f.documents, f.pool_documents, f.pool_id, f.sizes, f.without_text)
 
 
 def _shown(view: FiguresView, kind: str) -> Any:
@@ -52,13 +57,13 @@ def _shown(view: FiguresView, kind: str) -> Any:
         return f.report
     if kind == "assignment-figures":
         return f.done
-    return (f.qrels_status, f.assessors)
+    return (f.qrels_status, f.assessors, _pool_figures(f))
 
 
 def _views(app: Flask, campaign_id: int, *, wait: float) -> dict[str, FiguresView]:
     app.config["ADMIN_FIGURES_WAIT_SECONDS"] = wait
     with app.test_request_context():
-        params = {"progress-figures": {"pools": None}}
+        params = {"progress-figures": {"pools": None}, "campaign-figures": {"pool": None}}
         kinds = ("progress-figures", "assignment-figures", "campaign-figures")
         return {kind: figures(kind, campaign_id, params.get(kind)) for kind in kinds}
 
@@ -172,3 +177,26 @@ def test_a_page_without_figures_yet_says_they_are_being_computed(
         assert ('http-equiv="refresh"' in page.text) == path.endswith("/progress")
     assignments_page = admin.get(f"/admin/campaigns/{c}/assignments").text
     assert "Reassign" in assignments_page  # the page stays usable meanwhile
+
+
+def test_the_campaign_page_without_its_figures_yet_says_so_where_they_go(
+    app: Flask, as_user, world: World
+) -> None:
+    """The campaign page's figures (documents, pool sizes, documents without text, qrels
+    status) are never shown as zero or empty before they are computed: '…' in their place and
+    the note; the rest of the page (runs, topics, the pool's runs) is shown as always."""
+    app.config["ADMIN_FIGURES_WAIT_SECONDS"] = 0
+    page = as_user("admin").get(f"/admin/campaigns/{world.campaign_id}").text
+    assert "Being computed in the background: reload in a moment." in page
+    counts = page.split('id="counts">')[1].split("</p>")[0]
+    assert "<strong>…</strong> documents" in counts and "<strong>2</strong> topics" in counts
+    pools_table = page.split('id="pools"')[1].split("</table>")[0]
+    assert "<td>…</td>" in pools_table and "<td>12</td>" not in pools_table
+    card = page.split('id="pool-card"')[1]
+    assert "From 2 runs" in card and "documents (" not in card.split("</p>")[0]
+    assert 'id="qrels-status"' not in page and "runA" in page
+    app.config["ADMIN_FIGURES_WAIT_SECONDS"] = 120  # then the figures, computed by the job
+    page = as_user("admin").get(f"/admin/campaigns/{world.campaign_id}").text
+    assert 'id="figures-status"' not in page and "<strong>8</strong> documents" in page
+    assert "<td>12</td>" in page.split('id="pools"')[1].split("</table>")[0]
+    assert "12 documents (12 to judge) over 2 topics" in page.split('id="pool-card"')[1]

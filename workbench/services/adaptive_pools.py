@@ -38,7 +38,7 @@ from sqlalchemy import Connection, func, select, update
 from sqlalchemy.orm import Session
 
 from workbench import adaptive, pooling, stopping
-from workbench.services import pool_statistics, pools
+from workbench.services import changes, pool_statistics, pools
 from workbench.services.archive import refuse_if_archived, refuse_if_pool_archived
 from workbench.services.current_judgements import current_judgements
 from workbench.services.errors import ServiceError, found
@@ -234,6 +234,7 @@ def build_adaptive_pool(
     )
     pool.params = {**pool.params, "adaptive": recorded_settings(settings)}
     session.execute(update(PoolEntry).where(PoolEntry.pool_id == pool.id).values(sampled=False))
+    changes.changed(session, campaign.id)
     sizes = _pool_sizes(session, pool)
     session.add_all(AdaptiveTopic(pool_id=pool.id, qid=qid, budget=budget) for qid in sizes)
     for qid, size in sizes.items():
@@ -515,6 +516,7 @@ def _advance_once(store: Store, assignment_id: int, user_id: int) -> list[str]:
         ).first()
         if bumped is None:
             return []  # another request revealed first
+        changes.changed(session, assignment.campaign_id)
         start = session.scalar(
             select(func.max(PoolEntry.build)).where(
                 PoolEntry.pool_id == pool_id, PoolEntry.qid == qid, PoolEntry.sampled.is_(True)

@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 
 from workbench import limits
 from workbench.agreement import MERGE_RULES, TIE_RULES, MergeRule, TieRule, binarise, merge_grades
+from workbench.services import changes
 from workbench.services.campaigns import CampaignInfo, campaign_info
 from workbench.services.current_judgements import (
     counted_grades,
@@ -210,14 +211,18 @@ DELETED_PER_STATEMENT = 10_000
 
 def _write_labels(
     session: Session,
+    campaign_id: int,
     added: list[dict[str, object]],
     changed: list[dict[str, object]],
     removed: list[int],
 ) -> None:
-    """Insert, update (by id) and delete final labels as bulk statements (executemany),
-    without an ORM object per label. Final labels are never held as objects by a caller of a
+    """Insert, update (by id) and delete final labels of campaign `campaign_id` as bulk
+    statements (executemany), without an ORM object per label, counted as a change of the
+    campaign (`changes.changed`). Final labels are never held as objects by a caller of a
     rule: a stored one is read again after it."""
     session.flush()
+    if added or changed or removed:
+        changes.changed(session, campaign_id)
     if added:
         session.execute(insert(FinalLabel), added)
     if changed:
@@ -285,7 +290,7 @@ def apply_rule(
             )
         else:
             changed.append({"id": label.id} | values)
-    _write_labels(session, added, changed, [i for i in undecided if i >= 0])
+    _write_labels(session, campaign.id, added, changed, [i for i in undecided if i >= 0])
     labelled, queued = len(added) + len(changed), len(undecided)
     completeness = qrels_completeness(session, campaign, final=True)
     scope = "" if chosen is None else f" on topic(s) {', '.join(sorted(chosen))}"
@@ -547,5 +552,6 @@ def record_decision(
     label.adjudicator_id = adjudicator.id
     label.reason = reason
     label.created_at = utcnow()
+    changes.changed(session, campaign.id)
     session.flush()
     return label

@@ -19,7 +19,7 @@ from typing import Any
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
-from workbench.services import campaigns, pools
+from workbench.services import campaigns, changes, pools
 from workbench.services import users as user_service
 from workbench.services.errors import ServiceError, found
 from workbench.store.models import (
@@ -245,9 +245,27 @@ def delete_object(session: Session, obj: Any) -> None:
         jobs = _pool_jobs(session, obj)
         if jobs:
             session.execute(delete(MachineJob).where(MachineJob.id.in_(jobs)))
+    for campaign_id in _tracked_campaigns(session, obj):
+        changes.changed(session, campaign_id)
     model = type(obj)
     session.execute(delete(model).where(model.id == obj.id))
     session.expunge(obj)
+
+
+def _tracked_campaigns(session: Session, obj: Any) -> list[int]:
+    """The campaigns whose `changes.TRACKED` rows deleting `obj` may delete (by cascade): a
+    run's, topic's or pool's own; a user's routing places' (a deleted campaign has no count)."""
+    if isinstance(obj, Campaign):
+        return []
+    if isinstance(obj, User):
+        query = (
+            select(Pool.campaign_id)
+            .join(RoutingSlot, RoutingSlot.pool_id == Pool.id)
+            .where(RoutingSlot.user_id == obj.id)
+            .distinct()
+        )
+        return list(session.scalars(query))
+    return [obj.campaign_id]
 
 
 def get_object(session: Session, kind: str, object_id: int) -> Any:

@@ -16,7 +16,7 @@ from workbench.services import users as user_service
 from workbench.services.campaigns import CampaignInfo, campaign_info, count_in, get_campaign
 from workbench.services.pools import PoolInfo, pool_info
 from workbench.services.scope import default_assignment_pool
-from workbench.store.models import Campaign, Document, Pool, QrelsSet, Run, Topic
+from workbench.store.models import Campaign, Pool, QrelsSet, Run, Topic
 
 
 @dataclass(frozen=True)
@@ -41,14 +41,15 @@ class TopicRow:
 class PoolRow:
     pool: PoolInfo
     parameters: str  # as people read them (`pools.describe_parameters`)
-    documents: int
 
 
 @dataclass(frozen=True)
 class CampaignPage:
     """The campaign page: counts, runs and topics, the pools, the pool shown in full (with
-    `pools.pool_statistics` and its documents without text); the figures that grow with the
-    judgements (qrels status, assessors with grades) are `judging_figures.campaign_figures`."""
+    `pool_statistics.contribution_statistics`); the figures that take a pass over the pool
+    entries or documents (the number of documents, each pool's size, the shown pool's sizes
+    per topic and documents without text) or grow with the judgements (qrels status,
+    assessors with grades) are `judging_figures.campaign_figures`."""
 
     campaign: CampaignInfo
     counts: dict[str, int]
@@ -57,7 +58,6 @@ class CampaignPage:
     pool_rows: tuple[PoolRow, ...]
     pool: PoolInfo | None
     stats: dict[str, Any] | None
-    without_text: tuple[str, ...]
     # the shown pool's contributions when computed on this load, for `keep_statistics`
     unkept: pool_statistics.Contributions | None = None
 
@@ -83,7 +83,6 @@ def campaign_page(session: Session, campaign_id: int, pool_number: int | None) -
         campaign=campaign_info(c),
         counts={
             "topics": count_in(session, Topic, c.id),
-            "documents": count_in(session, Document, c.id),
             "runs": count_in(session, Run, c.id),
             "qrels sets": count_in(session, QrelsSet, c.id),
             "pools": count_in(session, Pool, c.id),
@@ -93,12 +92,15 @@ def campaign_page(session: Session, campaign_id: int, pool_number: int | None) -
         ),
         topics=tuple(TopicRow(t.id, t.qid, t.title, t.archived_at) for t in topics),
         pool_rows=tuple(
-            PoolRow(pool_info(p), pools.describe_parameters(p), pools.pool_counts(session, p)[0])
+            PoolRow(pool_info(p), pools.describe_parameters(p))
             for p in pools.list_pools(session, c, archived=None)
         ),
         pool=pool_info(pool) if pool is not None else None,
-        stats=pool_statistics.pool_statistics(session, pool, contributions) if pool else None,
-        without_text=tuple(pools.documents_without_text(session, pool) if pool else ()),
+        stats=(
+            pool_statistics.contribution_statistics(pool, contributions)
+            if pool and contributions
+            else None
+        ),
         unkept=None if kept else contributions,
     )
 

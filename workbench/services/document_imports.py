@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session
 
 from workbench import limits, processes, trec
 from workbench.documents import SourceDocument, read_documents
-from workbench.services import campaigns
+from workbench.services import campaigns, changes
 from workbench.services.errors import ServiceError
 from workbench.services.import_steps import (
     DELETE_BATCH_ROWS,
@@ -461,6 +461,7 @@ def log_replaced_documents(
     ]
     if events:
         connection.execute(insert(Judgement), events)
+        changes.changed(connection, campaign_id)
     return len(events)
 
 

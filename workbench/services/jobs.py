@@ -43,11 +43,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import BigInteger, and_, cast, delete, func, or_, select, update
+from sqlalchemy import and_, delete, func, or_, select, update
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from workbench.priority import run_as_batch
+from workbench.services import changes
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.forked import Child, fork
 from workbench.store import Store
@@ -55,11 +56,8 @@ from workbench.store.db import cast_result
 from workbench.store.models import (
     Campaign,
     DocumentImport,
-    FinalLabel,
     Grade,
-    Judgement,
     Pool,
-    QrelsEntry,
     QrelsSet,
     QueryLog,
     ReportJob,
@@ -147,44 +145,24 @@ def fingerprint(session: Session, campaign_id: int, kind: str | None = None) -> 
     """A digest of what a campaign's reports are computed from; it changes when a judgement,
     run, qrels set or label, final label, pool, topic, query log, document import or the scale
     is added, changed or removed, and with what job `kind` depends on besides (`register`).
-    Judgements are an append-only log (count and last id: a row committed late, below the
-    last id, changes the count); final labels may change in place, so their grades, rules and
-    adjudicators enter weighted by id."""
+    The tables that grow with the campaign (`changes.TRACKED`: judgements, final labels, pool
+    entries, qrels entries, ...) enter as the campaign's change counter, which every writer of
+    them increments in its transaction: one indexed read, whatever their size. The rest is
+    read as it is (a few rows per run, pool, qrels set, ...)."""
 
     def one(query: Any) -> list[Any]:
         return [list(row) for row in session.execute(query)]
 
-    def counted(model: Any) -> Any:
-        return select(func.count(model.id), func.max(model.id)).where(
-            model.campaign_id == campaign_id
-        )
-
-    weight = cast(FinalLabel.id, BigInteger)
     parts = [
-        one(counted(Judgement)),
-        one(counted(Pool)),
-        one(counted(Topic)),
+        changes.version(session, campaign_id),
+        one(select(Pool.id).where(Pool.campaign_id == campaign_id).order_by(Pool.id)),
+        one(select(Topic.id).where(Topic.campaign_id == campaign_id).order_by(Topic.id)),
         one(
             select(Run.id, Run.checksum, Run.contributes, Run.group)
             .where(Run.campaign_id == campaign_id)
             .order_by(Run.id)
         ),
-        one(
-            select(QrelsSet.id, func.count(QrelsEntry.id), func.max(QrelsEntry.id))
-            .join(QrelsEntry, QrelsEntry.qrels_set_id == QrelsSet.id, isouter=True)
-            .where(QrelsSet.campaign_id == campaign_id)
-            .group_by(QrelsSet.id)
-            .order_by(QrelsSet.id)
-        ),
-        one(
-            select(
-                func.count(FinalLabel.id),
-                func.max(FinalLabel.id),
-                func.sum(weight * FinalLabel.grade),
-                func.sum(weight * func.length(FinalLabel.rule)),
-                func.sum(weight * func.coalesce(FinalLabel.adjudicator_id, 0)),
-            ).where(FinalLabel.campaign_id == campaign_id)
-        ),
+        one(select(QrelsSet.id).where(QrelsSet.campaign_id == campaign_id).order_by(QrelsSet.id)),
         one(  # each committed document import (the collection's size enters some reports)
             select(func.count(DocumentImport.id), func.max(DocumentImport.id)).where(
                 DocumentImport.campaign_id == campaign_id, DocumentImport.state != "open"

@@ -36,7 +36,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session
 
 from workbench import highlight, limits, presentation
-from workbench.services import adaptive_pools, gold, slots
+from workbench.services import adaptive_pools, changes, gold, slots
 from workbench.services.current_judgements import (
     HAS_JUDGEMENT,
     JUDGEMENT_ROW,
@@ -166,6 +166,20 @@ _SUBMIT_CONTEXT = _SIGNATURE.add_columns(
     Pool.number.label("pool_number"),
     Pool.archived_at.label("pool_archived_at"),
 ).join(Campaign, Campaign.id == Assignment.campaign_id)
+_INSERTED = (  # the columns a submit writes, in this order
+    "campaign_id",
+    "qid",
+    "docno",
+    "user_id",
+    "grade",
+    "cannot_judge",
+    "comment",
+    "time_spent_ms",
+    "position",
+    "client_id",
+    "created_at",
+    "evidence",
+)
 # One statement that appends a judgement if the guess (`_Known`) still holds: the assignment
 # is the user's, active, in the same order mode and pool signature; neither its campaign nor
 # its pool is archived (read in the statement itself, so no cache can miss an archiving by
@@ -174,20 +188,7 @@ _SUBMIT_CONTEXT = _SIGNATURE.add_columns(
 _APPEND_IF_KNOWN = (
     insert(Judgement)
     .from_select(
-        [
-            "campaign_id",
-            "qid",
-            "docno",
-            "user_id",
-            "grade",
-            "cannot_judge",
-            "comment",
-            "time_spent_ms",
-            "position",
-            "client_id",
-            "created_at",
-            "evidence",
-        ],
+        list(_INSERTED),
         select(
             Assignment.campaign_id,
             Assignment.qid,
@@ -219,7 +220,7 @@ _APPEND_IF_KNOWN = (
             _STORED_ID.is_(None),
         ),
     )
-    .returning(Judgement.id)
+    .returning(Judgement.id, Judgement.campaign_id)
 )
 _POOL_ENTRIES = select(PoolEntry.docno, PoolEntry.build, PoolEntry.priority).where(
     PoolEntry.pool_id == bindparam("pool_id"),
@@ -227,7 +228,17 @@ _POOL_ENTRIES = select(PoolEntry.docno, PoolEntry.build, PoolEntry.priority).whe
     PoolEntry.sampled.is_(True),
 )
 _STORED = JUDGEMENT_ROW.where(Judgement.id == bindparam("id"))
-_INSERT = Judgement.__table__.insert()
+_INSERT = (
+    insert(Judgement)
+    .values(
+        {
+            column: bindparam(column.name, type_=column.type)
+            for column in Judgement.__table__.c
+            if column.name in _INSERTED
+        }
+    )
+    .returning(Judgement.id, Judgement.campaign_id)
+)
 _GRADE_VALUES = (
     select(Grade.value).where(Grade.campaign_id == bindparam("campaign_id")).order_by(Grade.value)
 )
@@ -518,7 +529,8 @@ def record_judgement(
     known: _Known | None = _caches_for(connection.engine).assignments.get(assignment_id)
     if known is not None and known.user_id == user_id and data.docno in known.positions:
         position = known.positions[data.docno]
-        appended = connection.execute(
+        appended = changes.insert_counted(
+            connection,
             _APPEND_IF_KNOWN,
             {
                 **values,
@@ -530,7 +542,7 @@ def record_judgement(
                 "latest_build": known.latest_build,
                 "revision": known.revision,
             },
-        ).first()
+        )
         if appended is not None:
             return _recorded(appended.id, values, known.qid, position), True
     return _record_checking(connection, assignment_id, values)
@@ -622,9 +634,9 @@ def _record_checking(
             f"{', '.join(map(str, allowed))}"
         )
     row = {**values, "campaign_id": context.campaign_id, "qid": context.qid, "position": position}
-    inserted = connection.execute(_INSERT, row).inserted_primary_key
-    assert inserted is not None  # a single-row INSERT always has its key
-    (new_id,) = inserted
+    inserted = changes.insert_counted(connection, _INSERT, row)
+    assert inserted is not None  # a single-row INSERT always inserts
+    new_id = inserted.id
     _caches_for(connection.engine).assignments.put(
         assignment_id,
         _Known(

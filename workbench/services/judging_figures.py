@@ -2,41 +2,38 @@
 assessor; the qrels' completeness; the assessors with a grade), computed out of the request
 as report jobs (`services.jobs`) and kept until what they are computed from changes.
 
-A job's result is keyed by `jobs.fingerprint` (the judgement log's count and highest id: its
-high-water mark; runs, final labels, pools, topics, ...) and, for these figures, by
+A job's result is keyed by `jobs.fingerprint` (the campaign's change counter, which every
+writer of judgements, final labels, pool entries, routing slots and preference judgements
+increments, `services.changes`; runs, pools, topics, ...) and, for these figures, by
 `depends`: everything else they are read from (assignments and their withdrawals, the pools'
-revisions, archival and sampled entries, an adaptive pool's budgets and reveals, routing
-slots, gold documents and quality settings, the campaign's judging mode and options (a
-pairwise design) and whether withdrawn judgements count, topic titles, user names, the
-preference log). A result whose key is the store's current one is exactly what a
-recomputation gives; any other is shown only as what it is (`Figures.as_of`: the judgement
-mark it was computed at, with a note that the store has changed and a recomputation is under
-way). Nothing is added to judging.
-"""
+revisions and archival, an adaptive pool's budgets and reveals, gold documents and quality
+settings, the campaign's judging mode and options (a pairwise design) and whether withdrawn
+judgements count, topic titles, user names). A result whose key is the store's current one
+is exactly what a recomputation gives; any other is shown only as what it is
+(`Figures.as_of`: the judgement mark it was computed at, with a note that the store has
+changed and a recomputation is under way). Judging adds one counter increment per judgement."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import BigInteger, case, cast, func, select
+from sqlalchemy import BigInteger, cast, func, select
 from sqlalchemy.orm import Session
 
-from workbench.services import evaluation_inputs, progress
+from workbench.services import evaluation_inputs, pool_statistics, pools, progress
 from workbench.services.assignments import list_assignments
-from workbench.services.campaign_pages import qrels_status
-from workbench.services.campaigns import get_campaign
+from workbench.services.campaign_pages import chosen_pool, qrels_status
+from workbench.services.campaigns import count_in, get_campaign
 from workbench.store.models import (
     AdaptiveTopic,
     Assignment,
     Campaign,
+    Document,
     GoldDocument,
     Judgement,
     Pool,
-    PoolEntry,
-    PreferenceJudgement,
     QualitySettings,
-    RoutingSlot,
     Topic,
     User,
 )
@@ -61,15 +58,13 @@ def judgement_mark(session: Session, campaign_id: int) -> JudgementMark:
 
 def depends(session: Session, campaign_id: int) -> list[Any]:
     """What the figures are read from beyond `jobs.fingerprint`'s data, as plain values (one
-    query per table; the pool entries' sampled flags are summed weighted by id, so that a
-    reveal and a withdrawal from the sample never cancel out)."""
+    query per table; pool entries, routing slots and preference judgements are in the
+    fingerprint's change counter, `changes.TRACKED`)."""
 
     def rows(query: Any) -> list[list[Any]]:
         return [list(row) for row in session.execute(query)]
 
     pools = select(Pool.id).where(Pool.campaign_id == campaign_id)
-    weight = cast(PoolEntry.id, BigInteger)
-    slot_weight = cast(RoutingSlot.id, BigInteger)
     gold_weight = cast(GoldDocument.id, BigInteger)
     return [
         rows(
@@ -94,17 +89,6 @@ def depends(session: Session, campaign_id: int) -> list[Any]:
             .where(Pool.campaign_id == campaign_id)
             .order_by(Pool.id)
         ),
-        rows(
-            select(
-                PoolEntry.pool_id,
-                func.count(PoolEntry.id),
-                func.max(PoolEntry.id),
-                func.sum(case((PoolEntry.sampled.is_(True), weight), else_=0)),
-            )
-            .where(PoolEntry.pool_id.in_(pools))
-            .group_by(PoolEntry.pool_id)
-            .order_by(PoolEntry.pool_id)
-        ),
         [
             [topic_id, budget, stopped, len(choices or [])]
             for topic_id, budget, stopped, choices in session.execute(
@@ -118,14 +102,6 @@ def depends(session: Session, campaign_id: int) -> list[Any]:
                 .order_by(AdaptiveTopic.id)
             )
         ],
-        rows(
-            select(
-                func.count(RoutingSlot.id),
-                func.max(RoutingSlot.id),
-                func.sum(slot_weight * RoutingSlot.assignment_id),
-                func.sum(slot_weight * RoutingSlot.user_id),
-            ).where(RoutingSlot.pool_id.in_(pools))
-        ),
         rows(
             select(
                 func.count(GoldDocument.id),
@@ -144,11 +120,6 @@ def depends(session: Session, campaign_id: int) -> list[Any]:
             .order_by(Topic.id)
         ),
         rows(select(User.id, User.username).order_by(User.id)),
-        rows(
-            select(func.count(PreferenceJudgement.id), func.max(PreferenceJudgement.id)).where(
-                PreferenceJudgement.campaign_id == campaign_id
-            )
-        ),
     ]
 
 
@@ -173,6 +144,13 @@ class AssignmentFigures(Figures):
 class CampaignFigures(Figures):
     qrels_status: str  # `campaign_pages.qrels_status`
     assessors: tuple[str, ...]  # the users with a current grade, by username
+    documents: int  # the campaign's documents
+    pool_documents: dict[int, int]  # every pool's documents, by pool id
+    pool_id: int | None  # the pool shown in full (None: the campaign has no pool)
+    sizes: dict[str, Any] | None  # its `pool_statistics.topic_sizes`
+    without_text: tuple[
+        str, ...
+    ]  # its sampled documents without text (`pools.documents_without_text`)
 
 
 def progress_figures(
@@ -190,11 +168,26 @@ def assignment_figures(session: Session, campaign_id: int) -> AssignmentFigures:
     return AssignmentFigures(mark, progress.assignment_progress(session, rows))
 
 
-def campaign_figures(session: Session, campaign_id: int) -> CampaignFigures:
-    """The campaign page's qrels status and assessors with a grade."""
+def campaign_figures(
+    session: Session, campaign_id: int, pool_number: int | None
+) -> CampaignFigures:
+    """The campaign page's qrels status and assessors with a grade, its number of documents,
+    each pool's size, and the sizes and documents without text of the pool numbered
+    `pool_number` (default the latest)."""
     campaign = get_campaign(session, campaign_id)
     mark = judgement_mark(session, campaign_id)
     graders = evaluation_inputs.assessors(session, campaign)
+    pool = chosen_pool(session, campaign, pool_number)
     return CampaignFigures(
-        mark, qrels_status(session, campaign), tuple(u.username for u in graders)
+        mark,
+        qrels_status(session, campaign),
+        tuple(u.username for u in graders),
+        documents=count_in(session, Document, campaign_id),
+        pool_documents={
+            p.id: pools.pool_counts(session, p)[0]
+            for p in pools.list_pools(session, campaign, archived=None)
+        },
+        pool_id=pool.id if pool else None,
+        sizes=pool_statistics.topic_sizes(session, pool) if pool else None,
+        without_text=tuple(pools.documents_without_text(session, pool)) if pool else (),
     )

@@ -24,7 +24,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from workbench import hybrid, limits
-from workbench.services import adaptive_provenance, machine_judges
+from workbench.services import adaptive_provenance, changes, machine_judges
 from workbench.services.archive import refuse_if_archived
 from workbench.services.current_judgements import counted_judgements
 from workbench.services.errors import ServiceError
@@ -170,6 +170,7 @@ def create_sample_pool(
         rows.append((pool.id, e.qid, 0, e.docno, e.best_rank, e.n_runs, e.priority, s.stratum,
                      s.sampled, s.inclusion_prob))  # fmt: skip
     bulk_insert(session, PoolEntry.__table__, ENTRY_COLUMNS, rows)
+    changes.changed(session, campaign.id)
     return pool
 
 
@@ -242,6 +243,7 @@ def create_review_pool(
         )
         rows.append((pool.id, key[0], 0, key[1], best, n_runs, priority, None, True, 1.0))
     bulk_insert(session, PoolEntry.__table__, ENTRY_COLUMNS, rows)
+    changes.changed(session, campaign.id)
     return pool, len(keys)
 
 
@@ -356,4 +358,5 @@ def save_qrels_set(
             for (qid, docno), grade in sorted(combined.with_unsampled().items())]  # fmt: skip
     bulk_insert(session, QrelsEntry.__table__, ("qrels_set_id", "qid", "docno", "iteration",
                                                 "rel"), rows)  # fmt: skip
+    changes.changed(session, campaign.id)
     return qrels_set

@@ -123,20 +123,40 @@ def remember(session: Session, contributions: Contributions) -> None:
 def pool_statistics(
     session: Session, pool: Pool, contributions: Contributions | None = None
 ) -> dict[str, Any]:
-    """Sizes per topic, documents only each run contributed, pairwise run overlap (Jaccard of
-    contributed documents over all topics), and pool size at depths 1..D summed over topics
-    (`contributions`: default `current_contributions`').
-
-    A run contributes a pooled document it ranks within D: the pool depth (depth), the last
-    stratum bound (stratified), or the deepest best rank in the pool (take, fusion).
-    """
+    """`contribution_statistics` and `topic_sizes` in one dict (`contributions`: default
+    `current_contributions`')."""
     if contributions is None:
         contributions = current_contributions(session, pool)[0]
+    return {**contribution_statistics(pool, contributions), **topic_sizes(session, pool)}
+
+
+def topic_sizes(session: Session, pool: Pool) -> dict[str, Any]:
+    """The pool's documents ("size") and sampled ones ("sampled", to judge), in all and per
+    topic ("topics": qid -> size and sampled, in topic order): a pass over its entries (the
+    campaign page reads them from a report job, `judging_figures.campaign_figures`)."""
     per_topic = session.execute(
         select(PoolEntry.qid, func.count(), func.count().filter(PoolEntry.sampled.is_(True)))
         .where(PoolEntry.pool_id == pool.id)
         .group_by(PoolEntry.qid)
     ).all()
+    return {
+        "size": sum(size for _, size, _ in per_topic),
+        "sampled": sum(sampled for _, _, sampled in per_topic),
+        "topics": {
+            qid: {"size": size, "sampled": sampled}
+            for qid, size, sampled in sorted(per_topic, key=lambda row: qid_key(row[0]))
+        },
+    }
+
+
+def contribution_statistics(pool: Pool, contributions: Contributions) -> dict[str, Any]:
+    """The pool's description, documents only each run contributed, pairwise run overlap
+    (Jaccard of contributed documents over all topics), and pool size at depths 1..D summed
+    over topics.
+
+    A run contributes a pooled document it ranks within D: the pool depth (depth), the last
+    stratum bound (stratified), or the deepest best rank in the pool (take, fusion).
+    """
     tags = list(contributions.runs)
     shared = np.array(contributions.shared, dtype=np.int64).reshape(len(tags), len(tags))
     contributed = np.diag(shared)
@@ -152,12 +172,6 @@ def pool_statistics(
         "seed": pool.seed,
         "created_at": pool.created_at.isoformat(),
         "runs": tags,
-        "size": sum(size for _, size, _ in per_topic),
-        "sampled": sum(sampled for _, _, sampled in per_topic),
-        "topics": {
-            qid: {"size": size, "sampled": sampled}
-            for qid, size, sampled in sorted(per_topic, key=lambda row: qid_key(row[0]))
-        },
         "contribution_depth": contributions.depth,
         "contributed_per_run": dict(zip(tags, contributed.tolist(), strict=True)),
         "unique_per_run": dict(zip(tags, list(contributions.unique), strict=True)),

@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from workbench import adaptive, limits, pooling, routing
 from workbench.bulk import collector_paused
+from workbench.services import changes
 from workbench.services.errors import NotFound, ServiceError, found
 from workbench.services.topics import campaign_qids, chosen_topics, listed
 from workbench.store.models import (
@@ -119,6 +120,7 @@ def new_pool(
     )
     rows = _pool_rows(session, pool.id, models, strategy, recorded, seed, build=0)
     bulk_insert(session, PoolEntry.__table__, ENTRY_COLUMNS, rows)
+    changes.changed(session, campaign.id)
     return pool
 
 
@@ -171,6 +173,7 @@ def extend_pool(session: Session, pool: Pool, runs: list[str]) -> int:
         session, pool.id, models, pool.strategy, params, pool.seed, build=build, existing=existing
     )
     bulk_insert(session, PoolEntry.__table__, ENTRY_COLUMNS, rows)
+    changes.changed(session, campaign.id)
     session.flush()
     _keep_statistics(session, pool)
     return len(rows)

@@ -21,6 +21,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from workbench import clicks, limits, pairs
+from workbench.services import changes
 from workbench.services.assignments import own_assignment
 from workbench.services.current_judgements import undo_step
 from workbench.services.errors import NotFound, ServiceError
@@ -251,6 +252,7 @@ def record_preference(
         client_id=data.client_id,
     )
     session.add(event)
+    changes.changed(session, assignment.campaign_id)
     session.flush()
     return _row(session, event.id), True
 
@@ -318,6 +320,7 @@ def undo_last_preference(
             undoes_id=target.id,
         )
     )
+    changes.changed(session, assignment.campaign_id)
     session.flush()
     return _shown(session, assignment, target.first, target.second), True
 

@@ -10,6 +10,7 @@ from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
 from workbench import limits, trec
+from workbench.services import changes
 from workbench.services.errors import ServiceError
 from workbench.services.import_steps import (
     ImportReport,
@@ -79,6 +80,7 @@ def import_qrels(
     ]
     if rows:
         session.execute(insert(QrelsEntry), rows)
+        changes.changed(session, campaign.id)
     report = ImportReport("qrels", files=1, added=len(rows), lines=len(rows))
     unknown = sorted(qrels.topics - campaign_qids(session, campaign))
     if unknown:

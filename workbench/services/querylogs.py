@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 
 from workbench import clicks, querylog, stats
 from workbench.metrics.prefs import TrecEvalFlags, evaluate_prefs
-from workbench.services import evaluation, evaluation_inputs, pools
+from workbench.services import changes, evaluation, evaluation_inputs, pools
 from workbench.services.errors import ServiceError, found
 from workbench.store.models import (
     Assignment,
@@ -461,5 +461,6 @@ def prioritise_pool(
         shown += value is not None
         entry.priority = UNSHOWN_PRIORITY if value is None else value
     pool.params = {**pool.params, "priority": f"click deviation, query log {name}"}
+    changes.changed(session, campaign.id)
     session.flush()
     return PoolPriorities(pool.number, name, len(entries), shown)

@@ -17,6 +17,7 @@ from sqlalchemy import Connection, func, select, update
 from sqlalchemy.orm import Session
 
 from workbench import routing
+from workbench.services import changes
 from workbench.services.current_judgements import current_judgements
 from workbench.services.errors import ServiceError
 from workbench.store.db import cast_result
@@ -96,6 +97,7 @@ def add(session: Session, assignment: Assignment, docnos: Iterable[str], role: s
             )
         )
         session.flush()
+    changes.changed(session, assignment.campaign_id)
     return len(wanted)
 
 
@@ -129,6 +131,7 @@ def move(session: Session, old: Assignment, new: Assignment, docnos: Iterable[st
             .execution_options(synchronize_session=False)
         )
     ).rowcount
+    changes.changed(session, new.campaign_id)
     return int(moved or 0)
 
 
@@ -154,6 +157,7 @@ def keep(session: Session, assignment: Assignment, docnos: Iterable[str]) -> Non
         .values(role=routing.KEPT)
         .execution_options(synchronize_session=False)
     )
+    changes.changed(session, assignment.campaign_id)
 
 
 def has_kept(connection: Session | Connection, pool_id: int, qid: str, user_id: int) -> bool:

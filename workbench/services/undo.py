@@ -13,6 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from workbench import limits
+from workbench.services import changes
 from workbench.services.assignments import own_assignment
 from workbench.services.current_judgements import JudgementRow, current_judgements, undo_step
 from workbench.services.errors import Conflict, ServiceError
@@ -102,5 +103,6 @@ def undo_last_judgement(
             undoes_id=target.id,
         )
     )
+    changes.changed(session, assignment.campaign_id)
     session.flush()
     return Undone(target.docno, positions[target.docno], now(target.docno), True)

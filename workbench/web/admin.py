@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flask import abort, current_app, flash, redirect, render_template, request, send_file, url_for
+from markupsafe import Markup
 from werkzeug.datastructures import MultiDict
 
 from workbench import judging_modes, permissions, pooling, presentation, routing
@@ -128,13 +129,23 @@ def campaign(campaign_id: int):
         page = or_404(campaign_pages.campaign_page, session, campaign_id, number)
     if page.unkept is not None:
         _keep_statistics(page)
-    shown = figures("campaign-figures", campaign_id)
+    shown = figures("campaign-figures", campaign_id, {"pool": number})
+    computed = shown.figures
+    documents = computed.documents if computed else None  # None: not computed yet
+    # the shown pool's sizes, unless the figures shown are of another pool (kept ones)
+    this_pool = computed is not None and computed.pool_id == (page.pool.id if page.pool else None)
     return render_template(
         "admin/campaign.html",
-        **page_context(page),
+        **{
+            **page_context(page),
+            "counts": {"topics": page.counts["topics"], "documents": documents, **page.counts},
+        },
         figures=shown,
-        qrels_status=shown.figures.qrels_status if shown.figures else "",
-        assessors=shown.figures.assessors if shown.figures else (),
+        qrels_status=computed.qrels_status if computed else "",
+        assessors=computed.assessors if computed else (),
+        pool_documents=computed.pool_documents if computed else {},
+        sizes=computed.sizes if computed and this_pool else None,
+        without_text=computed.without_text if computed and this_pool else (),
         growth_plot=_growth_plot(page.stats["growth_by_depth"]) if page.stats else None,
         strategies=pooling.STRATEGIES,
         strategy_fields=pooling.option_fields(),
@@ -342,6 +353,7 @@ def assignments(campaign_id: int):
     return render_template(
         "admin/assignments.html",
         figures=shown,
+        reassign_options=_reassign_options(page),
         done=shown.figures.done if shown.figures else {},
         routed_by=routed_by,
         routing_described=described,
@@ -351,6 +363,18 @@ def assignments(campaign_id: int):
         policies=routing.POLICIES,
         policy_fields=routing.option_fields(),
     )
+
+
+def _reassign_options(page: campaign_pages.AssignmentsPage) -> dict[int, Markup]:
+    """Assessor id -> the <option>s of every other active user, made once per assessor: a
+    TREC-size page has 750 rows of 75 options each, escaped one by one in the template 0.7 s."""
+    options = [
+        (u.id, Markup('<option value="{0}">{0}</option>').format(u.username)) for u in page.users
+    ]
+    return {
+        holder: Markup("").join(option for uid, option in options if uid != holder)
+        for holder in {row.user_id for row in page.rows}
+    }
 
 
 @bp.post("/campaigns/<int:campaign_id>/assignments/auto")

@@ -31,7 +31,7 @@ BUILDERS: dict[str, Callable[[Session, int, dict[str, Any]], judging_figures.Fig
         s, c, params["pools"]
     ),
     "assignment-figures": lambda s, c, _params: judging_figures.assignment_figures(s, c),
-    "campaign-figures": lambda s, c, _params: judging_figures.campaign_figures(s, c),
+    "campaign-figures": lambda s, c, params: judging_figures.campaign_figures(s, c, params["pool"]),
 }
 """Job kind -> what computes its figures (from one read session)."""
 

@@ -9,7 +9,7 @@ latest row (highest id).
 
 from workbench.store.models.accounts import LoginFailure, RateBucket, User, username_key
 from workbench.store.models.base import VIEWS, Base, utcnow
-from workbench.store.models.campaigns import Campaign, Grade, Topic
+from workbench.store.models.campaigns import Campaign, CampaignVersion, Grade, Topic
 from workbench.store.models.documents import (
     Document,
     DocumentImport,
@@ -56,6 +56,7 @@ __all__ = [
     "CalibrationAnswer",
     "CalibrationItem",
     "Campaign",
+    "CampaignVersion",
     "Document",
     "DocumentImport",
     "DocumentReplacement",

@@ -6,6 +6,7 @@ import datetime as dt
 from typing import Any
 
 from sqlalchemy import (
+    BigInteger,
     Boolean,
     DateTime,
     ForeignKey,
@@ -85,3 +86,19 @@ class Topic(Base):
     narrative: Mapped[str] = mapped_column(Text, default="")
     extra: Mapped[dict[str, Any]] = mapped_column(default=dict)
     archived_at: Mapped[dt.datetime | None] = mapped_column(DateTime, default=None)
+
+
+class CampaignVersion(Base):
+    """A campaign's change counter, in shards: every transaction that writes the rows its
+    reports grow with (judgements, preference judgements, final labels, pool entries, qrels
+    entries, routing slots) adds one to one shard's `version` before it commits
+    (`services.changes`), so that the reports' fingerprint reads the sum of a few rows
+    instead of counting those tables. No row: 0."""
+
+    __tablename__ = "campaign_versions"
+
+    campaign_id: Mapped[int] = mapped_column(
+        ForeignKey("campaigns.id", ondelete="CASCADE"), primary_key=True
+    )
+    shard: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    version: Mapped[int] = mapped_column(BigInteger, default=0)
