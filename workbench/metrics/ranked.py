@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import weakref
 from functools import cached_property
+from typing import NamedTuple
 
 import numpy as np
 
@@ -187,7 +188,8 @@ def rank_topics(
         docnos, scores = run.docnos[rows], run.scores[rows]
         hashes = run.docno_hashes[rows]
     q_topic = _index_in(qrels, qids)
-    rel = _ranked_rels(qrels, q_topic, docnos, scores, hashes, offsets, float32)
+    rows_of = _RunRows(run, which.tobytes(), docnos, scores, hashes, offsets)
+    rel = _ranked_rels(qrels, q_topic, rows_of, float32)
     # trec_eval cuts at -M first, then drops the unjudged (-J) keeping the order
     if max_results is not None:
         n = np.diff(offsets)
@@ -221,42 +223,100 @@ def _index_in(qrels: Qrels, qids: list[str]) -> np.ndarray:
     return np.array([index.get(q, -1) for q in qids], dtype=np.int64)
 
 
-def _ranked_rels(
-    qrels: Qrels,
-    q_topic: np.ndarray,
-    docnos: np.ndarray,
-    scores: np.ndarray,
-    hashes: np.ndarray,
-    offsets: np.ndarray,
-    float32: bool,
-) -> np.ndarray:
+class _RunRows(NamedTuple):
+    """The rows of a run's topics being ranked: the run, which topics (`which`'s bytes:
+    the run's topic index of each), their columns and CSR offsets."""
+
+    run: Run
+    which: bytes
+    docnos: np.ndarray
+    scores: np.ndarray
+    hashes: np.ndarray
+    offsets: np.ndarray
+
+
+# Per qrels and run while both live: the ranked relevance of each (topics, qrels topics,
+# float32) asked for (read-only), so that a run ranked again against the same qrels, or
+# against qrels derived from them (`Qrels.lineage`), is not probed again.
+_RELS: weakref.WeakKeyDictionary[
+    Qrels, weakref.WeakKeyDictionary[Run, dict[tuple[bytes, bytes, bool], np.ndarray]]
+] = weakref.WeakKeyDictionary()
+
+
+def _ranked_rels(qrels: Qrels, q_topic: np.ndarray, rows: _RunRows, float32: bool) -> np.ndarray:
     """Qrels value of each row in trec order within its topic: NONPOOL if absent, UNJUDGED if
-    negative; int8 when every grade fits (as usual), else int32 or int64.
+    negative; int8 when every grade fits (as usual), else int32 or int64 (read-only).
 
     ``q_topic``: the qrels topic index of each evaluated topic (-1: none).  A block of whole
     topics at a time is put in trec order and probed in the qrels' hash tables (in C, one
     small table per topic; else one table of (topic, docno) keys); hits are verified on the
-    exact bytes.
+    exact bytes. The result is kept while the qrels and the run live (`_RELS`).
+
+    Qrels made from others by `select`/`without` (`Qrels.lineage`) take their root's values
+    (kept, or probed in the root's tables) and probe a small qrels of the root's entries they
+    lack in their topics, whose hits become NONPOOL: the values probing their own tables
+    would give, since they hold whole docnos of the root's topics in the root's order (not
+    used when the root judges a docno twice in a topic).
     """
-    grades = qrels.grouped_rels
-    rel = np.full(len(docnos), NONPOOL, dtype=_smallest_int(grades))
-    if not len(docnos):
-        return rel
-    tables = topic_tables(qrels) if len(qrels) else None
-    table = match_table(qrels) if len(qrels) and tables is None else None
-    q_topic = q_topic.astype(np.int32)
-    for first, last, order in trec_order_blocks(docnos, scores, offsets, float32=float32):
-        if tables is not None:
+    sources = _lineage_sources(qrels, q_topic) or [(qrels, q_topic)]
+    root, root_topic = sources[0]
+    kept = _RELS.setdefault(root, weakref.WeakKeyDictionary()).setdefault(rows.run, {})
+    key = (rows.which, root_topic.tobytes(), float32)
+    rels = [
+        np.full(len(rows.docnos), NONPOOL, dtype=_smallest_int(q.grouped_rels)) for q, _ in sources
+    ]
+    todo = list(range(len(sources)))
+    if key in kept:
+        rels[0] = kept[key]
+        todo = todo[1:]
+    if todo and len(rows.docnos):
+        lookups = [(_Lookup(*sources[i]), rels[i]) for i in todo]
+        blocks = trec_order_blocks(rows.docnos, rows.scores, rows.offsets, float32=float32)
+        for first, last, order in blocks:
+            for lookup, rel in lookups:
+                lookup.block(rows.hashes, rows.docnos, rows.offsets, first, last, order, rel)
+    rels[0].flags.writeable = False
+    kept[key] = rels[0]
+    if len(rels) == 1:
+        return rels[0]
+    rel, gone = rels
+    rel = rel.astype(_smallest_int(qrels.grouped_rels))  # a copy
+    rel[gone != NONPOOL] = NONPOOL
+    rel.flags.writeable = False
+    return rel
+
+
+class _Lookup:
+    """Probing a block of topics' rows (in trec order) in one qrels' hash tables."""
+
+    def __init__(self, qrels: Qrels, q_topic: np.ndarray) -> None:
+        self.qrels = qrels
+        self.q_topic = q_topic.astype(np.int32)
+        self.tables = topic_tables(qrels) if len(qrels) else None
+        self.table = match_table(qrels) if len(qrels) and self.tables is None else None
+
+    def block(
+        self,
+        hashes: np.ndarray,
+        docnos: np.ndarray,
+        offsets: np.ndarray,
+        first: int,
+        last: int,
+        order: np.ndarray | None,
+        rel: np.ndarray,
+    ) -> None:
+        qrels, q_topic, grades = self.qrels, self.q_topic, self.qrels.grouped_rels
+        if self.tables is not None:
             lookup = (hashes, docnos, qrels.grouped_docnos, grades, q_topic, offsets, order)
-            native.lookup_rels(tables, *lookup, first, last, rel)
-            continue
-        if table is None:
-            continue
+            native.lookup_rels(self.tables, *lookup, first, last, rel)
+            return
+        if self.table is None:
+            return
         lo, hi = int(offsets[first]), int(offsets[last])
         rows = np.arange(lo, hi) if order is None else lo + order
         # the trec order permutes rows within their topic: position i is in i's segment
         row_topic = np.repeat(q_topic[first:last], np.diff(offsets[first : last + 1]))
-        found = table.find(group_keys(hashes[rows], row_topic))
+        found = self.table.find(group_keys(hashes[rows], row_topic))
         found[row_topic < 0] = -1
         hit = np.flatnonzero(found >= 0)
         source = found[hit]
@@ -265,7 +325,46 @@ def _ranked_rels(
         )
         values = grades[source[same]]
         rel[lo + hit[same]] = np.where(values < 0, UNJUDGED, values)
-    return rel
+
+
+def _usable_lineage(qrels: Qrels) -> tuple[Qrels, np.ndarray] | None:
+    """The qrels' lineage (root, root rows), unless they have none or the root judges a
+    docno twice in a topic (then the qrels' own tables are used)."""
+    lineage = qrels.lineage
+    if lineage is None or lineage[0].judged_twice:
+        return None
+    return lineage
+
+
+def _mapped_topics(qrels: Qrels, other: Qrels, q_topic: np.ndarray) -> np.ndarray:
+    """`other`'s topic index of each of the qrels topics ``q_topic`` (-1: none there)."""
+    index = {q: i for i, q in enumerate(other.topics())}
+    mapped = np.array([index.get(q, -1) for q in qrels.topics()] + [-1], dtype=np.int64)
+    return mapped[q_topic]
+
+
+def _kept_rows(root: Qrels, rows: np.ndarray) -> np.ndarray:
+    kept = np.zeros(len(root), dtype=bool)
+    kept[rows] = True
+    return kept
+
+
+def _lineage_sources(qrels: Qrels, q_topic: np.ndarray) -> list[tuple[Qrels, np.ndarray]] | None:
+    """[(root, its topics), (the root's entries the qrels lack in those topics, their
+    topics)] (the second only when there are some), or None without a usable lineage."""
+    lineage = _usable_lineage(qrels)
+    if lineage is None:
+        return None
+    root, rows = lineage
+    root_topic = _mapped_topics(qrels, root, q_topic)
+    in_scope = np.zeros(len(root.topics()) + 1, dtype=bool)
+    in_scope[root_topic] = True
+    in_scope[-1] = False
+    gone = np.flatnonzero(~_kept_rows(root, rows) & in_scope[root.grouped_topic])
+    if not len(gone):
+        return [(root, root_topic)]
+    lacked = root.rows(gone)
+    return [(root, root_topic), (lacked, _mapped_topics(qrels, lacked, q_topic))]
 
 
 def _smallest_int(grades: np.ndarray) -> type[np.signedinteger]:
@@ -281,34 +380,75 @@ def _smallest_int(grades: np.ndarray) -> type[np.signedinteger]:
 
 _JudgedParts = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[tuple, np.ndarray]]
 # Per Qrels object while it lives: the judged parts of each (topics, level) asked for, shared
-# (read-only) by every run evaluated on the same topics, with a memo of what derives from them.
-_JUDGED: weakref.WeakKeyDictionary[Qrels, dict[tuple[bytes, int], _JudgedParts]] = (
-    weakref.WeakKeyDictionary()
-)
+# (read-only) by every run evaluated on the same topics, with a memo of what derives from them,
+# and the qrels' grouped row of each judged entry (for qrels derived from these).
+_JUDGED: weakref.WeakKeyDictionary[
+    Qrels, dict[tuple[bytes, int], tuple[_JudgedParts, np.ndarray]]
+] = weakref.WeakKeyDictionary()
 
 
 def _judged_of(qrels: Qrels, q_topic: np.ndarray, level: int) -> _JudgedParts:
     """:func:`_judged` of the qrels topics ``q_topic`` (-1: none), computed once per qrels,
     and a memo of the values derived from them alone (``Ranked.judged_memo``)."""
+    return _judged_with_rows(qrels, q_topic, level)[0]
+
+
+def _judged_with_rows(
+    qrels: Qrels, q_topic: np.ndarray, level: int
+) -> tuple[_JudgedParts, np.ndarray]:
+    """:func:`_judged_of`, and the grouped row of each judged entry. Qrels with a lineage
+    (`Qrels.lineage`) take their root's judged entries of the same topics less the rows
+    they lack (the root's order is (topic, grade descending): what is left is in it)."""
     cache = _JUDGED.setdefault(qrels, {})
     key = (q_topic.tobytes(), level)
-    parts = cache.get(key)
-    if parts is None:
-        q_rows, q_offsets = segment_rows(qrels.offsets, q_topic)
-        arrays = _judged(qrels.grouped_rels[q_rows], q_offsets, level)
+    found = cache.get(key)
+    if found is None:
+        lineage = _usable_lineage(qrels)
+        if lineage is None:
+            q_rows, q_offsets = segment_rows(qrels.offsets, q_topic)
+            *arrays, src = _judged(qrels.grouped_rels[q_rows], q_offsets, level)
+            rows = q_rows[src]
+        else:
+            arrays, rows = _judged_in_root(qrels, *lineage, q_topic, level)
         for array in arrays:
             array.flags.writeable = False
-        parts = cache[key] = (*arrays, {})
-    return parts
+        offsets, rels, num_rel, num_nonrel = arrays
+        found = cache[key] = ((offsets, rels, num_rel, num_nonrel, {}), rows)
+    return found
+
+
+def _judged_in_root(
+    qrels: Qrels, root: Qrels, root_rows: np.ndarray, q_topic: np.ndarray, level: int
+) -> tuple[list[np.ndarray], np.ndarray]:
+    """The judged parts of derived qrels from their root's (see `_judged_with_rows`), and
+    the qrels' own grouped row of each judged entry."""
+    parts, rows = _judged_with_rows(root, _mapped_topics(qrels, root, q_topic), level)
+    judged_offsets, judged_rel = parts[0], parts[1]
+    own = np.full(len(root), -1, dtype=np.int64)
+    own[root_rows] = np.arange(len(root_rows))
+    kept = own[rows] >= 0
+    n_topics = len(q_topic)
+    topic = np.repeat(np.arange(n_topics), np.diff(judged_offsets))[kept]
+    rels = judged_rel[kept]
+    counts = np.bincount(topic, minlength=n_topics)
+    num_rel = np.bincount(topic[rels >= level], minlength=n_topics)
+    arrays = [
+        offsets_of(counts),
+        rels,
+        num_rel.astype(np.int64),
+        (counts - num_rel).astype(np.int64),
+    ]
+    return arrays, own[rows[kept]]
 
 
 def _judged(
     q_rels: np.ndarray, q_offsets: np.ndarray, level: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Per topic: the nonnegative grades descending (CSR), R and the judged nonrelevant."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per topic: the nonnegative grades descending (CSR), R and the judged nonrelevant; and
+    the index in ``q_rels`` of each of those grades."""
     n_topics = len(q_offsets) - 1
     topic = np.repeat(np.arange(n_topics), np.diff(q_offsets))
-    judged = q_rels >= 0
+    judged = np.flatnonzero(q_rels >= 0)
     rels, topic = q_rels[judged], topic[judged]
     order = np.lexsort((-rels, topic))
     rels, topic = rels[order], topic[order]
@@ -319,4 +459,5 @@ def _judged(
         rels.astype(np.int64),
         num_rel.astype(np.int64),
         (counts - num_rel).astype(np.int64),
+        judged[order],
     )

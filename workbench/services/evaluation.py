@@ -479,6 +479,18 @@ def tukey_hsd(table: EvaluationTable, measure: str) -> stats.TukeyResult | None:
     return stats.paired_tukey_hsd(matrix, names=[r.tag for r in table.runs])
 
 
+def score_like(
+    table: EvaluationTable, run: LoadedRun, qrels: Qrels
+) -> tuple[float, dict[str, float]]:
+    """The run's summary and per-topic values of the table's measure at its relevance level
+    under `qrels` (a `trec.Qrels` of the topics to evaluate): what `evaluate_like` gives one
+    run, without the table around it."""
+    measure = table.measure()
+    result = _evaluate(qrels, run, [table.spec_of(measure)], table.relevance_level)
+    per_topic = {q: cast(float, v[measure]) for q, v in result.per_topic.items()}
+    return cast(float, result.summary[measure]), per_topic
+
+
 def evaluate_like(
     table: EvaluationTable, runs: Sequence[LoadedRun], qrels: NamedQrels, topics: TopicScope
 ) -> EvaluationTable:

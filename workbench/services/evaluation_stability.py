@@ -23,14 +23,17 @@ from workbench import pooling, stats
 from workbench.relevance import is_relevant
 from workbench.services import pools
 from workbench.services.errors import ServiceError
-from workbench.services.evaluation import EvaluationTable, evaluate_like, evaluate_runs
+from workbench.services.evaluation import (
+    EvaluationTable,
+    evaluate_like,
+    evaluate_runs,
+    score_like,
+)
 from workbench.services.evaluation_inputs import (
     LoadedRun,
     NamedQrels,
-    QrelsDict,
     Scope,
     assessors,
-    topic_scope,
 )
 from workbench.services.qrels import IncompleteQrels
 from workbench.services.scope import PoolScope
@@ -113,26 +116,23 @@ def ranking_stability(
 # ------------------------------------------------------------------------------ reusability
 
 
-def _left_out_score(
-    table: EvaluationTable, run: LoadedRun, reduced: QrelsDict, as_trec: Qrels
-) -> float:
-    """The run's score on the table's measure under the `reduced` qrels, over the table's
-    topics: a topic left without any label of 0 or more (every judged document left out)
-    cannot be evaluated by trec_eval, and scores what trec_eval gives a topic without a
-    relevant document, 0; the mean is over all the table's topics."""
+def _left_out_score(table: EvaluationTable, run: LoadedRun, reduced: Qrels) -> float:
+    """The run's score on the table's measure under the `reduced` qrels (of the table's
+    topics), over the table's topics: a topic left without any label of 0 or more (every
+    judged document left out) cannot be evaluated by trec_eval, and scores what trec_eval
+    gives a topic without a relevant document, 0; the mean is over all the table's topics."""
     measure = table.measure()
-    kept = NamedQrels("left out", reduced, trec=as_trec)
-    topics = topic_scope([run], kept)
-    alone = evaluate_like(table, [run], kept, topics)
-    emptied = set(table.topics_evaluated) - set(topics.evaluated)
+    evaluated = sorted(reduced.judged_topics())
+    summary, per_topic = score_like(table, run, reduced.select(evaluated))
+    emptied = set(table.topics_evaluated) - set(evaluated)
     if not emptied:
-        return alone.runs[0].summary[measure]
+        return summary
     if table.summaries.get(measure) != "mean":
         raise ServiceError(
             f"leaving out {run.tag}'s documents leaves topic(s) {', '.join(sorted(emptied))} "
             f"without a judgement, and {measure} is not a mean over topics"
         )
-    values = [alone.runs[0].per_topic[q][measure] for q in topics.evaluated]
+    values = [per_topic[q] for q in evaluated]
     return float(sum(values)) / len(table.topics_evaluated)
 
 
@@ -283,7 +283,6 @@ def leave_out(
     for run in runs:
         if run.tag not in contributing:
             continue
-        reduced: QrelsDict = {}
         removed: dict[str, set[str]] = {}
         n_unique = n_relevant = 0
         for qid in table.topics_evaluated:
@@ -291,11 +290,8 @@ def leave_out(
             unique = unique_of[qid].get(unit[run.tag], set())
             n_unique += len(unique)
             n_relevant += sum(1 for d in unique if is_relevant(labels.get(d, 0), level))
-            reduced[qid] = kept = dict(labels)  # a copy without `unique`, in labels' order
-            for d in unique:
-                kept.pop(d, None)
             removed[qid] = unique
-        score_out = _left_out_score(table, run, reduced, full.without(removed))
+        score_out = _left_out_score(table, run, full.without(removed))
         left_out_scores[run.tag] = score_out
         rank_out = stats.system_ranking({**scores, run.tag: score_out}).index(run.tag) + 1
         delta = scores[run.tag] - score_out

@@ -46,6 +46,24 @@ class Qrels:
         self.grouped_docnos = docnos if order is None else docnos[order]
         self.grouped_rels = rels if order is None else rels[order]
         self.grouped_topic = np.repeat(np.arange(len(self._topics)), np.diff(self.offsets))
+        self._lineage: tuple[Qrels, np.ndarray] | None = None
+
+    @property
+    def lineage(self) -> tuple[Qrels, np.ndarray] | None:
+        """(root, rows) when these qrels were made from others by `select` or `without`
+        (of these, of their results ...): ``rows[i]`` is the root's grouped row of this
+        grouped row i. Each topic here holds its root topic's entries less whole docnos
+        (every entry of a removed docno goes), in the root's order, which the metric module
+        uses to rank a run against the root's tables and then mask (`metrics.ranked`).
+        None for qrels made otherwise (read, from a dict)."""
+        return self._lineage
+
+    def _derived(self, rows: np.ndarray) -> tuple[Qrels, np.ndarray]:
+        """(root, root rows) of the entries at these grouped `rows`."""
+        if self._lineage is None:
+            return self, rows
+        root, parent_rows = self._lineage
+        return root, parent_rows[rows]
 
     def topics(self) -> list[str]:
         return list(self._topics)
@@ -59,7 +77,11 @@ class Qrels:
     @cached_property
     def judged_twice(self) -> frozenset[str]:
         """Topics where some docno (by hash) is judged twice; only ``read_qrels(
-        check_duplicates=False)``, trec-eval's reading, lets such qrels through."""
+        check_duplicates=False)``, trec-eval's reading, lets such qrels through. None when
+        these qrels derive from a root that has none (`lineage`: they hold some of its
+        entries)."""
+        if self._lineage is not None and not self._lineage[0].judged_twice:
+            return frozenset()
         flags = segments_with_repeats(self.grouped_hashes, self.offsets)
         return frozenset(self._topics[t] for t in np.flatnonzero(flags).tolist())
 
@@ -92,6 +114,8 @@ class Qrels:
         def take(grouped: np.ndarray) -> np.ndarray:
             return np.concatenate([grouped[s] for s in slices]) if slices else grouped[:0]
 
+        positions = np.arange(len(self.grouped_rels))
+
         selected = Qrels(
             take(self._grouped(self.qids)),
             take(self._grouped(self.iterations)),
@@ -100,7 +124,29 @@ class Qrels:
         )
         if "grouped_hashes" in self.__dict__:  # selected is grouped as taken: rows align
             selected.__dict__["grouped_hashes"] = take(self.grouped_hashes)
+        selected._lineage = self._derived(take(positions))
         return selected
+
+    def judged_topics(self) -> list[str]:
+        """The topics with some label of 0 or more (a topic holding only negative labels,
+        pooled but never judged, is not judged), in the order of `topics`."""
+        if not len(self.grouped_rels):
+            return []
+        tops = np.maximum.reduceat(self.grouped_rels, self.offsets[:-1])
+        return [self._topics[t] for t in np.flatnonzero(tops >= 0).tolist()]
+
+    def rows(self, grouped_rows: np.ndarray) -> Qrels:
+        """The entries at these grouped rows, as qrels of their own (no `lineage`); the
+        docno hashes, when computed, carried over."""
+        taken = Qrels(
+            self._grouped(self.qids)[grouped_rows],
+            self._grouped(self.iterations)[grouped_rows],
+            self.grouped_docnos[grouped_rows],
+            self.grouped_rels[grouped_rows],
+        )
+        if "grouped_hashes" in self.__dict__ and taken._order is None:
+            taken.__dict__["grouped_hashes"] = self.grouped_hashes[grouped_rows]
+        return taken
 
     def without(self, removed: Mapping[str, Collection[str]]) -> Qrels:
         """These qrels less the docnos `removed[qid]` of each topic (a topic left without
@@ -128,6 +174,7 @@ class Qrels:
         )
         if "grouped_hashes" in self.__dict__:  # reduced is grouped as given: rows align
             reduced.__dict__["grouped_hashes"] = self.grouped_hashes[keep]
+        reduced._lineage = self._derived(np.flatnonzero(keep))
         return reduced
 
     @cached_property
