@@ -322,8 +322,12 @@ def precision_recall(
     scoped = qrels.of_topics(topics)
     curves = {}
     for run in runs:
+        # a run with every topic is evaluated as it is (its topics outside the qrels are not
+        # evaluated); one lacking some gets them as empty rankings
+        lacks = any(q not in run.trec_run for q in topics)
+        trec_run = run.trec_run.select(topics) if lacks else run.trec_run
         curve = interpolated_precision_recall(
-            scoped, run.trec_run.select(topics), relevance_level=table.relevance_level
+            scoped, trec_run, relevance_level=table.relevance_level
         )["all"]
         curves[run.tag] = [float(v) for v in curve]
     return curves

@@ -37,7 +37,7 @@ from workbench.services.evaluation_inputs import (
 )
 from workbench.services.qrels import IncompleteQrels
 from workbench.services.scope import PoolScope
-from workbench.store.models import Campaign, Pool, PoolEntry
+from workbench.store.models import Campaign, Pool, PoolEntry, User
 from workbench.trec import Qrels
 
 # ------------------------------------------------------------------------ ranking stability
@@ -60,6 +60,7 @@ def ranking_stability(
     campaign: Campaign,
     table: EvaluationTable,
     scope: Scope,
+    judges: Sequence[User] | None = None,
 ) -> RankingStability:
     """Rank the runs by the table's measure (`EvaluationTable.measure`) under the final qrels
     and under each assessor's, and compare the rankings (Kendall's tau, as Voorhees, IP&M
@@ -68,6 +69,7 @@ def ranking_stability(
     The final ranking is the table's when it is over the final qrels. Each assessor's ranking
     is over the topics that assessor judged, and the notes name the others; an assessor whose
     qrels are incomplete is left out, and the notes say so, unless allow_incomplete.
+    `judges`: the campaign's `assessors`, when the caller has them (read when None).
     """
     measure = table.measure()
     runs = scope.loaded_runs(session, campaign)
@@ -80,7 +82,8 @@ def ranking_stability(
     reference_topics = set(reference.topics_evaluated)
     comparisons = []
     notes = list(reference.qrels_notes)
-    judges = assessors(session, campaign)
+    if judges is None:
+        judges = assessors(session, campaign)
     if not judges:
         raise ServiceError("no assessor has judged yet: there is no assessor's ranking to compare")
     every = scope.assessors_qrels(session, campaign, [user.username for user in judges])

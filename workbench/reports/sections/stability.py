@@ -11,7 +11,9 @@ from workbench.tabular import Table
 
 
 def build(context: ReportContext) -> RankingStability:
-    return ranking_stability(context.session, context.campaign, context.table, context.scope)
+    return ranking_stability(
+        context.session, context.campaign, context.table, context.scope, context.assessors
+    )
 
 
 def tables(stability: RankingStability) -> list[Table]:
