@@ -42,13 +42,32 @@ def _run(rng: np.random.Generator) -> object:
     return read_run(io.BytesIO("".join(lines).encode()))
 
 
+def _part(rng: np.random.Generator, qrels: Qrels) -> Qrels:
+    """Some of the entries of `qrels` (some topics, some docnos), grades of their own, in a
+    new order: another assessor's qrels over the same documents, as `part_of` them."""
+    entries = [(q, d, g) for q, _, d, g in qrels.entries() if rng.random() < 0.7]
+    if not entries:
+        entries = [next((q, d, g) for q, _, d, g in qrels.entries())]
+    order = rng.permutation(len(entries))
+    text = "".join(
+        f"{entries[i][0]} 0 {entries[i][1]} {int(rng.choice([-1, 0, 1, 2, 3]))}\n" for i in order
+    )
+    own = read_qrels(io.BytesIO(text.encode()))
+    part = own.part_of(qrels)
+    assert part is not own and part.to_dict() == own.to_dict()
+    return part
+
+
 def _derive(rng: np.random.Generator, root: Qrels) -> Qrels:
-    """One to three steps of `select` (topics in a random order, some missing) and
-    `without` (random docnos of random topics, some not judged at all)."""
+    """One to three steps of `select` (topics in a random order, some missing), `without`
+    (random docnos of random topics, some not judged at all) and `part_of` (some entries,
+    their grades changed)."""
     qrels = root
     for _ in range(int(rng.integers(1, 4))):
         topics = qrels.topics()
-        if rng.random() < 0.5 and topics:
+        if rng.random() < 0.25 and len(qrels) and not root.judged_twice:
+            qrels = _part(rng, qrels)
+        elif rng.random() < 0.5 and topics:
             chosen = [str(q) for q in rng.permutation(topics)[: int(rng.integers(1, 7))]]
             qrels = qrels.select([*chosen, "nowhere"])
         else:
@@ -139,8 +158,19 @@ def test_lineage_composes_to_the_root_and_rows_are_the_roots():
     assert picked.judged_topics() == ["2", "1"]
     assert root.without({"2": {"b"}}).judged_topics() == ["1"]  # "2" holds only -1 now
     assert read_qrels(io.BytesIO(b"")).judged_topics() == []
-    # grouped rows: topic 2 (b, c), then topic 1 (a, b, c)
-    assert root.rows(np.array([4, 0])).to_dict() == {"1": {"c": 2}, "2": {"b": 1}}
+
+
+def test_part_of_only_when_every_entry_is_the_roots_once():
+    root = read_qrels(io.BytesIO(b"1 0 a 1\n1 0 b 0\n2 0 c 2\n"))
+    part = read_qrels(io.BytesIO(b"2 0 c 0\n1 0 b 2\n")).part_of(root)
+    assert part.lineage is not None and part.lineage[0] is root
+    assert part.lineage[1].tolist() == [2, 1]  # c of topic 2, b of topic 1
+    assert part.to_dict() == {"2": {"c": 0}, "1": {"b": 2}}  # its own grades
+    for text in (b"1 0 c 1\n", b"3 0 a 1\n", b"1 0 zz 1\n"):  # not the root's: as it is
+        alone = read_qrels(io.BytesIO(text))
+        assert alone.part_of(root) is alone
+    twice = read_qrels(io.BytesIO(b"1 0 a 1\n1 0 a 2\n"), check_duplicates=False)
+    assert twice.part_of(root) is twice
 
 
 def test_judged_twice_of_derived_qrels():

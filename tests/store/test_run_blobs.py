@@ -12,7 +12,10 @@ from workbench.store.runs import _docnos_array
 def test_docnos_array_is_the_split_blob() -> None:
     rng = np.random.default_rng(3)
     alphabet = ["a", "Z", "9", "-", "é", "文", "_", "."]
-    cases = [[""], ["", "x"], ["x", ""], ["only"]]
+    cases = [[""], ["", "x"], ["x", ""], ["only"], ["", ""], ["a", "bcd", "ef"], ["ab", "c", "de"]]
+    for width in (1, 2, 15):  # docnos of one length: the bytes reshaped
+        cases.append([f"{i:0{width}d}"[-width:] for i in range(int(rng.integers(1, 50)))])
+        cases.append(["é" * width, "文" * width])
     for _ in range(200):
         n = int(rng.integers(1, 40))
         cases.append(

@@ -188,7 +188,7 @@ def rank_topics(
         docnos, scores = run.docnos[rows], run.scores[rows]
         hashes = run.docno_hashes[rows]
     q_topic = _index_in(qrels, qids)
-    rows_of = _RunRows(run, which.tobytes(), docnos, scores, hashes, offsets)
+    rows_of = _RunRows(run, which, docnos, scores, hashes, offsets)
     rel = _ranked_rels(qrels, q_topic, rows_of, float32)
     # trec_eval cuts at -M first, then drops the unjudged (-J) keeping the order
     if max_results is not None:
@@ -224,74 +224,84 @@ def _index_in(qrels: Qrels, qids: list[str]) -> np.ndarray:
 
 
 class _RunRows(NamedTuple):
-    """The rows of a run's topics being ranked: the run, which topics (`which`'s bytes:
-    the run's topic index of each), their columns and CSR offsets."""
+    """The rows of a run's topics being ranked: the run, which topics (the run's topic index
+    of each, -1: one it lacks), their columns and CSR offsets."""
 
     run: Run
-    which: bytes
+    which: np.ndarray
     docnos: np.ndarray
     scores: np.ndarray
     hashes: np.ndarray
     offsets: np.ndarray
 
 
-# Per qrels and run while both live: the ranked relevance of each (topics, qrels topics,
-# float32) asked for (read-only), so that a run ranked again against the same qrels, or
-# against qrels derived from them (`Qrels.lineage`), is not probed again.
-_RELS: weakref.WeakKeyDictionary[
-    Qrels, weakref.WeakKeyDictionary[Run, dict[tuple[bytes, bytes, bool], np.ndarray]]
-] = weakref.WeakKeyDictionary()
-
-
 def _ranked_rels(qrels: Qrels, q_topic: np.ndarray, rows: _RunRows, float32: bool) -> np.ndarray:
     """Qrels value of each row in trec order within its topic: NONPOOL if absent, UNJUDGED if
-    negative; int8 when every grade fits (as usual), else int32 or int64 (read-only).
+    negative; int8 when every grade fits (as usual), else int32 or int64.
 
     ``q_topic``: the qrels topic index of each evaluated topic (-1: none).  A block of whole
     topics at a time is put in trec order and probed in the qrels' hash tables (in C, one
     small table per topic; else one table of (topic, docno) keys); hits are verified on the
-    exact bytes. The result is kept while the qrels and the run live (`_RELS`).
+    exact bytes.
 
-    Qrels made from others by `select`/`without` (`Qrels.lineage`) take their root's values
-    (kept, or probed in the root's tables) and probe a small qrels of the root's entries they
-    lack in their topics, whose hits become NONPOOL: the values probing their own tables
-    would give, since they hold whole docnos of the root's topics in the root's order (not
-    used when the root judges a docno twice in a topic).
+    Qrels with a lineage (`Qrels.lineage`: each entry is one of a root's, same topic, same
+    docno) take the root row each ranked document matches (`_root_hits`, probed once per
+    root and run) and their own grade of that row: what probing their own tables gives.
     """
-    sources = _lineage_sources(qrels, q_topic) or [(qrels, q_topic)]
-    root, root_topic = sources[0]
-    kept = _RELS.setdefault(root, weakref.WeakKeyDictionary()).setdefault(rows.run, {})
-    key = (rows.which, root_topic.tobytes(), float32)
-    rels = [
-        np.full(len(rows.docnos), NONPOOL, dtype=_smallest_int(q.grouped_rels)) for q, _ in sources
-    ]
-    todo = list(range(len(sources)))
-    if key in kept:
-        rels[0] = kept[key]
-        todo = todo[1:]
-    if todo and len(rows.docnos):
-        lookups = [(_Lookup(*sources[i]), rels[i]) for i in todo]
-        blocks = trec_order_blocks(rows.docnos, rows.scores, rows.offsets, float32=float32)
-        for first, last, order in blocks:
-            for lookup, rel in lookups:
+    lineage = _usable_lineage(qrels)
+    if lineage is None:
+        rel = np.full(len(rows.docnos), NONPOOL, dtype=_smallest_int(qrels.grouped_rels))
+        if len(rows.docnos):
+            lookup = _Lookup(qrels, q_topic, qrels.grouped_rels)
+            blocks = trec_order_blocks(rows.docnos, rows.scores, rows.offsets, float32=float32)
+            for first, last, order in blocks:
                 lookup.block(rows.hashes, rows.docnos, rows.offsets, first, last, order, rel)
-    rels[0].flags.writeable = False
-    kept[key] = rels[0]
-    if len(rels) == 1:
-        return rels[0]
-    rel, gone = rels
-    rel = rel.astype(_smallest_int(qrels.grouped_rels))  # a copy
-    rel[gone != NONPOOL] = NONPOOL
-    rel.flags.writeable = False
-    return rel
+        return rel
+    root, root_rows = lineage
+    hits = _root_hits(root, rows.run, float32)
+    if not np.array_equal(rows.which, np.arange(len(rows.run.offsets) - 1)):
+        hits = hits[segment_rows(rows.run.offsets, rows.which)[0]]
+    dtype = _smallest_int(qrels.grouped_rels)
+    grades = qrels.grouped_rels
+    coded = np.full(len(root) + 1, NONPOOL, dtype=dtype)  # the last: no root row (-1)
+    coded[root_rows] = np.where(grades < 0, UNJUDGED, grades)
+    return coded[hits]
+
+
+# Per root qrels and run while both live: the root's grouped row that each of the run's lines
+# (every topic, in trec order within it) matches, -1 for none; for each float32.
+_HITS: weakref.WeakKeyDictionary[Qrels, weakref.WeakKeyDictionary[Run, dict[bool, np.ndarray]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _root_hits(root: Qrels, run: Run, float32: bool) -> np.ndarray:
+    """The root's grouped row each line of the run matches (its topic's entry of the same
+    docno), -1 for none, every topic's lines in trec order: probed in the root's tables once
+    (the rows' numbers as the looked-up values) and kept while the root and the run live;
+    read-only, int32 (int64 for roots of 2^31 entries or more)."""
+    kept = _HITS.setdefault(root, weakref.WeakKeyDictionary()).setdefault(run, {})
+    if float32 not in kept:
+        dtype = np.int32 if len(root) < 2**31 - 1 else np.int64
+        hits = np.full(len(run.docnos), -1, dtype=dtype)
+        if len(run.docnos):
+            lookup = _Lookup(root, _index_in(root, run.topics()), np.arange(len(root)))
+            blocks = trec_order_blocks(run.docnos, run.scores, run.offsets, float32=float32)
+            for first, last, order in blocks:
+                lookup.block(run.docno_hashes, run.docnos, run.offsets, first, last, order, hits)
+        hits.flags.writeable = False
+        kept[float32] = hits
+    return kept[float32]
 
 
 class _Lookup:
-    """Probing a block of topics' rows (in trec order) in one qrels' hash tables."""
+    """Probing a block of topics' rows (in trec order) in one qrels' hash tables, writing the
+    `values` (per grouped entry: its grade, or its row number) of the entries found."""
 
-    def __init__(self, qrels: Qrels, q_topic: np.ndarray) -> None:
+    def __init__(self, qrels: Qrels, q_topic: np.ndarray, values: np.ndarray) -> None:
         self.qrels = qrels
         self.q_topic = q_topic.astype(np.int32)
+        self.values = values
         self.tables = topic_tables(qrels) if len(qrels) else None
         self.table = match_table(qrels) if len(qrels) and self.tables is None else None
 
@@ -305,9 +315,9 @@ class _Lookup:
         order: np.ndarray | None,
         rel: np.ndarray,
     ) -> None:
-        qrels, q_topic, grades = self.qrels, self.q_topic, self.qrels.grouped_rels
+        qrels, q_topic, values = self.qrels, self.q_topic, self.values
         if self.tables is not None:
-            lookup = (hashes, docnos, qrels.grouped_docnos, grades, q_topic, offsets, order)
+            lookup = (hashes, docnos, qrels.grouped_docnos, values, q_topic, offsets, order)
             native.lookup_rels(self.tables, *lookup, first, last, rel)
             return
         if self.table is None:
@@ -323,13 +333,14 @@ class _Lookup:
         same = (qrels.grouped_docnos[source] == docnos[rows[hit]]) & (
             qrels.grouped_topic[source] == row_topic[hit]
         )
-        values = grades[source[same]]
-        rel[lo + hit[same]] = np.where(values < 0, UNJUDGED, values)
+        found_values = values[source[same]]
+        rel[lo + hit[same]] = np.where(found_values < 0, UNJUDGED, found_values)
 
 
 def _usable_lineage(qrels: Qrels) -> tuple[Qrels, np.ndarray] | None:
     """The qrels' lineage (root, root rows), unless they have none or the root judges a
-    docno twice in a topic (then the qrels' own tables are used)."""
+    docno twice in a topic (then which of its entries a lookup finds depends on its table,
+    and the qrels' own tables are used)."""
     lineage = qrels.lineage
     if lineage is None or lineage[0].judged_twice:
         return None
@@ -341,30 +352,6 @@ def _mapped_topics(qrels: Qrels, other: Qrels, q_topic: np.ndarray) -> np.ndarra
     index = {q: i for i, q in enumerate(other.topics())}
     mapped = np.array([index.get(q, -1) for q in qrels.topics()] + [-1], dtype=np.int64)
     return mapped[q_topic]
-
-
-def _kept_rows(root: Qrels, rows: np.ndarray) -> np.ndarray:
-    kept = np.zeros(len(root), dtype=bool)
-    kept[rows] = True
-    return kept
-
-
-def _lineage_sources(qrels: Qrels, q_topic: np.ndarray) -> list[tuple[Qrels, np.ndarray]] | None:
-    """[(root, its topics), (the root's entries the qrels lack in those topics, their
-    topics)] (the second only when there are some), or None without a usable lineage."""
-    lineage = _usable_lineage(qrels)
-    if lineage is None:
-        return None
-    root, rows = lineage
-    root_topic = _mapped_topics(qrels, root, q_topic)
-    in_scope = np.zeros(len(root.topics()) + 1, dtype=bool)
-    in_scope[root_topic] = True
-    in_scope[-1] = False
-    gone = np.flatnonzero(~_kept_rows(root, rows) & in_scope[root.grouped_topic])
-    if not len(gone):
-        return [(root, root_topic)]
-    lacked = root.rows(gone)
-    return [(root, root_topic), (lacked, _mapped_topics(qrels, lacked, q_topic))]
 
 
 def _smallest_int(grades: np.ndarray) -> type[np.signedinteger]:
@@ -397,13 +384,18 @@ def _judged_with_rows(
     qrels: Qrels, q_topic: np.ndarray, level: int
 ) -> tuple[_JudgedParts, np.ndarray]:
     """:func:`_judged_of`, and the grouped row of each judged entry. Qrels with a lineage
-    (`Qrels.lineage`) take their root's judged entries of the same topics less the rows
-    they lack (the root's order is (topic, grade descending): what is left is in it)."""
+    (`Qrels.lineage`) whose grades are their root's (`select`, `without`) take the root's
+    judged entries of the same topics less the rows they lack (the root's order is (topic,
+    grade descending): what is left is in it)."""
     cache = _JUDGED.setdefault(qrels, {})
     key = (q_topic.tobytes(), level)
     found = cache.get(key)
     if found is None:
         lineage = _usable_lineage(qrels)
+        if lineage is not None and not np.array_equal(
+            qrels.grouped_rels, lineage[0].grouped_rels[lineage[1]]
+        ):
+            lineage = None  # grades of their own
         if lineage is None:
             q_rows, q_offsets = segment_rows(qrels.offsets, q_topic)
             *arrays, src = _judged(qrels.grouped_rels[q_rows], q_offsets, level)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from sqlalchemy import select
@@ -61,6 +61,7 @@ def ranking_stability(
     table: EvaluationTable,
     scope: Scope,
     judges: Sequence[User] | None = None,
+    final: NamedQrels | None = None,
 ) -> RankingStability:
     """Rank the runs by the table's measure (`EvaluationTable.measure`) under the final qrels
     and under each assessor's, and compare the rankings (Kendall's tau, as Voorhees, IP&M
@@ -69,14 +70,18 @@ def ranking_stability(
     The final ranking is the table's when it is over the final qrels. Each assessor's ranking
     is over the topics that assessor judged, and the notes name the others; an assessor whose
     qrels are incomplete is left out, and the notes say so, unless allow_incomplete.
-    `judges`: the campaign's `assessors`, when the caller has them (read when None).
+    `judges`: the campaign's `assessors`, when the caller has them (read when None);
+    `final`: the final qrels, when the caller has them (read when None and needed).
+    Each assessor's qrels are evaluated as part of the final ones (`trec.Qrels.part_of`)
+    where they can be: a run is then probed once for all assessors.
     """
     measure = table.measure()
     runs = scope.loaded_runs(session, campaign)
+    if final is None:
+        final = scope.qrels(session, campaign, "final")
     if table.qrels == "final":
         reference = table
     else:
-        final = scope.qrels(session, campaign, "final")
         reference = evaluate_like(table, runs, final, scope.topics(session, campaign, runs, final))
     reference_scores = {r.tag: r.summary[measure] for r in reference.runs}
     reference_topics = set(reference.topics_evaluated)
@@ -94,6 +99,7 @@ def ranking_stability(
             notes.append(f"assessor {name} left out: {qrels.completeness.describe()}.")
             continue
         notes.extend(f"assessor {name}: {note}" for note in qrels.notes)
+        qrels = replace(qrels, trec=qrels.as_trec.part_of(final.as_trec))
         try:
             topics = scope.topics(session, campaign, runs, qrels)
         except ServiceError as refused:  # e.g. no judged topic common to every run

@@ -119,19 +119,18 @@ def load_run(session: Session, run_model: Run) -> trec.Run:
 
 def _docnos_array(text: bytes, n: int) -> np.ndarray:
     """The `n` '\\n'-separated docnos of `text` as one fixed-width bytes array, as
-    ``np.array(text.split(b"\\n"), dtype=bytes)`` gives it (an empty `n` gives 'S1'),
-    without a bytes object per docno."""
+    ``np.array(text.split(b"\\n"), dtype=bytes)`` gives it (no docnos: 'S1'). Docnos of one
+    length (a collection's usual naming) are the text's bytes reshaped, without a bytes
+    object per docno."""
     if not n:
         return np.zeros(0, dtype="S1")
-    buffer = np.frombuffer(text, dtype=np.uint8)
-    breaks = np.flatnonzero(buffer == ord("\n"))
-    if len(breaks) != n - 1:
-        raise ValueError(f"a run's docnos blob holds {len(breaks) + 1} docnos, not {n}")
-    starts = np.concatenate(([0], breaks + 1))
-    lengths = np.concatenate((breaks, [len(buffer)])) - starts
-    width = max(int(lengths.max()), 1)
-    columns = np.arange(width)
-    filled = columns < lengths[:, None]
-    out = np.zeros((n, width), dtype=np.uint8)
-    out[filled] = buffer[(starts[:, None] + columns)[filled]]
-    return out.view(f"S{width}").ravel()
+    width, extra = divmod(len(text) + 1, n)
+    if not extra and width > 1:
+        rows = np.frombuffer(text + b"\n", dtype=np.uint8).reshape(n, width)
+        newline = ord("\n")
+        if (rows[:, -1] == newline).all() and not (rows[:, :-1] == newline).any():
+            return rows[:, :-1].copy().view(f"S{width - 1}").ravel()
+    docnos = text.split(b"\n")
+    if len(docnos) != n:
+        raise ValueError(f"a run's docnos blob holds {len(docnos)} docnos, not {n}")
+    return np.array(docnos, dtype=bytes)

@@ -50,12 +50,12 @@ class Qrels:
 
     @property
     def lineage(self) -> tuple[Qrels, np.ndarray] | None:
-        """(root, rows) when these qrels were made from others by `select` or `without`
-        (of these, of their results ...): ``rows[i]`` is the root's grouped row of this
-        grouped row i. Each topic here holds its root topic's entries less whole docnos
-        (every entry of a removed docno goes), in the root's order, which the metric module
-        uses to rank a run against the root's tables and then mask (`metrics.ranked`).
-        None for qrels made otherwise (read, from a dict)."""
+        """(root, rows) when these qrels were made from others by `select`, `without` or
+        `part_of` (of these, of their results ...): ``rows[i]`` is the root's grouped row
+        of the same topic and docno as this grouped row i (each root row at most once; the
+        grade is this one's, the root's for `select` and `without`). The metric module ranks
+        a run against the root's tables once for all such qrels (`metrics.ranked`). None for
+        qrels made otherwise (read, from a dict)."""
         return self._lineage
 
     def _derived(self, rows: np.ndarray) -> tuple[Qrels, np.ndarray]:
@@ -135,18 +135,31 @@ class Qrels:
         tops = np.maximum.reduceat(self.grouped_rels, self.offsets[:-1])
         return [self._topics[t] for t in np.flatnonzero(tops >= 0).tolist()]
 
-    def rows(self, grouped_rows: np.ndarray) -> Qrels:
-        """The entries at these grouped rows, as qrels of their own (no `lineage`); the
-        docno hashes, when computed, carried over."""
-        taken = Qrels(
-            self._grouped(self.qids)[grouped_rows],
-            self._grouped(self.iterations)[grouped_rows],
-            self.grouped_docnos[grouped_rows],
-            self.grouped_rels[grouped_rows],
-        )
-        if "grouped_hashes" in self.__dict__ and taken._order is None:
-            taken.__dict__["grouped_hashes"] = self.grouped_hashes[grouped_rows]
-        return taken
+    def part_of(self, root: Qrels) -> Qrels:
+        """These qrels with a `lineage` in `root` when each of their entries is one of the
+        root's (same topic, same docno; the grade their own) and no docno is judged twice
+        in a topic here; else these qrels themselves. For many qrels over the documents of
+        one (each assessor's over the final qrels): the metric module probes a run in the
+        root's tables once for all of them."""
+        rows = np.empty(len(self.grouped_rels), dtype=np.int64)
+        for qid in self._topics:
+            if qid not in root._index:
+                return self
+            own, theirs = self.topic_slice(qid), root.topic_slice(qid)
+            order = root._docno_order[theirs]
+            names = root.grouped_docnos[order]
+            wanted = self.grouped_docnos[own]
+            at = np.minimum(np.searchsorted(names, wanted), max(len(names) - 1, 0))
+            if not len(names) or not (names[at] == wanted).all():
+                return self
+            rows[own] = order[at]
+        if len(np.unique(rows)) < len(rows):  # a docno judged twice here
+            return self
+        derived = Qrels(self.qids, self.iterations, self.docnos, self.rels)
+        if "grouped_hashes" in self.__dict__:
+            derived.__dict__["grouped_hashes"] = self.grouped_hashes
+        derived._lineage = root._derived(rows)
+        return derived
 
     def without(self, removed: Mapping[str, Collection[str]]) -> Qrels:
         """These qrels less the docnos `removed[qid]` of each topic (a topic left without

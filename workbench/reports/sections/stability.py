@@ -11,8 +11,9 @@ from workbench.tabular import Table
 
 
 def build(context: ReportContext) -> RankingStability:
+    final = context.qrels if context.table.qrels == "final" else None
     return ranking_stability(
-        context.session, context.campaign, context.table, context.scope, context.assessors
+        context.session, context.campaign, context.table, context.scope, context.assessors, final
     )
 
 
