@@ -1,6 +1,7 @@
-"""Qrels derived by `select` and `without` (a leave-one-out's reduced qrels) are ranked against
-their root's tables and masked (`metrics.ranked`, `Qrels.lineage`): every value must be the
-one that the same entries give as qrels of their own, built afresh."""
+"""Qrels derived by `select`, `without` (a leave-one-out's reduced qrels), `part_of` (an
+assessor's qrels over the final ones) and `as_derived` are ranked through the root row each
+ranked document matches (`metrics.ranked`, `Qrels.lineage`): every value must be the one that
+the same entries give as qrels of their own, built afresh."""
 
 from __future__ import annotations
 
@@ -65,7 +66,9 @@ def _derive(rng: np.random.Generator, root: Qrels) -> Qrels:
     qrels = root
     for _ in range(int(rng.integers(1, 4))):
         topics = qrels.topics()
-        if rng.random() < 0.25 and len(qrels) and not root.judged_twice:
+        if rng.random() < 0.15:
+            qrels = qrels.as_derived()
+        elif rng.random() < 0.25 and len(qrels) and not root.judged_twice:
             qrels = _part(rng, qrels)
         elif rng.random() < 0.5 and topics:
             chosen = [str(q) for q in rng.permutation(topics)[: int(rng.integers(1, 7))]]
@@ -158,6 +161,16 @@ def test_lineage_composes_to_the_root_and_rows_are_the_roots():
     assert picked.judged_topics() == ["2", "1"]
     assert root.without({"2": {"b"}}).judged_topics() == ["1"]  # "2" holds only -1 now
     assert read_qrels(io.BytesIO(b"")).judged_topics() == []
+
+
+def test_as_derived_is_the_same_entries_rooted_here():
+    root = read_qrels(io.BytesIO(b"2 0 b 1\n1 0 a 1\n1 0 b 0\n"))
+    again = root.as_derived()
+    assert again.lineage is not None and again.lineage[0] is root
+    assert again.lineage[1].tolist() == [0, 1, 2]
+    assert again.to_dict() == root.to_dict() and list(again.entries()) == list(root.entries())
+    twice = again.as_derived().lineage
+    assert twice is not None and twice[0] is root
 
 
 def test_part_of_only_when_every_entry_is_the_roots_once():

@@ -77,8 +77,11 @@ class NamedQrels:
     @cached_property
     def as_trec(self) -> Qrels:
         """All these qrels as one `trec.Qrels` (`trec`, or made from the dict, which is never
-        changed after creation)."""
-        return self.trec if self.trec is not None else Qrels.from_dict(self.qrels)
+        changed after creation), derived from themselves (`Qrels.as_derived`): every
+        evaluation of a run against them or qrels made from them (`of_topics`, `without`,
+        `part_of`) probes the run once."""
+        trec = self.trec if self.trec is not None else Qrels.from_dict(self.qrels)
+        return trec if trec.lineage is not None else trec.as_derived()
 
 
 def assessors(session: Session, campaign: Campaign) -> list[User]:

@@ -50,12 +50,12 @@ class Qrels:
 
     @property
     def lineage(self) -> tuple[Qrels, np.ndarray] | None:
-        """(root, rows) when these qrels were made from others by `select`, `without` or
-        `part_of` (of these, of their results ...): ``rows[i]`` is the root's grouped row
-        of the same topic and docno as this grouped row i (each root row at most once; the
-        grade is this one's, the root's for `select` and `without`). The metric module ranks
-        a run against the root's tables once for all such qrels (`metrics.ranked`). None for
-        qrels made otherwise (read, from a dict)."""
+        """(root, rows) when these qrels were made from others by `select`, `without`,
+        `as_derived` or `part_of` (of these, of their results ...): ``rows[i]`` is the
+        root's grouped row of the same topic and docno as this grouped row i (each root row
+        at most once; the grade is this one's, the root's but for `part_of`). The metric
+        module ranks a run against the root's tables once for all such qrels
+        (`metrics.ranked`). None for qrels made otherwise (read, from a dict)."""
         return self._lineage
 
     def _derived(self, rows: np.ndarray) -> tuple[Qrels, np.ndarray]:
@@ -135,6 +135,16 @@ class Qrels:
         tops = np.maximum.reduceat(self.grouped_rels, self.offsets[:-1])
         return [self._topics[t] for t in np.flatnonzero(tops >= 0).tolist()]
 
+    def as_derived(self) -> Qrels:
+        """The same entries as qrels derived from these (`lineage`: every row of these, or
+        of their root): for qrels that many runs are evaluated against, again and again
+        and in parts (a report's), so that the metric module probes each run once."""
+        derived = Qrels(self.qids, self.iterations, self.docnos, self.rels)
+        if "grouped_hashes" in self.__dict__:
+            derived.__dict__["grouped_hashes"] = self.grouped_hashes
+        derived._lineage = self._derived(np.arange(len(self.grouped_rels)))
+        return derived
+
     def part_of(self, root: Qrels) -> Qrels:
         """These qrels with a `lineage` in `root` when each of their entries is one of the
         root's (same topic, same docno; the grade their own) and no docno is judged twice
@@ -155,9 +165,7 @@ class Qrels:
             rows[own] = order[at]
         if len(np.unique(rows)) < len(rows):  # a docno judged twice here
             return self
-        derived = Qrels(self.qids, self.iterations, self.docnos, self.rels)
-        if "grouped_hashes" in self.__dict__:
-            derived.__dict__["grouped_hashes"] = self.grouped_hashes
+        derived = self.as_derived()
         derived._lineage = root._derived(rows)
         return derived
 
