@@ -261,11 +261,25 @@ def _ranked_rels(qrels: Qrels, q_topic: np.ndarray, rows: _RunRows, float32: boo
     hits = _root_hits(root, rows.run, float32)
     if not np.array_equal(rows.which, np.arange(len(rows.run.offsets) - 1)):
         hits = hits[segment_rows(rows.run.offsets, rows.which)[0]]
-    dtype = _smallest_int(qrels.grouped_rels)
-    grades = qrels.grouped_rels
-    coded = np.full(len(root) + 1, NONPOOL, dtype=dtype)  # the last: no root row (-1)
-    coded[root_rows] = np.where(grades < 0, UNJUDGED, grades)
-    return coded[hits]
+    return _coded(qrels, root, root_rows)[hits]
+
+
+# Per derived qrels while they live: their value of each root row (`_coded`).
+_CODED: weakref.WeakKeyDictionary[Qrels, np.ndarray] = weakref.WeakKeyDictionary()
+
+
+def _coded(qrels: Qrels, root: Qrels, root_rows: np.ndarray) -> np.ndarray:
+    """The derived qrels' value of each root row, as a ranked document matching it gets it
+    (their grade, UNJUDGED for a negative one, NONPOOL for a row they lack), and NONPOOL
+    last (for -1, no row); made once per qrels (every run ranked against them reads it)."""
+    coded = _CODED.get(qrels)
+    if coded is None:
+        grades = qrels.grouped_rels
+        coded = np.full(len(root) + 1, NONPOOL, dtype=_smallest_int(grades))
+        coded[root_rows] = np.where(grades < 0, UNJUDGED, grades)
+        coded.flags.writeable = False
+        _CODED[qrels] = coded
+    return coded
 
 
 # Per root qrels and run while both live: the root's grouped row that each of the run's lines

@@ -200,14 +200,13 @@ def contributed_documents(
             pooled[qid].add(docno)
             deepest = max(deepest, best_rank)
         depth = pools.contribution_depth(pool, deepest)  # one home: the pool service
-        for qid, docs in pooled.items():
-            ranked_lists = {
-                r.tag: r.ranked_list(qid, depth)
-                for r in runs
-                if r.tag in contributing and qid in r.trec_run
-            }
-            for tag, found in pooling.contributions(ranked_lists, docs, depth).items():
-                result[qid][tag] |= found
+        for run in runs:
+            if run.tag not in contributing:
+                continue
+            tops = run.tops(depth)
+            for qid, docs in pooled.items():
+                if qid in tops:
+                    result[qid][run.tag] |= pooling.contributed(tops[qid], docs)
     return {qid: dict(per_run) for qid, per_run in result.items()}
 
 
