@@ -91,9 +91,10 @@ def decode_docnos_head(blob: bytes, count: int) -> list[bytes]:
 
 def load_run(session: Session, run_model: Run) -> trec.Run:
     """The parsed run rebuilt from its RunTopic blobs: same topics, lines, order and ranks."""
-    rows = session.scalars(
-        select(RunTopic).where(RunTopic.run_id == run_model.id).order_by(RunTopic.id)
-    )
+    columns = (RunTopic.qid, RunTopic.n_lines, RunTopic.docnos, RunTopic.scores, RunTopic.ranks)
+    rows = session.execute(
+        select(*columns).where(RunTopic.run_id == run_model.id).order_by(RunTopic.id)
+    )  # the columns' rows, not ORM objects: a TREC run has a row per topic
     topics: list[str] = []
     counts: list[int] = []
     texts: list[bytes] = []
