@@ -70,9 +70,12 @@ class Ranked:
         return np.diff(self.offsets)
 
     def topic_of(self, rows: np.ndarray) -> np.ndarray:
-        """Topic index of each of ``rows`` (computed once for ``judged_rows``)."""
+        """Topic index of each of ``rows`` (computed once for ``judged_rows`` and
+        ``rel_rows``)."""
         if rows is self.__dict__.get("judged_rows"):
             return self.judged_rows_topic
+        if rows is self.__dict__.get("rel_rows"):
+            return self.rel_topic
         return np.searchsorted(self.offsets, rows, side="right") - 1
 
     def pos_of(self, rows: np.ndarray) -> np.ndarray:
@@ -101,7 +104,7 @@ class Ranked:
     @cached_property
     def rel_topic(self) -> np.ndarray:
         """Topic index of each relevant row (``rel_rows`` order)."""
-        return self.topic_of(self.rel_rows)
+        return np.searchsorted(self.offsets, self.rel_rows, side="right") - 1
 
     @cached_property
     def rel_pos(self) -> np.ndarray:
@@ -117,7 +120,10 @@ class Ranked:
         return np.arange(1, len(rows) + 1, dtype=np.int64) - first
 
     def rel_so_far(self, rows: np.ndarray) -> np.ndarray:
-        """Relevant documents at or above each of ``rows`` (relevant rows), within its topic."""
+        """Relevant documents at or above each of ``rows`` (relevant rows), within its topic
+        (``rel_rank`` itself for ``rel_rows``)."""
+        if rows is self.__dict__.get("rel_rows"):
+            return self.rel_rank
         return self.rel_rank[np.searchsorted(self.rel_rows, rows)]
 
     @cached_property
