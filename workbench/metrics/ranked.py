@@ -116,7 +116,8 @@ class Ranked:
         """For each relevant row (``rel_rows`` order): the relevant rows at or above it in its
         topic (1 for the topic's first relevant row); only as long as ``rel_rows``."""
         rows = self.rel_rows
-        first = np.searchsorted(rows, self.offsets[self.rel_topic])
+        counts = self.num_rel_ret  # rel_rows are in topic order: topic t's start in them
+        first = (np.cumsum(counts) - counts)[self.rel_topic]
         return np.arange(1, len(rows) + 1, dtype=np.int64) - first
 
     def rel_so_far(self, rows: np.ndarray) -> np.ndarray:
@@ -183,19 +184,16 @@ def rank_topics(
     ``Ranked.qids`` lists them in the run's order (missing ones last), which spares copying
     the run when every run topic is evaluated.
     """
-    run_index = {q: i for i, q in enumerate(run.topics())}
-    qids = sorted(qids, key=lambda q: run_index.get(q, len(run_index)))
+    run_index = run.topic_index
+    n_run = len(run_index)
+    qids = sorted(qids, key=lambda q: run_index.get(q, n_run))
     which = np.array([run_index.get(q, -1) for q in qids], dtype=np.int64)
-    if np.array_equal(which, np.arange(len(run.topics()))):
-        offsets = run.offsets  # every run topic, in the run's order: no copies
-        docnos, scores, hashes = run.docnos, run.scores, run.docno_hashes
+    if len(which) == n_run and np.array_equal(which, np.arange(n_run)):
+        rows, offsets = None, run.offsets  # every run topic, in the run's order: no copies
     else:
         rows, offsets = segment_rows(run.offsets, which)
-        docnos, scores = run.docnos[rows], run.scores[rows]
-        hashes = run.docno_hashes[rows]
     q_topic = _index_in(qrels, qids)
-    rows_of = _RunRows(run, which, docnos, scores, hashes, offsets)
-    rel = _ranked_rels(qrels, q_topic, rows_of, float32)
+    rel = _ranked_rels(qrels, q_topic, _RunRows(run, rows, offsets), float32)
     # trec_eval cuts at -M first, then drops the unjudged (-J) keeping the order
     if max_results is not None:
         n = np.diff(offsets)
@@ -225,20 +223,21 @@ def rank_topics(
 
 
 def _index_in(qrels: Qrels, qids: list[str]) -> np.ndarray:
-    index = {q: i for i, q in enumerate(qrels.topics())}
+    index = qrels.topic_index
     return np.array([index.get(q, -1) for q in qids], dtype=np.int64)
 
 
 class _RunRows(NamedTuple):
-    """The rows of a run's topics being ranked: the run, which topics (the run's topic index
-    of each, -1: one it lacks), their columns and CSR offsets."""
+    """The lines of a run's topics being ranked: the run, their rows in it (None: every
+    line, in its order) and their CSR offsets."""
 
     run: Run
-    which: np.ndarray
-    docnos: np.ndarray
-    scores: np.ndarray
-    hashes: np.ndarray
+    rows: np.ndarray | None
     offsets: np.ndarray
+
+    def of(self, column: np.ndarray) -> np.ndarray:
+        """A column of the run (one value per line) for these lines."""
+        return column if self.rows is None else column[self.rows]
 
 
 def _ranked_rels(qrels: Qrels, q_topic: np.ndarray, rows: _RunRows, float32: bool) -> np.ndarray:
@@ -256,18 +255,16 @@ def _ranked_rels(qrels: Qrels, q_topic: np.ndarray, rows: _RunRows, float32: boo
     """
     lineage = _usable_lineage(qrels)
     if lineage is None:
-        rel = np.full(len(rows.docnos), NONPOOL, dtype=_smallest_int(qrels.grouped_rels))
-        if len(rows.docnos):
+        docnos, scores = rows.of(rows.run.docnos), rows.of(rows.run.scores)
+        rel = np.full(len(docnos), NONPOOL, dtype=_smallest_int(qrels.grouped_rels))
+        if len(docnos):
+            hashes, offsets = rows.of(rows.run.docno_hashes), rows.offsets
             lookup = _Lookup(qrels, q_topic, qrels.grouped_rels)
-            blocks = trec_order_blocks(rows.docnos, rows.scores, rows.offsets, float32=float32)
-            for first, last, order in blocks:
-                lookup.block(rows.hashes, rows.docnos, rows.offsets, first, last, order, rel)
+            for first, last, order in trec_order_blocks(docnos, scores, offsets, float32=float32):
+                lookup.block(hashes, docnos, offsets, first, last, order, rel)
         return rel
     root, root_rows = lineage
-    hits = _root_hits(root, rows.run, float32)
-    if not np.array_equal(rows.which, np.arange(len(rows.run.offsets) - 1)):
-        hits = hits[segment_rows(rows.run.offsets, rows.which)[0]]
-    return _coded(qrels, root, root_rows)[hits]
+    return _coded(qrels, root, root_rows)[rows.of(_root_hits(root, rows.run, float32))]
 
 
 # Per derived qrels while they live: their value of each root row (`_coded`).

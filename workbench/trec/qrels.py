@@ -85,6 +85,11 @@ class Qrels:
         flags = segments_with_repeats(self.grouped_hashes, self.offsets)
         return frozenset(self._topics[t] for t in np.flatnonzero(flags).tolist())
 
+    @property
+    def topic_index(self) -> Mapping[str, int]:
+        """qid -> its index in `topics` (the qrels' own mapping: read it, never change it)."""
+        return self._index
+
     def __contains__(self, qid: str) -> bool:
         return qid in self._index
 
