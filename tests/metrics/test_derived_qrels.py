@@ -110,6 +110,9 @@ def test_derived_qrels_evaluate_as_the_same_entries_built_afresh(seed: int) -> N
     assert derived.lineage is not None and derived.lineage[0] is root
     fresh = _afresh(derived)
     assert fresh.to_dict() == derived.to_dict()
+    assert fresh.topics() == derived.topics()
+    for name in ("offsets", "grouped_topic", "grouped_rels", "grouped_docnos", "qids"):
+        assert getattr(fresh, name).tolist() == getattr(derived, name).tolist(), name
     for _ in range(3):
         run = _run(rng)
         for options in OPTIONS:

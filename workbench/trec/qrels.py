@@ -13,6 +13,7 @@ from workbench.trec.keys import (
     first_duplicate,
     group_keys,
     group_topics,
+    offsets_of,
     segments_with_repeats,
 )
 from workbench.trec.scan import (
@@ -36,17 +37,47 @@ class Qrels:
     def __init__(
         self, qids: np.ndarray, iterations: np.ndarray, docnos: np.ndarray, rels: np.ndarray
     ) -> None:
+        self._set(qids, iterations, docnos, rels, *group_topics(qids))
+
+    def _set(
+        self,
+        qids: np.ndarray,
+        iterations: np.ndarray,
+        docnos: np.ndarray,
+        rels: np.ndarray,
+        topics: list[str],
+        order: np.ndarray | None,
+        offsets: np.ndarray,
+    ) -> None:
+        """The columns and their grouping (`keys.group_topics` of `qids`)."""
         self.qids = qids
         self.iterations = iterations
         self.docnos = docnos
         self.rels = rels
-        self._topics, order, self.offsets = group_topics(qids)
+        self._topics, self.offsets = topics, offsets
         self._index = {q: i for i, q in enumerate(self._topics)}
         self._order = order
         self.grouped_docnos = docnos if order is None else docnos[order]
         self.grouped_rels = rels if order is None else rels[order]
         self.grouped_topic = np.repeat(np.arange(len(self._topics)), np.diff(self.offsets))
         self._lineage: tuple[Qrels, np.ndarray] | None = None
+
+    def _kept(self, keep: np.ndarray) -> Qrels:
+        """The grouped entries where `keep`, as grouped qrels (topics in this order, one
+        left without entries gone): `Qrels` of those columns, without grouping them again."""
+        counts = np.bincount(self.grouped_topic[keep], minlength=len(self._topics))
+        present = np.flatnonzero(counts)
+        kept = Qrels.__new__(Qrels)
+        kept._set(
+            self._grouped(self.qids)[keep],
+            self._grouped(self.iterations)[keep],
+            self.grouped_docnos[keep],
+            self.grouped_rels[keep],
+            [self._topics[t] for t in present.tolist()],
+            None,
+            offsets_of(counts[present]),
+        )
+        return kept
 
     @property
     def lineage(self) -> tuple[Qrels, np.ndarray] | None:
@@ -192,12 +223,7 @@ class Qrels:
                 last = np.searchsorted(names, gone, side="right")  # a docno judged twice
                 for lo, hi in zip(first.tolist(), last.tolist(), strict=True):
                     keep[rows[lo:hi]] = False
-        reduced = Qrels(
-            self._grouped(self.qids)[keep],
-            self._grouped(self.iterations)[keep],
-            self.grouped_docnos[keep],
-            self.grouped_rels[keep],
-        )
+        reduced = self._kept(keep)
         if "grouped_hashes" in self.__dict__:  # reduced is grouped as given: rows align
             reduced.__dict__["grouped_hashes"] = self.grouped_hashes[keep]
         reduced._lineage = self._derived(np.flatnonzero(keep))
