@@ -618,7 +618,12 @@ def contributions(
 ) -> dict[str, set]:
     """For each run, the pooled documents it retrieved within `depth`."""
     pool = set(pooled)
-    return {tag: set(r.top(depth)) & pool for tag, r in ranked_lists.items()}
+    return {tag: contributed(r.top(depth), pool) for tag, r in ranked_lists.items()}
+
+
+def contributed(top: Iterable[str], pool: set[str]) -> set[str]:
+    """The pooled documents (`pool`) among a run's documents within the depth (`top`)."""
+    return set(top) & pool
 
 
 def unique_by_unit(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import weakref
 from functools import cached_property
+from typing import NamedTuple
 
 import numpy as np
 
@@ -69,9 +70,12 @@ class Ranked:
         return np.diff(self.offsets)
 
     def topic_of(self, rows: np.ndarray) -> np.ndarray:
-        """Topic index of each of ``rows`` (computed once for ``judged_rows``)."""
+        """Topic index of each of ``rows`` (computed once for ``judged_rows`` and
+        ``rel_rows``)."""
         if rows is self.__dict__.get("judged_rows"):
             return self.judged_rows_topic
+        if rows is self.__dict__.get("rel_rows"):
+            return self.rel_topic
         return np.searchsorted(self.offsets, rows, side="right") - 1
 
     def pos_of(self, rows: np.ndarray) -> np.ndarray:
@@ -100,7 +104,7 @@ class Ranked:
     @cached_property
     def rel_topic(self) -> np.ndarray:
         """Topic index of each relevant row (``rel_rows`` order)."""
-        return self.topic_of(self.rel_rows)
+        return np.searchsorted(self.offsets, self.rel_rows, side="right") - 1
 
     @cached_property
     def rel_pos(self) -> np.ndarray:
@@ -112,11 +116,15 @@ class Ranked:
         """For each relevant row (``rel_rows`` order): the relevant rows at or above it in its
         topic (1 for the topic's first relevant row); only as long as ``rel_rows``."""
         rows = self.rel_rows
-        first = np.searchsorted(rows, self.offsets[self.rel_topic])
+        counts = self.num_rel_ret  # rel_rows are in topic order: topic t's start in them
+        first = (np.cumsum(counts) - counts)[self.rel_topic]
         return np.arange(1, len(rows) + 1, dtype=np.int64) - first
 
     def rel_so_far(self, rows: np.ndarray) -> np.ndarray:
-        """Relevant documents at or above each of ``rows`` (relevant rows), within its topic."""
+        """Relevant documents at or above each of ``rows`` (relevant rows), within its topic
+        (``rel_rank`` itself for ``rel_rows``)."""
+        if rows is self.__dict__.get("rel_rows"):
+            return self.rel_rank
         return self.rel_rank[np.searchsorted(self.rel_rows, rows)]
 
     @cached_property
@@ -176,18 +184,16 @@ def rank_topics(
     ``Ranked.qids`` lists them in the run's order (missing ones last), which spares copying
     the run when every run topic is evaluated.
     """
-    run_index = {q: i for i, q in enumerate(run.topics())}
-    qids = sorted(qids, key=lambda q: run_index.get(q, len(run_index)))
+    run_index = run.topic_index
+    n_run = len(run_index)
+    qids = sorted(qids, key=lambda q: run_index.get(q, n_run))
     which = np.array([run_index.get(q, -1) for q in qids], dtype=np.int64)
-    if np.array_equal(which, np.arange(len(run.topics()))):
-        offsets = run.offsets  # every run topic, in the run's order: no copies
-        docnos, scores, hashes = run.docnos, run.scores, run.docno_hashes
+    if len(which) == n_run and np.array_equal(which, np.arange(n_run)):
+        rows, offsets = None, run.offsets  # every run topic, in the run's order: no copies
     else:
         rows, offsets = segment_rows(run.offsets, which)
-        docnos, scores = run.docnos[rows], run.scores[rows]
-        hashes = run.docno_hashes[rows]
     q_topic = _index_in(qrels, qids)
-    rel = _ranked_rels(qrels, q_topic, docnos, scores, hashes, offsets, float32)
+    rel = _ranked_rels(qrels, q_topic, _RunRows(run, rows, offsets), float32)
     # trec_eval cuts at -M first, then drops the unjudged (-J) keeping the order
     if max_results is not None:
         n = np.diff(offsets)
@@ -217,19 +223,24 @@ def rank_topics(
 
 
 def _index_in(qrels: Qrels, qids: list[str]) -> np.ndarray:
-    index = {q: i for i, q in enumerate(qrels.topics())}
+    index = qrels.topic_index
     return np.array([index.get(q, -1) for q in qids], dtype=np.int64)
 
 
-def _ranked_rels(
-    qrels: Qrels,
-    q_topic: np.ndarray,
-    docnos: np.ndarray,
-    scores: np.ndarray,
-    hashes: np.ndarray,
-    offsets: np.ndarray,
-    float32: bool,
-) -> np.ndarray:
+class _RunRows(NamedTuple):
+    """The lines of a run's topics being ranked: the run, their rows in it (None: every
+    line, in its order) and their CSR offsets."""
+
+    run: Run
+    rows: np.ndarray | None
+    offsets: np.ndarray
+
+    def of(self, column: np.ndarray) -> np.ndarray:
+        """A column of the run (one value per line) for these lines."""
+        return column if self.rows is None else column[self.rows]
+
+
+def _ranked_rels(qrels: Qrels, q_topic: np.ndarray, rows: _RunRows, float32: bool) -> np.ndarray:
     """Qrels value of each row in trec order within its topic: NONPOOL if absent, UNJUDGED if
     negative; int8 when every grade fits (as usual), else int32 or int64.
 
@@ -237,35 +248,127 @@ def _ranked_rels(
     topics at a time is put in trec order and probed in the qrels' hash tables (in C, one
     small table per topic; else one table of (topic, docno) keys); hits are verified on the
     exact bytes.
+
+    Qrels with a lineage (`Qrels.lineage`: each entry is one of a root's, same topic, same
+    docno) take the root row each ranked document matches (`_root_hits`, probed once per
+    root and run) and their own grade of that row: what probing their own tables gives.
     """
-    grades = qrels.grouped_rels
-    rel = np.full(len(docnos), NONPOOL, dtype=_smallest_int(grades))
-    if not len(docnos):
+    lineage = _usable_lineage(qrels)
+    if lineage is None:
+        docnos, scores = rows.of(rows.run.docnos), rows.of(rows.run.scores)
+        rel = np.full(len(docnos), NONPOOL, dtype=_smallest_int(qrels.grouped_rels))
+        if len(docnos):
+            hashes, offsets = rows.of(rows.run.docno_hashes), rows.offsets
+            lookup = _Lookup(qrels, q_topic, qrels.grouped_rels)
+            for first, last, order in trec_order_blocks(docnos, scores, offsets, float32=float32):
+                lookup.block(hashes, docnos, offsets, first, last, order, rel)
         return rel
-    tables = topic_tables(qrels) if len(qrels) else None
-    table = match_table(qrels) if len(qrels) and tables is None else None
-    q_topic = q_topic.astype(np.int32)
-    for first, last, order in trec_order_blocks(docnos, scores, offsets, float32=float32):
-        if tables is not None:
-            lookup = (hashes, docnos, qrels.grouped_docnos, grades, q_topic, offsets, order)
-            native.lookup_rels(tables, *lookup, first, last, rel)
-            continue
-        if table is None:
-            continue
+    root, root_rows = lineage
+    return _coded(qrels, root, root_rows)[rows.of(_root_hits(root, rows.run, float32))]
+
+
+# Per derived qrels while they live: their value of each root row (`_coded`).
+_CODED: weakref.WeakKeyDictionary[Qrels, np.ndarray] = weakref.WeakKeyDictionary()
+
+
+def _coded(qrels: Qrels, root: Qrels, root_rows: np.ndarray) -> np.ndarray:
+    """The derived qrels' value of each root row, as a ranked document matching it gets it
+    (their grade, UNJUDGED for a negative one, NONPOOL for a row they lack), and NONPOOL
+    last (for -1, no row); made once per qrels (every run ranked against them reads it)."""
+    coded = _CODED.get(qrels)
+    if coded is None:
+        grades = qrels.grouped_rels
+        coded = np.full(len(root) + 1, NONPOOL, dtype=_smallest_int(grades))
+        coded[root_rows] = np.where(grades < 0, UNJUDGED, grades)
+        coded.flags.writeable = False
+        _CODED[qrels] = coded
+    return coded
+
+
+# Per root qrels and run while both live: the root's grouped row that each of the run's lines
+# (every topic, in trec order within it) matches, -1 for none; for each float32.
+_HITS: weakref.WeakKeyDictionary[Qrels, weakref.WeakKeyDictionary[Run, dict[bool, np.ndarray]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _root_hits(root: Qrels, run: Run, float32: bool) -> np.ndarray:
+    """The root's grouped row each line of the run matches (its topic's entry of the same
+    docno), -1 for none, every topic's lines in trec order: probed in the root's tables once
+    (the rows' numbers as the looked-up values) and kept while the root and the run live;
+    read-only, int32 (int64 for roots of 2^31 entries or more)."""
+    kept = _HITS.setdefault(root, weakref.WeakKeyDictionary()).setdefault(run, {})
+    if float32 not in kept:
+        dtype = np.int32 if len(root) < 2**31 - 1 else np.int64
+        hits = np.full(len(run.docnos), -1, dtype=dtype)
+        if len(run.docnos):
+            lookup = _Lookup(root, _index_in(root, run.topics()), np.arange(len(root)))
+            blocks = trec_order_blocks(run.docnos, run.scores, run.offsets, float32=float32)
+            for first, last, order in blocks:
+                lookup.block(run.docno_hashes, run.docnos, run.offsets, first, last, order, hits)
+        hits.flags.writeable = False
+        kept[float32] = hits
+    return kept[float32]
+
+
+class _Lookup:
+    """Probing a block of topics' rows (in trec order) in one qrels' hash tables, writing the
+    `values` (per grouped entry: its grade, or its row number) of the entries found."""
+
+    def __init__(self, qrels: Qrels, q_topic: np.ndarray, values: np.ndarray) -> None:
+        self.qrels = qrels
+        self.q_topic = q_topic.astype(np.int32)
+        self.values = values
+        self.tables = topic_tables(qrels) if len(qrels) else None
+        self.table = match_table(qrels) if len(qrels) and self.tables is None else None
+
+    def block(
+        self,
+        hashes: np.ndarray,
+        docnos: np.ndarray,
+        offsets: np.ndarray,
+        first: int,
+        last: int,
+        order: np.ndarray | None,
+        rel: np.ndarray,
+    ) -> None:
+        qrels, q_topic, values = self.qrels, self.q_topic, self.values
+        if self.tables is not None:
+            lookup = (hashes, docnos, qrels.grouped_docnos, values, q_topic, offsets, order)
+            native.lookup_rels(self.tables, *lookup, first, last, rel)
+            return
+        if self.table is None:
+            return
         lo, hi = int(offsets[first]), int(offsets[last])
         rows = np.arange(lo, hi) if order is None else lo + order
         # the trec order permutes rows within their topic: position i is in i's segment
         row_topic = np.repeat(q_topic[first:last], np.diff(offsets[first : last + 1]))
-        found = table.find(group_keys(hashes[rows], row_topic))
+        found = self.table.find(group_keys(hashes[rows], row_topic))
         found[row_topic < 0] = -1
         hit = np.flatnonzero(found >= 0)
         source = found[hit]
         same = (qrels.grouped_docnos[source] == docnos[rows[hit]]) & (
             qrels.grouped_topic[source] == row_topic[hit]
         )
-        values = grades[source[same]]
-        rel[lo + hit[same]] = np.where(values < 0, UNJUDGED, values)
-    return rel
+        found_values = values[source[same]]
+        rel[lo + hit[same]] = np.where(found_values < 0, UNJUDGED, found_values)
+
+
+def _usable_lineage(qrels: Qrels) -> tuple[Qrels, np.ndarray] | None:
+    """The qrels' lineage (root, root rows), unless they have none or the root judges a
+    docno twice in a topic (then which of its entries a lookup finds depends on its table,
+    and the qrels' own tables are used)."""
+    lineage = qrels.lineage
+    if lineage is None or lineage[0].judged_twice:
+        return None
+    return lineage
+
+
+def _mapped_topics(qrels: Qrels, other: Qrels, q_topic: np.ndarray) -> np.ndarray:
+    """`other`'s topic index of each of the qrels topics ``q_topic`` (-1: none there)."""
+    index = {q: i for i, q in enumerate(other.topics())}
+    mapped = np.array([index.get(q, -1) for q in qrels.topics()] + [-1], dtype=np.int64)
+    return mapped[q_topic]
 
 
 def _smallest_int(grades: np.ndarray) -> type[np.signedinteger]:
@@ -281,34 +384,80 @@ def _smallest_int(grades: np.ndarray) -> type[np.signedinteger]:
 
 _JudgedParts = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[tuple, np.ndarray]]
 # Per Qrels object while it lives: the judged parts of each (topics, level) asked for, shared
-# (read-only) by every run evaluated on the same topics, with a memo of what derives from them.
-_JUDGED: weakref.WeakKeyDictionary[Qrels, dict[tuple[bytes, int], _JudgedParts]] = (
-    weakref.WeakKeyDictionary()
-)
+# (read-only) by every run evaluated on the same topics, with a memo of what derives from them,
+# and the qrels' grouped row of each judged entry (for qrels derived from these).
+_JUDGED: weakref.WeakKeyDictionary[
+    Qrels, dict[tuple[bytes, int], tuple[_JudgedParts, np.ndarray]]
+] = weakref.WeakKeyDictionary()
 
 
 def _judged_of(qrels: Qrels, q_topic: np.ndarray, level: int) -> _JudgedParts:
     """:func:`_judged` of the qrels topics ``q_topic`` (-1: none), computed once per qrels,
     and a memo of the values derived from them alone (``Ranked.judged_memo``)."""
+    return _judged_with_rows(qrels, q_topic, level)[0]
+
+
+def _judged_with_rows(
+    qrels: Qrels, q_topic: np.ndarray, level: int
+) -> tuple[_JudgedParts, np.ndarray]:
+    """:func:`_judged_of`, and the grouped row of each judged entry. Qrels with a lineage
+    (`Qrels.lineage`) whose grades are their root's (`select`, `without`) take the root's
+    judged entries of the same topics less the rows they lack (the root's order is (topic,
+    grade descending): what is left is in it)."""
     cache = _JUDGED.setdefault(qrels, {})
     key = (q_topic.tobytes(), level)
-    parts = cache.get(key)
-    if parts is None:
-        q_rows, q_offsets = segment_rows(qrels.offsets, q_topic)
-        arrays = _judged(qrels.grouped_rels[q_rows], q_offsets, level)
+    found = cache.get(key)
+    if found is None:
+        lineage = _usable_lineage(qrels)
+        if lineage is not None and not np.array_equal(
+            qrels.grouped_rels, lineage[0].grouped_rels[lineage[1]]
+        ):
+            lineage = None  # grades of their own
+        if lineage is None:
+            q_rows, q_offsets = segment_rows(qrels.offsets, q_topic)
+            *arrays, src = _judged(qrels.grouped_rels[q_rows], q_offsets, level)
+            rows = q_rows[src]
+        else:
+            arrays, rows = _judged_in_root(qrels, *lineage, q_topic, level)
         for array in arrays:
             array.flags.writeable = False
-        parts = cache[key] = (*arrays, {})
-    return parts
+        offsets, rels, num_rel, num_nonrel = arrays
+        found = cache[key] = ((offsets, rels, num_rel, num_nonrel, {}), rows)
+    return found
+
+
+def _judged_in_root(
+    qrels: Qrels, root: Qrels, root_rows: np.ndarray, q_topic: np.ndarray, level: int
+) -> tuple[list[np.ndarray], np.ndarray]:
+    """The judged parts of derived qrels from their root's (see `_judged_with_rows`), and
+    the qrels' own grouped row of each judged entry."""
+    parts, rows = _judged_with_rows(root, _mapped_topics(qrels, root, q_topic), level)
+    judged_offsets, judged_rel = parts[0], parts[1]
+    own = np.full(len(root), -1, dtype=np.int64)
+    own[root_rows] = np.arange(len(root_rows))
+    kept = own[rows] >= 0
+    n_topics = len(q_topic)
+    topic = np.repeat(np.arange(n_topics), np.diff(judged_offsets))[kept]
+    rels = judged_rel[kept]
+    counts = np.bincount(topic, minlength=n_topics)
+    num_rel = np.bincount(topic[rels >= level], minlength=n_topics)
+    arrays = [
+        offsets_of(counts),
+        rels,
+        num_rel.astype(np.int64),
+        (counts - num_rel).astype(np.int64),
+    ]
+    return arrays, own[rows[kept]]
 
 
 def _judged(
     q_rels: np.ndarray, q_offsets: np.ndarray, level: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Per topic: the nonnegative grades descending (CSR), R and the judged nonrelevant."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per topic: the nonnegative grades descending (CSR), R and the judged nonrelevant; and
+    the index in ``q_rels`` of each of those grades."""
     n_topics = len(q_offsets) - 1
     topic = np.repeat(np.arange(n_topics), np.diff(q_offsets))
-    judged = q_rels >= 0
+    judged = np.flatnonzero(q_rels >= 0)
     rels, topic = q_rels[judged], topic[judged]
     order = np.lexsort((-rels, topic))
     rels, topic = rels[order], topic[order]
@@ -319,4 +468,5 @@ def _judged(
         rels.astype(np.int64),
         num_rel.astype(np.int64),
         (counts - num_rel).astype(np.int64),
+        judged[order],
     )

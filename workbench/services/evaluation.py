@@ -322,8 +322,12 @@ def precision_recall(
     scoped = qrels.of_topics(topics)
     curves = {}
     for run in runs:
+        # a run with every topic is evaluated as it is (its topics outside the qrels are not
+        # evaluated); one lacking some gets them as empty rankings
+        lacks = any(q not in run.trec_run for q in topics)
+        trec_run = run.trec_run.select(topics) if lacks else run.trec_run
         curve = interpolated_precision_recall(
-            scoped, run.trec_run.select(topics), relevance_level=table.relevance_level
+            scoped, trec_run, relevance_level=table.relevance_level
         )["all"]
         curves[run.tag] = [float(v) for v in curve]
     return curves
@@ -477,6 +481,18 @@ def tukey_hsd(table: EvaluationTable, measure: str) -> stats.TukeyResult | None:
     if len(table.runs) < 2 or len(topics) < 2:
         return None
     return stats.paired_tukey_hsd(matrix, names=[r.tag for r in table.runs])
+
+
+def score_like(
+    table: EvaluationTable, run: LoadedRun, qrels: Qrels
+) -> tuple[float, dict[str, float]]:
+    """The run's summary and per-topic values of the table's measure at its relevance level
+    under `qrels` (a `trec.Qrels` of the topics to evaluate): what `evaluate_like` gives one
+    run, without the table around it."""
+    measure = table.measure()
+    result = _evaluate(qrels, run, [table.spec_of(measure)], table.relevance_level)
+    per_topic = {q: cast(float, v[measure]) for q, v in result.per_topic.items()}
+    return cast(float, result.summary[measure]), per_topic
 
 
 def evaluate_like(

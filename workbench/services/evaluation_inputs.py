@@ -48,6 +48,7 @@ from workbench.store.models import Campaign, QrelsEntry, QrelsSet, Run, Topic, U
 from workbench.store.runs import load_run
 from workbench.trec import Qrels, TrecFormatError, read_qrels
 from workbench.trec import Run as TrecRun
+from workbench.trec.order import trec_order_blocks
 
 DEFAULT_MEASURES = ("map", "P.10", "ndcg_cut.10")
 
@@ -77,8 +78,11 @@ class NamedQrels:
     @cached_property
     def as_trec(self) -> Qrels:
         """All these qrels as one `trec.Qrels` (`trec`, or made from the dict, which is never
-        changed after creation)."""
-        return self.trec if self.trec is not None else Qrels.from_dict(self.qrels)
+        changed after creation), derived from themselves (`Qrels.as_derived`): every
+        evaluation of a run against them or qrels made from them (`of_topics`, `without`,
+        `part_of`) probes the run once."""
+        trec = self.trec if self.trec is not None else Qrels.from_dict(self.qrels)
+        return trec if trec.lineage is not None else trec.as_derived()
 
 
 def assessors(session: Session, campaign: Campaign) -> list[User]:
@@ -196,6 +200,27 @@ class LoadedRun:
         if np.isnan(scores).any():
             return self.ranked_lists[qid]
         return pooling.ranked_list(self.trec_run.docnos[lines], scores, limit=limit)
+
+    def tops(self, limit: int) -> dict[str, list[str]]:
+        """qid -> the topic's first `limit` documents in trec_eval order (the docnos of
+        `ranked_list(qid, limit)`), every topic at once: the run's lines put in trec order a
+        block of topics at a time (`trec.order.trec_order_blocks`), only the first `limit`
+        of each decoded. Topic by topic when a score is NaN (as `ranked_list`)."""
+        run = self.trec_run
+        if np.isnan(run.scores).any():
+            return {q: list(self.ranked_list(q, limit).docnos) for q in run.topics()}
+        order = np.arange(len(run.scores))
+        for first, _, block in trec_order_blocks(run.docnos, run.scores, run.offsets):
+            if block is not None:
+                lo = int(run.offsets[first])
+                order[lo : lo + len(block)] = lo + block
+        lengths = np.diff(run.offsets)
+        position = np.arange(len(order)) - np.repeat(run.offsets[:-1], lengths)
+        chosen = order[position < max(limit, 0)]
+        names = [d.decode("utf-8", "surrogateescape") for d in run.docnos[chosen].tolist()]
+        ends = np.cumsum(np.minimum(lengths, max(limit, 0))).tolist()
+        starts = [0, *ends[:-1]]
+        return {q: names[a:b] for q, a, b in zip(run.topics(), starts, ends, strict=True)}
 
 
 def load_runs(session: Session, campaign: Campaign) -> list[LoadedRun]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from sqlalchemy import select
@@ -23,18 +23,21 @@ from workbench import pooling, stats
 from workbench.relevance import is_relevant
 from workbench.services import pools
 from workbench.services.errors import ServiceError
-from workbench.services.evaluation import EvaluationTable, evaluate_like, evaluate_runs
+from workbench.services.evaluation import (
+    EvaluationTable,
+    evaluate_like,
+    evaluate_runs,
+    score_like,
+)
 from workbench.services.evaluation_inputs import (
     LoadedRun,
     NamedQrels,
-    QrelsDict,
     Scope,
     assessors,
-    topic_scope,
 )
 from workbench.services.qrels import IncompleteQrels
 from workbench.services.scope import PoolScope
-from workbench.store.models import Campaign, Pool, PoolEntry
+from workbench.store.models import Campaign, Pool, PoolEntry, User
 from workbench.trec import Qrels
 
 # ------------------------------------------------------------------------ ranking stability
@@ -57,6 +60,8 @@ def ranking_stability(
     campaign: Campaign,
     table: EvaluationTable,
     scope: Scope,
+    judges: Sequence[User] | None = None,
+    final: NamedQrels | None = None,
 ) -> RankingStability:
     """Rank the runs by the table's measure (`EvaluationTable.measure`) under the final qrels
     and under each assessor's, and compare the rankings (Kendall's tau, as Voorhees, IP&M
@@ -65,19 +70,25 @@ def ranking_stability(
     The final ranking is the table's when it is over the final qrels. Each assessor's ranking
     is over the topics that assessor judged, and the notes name the others; an assessor whose
     qrels are incomplete is left out, and the notes say so, unless allow_incomplete.
+    `judges`: the campaign's `assessors`, when the caller has them (read when None);
+    `final`: the final qrels, when the caller has them (read when None and needed).
+    Each assessor's qrels are evaluated as part of the final ones (`trec.Qrels.part_of`)
+    where they can be: a run is then probed once for all assessors.
     """
     measure = table.measure()
     runs = scope.loaded_runs(session, campaign)
+    if final is None:
+        final = scope.qrels(session, campaign, "final")
     if table.qrels == "final":
         reference = table
     else:
-        final = scope.qrels(session, campaign, "final")
         reference = evaluate_like(table, runs, final, scope.topics(session, campaign, runs, final))
     reference_scores = {r.tag: r.summary[measure] for r in reference.runs}
     reference_topics = set(reference.topics_evaluated)
     comparisons = []
     notes = list(reference.qrels_notes)
-    judges = assessors(session, campaign)
+    if judges is None:
+        judges = assessors(session, campaign)
     if not judges:
         raise ServiceError("no assessor has judged yet: there is no assessor's ranking to compare")
     every = scope.assessors_qrels(session, campaign, [user.username for user in judges])
@@ -88,6 +99,7 @@ def ranking_stability(
             notes.append(f"assessor {name} left out: {qrels.completeness.describe()}.")
             continue
         notes.extend(f"assessor {name}: {note}" for note in qrels.notes)
+        qrels = replace(qrels, trec=qrels.as_trec.part_of(final.as_trec))
         try:
             topics = scope.topics(session, campaign, runs, qrels)
         except ServiceError as refused:  # e.g. no judged topic common to every run
@@ -113,26 +125,23 @@ def ranking_stability(
 # ------------------------------------------------------------------------------ reusability
 
 
-def _left_out_score(
-    table: EvaluationTable, run: LoadedRun, reduced: QrelsDict, as_trec: Qrels
-) -> float:
-    """The run's score on the table's measure under the `reduced` qrels, over the table's
-    topics: a topic left without any label of 0 or more (every judged document left out)
-    cannot be evaluated by trec_eval, and scores what trec_eval gives a topic without a
-    relevant document, 0; the mean is over all the table's topics."""
+def _left_out_score(table: EvaluationTable, run: LoadedRun, reduced: Qrels) -> float:
+    """The run's score on the table's measure under the `reduced` qrels (of the table's
+    topics), over the table's topics: a topic left without any label of 0 or more (every
+    judged document left out) cannot be evaluated by trec_eval, and scores what trec_eval
+    gives a topic without a relevant document, 0; the mean is over all the table's topics."""
     measure = table.measure()
-    kept = NamedQrels("left out", reduced, trec=as_trec)
-    topics = topic_scope([run], kept)
-    alone = evaluate_like(table, [run], kept, topics)
-    emptied = set(table.topics_evaluated) - set(topics.evaluated)
+    evaluated = sorted(reduced.judged_topics())
+    summary, per_topic = score_like(table, run, reduced.select(evaluated))
+    emptied = set(table.topics_evaluated) - set(evaluated)
     if not emptied:
-        return alone.runs[0].summary[measure]
+        return summary
     if table.summaries.get(measure) != "mean":
         raise ServiceError(
             f"leaving out {run.tag}'s documents leaves topic(s) {', '.join(sorted(emptied))} "
             f"without a judgement, and {measure} is not a mean over topics"
         )
-    values = [alone.runs[0].per_topic[q][measure] for q in topics.evaluated]
+    values = [per_topic[q] for q in evaluated]
     return float(sum(values)) / len(table.topics_evaluated)
 
 
@@ -191,14 +200,13 @@ def contributed_documents(
             pooled[qid].add(docno)
             deepest = max(deepest, best_rank)
         depth = pools.contribution_depth(pool, deepest)  # one home: the pool service
-        for qid, docs in pooled.items():
-            ranked_lists = {
-                r.tag: r.ranked_list(qid, depth)
-                for r in runs
-                if r.tag in contributing and qid in r.trec_run
-            }
-            for tag, found in pooling.contributions(ranked_lists, docs, depth).items():
-                result[qid][tag] |= found
+        for run in runs:
+            if run.tag not in contributing:
+                continue
+            tops = run.tops(depth)
+            for qid, docs in pooled.items():
+                if qid in tops:
+                    result[qid][run.tag] |= pooling.contributed(tops[qid], docs)
     return {qid: dict(per_run) for qid, per_run in result.items()}
 
 
@@ -283,7 +291,6 @@ def leave_out(
     for run in runs:
         if run.tag not in contributing:
             continue
-        reduced: QrelsDict = {}
         removed: dict[str, set[str]] = {}
         n_unique = n_relevant = 0
         for qid in table.topics_evaluated:
@@ -291,11 +298,8 @@ def leave_out(
             unique = unique_of[qid].get(unit[run.tag], set())
             n_unique += len(unique)
             n_relevant += sum(1 for d in unique if is_relevant(labels.get(d, 0), level))
-            reduced[qid] = kept = dict(labels)  # a copy without `unique`, in labels' order
-            for d in unique:
-                kept.pop(d, None)
             removed[qid] = unique
-        score_out = _left_out_score(table, run, reduced, full.without(removed))
+        score_out = _left_out_score(table, run, full.without(removed))
         left_out_scores[run.tag] = score_out
         rank_out = stats.system_ranking({**scores, run.tag: score_out}).index(run.tag) + 1
         delta = scores[run.tag] - score_out

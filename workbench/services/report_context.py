@@ -32,7 +32,7 @@ from workbench.services.evaluation_inputs import (
 from workbench.services.evaluation_report import ReportRequest
 from workbench.services.qrels import has_final_labels
 from workbench.services.scope import PoolScope
-from workbench.store.models import Campaign, QueryLog
+from workbench.store.models import Campaign, QueryLog, User
 
 T = TypeVar("T")
 
@@ -132,6 +132,11 @@ class ReportContext:
         )
 
     @property
+    def assessors(self) -> list[User]:
+        """The users with a current grade in the campaign (`evaluation_inputs.assessors`)."""
+        return self._once("assessors", lambda: assessors(self.session, self.campaign))
+
+    @property
     def leave_out_inputs(self) -> stability.LeaveOutInputs:
         """What both leave-one-out sections read (the runs' contributions, Judged@10)."""
         return self._once(
@@ -170,7 +175,7 @@ def _final_labels(context: ReportContext) -> None:
 
 
 def _assessors(context: ReportContext) -> None:
-    if not assessors(context.session, context.campaign):
+    if not context.assessors:
         raise ServiceError("no assessor has judged yet")
 
 

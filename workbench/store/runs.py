@@ -3,14 +3,13 @@
 A run is stored whole, one RunTopic row per run and topic (read through the `run_topics`
 view of each run's live version; `services.run_imports` writes them), whose blobs are zlib
 streams of the topic's docnos ('\\n'-joined UTF-8), scores (float64 LE) and ranks (int64 LE),
-in file order (`run_topic_rows`, `decode_run_topic`, `load_run`).
+in file order (`run_topic_rows`, `load_run`).
 """
 
 from __future__ import annotations
 
 import zlib
 from collections.abc import Iterator, Sequence
-from typing import Any
 
 import numpy as np
 from sqlalchemy import Connection, Table, select
@@ -70,18 +69,6 @@ def _little(values: np.ndarray, dtype: str) -> bytes:
     return np.ascontiguousarray(values, dtype=dtype).tobytes()
 
 
-def decode_run_topic(
-    row: Any, *, ranks: bool = True
-) -> tuple[list[bytes], np.ndarray, np.ndarray | None]:
-    """(docnos as UTF-8 bytes, scores, ranks or None) of a RunTopic row (or a row of its
-    n_lines, docnos, scores[, ranks] columns), in file order."""
-    docnos = zlib.decompress(row.docnos).split(b"\n") if row.n_lines else []
-    scores = decode_scores(row.scores)
-    if not ranks:
-        return docnos, scores, None
-    return docnos, scores, np.frombuffer(zlib.decompress(row.ranks), dtype="<i8").astype(np.int64)
-
-
 def decode_scores(blob: bytes) -> np.ndarray:
     """A RunTopic row's scores (float64), in file order."""
     return np.frombuffer(zlib.decompress(blob), dtype="<f8").astype(np.float64)
@@ -104,28 +91,47 @@ def decode_docnos_head(blob: bytes, count: int) -> list[bytes]:
 
 def load_run(session: Session, run_model: Run) -> trec.Run:
     """The parsed run rebuilt from its RunTopic blobs: same topics, lines, order and ranks."""
-    rows = session.scalars(
-        select(RunTopic).where(RunTopic.run_id == run_model.id).order_by(RunTopic.id)
-    )
+    columns = (RunTopic.qid, RunTopic.n_lines, RunTopic.docnos, RunTopic.scores, RunTopic.ranks)
+    rows = session.execute(
+        select(*columns).where(RunTopic.run_id == run_model.id).order_by(RunTopic.id)
+    )  # the columns' rows, not ORM objects: a TREC run has a row per topic
     topics: list[str] = []
-    offsets = [0]
-    docnos: list[bytes] = []
+    counts: list[int] = []
+    texts: list[bytes] = []
     scores: list[np.ndarray] = []
     ranks: list[np.ndarray] = []
     for row in rows:
-        topic_docnos, topic_scores, topic_ranks = decode_run_topic(row)
-        assert topic_ranks is not None  # decoded with ranks=True
         topics.append(row.qid)
-        docnos.extend(topic_docnos)
-        scores.append(topic_scores)
-        ranks.append(topic_ranks)
-        offsets.append(len(docnos))
+        counts.append(row.n_lines)
+        if row.n_lines:
+            texts.append(zlib.decompress(row.docnos))
+        scores.append(decode_scores(row.scores))
+        ranks.append(np.frombuffer(zlib.decompress(row.ranks), dtype="<i8").astype(np.int64))
     return trec.Run(
         topics,
-        np.array(offsets, dtype=np.int64),
-        np.array(docnos, dtype=bytes) if docnos else np.zeros(0, dtype="S1"),
+        np.concatenate(([0], np.cumsum(counts, dtype=np.int64))).astype(np.int64),
+        _docnos_array(b"\n".join(texts), sum(counts)),
         np.concatenate(scores) if scores else np.zeros(0, dtype=np.float64),
         np.concatenate(ranks) if ranks else np.zeros(0, dtype=np.int64),
         run_model.tag,
         n_lines=run_model.line_count,
     )
+
+
+def _docnos_array(text: bytes, n: int) -> np.ndarray:
+    """The `n` '\\n'-separated docnos of `text` as one fixed-width bytes array, as
+    ``np.array(text.split(b"\\n"), dtype=bytes)`` gives it (no docnos: 'S1'). Docnos of one
+    length (a collection's usual naming) are the text's bytes reshaped, without a bytes
+    object per docno."""
+    if not n:
+        return np.zeros(0, dtype="S1")
+    width, extra = divmod(len(text) + 1, n)
+    if not extra and width > 1:
+        rows = np.frombuffer(text + b"\n", dtype=np.uint8).reshape(n, width)
+        newline = ord("\n")
+        if (rows[:, -1] == newline).all() and not (rows[:, :-1] == newline).any():
+            return rows[:, :-1].copy().view(f"S{width - 1}").ravel()
+    docnos = text.split(b"\n")
+    if len(docnos) != n:
+        raise ValueError(f"a run's docnos blob holds {len(docnos)} docnos, not {n}")
+    return np.array(docnos, dtype=bytes)

@@ -13,6 +13,7 @@ from workbench.trec.keys import (
     first_duplicate,
     group_keys,
     group_topics,
+    offsets_of,
     segments_with_repeats,
 )
 from workbench.trec.scan import (
@@ -36,16 +37,64 @@ class Qrels:
     def __init__(
         self, qids: np.ndarray, iterations: np.ndarray, docnos: np.ndarray, rels: np.ndarray
     ) -> None:
+        self._set(qids, iterations, docnos, rels, *group_topics(qids))
+
+    def _set(
+        self,
+        qids: np.ndarray,
+        iterations: np.ndarray,
+        docnos: np.ndarray,
+        rels: np.ndarray,
+        topics: list[str],
+        order: np.ndarray | None,
+        offsets: np.ndarray,
+    ) -> None:
+        """The columns and their grouping (`keys.group_topics` of `qids`)."""
         self.qids = qids
         self.iterations = iterations
         self.docnos = docnos
         self.rels = rels
-        self._topics, order, self.offsets = group_topics(qids)
+        self._topics, self.offsets = topics, offsets
         self._index = {q: i for i, q in enumerate(self._topics)}
         self._order = order
         self.grouped_docnos = docnos if order is None else docnos[order]
         self.grouped_rels = rels if order is None else rels[order]
         self.grouped_topic = np.repeat(np.arange(len(self._topics)), np.diff(self.offsets))
+        self._lineage: tuple[Qrels, np.ndarray] | None = None
+
+    def _kept(self, keep: np.ndarray) -> Qrels:
+        """The grouped entries where `keep`, as grouped qrels (topics in this order, one
+        left without entries gone): `Qrels` of those columns, without grouping them again."""
+        counts = np.bincount(self.grouped_topic[keep], minlength=len(self._topics))
+        present = np.flatnonzero(counts)
+        kept = Qrels.__new__(Qrels)
+        kept._set(
+            self._grouped(self.qids)[keep],
+            self._grouped(self.iterations)[keep],
+            self.grouped_docnos[keep],
+            self.grouped_rels[keep],
+            [self._topics[t] for t in present.tolist()],
+            None,
+            offsets_of(counts[present]),
+        )
+        return kept
+
+    @property
+    def lineage(self) -> tuple[Qrels, np.ndarray] | None:
+        """(root, rows) when these qrels were made from others by `select`, `without`,
+        `as_derived` or `part_of` (of these, of their results ...): ``rows[i]`` is the
+        root's grouped row of the same topic and docno as this grouped row i (each root row
+        at most once; the grade is this one's, the root's but for `part_of`). The metric
+        module ranks a run against the root's tables once for all such qrels
+        (`metrics.ranked`). None for qrels made otherwise (read, from a dict)."""
+        return self._lineage
+
+    def _derived(self, rows: np.ndarray) -> tuple[Qrels, np.ndarray]:
+        """(root, root rows) of the entries at these grouped `rows`."""
+        if self._lineage is None:
+            return self, rows
+        root, parent_rows = self._lineage
+        return root, parent_rows[rows]
 
     def topics(self) -> list[str]:
         return list(self._topics)
@@ -59,9 +108,18 @@ class Qrels:
     @cached_property
     def judged_twice(self) -> frozenset[str]:
         """Topics where some docno (by hash) is judged twice; only ``read_qrels(
-        check_duplicates=False)``, trec-eval's reading, lets such qrels through."""
+        check_duplicates=False)``, trec-eval's reading, lets such qrels through. None when
+        these qrels derive from a root that has none (`lineage`: they hold some of its
+        entries)."""
+        if self._lineage is not None and not self._lineage[0].judged_twice:
+            return frozenset()
         flags = segments_with_repeats(self.grouped_hashes, self.offsets)
         return frozenset(self._topics[t] for t in np.flatnonzero(flags).tolist())
+
+    @property
+    def topic_index(self) -> Mapping[str, int]:
+        """qid -> its index in `topics` (the qrels' own mapping: read it, never change it)."""
+        return self._index
 
     def __contains__(self, qid: str) -> bool:
         return qid in self._index
@@ -92,6 +150,8 @@ class Qrels:
         def take(grouped: np.ndarray) -> np.ndarray:
             return np.concatenate([grouped[s] for s in slices]) if slices else grouped[:0]
 
+        positions = np.arange(len(self.grouped_rels))
+
         selected = Qrels(
             take(self._grouped(self.qids)),
             take(self._grouped(self.iterations)),
@@ -100,7 +160,50 @@ class Qrels:
         )
         if "grouped_hashes" in self.__dict__:  # selected is grouped as taken: rows align
             selected.__dict__["grouped_hashes"] = take(self.grouped_hashes)
+        selected._lineage = self._derived(take(positions))
         return selected
+
+    def judged_topics(self) -> list[str]:
+        """The topics with some label of 0 or more (a topic holding only negative labels,
+        pooled but never judged, is not judged), in the order of `topics`."""
+        if not len(self.grouped_rels):
+            return []
+        tops = np.maximum.reduceat(self.grouped_rels, self.offsets[:-1])
+        return [self._topics[t] for t in np.flatnonzero(tops >= 0).tolist()]
+
+    def as_derived(self) -> Qrels:
+        """The same entries as qrels derived from these (`lineage`: every row of these, or
+        of their root): for qrels that many runs are evaluated against, again and again
+        and in parts (a report's), so that the metric module probes each run once."""
+        derived = Qrels(self.qids, self.iterations, self.docnos, self.rels)
+        if "grouped_hashes" in self.__dict__:
+            derived.__dict__["grouped_hashes"] = self.grouped_hashes
+        derived._lineage = self._derived(np.arange(len(self.grouped_rels)))
+        return derived
+
+    def part_of(self, root: Qrels) -> Qrels:
+        """These qrels with a `lineage` in `root` when each of their entries is one of the
+        root's (same topic, same docno; the grade their own) and no docno is judged twice
+        in a topic here; else these qrels themselves. For many qrels over the documents of
+        one (each assessor's over the final qrels): the metric module probes a run in the
+        root's tables once for all of them."""
+        rows = np.empty(len(self.grouped_rels), dtype=np.int64)
+        for qid in self._topics:
+            if qid not in root._index:
+                return self
+            own, theirs = self.topic_slice(qid), root.topic_slice(qid)
+            order = root._docno_order[theirs]
+            names = root.grouped_docnos[order]
+            wanted = self.grouped_docnos[own]
+            at = np.minimum(np.searchsorted(names, wanted), max(len(names) - 1, 0))
+            if not len(names) or not (names[at] == wanted).all():
+                return self
+            rows[own] = order[at]
+        if len(np.unique(rows)) < len(rows):  # a docno judged twice here
+            return self
+        derived = self.as_derived()
+        derived._lineage = root._derived(rows)
+        return derived
 
     def without(self, removed: Mapping[str, Collection[str]]) -> Qrels:
         """These qrels less the docnos `removed[qid]` of each topic (a topic left without
@@ -120,14 +223,10 @@ class Qrels:
                 last = np.searchsorted(names, gone, side="right")  # a docno judged twice
                 for lo, hi in zip(first.tolist(), last.tolist(), strict=True):
                     keep[rows[lo:hi]] = False
-        reduced = Qrels(
-            self._grouped(self.qids)[keep],
-            self._grouped(self.iterations)[keep],
-            self.grouped_docnos[keep],
-            self.grouped_rels[keep],
-        )
+        reduced = self._kept(keep)
         if "grouped_hashes" in self.__dict__:  # reduced is grouped as given: rows align
             reduced.__dict__["grouped_hashes"] = self.grouped_hashes[keep]
+        reduced._lineage = self._derived(np.flatnonzero(keep))
         return reduced
 
     @cached_property

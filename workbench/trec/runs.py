@@ -94,6 +94,11 @@ class Run:
     def topics(self) -> list[str]:
         return list(self._topics)
 
+    @property
+    def topic_index(self) -> Mapping[str, int]:
+        """qid -> its index in `topics` (the run' own mapping: read it, never change it)."""
+        return self._index
+
     def __contains__(self, qid: str) -> bool:
         return qid in self._index
 

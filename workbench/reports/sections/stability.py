@@ -11,7 +11,10 @@ from workbench.tabular import Table
 
 
 def build(context: ReportContext) -> RankingStability:
-    return ranking_stability(context.session, context.campaign, context.table, context.scope)
+    final = context.qrels if context.table.qrels == "final" else None
+    return ranking_stability(
+        context.session, context.campaign, context.table, context.scope, context.assessors, final
+    )
 
 
 def tables(stability: RankingStability) -> list[Table]:
