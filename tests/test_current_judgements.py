@@ -77,7 +77,16 @@ def test_narrow_readers_agree_with_the_whole_rows_on_undo_cannot_judge_gold_and_
             ("q2", "d4", dan, 1, None),
             ("q2", "d4", dan, None, None),  # taken back: no current judgement
         ]
-        for qid, docno, user_id, grade, reason in log:
+        notes = [  # a comment, evidence (on gold: not counted), empty evidence, a withdrawn note
+            ("q1", "d1", ben, 1, None, "see the second page", None),
+            ("q1", "gold", ann, 2, None, "", [[0, 4]]),
+            ("q2", "d5", ben, 2, None, "", []),
+            ("q2", "d3", cat, 1, None, "withdrawn, with a comment", None),
+        ]
+        for qid, docno, user_id, grade, reason, comment, evidence in [
+            *((*row, "", None) for row in log),
+            *notes,
+        ]:
             s.add(
                 Judgement(
                     campaign_id=campaign.id,
@@ -86,23 +95,6 @@ def test_narrow_readers_agree_with_the_whole_rows_on_undo_cannot_judge_gold_and_
                     user_id=user_id,
                     grade=grade,
                     cannot_judge=reason,
-                )
-            )
-        notes = [  # a comment, evidence (on gold: not counted), empty evidence, a withdrawn note
-            ("q1", "d1", ben, 1, "", "see the second page", None),
-            ("q1", "gold", ann, 2, "", "", [[0, 4]]),
-            ("q2", "d5", ben, 2, "", "", []),
-            ("q2", "d3", cat, 1, "", "withdrawn, with a comment", None),
-        ]
-        for qid, docno, user_id, grade, reason, comment, evidence in notes:
-            s.add(
-                Judgement(
-                    campaign_id=campaign.id,
-                    qid=qid,
-                    docno=docno,
-                    user_id=user_id,
-                    grade=grade,
-                    cannot_judge=reason or None,
                     comment=comment,
                     evidence=evidence,
                 )
