@@ -221,8 +221,7 @@ def _write_labels(
     campaign (`changes.changed`). Final labels are never held as objects by a caller of a
     rule: a stored one is read again after it."""
     session.flush()
-    if added or changed or removed:
-        changes.changed(session, campaign_id)
+    changes.changed(session, campaign_id)  # every rule applied counts, even one writing nothing
     if added:
         session.execute(insert(FinalLabel), added)
     if changed:
@@ -265,7 +264,8 @@ def apply_rule(
     now = utcnow()
     added: list[dict[str, object]] = []
     changed: list[dict[str, object]] = []
-    undecided: list[int] = []
+    removed: list[int] = []  # rule-made labels of documents the rule no longer decides
+    queued = 0
     for document in documents:
         if chosen is not None and document.qid not in chosen:
             continue
@@ -275,7 +275,9 @@ def apply_rule(
             continue
         grade = _propose(document, merge, primary_judge)
         if grade is None:
-            undecided.append(-1 if label is None else label.id)
+            queued += 1
+            if label is not None:
+                removed.append(label.id)
             continue
         values = {
             "grade": int(grade),
@@ -290,8 +292,8 @@ def apply_rule(
             )
         else:
             changed.append({"id": label.id} | values)
-    _write_labels(session, campaign.id, added, changed, [i for i in undecided if i >= 0])
-    labelled, queued = len(added) + len(changed), len(undecided)
+    _write_labels(session, campaign.id, added, changed, removed)
+    labelled = len(added) + len(changed)
     completeness = qrels_completeness(session, campaign, final=True)
     scope = "" if chosen is None else f" on topic(s) {', '.join(sorted(chosen))}"
     return AdjudicationSummary(

@@ -172,9 +172,16 @@ def counted_judges(session: Session, campaign: Campaign) -> set[int]:
     query = select(Judgement.qid, Judgement.user_id).where(
         Judgement.id.in_(latest_ids(campaign.id)), HAS_JUDGEMENT
     )
-    gold = left_out_gold(session, campaign.id)
-    if gold:
-        query = query.where(tuple_(Judgement.qid, Judgement.docno).not_in(sorted(gold)))
+    if left_out_gold(session, campaign.id):  # in SQL: no bound parameter per gold document
+        query = query.where(
+            ~select(GoldDocument.id)
+            .where(
+                GoldDocument.campaign_id == campaign.id,
+                GoldDocument.qid == Judgement.qid,
+                GoldDocument.docno == Judgement.docno,
+            )
+            .exists()
+        )
     pairs = set(plain_rows(session, query.distinct()))
     if not campaign.count_withdrawn:
         pairs -= withdrawn_topics(session, campaign.id)

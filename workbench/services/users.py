@@ -195,6 +195,13 @@ def list_users(session: Session, *, role: str | None = None) -> list[User]:
     return list(session.scalars(query))
 
 
+def _candidate(session: Session, username: str, password: str) -> User | None:
+    """The user a login of `username` is checked against, None when the name is unknown or
+    the password cannot be anyone's (a NUL, or longer than limits.PASSWORD)."""
+    valid = "\x00" not in password and len(password) <= limits.PASSWORD
+    return _by_name(session, username) if valid else None
+
+
 def authenticate(
     session: Session,
     username: str,
@@ -207,12 +214,9 @@ def authenticate(
     against a `hash_method` hash, as a wrong password does). The check runs in the process's
     low-priority hashing thread: `password_hashing.HashingBusy` when `max_waiting` checks
     already wait for it."""
-    valid = "\x00" not in password and len(password) <= limits.PASSWORD
-    user = _by_name(session, username) if valid else None
-    if user is None:
-        password_matches(_dummy_hash(hash_method), password, max_waiting=max_waiting)
-        return None
-    if not password_matches(user.password_hash, password, max_waiting=max_waiting):
+    user = _candidate(session, username, password)
+    stored = _dummy_hash(hash_method) if user is None else user.password_hash
+    if not password_matches(stored, password, max_waiting=max_waiting) or user is None:
         return None
     return user if user.active else None
 
@@ -309,22 +313,35 @@ def account_by_token(session: Session, token: str) -> Account | None:
     return Account.of(user) if user is not None else None
 
 
-def log_in(
-    session: Session,
-    username: str,
-    password: str,
-    *,
-    hash_method: str = DEFAULT_HASH_METHOD,
-    max_waiting: int = MAX_WAITING,
+@dataclass(frozen=True)
+class LoginAttempt:
+    """What a login's password is checked against, read in one short transaction: the
+    user's hash (a hash nobody's password matches for an unknown name) and the account the
+    login opens (None: unknown or deactivated). The check itself (`check_login`) runs after
+    the transaction, so that no transaction waits for the hashing thread."""
+
+    password_hash: str
+    account: Account | None
+
+
+def login_attempt(
+    session: Session, username: str, password: str, *, hash_method: str = DEFAULT_HASH_METHOD
+) -> LoginAttempt:
+    """The attempt of `username` (names longer than limits.USERNAME are not looked up, and
+    cost a check as an unknown name does)."""
+    user = _candidate(session, username if len(username) <= limits.USERNAME else "", password)
+    if user is None:
+        return LoginAttempt(_dummy_hash(hash_method), None)
+    return LoginAttempt(user.password_hash, Account.of(user) if user.active else None)
+
+
+def check_login(
+    attempt: LoginAttempt, password: str, *, max_waiting: int = MAX_WAITING
 ) -> Account | None:
-    """The active user of this name and password, else None (see `authenticate`); names
-    longer than limits.USERNAME are refused without a lookup, at the same cost."""
-    if len(username) > limits.USERNAME:
-        username = ""
-    user = authenticate(
-        session, username, password, hash_method=hash_method, max_waiting=max_waiting
-    )
-    return Account.of(user) if user is not None else None
+    """The attempt's account when `password` matches its hash, else None; the check runs in
+    the hashing thread (`password_hashing.HashingBusy` when `max_waiting` checks wait)."""
+    matched = password_matches(attempt.password_hash, password, max_waiting=max_waiting)
+    return attempt.account if matched else None
 
 
 def log_out_everywhere(session: Session, user_id: int) -> None:

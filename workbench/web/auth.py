@@ -60,15 +60,14 @@ def login():
         page = render_template("auth/login.html", next=request.form.get("next", ""))
         return page, 429, {"Retry-After": str(wait)}
     settings = current_settings()
+    with get_store().read_session() as session:
+        attempt = user_service.login_attempt(
+            session, username, password, hash_method=settings.password_hash_method
+        )
     try:
-        with get_store().read_session() as session:
-            user = user_service.log_in(
-                session,
-                username,
-                password,
-                hash_method=settings.password_hash_method,
-                max_waiting=settings.password_checks_waiting,
-            )
+        user = user_service.check_login(
+            attempt, password, max_waiting=settings.password_checks_waiting
+        )
     except HashingBusy as busy:
         wait = busy.retry_after
         flash(f"Many people are signing in at this moment. Try again in {wait} s.", "error")
