@@ -457,6 +457,13 @@ def main(argv: list[str] | None = None) -> int:
         help="the servers' WORKBENCH_SCRIPT_QUEUE_MS (default 0, the app's: scripts never shed)",
     )
     parser.add_argument(
+        "--script-concurrency",
+        type=int,
+        default=0,
+        help="the servers' WORKBENCH_SCRIPT_CONCURRENCY (default 0, the app's: no limit on a "
+        "process's script requests in progress)",
+    )
+    parser.add_argument(
         "--password-checks-waiting",
         type=int,
         default=password_hashing.MAX_WAITING,
@@ -489,6 +496,7 @@ def main(argv: list[str] | None = None) -> int:
         "WORKBENCH_TRUSTED_PROXIES": "1",
         "WORKBENCH_JUDGE_SUBMITS_PER_SECOND": str(args.judge_rate),
         "WORKBENCH_SCRIPT_QUEUE_MS": str(args.script_queue_ms),
+        "WORKBENCH_SCRIPT_CONCURRENCY": str(args.script_concurrency),
         "WORKBENCH_PASSWORD_CHECKS_WAITING": str(args.password_checks_waiting),
     }
     with tempfile.TemporaryDirectory(prefix="workbench-crowd-") as tmp:

@@ -1,11 +1,13 @@
 """Scripts yield to people when the servers are saturated (`web.shedding`): behind a trusted
 proxy, a token request that waited longer than SCRIPT_QUEUE_MS (by the proxy's arrival
 stamp) is answered 429 with Retry-After at once and stores nothing; browser sessions are
-never shed; without the setting or a trusted proxy the stamp is ignored."""
+never shed; without the setting or a trusted proxy the stamp is ignored. With
+SCRIPT_CONCURRENCY, a process serves at most that many token requests at once."""
 
 from __future__ import annotations
 
 import math
+import threading
 import time
 from pathlib import Path
 
@@ -15,7 +17,7 @@ from sqlalchemy import func, select
 from tests.web.conftest import FAST_HASH, World, get_store_of, login, make_app
 from workbench.services import users as user_service
 from workbench.store.models import Judgement
-from workbench.web.shedding import queued_seconds
+from workbench.web.shedding import EXTENSION, queued_seconds
 
 
 @pytest.mark.parametrize(
@@ -123,4 +125,76 @@ def test_the_setting_is_read_from_the_environment(
     get_store_of(app).dispose()
     monkeypatch.setenv("WORKBENCH_SCRIPT_QUEUE_MS", "soon")
     with pytest.raises(ValueError, match="WORKBENCH_SCRIPT_QUEUE_MS must be a number"):
+        make_app(world_url[0], tmp_path / "again")
+
+
+def test_a_script_request_beyond_the_process_slots_is_shed_and_a_browser_is_not(
+    world_url, tmp_path: Path, world: World
+) -> None:
+    app = make_app(world_url[0], tmp_path, SCRIPT_CONCURRENCY=1)
+    token = script_token(app, "bob")
+    bearer = {"Authorization": f"Bearer {token}"}
+    script, alice = app.test_client(), app.test_client()
+    assert login(alice, "alice").status_code == 302
+    url = f"/api/v1/assignments/{world.assignment['bob', 'T1']}/judgements"
+    slots = app.extensions[EXTENSION]
+    assert slots.take()  # another script's request in progress in this process
+    shed = script.post(url, json={"docno": "D1", "grade": 1}, headers=bearer)
+    assert shed.status_code == 429 and shed.headers["Retry-After"] == "1"
+    assert "busy" in shed.json["error"]
+    assert stored(app, world, "bob") == 0
+    # shed before the token is looked up: a wrong token is shed too
+    assert script.get("/api/v1/me", headers={"Authorization": "Bearer nope"}).status_code == 429
+    alice_url = f"/api/v1/assignments/{world.assignment['alice', 'T1']}/judgements"
+    assert alice.post(alice_url, json={"docno": "D1", "grade": 1}).status_code == 201
+    slots.give_back()
+    # a failed request gives its slot back as a stored one does
+    assert script.get("/api/v1/me", headers={"Authorization": "Bearer nope"}).status_code == 401
+    for docno in ("D1", "D2"):
+        answer = script.post(url, json={"docno": docno, "grade": 1}, headers=bearer)
+        assert answer.status_code == 201, answer.json
+    assert stored(app, world, "bob") == 2
+    get_store_of(app).dispose()
+
+
+def test_a_slot_is_held_while_a_script_request_is_served(
+    world_url, tmp_path: Path, world: World
+) -> None:
+    app = make_app(world_url[0], tmp_path, SCRIPT_CONCURRENCY=1)
+    bearer = {"Authorization": f"Bearer {script_token(app, 'bob')}"}
+    inside, release = threading.Event(), threading.Event()
+    me = app.view_functions["api.me"]
+
+    def held(*args: object, **kwargs: object) -> object:
+        inside.set()
+        assert release.wait(30)
+        return me(*args, **kwargs)
+
+    app.view_functions["api.me"] = held
+    answers: list[int] = []
+    first = threading.Thread(
+        target=lambda: answers.append(
+            app.test_client().get("/api/v1/me", headers=bearer).status_code
+        )
+    )
+    first.start()
+    assert inside.wait(30)
+    assert app.test_client().get("/api/v1/me", headers=bearer).status_code == 429
+    release.set()
+    first.join(30)
+    assert answers == [200]
+    app.view_functions["api.me"] = me
+    assert app.test_client().get("/api/v1/me", headers=bearer).status_code == 200
+    get_store_of(app).dispose()
+
+
+def test_the_slots_are_read_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, world_url
+) -> None:
+    monkeypatch.setenv("WORKBENCH_SCRIPT_CONCURRENCY", "2")
+    app = make_app(world_url[0], tmp_path)
+    assert app.config["SCRIPT_CONCURRENCY"] == 2 and app.extensions[EXTENSION].take()
+    get_store_of(app).dispose()
+    monkeypatch.setenv("WORKBENCH_SCRIPT_CONCURRENCY", "1.5")
+    with pytest.raises(ValueError, match="SCRIPT_CONCURRENCY must be a whole number from 0"):
         make_app(world_url[0], tmp_path / "again")

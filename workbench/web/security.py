@@ -58,7 +58,7 @@ from workbench.web.access import may
 from workbench.web.db import EXTENSION as STORE
 from workbench.web.db import get_store
 from workbench.web.inputs import BoundedIntConverter
-from workbench.web.shedding import shed_queued_scripts
+from workbench.web.shedding import limit_concurrent_scripts, shed_queued_scripts
 
 login_manager = LoginManager()
 csrf = CSRFProtect()
@@ -361,6 +361,7 @@ def init_app(app: Flask) -> None:
     app.url_map.converters["int"] = BoundedIntConverter
     app.before_request(_body_limit)
     app.before_request(shed_queued_scripts)
+    limit_concurrent_scripts(app)
     login_manager.init_app(app)
     login_manager.login_view = "auth.login"
     login_manager.session_protection = "basic"

@@ -36,10 +36,12 @@ def _number(config: Mapping[str, Any], name: str, default: float) -> float:
     return number
 
 
-def _at_least_one(config: Mapping[str, Any], name: str, default: int) -> int:
+def _whole(config: Mapping[str, Any], name: str, default: int, *, least: int = 0) -> int:
     number = _number(config, name, default)
-    if number < 1 or number != int(number):
-        raise ValueError(f"${PREFIX}_{name} must be a whole number from 1; got {config[name]!r}")
+    if number < least or number != int(number):
+        raise ValueError(
+            f"${PREFIX}_{name} must be a whole number from {least}; got {config[name]!r}"
+        )
     return int(number)
 
 
@@ -59,17 +61,19 @@ def _flag(config: Mapping[str, Any], name: str) -> bool:
 @dataclass(frozen=True)
 class Settings:
     """secure_cookies (SECURE_COOKIES=1: cookies only over HTTPS, and HSTS); session_hours
-    (SESSION_HOURS, default 9: a working day); trusted_proxies (TRUSTED_PROXIES, how many
-    reverse proxies set X-Forwarded-For; default 0); max_upload_mb (MAX_UPLOAD_MB, default
-    512); judge_submits_per_second (JUDGE_SUBMITS_PER_SECOND per assessor and worker after a
-    burst of 100; default 10; 0: off); sqlite_synchronous (SQLITE_SYNCHRONOUS: NORMAL or
-    FULL, see `store.db.sqlite_synchronous`); password_hash_method (PASSWORD_HASH_METHOD:
-    werkzeug's scrypt[:n:r:p] or pbkdf2[:digest[:iterations]] for the passwords this app
-    sets and the cost of checking an unknown name; default scrypt); script_queue_ms
-    (SCRIPT_QUEUE_MS: behind a trusted proxy, a script's request queued longer is answered 429
-    at once, see `web.shedding`; default 0: off); password_checks_waiting
-    (PASSWORD_CHECKS_WAITING: how many logins of one process may wait for its low-priority
-    hashing thread before the next is answered 503, see `password_hashing`; default 3)."""
+        (SESSION_HOURS, default 9: a working day); trusted_proxies (TRUSTED_PROXIES, how many
+        reverse proxies set X-Forwarded-For; default 0); max_upload_mb (MAX_UPLOAD_MB, default
+        512); judge_submits_per_second (JUDGE_SUBMITS_PER_SECOND per assessor and worker after a
+        burst of 100; default 10; 0: off); sqlite_synchronous (SQLITE_SYNCHRONOUS: NORMAL or
+        FULL, see `store.db.sqlite_synchronous`); password_hash_method (PASSWORD_HASH_METHOD:
+        werkzeug's scrypt[:n:r:p] or pbkdf2[:digest[:iterations]] for the passwords this app
+        sets and the cost of checking an unknown name; default scrypt); script_queue_ms
+        (SCRIPT_QUEUE_MS: behind a trusted proxy, a script's request queued longer is answered 429
+        at once, see `web.shedding`; default 0: off); script_concurrency (SCRIPT_CONCURRENCY: how
+    many script requests one process serves at once, the next answered 429 at once, see
+    `web.shedding`; default 0: off); password_checks_waiting
+        (PASSWORD_CHECKS_WAITING: how many logins of one process may wait for its low-priority
+        hashing thread before the next is answered 503, see `password_hashing`; default 3)."""
 
     secure_cookies: bool = False
     session_hours: float = 9.0
@@ -79,6 +83,7 @@ class Settings:
     sqlite_synchronous: str | None = None
     password_hash_method: str = DEFAULT_HASH_METHOD
     script_queue_ms: float = 0.0
+    script_concurrency: int = 0
     password_checks_waiting: int = MAX_WAITING
 
     @classmethod
@@ -96,7 +101,8 @@ class Settings:
             sqlite_synchronous=str(synchronous) if synchronous else None,
             password_hash_method=_hash_method(config),
             script_queue_ms=_number(config, "SCRIPT_QUEUE_MS", default.script_queue_ms),
-            password_checks_waiting=_at_least_one(config, "PASSWORD_CHECKS_WAITING", MAX_WAITING),
+            script_concurrency=_whole(config, "SCRIPT_CONCURRENCY", default.script_concurrency),
+            password_checks_waiting=_whole(config, "PASSWORD_CHECKS_WAITING", MAX_WAITING, least=1),
         )
 
     def flask_config(self) -> dict[str, Any]:
@@ -109,6 +115,7 @@ class Settings:
             "TRUSTED_PROXIES": self.trusted_proxies,
             "RATE_JUDGE": (self.judge_submits_per_second, 100),
             "SCRIPT_QUEUE_MS": self.script_queue_ms,
+            "SCRIPT_CONCURRENCY": self.script_concurrency,
         }
 
 
