@@ -1,9 +1,11 @@
 """The request CPU of admin pages on a store `run_scale.py` filled: each page loaded through
 Flask's test client until its figures are current (no "figures-status" note; at most 180 s),
-then 5 times; the median CPU time of a load is printed. CPU time, not wall time, so that a
-shared machine's load matters less than in `run_scale.py`'s first-byte figures.
+then 5 times; the median CPU time of a load is printed (and its median wall time, which on
+PostgreSQL includes the server's work). CPU time, so that a shared machine's load matters
+less than in `run_scale.py`'s first-byte figures. STORE is a SQLite file or a database URL.
 
     python benchmarks/scale/page_cpu.py copy.sqlite /admin/campaigns/1 /admin/campaigns/1/progress
+    python benchmarks/scale/page_cpu.py postgresql+psycopg://postgres@127.0.0.1:55700/scale /admin/users
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ def main(argv: list[str]) -> None:
     store, paths = argv[0], argv[1:]
     app = create_app(
         {
-            "DATABASE_URL": f"sqlite:///{store}",
+            "DATABASE_URL": store if "://" in store else f"sqlite:///{store}",
             "SECRET_KEY": "page-cpu" * 4,
             "WTF_CSRF_ENABLED": False,
             "INSTANCE_PATH": tempfile.mkdtemp(),
@@ -39,12 +41,17 @@ def main(argv: list[str]) -> None:
             if b'id="figures-status"' not in client.get(path).data:
                 break
             time.sleep(2)
-        cpu = []
+        cpu, wall = [], []
         for _ in range(5):
-            started = time.process_time()
+            started, began = time.process_time(), time.perf_counter()
             client.get(path)
             cpu.append(time.process_time() - started)
-        print(f"{path}: {statistics.median(cpu):.3f} s CPU (median of 5)", flush=True)
+            wall.append(time.perf_counter() - began)
+        print(
+            f"{path}: {statistics.median(cpu):.3f} s CPU, {statistics.median(wall):.3f} s wall"
+            " (medians of 5)",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":  # the report jobs' fork server imports this module again

@@ -292,7 +292,9 @@ def _judge_everything(
     latent = np.load(folder / "latent.npy")
     with store.read_session() as session:
         entries = session.execute(
-            select(PoolEntry.qid, PoolEntry.docno).where(PoolEntry.pool_id == pool_id)
+            select(PoolEntry.qid, PoolEntry.docno)
+            .where(PoolEntry.pool_id == pool_id)
+            .order_by(PoolEntry.id)  # the judges' noise drawn in one order on every engine
         ).all()
     by_topic: dict[str, list[str]] = {}
     for qid, docno in entries:
