@@ -5,7 +5,7 @@ PostgreSQL includes the server's work). CPU time, so that a shared machine's loa
 less than in `run_scale.py`'s first-byte figures. STORE is a SQLite file or a database URL.
 
     python benchmarks/scale/page_cpu.py copy.sqlite /admin/campaigns/1 /admin/campaigns/1/progress
-    python benchmarks/scale/page_cpu.py postgresql+psycopg://postgres@127.0.0.1:55700/scale /admin/users
+    python benchmarks/scale/page_cpu.py postgresql+psycopg://postgres@HOST/scale /admin/users
 """
 
 from __future__ import annotations
