@@ -88,7 +88,7 @@ def ranking_stability(
     comparisons = []
     notes = list(reference.qrels_notes)
     if judges is None:
-        judges = assessors(session, campaign)
+        judges = assessors(session, campaign, scope.grades)
     if not judges:
         raise ServiceError("no assessor has judged yet: there is no assessor's ranking to compare")
     every = scope.assessors_qrels(session, campaign, [user.username for user in judges])
