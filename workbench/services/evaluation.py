@@ -433,8 +433,8 @@ def compare_runs(
     if stats.PAIRED_TESTS[test].resampling:
         options = {"n_resamples": n_resamples, "seed": seed}
     test_name = stats.PAIRED_TESTS[test].label
-    pairs: list[PairComparison] = []
     notes: list[str] = []
+    tested: list[tuple[str, dict[str, np.ndarray]]] = []
     for measure in measures or table.measures:
         topics, matrix = score_matrix(table, measure)
         left_out = sorted(set(common_topics(table)) - set(topics))
@@ -447,9 +447,14 @@ def compare_runs(
             if len(table.runs) >= 2:
                 notes.append(f"No test on {measure}: fewer than 2 topics with scores.")
             continue
-        scores = {r.tag: matrix[i] for i, r in enumerate(table.runs)}
-        checked = cast(stats.Correction, correction)  # in stats.CORRECTIONS, checked above
-        for result in stats.pairwise_tests(scores, test=test, correction=checked, **options):
+        tested.append((measure, {r.tag: matrix[i] for i, r in enumerate(table.runs)}))
+    checked = cast(stats.Correction, correction)  # in stats.CORRECTIONS, checked above
+    families = stats.pairwise_test_families(
+        [scores for _, scores in tested], test=test, correction=checked, **options
+    )  # every measure's pairs at once: a resampling test draws its samples once
+    pairs: list[PairComparison] = []
+    for (measure, _), family in zip(tested, families, strict=True):
+        for result in family:
             r = result.result
             test_name = r.test
             pairs.append(
