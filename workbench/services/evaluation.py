@@ -368,6 +368,7 @@ class Comparisons:
     alpha: float
     pairs: list[PairComparison]
     notes: list[str] = field(default_factory=list)  # topics a measure's tests left out
+    p_values: str = ""  # how the p-values were found, when not analytic (`PairedTest.p_values`)
 
     def beats(self, measure: str, tag: str) -> list[str]:
         """The runs `tag` is significantly better than on `measure`."""
@@ -477,7 +478,8 @@ def compare_runs(
             )
     if measures is None:
         notes += table.summary_only_note()
-    return Comparisons(test_name, stats.CORRECTIONS[correction], alpha, pairs, notes)
+    how = stats.PAIRED_TESTS[test].p_values([r.result for family in families for r in family])
+    return Comparisons(test_name, stats.CORRECTIONS[correction], alpha, pairs, notes, how)
 
 
 def tukey_hsd(table: EvaluationTable, measure: str) -> stats.TukeyResult | None:
