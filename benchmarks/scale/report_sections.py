@@ -5,8 +5,9 @@
 The report is built once (`reports.pipeline.build_report`, randomization test, incomplete qrels
 allowed, as `workbench evaluate --test randomization --allow-incomplete`), and the process's
 CPU time is read before each section: a section's figure includes the shared parts it is the
-first to need (the runs, the qrels and the table for the first section). Use a copy of the
-store; nothing is written to it.
+first to need (the runs, the qrels and the table for the first section). Every section is
+built in this process (`build_report(apart=False)`: no section in a child, whose CPU this
+process would not count). Use a copy of the store; nothing is written to it.
 """
 
 from __future__ import annotations
@@ -32,7 +33,11 @@ def main() -> None:
     with store.read_session() as session:
         campaign = get_campaign(session, args.campaign)
         build_report(
-            session, campaign, request, lambda title: marks.append((title, time.process_time()))
+            session,
+            campaign,
+            request,
+            lambda title: marks.append((title, time.process_time())),
+            apart=False,  # every section in this process, its CPU counted here
         )
     marks.append(("end", time.process_time()))
     for (title, at), (_, after) in itertools.pairwise(marks):

@@ -58,6 +58,10 @@ class Section(Generic[T]):
     notes: Callable[[T], Sequence[str]] = _none
     to_dict: Callable[[T], Any] = json_safe
     options: tuple[ReportOption, ...] = ()
+    apart: Callable[[ReportContext], Any] | None = None
+    """For a section that may be built in a child process on another core while the others
+    are built (`reports.pipeline`): the shared parts it reads from the store, made before
+    the fork; the build then reads nothing from the store. None: built in this process."""
 
 
 @dataclass(frozen=True)
