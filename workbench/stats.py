@@ -362,54 +362,16 @@ def bootstrap_test(
                       n_resamples=n_resamples, **_counts(d))  # fmt: skip
 
 
-def _randomization_p_values(results: Sequence[TestResult]) -> str:
-    """How the randomization tests' p-values were found: Monte Carlo estimates from B random
-    sign vectors, or exact over all 2^n, with how many tests each."""
-    estimated = [r.n_resamples for r in results if r.n_resamples is not None]
-    exact = len(results) - len(estimated)
-    parts = []
-    if estimated:
-        parts.append(
-            f"Monte Carlo estimates from B = {estimated[0]:,} random sign vectors, p = "
-            f"(hits + 1)/(B + 1), for the {len(estimated):,} of the {len(results):,} tests "
-            f"with more than {RANDOMIZATION_EXACT_MAX_N} topics that differ"
-        )
-    if exact:
-        parts.append(
-            f"exact (all 2^n sign vectors enumerated) for the {exact:,} of the "
-            f"{len(results):,} tests with n <= {RANDOMIZATION_EXACT_MAX_N} topics that differ"
-        )
-    return "Randomization test p-values: " + "; ".join(parts) + "." if parts else ""
-
-
-def _bootstrap_p_values(results: Sequence[TestResult]) -> str:
-    """How the bootstrap tests' p-values were found: Monte Carlo estimates from B resamples."""
-    if not results:
-        return ""
-    b = results[0].n_resamples
-    return (
-        f"Bootstrap test p-values: Monte Carlo estimates from B = {b:,} resamples of the "
-        "topics, p = (hits + 1)/(B + 1)."
-    )
-
-
-def _analytic(_results: Sequence[TestResult]) -> str:
-    return ""
-
-
 @dataclass(frozen=True)
 class PairedTest:
     """A registered paired test: its label in reports, the function, whether it
-    resamples (then it takes n_resamples and seed), when it has one, the function that
-    runs it on many (x, y) pairs at once with the same results, and `p_values(results)`,
-    the sentence that says how its p-values were found when that is not plain analytic
-    ('' otherwise): what every report's captions carry."""
+    resamples (then it takes n_resamples and seed), and, when it has one, the function
+    that runs it on many (x, y) pairs at once with the same results."""
 
     label: str
     run: Callable[..., TestResult]
     resampling: bool = False
     many: Callable[..., list[TestResult]] | None = None
-    p_values: Callable[[Sequence[TestResult]], str] = _analytic
 
 
 # The one list of paired tests: the CLI's choices and the web form are made from it.
@@ -418,18 +380,9 @@ PAIRED_TESTS: dict[str, PairedTest] = {
     "wilcoxon": PairedTest("Wilcoxon signed-rank test", wilcoxon_test),
     "sign": PairedTest("sign test", sign_test),
     "randomization": PairedTest(
-        "randomization test",
-        randomization_test,
-        resampling=True,
-        many=randomization_tests,
-        p_values=_randomization_p_values,
+        "randomization test", randomization_test, resampling=True, many=randomization_tests
     ),
-    "bootstrap": PairedTest(
-        "bootstrap test (studentised, shift)",
-        bootstrap_test,
-        True,
-        p_values=_bootstrap_p_values,
-    ),
+    "bootstrap": PairedTest("bootstrap test (studentised, shift)", bootstrap_test, True),
 }
 
 

@@ -368,7 +368,7 @@ class Comparisons:
     alpha: float
     pairs: list[PairComparison]
     notes: list[str] = field(default_factory=list)  # topics a measure's tests left out
-    p_values: str = ""  # how the p-values were found, when not analytic (`PairedTest.p_values`)
+    p_values: str = ""  # how the p-values were found, when not analytic (`p_value_method`)
 
     def beats(self, measure: str, tag: str) -> list[str]:
         """The runs `tag` is significantly better than on `measure`."""
@@ -478,8 +478,39 @@ def compare_runs(
             )
     if measures is None:
         notes += table.summary_only_note()
-    how = stats.PAIRED_TESTS[test].p_values([r.result for family in families for r in family])
+    how = p_value_method(test, [r.result for family in families for r in family])
     return Comparisons(test_name, stats.CORRECTIONS[correction], alpha, pairs, notes, how)
+
+
+def p_value_method(test: str, results: Sequence[stats.TestResult]) -> str:
+    """How the p-values of `results` (of `stats.PAIRED_TESTS[test]`) were found, as every
+    report's captions say it: '' for an analytic test; the randomization test's Monte Carlo
+    estimates from B random sign vectors, p = (hits + 1)/(B + 1), and its exact
+    enumerations of all 2^n (n <= `stats.RANDOMIZATION_EXACT_MAX_N` topics that differ),
+    with how many tests each; the bootstrap's B."""
+    estimated = [r.n_resamples for r in results if r.n_resamples is not None]
+    exact = len(results) - len(estimated)
+    if test == "bootstrap" and estimated:
+        return (
+            f"Bootstrap test p-values: Monte Carlo estimates from B = {estimated[0]:,} "
+            "resamples of the topics, p = (hits + 1)/(B + 1)."
+        )
+    if test != "randomization" or not results:
+        return ""
+    most = stats.RANDOMIZATION_EXACT_MAX_N
+    parts = []
+    if estimated:
+        parts.append(
+            f"Monte Carlo estimates from B = {estimated[0]:,} random sign vectors, p = "
+            f"(hits + 1)/(B + 1), for the {len(estimated):,} of the {len(results):,} tests "
+            f"with more than {most} topics that differ"
+        )
+    if exact:
+        parts.append(
+            f"exact (all 2^n sign vectors enumerated) for the {exact:,} of the "
+            f"{len(results):,} tests with n <= {most} topics that differ"
+        )
+    return "Randomization test p-values: " + "; ".join(parts) + "."
 
 
 def tukey_hsd(table: EvaluationTable, measure: str) -> stats.TukeyResult | None:
