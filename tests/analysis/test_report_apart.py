@@ -1,5 +1,6 @@
-"""The report's sections built apart (`Section.apart`: leave-one-out's two, in a child forked
-by `services.forked.compute_apart` while this process builds the rest) give the report built
+"""The report's sections built apart (`Section.apart`: leave-one-out's two, the per-topic
+figure, precision-recall, Tukey HSD and power, in a child forked by
+`services.forked.compute_apart` while this process builds the rest) give the report built
 in one process, byte for byte in every format; a child that fails, or a section that would
 read the store in the child, is built in this process instead. On SQLite and, in the
 PostgreSQL pass, on PostgreSQL (the child must leave this process's connection alone)."""
@@ -73,7 +74,9 @@ def test_sections_built_apart_equal_the_report_built_in_one_process(two_judges, 
     given = _spied(monkeypatch)
     together = _rendered(two_judges)
     assert len(given) == 1 and isinstance(given[0], dict)
-    assert sorted(given[0]) == ["reusability-group", "reusability-run"]
+    assert sorted(given[0]) == [
+        "per-topic", "power", "precision-recall", "reusability-group", "reusability-run", "tukey"
+    ]  # fmt: skip
     assert all(given[0][name].available for name in given[0])  # built, not refused
     assert together == alone
     assert b"Reusability: leave one run out" in together["text"]

@@ -42,6 +42,10 @@ def _none(_data: Any) -> list[Any]:
     return []
 
 
+def needs_only(_context: ReportContext) -> None:
+    """`Section.apart` of a section that reads nothing from the store beyond its needs."""
+
+
 @dataclass(frozen=True)
 class Section(Generic[T]):
     """One section of the report (see the module's docstring). `options` are the section's

@@ -2,8 +2,9 @@
 point's parameters) and the registry of sections (`reports.sections.SECTIONS`) give a
 `Report`, which `reports.formats` renders for the CLI, the web and the API alike.
 
-Sections that can be built apart (`Section.apart`: leave-one-out's two) are built in a child
-process forked once their store reads are made (`services.forked.compute_apart`), on the
+Sections that can be built apart (`Section.apart`: leave-one-out's two, the per-topic figure,
+precision-recall, Tukey HSD and power) are built in a child process forked once their store
+reads are made (`services.forked.compute_apart`), on the
 machine's other core while this process builds the rest; the results are the same (a child
 that fails is replaced by building them here).
 

@@ -22,6 +22,7 @@ import pickle
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Mapping
 from multiprocessing.connection import Connection
 from typing import IO, Generic, Protocol, TypeVar
@@ -122,29 +123,45 @@ def _child(
 
 class Apart(Generic[T]):
     """A child computing a value apart (`compute_apart`): `result()` waits for it, `stop()`
-    ends it unheard (this process failed meanwhile). Call exactly one of them, once."""
+    ends it unheard (this process failed meanwhile). Call exactly one of them, once. A
+    thread of this process reads the child's answer as it comes, so the child ends (and
+    gives its memory back) as soon as it is done."""
 
     def __init__(self, pid: int | None, source: int | None) -> None:
-        self._pid, self._source = pid, source
+        self._pid = pid
+        self._chunks: list[bytes] = []
+        self._reader: threading.Thread | None = None
+        if source is not None:
+            self._reader = threading.Thread(
+                target=self._read, args=(source,), name="apart-reader", daemon=True
+            )
+            self._reader.start()
+
+    def _read(self, source: int) -> None:
+        with os.fdopen(source, "rb") as answer:
+            while chunk := answer.read(1 << 20):
+                self._chunks.append(chunk)
+
+    def _wait(self) -> int:
+        assert self._pid is not None and self._reader is not None
+        _, status = os.waitpid(self._pid, 0)
+        self._reader.join()
+        return status
 
     def result(self) -> T | None:
         """The child's value, or None when it failed (or none was forked)."""
-        if self._pid is None or self._source is None:
+        if self._pid is None:
             return None
-        with os.fdopen(self._source, "rb") as source:
-            data = source.read()
-        _, status = os.waitpid(self._pid, 0)
+        status = self._wait()
         if not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
             return None
-        value: T = pickle.loads(data)
+        value: T = pickle.loads(b"".join(self._chunks))
         return value
 
     def stop(self) -> None:
-        if self._pid is None or self._source is None:
-            return
-        os.kill(self._pid, signal.SIGKILL)
-        os.waitpid(self._pid, 0)
-        os.close(self._source)
+        if self._pid is not None:
+            os.kill(self._pid, signal.SIGKILL)
+            self._wait()
 
 
 def compute_apart(work: Callable[[], T]) -> Apart[T]:
