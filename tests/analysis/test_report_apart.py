@@ -36,11 +36,17 @@ def two_judges(tmp_path_factory, _migrated_template) -> Iterator[Built]:
 
 
 def _rendered(built: Built, **kwargs) -> dict[str, bytes]:  # type: ignore[no-untyped-def]
+    """The report in every format; each section's title said once by the progress, the
+    first section's first."""
     request = pipeline.parse({"test": ["randomization"], "allow_incomplete": ["1"]})
     store = open_store(built.url)
+    said: list[str] = []
     try:
         with store.read_session() as session:
-            report = pipeline.build_report(session, get_campaign(session, "c"), request, **kwargs)
+            campaign = get_campaign(session, "c")
+            report = pipeline.build_report(session, campaign, request, said.append, **kwargs)
+            assert sorted(said) == sorted(s.title for s in SECTIONS)
+            assert said[0] == SECTIONS[0].title
             # the session still works after the child: this process's transaction is intact
             assert get_campaign(session, "c").name == "c"
     finally:

@@ -86,12 +86,21 @@ def build_report(
     context = ReportContext(session, campaign, request)
     pools = context.pools  # an unknown or archived pool refuses the request
     chosen = [s for s in SECTIONS if not request.sections or s.name in request.sections]
+    said: list[str] = []
+
+    def tell(title: str) -> None:  # each title once, though the first is said early
+        if title not in said:
+            said.append(title)
+            progress(title)
+
+    if apart and chosen:
+        tell(chosen[0].title)  # the shared parts, made before the fork, are the first's
     away = _start_apart(chosen, context) if apart else None
     built: dict[str, SectionResult] = {}
     try:
         for section in chosen:
             if away is None or section.name not in away.names:
-                progress(section.title)
+                tell(section.title)
                 built[section.name] = build_section(section, context)
     except BaseException:
         if away is not None:
@@ -100,7 +109,7 @@ def build_report(
     if away is not None:
         found = away.child.result()
         for section in away.sections:
-            progress(section.title)
+            tell(section.title)
             mine = found.get(section.name) if found is not None else None
             built[section.name] = mine if mine is not None else build_section(section, context)
     results = [built[section.name] for section in chosen]
