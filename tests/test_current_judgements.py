@@ -1,4 +1,5 @@
 from workbench.services.current_judgements import (
+    CurrentGrades,
     counted_grades,
     counted_judgements,
     counted_judges,
@@ -156,8 +157,21 @@ def test_narrow_readers_agree_with_the_whole_rows_on_undo_cannot_judge_gold_and_
 
 def _narrow_reads_agree(s, campaign) -> None:
     """`counted_judges`, `counted_notes` and `counted_grades` of some documents read less than
-    `counted_judgements` and must give what it gives."""
+    `counted_judgements` and must give what it gives; `graders` and `graded_keys` from the
+    campaign's `CurrentGrades` (one pass) what they give in SQL."""
     whole = counted_judgements(s, campaign)
+    grades = CurrentGrades(s, campaign.id)
+    current = current_judgements(s, campaign.id)
+    graded = [j for j in current if j.grade is not None]
+    assert grades.by_user == {
+        user: {(j.qid, j.docno): j.grade for j in graded if j.user_id == user}
+        for user in {j.user_id for j in graded}
+    }
+    assert graders(s, campaign.id, grades=grades) == graders(s, campaign.id)
+    for user in {j.user_id for j in current} | {-1}:
+        alone = graders(s, campaign.id, user_id=user)
+        assert graders(s, campaign.id, user_id=user, grades=grades) == alone
+    assert graded_keys(s, campaign, grades) == graded_keys(s, campaign)
     assert counted_judges(s, campaign) == {j.user_id for j in whole}
     assert counted_notes(s, campaign) == [
         j for j in whole if j.comment or j.cannot_judge or j.evidence

@@ -16,12 +16,14 @@ from trectools import misc
 from tests.property_examples import examples
 from workbench import sign_flips
 from workbench.stats import (
+    PAIRED_TESTS,
     adjust_p_values,
     bootstrap_test,
     compare_system_rankings,
     kendall_tau,
     paired_t_test,
     paired_tukey_hsd,
+    pairwise_test_families,
     pairwise_tests,
     randomization_test,
     rank_changes,
@@ -244,6 +246,49 @@ def test_batched_randomization_tests_equal_the_one_pair_products(monkeypatch, gr
         assert r.result == randomization_test(x, y, **options)
         exact += r.result.n_resamples is None
     assert (exact > 30) == (grid == 2 and exact_max_n == 16)
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    sizes=st.lists(st.tuples(st.integers(2, 5), st.integers(2, 24)), min_size=1, max_size=3),
+    grid=st.sampled_from([2, 5, 1000]),
+    test=st.sampled_from(sorted(PAIRED_TESTS)),
+    correction=st.sampled_from(["holm", "bh", None]),
+    baseline=st.booleans(),
+)
+def test_families_tested_at_once_equal_each_family_alone(  # type: ignore[no-untyped-def]
+    seed, sizes, grid, test, correction, baseline
+):
+    """Every measure's family of pairs tested in one call (`pairwise_test_families`, what the
+    report does) gives each family's `pairwise_tests` exactly: the same results and
+    corrected p-values, bit for bit; the randomization test draws each n's sign matrix once
+    for all the families (exact flips up to n = 16, random ones above, B = 300)."""
+    rng = np.random.default_rng(seed)
+    families = [
+        {f"r{i}": rng.integers(0, grid + 1, size=topics) / grid for i in range(runs)}
+        for runs, topics in sizes
+    ]
+    chosen = "r0" if baseline else None
+    options = {"n_resamples": 300, "seed": seed} if PAIRED_TESTS[test].resampling else {}
+    if test == "randomization":
+        options["exact_max_n"] = 8
+    sign_flips.random_signs.cache_clear()
+    together = pairwise_test_families(
+        families, test=test, correction=correction, baseline=chosen, **options
+    )
+    drawn = sign_flips.random_signs.cache_info().misses
+    alone = [
+        pairwise_tests(f, test=test, correction=correction, baseline=chosen, **options)
+        for f in families
+    ]
+    assert repr(together) == repr(alone)  # repr: NaN effect sizes too, every float exact
+    if test == "randomization":
+        random_n = {
+            r.result.n - r.result.ties for family in alone for r in family
+            if r.result.n_resamples is not None
+        }  # fmt: skip
+        assert drawn == len(random_n)
 
 
 def test_random_flip_hits_recounts_a_sum_on_its_edge():

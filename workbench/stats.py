@@ -246,8 +246,13 @@ def sign_test(x, y) -> TestResult:
                       **counts)  # fmt: skip
 
 
+RANDOMIZATION_EXACT_MAX_N = 16
+"""The randomization test enumerates all 2^n sign vectors up to this many non-zero
+differences, and draws B random ones above."""
+
+
 def randomization_test(
-    x, y, *, n_resamples: int = 10000, seed: int = 0, exact_max_n: int = 16
+    x, y, *, n_resamples: int = 10000, seed: int = 0, exact_max_n: int = RANDOMIZATION_EXACT_MAX_N
 ) -> TestResult:
     """Fisher's randomization (sign-flip permutation) test of the mean difference.
 
@@ -286,7 +291,7 @@ def randomization_tests(
     *,
     n_resamples: int = 10000,
     seed: int = 0,
-    exact_max_n: int = 16,
+    exact_max_n: int = RANDOMIZATION_EXACT_MAX_N,
 ) -> list[TestResult]:
     """`randomization_test` on each (x, y) of ``pairs``, with the same results. The pairs
     with the same number n of non-zero differences share one sign matrix S (all 2^n flips
@@ -501,28 +506,55 @@ def pairwise_tests(
     ``scores`` maps run name -> per-topic scores, all aligned on the same topics;
     ``options`` go to the test (e.g. n_resamples, seed).
     """
+    return pairwise_test_families(
+        [scores], test=test, correction=correction, baseline=baseline, **options
+    )[0]
+
+
+def pairwise_test_families(
+    families: Sequence[Mapping[str, Any]],
+    *,
+    test: str = "t",
+    correction: Correction | None = "holm",
+    baseline: str | None = None,
+    **options,
+) -> list[list[PairwiseResult]]:
+    """`pairwise_tests` of each family of scores (e.g. one per measure), each corrected
+    within itself. A test that runs many pairs at once (``PairedTest.many``) runs every
+    family's pairs in one call, each pair's result being its own: the randomization test
+    then draws the sign matrix of each n once for all the families."""
     if test not in PAIRED_TESTS:
         raise ValueError(f"test must be one of {', '.join(PAIRED_TESTS)}, not {test!r}")
-    names = list(scores)
-    if baseline is not None and baseline not in scores:
-        raise ValueError(f"baseline {baseline!r} is not among the runs")
-    pairs = (
-        [(baseline, r) for r in names if r != baseline]
-        if baseline is not None
-        else list(combinations(names, 2))
-    )
+    every: list[list[tuple[str, str]]] = []
+    for scores in families:
+        names = list(scores)
+        if baseline is not None and baseline not in scores:
+            raise ValueError(f"baseline {baseline!r} is not among the runs")
+        every.append(
+            [(baseline, r) for r in names if r != baseline]
+            if baseline is not None
+            else list(combinations(names, 2))
+        )
     chosen = PAIRED_TESTS[test]
+    flat = [(scores[a], scores[b]) for scores, pairs in zip(families, every, strict=True)
+            for a, b in pairs]  # fmt: skip
     if chosen.many is not None:
-        results = chosen.many([(scores[a], scores[b]) for a, b in pairs], **options)
+        results = chosen.many(flat, **options)
     else:
-        results = [chosen.run(scores[a], scores[b], **options) for a, b in pairs]
-    p = np.array([r.p_value for r in results])
-    adjusted = adjust_p_values(p, method=correction) if correction and len(p) else p
+        results = [chosen.run(x, y, **options) for x, y in flat]
     label = CORRECTIONS[correction] if correction else "none"
-    return [
-        PairwiseResult(a, b, r, float(q), label)
-        for (a, b), r, q in zip(pairs, results, adjusted, strict=True)
-    ]
+    found: list[list[PairwiseResult]] = []
+    start = 0
+    for pairs in every:
+        mine = results[start : start + len(pairs)]
+        start += len(pairs)
+        p = np.array([r.p_value for r in mine])
+        adjusted = adjust_p_values(p, method=correction) if correction and len(p) else p
+        found.append([
+            PairwiseResult(a, b, r, float(q), label)
+            for (a, b), r, q in zip(pairs, mine, adjusted, strict=True)
+        ])  # fmt: skip
+    return found
 
 
 # --------------------------------------------------------------------------- rankings

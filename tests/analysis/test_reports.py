@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import xml.etree.ElementTree as ET
+import zipfile
 
 import numpy as np
 import pytest
 
 from workbench.reports import plots
+from workbench.reports.document import Report, SectionResult
 from workbench.reports.evaluation import comparisons_table, letter, runs_table, tukey_table
+from workbench.reports.formats import REPORT_FORMATS
 from workbench.reports.tables import render, to_csv, to_latex
 from workbench.services.evaluation import EvaluationTable, RunScores, compare_runs, tukey_hsd
 from workbench.services.evaluation_inputs import TopicScope
@@ -84,6 +88,49 @@ def test_comparisons_and_tukey_tables(sakai):
     assert "randomization test" in table.caption and "Bonferroni" in table.caption
     tukey = tukey_table(tukey_hsd(sakai, "map"), "map")
     assert [round(r[4].value, 3) for r in tukey.rows] == [0.257, 0.096, 0.855]
+
+
+def test_captions_say_how_resampling_tests_found_their_p_values(sakai):
+    """A randomization test's p-values are Monte Carlo estimates from B random sign vectors
+    above 16 topics that differ and exact below: both captions (runs table, pairwise table)
+    say so with the counts, in every format; the bootstrap's say B; the t-test's nothing."""
+    comparisons = compare_runs(sakai, test="randomization", correction="holm", n_resamples=500)
+    exact = sum(1 for p in comparisons.pairs if p.n_topics - p.ties <= 16)
+    assert 0 < exact < len(comparisons.pairs)  # Sakai's three pairs: both kinds
+    sentence = (
+        "Randomization test p-values: Monte Carlo estimates from B = 500 random sign vectors, "
+        f"p = (hits + 1)/(B + 1), for the {3 - exact} of the 3 tests with more than 16 topics "
+        f"that differ; exact (all 2^n sign vectors enumerated) for the {exact} of the 3 tests "
+        "with n <= 16 topics that differ."
+    )
+    assert comparisons.p_values == sentence
+    tables = (runs_table(sakai, comparisons), comparisons_table(comparisons))
+    for table in tables:
+        assert table.caption.endswith(" " + sentence)
+        assert "Monte Carlo estimates from B = 500" in table._repr_html_()  # the web's too
+    said = "Monte Carlo estimates from B = 500 random sign vectors"
+    section = SectionResult("pairwise-tests", "Pairwise tests", tables=tables)
+    report = Report("sakai", "final", {}, {"description": "3 runs"}, (), (), (section,))
+    for fmt, kind in REPORT_FORMATS.items():
+        if kind.render is None:
+            continue
+        found = kind.render(report)
+        texts = [found.decode()] if fmt != "zip" else [
+            zipfile.ZipFile(io.BytesIO(found)).read(name).decode()
+            for name in zipfile.ZipFile(io.BytesIO(found)).namelist()
+        ]  # fmt: skip
+        assert all(text.count(said) == 2 for text in texts), fmt  # both captions
+    assert comparisons.to_dict()["p_values"] == sentence
+    many = compare_runs(sakai, test="randomization", correction="holm", n_resamples=10_000)
+    assert "B = 10,000 random sign vectors" in many.p_values
+    boot = compare_runs(sakai, test="bootstrap", correction="holm", n_resamples=300)
+    assert boot.p_values == (
+        "Bootstrap test p-values: Monte Carlo estimates from B = 300 resamples of the topics, "
+        "p = (hits + 1)/(B + 1)."
+    )
+    assert comparisons_table(boot).caption.endswith(boot.p_values)
+    t = compare_runs(sakai, test="t", correction="holm")
+    assert t.p_values == "" and comparisons_table(t).caption.endswith("tied/worse.")
 
 
 def test_bold_best_rounds_and_skips_constant_columns():

@@ -6,6 +6,9 @@ judge', a withdrawn assignment, a gold document left out)."""
 
 from __future__ import annotations
 
+import itertools
+from typing import Any
+
 import pytest
 from flask import Flask
 from sqlalchemy import select
@@ -14,8 +17,12 @@ from tests.web.conftest import World
 from tests.web.test_page_numbers_shapes import _every_shape
 from workbench.services import assignments, pools, qrels
 from workbench.services import evaluation_inputs as inputs
-from workbench.services.current_judgements import current_judgements, left_out_gold
-from workbench.services.errors import NotFound
+from workbench.services.current_judgements import (
+    CurrentGrades,
+    current_judgements,
+    left_out_gold,
+)
+from workbench.services.errors import NotFound, ServiceError
 from workbench.services.scope import pool_scope
 from workbench.store.models import Assignment, Campaign, User
 
@@ -79,3 +86,43 @@ def test_every_assessors_qrels_in_one_pass_equal_each_read_alone(app: Flask, wor
                     assert str(resolved[name]) == str(refused)
                 else:
                     assert resolved[name] == alone
+
+
+@pytest.mark.parametrize("count_withdrawn", [False, True])
+def test_qrels_and_assessors_from_one_read_of_the_grades_equal_the_sql_reads(
+    app: Flask, world: World, count_withdrawn: bool
+) -> None:
+    """The evaluation report reads the campaign's current grades once (`CurrentGrades`) for
+    the final qrels' completeness, the assessors and every assessor's qrels: each equals
+    what its own SQL read gives, with withdrawn judgements counted and not."""
+    store = _every_shape(app, world)
+    names = ["alice", "bob", "carol"]
+    with store.session() as s:
+        campaign = s.get(Campaign, world.campaign_id)
+        campaign.count_withdrawn = count_withdrawn
+        s.flush()
+        grades = CurrentGrades(s, campaign.id)
+        assert [u.username for u in inputs.assessors(s, campaign, grades)] == [
+            u.username for u in inputs.assessors(s, campaign)
+        ]
+        for final, allow in itertools.product((False, True), (False, True)):
+            kind = {"final": final, "allow_incomplete": allow}
+            assert _outcome(qrels.campaign_qrels, s, campaign, **kind, grades=grades) == (
+                _outcome(qrels.campaign_qrels, s, campaign, **kind)
+            )
+        assert qrels.assessors_qrels(s, campaign, names, pools=None, grades=grades) == (
+            qrels.assessors_qrels(s, campaign, names, pools=None)
+        )
+        for spec in ["final", *names]:
+            for allow in (False, True):
+                assert _outcome(
+                    inputs.resolve_qrels, s, campaign, spec, allow_incomplete=allow, grades=grades
+                ) == _outcome(inputs.resolve_qrels, s, campaign, spec, allow_incomplete=allow)
+
+
+def _outcome(read: Any, *args: Any, **kwargs: Any) -> Any:
+    """What `read` gives, or the message of the ServiceError it raises."""
+    try:
+        return read(*args, **kwargs)
+    except ServiceError as refused:
+        return f"{type(refused).__name__}: {refused}"

@@ -42,6 +42,10 @@ def _none(_data: Any) -> list[Any]:
     return []
 
 
+def needs_only(_context: ReportContext) -> None:
+    """`Section.apart` of a section that reads nothing from the store beyond its needs."""
+
+
 @dataclass(frozen=True)
 class Section(Generic[T]):
     """One section of the report (see the module's docstring). `options` are the section's
@@ -58,6 +62,10 @@ class Section(Generic[T]):
     notes: Callable[[T], Sequence[str]] = _none
     to_dict: Callable[[T], Any] = json_safe
     options: tuple[ReportOption, ...] = ()
+    apart: Callable[[ReportContext], Any] | None = None
+    """For a section that may be built in a child process on another core while the others
+    are built (`reports.pipeline`): the shared parts it reads from the store, made before
+    the fork; the build then reads nothing from the store. None: built in this process."""
 
 
 @dataclass(frozen=True)

@@ -29,11 +29,17 @@ def letter(index: int) -> str:
 
 
 def significance_note(comparisons: Comparisons) -> str:
+    """What the runs table's marks mean, and how the test's p-values were found when they
+    are not analytic (Monte Carlo estimates, or exact enumeration)."""
     return (
         f"Superscripts give the runs a run is significantly better than "
         f"({comparisons.test}, {comparisons.correction} correction over all pairs of runs "
-        f"per measure, alpha = {comparisons.alpha:g})."
+        f"per measure, alpha = {comparisons.alpha:g})." + _p_values(comparisons)
     )
+
+
+def _p_values(comparisons: Comparisons) -> str:
+    return f" {comparisons.p_values}" if comparisons.p_values else ""
 
 
 def runs_table(table: EvaluationTable, comparisons: Comparisons | None = None) -> Table:
@@ -123,6 +129,7 @@ def comparisons_table(comparisons: Comparisons, digits: int = 4) -> Table:
             f"Pairwise comparisons: {comparisons.test}, p-values corrected with "
             f"{comparisons.correction} over all pairs of runs per measure; significant at "
             f"alpha = {comparisons.alpha:g}. W/T/L: topics where A is better/tied/worse."
+            + _p_values(comparisons)
         ),
         label="tab:comparisons",
         digits=digits,

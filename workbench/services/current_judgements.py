@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Collection, Hashable, Iterable
 from dataclasses import dataclass, fields
+from functools import cached_property
 from typing import Any, Protocol, TypeVar
 
 from sqlalchemy import Connection, Row, func, or_, select, tuple_
@@ -104,9 +105,19 @@ def judged_keys(session: Session, campaign_id: int) -> list[tuple[str, str, int]
     return [(qid, docno, user_id) for qid, docno, user_id in plain_rows(session, query)]
 
 
-def graders(session: Session, campaign_id: int, *, user_id: int | None = None) -> set[int]:
+def graders(
+    session: Session,
+    campaign_id: int,
+    *,
+    user_id: int | None = None,
+    grades: CurrentGrades | None = None,
+) -> set[int]:
     """The ids of the users with at least one current grade in the campaign (counted or not;
-    of user `user_id` only, when given): one aggregate query, no judgement read into Python."""
+    of user `user_id` only, when given): one aggregate query, no judgement read into Python;
+    or the users of `grades` (the campaign's `CurrentGrades`, when the caller has them)."""
+    if grades is not None:
+        found = set(grades.by_user)
+        return found if user_id is None else found & {user_id}
     latest = latest_ids(campaign_id, user_id=user_id)
     query = (
         select(Judgement.user_id)
@@ -114,6 +125,33 @@ def graders(session: Session, campaign_id: int, *, user_id: int | None = None) -
         .distinct()
     )
     return set(session.scalars(query))
+
+
+class CurrentGrades:
+    """Every current grade of a campaign, read on first use in one pass over the latest row
+    of each key: `by_user`, user id -> (qid, docno) -> grade ('cannot judge' rows and keys
+    taken back have none; nothing left out: gold and withdrawn assignments are the readers'
+    business). What `graders`, `graded_keys` and every assessor's qrels
+    (`qrels.assessors_qrels`) otherwise read with a scan of their own, for a caller that
+    needs several of them: the evaluation report (three scans of the 2 million judgements
+    of a TREC-size campaign, one with these). A (qid, docno) key is one tuple shared by its
+    judges. Read through `session`, which must stay open while it is first used."""
+
+    def __init__(self, session: Session, campaign_id: int) -> None:
+        self._session = session
+        self.campaign_id = campaign_id
+
+    @cached_property
+    def by_user(self) -> dict[int, dict[tuple[str, str], int]]:
+        query = select(Judgement.user_id, Judgement.qid, Judgement.docno, Judgement.grade).where(
+            Judgement.id.in_(latest_ids(self.campaign_id)), Judgement.grade.is_not(None)
+        )
+        keys: dict[tuple[str, str], tuple[str, str]] = {}
+        graded: dict[int, dict[tuple[str, str], int]] = {}
+        for user_id, qid, docno, grade in plain_rows(self._session, query):
+            key = (qid, docno)
+            graded.setdefault(user_id, {})[keys.setdefault(key, key)] = grade
+        return graded
 
 
 def counted_grades(
@@ -135,17 +173,28 @@ def counted_grades(
     return _counted(session, campaign, list(plain_rows(session, query)))
 
 
-def graded_keys(session: Session, campaign: Campaign) -> set[tuple[str, str]]:
+def graded_keys(
+    session: Session, campaign: Campaign, grades: CurrentGrades | None = None
+) -> set[tuple[str, str]]:
     """(qid, docno) with a current grade that counts (`counted_grades`), by any assessor: the
     database leaves out the withdrawn assignments' keys and returns each (qid, docno) once
-    (not a row per judge), the left-out gold documents are taken off here."""
+    (not a row per judge), the left-out gold documents are taken off here; or the same keys
+    from `grades` (the campaign's `CurrentGrades`, when the caller has them)."""
+    withdrawn = set() if campaign.count_withdrawn else withdrawn_topics(session, campaign.id)
+    gold = left_out_gold(session, campaign.id)
+    if grades is not None:
+        keys: set[tuple[str, str]] = set()
+        for user_id, graded in grades.by_user.items():
+            if any(user == user_id for _, user in withdrawn):
+                keys.update(key for key in graded if (key[0], user_id) not in withdrawn)
+            else:
+                keys.update(graded)
+        return keys - gold
     query = select(Judgement.qid, Judgement.docno).where(
         Judgement.id.in_(latest_ids(campaign.id)), Judgement.grade.is_not(None)
     )
-    withdrawn = set() if campaign.count_withdrawn else withdrawn_topics(session, campaign.id)
     if withdrawn:
         query = query.where(tuple_(Judgement.qid, Judgement.user_id).not_in(sorted(withdrawn)))
-    gold = left_out_gold(session, campaign.id)
     rows = plain_rows(session, query.distinct())
     return {(qid, docno) for qid, docno in rows if (qid, docno) not in gold}
 

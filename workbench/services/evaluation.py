@@ -368,6 +368,7 @@ class Comparisons:
     alpha: float
     pairs: list[PairComparison]
     notes: list[str] = field(default_factory=list)  # topics a measure's tests left out
+    p_values: str = ""  # how the p-values were found, when not analytic (`p_value_method`)
 
     def beats(self, measure: str, tag: str) -> list[str]:
         """The runs `tag` is significantly better than on `measure`."""
@@ -433,8 +434,8 @@ def compare_runs(
     if stats.PAIRED_TESTS[test].resampling:
         options = {"n_resamples": n_resamples, "seed": seed}
     test_name = stats.PAIRED_TESTS[test].label
-    pairs: list[PairComparison] = []
     notes: list[str] = []
+    tested: list[tuple[str, dict[str, np.ndarray]]] = []
     for measure in measures or table.measures:
         topics, matrix = score_matrix(table, measure)
         left_out = sorted(set(common_topics(table)) - set(topics))
@@ -447,9 +448,14 @@ def compare_runs(
             if len(table.runs) >= 2:
                 notes.append(f"No test on {measure}: fewer than 2 topics with scores.")
             continue
-        scores = {r.tag: matrix[i] for i, r in enumerate(table.runs)}
-        checked = cast(stats.Correction, correction)  # in stats.CORRECTIONS, checked above
-        for result in stats.pairwise_tests(scores, test=test, correction=checked, **options):
+        tested.append((measure, {r.tag: matrix[i] for i, r in enumerate(table.runs)}))
+    checked = cast(stats.Correction, correction)  # in stats.CORRECTIONS, checked above
+    families = stats.pairwise_test_families(
+        [scores for _, scores in tested], test=test, correction=checked, **options
+    )  # every measure's pairs at once: a resampling test draws its samples once
+    pairs: list[PairComparison] = []
+    for (measure, _), family in zip(tested, families, strict=True):
+        for result in family:
             r = result.result
             test_name = r.test
             pairs.append(
@@ -472,7 +478,39 @@ def compare_runs(
             )
     if measures is None:
         notes += table.summary_only_note()
-    return Comparisons(test_name, stats.CORRECTIONS[correction], alpha, pairs, notes)
+    how = p_value_method(test, [r.result for family in families for r in family])
+    return Comparisons(test_name, stats.CORRECTIONS[correction], alpha, pairs, notes, how)
+
+
+def p_value_method(test: str, results: Sequence[stats.TestResult]) -> str:
+    """How the p-values of `results` (of `stats.PAIRED_TESTS[test]`) were found, as every
+    report's captions say it: '' for an analytic test; the randomization test's Monte Carlo
+    estimates from B random sign vectors, p = (hits + 1)/(B + 1), and its exact
+    enumerations of all 2^n (n <= `stats.RANDOMIZATION_EXACT_MAX_N` topics that differ),
+    with how many tests each; the bootstrap's B."""
+    estimated = [r.n_resamples for r in results if r.n_resamples is not None]
+    exact = len(results) - len(estimated)
+    if test == "bootstrap" and estimated:
+        return (
+            f"Bootstrap test p-values: Monte Carlo estimates from B = {estimated[0]:,} "
+            "resamples of the topics, p = (hits + 1)/(B + 1)."
+        )
+    if test != "randomization" or not results:
+        return ""
+    most = stats.RANDOMIZATION_EXACT_MAX_N
+    parts = []
+    if estimated:
+        parts.append(
+            f"Monte Carlo estimates from B = {estimated[0]:,} random sign vectors, p = "
+            f"(hits + 1)/(B + 1), for the {len(estimated):,} of the {len(results):,} tests "
+            f"with more than {most} topics that differ"
+        )
+    if exact:
+        parts.append(
+            f"exact (all 2^n sign vectors enumerated) for the {exact:,} of the "
+            f"{len(results):,} tests with n <= {most} topics that differ"
+        )
+    return "Randomization test p-values: " + "; ".join(parts) + "."
 
 
 def tukey_hsd(table: EvaluationTable, measure: str) -> stats.TukeyResult | None:

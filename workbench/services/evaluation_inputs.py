@@ -34,7 +34,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from workbench import pooling
-from workbench.services.current_judgements import graders
+from workbench.services.current_judgements import CurrentGrades, graders
 from workbench.services.errors import ServiceError
 from workbench.services.qrels import (
     IncompleteQrels,
@@ -85,9 +85,12 @@ class NamedQrels:
         return trec if trec.lineage is not None else trec.as_derived()
 
 
-def assessors(session: Session, campaign: Campaign) -> list[User]:
-    """The users with at least one current grade in the campaign, by username."""
-    ids = graders(session, campaign.id)
+def assessors(
+    session: Session, campaign: Campaign, grades: CurrentGrades | None = None
+) -> list[User]:
+    """The users with at least one current grade in the campaign, by username (from
+    `grades`, the campaign's `CurrentGrades`, when the caller has them)."""
+    ids = graders(session, campaign.id, grades=grades)
     users = session.scalars(select(User).where(User.id.in_(ids)).order_by(User.username))
     return list(users)
 
@@ -108,11 +111,13 @@ def resolve_qrels(
     allow_files: bool = False,
     allow_incomplete: bool = False,
     pools: PoolScope | None = None,
+    grades: CurrentGrades | None = None,
 ) -> NamedQrels:
     """Qrels named by `spec`: 'final', an assessor's username, a QrelsSet name, or (only with
     allow_files, i.e. from the command line, never from the web) a qrels file. Final and
     assessor qrels that lack labels of the pools in scope (`pools`, default the campaign's
-    default scope) are refused unless allow_incomplete."""
+    default scope) are refused unless allow_incomplete. `grades`: the campaign's
+    `CurrentGrades`, when the caller has them (the same qrels)."""
     numbers = pools.numbers if pools is not None and pools.chosen else None
     if spec == "final":
         if not has_final_labels(session, campaign):
@@ -121,14 +126,16 @@ def resolve_qrels(
                 "merge rule, or decide in the adjudication queue)"
             )
         final = campaign_qrels(
-            session, campaign, final=True, allow_incomplete=allow_incomplete, pools=numbers
-        )
+            session, campaign, final=True, allow_incomplete=allow_incomplete, pools=numbers,
+            grades=grades,
+        )  # fmt: skip
         return NamedQrels("final", final.qrels, final.notes())
     judge = session.scalar(select(User.id).where(User.username == spec))
-    if judge is not None and graders(session, campaign.id, user_id=judge):
+    if judge is not None and graders(session, campaign.id, user_id=judge, grades=grades):
         graded = campaign_qrels(
-            session, campaign, assessor=spec, allow_incomplete=allow_incomplete, pools=numbers
-        )
+            session, campaign, assessor=spec, allow_incomplete=allow_incomplete, pools=numbers,
+            grades=grades,
+        )  # fmt: skip
         return NamedQrels(f"assessor {spec}", graded.qrels, graded.notes())
     qrels_set = session.scalar(
         select(QrelsSet).where(QrelsSet.campaign_id == campaign.id, QrelsSet.name == spec)
@@ -157,12 +164,13 @@ def resolve_assessors_qrels(
     *,
     allow_incomplete: bool = False,
     pools: PoolScope | None = None,
+    grades: CurrentGrades | None = None,
 ) -> dict[str, NamedQrels | IncompleteQrels]:
     """`resolve_qrels` of each assessor named (users with a current grade: `assessors`), read
-    in one pass (`services.qrels.assessors_qrels`): their qrels, or the IncompleteQrels
-    refusal that `resolve_qrels` would raise."""
+    in one pass (`services.qrels.assessors_qrels`; `grades` as there): their qrels, or the
+    IncompleteQrels refusal that `resolve_qrels` would raise."""
     numbers = pools.numbers if pools is not None and pools.chosen else None
-    every = assessors_qrels(session, campaign, names, pools=numbers)
+    every = assessors_qrels(session, campaign, names, pools=numbers, grades=grades)
     return {
         name: IncompleteQrels(graded.completeness)
         if not graded.completeness.complete and not allow_incomplete
@@ -249,13 +257,15 @@ class Scope:
     (`TOPIC_SETS`), whether qrels topics the campaign lacks are evaluated too
     (`outside_topics`), the pools whose documents the qrels must label (`pools`, numbers;
     None: `scope.pool_scope`'s default) and whether qrels that lack labels may be used
-    (`allow_incomplete`)."""
+    (`allow_incomplete`). `grades`: the campaign's `CurrentGrades`, given when one report
+    reads several qrels and the assessors (None: each read in SQL; the same results)."""
 
     runs: Sequence[LoadedRun] | None = None
     topic_set: str = "all"
     allow_incomplete: bool = False
     pools: tuple[int, ...] | None = None
     outside_topics: bool = False
+    grades: CurrentGrades | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.topic_set not in TOPIC_SETS:
@@ -280,6 +290,7 @@ class Scope:
             allow_files=allow_files,
             allow_incomplete=self.allow_incomplete,
             pools=self.pool_scope(session, campaign),
+            grades=self.grades,
         )
 
     def assessors_qrels(
@@ -292,6 +303,7 @@ class Scope:
             names,
             allow_incomplete=self.allow_incomplete,
             pools=self.pool_scope(session, campaign),
+            grades=self.grades,
         )
 
     def topics(

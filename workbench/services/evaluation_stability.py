@@ -14,6 +14,7 @@ import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 from sqlalchemy import select
@@ -88,7 +89,7 @@ def ranking_stability(
     comparisons = []
     notes = list(reference.qrels_notes)
     if judges is None:
-        judges = assessors(session, campaign)
+        judges = assessors(session, campaign, scope.grades)
     if not judges:
         raise ServiceError("no assessor has judged yet: there is no assessor's ranking to compare")
     every = scope.assessors_qrels(session, campaign, [user.username for user in judges])
@@ -178,18 +179,23 @@ class Reusability:
         return asdict(self)
 
 
-def contributed_documents(
-    session: Session, scope: PoolScope, runs: Sequence[LoadedRun]
-) -> dict[str, dict[str, set[str]]]:
-    """qid -> run tag -> documents that run contributed to some pool in scope: the pooled
-    documents it retrieved within that pool's contribution depth (its depth, the last
-    stratum bound, or the deepest best rank: as `services.pools`). Only the runs that
-    contributed to a pool are listed."""
-    result: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+@dataclass(frozen=True)
+class Pooled:
+    """What a pool's contributions read from the store: its contribution depth, the tags of
+    the runs that contributed to it, and its documents per topic."""
+
+    depth: int
+    contributing: frozenset[str]
+    documents: dict[str, set[str]]
+
+
+def pooled_documents(session: Session, scope: PoolScope) -> list[Pooled]:
+    """Each pool in scope's `Pooled`: what `contributions` reads from the store."""
+    found = []
     for pool_id in scope.ids:
         pool = session.get(Pool, pool_id)
         assert pool is not None
-        contributing = {run.tag for run in pools.pool_runs(session, pool)}
+        contributing = frozenset(run.tag for run in pools.pool_runs(session, pool))
         pooled: dict[str, set[str]] = defaultdict(set)
         deepest = 1
         for qid, docno, best_rank in session.execute(
@@ -200,11 +206,24 @@ def contributed_documents(
             pooled[qid].add(docno)
             deepest = max(deepest, best_rank)
         depth = pools.contribution_depth(pool, deepest)  # one home: the pool service
+        found.append(Pooled(depth, contributing, pooled))
+    return found
+
+
+def contributions(
+    pooled: Sequence[Pooled], runs: Sequence[LoadedRun]
+) -> dict[str, dict[str, set[str]]]:
+    """qid -> run tag -> documents that run contributed to some pool in scope (`pooled`):
+    the pooled documents it retrieved within that pool's contribution depth (its depth, the
+    last stratum bound, or the deepest best rank: as `services.pools`). Only the runs that
+    contributed to a pool are listed; nothing is read from the store."""
+    result: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for pool in pooled:
         for run in runs:
-            if run.tag not in contributing:
+            if run.tag not in pool.contributing:
                 continue
-            tops = run.tops(depth)
-            for qid, docs in pooled.items():
+            tops = run.tops(pool.depth)
+            for qid, docs in pool.documents.items():
                 if qid in tops:
                     result[qid][run.tag] |= pooling.contributed(tops[qid], docs)
     return {qid: dict(per_run) for qid, per_run in result.items()}
@@ -213,13 +232,32 @@ def contributed_documents(
 @dataclass(frozen=True)
 class LeaveOutInputs:
     """What leaving out a run and leaving out a group both read, made once for a report: the
-    runs, the pools in scope, each run's contributed documents (`contributed_documents`),
-    and `judged_measure` (Judged@k) of every run on the table's topics."""
+    runs, the pools in scope and their documents (`pooled`, read from the store), and, made
+    from them on first use without the store, each run's contributed documents
+    (`contributed`, `contributions`) and `judged` (Judged@k of every run on the
+    table's topics): so both sections can be built where the store is not at hand."""
 
     runs: Sequence[LoadedRun]
     pools: PoolScope
-    contributed: dict[str, dict[str, set[str]]]
-    judged: EvaluationTable
+    pooled: Sequence[Pooled]
+    table: EvaluationTable
+    qrels: NamedQrels
+    judged_measure: str = "Judged@10"
+
+    @cached_property
+    def contributed(self) -> dict[str, dict[str, set[str]]]:
+        return contributions(self.pooled, self.runs)
+
+    @cached_property
+    def judged(self) -> EvaluationTable:
+        return evaluate_runs(
+            self.runs,
+            self.qrels,
+            [self.judged_measure],
+            campaign=self.table.campaign,
+            relevance_level=self.table.relevance_level,
+            topics=self.table.scope,
+        )
 
 
 def leave_out_inputs(
@@ -236,15 +274,8 @@ def leave_out_inputs(
     in_scope = scope.pool_scope(session, campaign)
     if not in_scope.ids:
         raise ServiceError(f"no pool in scope ({in_scope.describe()}): nothing was pooled")
-    judged = evaluate_runs(
-        runs,
-        qrels,
-        [judged_measure],
-        campaign=table.campaign,
-        relevance_level=table.relevance_level,
-        topics=table.scope,
-    )
-    return LeaveOutInputs(runs, in_scope, contributed_documents(session, in_scope, runs), judged)
+    pooled = pooled_documents(session, in_scope)
+    return LeaveOutInputs(runs, in_scope, pooled, table, qrels, judged_measure)
 
 
 def leave_out(

@@ -8,17 +8,26 @@ SQLAlchemy and the web modules (about a second of CPU each).
 The fork server is a single-threaded process that only imports and forks (the safe way to fork
 after importing libraries that may start threads); it exits with this process, and a child
 whose stdin closes (this process ending) ends its `main`.
+
+`compute_apart(work)` is the other kind of child: forked from this process itself (sharing
+its memory, nothing imported or sent), computing `work()` on another core while this
+process goes on, its result pickled back (the evaluation report's independent sections).
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import pickle
+import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Mapping
 from multiprocessing.connection import Connection
-from typing import IO, Protocol
+from typing import IO, Generic, Protocol, TypeVar
+
+T = TypeVar("T")
 
 _context = multiprocessing.get_context("forkserver")
 _preloaded: set[str] = set()
@@ -110,3 +119,80 @@ def _child(
     sys.stdin = open(0, closefd=False)  # noqa: SIM115 (the process's own stdin)
     sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
     main()
+
+
+class Apart(Generic[T]):
+    """A child computing a value apart (`compute_apart`): `result()` waits for it, `stop()`
+    ends it unheard (this process failed meanwhile). Call exactly one of them, once. A
+    thread of this process reads the child's answer as it comes, so the child ends (and
+    gives its memory back) as soon as it is done."""
+
+    def __init__(self, pid: int | None, source: int | None) -> None:
+        self._pid = pid
+        self._chunks: list[bytes] = []
+        self._reader: threading.Thread | None = None
+        if source is not None:
+            self._reader = threading.Thread(
+                target=self._read, args=(source,), name="apart-reader", daemon=True
+            )
+            self._reader.start()
+
+    def _read(self, source: int) -> None:
+        with os.fdopen(source, "rb") as answer:
+            while chunk := answer.read(1 << 20):
+                self._chunks.append(chunk)
+
+    def _wait(self) -> int:
+        assert self._pid is not None and self._reader is not None
+        _, status = os.waitpid(self._pid, 0)
+        self._reader.join()
+        return status
+
+    def result(self) -> T | None:
+        """The child's value, or None when it failed (or none was forked)."""
+        if self._pid is None:
+            return None
+        status = self._wait()
+        if not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
+            return None
+        value: T = pickle.loads(b"".join(self._chunks))
+        return value
+
+    def stop(self) -> None:
+        if self._pid is not None:
+            os.kill(self._pid, signal.SIGKILL)
+            self._wait()
+
+
+def compute_apart(work: Callable[[], T]) -> Apart[T]:
+    """Start `work()` in a child forked from this process (`os.fork`: the child shares this
+    process's memory copy-on-write, so nothing is sent to it, and keeps its CPU priority)
+    while this process goes on; `Apart.result()` waits for the child and gives the value it
+    pickled through a pipe, or None when the child failed (`work` raised, the child was
+    killed, or no fork is possible): the caller then computes it itself.
+
+    The child ends with `os._exit`, running none of this process's exit handlers and
+    finalisers: the store connections it inherited belong to this process, and closing or
+    using them from the child would break this process's transaction. So `work` must read
+    nothing from the store; what it needs is read before the fork."""
+    if not hasattr(os, "fork"):
+        return Apart(None, None)
+    read_end, write_end = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read_end)
+        os.close(write_end)
+        return Apart(None, None)
+    if pid == 0:  # the child
+        code = 1
+        try:
+            os.close(read_end)
+            data = pickle.dumps(work(), protocol=pickle.HIGHEST_PROTOCOL)
+            with os.fdopen(write_end, "wb") as out:
+                out.write(data)
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    return Apart(pid, read_end)

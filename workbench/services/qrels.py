@@ -24,6 +24,7 @@ from workbench.relevance import is_relevant
 from workbench.services import adaptive_provenance
 from workbench.services.assignments import documents_to_judge
 from workbench.services.current_judgements import (
+    CurrentGrades,
     counted_grades,
     graded_keys,
     latest_ids,
@@ -131,6 +132,7 @@ def campaign_qrels(
     binary_level: int | None = None,
     allow_incomplete: bool = False,
     pools: Sequence[int] | None = None,
+    grades: CurrentGrades | None = None,
 ) -> CampaignQrels:
     """The campaign's qrels: one assessor's current grades (assessor=), the adjudicated final
     labels (final=True), or by default the final labels if any exist, else the grades when
@@ -138,11 +140,12 @@ def campaign_qrels(
     or pick an assessor). 'Cannot judge' rows are not labels. binary_level L gives 1 for
     grades >= L and 0 below. Where documents of the pools numbered `pools` (default: the
     scope's, `scope.pool_scope`) lack a label it raises IncompleteQrels unless
-    allow_incomplete.
+    allow_incomplete. `grades`: the campaign's `CurrentGrades`, when the caller has them
+    (read in SQL when None; the same qrels).
     """
     scope = pool_scope(session, campaign, pools)
     labels, completeness = qrels_labels(
-        session, campaign, assessor=assessor, final=final, scope=scope
+        session, campaign, assessor=assessor, final=final, scope=scope, grades=grades
     )
     if not completeness.complete and not allow_incomplete:
         raise IncompleteQrels(completeness)
@@ -150,14 +153,20 @@ def campaign_qrels(
 
 
 def assessors_qrels(
-    session: Session, campaign: Campaign, assessors: Sequence[str], *, pools: Sequence[int] | None
+    session: Session,
+    campaign: Campaign,
+    assessors: Sequence[str],
+    *,
+    pools: Sequence[int] | None,
+    grades: CurrentGrades | None = None,
 ) -> dict[str, CampaignQrels]:
     """`campaign_qrels(assessor=name, allow_incomplete=True, pools=pools)` of every name, in
     one pass (the report's ranking stability needs every assessor's): the judgements,
     assignments, unsampled entries and adaptive provenance are read once for all of them.
-    The caller decides what an incomplete one means (`CampaignQrels.completeness`)."""
+    The caller decides what an incomplete one means (`CampaignQrels.completeness`).
+    `grades`: the campaign's `CurrentGrades`, when the caller has them (read when None)."""
     scope = pool_scope(session, campaign, pools)
-    each = _assessors_labels(session, campaign, assessors, scope)
+    each = _assessors_labels(session, campaign, assessors, scope, grades)
     unsampled = _unsampled(session, scope)
     provenance = adaptive_provenance.unjudged_notes(session, campaign, scope.ids)
     return {
@@ -199,21 +208,22 @@ def qrels_labels(
     assessor: str | None = None,
     final: bool = False,
     scope: PoolScope | None = None,
+    grades: CurrentGrades | None = None,
 ) -> tuple[dict[tuple[str, str], int], Completeness]:
     """The labels `export_qrels` writes (before -1 and binarising) and their completeness
-    within `scope` (default: `scope.pool_scope`'s)."""
+    within `scope` (default: `scope.pool_scope`'s); `grades` as `campaign_qrels`."""
     scope = scope if scope is not None else pool_scope(session, campaign)
     if assessor is not None and final:
         raise ServiceError("choose either an assessor or the final labels, not both")
     if assessor is not None:
-        return _assessors_labels(session, campaign, [assessor], scope)[assessor]
+        return _assessors_labels(session, campaign, [assessor], scope, grades)[assessor]
     if final or has_final_labels(session, campaign):
         labels, what = final_labels(session, campaign), "a final label"
     else:
         labels, what = _single_judge_labels(session, campaign), "a label"
     sampled = _sampled(session, scope)
     labels.update(_pooled_gold(session, campaign, sampled))
-    expected = sampled | graded_keys(session, campaign) | set(labels)
+    expected = sampled | graded_keys(session, campaign, grades) | set(labels)
     return labels, _completeness(what, expected, labels)
 
 
@@ -223,7 +233,11 @@ def _completeness(what: str, expected: set[Key], labels: dict[Key, int]) -> Comp
 
 
 def _assessors_labels(
-    session: Session, campaign: Campaign, assessors: Sequence[str], scope: PoolScope
+    session: Session,
+    campaign: Campaign,
+    assessors: Sequence[str],
+    scope: PoolScope,
+    grades: CurrentGrades | None = None,
 ) -> dict[str, tuple[dict[Key, int], Completeness]]:
     """`qrels_labels(assessor=name)` of every name, read in one pass: each assessor's current
     grades (gold documents left out unless counted), and as expected the documents of their
@@ -237,11 +251,11 @@ def _assessors_labels(
         if name not in users:
             raise NotFound(f"no assessor {name!r}")
     gold = left_out_gold(session, campaign.id)
-    grades = _graded_by(session, campaign, list(users.values()))
+    graded = _graded_by(session, campaign, list(users.values()), grades)
     assigned = _assigned(session, scope, list(users.values()))
     result = {}
     for name in assessors:
-        labels = {key: g for key, g in grades.get(users[name], {}).items() if key not in gold}
+        labels = {key: g for key, g in graded.get(users[name], {}).items() if key not in gold}
         expected = (assigned.get(users[name], set()) - gold) | set(labels)
         result[name] = (labels, _completeness(f"a grade by {name}", expected, labels))
     return result
@@ -256,10 +270,16 @@ def qrels_completeness(
 
 
 def _graded_by(
-    session: Session, campaign: Campaign, user_ids: Sequence[int]
+    session: Session,
+    campaign: Campaign,
+    user_ids: Sequence[int],
+    grades: CurrentGrades | None = None,
 ) -> dict[int, dict[Key, int]]:
     """User id -> (qid, docno) -> current grade, for these users ('cannot judge' is none);
-    one user's keys alone are grouped when there is one (one assessor's export)."""
+    one user's keys alone are grouped when there is one (one assessor's export); from
+    `grades` when given (the campaign's `CurrentGrades`)."""
+    if grades is not None:
+        return {u: grades.by_user[u] for u in user_ids if u in grades.by_user}
     one = user_ids[0] if len(user_ids) == 1 else None
     rows = plain_rows(
         session,

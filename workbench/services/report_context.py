@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 from workbench.services import adaptive_provenance
 from workbench.services import evaluation as service
 from workbench.services import evaluation_stability as stability
+from workbench.services.current_judgements import CurrentGrades
 from workbench.services.errors import ServiceError
 from workbench.services.evaluation_inputs import (
     LoadedRun,
@@ -72,7 +73,8 @@ class ReportContext:
 
     @property
     def scope(self) -> Scope:
-        """The request's scope with the runs loaded once."""
+        """The request's scope with the runs loaded once and the campaign's current grades read
+        once for every qrels and the assessors (`CurrentGrades`)."""
         return self._once(
             "scope",
             lambda: Scope(
@@ -81,6 +83,7 @@ class ReportContext:
                 allow_incomplete=self.request.allow_incomplete,
                 pools=self.request.pools,
                 outside_topics=self.request.outside_topics,
+                grades=CurrentGrades(self.session, self.campaign.id),
             ),
         )
 
@@ -134,7 +137,9 @@ class ReportContext:
     @property
     def assessors(self) -> list[User]:
         """The users with a current grade in the campaign (`evaluation_inputs.assessors`)."""
-        return self._once("assessors", lambda: assessors(self.session, self.campaign))
+        return self._once(
+            "assessors", lambda: assessors(self.session, self.campaign, self.scope.grades)
+        )
 
     @property
     def leave_out_inputs(self) -> stability.LeaveOutInputs:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from workbench.reports import plots
-from workbench.reports.document import Plot, Section
+from workbench.reports.document import Plot, Section, needs_only
 from workbench.reports.evaluation import per_topic_table
 from workbench.services.evaluation import EvaluationTable
 from workbench.services.report_context import ReportContext
@@ -52,4 +52,5 @@ SECTION = Section(
     plots=bars,
     notes=lambda table: table.summary_only_note(),
     to_dict=to_dict,
+    apart=needs_only,
 )

@@ -3,7 +3,7 @@ Sakai's topic-set size design from the residual variance of the two-way ANOVA.""
 
 from __future__ import annotations
 
-from workbench.reports.document import Section
+from workbench.reports.document import Section, needs_only
 from workbench.reports.extended import power_table, topic_set_size_table
 from workbench.services.evaluation_report import ReportOption
 from workbench.services.extended_evaluation import PowerAnalysis, power_analysis
@@ -33,6 +33,7 @@ SECTION = Section(
     tables,
     needs=("table", "per-topic measure", "two runs"),
     notes=lambda analysis: [analysis.sentence],
+    apart=needs_only,
     options=(
         ReportOption("delta", "float", "The minimum difference to design the topic set for.",
                      minimum=0, open_bounds=True),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from workbench.reports import plots
-from workbench.reports.document import Plot, Section
+from workbench.reports.document import Plot, Section, needs_only
 from workbench.services.evaluation import precision_recall
 from workbench.services.report_context import ReportContext
 from workbench.tabular import Cell, Table, bold_best
@@ -42,4 +42,5 @@ SECTION = Section(
     tables,
     needs=("table",),
     plots=curve_plot,
+    apart=needs_only,
 )

@@ -31,6 +31,7 @@ def section(by: str) -> Section[Reusability]:
         lambda reusability: [reusability_table(reusability)],
         needs=("table", "per-topic measure", "pools"),
         to_dict=lambda reusability: reusability.to_dict(),
+        apart=lambda context: context.leave_out_inputs,  # the pools' entries, read here
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from workbench.reports.document import Section, Unavailable
+from workbench.reports.document import Section, Unavailable, needs_only
 from workbench.reports.evaluation import tukey_table
 from workbench.services import evaluation
 from workbench.services.report_context import ReportContext
@@ -38,4 +38,5 @@ SECTION = Section(
     build,
     tables,
     needs=("table", "per-topic measure", "two runs"),
+    apart=needs_only,
 )
