@@ -11,13 +11,14 @@ adjudicator is never overwritten by re-applying a rule.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections import defaultdict
-from collections.abc import Collection
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import cast
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import Connection, delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from workbench import limits
@@ -105,6 +106,8 @@ class AdjudicationSummary:
     kept: int  # documents kept as an adjudicator decided them
     queued: int  # documents the rule could not decide
     unlabelled: str = ""  # what the final qrels lack now (`qrels.Completeness`), "" if none
+    transactions: int = 1  # write transactions it took (each counted by `changes`)
+    redecided: int = 0  # topics decided again as their judgements changed while it ran
 
     def message(self) -> str:
         """What the CLI and the web say after applying a rule."""
@@ -112,6 +115,11 @@ class AdjudicationSummary:
             f"{self.rule}: {self.labelled} final labels set, {self.kept} kept as adjudicated, "
             f"{self.queued} left to adjudicate"
         )
+        if self.redecided:
+            text += (
+                f"; {self.redecided} topic(s) decided again as their judgements changed "
+                "while the rule ran"
+            )
         if self.unlabelled:
             text += (
                 f"; the final qrels are incomplete: {self.unlabelled} (exports and evaluation "
@@ -174,7 +182,7 @@ def _disagree(document: JudgedDocument, rule: str, level: int) -> bool:
 
 
 @dataclass(frozen=True)
-class _Labelled:
+class Labelled:
     """What a rule and the queue need to know of a stored final label."""
 
     id: int
@@ -182,16 +190,18 @@ class _Labelled:
     adjudicated: bool
 
 
-def _final_labels(session: Session, campaign: Campaign) -> dict[Key, _Labelled]:
-    """The campaign's final labels by (qid, docno), read as plain columns (not as objects of
-    the ORM: a TREC-size campaign has 670,000)."""
+def final_labels(
+    session: Session, campaign: Campaign, *, qids: Collection[str] | None = None
+) -> dict[Key, Labelled]:
+    """The campaign's final labels by (qid, docno), optionally of some topics only, read as
+    plain columns (not as objects of the ORM: a TREC-size campaign has 670,000)."""
     columns = (FinalLabel.qid, FinalLabel.docno, FinalLabel.id, FinalLabel.grade)
-    rows = session.execute(
-        select(*columns, FinalLabel.adjudicator_id).where(FinalLabel.campaign_id == campaign.id)
-    )
+    query = select(*columns, FinalLabel.adjudicator_id).where(FinalLabel.campaign_id == campaign.id)
+    if qids is not None:
+        query = query.where(FinalLabel.qid.in_(sorted(qids)))
     return {
-        (row.qid, row.docno): _Labelled(row.id, row.grade, row.adjudicator_id is not None)
-        for row in rows
+        (row.qid, row.docno): Labelled(row.id, row.grade, row.adjudicator_id is not None)
+        for row in session.execute(query)
     }
 
 
@@ -209,26 +219,153 @@ DELETED_PER_STATEMENT = 10_000
 """Ids per DELETE ... IN (...): within SQLite's 32,766 bound parameters and PostgreSQL's 65,535."""
 
 
-def _write_labels(
-    session: Session,
-    campaign_id: int,
-    added: list[dict[str, object]],
-    changed: list[dict[str, object]],
-    removed: list[int],
-) -> None:
+def write_labels(db: Session | Connection, campaign_id: int, writes: LabelWrites) -> None:
     """Insert, update (by id) and delete final labels of campaign `campaign_id` as bulk
     statements (executemany), without an ORM object per label, counted as a change of the
-    campaign (`changes.changed`). Final labels are never held as objects by a caller of a
-    rule: a stored one is read again after it."""
-    session.flush()
-    changes.changed(session, campaign_id)  # every rule applied counts, even one writing nothing
-    if added:
-        session.execute(insert(FinalLabel), added)
-    if changed:
-        session.execute(update(FinalLabel), changed)
-    for start in range(0, len(removed), DELETED_PER_STATEMENT):
-        chunk = removed[start : start + DELETED_PER_STATEMENT]
-        session.execute(delete(FinalLabel).where(FinalLabel.id.in_(chunk)))
+    campaign (`changes.changed`: a Session's at its commit, a Connection's now, the
+    transaction's last write). Final labels are never held as objects by a caller of a rule:
+    a stored one is read again after it."""
+    if isinstance(db, Session):
+        db.flush()
+    if writes.added:
+        db.execute(insert(FinalLabel), writes.added)
+    if writes.changed:
+        db.execute(update(FinalLabel), writes.changed)
+    for start in range(0, len(writes.removed), DELETED_PER_STATEMENT):
+        chunk = writes.removed[start : start + DELETED_PER_STATEMENT]
+        db.execute(delete(FinalLabel).where(FinalLabel.id.in_(chunk)))
+    changes.changed(db, campaign_id)  # every rule applied counts, even one writing nothing
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    """A rule's decision on one judged document: its grade (None: the rule cannot decide, the
+    document goes to the queue) and the judges' grades it was made from (provenance)."""
+
+    qid: str
+    docno: str
+    grade: int | None
+    judges: dict[str, int]
+
+
+def proposals(
+    documents: Iterable[JudgedDocument], merge: MergeSpec, primary_judge: int | None
+) -> list[Proposal]:
+    """The rule's decision on each document (the CPU of a rule: 669,409 documents at full
+    size)."""
+    found = []
+    for document in documents:
+        grade = _propose(document, merge, primary_judge)
+        found.append(
+            Proposal(
+                document.qid,
+                document.docno,
+                None if grade is None else int(grade),
+                document.provenance(),
+            )
+        )
+    return found
+
+
+@dataclass
+class LabelWrites:
+    """What a rule writes: rows to insert, updates by id, ids to delete (rule-made labels of
+    documents the rule no longer decides); how many labels it keeps as adjudicated and how
+    many documents it leaves in the queue."""
+
+    added: list[dict[str, object]] = field(default_factory=list)
+    changed: list[dict[str, object]] = field(default_factory=list)
+    removed: list[int] = field(default_factory=list)
+    kept: int = 0
+    queued: int = 0
+
+    def counts(self) -> tuple[int, int, int]:
+        """(labels set, labels kept as adjudicated, documents left in the queue)."""
+        return len(self.added) + len(self.changed), self.kept, self.queued
+
+
+def label_writes(
+    campaign_id: int,
+    decided: Iterable[Proposal],
+    existing: Mapping[Key, Labelled],
+    *,
+    rule: str,
+    reason: str,
+    now: dt.datetime,
+) -> LabelWrites:
+    """The writes that make the labels of the `decided` documents the rule's, given the
+    `existing` labels: an adjudicator's label is kept; a document the rule cannot decide loses
+    an earlier rule-made label."""
+    writes = LabelWrites()
+    for proposal in decided:
+        label = existing.get((proposal.qid, proposal.docno))
+        if label is not None and label.adjudicated:
+            writes.kept += 1
+            continue
+        if proposal.grade is None:
+            writes.queued += 1
+            if label is not None:
+                writes.removed.append(label.id)
+            continue
+        values = {
+            "grade": proposal.grade,
+            "rule": rule,
+            "judges": proposal.judges,
+            "reason": reason,
+            "created_at": now,
+        }
+        if label is None:
+            key = {"campaign_id": campaign_id, "qid": proposal.qid, "docno": proposal.docno}
+            writes.added.append(key | values)
+        else:
+            writes.changed.append({"id": label.id} | values)
+    return writes
+
+
+@dataclass(frozen=True)
+class RuleRequest:
+    """A checked request to apply a rule: the rule's name as stored on the labels, the
+    primary judge's id (rule "primary"), the chosen topics (None: all), the reason."""
+
+    merge: MergeSpec
+    rule: str
+    primary_judge: int | None
+    chosen: frozenset[str] | None
+    reason: str
+
+    def scope(self) -> str:
+        """The rule's name as a summary says it."""
+        if self.chosen is None:
+            return self.rule
+        return f"{self.rule} on topic(s) {', '.join(sorted(self.chosen))}"
+
+
+def rule_request(
+    session: Session,
+    campaign: Campaign,
+    merge: MergeSpec,
+    documents: Iterable[JudgedDocument],
+    *,
+    topics: Collection[str] | None,
+    reason: str,
+) -> RuleRequest:
+    """Check a rule's request against the campaign's judged `documents` (ServiceError: an
+    unknown rule, too long a reason, a chosen topic with no judged document, an unknown
+    primary assessor)."""
+    merge.check()
+    reason = reason.strip()
+    if len(reason) > limits.COMMENT:
+        raise ServiceError(f"the reason is limited to {limits.COMMENT} characters")
+    chosen = frozenset(topics) if topics is not None else None
+    if chosen is not None:
+        unknown = sorted(chosen - {d.qid for d in documents})
+        if unknown:
+            raise ServiceError(f"no judged document in topic(s) {', '.join(unknown[:20])}")
+    primary_judge = _primary_judge(session, campaign, merge.primary)
+    rule = f"primary:{primary_judge}" if merge.rule == "primary" else merge.rule
+    if merge.rule == "majority":
+        rule = f"majority/tie={merge.tie}"
+    return RuleRequest(merge, rule, primary_judge, chosen, reason)
 
 
 def apply_rule(
@@ -240,68 +377,49 @@ def apply_rule(
     reason: str = "",
 ) -> AdjudicationSummary:
     """Set the final label of every judged document the rule decides: of every topic, or
-    of `topics` only (a batch), with one `reason` recorded for the batch.
+    of `topics` only (a batch), with one `reason` recorded for the batch; in the caller's
+    transaction (`adjudication_steps.apply_rule_in_steps` decides outside any write
+    transaction and writes in short ones: what the web and the CLI use).
 
     Labels an adjudicator decided are kept; a document the rule cannot decide loses any
     earlier rule-made label (it is back in the queue).
     """
-    merge.check()
-    reason = reason.strip()
-    if len(reason) > limits.COMMENT:
-        raise ServiceError(f"the reason is limited to {limits.COMMENT} characters")
-    chosen = set(topics) if topics is not None else None
     documents = judged_documents(session, campaign)
-    if chosen is not None:
-        unknown = sorted(chosen - {d.qid for d in documents})
-        if unknown:
-            raise ServiceError(f"no judged document in topic(s) {', '.join(unknown[:20])}")
-    primary_judge = _primary_judge(session, campaign, merge.primary)
-    existing = _final_labels(session, campaign)
-    kept = 0
-    rule_name = f"primary:{primary_judge}" if merge.rule == "primary" else merge.rule
-    if merge.rule == "majority":
-        rule_name = f"majority/tie={merge.tie}"
-    now = utcnow()
-    added: list[dict[str, object]] = []
-    changed: list[dict[str, object]] = []
-    removed: list[int] = []  # rule-made labels of documents the rule no longer decides
-    queued = 0
-    for document in documents:
-        if chosen is not None and document.qid not in chosen:
-            continue
-        label = existing.get((document.qid, document.docno))
-        if label is not None and label.adjudicated:
-            kept += 1
-            continue
-        grade = _propose(document, merge, primary_judge)
-        if grade is None:
-            queued += 1
-            if label is not None:
-                removed.append(label.id)
-            continue
-        values = {
-            "grade": int(grade),
-            "rule": rule_name,
-            "judges": document.provenance(),
-            "reason": reason,
-            "created_at": now,
-        }
-        if label is None:
-            added.append(
-                {"campaign_id": campaign.id, "qid": document.qid, "docno": document.docno} | values
-            )
-        else:
-            changed.append({"id": label.id} | values)
-    _write_labels(session, campaign.id, added, changed, removed)
-    labelled = len(added) + len(changed)
+    request = rule_request(session, campaign, merge, documents, topics=topics, reason=reason)
+    if request.chosen is not None:
+        documents = [d for d in documents if d.qid in request.chosen]
+    writes = label_writes(
+        campaign.id,
+        proposals(documents, merge, request.primary_judge),
+        final_labels(session, campaign),
+        rule=request.rule,
+        reason=request.reason,
+        now=utcnow(),
+    )
+    write_labels(session, campaign.id, writes)
+    return summarise(session, campaign, request, writes.counts())
+
+
+def summarise(
+    session: Session,
+    campaign: Campaign,
+    request: RuleRequest,
+    counts: tuple[int, int, int],
+    *,
+    transactions: int = 1,
+    redecided: int = 0,
+) -> AdjudicationSummary:
+    """What a rule did (`LabelWrites.counts`), with what the final qrels lack now."""
     completeness = qrels_completeness(session, campaign, final=True)
-    scope = "" if chosen is None else f" on topic(s) {', '.join(sorted(chosen))}"
+    labelled, kept, queued = counts
     return AdjudicationSummary(
-        rule=rule_name + scope,
+        rule=request.scope(),
         labelled=labelled,
         kept=kept,
         queued=queued,
         unlabelled="" if completeness.complete else completeness.describe(),
+        transactions=transactions,
+        redecided=redecided,
     )
 
 
@@ -315,7 +433,7 @@ def disagreement_queue(
     """
     merge.check()
     primary_judge = _primary_judge(session, campaign, merge.primary)
-    existing = _final_labels(session, campaign)
+    existing = final_labels(session, campaign)
     names = judge_names(session, campaign)
     notes: dict[Key, list] = defaultdict(list)  # comments, cannot-judge reasons, evidence
     for judgement in counted_notes(session, campaign):

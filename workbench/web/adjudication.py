@@ -21,9 +21,9 @@ from workbench.services.adjudication import (
     QUEUE_VIEWS,
     MergeSpec,
     adjudication_page,
-    apply_rule,
     record_decision,
 )
+from workbench.services.adjudication_steps import apply_rule_in_steps
 from workbench.services.browse import Page
 from workbench.services.errors import ServiceError
 from workbench.services.run_imports import topic_list
@@ -115,14 +115,13 @@ def apply(campaign_id: int):
     choice = _queue_request()
     batch = request.form.get("topics", "").strip()
     try:
-        with get_store().session() as session:
-            summary = apply_rule(
-                session,
-                campaign_service.get_campaign(session, campaign_id),
-                MergeSpec(**choice),
-                topics=topic_list(batch) if batch else None,
-                reason=request.form.get("reason", ""),
-            )
+        summary = apply_rule_in_steps(
+            get_store(),
+            campaign_id,
+            MergeSpec(**choice),
+            topics=topic_list(batch) if batch else None,
+            reason=request.form.get("reason", ""),
+        )
         flash(summary.message(), "info")
     except ServiceError as error:
         flash(str(error), "error")
