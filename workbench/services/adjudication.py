@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import cast
 
-from sqlalchemy import Connection, delete, func, insert, select, update
+from sqlalchemy import Connection, bindparam, delete, func, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from workbench import limits
@@ -219,21 +220,48 @@ DELETED_PER_STATEMENT = 10_000
 """Ids per DELETE ... IN (...): within SQLite's 32,766 bound parameters and PostgreSQL's 65,535."""
 
 
+_LABELS = FinalLabel.__table__
+_RULE_VALUES = ("grade", "rule", "judges", "reason", "created_at")
+_UPDATE_RULE_MADE = (
+    update(_LABELS)
+    .where(_LABELS.c.id == bindparam("label_id"), _LABELS.c.adjudicator_id.is_(None))
+    .values({name: bindparam(name) for name in _RULE_VALUES})
+)
+"""Update a label by id unless an adjudicator decided it (a Core statement: an executemany
+through a Connection or a Session alike)."""
+_INSERTS = {
+    name: dialect.insert(_LABELS).on_conflict_do_nothing(
+        index_elements=["campaign_id", "qid", "docno"]
+    )
+    for name, dialect in (("sqlite", sqlite), ("postgresql", postgresql))
+}
+"""Insert a label unless the document got one meanwhile (on PostgreSQL a decision committed
+while a rule's batch ran)."""
+
+
 def write_labels(db: Session | Connection, campaign_id: int, writes: LabelWrites) -> None:
     """Insert, update (by id) and delete final labels of campaign `campaign_id` as bulk
     statements (executemany), without an ORM object per label, counted as a change of the
     campaign (`changes.changed`: a Session's at its commit, a Connection's now, the
-    transaction's last write). Final labels are never held as objects by a caller of a rule:
-    a stored one is read again after it."""
+    transaction's last write). A label an adjudicator decided is never updated or deleted,
+    and a label is inserted only where none is (a decision made meanwhile wins). Final labels
+    are never held as objects by a caller of a rule: a stored one is read again after it."""
     if isinstance(db, Session):
         db.flush()
+    dialect = (db.get_bind() if isinstance(db, Session) else db).dialect.name
     if writes.added:
-        db.execute(insert(FinalLabel), writes.added)
+        db.execute(_INSERTS[dialect], writes.added)
     if writes.changed:
-        db.execute(update(FinalLabel), writes.changed)
+        db.execute(_UPDATE_RULE_MADE, writes.changed)
     for start in range(0, len(writes.removed), DELETED_PER_STATEMENT):
         chunk = writes.removed[start : start + DELETED_PER_STATEMENT]
-        db.execute(delete(FinalLabel).where(FinalLabel.id.in_(chunk)))
+        db.execute(
+            delete(FinalLabel).where(FinalLabel.id.in_(chunk), FinalLabel.adjudicator_id.is_(None))
+        )
+    if isinstance(db, Session):  # labels the session holds are read again when next used
+        for held in list(db.identity_map.values()):
+            if isinstance(held, FinalLabel):
+                db.expire(held)
     changes.changed(db, campaign_id)  # every rule applied counts, even one writing nothing
 
 
@@ -318,7 +346,7 @@ def label_writes(
             key = {"campaign_id": campaign_id, "qid": proposal.qid, "docno": proposal.docno}
             writes.added.append(key | values)
         else:
-            writes.changed.append({"id": label.id} | values)
+            writes.changed.append({"label_id": label.id} | values)
     return writes
 
 

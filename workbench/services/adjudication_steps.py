@@ -123,15 +123,16 @@ def apply_rule_in_steps(
     overwrites (the module's contract)."""
     with store.read_session() as session:
         campaign = get_campaign(session, campaign_id)
+        # the marks before the judgements: a judgement recorded between them (each statement
+        # sees its own snapshot on PostgreSQL) makes its topic decided again, never missed
+        counting, marks = _counting(session, campaign), _marks(session, campaign.id)
         documents = judged_documents(session, campaign)
         request = rule_request(session, campaign, merge, documents, topics=topics, reason=reason)
         by_topic: dict[str, list[Proposal]] = defaultdict(list)
         chosen = [d for d in documents if request.chosen is None or d.qid in request.chosen]
         for proposal in proposals(chosen, merge, request.primary_judge):
             by_topic[proposal.qid].append(proposal)
-        snapshot = _Snapshot(
-            request, _counting(session, campaign), _marks(session, campaign.id), dict(by_topic)
-        )
+        snapshot = _Snapshot(request, counting, marks, dict(by_topic))
         campaign_id = campaign.id
     del documents, chosen
     labelled = kept = queued = transactions = redecided = 0
