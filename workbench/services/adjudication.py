@@ -15,31 +15,25 @@ import datetime as dt
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
-from itertools import pairwise
 from typing import cast
 
-from sqlalchemy import Connection, bindparam, delete, func, select, update
+from sqlalchemy import Connection, bindparam, delete, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from workbench import limits
 from workbench.agreement import MERGE_RULES, TIE_RULES, MergeRule, TieRule, binarise, merge_grades
 from workbench.services import changes
-from workbench.services.campaigns import CampaignInfo, campaign_info
 from workbench.services.current_judgements import (
     counted_grades,
     counted_judges,
     counted_notes,
-    withdrawn_note,
 )
 from workbench.services.errors import ServiceError
 from workbench.services.qrels import qrels_completeness
 from workbench.store.models import (
     Campaign,
-    Document,
     FinalLabel,
-    Judgement,
-    Topic,
     User,
     utcnow,
 )
@@ -153,7 +147,7 @@ def judged_documents(
     ]
 
 
-def _primary_judge(session: Session, campaign: Campaign, primary: str | None) -> int | None:
+def primary_judge_id(session: Session, campaign: Campaign, primary: str | None) -> int | None:
     """The primary assessor's user id."""
     if primary is None:
         return None
@@ -174,7 +168,7 @@ def _propose(document: JudgedDocument, merge: MergeSpec, primary: int | None):
     return merge_grades(grades, rule=rule, tie=tie, primary_index=primary_index)
 
 
-def _disagree(document: JudgedDocument, rule: str, level: int) -> bool:
+def disagree(document: JudgedDocument, rule: str, level: int) -> bool:
     """Judges disagree: on the grade, or for any/all (binary rules) on relevance."""
     grades = list(document.grades.values())
     if rule in ("any", "all"):
@@ -192,14 +186,21 @@ class Labelled:
 
 
 def final_labels(
-    session: Session, campaign: Campaign, *, qids: Collection[str] | None = None
+    session: Session,
+    campaign: Campaign,
+    *,
+    qids: Collection[str] | None = None,
+    docnos: Collection[str] | None = None,
 ) -> dict[Key, Labelled]:
-    """The campaign's final labels by (qid, docno), optionally of some topics only, read as
-    plain columns (not as objects of the ORM: a TREC-size campaign has 670,000)."""
+    """The campaign's final labels by (qid, docno), optionally of some topics or documents
+    only, read as plain columns (not as objects of the ORM: a TREC-size campaign has
+    670,000)."""
     columns = (FinalLabel.qid, FinalLabel.docno, FinalLabel.id, FinalLabel.grade)
     query = select(*columns, FinalLabel.adjudicator_id).where(FinalLabel.campaign_id == campaign.id)
     if qids is not None:
         query = query.where(FinalLabel.qid.in_(sorted(qids)))
+    if docnos is not None:
+        query = query.where(FinalLabel.docno.in_(sorted(docnos)))
     return {
         (row.qid, row.docno): Labelled(row.id, row.grade, row.adjudicator_id is not None)
         for row in session.execute(query)
@@ -389,7 +390,7 @@ def rule_request(
         unknown = sorted(chosen - {d.qid for d in documents})
         if unknown:
             raise ServiceError(f"no judged document in topic(s) {', '.join(unknown[:20])}")
-    primary_judge = _primary_judge(session, campaign, merge.primary)
+    primary_judge = primary_judge_id(session, campaign, merge.primary)
     rule = f"primary:{primary_judge}" if merge.rule == "primary" else merge.rule
     if merge.rule == "majority":
         rule = f"majority/tie={merge.tie}"
@@ -452,23 +453,33 @@ def summarise(
 
 
 def disagreement_queue(
-    session: Session, campaign: Campaign, merge: MergeSpec, *, include_decided: bool = False
+    session: Session,
+    campaign: Campaign,
+    merge: MergeSpec,
+    *,
+    include_decided: bool = False,
+    keys: Collection[Key] | None = None,
 ) -> list[QueueItem]:
-    """Documents on which the judges disagree under `merge`, not yet decided by an adjudicator.
+    """Documents on which the judges disagree under `merge`, not yet decided by an adjudicator;
+    optionally of some (qid, docno) `keys` only (read for them alone: a page of the queue).
 
     proposal is the rule's grade (None when it cannot decide); with include_decided the
     documents an adjudicator already settled are listed too.
     """
     merge.check()
-    primary_judge = _primary_judge(session, campaign, merge.primary)
-    existing = final_labels(session, campaign)
+    primary_judge = primary_judge_id(session, campaign, merge.primary)
+    docnos = None if keys is None else sorted({docno for _, docno in keys})
+    existing = final_labels(session, campaign, docnos=docnos)
     names = judge_names(session, campaign)
     notes: dict[Key, list] = defaultdict(list)  # comments, cannot-judge reasons, evidence
-    for judgement in counted_notes(session, campaign):
+    for judgement in counted_notes(session, campaign, docnos=docnos):
         notes[(judgement.qid, judgement.docno)].append(judgement)
     queue = []
-    for document in judged_documents(session, campaign):
-        if not _disagree(document, merge.rule, campaign.relevance_level):
+    wanted = None if keys is None else set(keys)
+    for document in judged_documents(session, campaign, docnos=docnos):
+        if wanted is not None and (document.qid, document.docno) not in wanted:
+            continue
+        if not disagree(document, merge.rule, campaign.relevance_level):
             continue
         label = existing.get((document.qid, document.docno))
         decided = label is not None and label.adjudicated
@@ -501,171 +512,6 @@ def disagreement_queue(
             )
         )
     return queue
-
-
-QUEUE_VIEWS = {
-    "undecided": "left to decide (no final label yet)",
-    "rule": "decided by the merge rule (to review)",
-    "adjudicated": "decided by an adjudicator",
-    "all": "every disagreement",
-}
-"""Which disagreements the adjudication page lists (its filter)."""
-QUEUE_PAGE = 25  # documents per page of the queue
-
-
-@dataclass(frozen=True)
-class JudgeAnswer:
-    """One judge's current answer on a queued document: the grade (None: could not judge,
-    with the reason), comment, evidence passages as their text, and the time spent on the
-    document over all the judge's revisions."""
-
-    judge: str
-    grade: int | None
-    cannot_judge: str
-    comment: str
-    evidence: tuple[str, ...]
-    time_spent_ms: int
-
-
-@dataclass(frozen=True)
-class QueueEntry:
-    """A queue item as the adjudication page shows it: its topic's title and narrative, the
-    document's title and whole text (evidence passages marked), and each judge's answer."""
-
-    item: QueueItem
-    topic: str
-    narrative: str
-    title: str
-    text: str
-    answers: tuple[JudgeAnswer, ...] = ()
-    passages: tuple[tuple[str, bool], ...] = ()  # the text cut at evidence: (piece, marked)
-
-
-@dataclass(frozen=True)
-class AdjudicationPage:
-    """The adjudication page: the campaign, one page of the queue under the chosen rule and
-    view (empty, with `error` saying why, when the rule is refused), how many documents each
-    view holds, and the note on withdrawn judgements."""
-
-    campaign: CampaignInfo
-    entries: tuple[QueueEntry, ...]
-    error: str | None
-    withdrawn: str
-    view: str = "undecided"
-    counts: tuple[tuple[str, int], ...] = ()  # view -> documents
-    total: int = 0  # documents in the chosen view
-    offset: int = 0
-
-
-def _in_view(item: QueueItem, view: str) -> bool:
-    if view == "undecided":
-        return item.final is None
-    if view == "rule":
-        return item.final is not None and not item.adjudicated
-    if view == "adjudicated":
-        return item.adjudicated
-    return True
-
-
-def _cut(text: str, spans: list[list[int]]) -> tuple[tuple[str, bool], ...]:
-    """`text` as pieces, each marked when an evidence span (of any judge) covers it."""
-    bounds = sorted({0, len(text), *(min(max(x, 0), len(text)) for s in spans for x in s)})
-    pieces = []
-    for start, end in pairwise(bounds):
-        covered = any(s[0] <= start and end <= s[1] for s in spans)
-        if start < end:
-            pieces.append((text[start:end], covered))
-    return tuple(pieces)
-
-
-def _times(session: Session, campaign: Campaign, keys: set[Key]) -> dict[tuple[str, str, int], int]:
-    """Milliseconds each judge spent on each (qid, docno), summed over every event of theirs."""
-    if not keys:
-        return {}
-    rows = session.execute(
-        select(Judgement.qid, Judgement.docno, Judgement.user_id, func.sum(Judgement.time_spent_ms))
-        .where(
-            Judgement.campaign_id == campaign.id,
-            Judgement.docno.in_({docno for _, docno in keys}),
-        )
-        .group_by(Judgement.qid, Judgement.docno, Judgement.user_id)
-    )
-    return {(q, d, u): int(ms or 0) for q, d, u, ms in rows if (q, d) in keys}
-
-
-def adjudication_page(
-    session: Session,
-    campaign: Campaign,
-    merge: MergeSpec,
-    *,
-    view: str = "undecided",
-    offset: int = 0,
-    limit: int = QUEUE_PAGE,
-) -> AdjudicationPage:
-    """The disagreements under `merge` in `view` (QUEUE_VIEWS), `limit` from `offset`, with
-    what the adjudicator reads beside each: the topic, the whole document with the judges'
-    evidence marked, and every judge's grade, comment, evidence and time spent."""
-    if view not in QUEUE_VIEWS:
-        raise ServiceError(f"unknown queue view {view!r}; expected one of {', '.join(QUEUE_VIEWS)}")
-    error = None
-    try:
-        everything = disagreement_queue(session, campaign, merge, include_decided=True)
-    except ServiceError as refused:
-        everything, error = [], str(refused)
-    counts = tuple((name, sum(_in_view(q, name) for q in everything)) for name in QUEUE_VIEWS)
-    chosen = [q for q in everything if _in_view(q, view)]
-    queue = chosen[max(offset, 0) : max(offset, 0) + limit]
-    qids, docnos = {q.qid for q in queue}, {q.docno for q in queue}
-    topics = {
-        qid: (title, narrative or "")
-        for qid, title, narrative in session.execute(
-            select(Topic.qid, Topic.title, Topic.narrative).where(
-                Topic.campaign_id == campaign.id, Topic.qid.in_(qids)
-            )
-        )
-    }
-    documents = {
-        docno: (title, text)
-        for docno, title, text in session.execute(
-            select(Document.docno, Document.title, Document.text).where(
-                Document.campaign_id == campaign.id, Document.docno.in_(docnos)
-            )
-        )
-    }
-    names = {name: uid for uid, name in judge_names(session, campaign).items()}
-    times = _times(session, campaign, {(q.qid, q.docno) for q in queue})
-    entries = []
-    for q in queue:
-        title, text = documents.get(q.docno, ("", ""))
-        answers = tuple(
-            JudgeAnswer(
-                judge,
-                q.grades.get(judge),
-                q.cannot_judge.get(judge, ""),
-                q.comments.get(judge, ""),
-                tuple(text[a:b] for a, b in q.evidence.get(judge, [])),
-                times.get((q.qid, q.docno, names[judge]), 0),
-            )
-            for judge in sorted({*q.grades, *q.cannot_judge}, key=_judge_number)
-        )
-        spans = [span for found in q.evidence.values() for span in found]
-        entries.append(
-            QueueEntry(q, *topics.get(q.qid, ("", "")), title, text, answers, _cut(text, spans))
-        )
-    return AdjudicationPage(
-        campaign_info(campaign),
-        tuple(entries),
-        error,
-        withdrawn_note(session, campaign),
-        view,
-        counts,
-        len(chosen),
-        max(offset, 0),
-    )
-
-
-def _judge_number(name: str) -> int:
-    return int(name.rpartition(" ")[2])
 
 
 def record_decision(

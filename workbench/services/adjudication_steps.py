@@ -8,18 +8,20 @@ every document outside any write transaction, and writes the labels in batches o
 topics (about BATCH_DOCUMENTS documents each), one short write transaction per batch
 (`Store.batch_connection`: it pauses while judgements wait for the lock).
 
-Contract (our own; docs/methods.md): each batch's write transaction re-reads, before it
-writes, the labels of its topics, the judgement log's mark of each topic (its newest event's
-id and its number of events) and what decides which judgements count (withdrawn assignments,
-gold documents left out). A topic whose judgements changed since the snapshot (a judgement,
-revision or undo recorded meanwhile), or every topic of the batch when what counts changed,
-is decided again inside that transaction from what it reads there; the writes are computed
-against the labels as they are then, so that a label an adjudicator decided meanwhile is
-kept and a label written meanwhile is updated, never written twice. Each batch is thus the
-one-transaction rule (`adjudication.apply_rule`) applied to its topics at its commit; with
-nothing written meanwhile the labels equal those of the one-transaction rule. Topics first
-judged after the snapshot are not labelled (as by a rule applied at the snapshot). Every
-batch counts as a change of the campaign (`changes.changed`), even one that writes nothing.
+Contract (our own; docs/methods.md): each batch's write transaction first re-reads the
+judgement log's mark of each of its topics (its newest event's id and its number of events)
+and what decides which judgements count (withdrawn assignments, gold documents left out). A
+topic whose judgements changed since it was decided (a judgement, revision or undo recorded
+meanwhile), or whose counting changed, is decided again from a new read transaction and the
+write tried again; after RETRIES such rounds (judging on the topic never pauses) the write
+transaction decides it itself. The writes are computed against the labels as the write
+transaction reads them, and the statements themselves never update or delete a label an
+adjudicator decided nor insert over an existing one: a decision made meanwhile is kept.
+Each batch so writes what the one-transaction rule (`adjudication.apply_rule`) would write
+for its topics at its commit; with nothing written meanwhile the labels equal that rule's.
+Topics first judged after the rule's read are not labelled (as by a rule applied then).
+Every batch that writes counts as a change of the campaign (`changes.changed`), even one
+that writes nothing new.
 """
 
 from __future__ import annotations
@@ -50,9 +52,13 @@ from workbench.services.current_judgements import left_out_gold, withdrawn_topic
 from workbench.store import Store
 from workbench.store.models import Campaign, Judgement, utcnow
 
-BATCH_DOCUMENTS = 5_000
-"""Judged documents per write transaction, in whole topics (a larger topic is one batch):
-about 0.1-0.3 s of the write lock at full size (benchmarks/scale/README.md)."""
+BATCH_DOCUMENTS = 2_000
+"""Judged documents per write transaction, in whole topics (a larger topic is one batch: at
+full size, about 2,700 documents; benchmarks/scale/README.md)."""
+RETRIES = 3
+"""How often a batch whose topics changed since they were decided has them decided again in
+a read transaction before its write transaction decides them itself (under the lock: the
+last resort when judging on them never pauses)."""
 
 
 @dataclass(frozen=True)
@@ -88,12 +94,31 @@ def _marks(
 
 @dataclass
 class _Snapshot:
-    """What the read transaction decided: each topic's proposals and its mark then."""
+    """What the rule decided outside write transactions: each topic's proposals, and the
+    judgement-log mark and what counted when it read them."""
 
     request: RuleRequest
-    counting: _Counting
+    counting: dict[str, _Counting]
     marks: dict[str, tuple[int, int]]
     decided: dict[str, list[Proposal]]
+
+    def stale(self, session: Session, campaign: Campaign, qids: list[str]) -> list[str]:
+        """The topics of `qids` whose judgements or counting changed since decided."""
+        counting, marks = _counting(session, campaign), _marks(session, campaign.id, qids)
+        return [
+            qid
+            for qid in qids
+            if self.counting[qid] != counting or marks.get(qid) != self.marks.get(qid)
+        ]
+
+    def decide(self, session: Session, campaign: Campaign, qids: list[str]) -> None:
+        """Decide the topics `qids` again from what `session` reads now (marks first)."""
+        counting, marks = _counting(session, campaign), _marks(session, campaign.id, qids)
+        for qid in qids:
+            documents = judged_documents(session, campaign, qid=qid)
+            self.decided[qid] = proposals(documents, self.request.merge, self.request.primary_judge)
+            self.counting[qid] = counting
+            self.marks[qid] = marks.get(qid, (0, 0))
 
 
 def _batches(decided: dict[str, list[Proposal]]) -> Iterator[list[str]]:
@@ -132,16 +157,14 @@ def apply_rule_in_steps(
         chosen = [d for d in documents if request.chosen is None or d.qid in request.chosen]
         for proposal in proposals(chosen, merge, request.primary_judge):
             by_topic[proposal.qid].append(proposal)
-        snapshot = _Snapshot(request, counting, marks, dict(by_topic))
+        snapshot = _Snapshot(request, dict.fromkeys(by_topic, counting), marks, dict(by_topic))
         campaign_id = campaign.id
     del documents, chosen
-    labelled = kept = queued = transactions = redecided = 0
+    labelled = kept = queued = transactions = 0
+    redecided: set[str] = set()
     for batch in _batches(snapshot.decided):
-        with store.batch_connection() as connection, Session(bind=connection) as session:
-            writes, again = _write_batch(session, campaign_id, snapshot, batch)
-            write_labels(connection, campaign_id, writes)  # counted last, at once
+        writes = _write_batch(store, campaign_id, snapshot, batch, redecided)
         transactions += 1
-        redecided += again
         done = writes.counts()
         labelled, kept, queued = labelled + done[0], kept + done[1], queued + done[2]
     with store.read_session() as session:
@@ -152,34 +175,42 @@ def apply_rule_in_steps(
             snapshot.request,
             (labelled, kept, queued),
             transactions=transactions,
-            redecided=redecided,
+            redecided=len(redecided),
         )
 
 
 def _write_batch(
-    session: Session, campaign_id: int, snapshot: _Snapshot, batch: list[str]
-) -> tuple[LabelWrites, int]:
-    """Inside a batch's write transaction: the writes of its topics, each decided again when
-    its judgements (or what counts) changed since the snapshot; and how many were."""
-    campaign = session.get_one(Campaign, campaign_id)
+    store: Store, campaign_id: int, snapshot: _Snapshot, batch: list[str], redecided: set[str]
+) -> LabelWrites:
+    """Write the batch's labels in one write transaction that first re-checks its topics; a
+    stale topic is decided again in a read transaction and the write tried again (after
+    RETRIES, decided in the write transaction itself). Adds the stale topics to `redecided`."""
+    attempt = 0
+    while True:
+        with store.batch_connection() as connection, Session(bind=connection) as session:
+            campaign = session.get_one(Campaign, campaign_id)
+            stale = snapshot.stale(session, campaign, batch)
+            redecided.update(stale)
+            if not stale or attempt == RETRIES:
+                snapshot.decide(session, campaign, stale)  # the last resort: under the lock
+                writes = _writes(session, campaign, snapshot, batch)
+                write_labels(connection, campaign_id, writes)  # counted last, at once
+                return writes
+        with store.read_session() as session:
+            snapshot.decide(session, get_campaign(session, campaign_id), stale)
+        attempt += 1
+
+
+def _writes(
+    session: Session, campaign: Campaign, snapshot: _Snapshot, batch: list[str]
+) -> LabelWrites:
+    """The writes of the batch's topics against their labels as they are now."""
     request = snapshot.request
-    marks = _marks(session, campaign_id, batch)
-    counting_changed = _counting(session, campaign) != snapshot.counting
-    decided: list[Proposal] = []
-    again = 0
-    for qid in batch:
-        if counting_changed or marks.get(qid) != snapshot.marks.get(qid):
-            again += 1
-            documents = judged_documents(session, campaign, qid=qid)
-            decided += proposals(documents, request.merge, request.primary_judge)
-        else:
-            decided += snapshot.decided[qid]
-    writes = label_writes(
-        campaign_id,
-        decided,
+    return label_writes(
+        campaign.id,
+        [proposal for qid in batch for proposal in snapshot.decided[qid]],
         final_labels(session, campaign, qids=batch),
         rule=request.rule,
         reason=request.reason,
         now=utcnow(),
     )
-    return writes, again

@@ -188,10 +188,13 @@ def counted_judges(session: Session, campaign: Campaign) -> set[int]:
     return {user_id for _, user_id in pairs}
 
 
-def counted_notes(session: Session, campaign: Campaign) -> list[JudgementRow]:
+def counted_notes(
+    session: Session, campaign: Campaign, *, docnos: Collection[str] | None = None
+) -> list[JudgementRow]:
     """The `counted_judgements` with a comment, a 'cannot judge' reason or evidence (what the
-    adjudicator reads beside the grades); the database returns only rows that may have one."""
-    latest = latest_ids(campaign.id)
+    adjudicator reads beside the grades), optionally of some documents only; the database
+    returns only rows that may have one."""
+    latest = latest_ids(campaign.id, docnos=docnos)
     query = JUDGEMENT_ROW.where(
         Judgement.id.in_(latest),
         or_(
