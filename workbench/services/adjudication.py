@@ -125,8 +125,12 @@ class AdjudicationSummary:
 
 def judge_names(session: Session, campaign: Campaign) -> dict[int, str]:
     """Anonymous display names: the campaign's judging users in user-id order -> "Judge n"."""
-    users = sorted(counted_judges(session, campaign))
-    return {uid: f"Judge {n}" for n, uid in enumerate(users, start=1)}
+    return anonymous_names(counted_judges(session, campaign))
+
+
+def anonymous_names(users: Iterable[int]) -> dict[int, str]:
+    """The users in id order -> "Judge 1", "Judge 2", ..."""
+    return {uid: f"Judge {n}" for n, uid in enumerate(sorted(users), start=1)}
 
 
 def judged_documents(
@@ -459,9 +463,11 @@ def disagreement_queue(
     *,
     include_decided: bool = False,
     keys: Collection[Key] | None = None,
+    names: dict[int, str] | None = None,
 ) -> list[QueueItem]:
     """Documents on which the judges disagree under `merge`, not yet decided by an adjudicator;
-    optionally of some (qid, docno) `keys` only (read for them alone: a page of the queue).
+    optionally of some (qid, docno) `keys` only (read for them alone: a page of the queue),
+    with the judges' `names` (`judge_names`) when the caller has them.
 
     proposal is the rule's grade (None when it cannot decide); with include_decided the
     documents an adjudicator already settled are listed too.
@@ -470,7 +476,7 @@ def disagreement_queue(
     primary_judge = primary_judge_id(session, campaign, merge.primary)
     docnos = None if keys is None else sorted({docno for _, docno in keys})
     existing = final_labels(session, campaign, docnos=docnos)
-    names = judge_names(session, campaign)
+    names = judge_names(session, campaign) if names is None else names
     notes: dict[Key, list] = defaultdict(list)  # comments, cannot-judge reasons, evidence
     for judgement in counted_notes(session, campaign, docnos=docnos):
         notes[(judgement.qid, judgement.docno)].append(judgement)
