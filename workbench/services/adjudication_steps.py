@@ -26,8 +26,10 @@ that writes nothing new.
 
 from __future__ import annotations
 
+import gc
 from collections import defaultdict
 from collections.abc import Collection, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from sqlalchemy import func, select
@@ -187,7 +189,11 @@ def _write_batch(
     RETRIES, decided in the write transaction itself). Adds the stale topics to `redecided`."""
     attempt = 0
     while True:
-        with store.batch_connection() as connection, Session(bind=connection) as session:
+        with (
+            _no_collection(),
+            store.batch_connection() as connection,
+            Session(bind=connection) as session,
+        ):
             campaign = session.get_one(Campaign, campaign_id)
             stale = snapshot.stale(session, campaign, batch)
             redecided.update(stale)
@@ -199,6 +205,20 @@ def _write_batch(
         with store.read_session() as session:
             snapshot.decide(session, get_campaign(session, campaign_id), stale)
         attempt += 1
+
+
+@contextmanager
+def _no_collection() -> Iterator[None]:
+    """Python's cyclic garbage collector off while a batch holds the write lock: a full
+    collection over the rule's 669,409 decided documents took 0.7 s of CPU inside a batch
+    of 45 ms at full size (benchmarks/scale/README.md); it runs after the batch instead."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _writes(
