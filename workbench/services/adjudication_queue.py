@@ -249,8 +249,10 @@ def _judges(
     """`judge_names` as the figures have them (a distinct read over every judgement of the
     campaign: about 1 s of CPU at TREC size), or read now when someone who judged a document
     of the window is not among them (began judging after the figures were computed)."""
+    if not window:
+        return {}  # no document shown: no name needed
     known = figures.judges if figures is not None else ()
-    if known and window:
+    if known:
         judged = select(Judgement.user_id).where(
             Judgement.campaign_id == campaign.id,
             Judgement.qid.in_({qid for qid, _ in window}),
