@@ -139,11 +139,12 @@ def judged_documents(
     *,
     qid: str | None = None,
     docnos: Collection[str] | None = None,
+    qids: Collection[str] | None = None,
 ) -> list[JudgedDocument]:
     """Every (topic, document) with at least one current grade that counts; optionally of
-    one topic or some documents (read for them alone)."""
+    one topic (or some) or some documents (read for them alone)."""
     by_key: dict[Key, dict[int, int]] = defaultdict(dict)
-    for row in counted_grades(session, campaign, qid=qid, docnos=docnos):
+    for row in counted_grades(session, campaign, qid=qid, docnos=docnos, qids=qids):
         by_key[(row.qid, row.docno)][row.user_id] = row.grade
     return [
         JudgedDocument(qid, docno, {uid: grades[uid] for uid in sorted(grades)})
@@ -475,14 +476,15 @@ def disagreement_queue(
     merge.check()
     primary_judge = primary_judge_id(session, campaign, merge.primary)
     docnos = None if keys is None else sorted({docno for _, docno in keys})
-    existing = final_labels(session, campaign, docnos=docnos)
+    qids = None if keys is None else sorted({qid for qid, _ in keys})
+    existing = final_labels(session, campaign, qids=qids, docnos=docnos)
     names = judge_names(session, campaign) if names is None else names
     notes: dict[Key, list] = defaultdict(list)  # comments, cannot-judge reasons, evidence
-    for judgement in counted_notes(session, campaign, docnos=docnos):
+    for judgement in counted_notes(session, campaign, docnos=docnos, qids=qids):
         notes[(judgement.qid, judgement.docno)].append(judgement)
     queue = []
     wanted = None if keys is None else set(keys)
-    for document in judged_documents(session, campaign, docnos=docnos):
+    for document in judged_documents(session, campaign, docnos=docnos, qids=qids):
         if wanted is not None and (document.qid, document.docno) not in wanted:
             continue
         if not disagree(document, merge.rule, campaign.relevance_level):

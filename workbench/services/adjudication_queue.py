@@ -159,6 +159,7 @@ def _times(session: Session, campaign: Campaign, keys: set[Key]) -> dict[tuple[s
         select(Judgement.qid, Judgement.docno, Judgement.user_id, func.sum(Judgement.time_spent_ms))
         .where(
             Judgement.campaign_id == campaign.id,
+            Judgement.qid.in_({qid for qid, _ in keys}),
             Judgement.docno.in_({docno for _, docno in keys}),
         )
         .group_by(Judgement.qid, Judgement.docno, Judgement.user_id)

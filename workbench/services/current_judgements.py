@@ -60,12 +60,15 @@ def latest_ids(
     qid: str | None = None,
     user_id: int | None = None,
     docnos: Collection[str] | None = None,
+    qids: Collection[str] | None = None,
 ) -> Any:
     """Subquery: the id of the latest row of each (qid, docno, user) key of a campaign,
-    optionally of one topic, one user or some documents."""
+    optionally of one topic (or some), one user or some documents."""
     latest = select(func.max(Judgement.id)).where(Judgement.campaign_id == campaign_id)
     if qid is not None:
         latest = latest.where(Judgement.qid == qid)
+    if qids is not None:
+        latest = latest.where(Judgement.qid.in_(sorted(qids)))
     if user_id is not None:
         latest = latest.where(Judgement.user_id == user_id)
     if docnos is not None:
@@ -122,11 +125,12 @@ def counted_grades(
     *,
     qid: str | None = None,
     docnos: Collection[str] | None = None,
+    qids: Collection[str] | None = None,
 ) -> list[Row[tuple[str, str, int, int]]]:
     """The current grades that count (`counted_judgements` less the 'cannot judge' rows), in
     key order, read as rows of the four columns that qrels and completeness need (not as
-    whole `JudgementRow`s); optionally of one topic or some documents."""
-    latest = latest_ids(campaign.id, qid=qid, docnos=docnos)
+    whole `JudgementRow`s); optionally of one topic (or some) or some documents."""
+    latest = latest_ids(campaign.id, qid=qid, docnos=docnos, qids=qids)
     query = (
         select(Judgement.qid, Judgement.docno, Judgement.user_id, Judgement.grade)
         .where(Judgement.id.in_(latest), Judgement.grade.is_not(None))
@@ -189,12 +193,16 @@ def counted_judges(session: Session, campaign: Campaign) -> set[int]:
 
 
 def counted_notes(
-    session: Session, campaign: Campaign, *, docnos: Collection[str] | None = None
+    session: Session,
+    campaign: Campaign,
+    *,
+    docnos: Collection[str] | None = None,
+    qids: Collection[str] | None = None,
 ) -> list[JudgementRow]:
     """The `counted_judgements` with a comment, a 'cannot judge' reason or evidence (what the
-    adjudicator reads beside the grades), optionally of some documents only; the database
-    returns only rows that may have one."""
-    latest = latest_ids(campaign.id, docnos=docnos)
+    adjudicator reads beside the grades), optionally of some documents and topics only; the
+    database returns only rows that may have one."""
+    latest = latest_ids(campaign.id, docnos=docnos, qids=qids)
     query = JUDGEMENT_ROW.where(
         Judgement.id.in_(latest),
         or_(
