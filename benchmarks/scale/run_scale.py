@@ -53,6 +53,7 @@ from run_load import HOST, Server, postgres_cpu_seconds  # noqa: E402
 
 from workbench.services import (  # noqa: E402
     adjudication,
+    adjudication_steps,
     assignments,
     campaigns,
     document_imports,
@@ -212,11 +213,9 @@ def fill(store: Store, files: Files, folder: Path, seed: int = 2) -> Campaign:
     mark = timed("assignments", mark)
     written = _judge_everything(store, campaign_id, pool_id, made, folder, seed)
     mark = timed("judgements", mark)
-    with store.session() as session:
-        campaign_row = campaigns.get_campaign(session, campaign_id)
-        adjudication.apply_rule(
-            session, campaign_row, adjudication.MergeSpec("majority", tie="higher")
-        )
+    adjudication_steps.apply_rule_in_steps(
+        store, campaign_id, adjudication.MergeSpec("majority", tie="higher")
+    )
     mark = timed("final labels", mark)
     with store.read_session() as session:
         pool_size = len(session.scalars(select_entries(pool_id)).all())

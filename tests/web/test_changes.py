@@ -23,6 +23,7 @@ from tests.web.conftest import World, get_store_of, write_campaign_files
 from workbench.services import (
     adaptive_pools,
     adjudication,
+    adjudication_steps,
     archive,
     assignments,
     changes,
@@ -150,6 +151,12 @@ def a_merge_rule(store: Store, world: World, _tmp: Path) -> None:
         adjudication.apply_rule(s, campaign, adjudication.MergeSpec("majority", tie="higher"))
 
 
+def a_merge_rule_in_steps(store: Store, world: World, _tmp: Path) -> None:
+    _two_judges_disagree(store, world)
+    rule = adjudication.MergeSpec("majority", tie="lower")
+    adjudication_steps.apply_rule_in_steps(store, world.campaign_id, rule)
+
+
 def an_adjudication(store: Store, world: World, _tmp: Path) -> None:
     _two_judges_disagree(store, world)
     with store.session() as s:
@@ -235,6 +242,7 @@ WRITERS: list[Writer] = [
     a_judgement,
     an_undo,
     a_merge_rule,
+    a_merge_rule_in_steps,
     an_adjudication,
     a_pool,
     an_extended_pool,
@@ -279,8 +287,9 @@ def test_the_counter_changes_whenever_the_rows_it_stands_for_do(
 
 
 def test_concurrent_writers_lose_no_count_and_never_deadlock(app: Flask, world: World) -> None:
-    """Two assessors judging at once while an organiser applies a merge rule (on PostgreSQL,
-    each on its own connection): every judgement is counted once and nothing waits forever."""
+    """Two assessors judging at once while an organiser applies a merge rule in steps (on
+    PostgreSQL, each on its own connection): every judgement and every write transaction of
+    the rule is counted once and nothing waits forever."""
     store = get_store_of(app)
     before = version(store, world.campaign_id)
     errors: list[BaseException] = []
@@ -297,11 +306,10 @@ def test_concurrent_writers_lose_no_count_and_never_deadlock(app: Flask, world: 
     threads = [threading.Thread(target=judge_all, args=(who,)) for who in ("alice", "bob")]
     for thread in threads:
         thread.start()
+    rule = adjudication.MergeSpec("majority", tie="higher")
     while any(thread.is_alive() for thread in threads):
-        with store.session() as s:
-            campaign = s.get(Campaign, world.campaign_id)
-            adjudication.apply_rule(s, campaign, adjudication.MergeSpec("majority", tie="higher"))
-        merges += 1
+        summary = adjudication_steps.apply_rule_in_steps(store, world.campaign_id, rule)
+        merges += summary.transactions
     for thread in threads:
         thread.join(timeout=120)
     assert errors == []

@@ -1,9 +1,10 @@
 """The admin pages' judging figures, computed by report jobs and kept (`services.judging_figures`,
-`web.admin_figures`): on the campaign of every shape of test_page_numbers_shapes, what the
-pages show equals a direct computation after each change (a judgement arriving between two
-views, an undo, a revision, a withdrawal, a new pool with an assignment, an archived pool,
-gold, the withdrawn-judgements rule), and a view that does not wait for the update shows the
-figures of before with what they are, never as current."""
+`web.admin_figures`; the adjudication queue's, `adjudication_queue`): on the campaign of
+every shape of test_page_numbers_shapes, what the pages show equals a direct computation
+after each change (a judgement arriving between two views, an undo, a revision, a
+withdrawal, a new pool with an assignment, an archived pool, gold, the withdrawn-judgements
+rule), and a view that does not wait for the update shows the figures of before with what
+they are, never as current."""
 
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ from workbench.services import (
     undo,
     users,
 )
+from workbench.services.adjudication import MergeSpec
+from workbench.services.adjudication_queue import QueueFigures, queue_figures
 from workbench.services.assignments import list_assignments
 from workbench.services.campaign_pages import qrels_status
 from workbench.services.evaluation_inputs import assessors
@@ -44,7 +47,12 @@ def _direct(store, campaign_id: int) -> dict[str, Any]:  # type: ignore[no-untyp
                 tuple(u.username for u in assessors(s, campaign)),
                 _pool_figures(judging_figures.campaign_figures(s, campaign_id, None)),
             ),
+            "adjudication-figures": _queue(queue_figures(s, campaign_id, MergeSpec("majority"))),
         }
+
+
+def _queue(f: QueueFigures) -> tuple[Any, ...]:
+    return (f.error, f.keys, f.counts, f.judges)
 
 
 def _pool_figures(f: judging_figures.CampaignFigures) -> tuple[Any, ...]:
@@ -57,14 +65,21 @@ def _shown(view: FiguresView, kind: str) -> Any:
         return f.report
     if kind == "assignment-figures":
         return f.done
+    if kind == "adjudication-figures":
+        return _queue(f)
     return (f.qrels_status, f.assessors, _pool_figures(f))
 
 
 def _views(app: Flask, campaign_id: int, *, wait: float) -> dict[str, FiguresView]:
     app.config["ADMIN_FIGURES_WAIT_SECONDS"] = wait
     with app.test_request_context():
-        params = {"progress-figures": {"pools": None}, "campaign-figures": {"pool": None}}
+        params = {
+            "progress-figures": {"pools": None},
+            "campaign-figures": {"pool": None},
+            "adjudication-figures": {"rule": "majority", "tie": "adjudicate", "primary": None},
+        }
         kinds = ("progress-figures", "assignment-figures", "campaign-figures")
+        kinds += ("adjudication-figures",)
         return {kind: figures(kind, campaign_id, params.get(kind)) for kind in kinds}
 
 

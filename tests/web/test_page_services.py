@@ -12,6 +12,7 @@ from flask import Flask
 from tests.web.conftest import World, get_store_of
 from workbench.services import (
     adjudication,
+    adjudication_queue,
     archive,
     assessment,
     campaign_pages,
@@ -150,8 +151,11 @@ def test_the_adjudication_page_shows_topic_document_and_a_refused_rule(
         ).status_code in (200, 201)
     with get_store_of(app).read_session() as session:
         c1 = campaigns.get_campaign(session, world.campaign_id)
-        page = adjudication.adjudication_page(session, c1, adjudication.MergeSpec("majority"))
-        refused = adjudication.adjudication_page(session, c1, adjudication.MergeSpec("primary"))
+        majority, primary = adjudication.MergeSpec("majority"), adjudication.MergeSpec("primary")
+        figures = adjudication_queue.queue_figures(session, c1.id, majority)
+        page = adjudication_queue.adjudication_page(session, c1, majority, figures)
+        refused_figures = adjudication_queue.queue_figures(session, c1.id, primary)
+        refused = adjudication_queue.adjudication_page(session, c1, primary, refused_figures)
     assert page.campaign.name == "c1" and page.error is None
     [entry] = page.entries
     assert (entry.item.qid, entry.item.docno, entry.item.proposal) == ("T1", "D1", None)
@@ -160,6 +164,7 @@ def test_the_adjudication_page_shows_topic_document_and_a_refused_rule(
     assert entry.narrative.startswith("Recycling processes are relevant.")
     assert entry.text == "Text 1 about solar panel recycling <script>alert(1)</script>"
     assert refused.entries == () and refused.error
+    assert refused_figures.error == refused.error and refused_figures.keys == ()
 
 
 def test_an_unknown_merge_rule_is_refused_on_the_page_not_replaced(as_user, world: World) -> None:

@@ -16,7 +16,7 @@ from flask import Flask
 from sqlalchemy import func, select
 
 from tests.web.conftest import World, get_store_of
-from workbench.services import adjudication, campaign_pages, exports, pool_statistics
+from workbench.services import adjudication_queue, campaign_pages, exports, pool_statistics
 from workbench.services import users as user_service
 from workbench.store.models import Document, Judgement, Run
 from workbench.web import admin
@@ -36,7 +36,8 @@ def _views(world: World) -> list[tuple[str, Any, str]]:
         (f"/admin/campaigns/{c}/progress", admin, "pool_scope"),
         (f"/admin/campaigns/{c}/assignments", campaign_pages, "assignments_page"),
         ("/admin/users", user_service, "list_users"),
-        (f"/reports/{c}/adjudication", adjudication, "disagreement_queue"),
+        # the disagreements are found by a report job; the page's window is read in the view
+        (f"/reports/{c}/adjudication", adjudication_queue, "withdrawn_note"),
     ]
 
 

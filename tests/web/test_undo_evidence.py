@@ -12,7 +12,7 @@ from flask import Flask
 from sqlalchemy import select
 
 from tests.web.conftest import World, get_store_of
-from workbench.services import adjudication, campaigns, progress
+from workbench.services import adjudication, adjudication_queue, campaigns, progress
 from workbench.services.current_judgements import current_judgements
 from workbench.store.models import Campaign, Judgement
 
@@ -169,7 +169,9 @@ def test_adjudication_shows_the_whole_document_answers_evidence_and_time(
     )
     with get_store_of(app).read_session() as s:
         campaign = s.get(Campaign, world.campaign_id)
-        page = adjudication.adjudication_page(s, campaign, adjudication.MergeSpec("majority"))
+        majority = adjudication.MergeSpec("majority")
+        figures = adjudication_queue.queue_figures(s, campaign.id, majority)
+        page = adjudication_queue.adjudication_page(s, campaign, majority, figures)
     [entry] = page.entries
     assert entry.text == TEXT_1  # whole, not a snippet
     assert [(a.judge, a.grade, a.comment, a.evidence, a.time_spent_ms) for a in entry.answers] == [

@@ -13,8 +13,10 @@ from workbench.cli.common import (
     choice_option,
     emit,
     fail,
+    get_store,
     number_option,
     output_option,
+    refusals,
     seed_option,
     table_format_option,
     transaction,
@@ -93,15 +95,14 @@ def adjudicate(
 ) -> None:
     """Set the final label of every judged document by a merge rule (adjudicators'
     decisions are kept); report what is left for the adjudication queue."""
-    from workbench.services.adjudication import MergeSpec, apply_rule
-    from workbench.services.campaigns import get_campaign
+    from workbench.services.adjudication import MergeSpec
+    from workbench.services.adjudication_steps import apply_rule_in_steps
     from workbench.services.run_imports import topic_list
 
-    with transaction(ctx) as session:
-        campaign = get_campaign(session, campaign_name)
-        summary = apply_rule(
-            session,
-            campaign,
+    with refusals():
+        summary = apply_rule_in_steps(
+            get_store(ctx),
+            campaign_name,
             MergeSpec(rule, tie, primary),
             topics=topic_list(topics) if topics else None,
             reason=reason,

@@ -11,33 +11,29 @@ adjudicator is never overwritten by re-applying a rule.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections import defaultdict
-from collections.abc import Collection
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
-from itertools import pairwise
 from typing import cast
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import Connection, bindparam, delete, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from workbench import limits
 from workbench.agreement import MERGE_RULES, TIE_RULES, MergeRule, TieRule, binarise, merge_grades
 from workbench.services import changes
-from workbench.services.campaigns import CampaignInfo, campaign_info
 from workbench.services.current_judgements import (
     counted_grades,
     counted_judges,
     counted_notes,
-    withdrawn_note,
 )
 from workbench.services.errors import ServiceError
 from workbench.services.qrels import qrels_completeness
 from workbench.store.models import (
     Campaign,
-    Document,
     FinalLabel,
-    Judgement,
-    Topic,
     User,
     utcnow,
 )
@@ -105,6 +101,8 @@ class AdjudicationSummary:
     kept: int  # documents kept as an adjudicator decided them
     queued: int  # documents the rule could not decide
     unlabelled: str = ""  # what the final qrels lack now (`qrels.Completeness`), "" if none
+    transactions: int = 1  # write transactions it took (each counted by `changes`)
+    redecided: int = 0  # topics decided again as their judgements changed while it ran
 
     def message(self) -> str:
         """What the CLI and the web say after applying a rule."""
@@ -112,6 +110,11 @@ class AdjudicationSummary:
             f"{self.rule}: {self.labelled} final labels set, {self.kept} kept as adjudicated, "
             f"{self.queued} left to adjudicate"
         )
+        if self.redecided:
+            text += (
+                f"; {self.redecided} topic(s) decided again as their judgements changed "
+                "while the rule ran"
+            )
         if self.unlabelled:
             text += (
                 f"; the final qrels are incomplete: {self.unlabelled} (exports and evaluation "
@@ -122,8 +125,12 @@ class AdjudicationSummary:
 
 def judge_names(session: Session, campaign: Campaign) -> dict[int, str]:
     """Anonymous display names: the campaign's judging users in user-id order -> "Judge n"."""
-    users = sorted(counted_judges(session, campaign))
-    return {uid: f"Judge {n}" for n, uid in enumerate(users, start=1)}
+    return anonymous_names(counted_judges(session, campaign))
+
+
+def anonymous_names(users: Iterable[int]) -> dict[int, str]:
+    """The users in id order -> "Judge 1", "Judge 2", ..."""
+    return {uid: f"Judge {n}" for n, uid in enumerate(sorted(users), start=1)}
 
 
 def judged_documents(
@@ -132,11 +139,12 @@ def judged_documents(
     *,
     qid: str | None = None,
     docnos: Collection[str] | None = None,
+    qids: Collection[str] | None = None,
 ) -> list[JudgedDocument]:
     """Every (topic, document) with at least one current grade that counts; optionally of
-    one topic or some documents (read for them alone)."""
+    one topic (or some) or some documents (read for them alone)."""
     by_key: dict[Key, dict[int, int]] = defaultdict(dict)
-    for row in counted_grades(session, campaign, qid=qid, docnos=docnos):
+    for row in counted_grades(session, campaign, qid=qid, docnos=docnos, qids=qids):
         by_key[(row.qid, row.docno)][row.user_id] = row.grade
     return [
         JudgedDocument(qid, docno, {uid: grades[uid] for uid in sorted(grades)})
@@ -144,7 +152,7 @@ def judged_documents(
     ]
 
 
-def _primary_judge(session: Session, campaign: Campaign, primary: str | None) -> int | None:
+def primary_judge_id(session: Session, campaign: Campaign, primary: str | None) -> int | None:
     """The primary assessor's user id."""
     if primary is None:
         return None
@@ -165,7 +173,7 @@ def _propose(document: JudgedDocument, merge: MergeSpec, primary: int | None):
     return merge_grades(grades, rule=rule, tie=tie, primary_index=primary_index)
 
 
-def _disagree(document: JudgedDocument, rule: str, level: int) -> bool:
+def disagree(document: JudgedDocument, rule: str, level: int) -> bool:
     """Judges disagree: on the grade, or for any/all (binary rules) on relevance."""
     grades = list(document.grades.values())
     if rule in ("any", "all"):
@@ -174,7 +182,7 @@ def _disagree(document: JudgedDocument, rule: str, level: int) -> bool:
 
 
 @dataclass(frozen=True)
-class _Labelled:
+class Labelled:
     """What a rule and the queue need to know of a stored final label."""
 
     id: int
@@ -182,16 +190,25 @@ class _Labelled:
     adjudicated: bool
 
 
-def _final_labels(session: Session, campaign: Campaign) -> dict[Key, _Labelled]:
-    """The campaign's final labels by (qid, docno), read as plain columns (not as objects of
-    the ORM: a TREC-size campaign has 670,000)."""
+def final_labels(
+    session: Session,
+    campaign: Campaign,
+    *,
+    qids: Collection[str] | None = None,
+    docnos: Collection[str] | None = None,
+) -> dict[Key, Labelled]:
+    """The campaign's final labels by (qid, docno), optionally of some topics or documents
+    only, read as plain columns (not as objects of the ORM: a TREC-size campaign has
+    670,000)."""
     columns = (FinalLabel.qid, FinalLabel.docno, FinalLabel.id, FinalLabel.grade)
-    rows = session.execute(
-        select(*columns, FinalLabel.adjudicator_id).where(FinalLabel.campaign_id == campaign.id)
-    )
+    query = select(*columns, FinalLabel.adjudicator_id).where(FinalLabel.campaign_id == campaign.id)
+    if qids is not None:
+        query = query.where(FinalLabel.qid.in_(sorted(qids)))
+    if docnos is not None:
+        query = query.where(FinalLabel.docno.in_(sorted(docnos)))
     return {
-        (row.qid, row.docno): _Labelled(row.id, row.grade, row.adjudicator_id is not None)
-        for row in rows
+        (row.qid, row.docno): Labelled(row.id, row.grade, row.adjudicator_id is not None)
+        for row in session.execute(query)
     }
 
 
@@ -209,26 +226,180 @@ DELETED_PER_STATEMENT = 10_000
 """Ids per DELETE ... IN (...): within SQLite's 32,766 bound parameters and PostgreSQL's 65,535."""
 
 
-def _write_labels(
-    session: Session,
-    campaign_id: int,
-    added: list[dict[str, object]],
-    changed: list[dict[str, object]],
-    removed: list[int],
-) -> None:
+_LABELS = FinalLabel.__table__
+_RULE_VALUES = ("grade", "rule", "judges", "reason", "created_at")
+_UPDATE_RULE_MADE = (
+    update(_LABELS)
+    .where(_LABELS.c.id == bindparam("label_id"), _LABELS.c.adjudicator_id.is_(None))
+    .values({name: bindparam(name) for name in _RULE_VALUES})
+)
+"""Update a label by id unless an adjudicator decided it (a Core statement: an executemany
+through a Connection or a Session alike)."""
+_INSERTS = {
+    name: dialect.insert(_LABELS).on_conflict_do_nothing(
+        index_elements=["campaign_id", "qid", "docno"]
+    )
+    for name, dialect in (("sqlite", sqlite), ("postgresql", postgresql))
+}
+"""Insert a label unless the document got one meanwhile (on PostgreSQL a decision committed
+while a rule's batch ran)."""
+
+
+def write_labels(db: Session | Connection, campaign_id: int, writes: LabelWrites) -> None:
     """Insert, update (by id) and delete final labels of campaign `campaign_id` as bulk
     statements (executemany), without an ORM object per label, counted as a change of the
-    campaign (`changes.changed`). Final labels are never held as objects by a caller of a
-    rule: a stored one is read again after it."""
-    session.flush()
-    changes.changed(session, campaign_id)  # every rule applied counts, even one writing nothing
-    if added:
-        session.execute(insert(FinalLabel), added)
-    if changed:
-        session.execute(update(FinalLabel), changed)
-    for start in range(0, len(removed), DELETED_PER_STATEMENT):
-        chunk = removed[start : start + DELETED_PER_STATEMENT]
-        session.execute(delete(FinalLabel).where(FinalLabel.id.in_(chunk)))
+    campaign (`changes.changed`: a Session's at its commit, a Connection's now, the
+    transaction's last write). A label an adjudicator decided is never updated or deleted,
+    and a label is inserted only where none is (a decision made meanwhile wins). Final labels
+    are never held as objects by a caller of a rule: a stored one is read again after it."""
+    if isinstance(db, Session):
+        db.flush()
+    dialect = (db.get_bind() if isinstance(db, Session) else db).dialect.name
+    if writes.added:
+        db.execute(_INSERTS[dialect], writes.added)
+    if writes.changed:
+        db.execute(_UPDATE_RULE_MADE, writes.changed)
+    for start in range(0, len(writes.removed), DELETED_PER_STATEMENT):
+        chunk = writes.removed[start : start + DELETED_PER_STATEMENT]
+        db.execute(
+            delete(FinalLabel).where(FinalLabel.id.in_(chunk), FinalLabel.adjudicator_id.is_(None))
+        )
+    if isinstance(db, Session):  # labels the session holds are read again when next used
+        for held in list(db.identity_map.values()):
+            if isinstance(held, FinalLabel):
+                db.expire(held)
+    changes.changed(db, campaign_id)  # every rule applied counts, even one writing nothing
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    """A rule's decision on one judged document: its grade (None: the rule cannot decide, the
+    document goes to the queue) and the judges' grades it was made from (provenance)."""
+
+    qid: str
+    docno: str
+    grade: int | None
+    judges: dict[str, int]
+
+
+def proposals(
+    documents: Iterable[JudgedDocument], merge: MergeSpec, primary_judge: int | None
+) -> list[Proposal]:
+    """The rule's decision on each document (the CPU of a rule: 669,409 documents at full
+    size)."""
+    found = []
+    for document in documents:
+        grade = _propose(document, merge, primary_judge)
+        found.append(
+            Proposal(
+                document.qid,
+                document.docno,
+                None if grade is None else int(grade),
+                document.provenance(),
+            )
+        )
+    return found
+
+
+@dataclass
+class LabelWrites:
+    """What a rule writes: rows to insert, updates by id, ids to delete (rule-made labels of
+    documents the rule no longer decides); how many labels it keeps as adjudicated and how
+    many documents it leaves in the queue."""
+
+    added: list[dict[str, object]] = field(default_factory=list)
+    changed: list[dict[str, object]] = field(default_factory=list)
+    removed: list[int] = field(default_factory=list)
+    kept: int = 0
+    queued: int = 0
+
+    def counts(self) -> tuple[int, int, int]:
+        """(labels set, labels kept as adjudicated, documents left in the queue)."""
+        return len(self.added) + len(self.changed), self.kept, self.queued
+
+
+def label_writes(
+    campaign_id: int,
+    decided: Iterable[Proposal],
+    existing: Mapping[Key, Labelled],
+    *,
+    rule: str,
+    reason: str,
+    now: dt.datetime,
+) -> LabelWrites:
+    """The writes that make the labels of the `decided` documents the rule's, given the
+    `existing` labels: an adjudicator's label is kept; a document the rule cannot decide loses
+    an earlier rule-made label."""
+    writes = LabelWrites()
+    for proposal in decided:
+        label = existing.get((proposal.qid, proposal.docno))
+        if label is not None and label.adjudicated:
+            writes.kept += 1
+            continue
+        if proposal.grade is None:
+            writes.queued += 1
+            if label is not None:
+                writes.removed.append(label.id)
+            continue
+        values = {
+            "grade": proposal.grade,
+            "rule": rule,
+            "judges": proposal.judges,
+            "reason": reason,
+            "created_at": now,
+        }
+        if label is None:
+            key = {"campaign_id": campaign_id, "qid": proposal.qid, "docno": proposal.docno}
+            writes.added.append(key | values)
+        else:
+            writes.changed.append({"label_id": label.id} | values)
+    return writes
+
+
+@dataclass(frozen=True)
+class RuleRequest:
+    """A checked request to apply a rule: the rule's name as stored on the labels, the
+    primary judge's id (rule "primary"), the chosen topics (None: all), the reason."""
+
+    merge: MergeSpec
+    rule: str
+    primary_judge: int | None
+    chosen: frozenset[str] | None
+    reason: str
+
+    def scope(self) -> str:
+        """The rule's name as a summary says it."""
+        if self.chosen is None:
+            return self.rule
+        return f"{self.rule} on topic(s) {', '.join(sorted(self.chosen))}"
+
+
+def rule_request(
+    session: Session,
+    campaign: Campaign,
+    merge: MergeSpec,
+    documents: Iterable[JudgedDocument],
+    *,
+    topics: Collection[str] | None,
+    reason: str,
+) -> RuleRequest:
+    """Check a rule's request against the campaign's judged `documents` (ServiceError: an
+    unknown rule, too long a reason, a chosen topic with no judged document, an unknown
+    primary assessor)."""
+    merge.check()
+    reason = reason.strip()
+    if len(reason) > limits.COMMENT:
+        raise ServiceError(f"the reason is limited to {limits.COMMENT} characters")
+    chosen = frozenset(topics) if topics is not None else None
+    if chosen is not None:
+        unknown = sorted(chosen - {d.qid for d in documents})
+        if unknown:
+            raise ServiceError(f"no judged document in topic(s) {', '.join(unknown[:20])}")
+    primary_judge = primary_judge_id(session, campaign, merge.primary)
+    rule = f"primary:{primary_judge}" if merge.rule == "primary" else merge.rule
+    if merge.rule == "majority":
+        rule = f"majority/tie={merge.tie}"
+    return RuleRequest(merge, rule, primary_judge, chosen, reason)
 
 
 def apply_rule(
@@ -240,89 +411,83 @@ def apply_rule(
     reason: str = "",
 ) -> AdjudicationSummary:
     """Set the final label of every judged document the rule decides: of every topic, or
-    of `topics` only (a batch), with one `reason` recorded for the batch.
+    of `topics` only (a batch), with one `reason` recorded for the batch; in the caller's
+    transaction (`adjudication_steps.apply_rule_in_steps` decides outside any write
+    transaction and writes in short ones: what the web and the CLI use).
 
     Labels an adjudicator decided are kept; a document the rule cannot decide loses any
     earlier rule-made label (it is back in the queue).
     """
-    merge.check()
-    reason = reason.strip()
-    if len(reason) > limits.COMMENT:
-        raise ServiceError(f"the reason is limited to {limits.COMMENT} characters")
-    chosen = set(topics) if topics is not None else None
     documents = judged_documents(session, campaign)
-    if chosen is not None:
-        unknown = sorted(chosen - {d.qid for d in documents})
-        if unknown:
-            raise ServiceError(f"no judged document in topic(s) {', '.join(unknown[:20])}")
-    primary_judge = _primary_judge(session, campaign, merge.primary)
-    existing = _final_labels(session, campaign)
-    kept = 0
-    rule_name = f"primary:{primary_judge}" if merge.rule == "primary" else merge.rule
-    if merge.rule == "majority":
-        rule_name = f"majority/tie={merge.tie}"
-    now = utcnow()
-    added: list[dict[str, object]] = []
-    changed: list[dict[str, object]] = []
-    removed: list[int] = []  # rule-made labels of documents the rule no longer decides
-    queued = 0
-    for document in documents:
-        if chosen is not None and document.qid not in chosen:
-            continue
-        label = existing.get((document.qid, document.docno))
-        if label is not None and label.adjudicated:
-            kept += 1
-            continue
-        grade = _propose(document, merge, primary_judge)
-        if grade is None:
-            queued += 1
-            if label is not None:
-                removed.append(label.id)
-            continue
-        values = {
-            "grade": int(grade),
-            "rule": rule_name,
-            "judges": document.provenance(),
-            "reason": reason,
-            "created_at": now,
-        }
-        if label is None:
-            added.append(
-                {"campaign_id": campaign.id, "qid": document.qid, "docno": document.docno} | values
-            )
-        else:
-            changed.append({"id": label.id} | values)
-    _write_labels(session, campaign.id, added, changed, removed)
-    labelled = len(added) + len(changed)
+    request = rule_request(session, campaign, merge, documents, topics=topics, reason=reason)
+    if request.chosen is not None:
+        documents = [d for d in documents if d.qid in request.chosen]
+    writes = label_writes(
+        campaign.id,
+        proposals(documents, merge, request.primary_judge),
+        final_labels(session, campaign),
+        rule=request.rule,
+        reason=request.reason,
+        now=utcnow(),
+    )
+    write_labels(session, campaign.id, writes)
+    return summarise(session, campaign, request, writes.counts())
+
+
+def summarise(
+    session: Session,
+    campaign: Campaign,
+    request: RuleRequest,
+    counts: tuple[int, int, int],
+    *,
+    transactions: int = 1,
+    redecided: int = 0,
+) -> AdjudicationSummary:
+    """What a rule did (`LabelWrites.counts`), with what the final qrels lack now."""
     completeness = qrels_completeness(session, campaign, final=True)
-    scope = "" if chosen is None else f" on topic(s) {', '.join(sorted(chosen))}"
+    labelled, kept, queued = counts
     return AdjudicationSummary(
-        rule=rule_name + scope,
+        rule=request.scope(),
         labelled=labelled,
         kept=kept,
         queued=queued,
         unlabelled="" if completeness.complete else completeness.describe(),
+        transactions=transactions,
+        redecided=redecided,
     )
 
 
 def disagreement_queue(
-    session: Session, campaign: Campaign, merge: MergeSpec, *, include_decided: bool = False
+    session: Session,
+    campaign: Campaign,
+    merge: MergeSpec,
+    *,
+    include_decided: bool = False,
+    keys: Collection[Key] | None = None,
+    names: dict[int, str] | None = None,
 ) -> list[QueueItem]:
-    """Documents on which the judges disagree under `merge`, not yet decided by an adjudicator.
+    """Documents on which the judges disagree under `merge`, not yet decided by an adjudicator;
+    optionally of some (qid, docno) `keys` only (read for them alone: a page of the queue),
+    with the judges' `names` (`judge_names`) when the caller has them.
 
     proposal is the rule's grade (None when it cannot decide); with include_decided the
     documents an adjudicator already settled are listed too.
     """
     merge.check()
-    primary_judge = _primary_judge(session, campaign, merge.primary)
-    existing = _final_labels(session, campaign)
-    names = judge_names(session, campaign)
+    primary_judge = primary_judge_id(session, campaign, merge.primary)
+    docnos = None if keys is None else sorted({docno for _, docno in keys})
+    qids = None if keys is None else sorted({qid for qid, _ in keys})
+    existing = final_labels(session, campaign, qids=qids, docnos=docnos)
+    names = judge_names(session, campaign) if names is None else names
     notes: dict[Key, list] = defaultdict(list)  # comments, cannot-judge reasons, evidence
-    for judgement in counted_notes(session, campaign):
+    for judgement in counted_notes(session, campaign, docnos=docnos, qids=qids):
         notes[(judgement.qid, judgement.docno)].append(judgement)
     queue = []
-    for document in judged_documents(session, campaign):
-        if not _disagree(document, merge.rule, campaign.relevance_level):
+    wanted = None if keys is None else set(keys)
+    for document in judged_documents(session, campaign, docnos=docnos, qids=qids):
+        if wanted is not None and (document.qid, document.docno) not in wanted:
+            continue
+        if not disagree(document, merge.rule, campaign.relevance_level):
             continue
         label = existing.get((document.qid, document.docno))
         decided = label is not None and label.adjudicated
@@ -355,171 +520,6 @@ def disagreement_queue(
             )
         )
     return queue
-
-
-QUEUE_VIEWS = {
-    "undecided": "left to decide (no final label yet)",
-    "rule": "decided by the merge rule (to review)",
-    "adjudicated": "decided by an adjudicator",
-    "all": "every disagreement",
-}
-"""Which disagreements the adjudication page lists (its filter)."""
-QUEUE_PAGE = 25  # documents per page of the queue
-
-
-@dataclass(frozen=True)
-class JudgeAnswer:
-    """One judge's current answer on a queued document: the grade (None: could not judge,
-    with the reason), comment, evidence passages as their text, and the time spent on the
-    document over all the judge's revisions."""
-
-    judge: str
-    grade: int | None
-    cannot_judge: str
-    comment: str
-    evidence: tuple[str, ...]
-    time_spent_ms: int
-
-
-@dataclass(frozen=True)
-class QueueEntry:
-    """A queue item as the adjudication page shows it: its topic's title and narrative, the
-    document's title and whole text (evidence passages marked), and each judge's answer."""
-
-    item: QueueItem
-    topic: str
-    narrative: str
-    title: str
-    text: str
-    answers: tuple[JudgeAnswer, ...] = ()
-    passages: tuple[tuple[str, bool], ...] = ()  # the text cut at evidence: (piece, marked)
-
-
-@dataclass(frozen=True)
-class AdjudicationPage:
-    """The adjudication page: the campaign, one page of the queue under the chosen rule and
-    view (empty, with `error` saying why, when the rule is refused), how many documents each
-    view holds, and the note on withdrawn judgements."""
-
-    campaign: CampaignInfo
-    entries: tuple[QueueEntry, ...]
-    error: str | None
-    withdrawn: str
-    view: str = "undecided"
-    counts: tuple[tuple[str, int], ...] = ()  # view -> documents
-    total: int = 0  # documents in the chosen view
-    offset: int = 0
-
-
-def _in_view(item: QueueItem, view: str) -> bool:
-    if view == "undecided":
-        return item.final is None
-    if view == "rule":
-        return item.final is not None and not item.adjudicated
-    if view == "adjudicated":
-        return item.adjudicated
-    return True
-
-
-def _cut(text: str, spans: list[list[int]]) -> tuple[tuple[str, bool], ...]:
-    """`text` as pieces, each marked when an evidence span (of any judge) covers it."""
-    bounds = sorted({0, len(text), *(min(max(x, 0), len(text)) for s in spans for x in s)})
-    pieces = []
-    for start, end in pairwise(bounds):
-        covered = any(s[0] <= start and end <= s[1] for s in spans)
-        if start < end:
-            pieces.append((text[start:end], covered))
-    return tuple(pieces)
-
-
-def _times(session: Session, campaign: Campaign, keys: set[Key]) -> dict[tuple[str, str, int], int]:
-    """Milliseconds each judge spent on each (qid, docno), summed over every event of theirs."""
-    if not keys:
-        return {}
-    rows = session.execute(
-        select(Judgement.qid, Judgement.docno, Judgement.user_id, func.sum(Judgement.time_spent_ms))
-        .where(
-            Judgement.campaign_id == campaign.id,
-            Judgement.docno.in_({docno for _, docno in keys}),
-        )
-        .group_by(Judgement.qid, Judgement.docno, Judgement.user_id)
-    )
-    return {(q, d, u): int(ms or 0) for q, d, u, ms in rows if (q, d) in keys}
-
-
-def adjudication_page(
-    session: Session,
-    campaign: Campaign,
-    merge: MergeSpec,
-    *,
-    view: str = "undecided",
-    offset: int = 0,
-    limit: int = QUEUE_PAGE,
-) -> AdjudicationPage:
-    """The disagreements under `merge` in `view` (QUEUE_VIEWS), `limit` from `offset`, with
-    what the adjudicator reads beside each: the topic, the whole document with the judges'
-    evidence marked, and every judge's grade, comment, evidence and time spent."""
-    if view not in QUEUE_VIEWS:
-        raise ServiceError(f"unknown queue view {view!r}; expected one of {', '.join(QUEUE_VIEWS)}")
-    error = None
-    try:
-        everything = disagreement_queue(session, campaign, merge, include_decided=True)
-    except ServiceError as refused:
-        everything, error = [], str(refused)
-    counts = tuple((name, sum(_in_view(q, name) for q in everything)) for name in QUEUE_VIEWS)
-    chosen = [q for q in everything if _in_view(q, view)]
-    queue = chosen[max(offset, 0) : max(offset, 0) + limit]
-    qids, docnos = {q.qid for q in queue}, {q.docno for q in queue}
-    topics = {
-        qid: (title, narrative or "")
-        for qid, title, narrative in session.execute(
-            select(Topic.qid, Topic.title, Topic.narrative).where(
-                Topic.campaign_id == campaign.id, Topic.qid.in_(qids)
-            )
-        )
-    }
-    documents = {
-        docno: (title, text)
-        for docno, title, text in session.execute(
-            select(Document.docno, Document.title, Document.text).where(
-                Document.campaign_id == campaign.id, Document.docno.in_(docnos)
-            )
-        )
-    }
-    names = {name: uid for uid, name in judge_names(session, campaign).items()}
-    times = _times(session, campaign, {(q.qid, q.docno) for q in queue})
-    entries = []
-    for q in queue:
-        title, text = documents.get(q.docno, ("", ""))
-        answers = tuple(
-            JudgeAnswer(
-                judge,
-                q.grades.get(judge),
-                q.cannot_judge.get(judge, ""),
-                q.comments.get(judge, ""),
-                tuple(text[a:b] for a, b in q.evidence.get(judge, [])),
-                times.get((q.qid, q.docno, names[judge]), 0),
-            )
-            for judge in sorted({*q.grades, *q.cannot_judge}, key=_judge_number)
-        )
-        spans = [span for found in q.evidence.values() for span in found]
-        entries.append(
-            QueueEntry(q, *topics.get(q.qid, ("", "")), title, text, answers, _cut(text, spans))
-        )
-    return AdjudicationPage(
-        campaign_info(campaign),
-        tuple(entries),
-        error,
-        withdrawn_note(session, campaign),
-        view,
-        counts,
-        len(chosen),
-        max(offset, 0),
-    )
-
-
-def _judge_number(name: str) -> int:
-    return int(name.rpartition(" ")[2])
 
 
 def record_decision(

@@ -61,12 +61,15 @@ def latest_ids(
     qid: str | None = None,
     user_id: int | None = None,
     docnos: Collection[str] | None = None,
+    qids: Collection[str] | None = None,
 ) -> Any:
     """Subquery: the id of the latest row of each (qid, docno, user) key of a campaign,
-    optionally of one topic, one user or some documents."""
+    optionally of one topic (or some), one user or some documents."""
     latest = select(func.max(Judgement.id)).where(Judgement.campaign_id == campaign_id)
     if qid is not None:
         latest = latest.where(Judgement.qid == qid)
+    if qids is not None:
+        latest = latest.where(Judgement.qid.in_(sorted(qids)))
     if user_id is not None:
         latest = latest.where(Judgement.user_id == user_id)
     if docnos is not None:
@@ -160,11 +163,12 @@ def counted_grades(
     *,
     qid: str | None = None,
     docnos: Collection[str] | None = None,
+    qids: Collection[str] | None = None,
 ) -> list[Row[tuple[str, str, int, int]]]:
     """The current grades that count (`counted_judgements` less the 'cannot judge' rows), in
     key order, read as rows of the four columns that qrels and completeness need (not as
-    whole `JudgementRow`s); optionally of one topic or some documents."""
-    latest = latest_ids(campaign.id, qid=qid, docnos=docnos)
+    whole `JudgementRow`s); optionally of one topic (or some) or some documents."""
+    latest = latest_ids(campaign.id, qid=qid, docnos=docnos, qids=qids)
     query = (
         select(Judgement.qid, Judgement.docno, Judgement.user_id, Judgement.grade)
         .where(Judgement.id.in_(latest), Judgement.grade.is_not(None))
@@ -237,10 +241,17 @@ def counted_judges(session: Session, campaign: Campaign) -> set[int]:
     return {user_id for _, user_id in pairs}
 
 
-def counted_notes(session: Session, campaign: Campaign) -> list[JudgementRow]:
+def counted_notes(
+    session: Session,
+    campaign: Campaign,
+    *,
+    docnos: Collection[str] | None = None,
+    qids: Collection[str] | None = None,
+) -> list[JudgementRow]:
     """The `counted_judgements` with a comment, a 'cannot judge' reason or evidence (what the
-    adjudicator reads beside the grades); the database returns only rows that may have one."""
-    latest = latest_ids(campaign.id)
+    adjudicator reads beside the grades), optionally of some documents and topics only; the
+    database returns only rows that may have one."""
+    latest = latest_ids(campaign.id, docnos=docnos, qids=qids)
     query = JUDGEMENT_ROW.where(
         Judgement.id.in_(latest),
         or_(

@@ -8,8 +8,8 @@ increments, `services.changes`; runs, pools, topics, ...) and, for these figures
 `depends`: everything else they are read from (assignments and their withdrawals, the pools'
 revisions and archival, an adaptive pool's budgets and reveals, gold documents and quality
 settings, the campaign's judging mode and options (a pairwise design) and whether withdrawn
-judgements count, topic titles, user names). A result whose key is the store's current one
-is exactly what a recomputation gives; any other is shown only as what it is
+judgements count, the relevance level, topic titles, user names). A result whose key is the
+store's current one is exactly what a recomputation gives; any other is shown only as what it is
 (`Figures.as_of`: the judgement mark it was computed at, with a note that the store has
 changed and a recomputation is under way). Judging adds one counter increment per judgement."""
 
@@ -68,9 +68,12 @@ def depends(session: Session, campaign_id: int) -> list[Any]:
     gold_weight = cast(GoldDocument.id, BigInteger)
     return [
         rows(
-            select(Campaign.judging_mode, Campaign.judging_options, Campaign.count_withdrawn).where(
-                Campaign.id == campaign_id
-            )
+            select(
+                Campaign.judging_mode,
+                Campaign.judging_options,
+                Campaign.count_withdrawn,
+                Campaign.relevance_level,
+            ).where(Campaign.id == campaign_id)
         ),
         rows(
             select(

@@ -16,17 +16,18 @@ from flask_login import current_user
 from workbench.agreement import MERGE_RULES, TIE_RULES
 from workbench.services import campaigns as campaign_service
 from workbench.services import users as user_service
-from workbench.services.adjudication import (
+from workbench.services.adjudication import MergeSpec, record_decision
+from workbench.services.adjudication_queue import (
     QUEUE_PAGE,
     QUEUE_VIEWS,
-    MergeSpec,
     adjudication_page,
-    apply_rule,
-    record_decision,
+    refusal,
 )
+from workbench.services.adjudication_steps import apply_rule_in_steps
 from workbench.services.browse import Page
 from workbench.services.errors import ServiceError
 from workbench.services.run_imports import topic_list
+from workbench.web.admin_figures import figures
 from workbench.web.db import get_store
 from workbench.web.inputs import form_int
 from workbench.web.reports import bp
@@ -51,11 +52,16 @@ def _view() -> str:
 def adjudication(campaign_id: int):
     choice = _queue_request()
     offset = form_int(request.args.get("offset"), "offset", minimum=0, default=0)
+    merge = MergeSpec(**choice)
     with get_store().read_session() as session:
         campaign = campaign_service.get_campaign(session, campaign_id)
-        page = adjudication_page(
-            session, campaign, MergeSpec(**choice), view=_view(), offset=offset
-        )
+        refused = refusal(session, campaign, merge)
+    # which documents disagree: a report job (none for a refused rule); the page's window now
+    shown = None if refused else figures("adjudication-figures", campaign_id, choice)
+    with get_store().read_session() as session:
+        campaign = campaign_service.get_campaign(session, campaign_id)
+        computed = shown.figures if shown is not None else None
+        page = adjudication_page(session, campaign, merge, computed, view=_view(), offset=offset)
     return render_template(
         "reports/adjudication.html",
         campaign={"id": campaign_id, "name": page.campaign.name},
@@ -70,6 +76,7 @@ def adjudication(campaign_id: int):
         items=page.entries,
         error=page.error,
         withdrawn=page.withdrawn,
+        figures=shown,
     )
 
 
@@ -115,14 +122,13 @@ def apply(campaign_id: int):
     choice = _queue_request()
     batch = request.form.get("topics", "").strip()
     try:
-        with get_store().session() as session:
-            summary = apply_rule(
-                session,
-                campaign_service.get_campaign(session, campaign_id),
-                MergeSpec(**choice),
-                topics=topic_list(batch) if batch else None,
-                reason=request.form.get("reason", ""),
-            )
+        summary = apply_rule_in_steps(
+            get_store(),
+            campaign_id,
+            MergeSpec(**choice),
+            topics=topic_list(batch) if batch else None,
+            reason=request.form.get("reason", ""),
+        )
         flash(summary.message(), "info")
     except ServiceError as error:
         flash(str(error), "error")

@@ -1,6 +1,7 @@
 """The admin pages' judging figures as report jobs (`services.judging_figures`): computed in
 the job process from one snapshot, kept with the store's fingerprint, and shown by the
-progress, assignments and campaign pages.
+progress, assignments and campaign pages; and the adjudication page's disagreements
+(`adjudication_queue.queue_figures`).
 
 A page waits at most ADMIN_FIGURES_WAIT_SECONDS (default: REPORT_JOB_WAIT_SECONDS, else
 0.5 s) for figures of the store as it is now; past that it shows the last ones with what they
@@ -18,7 +19,8 @@ from typing import Any
 
 from flask import current_app
 
-from workbench.services import jobs, judging_figures
+from workbench.services import adjudication_queue, jobs, judging_figures
+from workbench.services.adjudication import MergeSpec
 from workbench.services.store_handle import STORAGE_ERRORS, Session, storage_problem
 from workbench.web.db import get_store
 from workbench.web.report_jobs import page_job, request_page
@@ -32,6 +34,9 @@ BUILDERS: dict[str, Callable[[Session, int, dict[str, Any]], judging_figures.Fig
     ),
     "assignment-figures": lambda s, c, _params: judging_figures.assignment_figures(s, c),
     "campaign-figures": lambda s, c, params: judging_figures.campaign_figures(s, c, params["pool"]),
+    "adjudication-figures": lambda s, c, params: adjudication_queue.queue_figures(
+        s, c, MergeSpec(**params)
+    ),
 }
 """Job kind -> what computes its figures (from one read session)."""
 

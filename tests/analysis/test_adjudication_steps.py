@@ -1,0 +1,273 @@
+"""A merge rule applied in steps (`adjudication_steps`): the same labels as the one-transaction
+rule over campaigns of many shapes, one counted write transaction per batch, and what a
+batch does when judgements or decisions arrive between the read and its write."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import Connection, select
+
+from tests.analysis.conftest import GRADES, build_campaign
+from workbench.services import adjudication_steps, changes
+from workbench.services.adjudication import MergeSpec, apply_rule, record_decision
+from workbench.services.adjudication_steps import apply_rule_in_steps
+from workbench.services.campaigns import get_campaign
+from workbench.services.errors import ServiceError
+from workbench.store import Store
+from workbench.store.models import Campaign, FinalLabel, Grade, Judgement, User
+
+RULES = [
+    MergeSpec("majority"),
+    MergeSpec("majority", tie="higher"),
+    MergeSpec("majority", tie="lower"),
+    MergeSpec("mean"),
+    MergeSpec("any"),
+    MergeSpec("all"),
+    MergeSpec("primary", primary="j0"),
+]
+JUDGES = 3
+
+
+def _labels(store: Store, campaign_id: int) -> dict[tuple[str, str], tuple]:
+    """Every final label of the campaign as it is compared: all but its row id and time."""
+    with store.read_session() as s:
+        rows = s.scalars(select(FinalLabel).where(FinalLabel.campaign_id == campaign_id))
+        return {
+            (f.qid, f.docno): (f.grade, f.rule, f.judges, f.adjudicator_id, f.reason) for f in rows
+        }
+
+
+# a campaign's shape: per topic, per document, each judge's grade (None: not judged)
+document = st.tuples(*[st.one_of(st.none(), st.integers(0, 2))] * JUDGES)
+shape = st.lists(st.lists(document, min_size=1, max_size=6), min_size=1, max_size=5)
+
+
+def _build(store: Store, name: str, topics: list[list[tuple]], labelled: set, decided: set) -> int:
+    """A campaign of that shape judged by j0..j2 (made once per store); earlier rule-made
+    labels (grade 0) on the `labelled` documents and an adjudicator's (grade 2) on `decided`."""
+    with store.session() as s:
+        judges = {u.username: u.id for u in s.scalars(select(User))}
+        for k in range(JUDGES):
+            if f"j{k}" not in judges:
+                user = User(username=f"j{k}", password_hash="x")
+                s.add(user)
+                s.flush()
+                judges[user.username] = user.id
+        campaign = Campaign(name=name, relevance_level=1)
+        campaign.grades = [Grade(value=v, label=str(v), key=str(v)) for v in (0, 1, 2)]
+        s.add(campaign)
+        s.flush()
+        for t, documents in enumerate(topics):
+            for d, grades in enumerate(documents):
+                for k, grade in enumerate(grades):
+                    if grade is not None:
+                        s.add(
+                            Judgement(
+                                campaign_id=campaign.id,
+                                qid=f"q{t}",
+                                docno=f"d{d}",
+                                user_id=judges[f"j{k}"],
+                                grade=grade,
+                            )
+                        )
+                key = (t, d)
+                if key in labelled or key in decided:
+                    s.add(
+                        FinalLabel(
+                            campaign_id=campaign.id,
+                            qid=f"q{t}",
+                            docno=f"d{d}",
+                            grade=2 if key in decided else 0,
+                            rule="adjudicated" if key in decided else "mean",
+                            adjudicator_id=judges["j1"] if key in decided else None,
+                            reason="read it" if key in decided else "",
+                        )
+                    )
+        return campaign.id
+
+
+_names = itertools.count()
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    topics=shape,
+    rule=st.sampled_from(RULES),
+    batch=st.integers(1, 8),
+    marked=st.sets(st.tuples(st.integers(0, 4), st.integers(0, 5)), max_size=6),
+    chosen=st.one_of(st.none(), st.sets(st.integers(0, 4), min_size=1, max_size=2)),
+)
+def test_the_labels_equal_the_one_transaction_rules(
+    store: Store,
+    monkeypatch: pytest.MonkeyPatch,
+    topics: list[list[tuple]],
+    rule: MergeSpec,
+    batch: int,
+    marked: set[tuple[int, int]],
+    chosen: set[int] | None,
+) -> None:
+    """Over campaigns of many shapes (topics, documents, missing grades, earlier rule-made and
+    adjudicated labels, a batch of topics), with batches of 1-8 documents: the stepped rule
+    sets the labels the one-transaction rule sets, says the same, and counts one change per
+    write transaction."""
+    monkeypatch.setattr(adjudication_steps, "BATCH_DOCUMENTS", batch)
+    labelled = {key for key in marked if key[0] % 2 == 0}
+    decided = marked - labelled
+    n = next(_names)
+    one = _build(store, f"one-{n}", topics, labelled, decided)
+    steps = _build(store, f"steps-{n}", topics, labelled, decided)
+    picked = None if chosen is None else [f"q{t}" for t in sorted(chosen)]
+    outcomes = []
+    with store.session() as s:
+        try:
+            outcomes.append(apply_rule(s, s.get_one(Campaign, one), rule, topics=picked))
+        except ServiceError as refused:
+            outcomes.append(str(refused))
+    with store.read_session() as s:
+        before = changes.version(s, steps)
+    try:
+        outcomes.append(apply_rule_in_steps(store, steps, rule, topics=picked))
+    except ServiceError as refused:
+        outcomes.append(str(refused))
+    assert _labels(store, one) == _labels(store, steps)
+    if isinstance(outcomes[0], str):
+        assert outcomes[1] == outcomes[0].replace("'one-", "'steps-")  # the same refusal
+        return
+    first, second = outcomes
+    assert not isinstance(second, str)
+    assert (first.rule, first.labelled, first.kept, first.queued, first.unlabelled) == (
+        second.rule,
+        second.labelled,
+        second.kept,
+        second.queued,
+        second.unlabelled,
+    )
+    wanted = {
+        t
+        for t, documents in enumerate(topics)
+        if any(any(g is not None for g in d) for d in documents)
+    }
+    if chosen is not None:
+        wanted &= chosen
+    sizes = [sum(any(g is not None for g in d) for d in topics[t]) for t in sorted(wanted)]
+    expected_batches = 0
+    filled = 0
+    for size in sizes:
+        filled += size
+        if filled >= batch:
+            expected_batches, filled = expected_batches + 1, 0
+    expected_batches += filled > 0
+    assert second.transactions == expected_batches
+    assert second.redecided == 0
+    with store.read_session() as s:
+        assert changes.version(s, steps) - before == expected_batches
+
+
+@contextmanager
+def _between_batches(store: Store, monkeypatch: pytest.MonkeyPatch, step) -> Iterator[list[int]]:
+    """Run `step(number)` before each write batch of a stepped rule begins (outside it)."""
+    begun: list[int] = []
+    original = store.batch_connection
+
+    @contextmanager
+    def batch() -> Iterator[Connection]:
+        step(len(begun))
+        begun.append(len(begun))
+        with original() as connection:
+            yield connection
+
+    monkeypatch.setattr(store, "batch_connection", batch)
+    yield begun
+
+
+def _user(store: Store, name: str) -> User:
+    with store.read_session() as s:
+        return s.scalars(select(User).where(User.username == name)).one()
+
+
+def test_a_topic_judged_meanwhile_is_decided_again_and_a_decision_made_meanwhile_kept(
+    judged: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Batches of one topic (q1, q2, q3). Before q2's batch, carol revises q2/d6 (the tie
+    2, 0, 1 becomes 2, 0, 2: a majority of 2) and an adjudicator decides q3/d9 (a rule-made 0
+    by majority): q2's batch finds q2 changed, decides it again from the new grades and
+    writes at its second attempt, q3/d9 keeps the adjudicator's label, and the labels are
+    those the one-transaction rule sets afterwards."""
+    monkeypatch.setattr(adjudication_steps, "BATCH_DOCUMENTS", 1)
+    carol, boss = _user(judged, "carol"), _user(judged, "boss")
+
+    def meanwhile(number: int) -> None:
+        if number != 1:
+            return
+        with judged.session() as s:
+            campaign = get_campaign(s, "demo")
+            s.add(
+                Judgement(campaign_id=campaign.id, qid="q2", docno="d6", user_id=carol.id, grade=2)
+            )
+        with judged.session() as s:
+            record_decision(
+                s,
+                get_campaign(s, "demo"),
+                qid="q3",
+                docno="d9",
+                grade=2,
+                reason="read it",
+                adjudicator=s.get_one(User, boss.id),
+            )
+
+    with judged.read_session() as s:
+        campaign_id = get_campaign(s, "demo").id
+    with _between_batches(judged, monkeypatch, meanwhile) as begun:
+        summary = apply_rule_in_steps(judged, "demo", MergeSpec("majority"))
+    assert begun == [0, 1, 2, 3]  # q2's batch found q2 changed, decided it again, wrote
+    assert (summary.transactions, summary.redecided) == (3, 1)
+    assert "1 topic(s) decided again" in summary.message()
+    # q2/d7 (1, 0) is the only tie left; q3/d9 counted as kept, not labelled
+    assert (summary.labelled, summary.kept, summary.queued) == (len(GRADES) - 2, 1, 1)
+    labels = _labels(judged, campaign_id)
+    assert labels[("q2", "d6")][:2] == (2, "majority/tie=adjudicate")
+    assert labels[("q3", "d9")][:2] == (2, "adjudicated")
+    with judged.session() as s:
+        again = apply_rule(s, get_campaign(s, "demo"), MergeSpec("majority"))
+    assert (again.labelled, again.kept, again.queued) == (summary.labelled, 1, 1)
+    assert _labels(judged, campaign_id) == labels
+
+
+def test_a_label_decided_after_its_batch_read_the_labels_is_kept(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The write statements themselves keep an adjudicator's label (on PostgreSQL a decision
+    can commit between a batch's read of the labels and its write): an update or a delete of
+    a rule-made label skips it once an adjudicator decided it, an insert skips a document
+    that has a label."""
+    with store.session() as s:
+        campaign = build_campaign(s)
+        campaign_id = campaign.id
+        boss = s.scalars(select(User).where(User.username == "boss")).one().id
+    with store.session() as s:
+        apply_rule(s, s.get_one(Campaign, campaign_id), MergeSpec("majority", tie="higher"))
+    stale = adjudication_steps.final_labels
+
+    def then_decided(session, campaign, *, qids=None):  # type: ignore[no-untyped-def]
+        labels = stale(session, campaign, qids=qids)
+        for label in session.scalars(select(FinalLabel).where(FinalLabel.docno.in_(["d6", "d1"]))):
+            label.adjudicator_id, label.rule, label.grade = boss, "adjudicated", 1
+        session.flush()
+        return labels
+
+    monkeypatch.setattr(adjudication_steps, "final_labels", then_decided)
+    # tie=adjudicate: q2/d6 and q2/d7 would be deleted (ties), q1/d1 and q2/d1 updated
+    apply_rule_in_steps(store, campaign_id, MergeSpec("majority"))
+    labels = _labels(store, campaign_id)
+    assert labels[("q2", "d6")][:2] == (1, "adjudicated")
+    assert labels[("q1", "d1")][:2] == (1, "adjudicated")
+    assert labels[("q2", "d1")][:2] == (1, "adjudicated")
+    assert ("q2", "d7") not in labels  # a rule-made label of a tie: deleted
