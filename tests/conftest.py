@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
+import tests.bytecode  # first: the package is compiled once, not once per worker
 from tests.sql_cache import share_compiled_sql
 from tests.url_builders import share_url_builders
 from workbench.store import Store, open_store
