@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import os
 import shutil
@@ -189,3 +190,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.get_closest_marker("slow") is None,
         )
     )
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    """After each test (its fixtures torn down and let go), collect its garbage and move what
+    outlives it (the modules, the tests, caches) out of the garbage collector's reach
+    (`gc.freeze`): without it every automatic full collection went through all the objects
+    that imports and earlier tests left, 0.2 s each, 10 s of CPU per worker in a fast loop;
+    here each collection sees one test's objects. Frozen objects are still freed when no
+    longer referred to; only cycles among them stay."""
+    yield
+    gc.collect()
+    gc.freeze()
