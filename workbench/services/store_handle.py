@@ -9,7 +9,7 @@ the one module through which `workbench.web` and `workbench.cli` reach `workbenc
 from __future__ import annotations
 
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, configure_mappers
 
 from workbench.store.db import (
     ENV_VAR,
@@ -22,6 +22,12 @@ from workbench.store.db import (
 
 STORAGE_ERRORS: tuple[type[Exception], ...] = (DBAPIError, OSError)
 """Errors a view maps through `storage_problem` (a read-only or full store) to a 503."""
+
+
+def prepare_models() -> None:
+    """Configure the ORM's mappers now, not at the first query: a process that forks children
+    (the report jobs' fork server) does it once for all of them."""
+    configure_mappers()
 
 
 def shown_url(store: Store) -> str:
@@ -37,6 +43,7 @@ __all__ = [
     "Store",
     "default_database_url",
     "open_store",
+    "prepare_models",
     "shown_url",
     "storage_problem",
 ]
