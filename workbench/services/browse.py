@@ -18,6 +18,7 @@ from sqlalchemy import Select, func, or_, select
 from sqlalchemy.orm import Session
 
 from workbench.services import run_metadata
+from workbench.services.current_judgements import is_current
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.pools import qid_key
 from workbench.store.models import (
@@ -343,12 +344,7 @@ def judgement_log(
     if chosen.with_comment_only:
         query = query.where(Judgement.comment != "")
     if chosen.current_only:
-        latest = (
-            select(func.max(Judgement.id))
-            .where(Judgement.campaign_id == campaign.id)
-            .group_by(Judgement.qid, Judgement.docno, Judgement.user_id)
-        )
-        query = query.where(Judgement.id.in_(latest.scalar_subquery()))
+        query = query.where(is_current(campaign.id))
     total = _count(session, query)
     found = session.execute(query.order_by(Judgement.id).offset(offset).limit(limit))
     rows = tuple(

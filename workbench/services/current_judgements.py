@@ -14,8 +14,8 @@ from dataclasses import dataclass, fields
 from functools import cached_property
 from typing import Any, Protocol, TypeVar
 
-from sqlalchemy import Connection, Row, func, or_, select, tuple_
-from sqlalchemy.orm import Session
+from sqlalchemy import ColumnElement, Connection, Row, and_, or_, select, tuple_
+from sqlalchemy.orm import Session, aliased
 
 from workbench.store.models import Assignment, Campaign, GoldDocument, Judgement, QualitySettings
 
@@ -55,26 +55,41 @@ def plain_rows(session: Session, query: Any) -> Any:
     return session.connection().execute(query)
 
 
-def latest_ids(
+def is_current(
     campaign_id: int,
     *,
     qid: str | None = None,
     user_id: int | None = None,
     docnos: Collection[str] | None = None,
     qids: Collection[str] | None = None,
-) -> Any:
-    """Subquery: the id of the latest row of each (qid, docno, user) key of a campaign,
-    optionally of one topic (or some), one user or some documents."""
-    latest = select(func.max(Judgement.id)).where(Judgement.campaign_id == campaign_id)
+) -> ColumnElement[bool]:
+    """Where clause on `Judgement`: the row is the latest of its (qid, docno, user) key in a
+    campaign (no later row of the key exists), optionally of one topic (or some), one user or
+    some documents. An anti-join: PostgreSQL planned the equivalent `id IN (SELECT max(id)
+    ... GROUP BY key)` as 2 million index probes at TREC size (10.3 s against 1.5 s for one
+    user list of the campaign; SQLite 1.8 s against 1.5 s)."""
+    later = aliased(Judgement)
+    conditions = [Judgement.campaign_id == campaign_id]
     if qid is not None:
-        latest = latest.where(Judgement.qid == qid)
+        conditions.append(Judgement.qid == qid)
     if qids is not None:
-        latest = latest.where(Judgement.qid.in_(sorted(qids)))
+        conditions.append(Judgement.qid.in_(sorted(qids)))
     if user_id is not None:
-        latest = latest.where(Judgement.user_id == user_id)
+        conditions.append(Judgement.user_id == user_id)
     if docnos is not None:
-        latest = latest.where(Judgement.docno.in_(docnos))
-    return latest.group_by(Judgement.qid, Judgement.docno, Judgement.user_id).scalar_subquery()
+        conditions.append(Judgement.docno.in_(docnos))
+    newer = (
+        select(later.id)
+        .where(
+            later.campaign_id == Judgement.campaign_id,
+            later.qid == Judgement.qid,
+            later.docno == Judgement.docno,
+            later.user_id == Judgement.user_id,
+            later.id > Judgement.id,
+        )
+        .exists()
+    )
+    return and_(*conditions, ~newer)
 
 
 def current_judgements(
@@ -89,9 +104,9 @@ def current_judgements(
     each, optionally of one topic, one user or some documents, ordered by key (including
     'cannot judge' rows, whose grade is None; a key whose latest row took its first judgement
     back has none)."""
-    latest = latest_ids(campaign_id, qid=qid, user_id=user_id, docnos=docnos)
+    current = is_current(campaign_id, qid=qid, user_id=user_id, docnos=docnos)
     query = JUDGEMENT_ROW.where(
-        Judgement.id.in_(latest),
+        current,
         HAS_JUDGEMENT,
     ).order_by(Judgement.qid, Judgement.docno, Judgement.user_id)
     return [JudgementRow(*row) for row in session.execute(query)]
@@ -102,7 +117,7 @@ def judged_keys(session: Session, campaign_id: int) -> list[tuple[str, str, int]
     keys, read as three columns: what progress counts; read through the session's connection,
     plain rows, no ORM row processing: 0.6 s less CPU for 200,000 keys)."""
     query = select(Judgement.qid, Judgement.docno, Judgement.user_id).where(
-        Judgement.id.in_(latest_ids(campaign_id)),
+        is_current(campaign_id),
         HAS_JUDGEMENT,
     )
     return [(qid, docno, user_id) for qid, docno, user_id in plain_rows(session, query)]
@@ -121,12 +136,8 @@ def graders(
     if grades is not None:
         found = set(grades.by_user)
         return found if user_id is None else found & {user_id}
-    latest = latest_ids(campaign_id, user_id=user_id)
-    query = (
-        select(Judgement.user_id)
-        .where(Judgement.id.in_(latest), Judgement.grade.is_not(None))
-        .distinct()
-    )
+    current = is_current(campaign_id, user_id=user_id)
+    query = select(Judgement.user_id).where(current, Judgement.grade.is_not(None)).distinct()
     return set(session.scalars(query))
 
 
@@ -147,7 +158,7 @@ class CurrentGrades:
     @cached_property
     def by_user(self) -> dict[int, dict[tuple[str, str], int]]:
         query = select(Judgement.user_id, Judgement.qid, Judgement.docno, Judgement.grade).where(
-            Judgement.id.in_(latest_ids(self.campaign_id)), Judgement.grade.is_not(None)
+            is_current(self.campaign_id), Judgement.grade.is_not(None)
         )
         keys: dict[tuple[str, str], tuple[str, str]] = {}
         graded: dict[int, dict[tuple[str, str], int]] = {}
@@ -168,10 +179,10 @@ def counted_grades(
     """The current grades that count (`counted_judgements` less the 'cannot judge' rows), in
     key order, read as rows of the four columns that qrels and completeness need (not as
     whole `JudgementRow`s); optionally of one topic (or some) or some documents."""
-    latest = latest_ids(campaign.id, qid=qid, docnos=docnos, qids=qids)
+    current = is_current(campaign.id, qid=qid, docnos=docnos, qids=qids)
     query = (
         select(Judgement.qid, Judgement.docno, Judgement.user_id, Judgement.grade)
-        .where(Judgement.id.in_(latest), Judgement.grade.is_not(None))
+        .where(current, Judgement.grade.is_not(None))
         .order_by(Judgement.qid, Judgement.docno, Judgement.user_id)
     )
     return _counted(session, campaign, list(plain_rows(session, query)))
@@ -195,7 +206,7 @@ def graded_keys(
                 keys.update(graded)
         return keys - gold
     query = select(Judgement.qid, Judgement.docno).where(
-        Judgement.id.in_(latest_ids(campaign.id)), Judgement.grade.is_not(None)
+        is_current(campaign.id), Judgement.grade.is_not(None)
     )
     if withdrawn:
         query = query.where(tuple_(Judgement.qid, Judgement.user_id).not_in(sorted(withdrawn)))
@@ -222,9 +233,7 @@ def counted_judges(session: Session, campaign: Campaign) -> set[int]:
     """The ids of the users with a current judgement that counts (the users of
     `counted_judgements`), read as the distinct (topic, user) pairs of the log: no judgement
     row reaches Python."""
-    query = select(Judgement.qid, Judgement.user_id).where(
-        Judgement.id.in_(latest_ids(campaign.id)), HAS_JUDGEMENT
-    )
+    query = select(Judgement.qid, Judgement.user_id).where(is_current(campaign.id), HAS_JUDGEMENT)
     if left_out_gold(session, campaign.id):  # in SQL: no bound parameter per gold document
         query = query.where(
             ~select(GoldDocument.id)
@@ -251,9 +260,9 @@ def counted_notes(
     """The `counted_judgements` with a comment, a 'cannot judge' reason or evidence (what the
     adjudicator reads beside the grades), optionally of some documents and topics only; the
     database returns only rows that may have one."""
-    latest = latest_ids(campaign.id, docnos=docnos, qids=qids)
+    current = is_current(campaign.id, docnos=docnos, qids=qids)
     query = JUDGEMENT_ROW.where(
-        Judgement.id.in_(latest),
+        current,
         or_(
             Judgement.comment != "",
             Judgement.cannot_judge.is_not(None),

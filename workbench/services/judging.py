@@ -42,7 +42,7 @@ from workbench.services.current_judgements import (
     JUDGEMENT_ROW,
     JudgementRow,
     current_judgements,
-    latest_ids,
+    is_current,
 )
 from workbench.services.errors import Conflict, NotFound, ServiceError
 from workbench.store.db import Store
@@ -314,8 +314,8 @@ def my_judgements(
 def my_judged_ids(session: Session, assignment: Assignment) -> dict[str, int]:
     """docno -> id of the assessor's current judgement, of each document of this topic they
     have judged (`my_judgements`' keys, read as two columns: what resuming needs)."""
-    latest = latest_ids(assignment.campaign_id, qid=assignment.qid, user_id=assignment.user_id)
-    query = select(Judgement.docno, Judgement.id).where(Judgement.id.in_(latest), HAS_JUDGEMENT)
+    current = is_current(assignment.campaign_id, qid=assignment.qid, user_id=assignment.user_id)
+    query = select(Judgement.docno, Judgement.id).where(current, HAS_JUDGEMENT)
     return {docno: id_ for docno, id_ in session.execute(query)}
 
 

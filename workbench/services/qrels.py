@@ -27,7 +27,7 @@ from workbench.services.current_judgements import (
     CurrentGrades,
     counted_grades,
     graded_keys,
-    latest_ids,
+    is_current,
     left_out_gold,
     plain_rows,
 )
@@ -284,7 +284,7 @@ def _graded_by(
     rows = plain_rows(
         session,
         select(Judgement.user_id, Judgement.qid, Judgement.docno, Judgement.grade).where(
-            Judgement.id.in_(latest_ids(campaign.id, user_id=one)),
+            is_current(campaign.id, user_id=one),
             Judgement.user_id.in_(user_ids),
             Judgement.grade.is_not(None),
         ),
