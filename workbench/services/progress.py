@@ -71,14 +71,20 @@ def assignment_progress(session: Session, assignments: list[Assignment]) -> dict
     if session.get_one(Campaign, campaign_id).judging_mode == "pairwise":
         return _pairwise_progress(session, assignments)
     to_judge = documents_to_judge(session, assignments)
+    # one assessor's own page reads their topics' judgements, not the campaign's (2 million
+    # keys at TREC size: 5.6 s of CPU per judging page before)
+    users = {a.user_id for a in assignments}
+    one_user = next(iter(users)) if len(users) == 1 else None
+    qids = {a.qid for a in assignments} if one_user is not None else None
     judged: dict[tuple[str, int], set[str]] = defaultdict(set)
-    for qid, docno, user_id in judged_keys(session, campaign_id):
+    for qid, docno, user_id in judged_keys(session, campaign_id, user_id=one_user, qids=qids):
         judged[qid, user_id].add(docno)
-    time_rows = session.execute(
-        select(Judgement.qid, Judgement.user_id, func.sum(Judgement.time_spent_ms))
-        .where(Judgement.campaign_id == campaign_id)
-        .group_by(Judgement.qid, Judgement.user_id)
+    spent = select(Judgement.qid, Judgement.user_id, func.sum(Judgement.time_spent_ms)).where(
+        Judgement.campaign_id == campaign_id
     )
+    if one_user is not None and qids is not None:
+        spent = spent.where(Judgement.user_id == one_user, Judgement.qid.in_(sorted(qids)))
+    time_rows = session.execute(spent.group_by(Judgement.qid, Judgement.user_id))
     times = {(qid, user_id): total for qid, user_id, total in time_rows}
     result = {}
     for a in assignments:
