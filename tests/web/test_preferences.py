@@ -91,6 +91,11 @@ def test_pairs_answers_majority_and_prefs_file(app: Flask, as_user, pairwise: Wo
     assert (by_user["alice"].judged, by_user["alice"].total) == (2, 6)  # 3 pairs in T1 and T2
     assert (by_user["bob"].judged, by_user["bob"].total) == (3, 6)
     assert len(rows) == 5
+    with get_store_of(app).read_session() as s:  # an assessor's own progress reads their own
+        for name in ("alice", "bob"):
+            mine = progress.user_progress(s, world.users[name])
+            assert sum(p.judged for _, p in mine) == by_user[name].judged
+            assert sum(p.total for _, p in mine) == by_user[name].total
     log = admin.get(f"/api/v1/campaigns/{world.campaign_id}/export/preferences").text.splitlines()
     assert log[0] == (
         "id,assessor,qid,first,second,shown_left,outcome,preferred,comment,created_at,"

@@ -68,21 +68,21 @@ def assignment_progress(session: Session, assignments: list[Assignment]) -> dict
     if not assignments:
         return {}
     campaign_id = assignments[0].campaign_id
-    if session.get_one(Campaign, campaign_id).judging_mode == "pairwise":
-        return _pairwise_progress(session, assignments)
-    to_judge = documents_to_judge(session, assignments)
-    # one assessor's own page reads their topics' judgements, not the campaign's (2 million
-    # keys at TREC size: 5.6 s of CPU per judging page before)
+    # one assessor's own page reads their judgements, not the campaign's (2 million keys at
+    # TREC size: 5.6 s of CPU per judging page before)
     users = {a.user_id for a in assignments}
     one_user = next(iter(users)) if len(users) == 1 else None
-    qids = {a.qid for a in assignments} if one_user is not None else None
+    if session.get_one(Campaign, campaign_id).judging_mode == "pairwise":
+        return _pairwise_progress(session, assignments, one_user)
+    qids = None if one_user is None else {a.qid for a in assignments}
+    to_judge = documents_to_judge(session, assignments)
     judged: dict[tuple[str, int], set[str]] = defaultdict(set)
     for qid, docno, user_id in judged_keys(session, campaign_id, user_id=one_user, qids=qids):
         judged[qid, user_id].add(docno)
     spent = select(Judgement.qid, Judgement.user_id, func.sum(Judgement.time_spent_ms)).where(
         Judgement.campaign_id == campaign_id
     )
-    if one_user is not None and qids is not None:
+    if qids is not None:
         spent = spent.where(Judgement.user_id == one_user, Judgement.qid.in_(sorted(qids)))
     time_rows = session.execute(spent.group_by(Judgement.qid, Judgement.user_id))
     times = {(qid, user_id): total for qid, user_id, total in time_rows}
@@ -97,21 +97,25 @@ def assignment_progress(session: Session, assignments: list[Assignment]) -> dict
     return result
 
 
-def _pairwise_progress(session: Session, assignments: list[Assignment]) -> dict[int, Progress]:
+def _pairwise_progress(
+    session: Session, assignments: list[Assignment], one_user: int | None
+) -> dict[int, Progress]:
     """Progress of pairwise assignments: pairs with the assessor's current preference / the
-    assignment's pairs; time over every preference event of that assessor and topic."""
+    assignment's pairs; time over every preference event of that assessor and topic (the
+    preferences of `one_user` only, when every assignment is theirs)."""
     campaign_id = assignments[0].campaign_id
     answered: dict[tuple[str, int], set[tuple[str, str]]] = defaultdict(set)
-    for row in preferences.current_preferences(session, campaign_id):
+    for row in preferences.current_preferences(session, campaign_id, user_id=one_user):
         answered[row.qid, row.user_id].add((row.first, row.second))
+    spent = select(
+        PreferenceJudgement.qid,
+        PreferenceJudgement.user_id,
+        func.sum(PreferenceJudgement.time_spent_ms),
+    ).where(PreferenceJudgement.campaign_id == campaign_id)
+    if one_user is not None:
+        spent = spent.where(PreferenceJudgement.user_id == one_user)
     time_rows = session.execute(
-        select(
-            PreferenceJudgement.qid,
-            PreferenceJudgement.user_id,
-            func.sum(PreferenceJudgement.time_spent_ms),
-        )
-        .where(PreferenceJudgement.campaign_id == campaign_id)
-        .group_by(PreferenceJudgement.qid, PreferenceJudgement.user_id)
+        spent.group_by(PreferenceJudgement.qid, PreferenceJudgement.user_id)
     )
     times = {(qid, user_id): total for qid, user_id, total in time_rows}
     result = {}
