@@ -17,6 +17,7 @@ import sqlalchemy as sa
 import tests.bytecode  # first: the package is compiled once, not once per worker
 from tests.sql_cache import share_compiled_sql
 from tests.url_builders import share_url_builders
+from workbench.services import jobs
 from workbench.store import Store, open_store
 
 REPO = Path(__file__).resolve().parent.parent
@@ -219,7 +220,13 @@ def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
     (`gc.freeze`): without it every automatic full collection went through all the objects
     that imports and earlier tests left, 0.2 s each, 10 s of CPU per worker in a fast loop;
     here each collection sees one test's objects. Frozen objects are still freed when no
-    longer referred to; only cycles among them stay."""
+    longer referred to; only cycles among them stay.
+
+    First, the report-job workers its apps started are stopped: an idle worker polls its
+    store for IDLE_S, and pytest gives the next test of the same name prefix the same
+    (deleted) tmp_path, so a worker left running reached the next test's store (an empty
+    file SQLite made at that path: "no such table: report_jobs", then a failed login)."""
     yield
+    jobs.stop_workers()
     gc.collect()
     gc.freeze()

@@ -108,3 +108,26 @@ def test_a_waiting_request_wakes_when_this_processs_worker_finishes_its_job(
     state = jobs.request_job(store, campaign, "test-whoami", {}, worker=worker, wait=120)
     assert state.status == "done" and state.result is not None
     assert time.monotonic() - started < 30
+
+
+def test_a_stopped_worker_ends_its_thread_and_child_and_a_wake_starts_it_again(
+    store: Store, campaign: int
+) -> None:
+    """stop() (an app letting its store go) ends the idle thread at once instead of after
+    IDLE_S; the child it kept ends with it; a later request is served by a new thread."""
+    worker = worker_of(store)
+    state = jobs.request_job(store, campaign, "test-whoami", {"n": 1}, worker=worker, wait=120)
+    assert state.status == "done" and state.result is not None
+    first_child_pid = int(state.result.decode().split()[0])
+    thread = worker._thread
+    assert thread is not None and thread.is_alive()  # idle, waiting IDLE_S for the next job
+    jobs.stop_workers()
+    assert not thread.is_alive() and worker._thread is None
+    with pytest.raises(ProcessLookupError):  # its child read end-of-file and exited (reaped)
+        for _ in range(100):
+            os.kill(first_child_pid, 0)
+            time.sleep(0.05)
+    state = jobs.request_job(store, campaign, "test-whoami", {"n": 2}, worker=worker, wait=120)
+    assert state.status == "done" and state.result is not None
+    assert int(state.result.decode().split()[0]) != first_child_pid
+    worker.stop()

@@ -39,6 +39,7 @@ import sys
 import threading
 import time
 import traceback
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -463,6 +464,17 @@ def run_job(store: Store, job_id: int) -> None:
         )
 
 
+_workers: weakref.WeakSet[Worker] = weakref.WeakSet()
+"""Every worker of this process that is still referred to (`stop_workers`)."""
+
+
+def stop_workers(timeout: float = 10.0) -> None:
+    """Stop every worker of this process (`Worker.stop`): a server shutting down, or a test
+    letting its apps and stores go."""
+    for worker in list(_workers):
+        worker.stop(timeout)
+
+
 class Worker:
     """This process's job runner: a thread, alive while there are jobs (and IDLE_S after),
     that claims them one at a time and has a child process (`command`, with `env`) compute
@@ -494,7 +506,9 @@ class Worker:
         self._wakeup = threading.Condition()
         self._pending = False
         self._thread: threading.Thread | None = None
+        self._stopping = False
         self._finished = threading.Condition()
+        _workers.add(self)
 
     def wait_for_job(self, timeout: float) -> None:
         """Wait at most `timeout` s, less when this worker finishes a job meanwhile (a request
@@ -506,24 +520,38 @@ class Worker:
         """Look for jobs to run (starts the thread when it is not running)."""
         with self._wakeup:
             self._pending = True
+            self._stopping = False  # a wake after stop() cancels it
             self._wakeup.notify()
             if self._thread is None:
                 self._thread = threading.Thread(target=self._loop, name="report-jobs", daemon=True)
                 self._thread.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """End the thread (and its child) after the job it is running, waiting at most
+        `timeout` s for it; a later wake() starts it again. An app that lets its store go
+        (a test's, a server shutting down) stops its worker first, or the thread would poll
+        a store that is gone, or a new one made at the same path."""
+        with self._wakeup:
+            thread = self._thread
+            self._stopping = True
+            self._wakeup.notify()
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
 
     def _loop(self) -> None:
         child: Child | None = None
         try:
             while True:
                 with self._wakeup:
-                    if not self._pending:
+                    if not self._pending and not self._stopping:
                         self._wakeup.wait(self.idle)
-                    if not self._pending:
+                    if self._stopping or not self._pending:
+                        self._stopping = False
                         self._thread = None
                         return
                     self._pending = False
                 try:
-                    while (claimed := _claim_next(self.store)) is not None:
+                    while not self._stopping and (claimed := _claim_next(self.store)):
                         child = self._run(child, *claimed)
                         with self._finished:
                             self._finished.notify_all()
