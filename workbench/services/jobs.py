@@ -527,7 +527,7 @@ class Worker:
                 self._thread.start()
 
     def stop(self, timeout: float = 10.0) -> None:
-        """End the thread (and its child) after the job it is running, waiting at most
+        """End the thread after the job it is running (its child is told to end), waiting at most
         `timeout` s for it; a later wake() starts it again. An app that lets its store go
         (a test's, a server shutting down) stops its worker first, or the thread would poll
         a store that is gone, or a new one made at the same path."""
@@ -540,13 +540,14 @@ class Worker:
 
     def _loop(self) -> None:
         child: Child | None = None
+        stopped = False
         try:
             while True:
                 with self._wakeup:
                     if not self._pending and not self._stopping:
                         self._wakeup.wait(self.idle)
                     if self._stopping or not self._pending:
-                        self._stopping = False
+                        stopped, self._stopping = self._stopping, False
                         self._thread = None
                         return
                     self._pending = False
@@ -559,7 +560,7 @@ class Worker:
                     traceback.print_exc()
         finally:
             if child is not None:
-                _close(child)
+                _close(child, wait=not stopped)
 
     def _run(self, child: Child | None, job_id: int, generation: int) -> Child | None:
         """Have the child compute the job; the child, or None when it had to be stopped."""
@@ -623,11 +624,15 @@ class Worker:
             _touch(self.store, job_id, generation)
 
 
-def _close(child: Child) -> None:
-    """End an idle child: its stdin closes, it exits."""
+def _close(child: Child, *, wait: bool = True) -> None:
+    """End an idle child: its stdin closes, it exits; with `wait`, wait for that (killed after
+    10 s). A stopped worker does not wait: its child ends on its own and is reaped later (by
+    `subprocess` or `multiprocessing` at their next start)."""
     if child.stdin is not None:
         with contextlib.suppress(OSError):
             child.stdin.close()
+    if not wait:
+        return
     try:
         child.wait(timeout=10)
     except subprocess.TimeoutExpired:
