@@ -182,3 +182,70 @@ def _narrow_reads_agree(s, campaign) -> None:
             for j in whole
             if j.qid == qid and j.docno in docnos and j.grade is not None
         ]
+
+
+def test_one_users_judged_keys_are_grouped_and_equal_the_latest_rows(store):
+    """One user's `judged_keys` (what an assessor's own progress counts) group their rows
+    instead of probing for a later row once per row (180 ms against 56 ms on PostgreSQL for
+    a judge's ten topics at TREC size); the keys are those of the latest rows, through
+    revisions, 'cannot judge', undos and a judgement made again after an undo, of each
+    user and any set of topics."""
+    from sqlalchemy import event
+
+    with store.session() as s:
+        campaign = Campaign(name="c")
+        users = [User(username=name, password_hash="x") for name in ("ann", "ben")]
+        s.add_all([campaign, *users])
+        s.flush()
+        ann, ben = (u.id for u in users)
+        log = [
+            ("q1", "d1", ann, 0, None),
+            ("q1", "d1", ann, 2, None),  # revised
+            ("q1", "d2", ann, None, "unreadable"),  # cannot judge
+            ("q1", "d3", ann, 1, None),
+            ("q1", "d3", ann, None, None),  # taken back: no current judgement
+            ("q1", "d4", ann, 1, None),
+            ("q1", "d4", ann, None, None),  # taken back
+            ("q1", "d4", ann, 2, None),  # and judged again
+            ("q1", "d3", ben, 1, None),  # another judge's key of the same document
+            ("q2", "d1", ann, None, None),  # a key with no judgement ever
+            ("q2", "d5", ann, 1, None),
+            ("q2", "d5", ben, None, None),
+        ]
+        for qid, docno, user_id, grade, reason in log:
+            s.add(
+                Judgement(
+                    campaign_id=campaign.id,
+                    qid=qid,
+                    docno=docno,
+                    user_id=user_id,
+                    grade=grade,
+                    cannot_judge=reason,
+                )
+            )
+        s.flush()
+        statements: list[str] = []
+        engine = s.get_bind()
+        listen = lambda *args: statements.append(args[2])  # noqa: E731
+        event.listen(engine, "before_cursor_execute", listen)
+        try:
+            mine = {
+                (user_id, qids): sorted(judged_keys(s, campaign.id, user_id=user_id, qids=qids))
+                for user_id in (ann, ben)
+                for qids in (None, ("q1",), ("q2",), ("q1", "q2"), ("q3",))
+            }
+        finally:
+            event.remove(engine, "before_cursor_execute", listen)
+        assert statements and all(
+            "GROUP BY" in sql and "EXISTS" not in sql for sql in statements
+        ), statements
+        everyone = judged_keys(s, campaign.id)  # the anti-join, over every user
+        for (user_id, qids), keys in mine.items():
+            assert keys == sorted(
+                k for k in everyone if k[2] == user_id and (qids is None or k[0] in qids)
+            )
+        assert mine[ann, None] == [
+            ("q1", "d1", ann), ("q1", "d2", ann), ("q1", "d4", ann), ("q2", "d5", ann),
+        ]  # fmt: skip
+        assert mine[ben, None] == [("q1", "d3", ben)]
+        assert mine[ann, ("q3",)] == []

@@ -14,7 +14,7 @@ from dataclasses import dataclass, fields
 from functools import cached_property
 from typing import Any, Protocol, TypeVar
 
-from sqlalchemy import ColumnElement, Connection, Row, and_, or_, select, tuple_
+from sqlalchemy import ColumnElement, Connection, Row, and_, case, func, or_, select, tuple_
 from sqlalchemy.orm import Session, aliased
 
 from workbench.store.models import Assignment, Campaign, GoldDocument, Judgement, QualitySettings
@@ -109,7 +109,11 @@ def current_judgements(
         current,
         HAS_JUDGEMENT,
     ).order_by(Judgement.qid, Judgement.docno, Judgement.user_id)
-    return [JudgementRow(*row) for row in session.execute(query)]
+    # a session's rows as plain rows: the ORM's row processing was a third of the state's
+    # CPU (2,650 judgements of a topic at TREC size)
+    if isinstance(session, Connection):
+        return [JudgementRow(*row) for row in session.execute(query)]
+    return [JudgementRow(*row) for row in plain_rows(session, query)]
 
 
 def judged_keys(
@@ -122,12 +126,37 @@ def judged_keys(
     """(qid, docno, user id) of every key with a current judgement (`current_judgements`'
     keys, read as three columns: what progress counts; read through the session's connection,
     plain rows, no ORM row processing: 0.6 s less CPU for 200,000 keys); of one user or some
-    topics only, when given."""
+    topics only, when given.
+
+    One user's keys are grouped instead (`_one_users_judged_keys`): the anti-join probed the
+    index once per row, 180 ms on PostgreSQL for a judge's 27,000 rows of ten topics at TREC
+    size (a grouping: 56 ms)."""
+    if user_id is not None:
+        return _one_users_judged_keys(session, campaign_id, user_id, qids)
     query = select(Judgement.qid, Judgement.docno, Judgement.user_id).where(
         is_current(campaign_id, user_id=user_id, qids=qids),
         HAS_JUDGEMENT,
     )
     return [(qid, docno, user_id) for qid, docno, user_id in plain_rows(session, query)]
+
+
+_LATEST_HAS_JUDGEMENT = func.max(Judgement.id) == func.max(case((HAS_JUDGEMENT, Judgement.id)))
+"""Of a group of rows of one key: its latest row (the highest id) is one with a judgement."""
+
+
+def _one_users_judged_keys(
+    session: Session, campaign_id: int, user_id: int, qids: Collection[str] | None
+) -> list[tuple[str, str, int]]:
+    """`judged_keys` of one user: their rows grouped by (qid, docno), a key kept when its
+    latest row is also its latest row with a judgement (what `is_current` and HAS_JUDGEMENT
+    select, found in one pass over the user's rows)."""
+    query = select(Judgement.qid, Judgement.docno).where(
+        Judgement.campaign_id == campaign_id, Judgement.user_id == user_id
+    )
+    if qids is not None:
+        query = query.where(Judgement.qid.in_(sorted(qids)))
+    grouped = query.group_by(Judgement.qid, Judgement.docno).having(_LATEST_HAS_JUDGEMENT)
+    return [(qid, docno, user_id) for qid, docno in plain_rows(session, grouped)]
 
 
 def graders(
