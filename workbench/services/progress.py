@@ -15,7 +15,7 @@ never archived ones), so it reaches 100 % exactly when every assigned document i
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from dataclasses import dataclass
 
 from sqlalchemy import func, select
@@ -24,7 +24,11 @@ from sqlalchemy.orm import Session
 from workbench.services import preferences
 from workbench.services.assignments import assignments_for_user, documents_to_judge
 from workbench.services.campaigns import get_campaign
-from workbench.services.current_judgements import judged_keys, withdrawn_topics
+from workbench.services.current_judgements import (
+    judged_documents,
+    judged_keys,
+    withdrawn_topics,
+)
 from workbench.services.scope import pool_scope
 from workbench.store.models import (
     Assignment,
@@ -98,15 +102,21 @@ def _progress(
         return _pairwise_progress(session, assignments, one_user)  # timed: few preferences
     qids = None if one_user is None else {a.qid for a in assignments}
     to_judge = documents_to_judge(session, assignments)
-    judged: dict[tuple[str, int], set[str]] = defaultdict(set)
-    for qid, docno, user_id in judged_keys(session, campaign_id, user_id=one_user, qids=qids):
-        judged[qid, user_id].add(docno)
+    judged: dict[tuple[str, int], Set[str]]
+    if one_user is not None and qids is not None:  # one assessor's own: kept, checked
+        found = judged_documents(session, campaign_id, one_user, qids)
+        judged = {(qid, one_user): docnos for qid, docnos in found.items()}
+    else:
+        every: dict[tuple[str, int], set[str]] = defaultdict(set)
+        for qid, docno, user_id in judged_keys(session, campaign_id):
+            every[qid, user_id].add(docno)
+        judged = dict(every)
     times = _time_spent(session, campaign_id, one_user, qids) if timed else {}
     result = {}
     for a in assignments:
         docs = to_judge[a.id]
         result[a.id] = Progress(
-            judged=len(docs.shown & judged[a.qid, a.user_id]),
+            judged=len(docs.shown & judged.get((a.qid, a.user_id), frozenset())),
             total=docs.total,
             time_ms=int(times.get((a.qid, a.user_id)) or 0),
         )
