@@ -192,22 +192,19 @@ def judged_documents(
         return {}
     created = session.get_one(Campaign, campaign_id).created_at
     kept = _kept_for(session.get_bind())  # type: ignore[arg-type]
-    mine = (Judgement.campaign_id == campaign_id, Judgement.user_id == user_id)
-    counted = select(Judgement.qid, func.count(), func.max(Judgement.id)).where(
-        *mine, Judgement.qid.in_(wanted)
-    )
-    now = {qid: (n, top) for qid, n, top in plain_rows(session, counted.group_by(Judgement.qid))}
+    known = {qid: kept.get((campaign_id, created, user_id, qid)) for qid in wanted}
+    checked = [qid for qid in wanted if known[qid] is not None]
     found: dict[str, frozenset[str]] = {}
-    stale = []
-    for qid in wanted:
-        if qid not in now:
-            found[qid] = frozenset()  # no row: nothing judged
-            continue
-        known = kept.get((campaign_id, created, user_id, qid))
-        if known is not None and known[0] == now[qid]:
-            found[qid] = known[1]
-        else:
-            stale.append(qid)
+    if checked:  # a process's first read of the topics skips the count
+        counted = select(Judgement.qid, func.count(), func.max(Judgement.id)).where(
+            Judgement.campaign_id == campaign_id,
+            Judgement.user_id == user_id,
+            Judgement.qid.in_(checked),
+        )
+        rows = plain_rows(session, counted.group_by(Judgement.qid))
+        now = {qid: (n, top) for qid, n, top in rows}
+        found = {qid: known[qid][1] for qid in checked if known[qid][0] == now.get(qid, (0, 0))}
+    stale = [qid for qid in wanted if qid not in found]
     if stale:
         found |= _read_judged(session, campaign_id, created, user_id, stale, kept)
     return found
@@ -247,9 +244,8 @@ def _read_judged(
         if has_judgement:
             judged[qid].add(docno)
     found = {qid: frozenset(docnos) for qid, docnos in judged.items()}
-    for qid in qids:
-        if counts[qid][0]:
-            kept.put((campaign_id, created, user_id, qid), ((*counts[qid],), found[qid]))
+    for qid in qids:  # (0, 0): no row yet
+        kept.put((campaign_id, created, user_id, qid), ((*counts[qid],), found[qid]))
     return found
 
 
