@@ -189,6 +189,10 @@ class Tally:
     unfinished: int = 0  # members still waiting GRACE_S after the measured window
     in_flight: set[str] = field(default_factory=set)
     measure_from: float = 0.0
+    run: str = field(default_factory=lambda: uuid.uuid4().hex[:6])
+    """In every client_id of this run: a second run on the same store (`run_scale.py
+    --filled`) must not send the first one's client_ids (a stored client_id for another
+    document is refused with 400)."""
 
     def record(self, kind: str, started: float, elapsed: float) -> None:
         if started >= self.measure_from:
@@ -280,7 +284,7 @@ async def assessor(
         if due >= deadline:
             break
         await asyncio.sleep(max(0.0, due - time.monotonic()))
-        client_id = f"{member.username}-{k}"
+        client_id = f"{member.username}-{tally.run}-{k}"
         body = json.dumps(
             {
                 "docno": member.docnos[(position + k) % total],
@@ -320,7 +324,7 @@ async def script(
     path = f"/api/v1/assignments/{member.assignment_id}/judgements"
     k = 0
     while time.monotonic() < deadline:
-        client_id = f"{member.username}-{k}"
+        client_id = f"{member.username}-{tally.run}-{k}"
         docno = member.docnos[k % len(member.docnos)]
         body = json.dumps({"docno": docno, "grade": rng.randint(0, 2), "client_id": client_id})
         body = body.encode()

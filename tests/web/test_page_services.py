@@ -18,6 +18,7 @@ from workbench.services import (
     assessment,
     campaign_pages,
     campaigns,
+    judging,
     judging_figures,
     progress,
 )
@@ -215,3 +216,90 @@ def test_an_unknown_merge_rule_is_refused_on_the_page_not_replaced(as_user, worl
     assert refusal in page.text
     tie = admin.get(f"/reports/{world.campaign_id}/adjudication?rule=majority&tie=coin")
     assert "unknown tie rule &#39;coin&#39;" in tie.text
+
+
+def _judgement_reads(app: Flask, run) -> list[tuple[str, list[object]]]:  # type: ignore[no-untyped-def]
+    """The statements reading the judgement log while `run()` runs, with their parameters."""
+    store = get_store_of(app)
+    reads: list[tuple[str, list[object]]] = []
+
+    def record(conn, cursor, statement, parameters, context, executemany) -> None:  # type: ignore[no-untyped-def]
+        if "FROM judgements" in statement:
+            values = parameters.values() if isinstance(parameters, dict) else parameters
+            reads.append((statement, list(values)))
+
+    event.listen(store.engine, "before_cursor_execute", record)
+    try:
+        run()
+    finally:
+        event.remove(store.engine, "before_cursor_execute", record)
+    return reads
+
+
+def test_the_next_topic_reads_the_one_after_first_and_not_the_time_spent(
+    app: Flask, as_user, world: World
+) -> None:
+    """The judging page's next topic is the first assignment after this one (wrapping) with
+    documents left, as 'My topics' counts them; the one right after is read alone first (at
+    TREC size each topic is 2,650 judgements), and no time spent is summed."""
+    store = get_store_of(app)
+    alice, t1, t2 = (
+        world.users["alice"],
+        world.assignment["alice", "T1"],
+        world.assignment["alice", "T2"],
+    )
+
+    def next_of(assignment_id: int) -> assessment.AssignedTopic | None:
+        with store.read_session() as session:
+            return assessment.next_topic(session, alice, assignment_id)
+
+    def expected(assignment_id: int) -> int | None:  # from My topics' figures
+        with store.read_session() as session:
+            rows = assessment.my_topics(session, alice)
+        ids = [r.id for r in rows]
+        start = ids.index(assignment_id) + 1
+        left = [r.id for r in rows[start:] + rows[:start] if r.progress.judged < r.progress.total]
+        return next((i for i in left if i != assignment_id), None)
+
+    found: list[assessment.AssignedTopic | None] = []
+    reads = _judgement_reads(app, lambda: found.append(next_of(t1)))
+    assert found == [assessment.AssignedTopic(t2, "T2", "honeybee colony collapse")]
+    assert expected(t1) == t2
+    assert reads and all("T2" in values and "T1" not in values for _, values in reads)
+    assert not any("sum(" in statement.lower() for statement, _ in reads)
+
+    with store.read_session() as session:
+        docnos = judging.document_sequence(session, session.get_one(Assignment, t2))
+    client = as_user("alice")
+    for k, docno in enumerate(docnos):  # T2 done: nothing after T1 is waiting
+        assert client.post(
+            f"/api/v1/assignments/{t2}/judgements",
+            json={"docno": docno, "grade": k % 3, "client_id": f"t2-{k}"},
+        ).status_code in (200, 201)
+    assert next_of(t1) is None and expected(t1) is None
+    assert next_of(t2) == assessment.AssignedTopic(t1, "T1", "solar panel recycling")
+    assert expected(t2) == t1
+
+
+def test_the_state_reads_the_assessors_judgements_once(app: Flask, as_user, world: World) -> None:
+    """The assignment's state (every judgement of the topic and where to resume) reads the
+    assessor's judgements of the topic once (twice before: 2,650 rows each at TREC size),
+    and resumes where `resume_position` reading them itself does."""
+    store = get_store_of(app)
+    t1 = world.assignment["alice", "T1"]
+    client = as_user("alice")
+    with store.read_session() as session:
+        docnos = judging.document_sequence(session, session.get_one(Assignment, t1))
+    for k, docno in enumerate([docnos[1], docnos[0], docnos[1]]):  # a revision
+        assert client.post(
+            f"/api/v1/assignments/{t1}/judgements",
+            json={"docno": docno, "grade": k % 3, "client_id": f"s-{k}"},
+        ).status_code in (200, 201)
+    answers = []
+    reads = _judgement_reads(app, lambda: answers.append(client.get(f"/api/v1/assignments/{t1}")))
+    state = answers[0].get_json()
+    assert len(reads) == 1
+    with store.read_session() as session:
+        assignment = session.get_one(Assignment, t1)
+        assert state["position"] == judging.resume_position(session, assignment) == 2
+    assert [j and j["grade"] for j in state["judgements"]][:3] == [1, 2, None]

@@ -11,7 +11,11 @@ from sqlalchemy.orm import Session
 
 from workbench import highlight
 from workbench.services import adaptive_pools, guidelines, judging, preferences, progress, routing
-from workbench.services.assignments import assignment_topic, own_assignment
+from workbench.services.assignments import (
+    assignment_topic,
+    assignments_for_user,
+    own_assignment,
+)
 from workbench.services.campaigns import CampaignInfo, campaign_info, get_campaign, scale_of
 from workbench.services.progress import Progress
 from workbench.store.models import Judgement
@@ -77,13 +81,19 @@ class JudgingPage:
 
 def next_topic(session: Session, user_id: int, assignment_id: int) -> AssignedTopic | None:
     """The assessor's next assignment (in 'My topics' order, after this one, wrapping) that
-    still has documents to judge: what the page offers once this topic is done."""
-    rows = my_topics(session, user_id)
-    ids = [row.id for row in rows]
+    still has documents to judge: what the page offers once this topic is done. The one
+    right after is looked at first, the others only when it is done (each topic's judgements
+    are read: 2,650 of them at TREC size), and only judged and total are counted."""
+    mine = assignments_for_user(session, user_id)  # 'My topics' order
+    ids = [a.id for a in mine]
     start = ids.index(assignment_id) + 1 if assignment_id in ids else 0
-    for row in rows[start:] + rows[:start]:
-        if row.id != assignment_id and row.progress.judged < row.progress.total:
-            return AssignedTopic(row.id, row.qid, row.title)
+    others = [a for a in mine[start:] + mine[:start] if a.id != assignment_id]
+    for candidates in (others[:1], others[1:]):
+        left = progress.unfinished(session, candidates)
+        for a in candidates:
+            if a.id in left:
+                topic = assignment_topic(session, a)
+                return AssignedTopic(a.id, a.qid, topic.title if topic else "")
     return None
 
 

@@ -12,8 +12,7 @@ import dataclasses
 import datetime as dt
 import threading
 import weakref
-from collections import OrderedDict
-from collections.abc import Collection, Hashable
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -36,6 +35,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session
 
 from workbench import highlight, limits, presentation
+from workbench.lru import LRU
 from workbench.services import adaptive_pools, changes, gold, slots
 from workbench.services.current_judgements import (
     HAS_JUDGEMENT,
@@ -84,37 +84,14 @@ class DocumentSequence:
     positions: dict[str, int]
 
 
-class _LRU:
-    """A bounded, thread-safe least-recently-used map."""
-
-    def __init__(self, size: int) -> None:
-        self._size = size
-        self._items: OrderedDict[Hashable, Any] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: Hashable) -> Any:
-        with self._lock:
-            found = self._items.get(key)
-            if found is not None:
-                self._items.move_to_end(key)
-            return found
-
-    def put(self, key: Hashable, value: Any) -> None:
-        with self._lock:
-            self._items[key] = value
-            self._items.move_to_end(key)
-            while len(self._items) > self._size:
-                self._items.popitem(last=False)
-
-
 @dataclass
 class _EngineCaches:
     """Per engine (so per store): presentation orders by (pool, topic, assessor, order mode,
     signature), a pure function of those; and what the last submit of each assignment
     learnt (`_Known`), which a submit only ever uses as a guess that its statement checks."""
 
-    sequences: _LRU = dataclasses.field(default_factory=lambda: _LRU(4096))
-    assignments: _LRU = dataclasses.field(default_factory=lambda: _LRU(16384))
+    sequences: LRU = dataclasses.field(default_factory=lambda: LRU(4096))
+    assignments: LRU = dataclasses.field(default_factory=lambda: LRU(16384))
 
 
 _caches: weakref.WeakKeyDictionary[Engine, _EngineCaches] = weakref.WeakKeyDictionary()
@@ -320,16 +297,21 @@ def my_judged_ids(session: Session, assignment: Assignment) -> dict[str, int]:
 
 
 def resume_position(
-    session: Session, assignment: Assignment, sequence: list[str] | None = None
+    session: Session,
+    assignment: Assignment,
+    sequence: list[str] | None = None,
+    judged: Mapping[str, int] | None = None,
 ) -> int:
     """Where the assessor resumes: the first unjudged document of the sequence (one skipped
     earlier comes before the ones after the last save); when every document is judged, the
     one of the sequence judged last (the assessor may have judged the topic's other documents
-    under another pool's assignment)."""
+    under another pool's assignment). `judged`: `my_judged_ids`, when the caller has read it
+    (the state request reads the judgements once, not twice: 2,650 of them per topic at
+    TREC size)."""
     sequence = document_sequence(session, assignment) if sequence is None else sequence
     if not sequence:
         return 0
-    judged = my_judged_ids(session, assignment)
+    judged = my_judged_ids(session, assignment) if judged is None else judged
     for position, docno in enumerate(sequence):
         if docno not in judged:
             return position

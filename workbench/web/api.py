@@ -75,6 +75,7 @@ def assignment_state(assignment_id: int):
         topic = topic_of(session, assignment)
         sequence = judging.document_sequence(session, assignment)
         mine = judging.my_judgements(session, assignment)
+        judged = {docno: row.id for docno, row in mine.items()}  # `my_judged_ids`, read once
         return jsonify(
             id=assignment.id,
             qid=assignment.qid,
@@ -85,7 +86,7 @@ def assignment_state(assignment_id: int):
             },
             grades=campaign_service.scale_of(campaign),
             total=len(sequence),
-            position=judging.resume_position(session, assignment, sequence),
+            position=judging.resume_position(session, assignment, sequence, judged),
             judgements=[
                 None if docno not in mine else judging.judgement_summary(mine[docno])
                 for docno in sequence
@@ -114,8 +115,9 @@ def next_document(assignment_id: int):
         sequence = judging.document_sequence(session, assignment)
         if not sequence:
             return jsonify(done=True, judged=0, total=0)
-        judged = len(set(judging.my_judged_ids(session, assignment)) & set(sequence))
-        position = judging.resume_position(session, assignment, sequence)
+        judged_ids = judging.my_judged_ids(session, assignment)
+        judged = len(set(judged_ids) & set(sequence))
+        position = judging.resume_position(session, assignment, sequence, judged_ids)
         document = judging.document_at(session, assignment, position)
         return jsonify(done=judged == len(sequence), judged=judged, **document)
 
