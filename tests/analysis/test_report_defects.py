@@ -66,7 +66,7 @@ def test_one_assessors_topic_does_not_take_the_report_down(adaptive_two_judges):
     built = adaptive_two_judges
     result = built.cli("evaluate", "--campaign", "c", "--allow-incomplete", "--format", "text")
     assert TRACEBACK not in result.output
-    document = report_json(built, "--allow-incomplete")
+    document = report_json(built, "--allow-incomplete", "--section", "ranking-stability")
     stability = section(document, "ranking-stability")
     assert stability["available"], stability
     notes = " ".join(stability["notes"])
@@ -180,7 +180,7 @@ def test_completeness_reusability_and_assignment_follow_the_scope_of_pools(with_
     built = with_idle_pool
     exported = built.cli("export", "qrels", "--campaign", "c", "--final")
     assert "incomplete" not in exported.stderr.lower()
-    document = report_json(built)
+    document = report_json(built, "--section", "reusability-run")
     assert document["scope"]["pools"] == [1]
     assert "pool 1" in document["scope"]["description"]
     reusability = section(document, "reusability-run")
