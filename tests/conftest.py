@@ -11,6 +11,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import matplotlib.backends.backend_svg
+import matplotlib.figure  # noqa: F401  (see the comment at `share_compiled_sql()` below)
 import pytest
 import sqlalchemy as sa
 
@@ -55,6 +57,10 @@ if importlib.util.find_spec("hypothesis"):  # the wheel check's venv has pytest 
     import tests.property_examples  # noqa: F401  (loads the Hypothesis profile: CI or dev)
 share_url_builders()  # each test's app reuses the URL builders the first one compiled
 share_compiled_sql()  # each test's engines reuse the SQL statements compiled before
+# matplotlib, imported above as the report jobs' fork server does (web/job_child.py): a report
+# built in a test's process draws its figures in a child forked from it
+# (`services.forked.compute_apart`), which imported matplotlib itself (about a second of
+# CPU, lost with the child) when this process had not
 STORE_FIXTURES = {"database_url", "empty_database_url", "world_url", "_migrated_template"}
 """Fixtures that open a store: the tests that use them run again in the PostgreSQL pass (a
 fixture built on the migrated template, e.g. a campaign built once per session and copied

@@ -1,4 +1,5 @@
-"""Sign-flipped sums of the randomization test (pure numpy; docs/methods.md section 4).
+"""Sign-flipped sums of the randomization test and of Wilcoxon's signed ranks (pure numpy;
+docs/methods.md section 4).
 
 A pair of runs with non-zero topic differences d (length n) is compared with the sums
 sum_t s_t d_t over sign vectors s: all 2^n of them (exact) or B drawn at random. Every
@@ -22,6 +23,12 @@ def all_signs(n: int) -> np.ndarray:
     signs = (1 - 2 * bits).astype(np.int8)
     signs.flags.writeable = False
     return signs
+
+
+def rank_sums(ranks: np.ndarray) -> np.ndarray:
+    """For each of the 2^n sign vectors of `all_signs`, the sum of the ranks it makes
+    positive: the signed-rank statistic R+ under every flip (Wilcoxon's exact null)."""
+    return (all_signs(len(ranks)) > 0) @ ranks
 
 
 @functools.lru_cache(maxsize=32)

@@ -213,20 +213,28 @@ def wilcoxon_method(d: np.ndarray) -> str:
 def wilcoxon_test(x, y) -> TestResult:
     """Wilcoxon signed-rank test on d_t, zero differences dropped (zero_method='wilcox');
     p = 1 when every difference is zero. The p-value method (`wilcoxon_method`) is passed
-    to scipy ``wilcoxon`` explicitly and recorded in the result's ``method``."""
+    to scipy ``wilcoxon`` explicitly (or computed as it does) and recorded in ``method``."""
     d = _differences(x, y)
     nonzero = d[d != 0]
     if not len(nonzero):
         statistic, p, method = 0.0, 1.0, "none (every difference is zero)"
+    elif (method := wilcoxon_method(nonzero)) == "permutation":
+        statistic, p = _wilcoxon_permutation(nonzero)
     else:
-        method = wilcoxon_method(nonzero)
-        how: Any = (
-            stats.PermutationMethod(n_resamples=np.inf) if method == "permutation" else method
-        )
-        result = stats.wilcoxon(nonzero, zero_method="wilcox", correction=False, method=how)
+        result = stats.wilcoxon(nonzero, zero_method="wilcox", correction=False, method=method)
         statistic, p = float(result.statistic), float(result.pvalue)
     return TestResult("Wilcoxon signed-rank test", statistic, p, mean_difference=float(d.mean()),
                       method=method, **_counts(d))  # fmt: skip
+
+
+def _wilcoxon_permutation(d: np.ndarray) -> tuple[float, float]:
+    """(min(R+, R-), p = 2 min(#{R+* <= R+}, #{R+* >= R+}) / 2^n at most 1) over all sign
+    flips: scipy's `wilcoxon(d, method=PermutationMethod(np.inf))` bit for bit (R+, R+* sums
+    of midranks, exact), without its loop over the flips in Python (2 s at n = 13)."""
+    ranks = stats.rankdata(np.abs(d))
+    plus, minus, null = ranks[d > 0].sum(), ranks[d < 0].sum(), sign_flips.rank_sums(ranks)
+    tail = int(min(np.count_nonzero(null <= plus), np.count_nonzero(null >= plus)))
+    return float(min(plus, minus)), min(2 * tail / len(null), 1.0)
 
 
 def binomial_p_value(wins: int, n: int) -> float:

@@ -172,7 +172,8 @@ def test_summary_only_measures_are_in_the_summary_of_every_format(evaluated, dat
     for fmt in ("json", "text", "csv", "md", "latex"):
         result = _run(
             database_url, "evaluate", "--campaign", "demo", "-m", "gm_map", "-m", "map",
-            "--format", fmt,
+            "--format", fmt, "--section", "summary", "--section", "per-topic",
+            "--section", "pairwise-tests",
         )  # fmt: skip
         assert result.exit_code == 0, result.output
         text = result.output.replace("\\_", "_").replace("\n", " ")  # LaTeX escapes _

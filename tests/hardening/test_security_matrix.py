@@ -369,6 +369,13 @@ def fill(url: str, world: World) -> str:
     )
 
 
+SESSIONS: dict[str, str] = {}
+"""Each role's session cookie, from its first login in this process: every test's world is a
+copy of one template, where the cookie (user id, session version, login time) stays valid,
+so each route's test reuses it instead of logging in three users again (a third of the
+matrix's CPU). The login route itself is a row of the matrix; logins have their own tests."""
+
+
 def client_as(app: Flask, role: str) -> FlaskClient:
     client = app.test_client()
     if role == "script":  # a machine judge's account: its API token, no password
@@ -380,9 +387,15 @@ def client_as(app: Flask, role: str) -> FlaskClient:
         client.environ_base["HTTP_AUTHORIZATION"] = f"Bearer {token}"
         return client
     name = LOGINS[role]
-    if name is not None:
+    cookie = app.config["SESSION_COOKIE_NAME"]
+    if name is not None and role in SESSIONS:
+        client.set_cookie(cookie, SESSIONS[role])
+    elif name is not None:
         response = client.post("/login", data={"username": name, "password": PASSWORD})
         assert response.status_code == 302, response.text
+        session = client.get_cookie(cookie)
+        assert session is not None
+        SESSIONS[role] = session.value
     return client
 
 

@@ -4,6 +4,7 @@ the Worker's environment, replaced after a crash; a waiting request wakes when i
 from __future__ import annotations
 
 import os
+import threading
 import time
 from typing import Any
 
@@ -27,8 +28,14 @@ def _exit(_session: Any, _campaign: Any, params: dict[str, Any], _progress: Any)
     os._exit(int(params["status"]))
 
 
+def _sleep(_session: Any, _campaign: Any, params: dict[str, Any], _progress: Any) -> bytes:
+    time.sleep(float(params["seconds"]))
+    return b"slept"
+
+
 jobs.register("test-whoami", _whoami)
 jobs.register("test-exit", _exit)
+jobs.register("test-sleep", _sleep)
 
 
 @pytest.fixture
@@ -108,6 +115,31 @@ def test_a_waiting_request_wakes_when_this_processs_worker_finishes_its_job(
     state = jobs.request_job(store, campaign, "test-whoami", {}, worker=worker, wait=120)
     assert state.status == "done" and state.result is not None
     assert time.monotonic() - started < 30
+
+
+def test_a_request_waiting_for_its_own_workers_job_does_not_poll_the_store(
+    store: Store, campaign: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While this process's worker computes the job, the waiting request reads the store only
+    after it ends (it read the job's state every POLL_S: 20 reads a second of the job, a third
+    of a second of CPU for a report page on a loaded machine)."""
+    reads = []
+    real = store.read_session
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        if threading.current_thread() is threading.main_thread():
+            reads.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(store, "read_session", counted)
+    worker = worker_of(store)
+    state = jobs.request_job(store, campaign, "test-sleep", {"seconds": 1.5}, worker=worker,
+                             wait=120)  # fmt: skip
+    assert state.status == "done" and state.result == b"slept"
+    # the job's state before and after queueing it, a poll every POLL_S until the worker has
+    # claimed it (a few, more on a loaded machine), and once it is done; at least 30 polls
+    # (1.5 s / POLL_S) without the wait on the worker
+    assert len(reads) <= 12, len(reads)
 
 
 def test_a_stopped_worker_ends_its_thread_and_child_and_a_wake_starts_it_again(

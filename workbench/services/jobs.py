@@ -76,6 +76,7 @@ TIMEOUT_S = 900.0
 IDLE_S = 30.0
 """How long the worker and its child process wait for another job before they end."""
 POLL_S = 0.05
+"""How often a request waiting for a job run by another process reads its state."""
 KEPT_REPORTS = 50
 """The finished report jobs (with their results) kept per campaign: every distinct parameter
 set is a job, so an admin trying many would otherwise grow the table without end."""
@@ -268,7 +269,7 @@ def request_job(
         worker.wake()
     deadline = time.monotonic() + wait
     while state.pending and (left := deadline - time.monotonic()) > 0:
-        worker.wait_for_job(min(POLL_S, left))  # at once when this process ran it
+        worker.wait_for_job(state.id, left)  # at once when this process ran it
         with store.read_session() as session:
             job = session.get(ReportJob, state.id)
             if job is None:  # the campaign was deleted meanwhile
@@ -508,13 +509,17 @@ class Worker:
         self._thread: threading.Thread | None = None
         self._stopping = False
         self._finished = threading.Condition()
+        self._running: int | None = None
+        """The job this worker's child is computing (guarded by `_finished`)."""
         _workers.add(self)
 
-    def wait_for_job(self, timeout: float) -> None:
-        """Wait at most `timeout` s, less when this worker finishes a job meanwhile (a request
-        waiting for its report wakes at once; jobs of other processes are polled)."""
+    def wait_for_job(self, job_id: int, timeout: float) -> None:
+        """Wait for job `job_id` at most `timeout` s: until this worker finishes it when it is
+        the one computing it (the request wakes at once, without reading the store: a poll
+        every POLL_S cost a report page up to a third of a second of CPU), else POLL_S, less
+        when this worker finishes a job meanwhile (jobs of other processes are polled)."""
         with self._finished:
-            self._finished.wait(timeout)
+            self._finished.wait(timeout if self._running == job_id else min(POLL_S, timeout))
 
     def wake(self) -> None:
         """Look for jobs to run (starts the thread when it is not running)."""
@@ -553,9 +558,14 @@ class Worker:
                     self._pending = False
                 try:
                     while not self._stopping and (claimed := _claim_next(self.store)):
-                        child = self._run(child, *claimed)
                         with self._finished:
-                            self._finished.notify_all()
+                            self._running = claimed[0]
+                        try:
+                            child = self._run(child, *claimed)
+                        finally:
+                            with self._finished:
+                                self._running = None
+                                self._finished.notify_all()
                 except Exception:  # the store is unreachable: the next request wakes us again
                     traceback.print_exc()
         finally:
