@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import threading
-import weakref
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -20,7 +18,6 @@ from sqlalchemy import (
     JSON,
     Connection,
     DateTime,
-    Engine,
     Integer,
     String,
     Text,
@@ -35,7 +32,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session
 
 from workbench import highlight, limits, presentation
-from workbench.lru import LRU
+from workbench.lru import LRU, PerEngine
 from workbench.services import adaptive_pools, changes, gold, slots
 from workbench.services.current_judgements import (
     HAS_JUDGEMENT,
@@ -94,16 +91,7 @@ class _EngineCaches:
     assignments: LRU = dataclasses.field(default_factory=lambda: LRU(16384))
 
 
-_caches: weakref.WeakKeyDictionary[Engine, _EngineCaches] = weakref.WeakKeyDictionary()
-_caches_lock = threading.Lock()
-
-
-def _caches_for(engine: Engine) -> _EngineCaches:
-    with _caches_lock:
-        caches = _caches.get(engine)
-        if caches is None:
-            caches = _caches[engine] = _EngineCaches()
-        return caches
+_caches_for = PerEngine(_EngineCaches)
 
 
 # The statements are built once: constructing a statement costs more than running it from
