@@ -19,7 +19,9 @@ the one question.
 from __future__ import annotations
 
 import random
+import threading
 import time
+import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -86,6 +88,35 @@ def _openai() -> Any:
     return openai
 
 
+_models_built = threading.Lock()
+
+
+def _build_response_models(openai: Any) -> None:
+    """Build the schemas of the completion's pydantic models now, in one thread.
+
+    The `openai` package defers building them to their first use (pydantic's
+    `defer_build`), and pydantic's deferred build is not thread-safe: threads that first
+    parse answers at the same moment may see a half-built model and fail with "BaseModel
+    cannot be instantiated directly" (pydantic/pydantic, googleapis/python-genai#2991).
+    Building every model reachable from ChatCompletion before the job's threads start
+    removes the race; `model_rebuild` is a no-op on a model already built."""
+    import pydantic
+
+    def build(tp: Any, seen: set[type]) -> None:
+        if isinstance(tp, type) and issubclass(tp, pydantic.BaseModel):
+            if tp in seen:
+                return
+            seen.add(tp)
+            tp.model_rebuild()
+            for field in tp.model_fields.values():
+                build(field.annotation, seen)
+        for argument in typing.get_args(tp):
+            build(argument, seen)
+
+    with _models_built:
+        build(openai.types.chat.ChatCompletion, set())
+
+
 def backoff_delay(
     attempt: int, endpoint: Endpoint, rng: random.Random, retry_after: float
 ) -> float:
@@ -127,6 +158,7 @@ class ChatClient:
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         openai = _openai()
+        _build_response_models(openai)
         self.endpoint = endpoint
         self._errors = openai
         self._client = openai.OpenAI(

@@ -232,3 +232,33 @@ def test_a_crashed_job_resumes_where_it_was(store, stub, machine_campaign, datab
     assert count == len(machine_campaign)
     asked_again = asked_before + (len(machine_campaign) - 4 - kept)
     assert asked_again <= stub.record.graded <= asked_again + 2 + 4
+
+
+def test_a_client_builds_the_answer_models_before_threads_parse_answers():
+    """openai defers building its pydantic models, and a deferred build racing in several
+    threads fails ("BaseModel cannot be instantiated directly", seen in CI): a new client
+    builds every model an answer is parsed into, in a fresh process where none was built."""
+    script = (
+        "import pydantic, typing\n"
+        "from pydantic._internal._mock_val_ser import MockCoreSchema\n"
+        "from openai.types.chat import ChatCompletion\n"
+        "from workbench.judge_client import ChatClient, Endpoint\n"
+        "def models(tp, seen):\n"
+        "    if isinstance(tp, type) and issubclass(tp, pydantic.BaseModel) and tp not in seen:\n"
+        "        seen.add(tp)\n"
+        "        for f in tp.model_fields.values(): models(f.annotation, seen)\n"
+        "    for a in typing.get_args(tp): models(a, seen)\n"
+        "    return seen\n"
+        "def deferred():\n"
+        "    return sorted(m.__name__ for m in models(ChatCompletion, set())\n"
+        "                  if isinstance(m.__pydantic_core_schema__, MockCoreSchema))\n"
+        "before = deferred()\n"
+        "ChatClient(Endpoint(base_url='http://127.0.0.1:9/v1', model='m')).close()\n"
+        "print(len(before), 'ChatCompletion' in before, deferred())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO, check=True
+    )
+    count, root_deferred, after = done.stdout.split(maxsplit=2)
+    assert int(count) > 10 and root_deferred == "True"
+    assert after.strip() == "[]"
