@@ -163,3 +163,20 @@ def test_a_stopped_worker_ends_its_thread_and_child_and_a_wake_starts_it_again(
     assert state.status == "done" and state.result is not None
     assert int(state.result.decode().split()[0]) != first_child_pid
     worker.stop()
+
+
+def test_a_stopping_worker_whose_child_fails_leaves_the_job_to_be_claimed_again(
+    store: Store, campaign: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker told to stop while its child computes a job (a test or server letting its store
+    go, which is why the child may fail) writes nothing to the store: it wrote the failure into
+    a store that was gone (a traceback in CI's log). The job stays running, and is claimed
+    again once its heartbeat is stale."""
+    worker = worker_of(store)
+    dying, generation = claim(store, campaign, "test-exit", {"status": 3})
+    worker._stopping = True
+    assert worker._run(None, dying, generation) is None
+    assert outcome(store, dying) == ("running", "", "")
+    assert jobs._claim_next(store) is None  # its heartbeat is fresh
+    monkeypatch.setattr(jobs, "STALE_S", -1.0)
+    assert jobs._claim_next(store) == (dying, generation)

@@ -533,7 +533,8 @@ class Worker:
 
     def stop(self, timeout: float = 10.0) -> None:
         """End the thread after the job it is running (its child is told to end), waiting at most
-        `timeout` s for it; a later wake() starts it again. An app that lets its store go
+        `timeout` s for it (a job whose child fails meanwhile is left to be claimed again, not
+        failed in a store that may be gone); a later wake() starts it again. An app that lets its store go
         (a test's, a server shutting down) stops its worker first, or the thread would poll
         a store that is gone, or a new one made at the same path."""
         with self._wakeup:
@@ -609,6 +610,11 @@ class Worker:
             error = f"the report's process exited with status {child.wait()}"
         child.kill()
         child.wait()
+        if self._stopping:
+            # stopped (an app letting its store go): the store may be gone, which is likely
+            # why the child failed; the job is left running, and claimed again (`_claim_next`)
+            # once its heartbeat is stale, when its store is still there
+            return None
         _finish(self.store, job_id, generation, status=FAILED, error=error)
         self._clean_up(job_id)
         return None
