@@ -534,9 +534,9 @@ class Worker:
     def stop(self, timeout: float = 10.0) -> None:
         """End the thread after the job it is running (its child is told to end), waiting at most
         `timeout` s for it (a job whose child fails meanwhile is left to be claimed again, not
-        failed in a store that may be gone); a later wake() starts it again. An app that lets its store go
-        (a test's, a server shutting down) stops its worker first, or the thread would poll
-        a store that is gone, or a new one made at the same path."""
+        failed in a store that may be gone); a later wake() starts it again. An app that lets
+        its store go (a test's, a server shutting down) stops its worker first, or the thread
+        would poll a store that is gone, or a new one made at the same path."""
         with self._wakeup:
             thread = self._thread
             self._stopping = True
