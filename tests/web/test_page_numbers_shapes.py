@@ -160,3 +160,43 @@ def test_every_number_equals_the_plain_computation(
             fresh = pool_statistics._compute(s, pool, runs, signature)
             # every pool's builder kept its statistics: the page reads them
             assert pool_statistics.current_contributions(s, pool) == (fresh, True)
+
+
+def test_unfinished_read_from_the_sequences_equals_the_progress(app: Flask, world: World) -> None:
+    """The judging page's next topic reads one assessor's topics from their judging sequences
+    (`progress.unfinished`): the same assignments as judged < total of their progress, on
+    every shape (an adaptive pool's primary and secondary judge, a gold document, a revision,
+    'cannot judge', an undo), before and after each assessor finishes one more topic."""
+    store = _every_shape(app, world)
+
+    def both(user_id: int) -> tuple[set[int], set[int]]:
+        with store.read_session() as s:
+            mine = assignments.assignments_for_user(s, user_id)
+            slow = {
+                aid
+                for aid, done in progress.assignment_progress(s, mine).items()
+                if done.judged < done.total
+            }
+            return progress.unfinished(s, mine), slow
+
+    users_ = [world.users[name] for name in ("alice", "bob", "carol")]
+    for user_id in users_:
+        fast, slow = both(user_id)
+        assert fast == slow
+    for user_id in users_:  # each finishes their first ordinary topic with documents left
+        with store.read_session() as s:
+            mine = [
+                a
+                for a in assignments.assignments_for_user(s, user_id)
+                if adaptive_pools.settings_of(s.get_one(Pool, a.pool_id)) is None
+            ]
+            left = progress.unfinished(s, mine)
+            target = next((a for a in mine if a.id in left), None)
+            docnos = [] if target is None else judging.document_sequence(s, target)
+            target_id = None if target is None else target.id
+        for docno in docnos:
+            assert target_id is not None
+            _judge(store, target_id, user_id, docno, 1)
+        fast, slow = both(user_id)
+        assert fast == slow
+        assert target_id is None or target_id not in fast
