@@ -1,6 +1,7 @@
 """What each judging request costs on a store `run_scale.py` filled: for N of its judges (in
-a new app, so the first judge's requests are a process's first), the judging page, the
-assignment's state, two documents and a judgement, each timed as CPU and wall time, with
+a new app, so the first judge's requests are a process's first), the login page, the login
+(the password's check), the two static files, the judging page, the assignment's state, two
+documents and a judgement, each timed as CPU and wall time, with
 the number of statements and the time spent in them (the database's share); then the same
 requests again, warm. STORE is a SQLite file or a database URL. Nothing is written but the
 judgements (each a new event of a key the judge had judged: the figures stay the same kind).
@@ -82,7 +83,7 @@ def main(argv: list[str] | None = None) -> None:
         cpu, wall = time.process_time(), time.perf_counter()
         answer = client.open(path, method=method, **kwargs)
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-        assert answer.status_code in (200, 201), (path, answer.status_code, answer.data[:200])
+        assert answer.status_code in (200, 201, 302), (path, answer.status_code, answer.data[:200])
         row = {
             "cpu_ms": 1000 * cpu,
             "wall_ms": 1000 * wall,
@@ -103,7 +104,10 @@ def main(argv: list[str] | None = None) -> None:
         for member in campaign.judges[: args.judges]:
             client = app.test_client()
             login = {"username": member.username, "password": PASSWORD}
-            assert client.post("/login", data=login).status_code == 302
+            timed(f"{rounds} login page", client, "GET", "/login")
+            timed(f"{rounds} login", client, "POST", "/login", data=login)
+            for asset in ("/static/style.css", "/static/judge.js"):
+                timed(f"{rounds} static", client, "GET", asset)
             api = f"/api/v1/assignments/{member.assignment_id}"
             timed(f"{rounds} judging page", client, "GET", f"/assess/{member.assignment_id}")
             timed(f"{rounds} state", client, "GET", api)

@@ -496,7 +496,7 @@ def main(argv: list[str] | None = None) -> int:
                 think = tuple(float(x) for x in args.think.split(","))
                 crowd = campaign.judges[: args.assessors]
                 tally = run_crowd(crowd, [], server.port, args.seconds, 10.0, think)  # type: ignore[arg-type]
-                from crowd import percentiles
+                from crowd import over_time, percentiles
 
                 kinds = ("crowd submit", "document", "state")
                 every = [x for kind in kinds for x in tally.latencies[kind]]
@@ -507,6 +507,8 @@ def main(argv: list[str] | None = None) -> int:
                     "seconds": args.seconds,
                     "latency": latencies,
                     "every_judging_request": percentiles(every),
+                    # where the tail comes from: each 10 s of the measured minute
+                    "judging_latency_over_time": over_time(tally.timeline, kinds, 10.0),
                     "refused": dict(tally.refused),
                     "broken": tally.broken,
                 }
