@@ -280,3 +280,40 @@ def test_one_users_judged_documents_equal_the_latest_rows_and_are_kept_while_unc
         assert any("docno" in sql for sql in statements)  # the changed topics read again
     finally:
         event.remove(store.engine, "before_cursor_execute", listen)
+
+
+def test_a_judgement_made_while_the_judged_documents_are_read_is_never_missed_later(store):
+    """A judgement stored by another request right after `judged_documents` read a topic's
+    documents is in the next call's answer: the set is kept with the count of the rows it was
+    read from (the count read first, in the same read transaction), so the next count finds
+    the topic changed and reads it again."""
+    from sqlalchemy import event
+
+    from workbench.services.current_judgements import judged_documents
+
+    with store.session() as s:
+        campaign = Campaign(name="c")
+        user = User(username="ann", password_hash="x")
+        s.add_all([campaign, user])
+        s.flush()
+        campaign_id, ann = campaign.id, user.id
+        s.add(Judgement(campaign_id=campaign_id, qid="q1", docno="d1", user_id=ann, grade=1))
+    inserted: list[int] = []
+
+    def meanwhile(conn, cursor, statement, *args) -> None:  # type: ignore[no-untyped-def]
+        if "judgements.docno" in statement and "GROUP BY" in statement and not inserted:
+            inserted.append(1)  # another request's judgement, stored right after this read
+            with store.session() as other:
+                other.add(
+                    Judgement(campaign_id=campaign_id, qid="q1", docno="d2", user_id=ann, grade=2)
+                )
+
+    event.listen(store.engine, "after_cursor_execute", meanwhile)
+    try:
+        with store.read_session() as s:
+            assert judged_documents(s, campaign_id, ann, ["q1"]) == {"q1": {"d1"}}
+    finally:
+        event.remove(store.engine, "after_cursor_execute", meanwhile)
+    assert inserted
+    with store.read_session() as s:
+        assert judged_documents(s, campaign_id, ann, ["q1"]) == {"q1": {"d1", "d2"}}

