@@ -413,7 +413,7 @@
     var judged = state.judgements.filter(Boolean).length;
     $("progress").value = judged;
     $("progress-text").textContent = judged + " / " + state.total + " judged";
-    $("done-banner").hidden = judged < state.total;
+    J.doneBanner(judged >= state.total);
   }
   function renderMap() {
     var map = $("position-map");

@@ -250,12 +250,65 @@
     return box;
   }
 
-  /* The progress bar and text, and the done banner once every item is judged. */
+  /* The progress bar and text, and the done banner once every item is judged (with the next
+     topic, asked for then: offerNextTopic). */
   function progress(judged, total) {
     $("progress").value = judged;
     $("progress").max = total || 1;
     $("progress-text").textContent = judged + " / " + total + " judged";
-    $("done-banner").hidden = judged < total;
+    doneBanner(judged >= total);
+  }
+
+  /* Show or hide the done banner; shown, it offers the next topic (asked for each time it is
+     shown: another tab may have finished a topic meanwhile). */
+  function doneBanner(done) {
+    var banner = $("done-banner"), shown = !banner.hidden;
+    banner.hidden = !done;
+    if (done && !shown) offerNextTopic(document.querySelector("[data-next-topic]"));
+  }
+
+  /* The next assigned topic with something left to judge, from the server (the page's
+     data-next-topic): {url, qid, title}, or null when none is waiting. */
+  function findNextTopic(root) {
+    return api(root.dataset.nextTopic).then(function (response) {
+      if (!response.ok) throw new Error("HTTP " + response.status);
+      return response.json();
+    }).then(function (data) { return data.next; });
+  }
+
+  /* The done banner's offer (#next-topic): a link to the next topic, or to My topics. */
+  function offerNextTopic(root) {
+    var offer = $("next-topic");
+    findNextTopic(root).then(function (next) {
+      offer.textContent = "";
+      var link = document.createElement("a");
+      if (next) {
+        offer.appendChild(document.createTextNode("Next assigned topic: "));
+        link.className = "button primary";
+        link.href = next.url;
+        link.textContent = next.qid + (next.title ? " · " + next.title : "") + " →";
+        var key = document.createElement("kbd");
+        key.textContent = "t";
+        offer.appendChild(link);
+        offer.appendChild(document.createTextNode(" ("));
+        offer.appendChild(key);
+        offer.appendChild(document.createTextNode(")"));
+      } else {
+        offer.appendChild(document.createTextNode("No other assigned topic is waiting: "));
+        link.href = root.dataset.myTopics;
+        link.textContent = "My topics";
+        offer.appendChild(link);
+        offer.appendChild(document.createTextNode("."));
+      }
+    }).catch(function () {
+      offer.textContent = "";
+      var link = document.createElement("a");
+      link.href = root.dataset.myTopics;
+      link.textContent = "My topics";
+      offer.appendChild(document.createTextNode("Your next topic could not be found just now: "));
+      offer.appendChild(link);
+      offer.appendChild(document.createTextNode("."));
+    });
   }
 
   /* z: the server takes back the assessor's last answer (a new event of the log), queued
@@ -265,12 +318,18 @@
     q.add({undo: true, url: url, body: {client_id: uuid()}});
   }
 
-  /* t: the next assigned topic with something left to judge (the page's data-next-topic). */
+  /* t: the next assigned topic with something left to judge, asked for now. */
   function nextTopic(root) {
-    if (root.dataset.nextTopic) location.href = root.dataset.nextTopic;
-    else $("action-status").textContent = "No other assigned topic is waiting.";
+    $("action-status").textContent = "Looking for your next assigned topic…";
+    findNextTopic(root).then(function (next) {
+      if (next) location.href = next.url;
+      else $("action-status").textContent = "No other assigned topic is waiting.";
+    }).catch(function () {
+      $("action-status").textContent = "Your next topic could not be found just now: try again.";
+    });
   }
 
   window.Judging = {queue: queue, timer: timer, guidelines: guidelines, progress: progress,
-                    undo: undo, nextTopic: nextTopic, uuid: uuid, api: api, $: $};
+                    doneBanner: doneBanner, undo: undo, nextTopic: nextTopic, uuid: uuid,
+                    api: api, $: $};
 })();

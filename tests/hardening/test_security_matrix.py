@@ -57,6 +57,7 @@ MATRIX: list[tuple[str, str, str, dict | None, dict[str, int]]] = [
     ),
     ("assess.topics", "GET", "/assess/", None, PAGE),
     ("assess.judge", "GET", "/assess/{a}", None, OWN),
+    ("assess.next_topic", "GET", "/assess/{a}/next-topic", None, OWN),
     ("api.openapi", "GET", "/api/v1/openapi.json", None, dict.fromkeys(ROLES, 200)),
     ("api.me", "GET", "/api/v1/me", None, USER_API),
     ("api.my_assignments", "GET", "/api/v1/assignments", None, USER_API),

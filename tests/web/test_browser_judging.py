@@ -318,6 +318,8 @@ def test_a_finished_topic_offers_the_next_one(world_server, browser, width: int)
     browser.find_element(By.TAG_NAME, "body").send_keys("2")
     wait = _waiter(browser)
     wait.until(ec.visibility_of_element_located((By.ID, "next-topic")))
+    # asked for once the topic is done (not with the page)
+    wait.until(ec.text_to_be_present_in_element((By.ID, "next-topic"), "Next assigned topic"))
     offer = browser.find_element(By.CSS_SELECTOR, "#next-topic a")
     assert offer.text == "T2 · honeybee colony collapse →"
     browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", offer)

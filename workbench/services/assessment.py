@@ -63,9 +63,10 @@ class AssignedTopic:
 @dataclass(frozen=True)
 class JudgingPage:
     """The judging page of one assignment: the assignment, its campaign, topic (None if the
-    campaign no longer has it), grades, number of documents, the next topic with documents
-    left, the guidelines as HTML and whether to show them first (no judgement yet in the
-    campaign). total counts documents, or pairs where the campaign judges pairwise."""
+    campaign no longer has it), grades, number of documents, the guidelines as HTML and
+    whether to show them first (no judgement yet in the campaign). total counts documents,
+    or pairs where the campaign judges pairwise. The next topic is not part of it: the page
+    asks for it (`next_topic`) once its topic is done."""
 
     assignment: AssignedTopic
     campaign: CampaignInfo
@@ -73,7 +74,6 @@ class JudgingPage:
     grades: list[dict[str, int | str]]
     total: int
     adaptive: bool
-    next_topic: AssignedTopic | None
     title_stems: dict[str, str]
     guidelines_html: str
     first_document: bool
@@ -81,9 +81,11 @@ class JudgingPage:
 
 def next_topic(session: Session, user_id: int, assignment_id: int) -> AssignedTopic | None:
     """The assessor's next assignment (in 'My topics' order, after this one, wrapping) that
-    still has documents to judge: what the page offers once this topic is done. The one
-    right after is looked at first, the others only when it is done (each topic's judgements
-    are read: 2,650 of them at TREC size), and only judged and total are counted."""
+    still has documents to judge: what the judging page offers once this topic is done, and
+    asks for then (at TREC size, read with the page, it was 60 % of a judge's first page's
+    CPU, for an offer made once per topic). The one right after is looked at first, the
+    others only when it is done (each topic's judgements are read: 2,650 of them at TREC
+    size), and only judged and total are counted."""
     mine = assignments_for_user(session, user_id)  # 'My topics' order
     ids = [a.id for a in mine]
     start = ids.index(assignment_id) + 1 if assignment_id in ids else 0
@@ -123,7 +125,6 @@ def judging_page(session: Session, assignment_id: int, user_id: int) -> JudgingP
         total=total,
         adaptive=adaptive_pools.is_adaptive(session, assignment.pool_id)
         or routing.grows(session, assignment.pool_id),
-        next_topic=next_topic(session, user_id, assignment.id),
         title_stems=highlight.stems(topic.title if topic else ""),
         guidelines_html=guidelines.render(campaign.guidelines),
         first_document=not judged_before,

@@ -65,6 +65,24 @@ def judge(assignment_id: int):
     )
 
 
+@bp.get("/<int:assignment_id>/next-topic")
+@requires(Permission.JUDGE)
+def next_topic(assignment_id: int):
+    """The assessor's next assigned topic with documents left, after this one: {"next":
+    {"id", "qid", "title", "url"}} or {"next": null} (the judging page asks once its topic
+    is done, and for the key t); 404 for anyone else's assignment."""
+    with get_store().read_session() as session:
+        try:
+            assignments.own_assignment(session, assignment_id, current_user.id)
+        except NotFound:
+            abort(404)
+        found = assessment.next_topic(session, current_user.id, assignment_id)
+    if found is None:
+        return jsonify(next=None)
+    url = url_for("assess.judge", assignment_id=found.id)
+    return jsonify(next={"id": found.id, "qid": found.qid, "title": found.title, "url": url})
+
+
 @bp.post("/campaigns/<int:campaign_id>/guidelines")
 @requires(Permission.ADMINISTER)
 def set_guidelines(campaign_id: int):
