@@ -72,10 +72,7 @@ def next_topic(assignment_id: int):
     {"id", "qid", "title", "url"}} or {"next": null} (the judging page asks once its topic
     is done, and for the key t); 404 for anyone else's assignment."""
     with get_store().read_session() as session:
-        try:
-            assignments.own_assignment(session, assignment_id, current_user.id)
-        except NotFound:
-            abort(404)
+        own_assignment(session, assignment_id, current_user.id)
         found = assessment.next_topic(session, current_user.id, assignment_id)
     if found is None:
         return jsonify(next=None)
