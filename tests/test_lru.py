@@ -33,3 +33,22 @@ def test_one_value_per_engine() -> None:
     made = PerEngine(list)
     first, second = sa.create_engine("sqlite://"), sa.create_engine("sqlite://")
     assert made(first) is made(first) and made(first) is not made(second)
+
+
+def test_the_kept_judging_sequences_are_bounded_by_the_documents_they_hold(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The judging sequences a process keeps are weighed by their documents (a TREC-size
+    topic's takes 322 KiB: by count, 4,096 of them were 1.3 GiB)."""
+    from workbench.services import judging
+
+    def sequence(n: int) -> judging.DocumentSequence:
+        docnos = tuple(f"D{i}" for i in range(n))
+        return judging.DocumentSequence(docnos, {d: i for i, d in enumerate(docnos)})
+
+    monkeypatch.setattr(judging, "KEPT_SEQUENCE_DOCUMENTS", 25)
+    kept = judging._EngineCaches().sequences
+    kept.put("a", sequence(10))
+    kept.put("b", sequence(10))
+    assert kept.get("a") is not None  # "b" is now the least recently used
+    kept.put("c", sequence(10))  # 33 documents (and one per sequence) > 25: "b" goes
+    assert kept.get("b") is None
+    assert kept.get("a") is not None and kept.get("c") is not None
