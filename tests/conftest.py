@@ -220,26 +220,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
-    """Before a test's fixtures are torn down, the report-job workers its apps started are
-    stopped: an idle worker polls its store for IDLE_S, and pytest gives the next test of the
-    same name prefix the same (deleted) tmp_path, so a worker left running reached the next
-    test's store (an empty file SQLite made at that path: "no such table: report_jobs", then
-    a failed login); stopped after the teardown, a worker claiming its next job met a
-    PostgreSQL database just dropped (a traceback in CI's log)."""
-    jobs.stop_workers()
-    yield
-
-
-@pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
     """After each test (its fixtures torn down and let go), collect its garbage and move what
     outlives it (the modules, the tests, caches) out of the garbage collector's reach
     (`gc.freeze`): without it every automatic full collection went through all the objects
     that imports and earlier tests left, 0.2 s each, 10 s of CPU per worker in a fast loop;
     here each collection sees one test's objects. Frozen objects are still freed when no
-    longer referred to; only cycles among them stay. A report-job worker that a fixture's
-    teardown woke again is stopped first (`pytest_runtest_teardown`)."""
+    longer referred to; only cycles among them stay.
+
+    First, the report-job workers its apps started are stopped: an idle worker polls its
+    store for IDLE_S, and pytest gives the next test of the same name prefix the same
+    (deleted) tmp_path, so a worker left running reached the next test's store (an empty
+    file SQLite made at that path: "no such table: report_jobs", then a failed login)."""
     yield
     jobs.stop_workers()
     gc.collect()
