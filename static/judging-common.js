@@ -279,35 +279,31 @@
   /* The done banner's offer (#next-topic): a link to the next topic, or to My topics. */
   function offerNextTopic(root) {
     var offer = $("next-topic");
-    findNextTopic(root).then(function (next) {
-      offer.textContent = "";
+    function say(before, href, text, after) {
       var link = document.createElement("a");
-      if (next) {
-        offer.appendChild(document.createTextNode("Next assigned topic: "));
-        link.className = "button primary";
-        link.href = next.url;
-        link.textContent = next.qid + (next.title ? " · " + next.title : "") + " →";
-        var key = document.createElement("kbd");
-        key.textContent = "t";
-        offer.appendChild(link);
-        offer.appendChild(document.createTextNode(" ("));
-        offer.appendChild(key);
-        offer.appendChild(document.createTextNode(")"));
-      } else {
-        offer.appendChild(document.createTextNode("No other assigned topic is waiting: "));
-        link.href = root.dataset.myTopics;
-        link.textContent = "My topics";
-        offer.appendChild(link);
-        offer.appendChild(document.createTextNode("."));
-      }
-    }).catch(function () {
+      link.href = href;
+      link.textContent = text;
       offer.textContent = "";
-      var link = document.createElement("a");
-      link.href = root.dataset.myTopics;
-      link.textContent = "My topics";
-      offer.appendChild(document.createTextNode("Your next topic could not be found just now: "));
+      offer.appendChild(document.createTextNode(before));
       offer.appendChild(link);
-      offer.appendChild(document.createTextNode("."));
+      offer.appendChild(after);
+      return link;
+    }
+    findNextTopic(root).then(function (next) {
+      if (!next) {
+        say("No other assigned topic is waiting: ", root.dataset.myTopics, "My topics",
+            document.createTextNode("."));
+        return;
+      }
+      var key = document.createElement("span");
+      key.appendChild(document.createTextNode(" ("));
+      key.appendChild(document.createElement("kbd")).textContent = "t";
+      key.appendChild(document.createTextNode(")"));
+      say("Next assigned topic: ", next.url,
+          next.qid + (next.title ? " · " + next.title : "") + " →", key).className = "button primary";
+    }).catch(function () {
+      say("Your next topic could not be found just now: ", root.dataset.myTopics, "My topics",
+          document.createTextNode("."));
     });
   }
 
