@@ -6,7 +6,7 @@ the number of statements and the time spent in them (the database's share); then
 requests again, warm. STORE is a SQLite file or a database URL. Nothing is written but the
 judgements (each a new event of a key the judge had judged: the figures stay the same kind).
 
-    python benchmarks/scale/judging_cost.py STORE [--judges 5] [--no-submit]
+    python benchmarks/scale/judging_cost.py STORE [--judges 5] [--no-submit] [--no-freeze]
 """
 
 from __future__ import annotations
@@ -54,11 +54,15 @@ def main(argv: list[str] | None = None) -> None:
     from workbench.store import open_store
     from workbench.web import create_app
     from workbench.web.db import get_store
+    from workbench.web.worker_process import freeze_startup_objects
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("store")
     parser.add_argument("--judges", type=int, default=5)
     parser.add_argument("--no-submit", action="store_true")
+    parser.add_argument(
+        "--no-freeze", action="store_true", help="leave the start's objects to the collector"
+    )
     parser.add_argument("--slowest", type=int, default=3, help="statements shown per request")
     args = parser.parse_args(argv)
     url = args.store if "://" in args.store else f"sqlite:///{args.store}"
@@ -74,6 +78,8 @@ def main(argv: list[str] | None = None) -> None:
             "RATE_JUDGE": (0, 0),
         }
     )
+    if not args.no_freeze:  # as a server's worker does once its app is built
+        freeze_startup_objects()
     with app.app_context():
         statements = Statements(get_store().engine)
     table: dict[str, list[dict[str, float]]] = defaultdict(list)
