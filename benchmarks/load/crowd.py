@@ -189,6 +189,8 @@ class Tally:
     unfinished: int = 0  # members still waiting GRACE_S after the measured window
     in_flight: set[str] = field(default_factory=set)
     measure_from: float = 0.0
+    ramp_up: list[tuple[float, str, float]] = field(default_factory=list)
+    """The requests sent before `measure_from` (at < 0 s): not measured, shown apart."""
     run: str = field(default_factory=lambda: uuid.uuid4().hex[:6])
     """In every client_id of this run: a second run on the same store (`run_scale.py
     --filled`) must not send the first one's client_ids (a stored client_id for another
@@ -198,6 +200,8 @@ class Tally:
         if started >= self.measure_from:
             self.latencies[kind].append(elapsed)
             self.timeline.append((started - self.measure_from, kind, elapsed))
+        else:
+            self.ramp_up.append((started - self.measure_from, kind, elapsed))
 
 
 async def answered(

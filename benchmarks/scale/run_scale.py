@@ -496,7 +496,7 @@ def main(argv: list[str] | None = None) -> int:
                 think = tuple(float(x) for x in args.think.split(","))
                 crowd = campaign.judges[: args.assessors]
                 tally = run_crowd(crowd, [], server.port, args.seconds, 10.0, think)  # type: ignore[arg-type]
-                from crowd import over_time, percentiles
+                from crowd import over_time, percentiles, slowest
 
                 kinds = ("crowd submit", "document", "state")
                 every = [x for kind in kinds for x in tally.latencies[kind]]
@@ -509,6 +509,12 @@ def main(argv: list[str] | None = None) -> int:
                     "every_judging_request": percentiles(every),
                     # where the tail comes from: each 10 s of the measured minute
                     "judging_latency_over_time": over_time(tally.timeline, kinds, 10.0),
+                    # the logins' ramp-up before it (not measured), every kind, per 2 s
+                    "ramp_up_latency_over_time": over_time(
+                        tally.ramp_up, tuple({kind for _, kind, _ in tally.ramp_up}), 2.0
+                    ),
+                    "ramp_up_slowest": slowest(tally.ramp_up, 10),
+                    "measured_slowest": slowest(tally.timeline, 10),
                     "refused": dict(tally.refused),
                     "broken": tally.broken,
                 }

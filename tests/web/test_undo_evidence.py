@@ -181,3 +181,34 @@ def test_adjudication_shows_the_whole_document_answers_evidence_and_time(
     assert [piece for piece, marked in entry.passages if marked] == ["about solar panel recycling"]
     assert "".join(piece for piece, _ in entry.passages) == TEXT_1
     assert dict(page.counts) == {"undecided": 1, "rule": 0, "adjudicated": 0, "all": 1}
+
+
+def test_the_states_judgements_are_the_document_answers_without_their_time(
+    app: Flask, as_user, world: World
+) -> None:
+    """The state request reads its judgements apart (`judging.my_marks`, six columns): at
+    every position it gives what the document request gives of the same judgement, but its
+    time, after revisions, a 'cannot judge', evidence, a comment and an undo."""
+    set_evidence(app, world, True)
+    client = as_user("alice")
+    for body in (
+        {"docno": "D1", "grade": 0, "comment": "first"},
+        {"docno": "D1", "grade": 2, "evidence": [[10, 20], [0, 4]], "comment": "<b>x</b>"},
+        {"docno": "D2", "grade": None, "cannot_judge": "garbled"},
+        {"docno": "D3", "grade": 1},
+        {"docno": "D6", "grade": 2, "comment": "undone"},
+    ):
+        assert client.post(url(world, "/judgements"), json=body).status_code == 201
+    undo = client.post(url(world, "/undo"), json={"client_id": "u-1"})
+    assert undo.status_code == 201 and undo.json["undone"]["docno"] == "D6"
+    state = client.get(url(world)).json
+    documents = [client.get(url(world, f"/documents/{p}")).json for p in range(state["total"])]
+    judged = {d["docno"]: d["judgement"] for d in documents if d["judgement"] is not None}
+    assert set(judged) == {"D1", "D2", "D3"}
+    assert judged["D1"]["evidence"] == [[0, 4], [10, 20]] and judged["D2"]["grade"] is None
+    for document, mark in zip(documents, state["judgements"], strict=True):
+        if document["judgement"] is None:
+            assert mark is None
+        else:
+            assert "created_at" in document["judgement"]
+            assert mark == {k: v for k, v in document["judgement"].items() if k != "created_at"}

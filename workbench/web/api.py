@@ -74,8 +74,8 @@ def assignment_state(assignment_id: int):
         campaign = campaign_service.get_campaign(session, assignment.campaign_id)
         topic = topic_of(session, assignment)
         sequence = judging.document_sequence(session, assignment)
-        mine = judging.my_judgements(session, assignment)
-        judged = {docno: row.id for docno, row in mine.items()}  # `my_judged_ids`, read once
+        mine = judging.my_marks(session, assignment)
+        judged = {docno: mark["id"] for docno, mark in mine.items()}  # `my_judged_ids`
         return jsonify(
             id=assignment.id,
             qid=assignment.qid,
@@ -87,10 +87,7 @@ def assignment_state(assignment_id: int):
             grades=campaign_service.scale_of(campaign),
             total=len(sequence),
             position=judging.resume_position(session, assignment, sequence, judged),
-            judgements=[
-                None if docno not in mine else judging.judgement_summary(mine[docno])
-                for docno in sequence
-            ],
+            judgements=[mine.get(docno) for docno in sequence],
         )
 
 

@@ -107,7 +107,12 @@ OPERATIONS: dict[str, Operation] = {
     "api.assignment_state": Operation(
         "One of the user's assignments: topic, scale, where to resume, and the "
         "user's judgement at every position (null where none).",
-        {"200": "the assignment", "404": "not the user's assignment"},
+        {
+            "200": "{id, qid, topic, grades, total, position, judgements: [null | {id, docno, "
+            "grade, cannot_judge, comment, evidence}]} (without each judgement's created_at, "
+            "which the document and judgement answers carry)",
+            "404": "not the user's assignment",
+        },
     ),
     "api.document": Operation(
         "The document at a position of the assignment's sequence, with the user's "
