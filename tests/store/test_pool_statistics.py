@@ -130,3 +130,41 @@ def test_the_builder_keeps_what_a_recomputation_gives(store, campaign_id, kind):
             pool = pools.build_pool(session, campaign, strategy=kind, seed=2, **options)
         shown, kept = load(session, pool)
         assert kept and shown == fresh(session, pool) and shown["size"] > 0
+
+
+@pytest.mark.parametrize(
+    ("strategy", "options", "passes"),
+    [
+        ("depth", {"depth": 3}, 1),  # summed as it pools: one pass over the runs
+        ("stratified", {"strata": "1:1,3:0.5"}, 1),
+        ("depth", {"depth": 2, "runs": ["B", "C"]}, 1),
+        ("depth", {"depth": 3, "topics": ["1"]}, 2),  # a subset: the growth counts every topic
+        ("take", {"budget": 4}, 2),  # the contribution depth is known after the pool
+    ],
+)
+def test_a_build_sums_its_contributions_as_it_pools_when_that_is_the_same(
+    store,
+    campaign_id,  # noqa: F811
+    monkeypatch,
+    strategy,
+    options,
+    passes,
+):
+    """`pools.build_pool` of a pool with a recorded depth and every topic keeps what it summed
+    while pooling (one pass over the runs' lists, not two); either way what it keeps equals a
+    fresh computation."""
+    read = []
+    original = pools.each_topic_ranked_lists
+
+    def counted(*args, **kwargs):
+        read.append(1)
+        yield from original(*args, **kwargs)
+
+    monkeypatch.setattr(pools, "each_topic_ranked_lists", counted)
+    monkeypatch.setattr(pool_statistics, "each_topic_ranked_lists", counted)
+    with store.session() as session:
+        campaign = campaigns.get_campaign(session, campaign_id)
+        pool = pools.build_pool(session, campaign, strategy=strategy, seed=4, **options)
+        assert len(read) == passes
+        shown, kept = load(session, pool)
+        assert kept and shown == fresh(session, pool) and shown["size"] > 0

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +28,7 @@ from sqlalchemy.orm import Session
 
 from workbench import pooling
 from workbench.services.pools import (
+    MAX_GROWTH_DEPTH,
     contribution_depth,
     describe_parameters,
     each_topic_ranked_lists,
@@ -183,6 +185,55 @@ def contribution_statistics(pool: Pool, contributions: Contributions) -> dict[st
     }
 
 
+class ContributionSum:
+    """Contributions summed topic by topic (`pooling.topic_contributions` of each topic's
+    ranked lists and pooled documents) for the runs `tags` within `depth`."""
+
+    def __init__(self, depth: int, tags: list[str]) -> None:
+        self.depth = depth
+        self.tags = tags
+        self.shared = np.zeros((len(tags), len(tags)), dtype=np.int64)
+        self.unique = np.zeros(len(tags), dtype=np.int64)
+        self.growth = np.zeros(depth, dtype=np.int64)
+
+    def add(self, ranked_lists: pooling.RankedLists, pooled: Iterable[str]) -> None:
+        topic = pooling.topic_contributions(ranked_lists, pooled, self.depth, self.tags)
+        self.shared += topic.shared
+        self.unique += topic.unique
+        self.growth += topic.growth
+
+    def contributions(self, pool_id: int, signature: str) -> Contributions:
+        return Contributions(
+            pool_id=pool_id,
+            signature=signature,
+            depth=self.depth,
+            runs=tuple(self.tags),
+            shared=tuple(tuple(row) for row in self.shared.tolist()),
+            unique=tuple(self.unique.tolist()),
+            growth=tuple(self.growth.tolist()),
+        )
+
+
+def summed_while_pooling(params: dict[str, Any], tags: list[str]) -> ContributionSum | None:
+    """A sum for a new pool's build to fill as it pools each topic (`pools.build_pool`),
+    when that equals `_compute`'s pass after it: the recorded depth (depth and stratified
+    pools) is how deep the build reads the runs and the contribution depth
+    (`contribution_depth`, within MAX_GROWTH_DEPTH), and every topic of the runs is pooled (no
+    topic subset: the growth counts every topic's lists). Otherwise None, and the build's
+    statistics are computed after it (a second pass over the runs: at W-adhoc size, 100 runs
+    of 50 topics, half of the pool's build)."""
+    depth = params.get("depth")
+    if depth is None or "topics" in params or not 1 <= int(depth) <= MAX_GROWTH_DEPTH:
+        return None
+    return ContributionSum(int(depth), tags)
+
+
+def keep_summed(session: Session, pool: Pool, runs: list[Run], summed: ContributionSum) -> None:
+    """Keep the contributions a new pool's build summed as it pooled (`summed_while_pooling`),
+    with the pool's signature as it now is."""
+    remember(session, summed.contributions(pool.id, pool_signature(session, pool, runs)))
+
+
 def _compute(session: Session, pool: Pool, runs: list[Run], signature: str) -> Contributions:
     """The contributions from the runs' ranked lists (every topic decoded)."""
     entries = session.execute(
@@ -194,24 +245,10 @@ def _compute(session: Session, pool: Pool, runs: list[Run], signature: str) -> C
     for qid, docno, _ in entries:
         pooled.setdefault(qid, set()).add(docno)
     depth = contribution_depth(pool, max((e.best_rank for e in entries), default=1))
-    tags = [run.tag for run in runs]
-    shared = np.zeros((len(tags), len(tags)), dtype=np.int64)
-    unique = np.zeros(len(tags), dtype=np.int64)
-    growth = np.zeros(depth, dtype=np.int64)
+    total = ContributionSum(depth, [run.tag for run in runs])
     for qid, ranked_lists in each_topic_ranked_lists(session, runs, depth):
-        topic = pooling.topic_contributions(ranked_lists, pooled.get(qid, ()), depth, tags)
-        shared += topic.shared
-        unique += topic.unique
-        growth += topic.growth
-    return Contributions(
-        pool_id=pool.id,
-        signature=signature,
-        depth=depth,
-        runs=tuple(tags),
-        shared=tuple(tuple(row) for row in shared.tolist()),
-        unique=tuple(unique.tolist()),
-        growth=tuple(growth.tolist()),
-    )
+        total.add(ranked_lists, pooled.get(qid, ()))
+    return total.contributions(pool.id, signature)
 
 
 def _from_record(pool_id: int, signature: str, record: dict[str, Any]) -> Contributions:

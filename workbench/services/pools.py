@@ -12,7 +12,7 @@ import datetime as dt
 import secrets
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
@@ -35,6 +35,9 @@ from workbench.store.models import (
 )
 from workbench.store.runs import bulk_insert, decode_docnos_head, decode_scores
 
+if TYPE_CHECKING:
+    from workbench.services.pool_statistics import ContributionSum
+
 MAX_GROWTH_DEPTH = 1000
 
 
@@ -56,11 +59,17 @@ def build_pool(
     topics: pool only these campaign topics (recorded; extensions keep to them).
     The pool's statistics are kept in the same transaction (`pool_statistics.keep`).
     """
-    pool = new_pool(
+    # imported here: pool_statistics reads this module's ranked lists
+    from workbench.services import pool_statistics
+
+    pool, models, summed = _create_pool(
         session, campaign, strategy=strategy, runs=runs, seed=seed, name=name, topics=topics,
-        **params,
+        summing=True, **params,
     )  # fmt: skip
-    _keep_statistics(session, pool)
+    if summed is None:
+        _keep_statistics(session, pool)
+    else:
+        pool_statistics.keep_summed(session, pool, models, summed)
     return pool
 
 
@@ -77,6 +86,29 @@ def new_pool(
 ) -> Pool:
     """`build_pool` without keeping its statistics: for a caller that changes the pool further
     (an adaptive pool's settings) and keeps them itself."""
+    pool, _models, _summed = _create_pool(
+        session, campaign, strategy=strategy, runs=runs, seed=seed, name=name, topics=topics,
+        summing=False, **params,
+    )  # fmt: skip
+    return pool
+
+
+def _create_pool(
+    session: Session,
+    campaign: Campaign,
+    *,
+    strategy: str,
+    runs: list[str] | None,
+    seed: int | None,
+    name: str,
+    topics: Sequence[str] | None,
+    summing: bool,
+    **params: Any,
+) -> tuple[Pool, list[Run], ContributionSum | None]:
+    """The new pool, its runs, and with `summing` its contributions summed as it was pooled
+    when that is possible (`pool_statistics.summed_while_pooling`), else None."""
+    from workbench.services import pool_statistics
+
     if len(name) > limits.POOL_NAME:
         raise ServiceError(limits.length_error("pool name", name, limits.POOL_NAME))
     recorded = strategy_params(strategy, params)
@@ -118,10 +150,12 @@ def new_pool(
     session.execute(
         insert(PoolRun), [{"pool_id": pool.id, "run_id": run.id, "build": 0} for run in models]
     )
-    rows = _pool_rows(session, pool.id, models, strategy, recorded, seed, build=0)
+    tags = [run.tag for run in models]
+    summed = pool_statistics.summed_while_pooling(recorded, tags) if summing else None
+    rows = _pool_rows(session, pool.id, models, strategy, recorded, seed, build=0, summed=summed)
     bulk_insert(session, PoolEntry.__table__, ENTRY_COLUMNS, rows)
     changes.changed(session, campaign.id)
-    return pool
+    return pool, models, summed
 
 
 def extend_pool(session: Session, pool: Pool, runs: list[str]) -> int:
@@ -436,10 +470,12 @@ def _pool_rows(
     *,
     build: int,
     existing: dict[str, set[str]] | None = None,
+    summed: ContributionSum | None = None,
 ) -> list[tuple]:
     """The PoolEntry rows of a build: every topic (of params' topics, when recorded) pooled
-    with the recorded parameters, the documents already `existing` per topic left out. The
-    cyclic collector is paused meanwhile (`workbench.bulk`: a tuple per document)."""
+    with the recorded parameters, the documents already `existing` per topic left out; each
+    topic's contributions added to `summed`, when given. The cyclic collector is paused
+    meanwhile (`workbench.bulk`: a tuple per document)."""
     rows: list[tuple] = []
     with collector_paused():
         for qid, ranked_lists in each_topic_ranked_lists(
@@ -452,6 +488,9 @@ def _pool_rows(
                 rng=pooling.topic_rng(seed, strategy, qid, build),
                 exclude=(existing or {}).get(qid, ()),
             )
+            if summed is not None:
+                pooled = list(pooled)
+                summed.add(ranked_lists, [document.docno for document in pooled])
             rows.extend(_entry_rows(pool_id, qid, pooled, build=build))
     return rows
 
