@@ -231,7 +231,7 @@ def build_adaptive_pool(
         seed=seed,
         name=name,
         topics=topics,
-    )
+    ).pool
     pool.params = {**pool.params, "adaptive": recorded_settings(settings)}
     session.execute(update(PoolEntry).where(PoolEntry.pool_id == pool.id).values(sampled=False))
     changes.changed(session, campaign.id)

@@ -12,7 +12,7 @@ import datetime as dt
 import secrets
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
@@ -62,15 +62,24 @@ def build_pool(
     # imported here: pool_statistics reads this module's ranked lists
     from workbench.services import pool_statistics
 
-    pool, models, summed = _create_pool(
+    built = new_pool(
         session, campaign, strategy=strategy, runs=runs, seed=seed, name=name, topics=topics,
         summing=True, **params,
     )  # fmt: skip
-    if summed is None:
-        _keep_statistics(session, pool)
+    if built.summed is None:
+        _keep_statistics(session, built.pool)
     else:
-        pool_statistics.keep_summed(session, pool, models, summed)
-    return pool
+        pool_statistics.keep_summed(session, built.pool, built.runs, built.summed)
+    return built.pool
+
+
+class NewPool(NamedTuple):
+    """A pool just built (`new_pool`), its runs, and the contributions summed as it was
+    pooled (None: not summed)."""
+
+    pool: Pool
+    runs: list[Run]
+    summed: ContributionSum | None
 
 
 def new_pool(
@@ -82,31 +91,13 @@ def new_pool(
     seed: int | None,
     name: str,
     topics: Sequence[str] | None,
+    summing: bool = False,
     **params: Any,
-) -> Pool:
+) -> NewPool:
     """`build_pool` without keeping its statistics: for a caller that changes the pool further
-    (an adaptive pool's settings) and keeps them itself."""
-    pool, _models, _summed = _create_pool(
-        session, campaign, strategy=strategy, runs=runs, seed=seed, name=name, topics=topics,
-        summing=False, **params,
-    )  # fmt: skip
-    return pool
-
-
-def _create_pool(
-    session: Session,
-    campaign: Campaign,
-    *,
-    strategy: str,
-    runs: list[str] | None,
-    seed: int | None,
-    name: str,
-    topics: Sequence[str] | None,
-    summing: bool,
-    **params: Any,
-) -> tuple[Pool, list[Run], ContributionSum | None]:
-    """The new pool, its runs, and with `summing` its contributions summed as it was pooled
-    when that is possible (`pool_statistics.summed_while_pooling`), else None."""
+    (an adaptive pool's settings) and keeps them itself. With `summing`, the contributions are
+    summed as each topic is pooled when that equals computing them after
+    (`pool_statistics.summed_while_pooling`)."""
     from workbench.services import pool_statistics
 
     if len(name) > limits.POOL_NAME:
@@ -155,7 +146,7 @@ def _create_pool(
     rows = _pool_rows(session, pool.id, models, strategy, recorded, seed, build=0, summed=summed)
     bulk_insert(session, PoolEntry.__table__, ENTRY_COLUMNS, rows)
     changes.changed(session, campaign.id)
-    return pool, models, summed
+    return NewPool(pool, models, summed)
 
 
 def extend_pool(session: Session, pool: Pool, runs: list[str]) -> int:
