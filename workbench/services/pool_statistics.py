@@ -221,7 +221,7 @@ def summed_while_pooling(params: dict[str, Any], tags: list[str]) -> Contributio
     (`contribution_depth`, within MAX_GROWTH_DEPTH), and every topic of the runs is pooled (no
     topic subset: the growth counts every topic's lists). Otherwise None, and the build's
     statistics are computed after it (a second pass over the runs: at W-adhoc size, 100 runs
-    of 50 topics, half of the pool's build)."""
+    of 50 topics, 3.3-4.3 s of the build's 8.7-9.6 s)."""
     depth = params.get("depth")
     if depth is None or "topics" in params or not 1 <= int(depth) <= MAX_GROWTH_DEPTH:
         return None
