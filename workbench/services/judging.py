@@ -300,11 +300,11 @@ def my_marks(session: Session, assignment: Assignment) -> dict[str, dict[str, An
     the state request's judgements took 53 ms of CPU on SQLite and 30 ms on PostgreSQL this
     way, against 79 and 57 ms read as whole rows and summarised."""
     current = is_current(assignment.campaign_id, qid=assignment.qid, user_id=assignment.user_id)
-    query = select(*_MARK_COLUMNS).where(current, HAS_JUDGEMENT)
+    query = select(*MARK_COLUMNS).where(current, HAS_JUDGEMENT)
     return {row[1]: judgement_mark(*row) for row in plain_rows(session, query)}
 
 
-_MARK_COLUMNS = (
+MARK_COLUMNS = (
     Judgement.id,
     Judgement.docno,
     Judgement.grade,
@@ -312,6 +312,7 @@ _MARK_COLUMNS = (
     Judgement.comment,
     Judgement.evidence,
 )
+"""The columns of a `judgement_mark`, in its arguments' order."""
 
 
 def my_judged_ids(session: Session, assignment: Assignment) -> dict[str, int]:

@@ -92,10 +92,15 @@ def current_contributions(session: Session, pool: Pool) -> tuple[Contributions, 
     return _compute(session, pool, runs, signature), False
 
 
-def keep(session: Session, pool: Pool) -> None:
-    """Compute and keep the pool's contributions unless what is kept is current: the pool
+def keep(session: Session, pool: Pool, summed: ContributionSum | None = None) -> None:
+    """Keep the pool's contributions: those a new pool's build `summed` as it pooled
+    (`summed_while_pooling`), else computed unless what is kept is current. The pool
     builder's last step (`pools.build_pool`, `pools.extend_pool`, an adaptive pool's build),
     so that the campaign page's first load after a pool change reads them."""
+    if summed is not None:
+        signature = pool_signature(session, pool, pool_runs(session, pool))
+        remember(session, summed.contributions(pool.id, signature))
+        return
     contributions, kept = current_contributions(session, pool)
     if not kept:
         remember(session, contributions)
@@ -226,12 +231,6 @@ def summed_while_pooling(params: dict[str, Any], tags: list[str]) -> Contributio
     if depth is None or "topics" in params or not 1 <= int(depth) <= MAX_GROWTH_DEPTH:
         return None
     return ContributionSum(int(depth), tags)
-
-
-def keep_summed(session: Session, pool: Pool, runs: list[Run], summed: ContributionSum) -> None:
-    """Keep the contributions a new pool's build summed as it pooled (`summed_while_pooling`),
-    with the pool's signature as it now is."""
-    remember(session, summed.contributions(pool.id, pool_signature(session, pool, runs)))
 
 
 def _compute(session: Session, pool: Pool, runs: list[Run], signature: str) -> Contributions:

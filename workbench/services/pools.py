@@ -59,26 +59,19 @@ def build_pool(
     topics: pool only these campaign topics (recorded; extensions keep to them).
     The pool's statistics are kept in the same transaction (`pool_statistics.keep`).
     """
-    # imported here: pool_statistics reads this module's ranked lists
-    from workbench.services import pool_statistics
-
     built = new_pool(
         session, campaign, strategy=strategy, runs=runs, seed=seed, name=name, topics=topics,
         summing=True, **params,
     )  # fmt: skip
-    if built.summed is None:
-        _keep_statistics(session, built.pool)
-    else:
-        pool_statistics.keep_summed(session, built.pool, built.runs, built.summed)
+    _keep_statistics(session, built.pool, built.summed)
     return built.pool
 
 
 class NewPool(NamedTuple):
-    """A pool just built (`new_pool`), its runs, and the contributions summed as it was
-    pooled (None: not summed)."""
+    """A pool just built (`new_pool`) and the contributions summed as it was pooled (None:
+    not summed)."""
 
     pool: Pool
-    runs: list[Run]
     summed: ContributionSum | None
 
 
@@ -146,7 +139,7 @@ def new_pool(
     rows = _pool_rows(session, pool.id, models, strategy, recorded, seed, build=0, summed=summed)
     bulk_insert(session, PoolEntry.__table__, ENTRY_COLUMNS, rows)
     changes.changed(session, campaign.id)
-    return NewPool(pool, models, summed)
+    return NewPool(pool, summed)
 
 
 def extend_pool(session: Session, pool: Pool, runs: list[str]) -> int:
@@ -204,12 +197,12 @@ def extend_pool(session: Session, pool: Pool, runs: list[str]) -> int:
     return len(rows)
 
 
-def _keep_statistics(session: Session, pool: Pool) -> None:
+def _keep_statistics(session: Session, pool: Pool, summed: ContributionSum | None = None) -> None:
     """Keep the pool's statistics in the build's transaction (`pool_statistics.keep`)."""
     # imported here: pool_statistics reads this module's ranked lists
     from workbench.services import pool_statistics
 
-    pool_statistics.keep(session, pool)
+    pool_statistics.keep(session, pool, summed)
 
 
 def pool_runs(session: Session, pool: Pool) -> list[Run]:

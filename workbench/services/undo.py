@@ -17,7 +17,7 @@ from workbench.services import changes
 from workbench.services.assignments import own_assignment
 from workbench.services.current_judgements import JudgementRow, current_judgements, undo_step
 from workbench.services.errors import Conflict, ServiceError
-from workbench.services.judging import sequence_of
+from workbench.services.judging import MARK_COLUMNS, sequence_of
 from workbench.store.models import Campaign, Judgement, Pool
 
 
@@ -33,15 +33,7 @@ class Undone:
     created: bool
 
 
-_EVENTS = select(
-    Judgement.id,
-    Judgement.docno,
-    Judgement.grade,
-    Judgement.cannot_judge,
-    Judgement.comment,
-    Judgement.evidence,
-    Judgement.undoes_id,
-)
+_EVENTS = select(*MARK_COLUMNS, Judgement.undoes_id)
 
 
 def refuse_if_read_only(session: Session, campaign_id: int, pool_id: int) -> None:
