@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.property_examples import examples
-from workbench import pooling
+from workbench import pool_contributions, pooling
 from workbench.pooling import RankedList
 
 # trectools 0.0.50 sorts with pandas' deprecated inplace keyword
@@ -179,9 +179,12 @@ def test_pool_topic_dispatches_and_excludes(rankings):
 
 
 def test_contributions_by_hand(rankings):
-    contributed = pooling.contributions(rankings, ["a1", "c1", "d1", "a2", "b2"], 2)
+    pooled = {"a1", "c1", "d1", "a2", "b2"}
+    contributed = {
+        tag: pool_contributions.contributed(r.top(2), pooled) for tag, r in rankings.items()
+    }
     assert contributed == {"A": {"a1", "a2"}, "B": {"d1", "b2"}, "C": {"c1", "d1"}}
-    topic = pooling.topic_contributions(
+    topic = pool_contributions.topic_contributions(
         rankings, ["a1", "c1", "d1", "a2", "b2"], 2, ["C", "A", "B", "Z"]
     )
     # rows C, A, B, Z (Z retrieved nothing): B and C share d1
@@ -190,13 +193,40 @@ def test_contributions_by_hand(rankings):
     # depth-1 pool {a1, d1, c1}; depth 2 adds a2, b2
     assert topic.growth.tolist() == [3, 5]
     # a pool that holds only some of the documents: a2 is out, so A contributed a1 alone
-    partial = pooling.topic_contributions(rankings, ["a1", "d1"], 2, ["A", "B", "C"])
+    partial = pool_contributions.topic_contributions(rankings, ["a1", "d1"], 2, ["A", "B", "C"])
     assert partial.shared.diagonal().tolist() == [1, 1, 1]
     assert partial.unique.tolist() == [1, 0, 0]
     assert partial.growth.tolist() == [3, 5]  # growth is of the runs' depth-d pools
-    deeper = pooling.topic_contributions(rankings, [], 4, ["A", "B", "C"])
+    deeper = pool_contributions.topic_contributions(rankings, [], 4, ["A", "B", "C"])
     assert deeper.growth.tolist() == [3, 5, 7, 8]
     assert deeper.shared.sum() == 0
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    tops=st.lists(
+        st.lists(st.sampled_from(["a", "b", "c", "d", "e", "é", "B", "x y"]), unique=True),
+        max_size=5,
+    ),
+    pooled=st.sets(st.sampled_from(["a", "b", "c", "d", "e", "é", "B", "x y"])),
+    depth=st.integers(1, 9),
+    absent=st.integers(0, 2),
+)
+def test_contributions_equal_set_arithmetic(tops, pooled, depth, absent):
+    """shared[i][j] = |top_i & top_j & pool|, unique[i] = |top_i & pool - the other tops|,
+    growth[d - 1] = |union of the depth-d tops|, counted with Python sets."""
+    rankings = {
+        f"r{i}": pooling.ranked_list(docs, np.arange(len(docs), 0, -1.0))
+        for i, docs in enumerate(tops)
+    }
+    tags = [*reversed(rankings), *(f"z{i}" for i in range(absent))]  # z: retrieved nothing
+    topic = pool_contributions.topic_contributions(rankings, pooled, depth, tags)
+    top = {tag: set(rankings[tag].top(depth)) if tag in rankings else set() for tag in tags}
+    assert topic.shared.tolist() == [[len(top[a] & top[b] & pooled) for b in tags] for a in tags]
+    others = {a: set().union(*(top[b] for b in tags if b != a)) for a in tags}
+    assert topic.unique.tolist() == [len((top[a] & pooled) - others[a]) for a in tags]
+    union = [set().union(*(set(r.top(d)) for r in rankings.values())) for d in range(1, depth + 1)]
+    assert topic.growth.tolist() == [len(u) for u in union]
 
 
 # ---------------------------------------------------------------- trectools cross-check
@@ -282,11 +312,18 @@ def test_a_limited_ranked_list_is_the_head_of_the_full_one(scores, k):
 def test_unique_by_unit_leaves_out_what_another_unit_also_contributed():
     contributed = {"a1": {"d1", "d2"}, "a2": {"d3"}, "b1": {"d2", "d4"}}
     by_group = {"a1": "A", "a2": "A", "b1": "B"}
-    assert pooling.unique_by_unit(contributed, by_group) == {"A": {"d1", "d3"}, "B": {"d4"}}
+    assert pool_contributions.unique_by_unit(contributed, by_group) == {
+        "A": {"d1", "d3"},
+        "B": {"d4"},
+    }
     by_run = {tag: tag for tag in contributed}
-    assert pooling.unique_by_unit(contributed, by_run) == {"a1": {"d1"}, "a2": {"d3"}, "b1": {"d4"}}
-    assert pooling.unique_by_unit({"a1": {"d1"}, "b1": {"d1"}}, by_run) == {}
-    assert pooling.unique_by_unit({}, {}) == {}
+    assert pool_contributions.unique_by_unit(contributed, by_run) == {
+        "a1": {"d1"},
+        "a2": {"d3"},
+        "b1": {"d4"},
+    }
+    assert pool_contributions.unique_by_unit({"a1": {"d1"}, "b1": {"d1"}}, by_run) == {}
+    assert pool_contributions.unique_by_unit({}, {}) == {}
 
 
 @settings(max_examples=examples(100), deadline=None)
@@ -305,7 +342,7 @@ def test_unique_by_unit_is_each_units_documents_minus_the_others(contributed, n_
         theirs = set().union(*(d for t, d in contributed.items() if units[t] != unit))
         if mine - theirs:
             expected[unit] = mine - theirs
-    assert pooling.unique_by_unit(contributed, units) == expected
+    assert pool_contributions.unique_by_unit(contributed, units) == expected
 
 
 @settings(max_examples=examples(200), deadline=None)

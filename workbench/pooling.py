@@ -86,6 +86,10 @@ def ranked_list(
     first k, so only they are ordered.
     """
     scores = np.asarray(scores, dtype=np.float64)
+    if len(scores) < 2 or bool(np.all(scores[1:] < scores[:-1])):  # already in order, no ties
+        head = docnos[:limit]
+        listed = head.tolist() if isinstance(head, np.ndarray) else head
+        return RankedList(_texts(listed), scores[:limit])
     candidates = np.arange(len(scores))
     if limit is not None and limit < len(scores):
         kth_highest = np.partition(scores, len(scores) - limit)[len(scores) - limit]
@@ -95,8 +99,7 @@ def ranked_list(
         docnos = [_utf8(d) for d in docnos]
     names = np.array([docnos[i] for i in chosen] or [b""], dtype=bytes)[: len(chosen)]
     order = trec_order(names, scores[candidates])[:limit]
-    ordered = [name.decode("utf-8", "surrogateescape") for name in names[order].tolist()]
-    return RankedList(ordered, scores[candidates][order])
+    return RankedList(_texts(names[order].tolist()), scores[candidates][order])
 
 
 def lines_needed(scores: np.ndarray, limit: int | None) -> int:
@@ -121,6 +124,13 @@ def topic_ranked_lists(run: Run) -> dict[str, RankedList]:
 
 def _utf8(docno: str | bytes) -> bytes:
     return docno if isinstance(docno, bytes) else docno.encode("utf-8", "surrogateescape")
+
+
+def _texts(docnos: Sequence[str] | Sequence[bytes]) -> list[str]:
+    """Docnos as strings; UTF-8 bytes decoded in one call (a docno holds no newline)."""
+    if not docnos or isinstance(docnos[0], str):
+        return list(docnos)  # type: ignore[arg-type]
+    return b"\n".join(docnos).decode("utf-8", "surrogateescape").split("\n")  # type: ignore[arg-type]
 
 
 def topic_rng(seed: int, *keys: str | int) -> np.random.Generator:
@@ -149,25 +159,55 @@ def _rank_statistics(
 ) -> tuple[list[str], list[PooledDocument]]:
     """Every document the runs retrieve within `depth`, by best rank then docno, and its
     PooledDocument: best rank, number of runs, priority n_runs + 1 / (1 + sum of ranks)."""
-    tops = [ranking.top(depth) for ranking in ranked_lists.values()]
-    flat = [docno for top in tops for docno in top]
-    if not flat:
+    lines = TopLines.of(ranked_lists.values(), depth)
+    if not lines.names:
         return [], []
-    ranks = np.concatenate([np.arange(1, len(top) + 1) for top in tops])
-    names, inverse = np.unique(np.array(flat), return_inverse=True)
-    n_runs = np.bincount(inverse)
-    rank_sum = np.bincount(inverse, weights=ranks)
-    best = np.full(len(names), ranks.max() + 1)
-    np.minimum.at(best, inverse, ranks)
-    priority = n_runs + 1.0 / (1.0 + rank_sum)
+    n_runs = np.bincount(lines.document)
+    rank_sum = np.bincount(lines.document, weights=lines.rank)
+    best = lines.best_ranks(int(lines.rank.max()) + 1)
     order = np.argsort(best, kind="stable")  # best rank, then docno (names are sorted)
-    docnos = names[order].tolist()
+    docnos = [lines.names[i] for i in order.tolist()]
+    priority = n_runs + 1.0 / (1.0 + rank_sum)
     fields = (best[order].tolist(), n_runs[order].tolist(), priority[order].tolist())
     defaults = map(itertools.repeat, PooledDocument._field_defaults.values())
     # tuple.__new__ over the columns: no Python call per document (a pool has 100,000s);
     # the columns are of one length, the defaults repeat without end
     described = list(map(_new_pooled_document, zip(docnos, *fields, *defaults, strict=False)))
     return docnos, described
+
+
+@dataclass(frozen=True)
+class TopLines:
+    """The lines of several runs' tops as arrays: line i is document `names[document[i]]`
+    (names sorted by code point, each once) at rank `rank[i]` of run `run[i]` (the runs'
+    positions in the order given)."""
+
+    names: list[str]
+    document: np.ndarray
+    rank: np.ndarray
+    run: np.ndarray
+
+    @classmethod
+    def of(cls, rankings: Iterable[RankedList], depth: int | None) -> TopLines:
+        """The tops (first `depth` documents) of `rankings`; a dict numbers the lines'
+        documents in C (`map`), and only the distinct names are sorted."""
+        tops = [ranking.top(depth) for ranking in rankings]
+        flat = list(itertools.chain.from_iterable(tops))
+        names = sorted(set(flat))
+        number = dict(zip(names, range(len(names)), strict=True))
+        lengths = [len(top) for top in tops]
+        return cls(
+            names,
+            np.fromiter(map(number.__getitem__, flat), dtype=np.int64, count=len(flat)),
+            np.concatenate([np.arange(1, n + 1) for n in lengths] or [np.zeros(0, np.int64)]),
+            np.repeat(np.arange(len(tops)), lengths),
+        )
+
+    def best_ranks(self, unranked: int) -> np.ndarray:
+        """Each document's best rank (`unranked` for none: not reached here)."""
+        best = np.full(len(self.names), unranked)
+        np.minimum.at(best, self.document, self.rank)
+        return best
 
 
 _new_pooled_document = functools.partial(tuple.__new__, PooledDocument)
@@ -611,83 +651,6 @@ def pool_topic(
     context = PoolingContext(params.get("run_order"), rng, frozenset(exclude))
     pooled = chosen.pool(ranked_lists, chosen.parse(params), context)
     return [p for p in pooled if p.docno not in context.exclude]
-
-
-def contributions(
-    ranked_lists: RankedLists, pooled: Iterable[str], depth: int | None
-) -> dict[str, set]:
-    """For each run, the pooled documents it retrieved within `depth`."""
-    pool = set(pooled)
-    return {tag: contributed(r.top(depth), pool) for tag, r in ranked_lists.items()}
-
-
-def contributed(top: Iterable[str], pool: set[str]) -> set[str]:
-    """The pooled documents (`pool`) among a run's documents within the depth (`top`)."""
-    return set(top) & pool
-
-
-def unique_by_unit(
-    contributed: Mapping[str, set[str]], units: Mapping[str, str]
-) -> dict[str, set[str]]:
-    """Per unit, the documents of one topic's pool that runs of that unit contributed and no
-    run of another unit did (`contributed`: run tag -> its contributions; `units`: run tag ->
-    unit, the run itself for leave-one-run-out, its group for leave-one-group-out). A unit
-    without such documents is absent. One pass over the contributions for every unit."""
-    owner: dict[str, str | None] = {}  # document -> its only unit, None once a second one
-    for tag, docs in contributed.items():
-        unit = units[tag]
-        for doc in docs:
-            if owner.setdefault(doc, unit) != unit:
-                owner[doc] = None
-    unique: dict[str, set[str]] = {}
-    for doc, only in owner.items():
-        if only is not None:
-            unique.setdefault(only, set()).add(doc)
-    return unique
-
-
-@dataclass(frozen=True)
-class TopicContributions:
-    """How the runs (in a given tag order) contributed to one topic's pool within a depth.
-
-    shared[i, j]: pooled documents both run i and run j retrieved within the depth (the
-    diagonal: what run i contributed); unique[i]: those no other run retrieved within it;
-    growth[d - 1]: size of the depth-d pool of these runs, d = 1..depth.
-    """
-
-    shared: np.ndarray
-    unique: np.ndarray
-    growth: np.ndarray
-
-
-def topic_contributions(
-    ranked_lists: RankedLists, pooled: Iterable[str], depth: int, tags: Sequence[str]
-) -> TopicContributions:
-    """Contributions of the runs `tags` (rows in that order; absent runs are zero)."""
-    n = len(tags)
-    row_of = {tag: i for i, tag in enumerate(tags)}
-    tops = [(row_of[tag], ranked.top(depth)) for tag, ranked in ranked_lists.items()]
-    flat = [docno for _, top in tops for docno in top]
-    if not flat:
-        return TopicContributions(np.zeros((n, n), int), np.zeros(n, int), np.zeros(depth, int))
-    rows = np.repeat([row for row, _ in tops], [len(top) for _, top in tops])
-    ranks = np.concatenate([np.arange(1, len(top) + 1) for _, top in tops])
-    names, inverse = np.unique(np.array(flat), return_inverse=True)
-    best = np.full(len(names), depth + 1)
-    np.minimum.at(best, inverse, ranks)
-    growth = np.cumsum(np.bincount(best, minlength=depth + 2)[1 : depth + 1])
-    pool = np.array(sorted(set(pooled)) or [""])
-    kept = np.isin(names, pool)[inverse]
-    rows, columns = rows[kept], inverse[kept]
-    from scipy import sparse  # here: scipy's import is most of a CLI import's start-up
-
-    member = sparse.csr_matrix(
-        (np.ones(len(rows), dtype=np.int64), (rows, columns)), shape=(n, len(names))
-    )
-    shared = (member @ member.T).toarray()
-    runs_per_document = np.bincount(columns, minlength=len(names))
-    unique = np.bincount(rows[runs_per_document[columns] == 1], minlength=n)
-    return TopicContributions(shared, unique, growth)
 
 
 def _positive(name: str, value: int) -> None:

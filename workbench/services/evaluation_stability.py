@@ -5,7 +5,7 @@ contributed to the pools in scope (reusability: leave-one-run-out, leave-one-gro
 Both re-evaluate the runs as the report's table was evaluated (`evaluation.evaluate_like`:
 the measures as asked, its relevance level) and compare the rankings with
 `stats.compare_system_rankings` (Kendall's tau, tau_AP); contributions come from
-`pooling.contributions` at each pool's contribution depth (`services.pools`).
+`pool_contributions.contributed` at each pool's contribution depth (`services.pools`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from workbench import pooling, stats
+from workbench import pool_contributions, stats
 from workbench.relevance import is_relevant
 from workbench.services import pools
 from workbench.services.errors import ServiceError
@@ -225,7 +225,7 @@ def contributions(
             tops = run.tops(pool.depth)
             for qid, docs in pool.documents.items():
                 if qid in tops:
-                    result[qid][run.tag] |= pooling.contributed(tops[qid], docs)
+                    result[qid][run.tag] |= pool_contributions.contributed(tops[qid], docs)
     return {qid: dict(per_run) for qid, per_run in result.items()}
 
 
@@ -316,7 +316,7 @@ def leave_out(
     left_out_scores = dict(scores)
     full = qrels.of_topics(table.topics_evaluated)
     unique_of = {
-        qid: pooling.unique_by_unit(contributed.get(qid, {}), unit)
+        qid: pool_contributions.unique_by_unit(contributed.get(qid, {}), unit)
         for qid in table.topics_evaluated
     }
     for run in runs:

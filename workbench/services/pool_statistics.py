@@ -26,7 +26,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from workbench import pooling
+from workbench import pool_contributions, pooling
 from workbench.services.pools import (
     MAX_GROWTH_DEPTH,
     contribution_depth,
@@ -40,7 +40,7 @@ from workbench.store.models import Pool, PoolEntry, PoolStatistics, Run, RunTopi
 
 @dataclass(frozen=True)
 class Contributions:
-    """What each run of a pool contributed within `depth` (`pooling.topic_contributions`
+    """What each run of a pool contributed within `depth` (`pool_contributions.topic_contributions`
     summed over topics): shared[i][j] documents both runs i and j contributed (the diagonal:
     each run's own), unique[i] only run i, growth[d] the pool's size at depth d + 1."""
 
@@ -191,7 +191,7 @@ def contribution_statistics(pool: Pool, contributions: Contributions) -> dict[st
 
 
 class ContributionSum:
-    """Contributions summed topic by topic (`pooling.topic_contributions` of each topic's
+    """Contributions summed topic by topic (`pool_contributions.topic_contributions` of each topic's
     ranked lists and pooled documents) for the runs `tags` within `depth`."""
 
     def __init__(self, depth: int, tags: list[str]) -> None:
@@ -202,7 +202,7 @@ class ContributionSum:
         self.growth = np.zeros(depth, dtype=np.int64)
 
     def add(self, ranked_lists: pooling.RankedLists, pooled: Iterable[str]) -> None:
-        topic = pooling.topic_contributions(ranked_lists, pooled, self.depth, self.tags)
+        topic = pool_contributions.topic_contributions(ranked_lists, pooled, self.depth, self.tags)
         self.shared += topic.shared
         self.unique += topic.unique
         self.growth += topic.growth
