@@ -136,9 +136,7 @@ def new_pool(
     )
     tags = [run.tag for run in models]
     summed = pool_statistics.summed_while_pooling(recorded, tags) if summing else None
-    rows = _pool_rows(session, pool.id, models, strategy, recorded, seed, build=0, summed=summed)
-    bulk_insert(session, PoolEntry.__table__, ENTRY_COLUMNS, rows)
-    changes.changed(session, campaign.id)
+    _insert_pool_rows(session, pool, models, strategy, recorded, seed, build=0, summed=summed)
     return NewPool(pool, summed)
 
 
@@ -187,14 +185,12 @@ def extend_pool(session: Session, pool: Pool, runs: list[str]) -> int:
     ):
         existing.setdefault(qid, set()).add(docno)
     models = [*current, *new_models]
-    rows = _pool_rows(
-        session, pool.id, models, pool.strategy, params, pool.seed, build=build, existing=existing
+    added = _insert_pool_rows(
+        session, pool, models, pool.strategy, params, pool.seed, build=build, existing=existing
     )
-    bulk_insert(session, PoolEntry.__table__, ENTRY_COLUMNS, rows)
-    changes.changed(session, campaign.id)
     session.flush()
     _keep_statistics(session, pool)
-    return len(rows)
+    return added
 
 
 def _keep_statistics(session: Session, pool: Pool, summed: ContributionSum | None = None) -> None:
@@ -444,9 +440,9 @@ def topic_ranked_lists(
 ENTRY_COLUMNS = ("pool_id", "qid", "build", *pooling.PooledDocument._fields)
 
 
-def _pool_rows(
+def _insert_pool_rows(
     session: Session,
-    pool_id: int,
+    pool: Pool,
     models: Sequence[Run],
     strategy: str,
     params: dict[str, Any],
@@ -455,12 +451,14 @@ def _pool_rows(
     build: int,
     existing: dict[str, set[str]] | None = None,
     summed: ContributionSum | None = None,
-) -> list[tuple]:
-    """The PoolEntry rows of a build: every topic (of params' topics, when recorded) pooled
-    with the recorded parameters, the documents already `existing` per topic left out; each
-    topic's contributions added to `summed`, when given. The cyclic collector is paused
-    meanwhile (`workbench.bulk`: a tuple per document)."""
-    rows: list[tuple] = []
+) -> int:
+    """Insert the PoolEntry rows of a build of `pool`, one topic at a time (only a topic's
+    rows are held), and count the change to its campaign; their number. Every topic (of
+    params' topics, when recorded) is pooled with the recorded parameters, the documents
+    already `existing` per topic left out, and its contributions added to `summed`, when
+    given. The cyclic collector is paused meanwhile (`workbench.bulk`: a tuple per
+    document)."""
+    inserted = 0
     with collector_paused():
         for qid, ranked_lists in each_topic_ranked_lists(
             session, models, _ranked_list_limit(params), params.get("topics")
@@ -473,10 +471,12 @@ def _pool_rows(
                 exclude=(existing or {}).get(qid, ()),
             )
             if summed is not None:
-                pooled = list(pooled)
                 summed.add(ranked_lists, [document.docno for document in pooled])
-            rows.extend(_entry_rows(pool_id, qid, pooled, build=build))
-    return rows
+            rows = list(_entry_rows(pool.id, qid, pooled, build=build))
+            bulk_insert(session, PoolEntry.__table__, ENTRY_COLUMNS, rows)
+            inserted += len(rows)
+    changes.changed(session, pool.campaign_id)
+    return inserted
 
 
 def _entry_rows(
