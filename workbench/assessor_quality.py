@@ -27,9 +27,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats
 
 from workbench import agreement
+from workbench.lazy import stats
 from workbench.relevance import is_relevant
 
 SESSION_GAP = dt.timedelta(minutes=30)

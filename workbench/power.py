@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from scipy import optimize, stats
+from workbench.lazy import optimize, stats
 
 MAX_TOPICS = 1_000_000  # searches for a topic-set size stop here
 

@@ -14,9 +14,9 @@ from itertools import combinations
 from typing import Any, Literal, TypedDict
 
 import numpy as np
-from scipy import stats
 
 from workbench import sign_flips
+from workbench.lazy import stats
 from workbench.studentized_range import studentized_range_sf
 
 Correction = Literal["holm", "bonferroni", "bh"]

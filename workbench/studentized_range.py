@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.polynomial import chebyshev, legendre
-from scipy import special
+
+from workbench.lazy import special
 
 Y_MAX = 56.0
 PANEL_EDGES = np.concatenate([np.arange(0.0, 8.0, 0.5), np.arange(8.0, Y_MAX + 1e-9, 1.0)])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import sys
 
 import pytest
 from click.testing import CliRunner
@@ -178,3 +179,29 @@ def test_summary_only_measures_are_in_the_summary_of_every_format(evaluated, dat
         assert result.exit_code == 0, result.output
         text = result.output.replace("\\_", "_").replace("\n", " ")  # LaTeX escapes _
         assert "gm_map" in text and "trec_eval gives no per-topic value" in text
+
+
+def test_commands_that_test_nothing_start_without_scipy() -> None:
+    """The store, import, pool, export, progress, evaluate and quality commands load no scipy
+    module when they start (its import was most of their start-up); a test computed after the
+    start imports scipy.stats then, and gives scipy's value."""
+    import subprocess
+
+    modules = ["store_commands", "import_commands", "pool_commands", "report_commands"]
+    modules += ["quality_commands", "estimate_commands", "analysis_commands", "web_commands"]
+    code = (
+        "import sys\n"
+        + "".join(f"import workbench.cli.{m}\n" for m in modules)
+        + "print(sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'))\n"
+        "from workbench import stats\n"
+        "print(stats.paired_t_test([0.1, 0.5, 0.3, 0.7], [0.2, 0.1, 0.3, 0.2]).p_value)\n"
+        "print('scipy.stats' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded, p_value, imported = done.stdout.split("\n")[:3]
+    assert loaded == "[]"
+    from scipy import stats as scipy_stats
+
+    expected = scipy_stats.ttest_rel([0.1, 0.5, 0.3, 0.7], [0.2, 0.1, 0.3, 0.2]).pvalue
+    assert float(p_value) == pytest.approx(expected, rel=1e-12)
+    assert imported == "True"

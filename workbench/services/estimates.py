@@ -17,11 +17,11 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats as sp_stats
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from workbench import estimators, pooling
+from workbench.lazy import stats as sp_stats
 from workbench.relevance import is_relevant
 from workbench.services import adaptive_pools, evaluation_inputs, pools
 from workbench.services.errors import ServiceError
