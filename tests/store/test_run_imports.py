@@ -24,7 +24,7 @@ from workbench.store.models import (
     Topic,
     User,
 )
-from workbench.store.runs import load_run, run_topic_rows
+from workbench.store.runs import NUMBERED_RANKS, load_run, run_topic_rows
 
 from .conftest import GUARD_S, count, in_thread, row_counts, write_run
 
@@ -316,3 +316,27 @@ def test_the_in_transaction_import_and_the_import_in_steps_store_the_same(
     assert (first.added, second.updated, first.lines) == (2, 2, second.lines)
     assert visible_runs(store, campaign_id) == in_one
     assert count(store, RunVersion) == 2 and count(store, RunTopicRow) == 2 * len(QIDS)
+
+
+def test_ranks_come_back_as_the_file_gave_them_numbered_or_not(store, campaign_id, tmp_path):
+    """Topic 1's ranks are 1..n (stored as the empty NUMBERED_RANKS stream); topic 2's start
+    at 0, topic 3's repeat and skip, topic 4 has one line ranked 7: each line's rank comes back
+    as written, in file order."""
+    ranks = {"1": [1, 2, 3], "2": [0, 1, 2], "3": [5, 5, 9], "4": [7]}
+    path = tmp_path / "ranked.txt"
+    path.write_text(
+        "".join(
+            f"{qid} Q0 d{qid}-{k} {rank} {10 - k} ranked\n"
+            for qid, listed in ranks.items()
+            for k, rank in enumerate(listed)
+        )
+    )
+    with store.session() as session:
+        run_imports.import_runs(session, campaigns.get_campaign(session, campaign_id), [path])
+    with store.read_session() as session:
+        run = session.scalar(select(Run).where(Run.tag == "ranked"))
+        loaded = load_run(session, run)
+        blobs = {qid: blob for qid, blob in session.execute(select(RunTopic.qid, RunTopic.ranks))}
+    got = {qid: loaded.ranks[loaded.topic_slice(qid)].tolist() for qid in loaded.topics()}
+    assert got == ranks
+    assert [qid for qid, blob in blobs.items() if blob == NUMBERED_RANKS] == ["1"]

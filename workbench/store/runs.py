@@ -3,7 +3,8 @@
 A run is stored whole, one RunTopic row per run and topic (read through the `run_topics`
 view of each run's live version; `services.run_imports` writes them), whose blobs are zlib
 streams of the topic's docnos ('\\n'-joined UTF-8), scores (float64 LE) and ranks (int64 LE),
-in file order (`run_topic_rows`, `load_run`).
+in file order (`run_topic_rows`, `load_run`). Ranks that are the lines' positions 1..n (most
+runs' rank column) are stored as an empty stream (`ranks_blob`).
 """
 
 from __future__ import annotations
@@ -61,8 +62,28 @@ def run_topic_rows(run: trec.Run) -> Iterator[tuple]:
             lines.stop - lines.start,
             zlib.compress(b"\n".join(run.docnos[lines].tolist()), ZLIB_LEVEL),
             zlib.compress(_little(run.scores[lines], "<f8"), SCORES_ZLIB_LEVEL),
-            zlib.compress(_little(run.ranks[lines], "<i8"), ZLIB_LEVEL),
+            ranks_blob(run.ranks[lines]),
         )
+
+
+NUMBERED_RANKS = zlib.compress(b"", ZLIB_LEVEL)
+"""The ranks stream of a topic whose ranks are its lines' positions 1..n."""
+
+
+def ranks_blob(ranks: np.ndarray) -> bytes:
+    """A topic's ranks as stored: NUMBERED_RANKS when they are 1..n (nothing to compress,
+    about a tenth of a run's import), else their int64 LE stream."""
+    if np.array_equal(ranks, np.arange(1, len(ranks) + 1)):
+        return NUMBERED_RANKS
+    return zlib.compress(_little(ranks, "<i8"), ZLIB_LEVEL)
+
+
+def decode_ranks(blob: bytes, n_lines: int) -> np.ndarray:
+    """A RunTopic row's ranks (int64), in file order (`ranks_blob`'s inverse)."""
+    stored = zlib.decompress(blob)
+    if not stored:
+        return np.arange(1, n_lines + 1, dtype=np.int64)
+    return np.frombuffer(stored, dtype="<i8").astype(np.int64)
 
 
 def _little(values: np.ndarray, dtype: str) -> bytes:
@@ -106,7 +127,7 @@ def load_run(session: Session, run_model: Run) -> trec.Run:
         if row.n_lines:
             texts.append(zlib.decompress(row.docnos))
         scores.append(decode_scores(row.scores))
-        ranks.append(np.frombuffer(zlib.decompress(row.ranks), dtype="<i8").astype(np.int64))
+        ranks.append(decode_ranks(row.ranks, row.n_lines))
     return trec.Run(
         topics,
         np.concatenate(([0], np.cumsum(counts, dtype=np.int64))).astype(np.int64),
