@@ -34,7 +34,7 @@ import itertools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import MISSING, Field, dataclass, field, fields, replace
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, NamedTuple, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, NamedTuple, Protocol, TypeVar, cast
 
 import numpy as np
 
@@ -129,8 +129,9 @@ def _utf8(docno: str | bytes) -> bytes:
 def _texts(docnos: Sequence[str] | Sequence[bytes]) -> list[str]:
     """Docnos as strings; UTF-8 bytes decoded in one call (a docno holds no newline)."""
     if not docnos or isinstance(docnos[0], str):
-        return list(docnos)  # type: ignore[arg-type]
-    return b"\n".join(docnos).decode("utf-8", "surrogateescape").split("\n")  # type: ignore[arg-type]
+        return list(cast(Sequence[str], docnos))
+    text = b"\n".join(cast(Sequence[bytes], docnos)).decode("utf-8", "surrogateescape")
+    return text.split("\n")
 
 
 def topic_rng(seed: int, *keys: str | int) -> np.random.Generator:

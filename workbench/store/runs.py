@@ -4,7 +4,8 @@ A run is stored whole, one RunTopic row per run and topic (read through the `run
 view of each run's live version; `services.run_imports` writes them), whose blobs are zlib
 streams of the topic's docnos ('\\n'-joined UTF-8), scores (float64 LE) and ranks (int64 LE),
 in file order (`run_topic_rows`, `load_run`). Ranks that are the lines' positions 1..n (most
-runs' rank column) are stored as an empty stream (`ranks_blob`).
+runs' rank column) are stored as an empty stream (`ranks_blob`): rows written before read the
+same, but a version before this encoding reads such a topic as having no ranks.
 """
 
 from __future__ import annotations
