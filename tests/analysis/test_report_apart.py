@@ -8,6 +8,9 @@ PostgreSQL pass, on PostgreSQL (the child must leave this process's connection a
 from __future__ import annotations
 
 import dataclasses
+import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +23,7 @@ from workbench.reports.formats import REPORT_FORMATS, render_report
 from workbench.reports.sections import SECTIONS
 from workbench.services import forked
 from workbench.services.campaigns import get_campaign
+from workbench.stats import PAIRED_TESTS
 from workbench.store import open_store
 
 
@@ -119,3 +123,45 @@ def test_compute_apart_gives_the_value_or_none(tmp_path: Path) -> None:
     assert forked.compute_apart(fails).result() is None
     child = forked.compute_apart(lambda: tmp_path.joinpath("written").write_text("x"))
     child.stop()  # ended unheard: nothing waits, no zombie left
+
+
+CHILD_IMPORTS = """
+import json, sys
+import workbench.web.job_child
+before = set(sys.modules)
+from workbench.reports import pipeline
+from workbench.reports.formats import REPORT_FORMATS, render_report
+from workbench.services.campaigns import get_campaign
+from workbench.stats import PAIRED_TESTS
+from workbench.store import open_store
+from workbench.web.reports import _agreement_page
+store = open_store(sys.argv[1])
+with store.read_session() as session:
+    campaign = get_campaign(session, "c")
+    for test in PAIRED_TESTS:
+        request = pipeline.parse({"test": [test], "allow_incomplete": ["1"]})
+        report = pipeline.build_report(session, campaign, request, print, apart=False)
+        for name, kind in REPORT_FORMATS.items():
+            if kind.render:
+                render_report(report, name)
+    for graded in (False, True):
+        params = {"graded": graded, "n_bootstrap": 20, "seed": 1}
+        _agreement_page(session, campaign.id, params, print)
+store.dispose()
+heavy = {"scipy", "numpy", "matplotlib", "sqlalchemy", "workbench", "flask", "jinja2"}
+print(json.dumps(sorted(m for m in set(sys.modules) - before if m.split(".")[0] in heavy)))
+"""
+
+
+def test_a_job_child_imports_nothing_heavy_for_its_reports(two_judges):
+    """Every module a report job uses is imported by `workbench.web.job_child`, which the
+    fork server imports once: a forked child that imported scipy.stats itself spent over a
+    second of CPU on each report (the report pipeline loads scipy on first use)."""
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD_IMPORTS, two_judges.url],
+        capture_output=True, text=True, check=True, timeout=300,
+    )  # fmt: skip
+    said = done.stdout.splitlines()
+    assert said.count("Pairwise tests") == len(PAIRED_TESTS)  # every test, every section
+    assert said.count("confusion matrices") == 2
+    assert json.loads(done.stdout.splitlines()[-1]) == []

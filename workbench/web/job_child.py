@@ -2,15 +2,19 @@
 environment): `python -m workbench.web.job_child`, or `main` forked from the fork server that
 imported this module (`services.forked`). Importing it imports the modules that register the
 job kinds (report pages, query-log and upload tasks), the modules their views import when
-first called (the report pipeline and its sections, the formats, the agreement services) and
-matplotlib, which the report pages draw with, and configures the ORM's mappers: a forked child
-inherits them instead of importing them (over a second of CPU) or configuring them again
-(70 ms before its first evaluation report)."""
+first called (the report pipeline and its sections, the formats, the agreement services),
+matplotlib, which the report pages draw with, and scipy's modules, which the tests and
+intervals load on first use (`workbench.lazy`), and configures the ORM's mappers: a forked
+child inherits them instead of importing them (over a second of CPU, scipy.stats alone) or
+configuring them again (70 ms before its first evaluation report)."""
 
 from __future__ import annotations
 
 import matplotlib.backends.backend_svg
 import matplotlib.figure  # noqa: F401
+import scipy.optimize
+import scipy.special
+import scipy.stats  # noqa: F401
 
 import workbench.reports.formats
 import workbench.reports.pipeline
