@@ -9,6 +9,7 @@ from workbench.stats import paired_tukey_hsd
 from workbench.studentized_range import (
     _log_chi_weight,
     log_range_sf,
+    studentized_range_isf,
     studentized_range_sf,
 )
 
@@ -102,6 +103,30 @@ def test_paired_tukey_p_values_are_scipys_studentized_range():
         expected = sp.studentized_range.sf(pair.statistic, m, df)
         assert pair.p_value == pytest.approx(expected, abs=1e-11, rel=1e-9)
     assert min(p.p_value for p in result.pairs) < 0.01 < max(p.p_value for p in result.pairs)
+    q_crit = sp.studentized_range.ppf(0.95, m, df)  # the simultaneous intervals' half width
+    se = np.sqrt(result.anova.v_e / 12)
+    for pair in result.pairs:
+        assert pair.ci is not None
+        half = (pair.ci[1] - pair.ci[0]) / 2
+        assert half == pytest.approx(q_crit * se, rel=1e-9)
+        assert (pair.ci[0] + pair.ci[1]) / 2 == pytest.approx(pair.mean_difference, abs=1e-15)
+
+
+@pytest.mark.parametrize(("k", "df"), [(2, 1), (2, 30), (3, 5), (7, 66), (40, 1000), (150, np.inf)])
+def test_the_inverse_is_scipys_isf(k, df):
+    """Against scipy's isf where it is accurate (p >= 1e-3), against Q = sqrt(2) |T_df| for
+    two means at every p (scipy's isf(1e-5, 2, 1) is 7,407; the exact value is 90,032), and
+    P(Q > isf(p)) = p throughout."""
+    for p in (0.5, 0.1, 0.05, 0.01, 1e-3, 1e-5, 1e-9):
+        q = studentized_range_isf(p, k, df)
+        if k == 2:
+            assert q == pytest.approx(np.sqrt(2) * sp.t.isf(p / 2, df), rel=1e-9), p
+        elif p >= 1e-3:
+            assert q == pytest.approx(sp.studentized_range.isf(p, k, df), rel=1e-8), p
+        assert float(studentized_range_sf(np.array([q]), k, df)[0]) == pytest.approx(p, rel=1e-9)
+    for bad in ((0.0, 3, 10), (1.0, 3, 10), (0.05, 1, 10), (0.05, 3, 0)):
+        with pytest.raises(ValueError):
+            studentized_range_isf(*bad)
 
 
 def test_many_q_at_once_equal_the_same_q_in_pieces():

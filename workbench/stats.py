@@ -17,7 +17,7 @@ import numpy as np
 
 from workbench import sign_flips
 from workbench.lazy import stats
-from workbench.studentized_range import studentized_range_sf
+from workbench.studentized_range import studentized_range_isf, studentized_range_sf
 
 Correction = Literal["holm", "bonferroni", "bh"]
 CORRECTIONS: dict[str, str] = {  # the one list of corrections (CLI choices, web form)
@@ -464,7 +464,7 @@ def paired_tukey_hsd(
     """Tukey HSD for a paired (systems x topics) design, on the two-way ANOVA residual.
 
     q_ij = |x_i - x_j| / sqrt(V_E/n), p_ij = P(Q(m, (m-1)(n-1)) >= q_ij) (all pairs at once by
-    ``studentized_range.studentized_range_sf``; q_crit by scipy's ppf); effect size
+    ``studentized_range.studentized_range_sf``; q_crit by its inverse); effect size
     (x_i - x_j)/sqrt(V_E); simultaneous interval (x_i - x_j) -/+ q_crit sqrt(V_E/n).
     Unlike scipy ``tukey_hsd`` it removes the topic effect.
     """
@@ -473,7 +473,7 @@ def paired_tukey_hsd(
     m, n = s.shape
     means = s.mean(1)
     se = float(np.sqrt(anova.v_e / n))
-    q_crit = float(stats.studentized_range.ppf(confidence, m, anova.df_e))
+    q_crit = studentized_range_isf(1.0 - confidence, m, anova.df_e)
     pairs_ij = list(combinations(range(m), 2))
     diffs = np.array([means[i] - means[j] for i, j in pairs_ij])
     qs = np.abs(diffs) / se if se > 0 else np.where(diffs == 0, 0.0, np.inf)

@@ -1,4 +1,5 @@
-"""Survival function of the studentized range, for one (k, df) and many q at once.
+"""Survival function of the studentized range, for one (k, df) and many q at once, and its
+inverse (the critical value q_crit of Tukey's intervals).
 
 Q = R / S with R the range of k independent standard normals and S^2 ~ chi^2_df / df
 independent of R (Lund & Lund 1983, "Algorithm AS 190", Applied Statistics 32(2), 204-210;
@@ -22,10 +23,12 @@ for all q together. Beyond Y_MAX = 56, P(R > y) < 1e-320 and is taken as 0.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from numpy.polynomial import chebyshev, legendre
 
-from workbench.lazy import special
+from workbench.lazy import optimize, special
 
 Y_MAX = 56.0
 PANEL_EDGES = np.concatenate([np.arange(0.0, 8.0, 0.5), np.arange(8.0, Y_MAX + 1e-9, 1.0)])
@@ -99,7 +102,8 @@ def log_range_sf(y: np.ndarray, k: float) -> np.ndarray:
 
 
 class _RangeLogSf:
-    """Piecewise Chebyshev interpolant of log P(R > y) on [0, Y_MAX] for one k."""
+    """Piecewise Chebyshev interpolant of log P(R > y) on [0, Y_MAX] for one k (built by
+    `_range_log_sf`, which keeps the last few: a Tukey HSD asks for one k twice)."""
 
     def __init__(self, k: float) -> None:
         lo, hi = PANEL_EDGES[:-1], PANEL_EDGES[1:]
@@ -124,6 +128,12 @@ class _RangeLogSf:
                 out[at] = chebyshev.chebval(x, coef)
         out = np.where(flat > Y_MAX, -np.inf, np.minimum(np.where(flat <= 0, 0.0, out), 0.0))
         return out.reshape(y.shape)
+
+
+@functools.lru_cache(maxsize=16)
+def _range_log_sf(k: float) -> _RangeLogSf:
+    """The interpolant of k (0.1-0.2 s of quadrature), kept for the next call (40 KB each)."""
+    return _RangeLogSf(k)
 
 
 def _log_chi_weight(u: np.ndarray, df: float) -> np.ndarray:
@@ -154,11 +164,34 @@ def studentized_range_sf(q, k: float, df: float) -> np.ndarray:
     out[flat == np.inf] = 0.0
     todo = np.flatnonzero((flat > 0) & np.isfinite(flat))
     if len(todo):
-        log_sf = _RangeLogSf(k)
+        log_sf = _range_log_sf(k)
         for start in range(0, len(todo), CHUNK):  # bounded memory: CHUNK x 312 nodes
             at = todo[start : start + CHUNK]
             out[at] = np.exp(log_sf(flat[at])) if np.isinf(df) else _outer(flat[at], log_sf, df)
     return out.reshape(q.shape)
+
+
+def studentized_range_isf(p: float, k: float, df: float) -> float:
+    """The q with P(Q > q) = p (0 < p < 1): scipy.stats.studentized_range.isf(p, k, df), as
+    a root of log P(Q > q) - log p found by Brent's method on the same quadrature as
+    `studentized_range_sf` (the interpolant built once; relative tolerance 1e-12)."""
+    if not 0 < p < 1:
+        raise ValueError(f"p must be in (0, 1), not {p}")
+    if not k > 1:
+        raise ValueError(f"k must be > 1, not {k}")
+    if not df > 0:
+        raise ValueError(f"df must be > 0, not {df}")
+    log_sf = _range_log_sf(k)
+
+    def gap(q: float) -> float:
+        at = np.array([q])
+        sf = np.exp(log_sf(at))[0] if np.isinf(df) else _outer(at, log_sf, df)[0]
+        return float(np.log(sf) - np.log(p)) if sf > 0 else -np.inf
+
+    high = 1.0
+    while gap(high) > 0:  # P(Q > q) falls from 1 at q = 0 to 0: bracket the root
+        high *= 2.0
+    return float(optimize.brentq(gap, high / 2.0 if high > 1 else 1e-12, high, rtol=1e-12))
 
 
 def _outer(q: np.ndarray, log_sf: _RangeLogSf, df: float) -> np.ndarray:
