@@ -165,3 +165,38 @@ def test_a_job_child_imports_nothing_heavy_for_its_reports(two_judges):
     assert said.count("Pairwise tests") == len(PAIRED_TESTS)  # every test, every section
     assert said.count("confusion matrices") == 2
     assert json.loads(done.stdout.splitlines()[-1]) == []
+
+
+CLI_CHILD = """
+import json, sys
+import workbench.cli.report_commands  # what `workbench evaluate` has imported when it builds
+from workbench.cli import main
+from workbench.reports import pipeline
+start = pipeline.compute_apart
+loaded = []
+
+def spy(work):
+    def watched():
+        before = set(sys.modules)
+        try:
+            return work()
+        finally:
+            new = sorted(set(sys.modules) - before)
+            print(json.dumps([m for m in new if m.split(".")[0] == "scipy"]), file=sys.stderr)
+    return start(watched)
+
+pipeline.compute_apart = spy
+main(["--db", sys.argv[1], "evaluate", "--campaign", "c", "--allow-incomplete"],
+     standalone_mode=False)
+"""
+
+
+def test_the_cli_report_loads_scipy_once_before_its_child(two_judges):
+    """`workbench evaluate` builds the report's statistics on both sides of the fork: scipy
+    is loaded before it, so the child (Tukey HSD, power, leave-one-out) loads none of it."""
+    done = subprocess.run(
+        [sys.executable, "-c", CLI_CHILD, two_judges.url],
+        capture_output=True, text=True, check=True, timeout=300,
+    )  # fmt: skip
+    assert "Tukey HSD" in done.stdout and "Power" in done.stdout
+    assert json.loads(done.stderr.strip().splitlines()[-1]) == []
