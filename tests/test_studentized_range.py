@@ -121,7 +121,7 @@ def test_the_inverse_is_scipys_isf(k, df):
         q = studentized_range_isf(p, k, df)
         if k == 2:
             assert q == pytest.approx(np.sqrt(2) * sp.t.isf(p / 2, df), rel=1e-9), p
-        elif p >= 1e-3:
+        elif p in (0.5, 0.05, 1e-3):  # scipy's isf integrates adaptively: 0.1-0.4 s a call
             assert q == pytest.approx(sp.studentized_range.isf(p, k, df), rel=1e-8), p
         assert float(studentized_range_sf(np.array([q]), k, df)[0]) == pytest.approx(p, rel=1e-9)
     for bad in ((0.0, 3, 10), (1.0, 3, 10), (0.05, 1, 10), (0.05, 3, 0)):
