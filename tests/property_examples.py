@@ -1,4 +1,5 @@
-"""How many examples each property-based (Hypothesis) test tries: the count written at the
+"""How many examples each property-based (Hypothesis) test tries, and how many random seeds
+each test parametrized over seeds (`range(examples(n))`) runs: the count written at the
 test in CI, a quarter of it (at least 5) in a developer's runs, the fast loop among them.
 
 The profile is $HYPOTHESIS_PROFILE ("ci" or "dev"; `.ci/run` sets "ci"); without it, "ci"
@@ -12,9 +13,8 @@ first on the next run, so a failure CI finds is replayed by a developer's fast l
 
 from __future__ import annotations
 
+import importlib.util
 import os
-
-from hypothesis import settings
 
 IN_CI = os.environ.get("CI", "").lower() not in ("", "0", "false")
 PROFILE = os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if IN_CI else "dev")
@@ -30,6 +30,9 @@ def examples(count: int) -> int:
     return count if PROFILE == "ci" else max(DEV_MINIMUM, -(-count // DEV_SHARE))
 
 
-settings.register_profile("ci", max_examples=100)
-settings.register_profile("dev", max_examples=examples(100))
-settings.load_profile(PROFILE)
+if importlib.util.find_spec("hypothesis"):  # the wheel check's venv has pytest only
+    from hypothesis import settings
+
+    settings.register_profile("ci", max_examples=100)
+    settings.register_profile("dev", max_examples=examples(100))
+    settings.load_profile(PROFILE)

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.property_examples import examples
 from workbench.limits import STORE_LIMITS
 from workbench.trec import TrecFormatError, native, read_run, read_runs, scan
 from workbench.trec import runs as runs_module
@@ -73,7 +74,7 @@ def _read(path: Path, *, use_c: bool, **options: bool) -> tuple:
 
 
 @pytest.mark.parametrize("chunk", [1 << 23, 64, 7])
-@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("seed", range(examples(40)))
 def test_c_and_numpy_readers_agree(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, chunk: int
 ) -> None:
@@ -118,7 +119,7 @@ def test_errors_name_the_line(tmp_path: Path) -> None:
     assert "a number as field 5 (score)" in error.value.expected
 
 
-@pytest.mark.parametrize("seed", range(20))
+@pytest.mark.parametrize("seed", range(examples(20)))
 def test_repeated_hashes_in_c_and_numpy(seed: int) -> None:
     rng = np.random.default_rng(seed)
     counts = rng.integers(0, 30, size=rng.integers(1, 20))
@@ -135,7 +136,7 @@ def test_repeated_hashes_in_c_and_numpy(seed: int) -> None:
     assert in_c.tolist() == in_numpy.tolist() == expected
 
 
-@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("seed", range(examples(8)))
 def test_evaluation_is_the_same_with_and_without_c(seed: int) -> None:
     """The qrels lookup in C (and every other C path an evaluation takes) gives the numpy
     path's values: graded, negative and unjudged documents, long and short docnos, ties."""
@@ -200,7 +201,7 @@ def _read_runs(path: Path, *, use_c: bool, **options: object) -> tuple:
 
 
 @pytest.mark.parametrize("chunk", [1 << 23, 64, 7])
-@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("seed", range(examples(40)))
 def test_strict_c_and_numpy_readers_agree(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, chunk: int
 ) -> None:

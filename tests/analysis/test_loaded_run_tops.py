@@ -8,6 +8,7 @@ import io
 import numpy as np
 import pytest
 
+from tests.property_examples import examples
 from workbench.services.evaluation_inputs import LoadedRun
 from workbench.trec import read_run
 
@@ -25,7 +26,7 @@ def _run(rng: np.random.Generator, *, nan: bool) -> LoadedRun:
     return LoadedRun("t", "", True, trec)
 
 
-@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("seed", range(examples(40)))
 def test_tops_are_each_topics_ranked_list(seed: int) -> None:
     rng = np.random.default_rng(seed)
     run = _run(rng, nan=seed % 4 == 3)

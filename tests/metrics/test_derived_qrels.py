@@ -10,6 +10,7 @@ import io
 import numpy as np
 import pytest
 
+from tests.property_examples import examples
 from workbench.metrics import evaluate
 from workbench.metrics.evaluation import TopicError
 from workbench.metrics.ranked import rank_topics
@@ -102,7 +103,7 @@ OPTIONS = [
 ]
 
 
-@pytest.mark.parametrize("seed", range(60))
+@pytest.mark.parametrize("seed", range(examples(60)))
 def test_derived_qrels_evaluate_as_the_same_entries_built_afresh(seed: int) -> None:
     rng = np.random.default_rng(seed)
     root = _root(rng, twice=seed % 5 == 4)
@@ -129,7 +130,7 @@ def _outcome(qrels: Qrels, run: object, options: dict) -> tuple[str, ...]:
     return repr(result.per_topic), repr(result.summary)
 
 
-@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("seed", range(examples(40)))
 def test_derived_qrels_rank_as_the_same_entries_built_afresh(seed: int) -> None:
     """The ranked arrays themselves (relevance of each ranked document, its type, the
     judged parts), over topics of the derived qrels, some the run lacks, some nowhere."""

@@ -9,6 +9,7 @@ import random
 
 import pytest
 
+from tests.property_examples import examples
 from workbench import metrics
 from workbench.metrics import MeasureError
 from workbench.metrics.ir_measures_names import ALIASES, MEASURES, NOT_PROVIDED
@@ -98,7 +99,7 @@ def _provider(name: str):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", range(examples(12)))
 @pytest.mark.parametrize("name", PYTREC_EVAL_NAMES)
 def test_every_name_equals_ir_measures_pytrec_eval(name: str, seed: int) -> None:
     """pytrec_eval is trec_eval 9.0.8 inside (its iprec cutoffs round up by 0.9), so ours is
@@ -111,7 +112,7 @@ def test_every_name_equals_ir_measures_pytrec_eval(name: str, seed: int) -> None
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", range(examples(12)))
 @pytest.mark.parametrize(("name", "provider"), OTHER_PROVIDERS.items())
 def test_judged_and_rr_at_k_equal_their_ir_measures_providers(
     name: str, provider: str, seed: int
