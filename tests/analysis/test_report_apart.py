@@ -160,7 +160,7 @@ def test_a_job_child_imports_nothing_heavy_for_its_reports(two_judges):
     said = done.stdout.splitlines()
     assert said[: len(SECTIONS)] == [section.title for section in SECTIONS]  # every section
     assert said.count("confusion matrices") == 1
-    assert json.loads(done.stdout.splitlines()[-1]) == []
+    assert json.loads(said[-1]) == []
 
 
 CLI_CHILD = """
@@ -169,7 +169,6 @@ import workbench.cli.report_commands  # what `workbench evaluate` has imported w
 from workbench.cli import main
 from workbench.reports import pipeline
 start = pipeline.compute_apart
-loaded = []
 
 def spy(work):
     def watched():
