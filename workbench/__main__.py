@@ -9,15 +9,22 @@ from __future__ import annotations
 
 import sys
 
+from workbench.bulk import skip_exit_collections
+
 
 def run() -> None:
-    if sys.argv[1:2] == ["trec-eval"]:
-        from workbench.trec_eval_command import run_trec_eval
+    """Run the command; then skip the interpreter's final collections (the command has
+    released its store: `workbench.bulk.skip_exit_collections`)."""
+    try:
+        if sys.argv[1:2] == ["trec-eval"]:
+            from workbench.trec_eval_command import run_trec_eval
 
-        sys.exit(run_trec_eval(sys.argv[2:]))
-    from workbench.cli import main
+            sys.exit(run_trec_eval(sys.argv[2:]))
+        from workbench.cli import main
 
-    main()
+        main()
+    finally:
+        skip_exit_collections()
 
 
 if __name__ == "__main__":
