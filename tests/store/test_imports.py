@@ -483,6 +483,37 @@ def test_run_docnos_the_documents_lack_are_reported(store, files, campaign_id):
         ]
 
 
+def test_a_campaign_without_documents_counts_each_docno_of_the_kept_topics_once(
+    store, campaign_id, tmp_path
+):
+    """No documents yet: the warning counts the distinct docnos of the topics imported (a
+    docno in two topics once; a left-out topic's docnos not at all)."""
+    run = tmp_path / "r.txt"
+    run.write_text(
+        "1 Q0 a 1 3 R\n1 Q0 b 2 2 R\n1 Q0 c 3 1 R\n"
+        "2 Q0 b 1 2 R\n2 Q0 d 2 1 R\n"
+    )
+    warning = "docno(s) have no text: the campaign has no documents yet"
+    with store.session() as session:
+        campaign = campaigns.get_campaign(session, campaign_id)
+        every = run_imports.import_runs(session, campaign, [run])
+        some = run_imports.import_runs(session, campaign, [run], topics=["2"], replace=True)
+    assert every.warnings == [
+        f"run 'R': its 4 {warning} (pooled, they show 'no text' until imported)"
+    ]
+    assert some.warnings[0].endswith("1 topic(s) outside the chosen topics were left out: 1")
+    assert some.warnings[1:] == [
+        f"run 'R': its 2 {warning} (pooled, they show 'no text' until imported)"
+    ]
+
+
+def test_distinct_count_equals_numpy_unique():
+    rng = np.random.default_rng(11)
+    for size in (0, 1, 2, 1000):
+        hashes = rng.integers(0, 50, size).astype(np.uint64)
+        assert run_imports.distinct_count(hashes) == len(np.unique(hashes))
+
+
 def test_many_lacking_docnos_are_counted_and_the_first_listed_in_text_order(
     store, campaign_id, tmp_path
 ):

@@ -388,25 +388,25 @@ class DocnoSet:
     def missing_warning(self, run: trec.Run, qids: Collection[str]) -> list[str]:
         """A warning counting and listing the distinct docnos of the run's topics ``qids``
         that no document of the campaign has (their pool entries will show 'no text')."""
-        rows = np.concatenate(
-            [np.arange(run.topic_slice(q).start, run.topic_slice(q).stop) for q in qids]
-        )
-        hashes = run.docno_hashes[rows]
-        if self.hashes is None:
-            lacking = rows
+        if len(qids) == len(run.topics()):  # every topic of the run: all its lines
+            rows, hashes = np.arange(run.n_lines), run.docno_hashes
         else:
-            at = np.minimum(np.searchsorted(self.hashes, hashes), len(self.hashes) - 1)
-            lacking = rows[self.hashes[at] != hashes]
+            rows = np.concatenate(
+                [np.arange(run.topic_slice(q).start, run.topic_slice(q).stop) for q in qids]
+            )
+            hashes = run.docno_hashes[rows]
+        if self.hashes is None:  # nothing to list: no docno of the run has a document
+            return [
+                f"run {run.tag!r}: its {distinct_count(hashes)} docno(s) have no text: the "
+                "campaign has no documents yet (pooled, they show 'no text' until imported)"
+            ]
+        at = np.minimum(np.searchsorted(self.hashes, hashes), len(self.hashes) - 1)
+        lacking = rows[self.hashes[at] != hashes]
         if not len(lacking):
             return []
         # distinct by hash (a uint64 sort), and only the first MAX_LISTED docnos sorted: the
         # sort of every distinct docno as text took most of a large import's time
         one_each = distinct_rows(run.docno_hashes[lacking])
-        if self.hashes is None:  # nothing to list: no docno of the run has a document
-            return [
-                f"run {run.tag!r}: its {len(one_each)} docno(s) have no text: the campaign has no "
-                "documents yet (pooled, they show 'no text' until imported)"
-            ]
         distinct = run.docnos[lacking[one_each]]
         if len(distinct) > MAX_LISTED:
             distinct = np.partition(distinct, MAX_LISTED)[:MAX_LISTED]
@@ -417,6 +417,13 @@ class DocnoSet:
             f"({self.count} documents; pooled, they show 'no text' until imported): "
             f"{listed(shown)}{more}"
         ]
+
+
+def distinct_count(hashes: np.ndarray) -> int:
+    """How many distinct values ``hashes`` holds: a sort of the values (SIMD in numpy, a
+    third of the time of the argsort `distinct_rows` needs for its rows)."""
+    ordered = np.sort(hashes)
+    return int(np.count_nonzero(ordered[1:] != ordered[:-1])) + 1 if len(ordered) else 0
 
 
 def distinct_rows(hashes: np.ndarray) -> np.ndarray:
