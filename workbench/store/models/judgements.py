@@ -93,12 +93,11 @@ class QrelsSet(Base):
 
 class QrelsEntry(Base):
     __tablename__ = "qrels_entries"
+    # its index also serves lookups by qrels_set_id, its leading column
     __table_args__ = (UniqueConstraint("qrels_set_id", "qid", "docno"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    qrels_set_id: Mapped[int] = mapped_column(
-        ForeignKey("qrels_sets.id", ondelete="CASCADE"), index=True
-    )
+    qrels_set_id: Mapped[int] = mapped_column(ForeignKey("qrels_sets.id", ondelete="CASCADE"))
     qid: Mapped[str] = mapped_column(String(limits.QID))
     docno: Mapped[str] = mapped_column(String(limits.DOCNO))
     iteration: Mapped[str] = mapped_column(String(limits.QRELS_ITERATION), default="0")

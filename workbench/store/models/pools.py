@@ -95,10 +95,8 @@ class PoolEntry(Base):
     """
 
     __tablename__ = "pool_entries"
-    __table_args__ = (
-        UniqueConstraint("pool_id", "qid", "docno"),
-        Index("ix_pool_entries_pool_qid", "pool_id", "qid"),
-    )
+    # its index also serves lookups by (pool_id, qid) and by pool_id, its leading columns
+    __table_args__ = (UniqueConstraint("pool_id", "qid", "docno"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     pool_id: Mapped[int] = mapped_column(ForeignKey("pools.id", ondelete="CASCADE"))
