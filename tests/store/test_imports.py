@@ -489,10 +489,7 @@ def test_a_campaign_without_documents_counts_each_docno_of_the_kept_topics_once(
     """No documents yet: the warning counts the distinct docnos of the topics imported (a
     docno in two topics once; a left-out topic's docnos not at all)."""
     run = tmp_path / "r.txt"
-    run.write_text(
-        "1 Q0 a 1 3 R\n1 Q0 b 2 2 R\n1 Q0 c 3 1 R\n"
-        "2 Q0 b 1 2 R\n2 Q0 d 2 1 R\n"
-    )
+    run.write_text("1 Q0 a 1 3 R\n1 Q0 b 2 2 R\n1 Q0 c 3 1 R\n2 Q0 b 1 2 R\n2 Q0 d 2 1 R\n")
     warning = "docno(s) have no text: the campaign has no documents yet"
     with store.session() as session:
         campaign = campaigns.get_campaign(session, campaign_id)
