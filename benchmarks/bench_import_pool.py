@@ -9,6 +9,10 @@ Each side runs as a fresh process on the same 100 run files (50 topics x 1,000 l
 - trectools: `TrecRun(path)` for every run, then
   `TrecPoolMaker().make_pool(runs, strategy="topX", topX=100)`.
 
+The workbench process ends as the `workbench` command does (its objects frozen,
+`workbench.bulk.skip_exit_collections`); trectools' as a Python script does. Each side counts
+its pool outside the timed phases.
+
 Reported: each side's whole-process wall time and its phases, the ratio, the store's size on
 disk, the pool sizes (they may differ by a few documents: trectools breaks score ties at the
 depth-100 boundary by docno ascending, trec_eval and workbench by docno descending), and each
@@ -58,12 +62,16 @@ else:
 imported = clock()
 with store.session() as session:
     campaign = campaigns.get_campaign(session, "W-adhoc")
-    pool = pools.build_pool(session, campaign, depth=%(depth)d, seed=1)
-    size = len(session.execute(
-        __import__("sqlalchemy").text("select 1 from pool_entries where pool_id = :p"),
-        {"p": pool.id}).all())
+    pool_id = pools.build_pool(session, campaign, depth=%(depth)d, seed=1).id
 pooled = clock()
+with store.session() as session:  # counted outside the timed phases (trectools: a len())
+    size = session.execute(
+        __import__("sqlalchemy").text("select count(*) from pool_entries where pool_id = :p"),
+        {"p": pool_id}).scalar_one()
 store.dispose()
+# the end of a `workbench` command: its objects frozen, the interpreter's exit collections
+# skipped (workbench.bulk.skip_exit_collections); trectools' script ends as Python scripts do
+__import__("workbench.bulk").bulk.skip_exit_collections()
 phases = {"setup": (start, ready), "import": (ready, imported), "pool": (imported, pooled)}
 print(json.dumps({**{k: b[0] - a[0] for k, (a, b) in phases.items()},
                   **{k + "_cpu": b[1] - a[1] for k, (a, b) in phases.items()},
