@@ -17,7 +17,7 @@ from sqlalchemy import func, select
 
 from workbench.store import Store, db, open_store
 from workbench.store.db import SQLITE_SYNCHRONOUS_ENV
-from workbench.store.models import User
+from workbench.store.models import Campaign, Judgement, PreferenceJudgement, User
 
 
 def test_read_session_refuses_to_write(store: Store) -> None:
@@ -135,6 +135,31 @@ def _add_user(store: Store, name: str) -> None:
         session.add(User(username=name, password_hash="-", role="assessor"))
 
 
+def _judge(store: Store, *, preference: bool = False) -> None:
+    """An assessor's judgement (or preference) committed, as a judging request does."""
+    with store.session() as session:
+        user = session.scalar(select(User).where(User.username == "judge"))
+        campaign = session.scalar(select(Campaign).where(Campaign.name == "paced"))
+        if user is None or campaign is None:
+            user = User(username="judge", password_hash="-", role="assessor")
+            campaign = Campaign(name="paced")
+            session.add_all([user, campaign])
+            session.flush()
+        if preference:
+            session.add(
+                PreferenceJudgement(
+                    campaign_id=campaign.id,
+                    qid="1",
+                    first="a",
+                    second="b",
+                    shown_left="a",
+                    user_id=user.id,
+                )
+            )
+        else:
+            session.add(Judgement(campaign_id=campaign.id, qid="1", docno="d", user_id=user.id))
+
+
 def _until(condition, guard_s: float = 30.0) -> None:  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + guard_s
     while not condition():
@@ -146,20 +171,20 @@ def test_a_batch_pauses_only_while_others_write(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Into an idle store a long job's batches never pause (an import ran at half speed when
-    they always did). When another writer waits for the write lock (SQLite) or has written
-    since the job's previous batch (PostgreSQL: a transaction id between the batches'), the
-    job pauses as long as the batch took, at most BATCH_PAUSE_MAX_S, and goes on pausing for
-    PACE_MEMORY_S after it last saw one. The body is timed, not slept, so that only the
-    pauses call time.sleep."""
+    they always did). When a judgement waits for the write lock (SQLite) or was committed
+    since the job's previous batch (PostgreSQL), the job pauses as long as the batch took, at
+    most BATCH_PAUSE_MAX_S, and goes on pausing for PACE_MEMORY_S after it last saw one. The
+    body is timed, not slept, so that only the pauses call time.sleep."""
     monkeypatch.setattr(db, "PACE_MEMORY_S", 0.8)
     real_sleep = time.sleep
     pauses: list[float] = []
+    _judge(store)  # the campaign and its judge exist before the job starts
     monkeypatch.setattr(db.time, "sleep", pauses.append)
     for _ in range(3):
         with store.batch_connection():
             _busy(0.02)
     assert pauses == []
-    writer = threading.Thread(target=_add_user, args=(store, "judge"))
+    writer = threading.Thread(target=_judge, args=(store,))
     with store.batch_connection():
         writer.start()
         if store.write_lock is not None:  # the judge waits for the write lock
@@ -179,15 +204,17 @@ def test_a_batch_pauses_only_while_others_write(
     assert len(pauses) == 2  # the others stopped: no pause
 
 
-def test_writers_of_another_database_do_not_pace_a_batch(
+def test_only_judgements_pace_a_batch_on_postgresql(
     store: Store, empty_database_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """PostgreSQL's transaction ids are the whole server's: a writer of another database on
-    the same server (another campaign's store, the parallel test run's other worker) gives
-    them out too, but does not compete with this store's judgements, so it never paces this
-    store's long job; a writer of this database still does."""
+    """PostgreSQL's writers do not wait for each other; what a long job delays is each
+    judgement's commit. Between its batches, a writer of another database on the same server
+    (another campaign's store, the parallel test run's other worker), a reader of this
+    database (an admin's page, a script polling a task) or an admin's write here never pace
+    the job; a judgement or a preference does."""
     if store.engine.dialect.name != "postgresql":
-        pytest.skip("PostgreSQL's server-wide transaction ids")
+        pytest.skip("SQLite's writers queue on its write lock (the test above)")
+    _judge(store)
     pauses: list[float] = []
     monkeypatch.setattr(db.time, "sleep", pauses.append)
     other = sa.create_engine(empty_database_url)
@@ -198,12 +225,18 @@ def test_writers_of_another_database_do_not_pace_a_batch(
             with store.batch_connection():
                 with other.begin() as connection:  # a transaction id between the batches
                     connection.exec_driver_sql(f"INSERT INTO t VALUES ({n})")
+                with store.read_session() as session:  # a reader of this database meanwhile
+                    session.scalar(select(func.count(User.id)))
                 _busy(0.02)
-        assert pauses == []
         with store.batch_connection():
-            _add_user(store, "judge")  # this database's writer, beside the batch
+            _add_user(store, f"admin-made-{n}")  # this database's writer, not a judgement
             _busy(0.02)
-        assert len(pauses) == 1
+        assert pauses == []
+        for preference in (False, True):
+            with store.batch_connection():
+                _judge(store, preference=preference)
+                _busy(0.02)
+        assert len(pauses) == 2
     finally:
         other.dispose()
 

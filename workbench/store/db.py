@@ -13,7 +13,6 @@ pre-ping (see `make_engine`).
 
 from __future__ import annotations
 
-import datetime as dt
 import errno
 import os
 import sys
@@ -50,15 +49,11 @@ BATCH_PAUSE_MAX_S = 0.25
 """The longest pause of a long job after one of its batches (`Store.batch_connection`)."""
 PACE_MEMORY_S = 1.0
 """How long a long job keeps pausing after it last saw other writers (judgements arriving)."""
-_OTHERS_SINCE = text(
-    "SELECT txid_current(), clock_timestamp(), pg_backend_pid(), EXISTS (SELECT 1 "
-    "FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client "
-    "backend' AND pid NOT IN (pg_backend_pid(), :before) AND state_change > :since)"
+_JUDGEMENTS_SEEN = text(
+    "SELECT (SELECT max(id) FROM judgements), (SELECT max(id) FROM preference_judgements)"
 )
-"""PostgreSQL, `Store._others_write`: this batch's transaction id, the server's clock, its
-connection's process, and whether a client of this database other than this batch's and the
-previous batch's connection (which committed after its clock was read) changed state after
-`since` (NULL: none did)."""
+"""PostgreSQL, `Store._others_write`: the newest judgement and preference judgement committed
+(each the last entry of its primary key's index)."""
 READ_ONLY = "workbench_read_only"
 """Execution option of the connections of read transactions (a deferred BEGIN on SQLite)."""
 
@@ -320,9 +315,8 @@ class Store:
     """A SQLite file: what copies its WAL into the database after writes."""
     _paced_until: float = 0.0
     """`batch_connection`: the monotonic time until which long jobs pause after batches."""
-    _last_batch: tuple[int, dt.datetime, int] | None = None
-    """PostgreSQL: the transaction id, server clock and connection's process of the previous
-    batch of a long job."""
+    _judgements_seen: tuple[int | None, ...] | None = None
+    """PostgreSQL: the newest judgement and preference ids a long job's previous batch saw."""
 
     @property
     def is_sqlite(self) -> bool:
@@ -384,27 +378,22 @@ class Store:
             time.sleep(min(took, BATCH_PAUSE_MAX_S))
 
     def _others_write(self, connection: Connection) -> bool:
-        """Whether others write beside this batch's job. On SQLite, a writer waits for the
-        write lock (`WriteLock.contended`). On PostgreSQL, both: another transaction was given
-        a transaction id since the job's previous batch (every writing transaction gets one;
-        this batch's own is the next after the previous batch's when nobody else wrote), and a
-        client of this database other than this batch's connection changed state since then
-        (began or ended a transaction: `pg_stat_activity.state_change`; the previous batch's own
-        connection is not another client). Transaction ids are
-        the whole server's, so the second condition keeps other databases' writers on a shared
-        server from pacing the job; clients under another role count only where the store's
-        role may read their activity (pg_read_all_stats)."""
+        """Whether judgements wait or arrive beside this batch's job. On SQLite, a writer
+        waits for the write lock (`WriteLock.contended`). On PostgreSQL, an assessor's
+        judgement or preference was committed since the job's previous batch: the newest id
+        of either table changed (a statement of READ COMMITTED sees every commit before it).
+        Writers do not wait for each other there; what a job's WAL delays is each judgement's
+        commit, which flushes it. So neither readers nor other writers pace the job: not an
+        admin's page, not another database of a shared server (transaction ids and client
+        activity, the earlier signal, counted a reader of this database whenever another
+        database was written)."""
         if self.write_lock is not None:
             return self.write_lock.contended()
         if self.engine.dialect.name != "postgresql":
             return True  # no way to tell: pace as before
-        previous = self._last_batch
-        xid, clock, pid, active = connection.execute(
-            _OTHERS_SINCE,
-            {"since": previous[1] if previous else None, "before": previous[2] if previous else 0},
-        ).one()
-        self._last_batch = (int(xid), clock, int(pid))
-        return previous is not None and int(xid) - previous[0] > 1 and bool(active)
+        previous = self._judgements_seen
+        self._judgements_seen = tuple(connection.execute(_JUDGEMENTS_SEEN).one())
+        return previous is not None and self._judgements_seen != previous
 
     @contextmanager
     def read_session(self) -> Iterator[Session]:
