@@ -156,6 +156,10 @@ def _database(tmp_path: Path, template: str | None) -> Iterator[str]:
     try:
         yield sa.engine.make_url(server).set(database=name).render_as_string(hide_password=False)
     finally:
+        # the report-job workers of this test's apps stop before their database goes (else
+        # one polling it meanwhile printed "database ... does not exist" into the pass's log;
+        # `pytest_runtest_protocol` stops them only after every fixture's teardown)
+        jobs.stop_workers()
         with admin.connect() as connection:
             connection.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         admin.dispose()
