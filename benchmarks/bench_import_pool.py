@@ -44,6 +44,7 @@ import json, sys, time
 from pathlib import Path
 clock = lambda: (time.perf_counter(), time.process_time())
 start = clock()
+from workbench.bulk import skip_exit_collections
 from workbench.services import campaigns, pools, run_imports, topic_imports
 from workbench.store import open_store
 from workbench.trec import native
@@ -71,7 +72,7 @@ with store.session() as session:  # counted outside the timed phases (trectools:
 store.dispose()
 # the end of a `workbench` command: its objects frozen, the interpreter's exit collections
 # skipped (workbench.bulk.skip_exit_collections); trectools' script ends as Python scripts do
-__import__("workbench.bulk").bulk.skip_exit_collections()
+skip_exit_collections()
 phases = {"setup": (start, ready), "import": (ready, imported), "pool": (imported, pooled)}
 print(json.dumps({**{k: b[0] - a[0] for k, (a, b) in phases.items()},
                   **{k + "_cpu": b[1] - a[1] for k, (a, b) in phases.items()},
