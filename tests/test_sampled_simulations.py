@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from workbench import estimate_simulation as es
-from workbench import simulation
+from workbench import estimators, simulation
 from workbench import stopping_simulation as ss
 from workbench.cli import main
 from workbench.trec import Run
@@ -40,7 +40,9 @@ def test_chosen_within_spends_only_the_paid_judgements():
     assert es.chosen_within([3, 0, 1, 2, 4], sample, 2).tolist() == [True, True, True, True,
                                                                      False]  # fmt: skip
     assert es.chosen_within([3, 0], sample, 0).tolist() == [False, False, False, True, False]
-    assert es.reserved_sample_size(100, 0.2) == 20 and es.reserved_sample_size(3, 0.1) == 1
+    assert estimators.reserved_sample_size(100, 0.2) == 20
+    assert estimators.reserved_sample_size(3, 0.1) == 1
+    assert estimators.reserved_sample_size(40, 0.0) == 0
 
 
 def test_the_estimate_simulation_on_a_small_world():

@@ -287,11 +287,6 @@ def _design_sample(
                                    labels & sampled, stratified=False)  # fmt: skip
 
 
-def reserved_sample_size(budget: int, share: float) -> int:
-    """The reserved sample of an adaptive pool: ceil(share budget), at least 1."""
-    return max(1, math.ceil(share * budget - 1e-9)) if share > 0 else 0
-
-
 def chosen_within(order: Sequence[int], sample: np.ndarray, paid: int) -> np.ndarray:
     """The strategy's choices (mask) when it may judge `paid` documents outside the sample:
     its order up to the paid-th document not in the sample (sampled ones on the way free)."""
@@ -312,7 +307,7 @@ def _adaptive_samples(
     """The adaptive judging of `size` documents with a reserved sample, as each estimator
     reads it: two strata (chosen, unchosen) or, for trec_eval's infAP, one."""
     n = len(topic.pool)
-    reserved = min(reserved_sample_size(size, share), n)
+    reserved = min(estimators.reserved_sample_size(size, share), n)
     sample = estimators.draw_srs(np.zeros(n, int), [reserved], rng)
     chosen = chosen_within([topic.pool.at[d] for d in order], sample, size - reserved)
     judged = chosen | sample

@@ -190,6 +190,12 @@ def stratum_sizes(counts: ArrayLike, rates: Sequence[float], budget: int) -> lis
     return sizes.tolist()
 
 
+def reserved_sample_size(budget: int, share: float) -> int:
+    """The reserved sample of an adaptive design ("adaptive + sample" above): ceil(share
+    budget) documents of a topic's budget, at least 1 when share > 0, none when it is 0."""
+    return max(1, math.ceil(share * budget - 1e-9)) if share > 0 else 0
+
+
 def draw_srs(strata: np.ndarray, sizes: Sequence[int], rng: np.random.Generator) -> np.ndarray:
     """A simple random sample of sizes[s] documents from each stratum s (mask)."""
     sampled = np.zeros(len(strata), dtype=bool)

@@ -22,7 +22,6 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from workbench import estimators, pooling, stopping
-from workbench.estimate_simulation import reserved_sample_size
 from workbench.simulation import SimulationError, Topic, check_inputs, judging_order, prepare_topics
 from workbench.trec import Run
 
@@ -115,7 +114,7 @@ def run_topic(
     then the strategy's order, consulting the rule every `check_every` judgements."""
     n = len(topic.pool)
     needs_sample = stopping.get_rule(rule).needs_sample
-    reserved = min(reserved_sample_size(n, sample_share), n) if needs_sample else 0
+    reserved = min(estimators.reserved_sample_size(n, sample_share), n) if needs_sample else 0
     sample = estimators.draw_srs(np.zeros(n, int), [reserved], rng)
     judged_labels = [bool(x) for x in labels[sample]]
     chosen = np.zeros(n, dtype=bool)

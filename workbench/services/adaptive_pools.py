@@ -37,7 +37,7 @@ import numpy as np
 from sqlalchemy import Connection, func, select, update
 from sqlalchemy.orm import Session
 
-from workbench import adaptive, pooling, stopping
+from workbench import adaptive, estimators, pooling, stopping
 from workbench.services import changes, pool_statistics, pools
 from workbench.services.archive import refuse_if_archived, refuse_if_pool_archived
 from workbench.services.current_judgements import current_judgements
@@ -75,10 +75,7 @@ class AdaptiveSettings:
 
     def sample_size(self, pool_size: int) -> int:
         """The topic's reserved sample: ceil(sample_share budget), at most the pool."""
-        # here, not at import: the simulation modules import scipy.stats (a CLI's start-up)
-        from workbench.estimate_simulation import reserved_sample_size
-
-        return min(reserved_sample_size(self.budget, self.sample_share), pool_size)
+        return min(estimators.reserved_sample_size(self.budget, self.sample_share), pool_size)
 
 
 @dataclass(frozen=True)
