@@ -13,7 +13,13 @@ import pytest
 from sqlalchemy import update
 
 from tests.web.conftest import World, get_store_of, make_app, serve_in_thread
-from tests.web.test_browser import CHROMEDRIVER, CHROMIUM, browser, log_in_as  # noqa: F401
+from tests.web.test_browser import (  # noqa: F401
+    CHROMEDRIVER,
+    CHROMIUM,
+    browser,
+    elements_now,
+    log_in_as,
+)
 from workbench.services import judging
 from workbench.store.models import Assignment, DocumentRow, Topic
 
@@ -70,14 +76,10 @@ def assert_inert(driver) -> None:  # type: ignore[no-untyped-def]
         pass
     else:
         pytest.fail(f"an alert fired: {text!r}")
-    driver.implicitly_wait(0)  # an absent element is the expected answer: do not wait for it
-    try:
-        handlers = driver.find_elements(By.CSS_SELECTOR, "[onerror], [onload], [onmouseover]")
-        scripts = driver.find_elements(By.TAG_NAME, "script")
-        assert handlers == []
-        assert not any("alert(" in (e.get_attribute("innerHTML") or "") for e in scripts)
-    finally:
-        driver.implicitly_wait(5)
+    handlers = elements_now(driver, By.CSS_SELECTOR, "[onerror], [onload], [onmouseover]")
+    scripts = elements_now(driver, By.TAG_NAME, "script")
+    assert handlers == []
+    assert not any("alert(" in (e.get_attribute("innerHTML") or "") for e in scripts)
 
 
 def test_payloads_render_as_text_on_the_judging_page(server: str, browser, world: World) -> None:  # noqa: F811

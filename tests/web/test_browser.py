@@ -25,6 +25,9 @@ CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
 README_SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "screenshots" / "judging.png"
 UPDATE_SCREENSHOT_ENV = "WORKBENCH_UPDATE_SCREENSHOT"  # =1 refreshes the README's screenshot
+IMPLICIT_WAIT_S = 5
+"""How long `find_element(s)` waits for an element to appear (`chromium`): a `find_elements`
+that finds none returns only after it, so a check that expects none uses `elements_now`."""
 
 pytestmark = [
     pytest.mark.browser,
@@ -69,7 +72,7 @@ def chromium(tmp_path: Path, width: int = 1400, *, phone: bool = False):  # type
     ):
         options.add_argument(argument)
     driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
-    driver.implicitly_wait(5)
+    driver.implicitly_wait(IMPLICIT_WAIT_S)
     if phone:
         driver.execute_cdp_cmd(
             "Emulation.setDeviceMetricsOverride",
@@ -86,6 +89,20 @@ def chromium(tmp_path: Path, width: int = 1400, *, phone: bool = False):  # type
 def browser(tmp_path: Path):  # type: ignore[no-untyped-def]
     with chromium(tmp_path) as driver:
         yield driver
+
+
+def elements_now(context, by: str, value: str) -> list:  # type: ignore[no-untyped-def]
+    """The elements matching in `context` (the page or an element of it) now, without the
+    implicit wait: a `find_elements` expected to find none took IMPLICIT_WAIT_S (5 s of each
+    page of the site walk)."""
+    from selenium.webdriver.remote.webelement import WebElement
+
+    driver = context.parent if isinstance(context, WebElement) else context
+    driver.implicitly_wait(0)
+    try:
+        return context.find_elements(by, value)
+    finally:
+        driver.implicitly_wait(IMPLICIT_WAIT_S)
 
 
 def log_in_as(browser, base: str, name: str) -> None:  # type: ignore[no-untyped-def]

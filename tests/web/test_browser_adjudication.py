@@ -7,7 +7,13 @@ import pytest
 from sqlalchemy import select
 
 from tests.web.conftest import get_store_of
-from tests.web.test_browser import browser, log_in_as, pytestmark, server  # noqa: F401
+from tests.web.test_browser import (  # noqa: F401
+    browser,
+    elements_now,
+    log_in_as,
+    pytestmark,
+    server,
+)
 from tests.web.test_browser_judging import WIDTHS, _at_width, _waiter, world_server  # noqa: F401
 from workbench.services import assignments, judging, pools, users
 from workbench.store.models import Campaign, FinalLabel
@@ -65,7 +71,7 @@ def test_the_queue_shows_context_and_decides_by_keyboard(
         "Judge 2 commented: only mentions panels",
         "Judge 3 could not judge: garbled scan",
     ]
-    assert items[1].find_elements(By.CSS_SELECTOR, ".judge-notes") == []
+    assert elements_now(items[1], By.CSS_SELECTOR, ".judge-notes") == []
     assert "current" in first.get_attribute("class")
     body = browser.find_element(By.TAG_NAME, "body")
     body.send_keys("j")  # the second document

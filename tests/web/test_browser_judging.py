@@ -12,6 +12,7 @@ from sqlalchemy import select, update
 from tests.web.conftest import get_store_of, populate
 from tests.web.test_browser import (  # noqa: F401
     browser,
+    elements_now,
     flash_text,
     log_in_as,
     pytestmark,
@@ -388,9 +389,9 @@ def test_guidelines_before_the_first_document(world_server, browser, width: int)
     assert text.find_element(By.TAG_NAME, "h1").text == "How to judge"
     assert text.find_element(By.TAG_NAME, "strong").text == "Relevant"
     assert "<script>window.injected = 1</script> <b>raw</b>" in text.text  # shown, not run
-    assert text.find_elements(By.TAG_NAME, "script") == []
-    assert text.find_elements(By.TAG_NAME, "b") == []
-    assert text.find_elements(By.CSS_SELECTOR, "a[href^='javascript']") == []
+    assert elements_now(text, By.TAG_NAME, "script") == []
+    assert elements_now(text, By.TAG_NAME, "b") == []
+    assert elements_now(text, By.CSS_SELECTOR, "a[href^='javascript']") == []
     assert browser.execute_script("return window.injected") is None
     body = browser.find_element(By.TAG_NAME, "body")
     body.send_keys("1")  # the dialog is open: no judgement

@@ -15,7 +15,13 @@ from flask.testing import FlaskClient
 from sqlalchemy import select
 
 from tests.web.conftest import World, client_factory, get_store_of, make_app, serve_in_thread
-from tests.web.test_browser import CHROMEDRIVER, CHROMIUM, browser, log_in_as  # noqa: F401
+from tests.web.test_browser import (  # noqa: F401
+    CHROMEDRIVER,
+    CHROMIUM,
+    browser,
+    elements_now,
+    log_in_as,
+)
 from workbench.services import jobs
 from workbench.store.models import ReportJob, ReportResult
 from workbench.web.report_jobs import seal, sealing_key, unseal
@@ -171,5 +177,5 @@ def test_browser_follows_the_progress_page_to_the_report(
         WebDriverWait(browser, DEADLINE_S).until(
             ec.presence_of_element_located((By.ID, "evaluation-options"))
         )
-        assert not browser.find_elements(By.ID, "report-job")
+        assert not elements_now(browser, By.ID, "report-job")
         assert browser.find_element(By.NAME, "measures").get_attribute("value") == "P.5"

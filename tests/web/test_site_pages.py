@@ -70,9 +70,9 @@ def _walk(browser, base: str, site: Site, shard: int) -> Iterator[tuple[str, str
             who = user
         browser.get(base + path)
         WebDriverWait(browser, 60).until(
-            lambda d: (
-                d.execute_script("return document.readyState") == "complete"
-                and not d.find_elements(By.CSS_SELECTOR, ".job-running")
+            lambda d: d.execute_script(
+                "return document.readyState === 'complete'"
+                " && document.querySelector('.job-running') === null"
             )
         )
         if endpoint == "assess.judge":  # the judging pages fetch their documents
