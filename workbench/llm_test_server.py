@@ -29,6 +29,7 @@ import argparse
 import json
 import math
 import re
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -142,6 +143,17 @@ def _logprobs(grade: int, share: float, top: int, reason: str) -> list[dict[str,
     return out
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hung up before its answer (a judge that timed out on a slow answer)
+        is no error of the server's: socketserver printed its BrokenPipeError to stderr."""
+        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            return
+        super().handle_error(request, client_address)
+
+
 class StubServer:
     """The server on 127.0.0.1:`port` (0: any free port) in a thread; `url` ends in /v1."""
 
@@ -177,8 +189,7 @@ class StubServer:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        self._server.daemon_threads = True
+        self._server = _Server(("127.0.0.1", port), Handler)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
