@@ -153,16 +153,22 @@ def _database(tmp_path: Path, template: str | None) -> Iterator[str]:
     copy = f' TEMPLATE "{template}"' if template is not None else ""
     with admin.connect() as connection:
         connection.exec_driver_sql(f'CREATE DATABASE "{name}"{copy}')
+    admin.dispose()
     try:
         yield sa.engine.make_url(server).set(database=name).render_as_string(hide_password=False)
     finally:
-        # the report-job workers of this test's apps stop before their database goes (else
-        # one polling it meanwhile printed "database ... does not exist" into the pass's log;
-        # `pytest_runtest_protocol` stops them only after every fixture's teardown)
-        jobs.stop_workers()
-        with admin.connect() as connection:
-            connection.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.dispose()
+        drop_database(server, name)
+
+
+def drop_database(server: str, name: str) -> None:
+    """DROP DATABASE `name` on the PostgreSQL `server`, after this process's report-job workers
+    stop: one polling it meanwhile printed "database ... does not exist" into the pass's log
+    (`pytest_runtest_protocol` stops them only after every fixture's teardown)."""
+    jobs.stop_workers()
+    admin = sa.create_engine(server, isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    admin.dispose()
 
 
 @pytest.fixture

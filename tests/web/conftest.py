@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from flask import Flask
 from flask.testing import FlaskClient
 
-from tests.conftest import FAST_HASH
+from tests.conftest import FAST_HASH, drop_database
 from workbench.services import (
     assignments,
     campaigns,
@@ -148,7 +148,7 @@ def world_template(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[s
     world = populate(store, folder / "files")
     store.dispose()
     yield name, world
-    _admin_sql(server, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    drop_database(server, name)
 
 
 def _admin_sql(server: str, statement: str) -> None:
@@ -176,7 +176,7 @@ def world_url(tmp_path: Path, world_template) -> Iterator[tuple[str, World]]:
     name = f"wb_copy_{uuid.uuid4().hex[:12]}"
     _admin_sql(server, f'CREATE DATABASE "{name}" TEMPLATE "{source}"')
     yield _database(server, name), world
-    _admin_sql(server, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    drop_database(server, name)
 
 
 @contextmanager
