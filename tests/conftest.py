@@ -105,18 +105,12 @@ def _migrated_template(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str
         open_store(f"sqlite:///{path}", upgrade=True).dispose()
         yield str(path)
         return
-    name = f"wb_template_{uuid.uuid4().hex[:12]}"
-    admin = sa.create_engine(server, isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.exec_driver_sql(f'CREATE DATABASE "{name}"')
-    url = sa.engine.make_url(server).set(database=name).render_as_string(hide_password=False)
+    name, url = create_database(server, "wb_template")
     open_store(url, upgrade=True).dispose()
     try:
         yield name
     finally:
-        with admin.connect() as connection:
-            connection.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.dispose()
+        drop_database(server, name)
 
 
 def template_of(url: str) -> str:
@@ -148,16 +142,20 @@ def _database(tmp_path: Path, template: str | None) -> Iterator[str]:
                 shutil.copyfile(wal, f"{path}-wal")
         yield f"sqlite:///{path}"
         return
-    admin = sa.create_engine(server, isolation_level="AUTOCOMMIT")
-    name = f"wb_test_{uuid.uuid4().hex[:12]}"
-    copy = f' TEMPLATE "{template}"' if template is not None else ""
-    with admin.connect() as connection:
-        connection.exec_driver_sql(f'CREATE DATABASE "{name}"{copy}')
-    admin.dispose()
+    name, url = create_database(server, "wb_test", template)
     try:
-        yield sa.engine.make_url(server).set(database=name).render_as_string(hide_password=False)
+        yield url
     finally:
         drop_database(server, name)
+
+
+def create_database(server: str, prefix: str, template: str | None = None) -> tuple[str, str]:
+    """A new database on the PostgreSQL `server`, named `prefix` and a random suffix, empty or
+    a copy of the database `template`: (its name, its URL)."""
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    copy = f' TEMPLATE "{template}"' if template is not None else ""
+    _on_server(server, f'CREATE DATABASE "{name}"{copy}')
+    return name, sa.engine.make_url(server).set(database=name).render_as_string(hide_password=False)
 
 
 def drop_database(server: str, name: str) -> None:
@@ -165,10 +163,17 @@ def drop_database(server: str, name: str) -> None:
     stop: one polling it meanwhile printed "database ... does not exist" into the pass's log
     (`pytest_runtest_protocol` stops them only after every fixture's teardown)."""
     jobs.stop_workers()
+    _on_server(server, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _on_server(server: str, statement: str) -> None:
+    """Run `statement` outside a transaction (CREATE and DROP DATABASE need that)."""
     admin = sa.create_engine(server, isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    admin.dispose()
+    try:
+        with admin.connect() as connection:
+            connection.exec_driver_sql(statement)
+    finally:
+        admin.dispose()
 
 
 @pytest.fixture

@@ -7,18 +7,16 @@ import os
 import re
 import shutil
 import threading
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import sqlalchemy as sa
 from flask import Flask
 from flask.testing import FlaskClient
 
-from tests.conftest import FAST_HASH, drop_database
+from tests.conftest import FAST_HASH, create_database, drop_database
 from workbench.services import (
     assignments,
     campaigns,
@@ -142,24 +140,12 @@ def world_template(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[s
         store.dispose()
         yield str(folder / "world.sqlite"), world
         return
-    name = f"wb_world_{uuid.uuid4().hex[:12]}"
-    _admin_sql(server, f'CREATE DATABASE "{name}"')
-    store = open_store(_database(server, name), upgrade=True)
+    name, url = create_database(server, "wb_world")
+    store = open_store(url, upgrade=True)
     world = populate(store, folder / "files")
     store.dispose()
     yield name, world
     drop_database(server, name)
-
-
-def _admin_sql(server: str, statement: str) -> None:
-    engine = sa.create_engine(server, isolation_level="AUTOCOMMIT")
-    with engine.connect() as connection:
-        connection.exec_driver_sql(statement)
-    engine.dispose()
-
-
-def _database(server: str, name: str) -> str:
-    return sa.engine.make_url(server).set(database=name).render_as_string(hide_password=False)
 
 
 @pytest.fixture
@@ -173,9 +159,8 @@ def world_url(tmp_path: Path, world_template) -> Iterator[tuple[str, World]]:
         shutil.copy(source, target)
         yield f"sqlite:///{target}", world
         return
-    name = f"wb_copy_{uuid.uuid4().hex[:12]}"
-    _admin_sql(server, f'CREATE DATABASE "{name}" TEMPLATE "{source}"')
-    yield _database(server, name), world
+    name, url = create_database(server, "wb_copy", source)
+    yield url, world
     drop_database(server, name)
 
 
