@@ -8,12 +8,11 @@ import os
 import subprocess
 import sys
 
-from tests.forked_mains import report_collector
 from workbench.services import forked
 
 
 def test_a_child_of_the_fork_server_walks_only_its_own_objects():
-    child = forked.fork(report_collector, os.environ)
+    child = forked.fork("tests.forked_mains:report_collector", os.environ)
     try:
         assert child.stdout is not None
         found = json.loads(child.stdout.readline())

@@ -53,7 +53,7 @@ def serve_here() -> None:
 
 def worker_of(store: Store) -> jobs.Worker:
     env = {**os.environ, ENV_VAR: store.url, MARK: "given to the child"}
-    return jobs.Worker(store, [], env, timeout=60, forked=serve_here)
+    return jobs.Worker(store, [], env, timeout=60, forked=f"{__name__}:serve_here")
 
 
 def claim(store: Store, campaign: int, kind: str, params: dict[str, Any]) -> tuple[int, int]:

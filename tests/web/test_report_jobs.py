@@ -14,7 +14,14 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import select
 
-from tests.web.conftest import World, client_factory, get_store_of, make_app, serve_in_thread
+from tests.web.conftest import (
+    PASSWORD,
+    World,
+    client_factory,
+    get_store_of,
+    make_app,
+    serve_in_thread,
+)
 from tests.web.test_browser import (  # noqa: F401
     CHROMEDRIVER,
     CHROMIUM,
@@ -179,3 +186,41 @@ def test_browser_follows_the_progress_page_to_the_report(
         )
         assert not elements_now(browser, By.ID, "report-job")
         assert browser.find_element(By.NAME, "measures").get_attribute("value") == "P.5"
+
+
+APP_PROCESS = """
+import json, sys, time
+from workbench.web import create_app
+heavy = lambda: sorted({m.split(".")[0] for m in sys.modules} & {"scipy", "matplotlib"})
+app = create_app({"DATABASE_URL": sys.argv[1], "SECRET_KEY": "k" * 32, "TESTING": True,
+                  "WTF_CSRF_ENABLED": False, "INSTANCE_PATH": sys.argv[3],
+                  "REPORT_JOB_WAIT_SECONDS": 0})
+started = heavy()
+client = app.test_client()
+assert client.post("/login", data={"username": "admin", "password": sys.argv[2]}).status_code == 302
+deadline = time.monotonic() + 180
+while 'id="agreement-topics"' not in (page := client.get(f"/reports/{sys.argv[4]}/agreement").text):
+    assert time.monotonic() < deadline and 'id="report-job"' in page, page
+    time.sleep(0.2)
+print(json.dumps([started, heavy()]))
+"""
+
+
+def test_the_apps_process_leaves_the_report_libraries_to_its_job_children(
+    world_url: tuple[str, World], tmp_path: Path
+) -> None:
+    """A server's process imports neither scipy nor matplotlib, at its start or when a report
+    is computed: its report jobs' children, forked from a fork server that imported them
+    (`workbench.web.job_child`), use them. Importing them in each app process cost about 2.5 s
+    of CPU at every server's (and server worker's) start."""
+    import json
+    import subprocess
+    import sys
+
+    url, world = world_url
+    arguments = [url, PASSWORD, str(tmp_path / "instance"), str(world.campaign_id)]
+    done = subprocess.run(
+        [sys.executable, "-c", APP_PROCESS, *arguments],
+        capture_output=True, text=True, check=True, timeout=300,
+    )  # fmt: skip
+    assert json.loads(done.stdout) == [[], []]

@@ -1,9 +1,11 @@
-"""Job children forked from a fork server: `fork(main, env)` starts `main()` in a new process
-with `env` as its environment and its stdin and stdout on pipes to this process, like
-`subprocess.Popen([python, -m, module], stdin=PIPE, stdout=PIPE)`, but forked from
-`multiprocessing`'s fork server (one per process, started at the first fork), which imported
-`main`'s module once. A child costs a fork, not a new interpreter importing numpy, scipy,
-SQLAlchemy and the web modules (about a second of CPU each).
+"""Job children forked from a fork server: `fork("module:function", env)` starts `function()`
+in a new process with `env` as its environment and its stdin and stdout on pipes to this
+process, like `subprocess.Popen([python, -m, module], stdin=PIPE, stdout=PIPE)`, but forked
+from `multiprocessing`'s fork server (one per process, started at the first fork), which
+imported the module once. A child costs a fork, not a new interpreter importing numpy, scipy,
+SQLAlchemy and the web modules (about a second of CPU each). The function is named, not passed:
+this process never imports the module (a web app's process imports none of what its report
+jobs use, about 2.5 s of CPU at each server's start).
 
 The fork server is a single-threaded process that only imports and forks (the safe way to fork
 after importing libraries that may start threads); it exits with this process, and a child
@@ -17,6 +19,7 @@ process goes on, its result pickled back (the evaluation report's independent se
 from __future__ import annotations
 
 import gc
+import importlib
 import multiprocessing
 import os
 import pickle
@@ -79,11 +82,15 @@ class ForkedChild:
         self.process.kill()
 
 
-def fork(main: Callable[[], None], env: Mapping[str, str]) -> ForkedChild:
-    """`main()` in a child forked from the fork server (which imports `main`'s module before its
-    first fork), with `env` as its environment and stdin and stdout on pipes to this process."""
-    if main.__module__ not in _preloaded:
-        _preloaded.add(main.__module__)
+def fork(main: str, env: Mapping[str, str]) -> ForkedChild:
+    """The function `main` names ("module:function") called in a child forked from the fork
+    server (which imports the module before its first fork), with `env` as its environment and
+    stdin and stdout on pipes to this process."""
+    module, _, function = main.partition(":")
+    if not (module and function):
+        raise ValueError(f"{main!r}: expected 'module:function'")
+    if module not in _preloaded:
+        _preloaded.add(module)
         # modules named before the fork server starts are imported by it; later ones by each child
         _context.set_forkserver_preload(sorted(_preloaded))
     requests_in, requests_out = os.pipe()
@@ -92,7 +99,7 @@ def fork(main: Callable[[], None], env: Mapping[str, str]) -> ForkedChild:
     process = _context.Process(
         target=_child,
         args=(main, dict(env), *ends),
-        name=f"{main.__module__}.{main.__name__}",
+        name=f"{module}.{function}",
         daemon=True,  # terminated when this process exits normally; EOF ends it otherwise
     )
     try:
@@ -107,10 +114,9 @@ def fork(main: Callable[[], None], env: Mapping[str, str]) -> ForkedChild:
     return ForkedChild(process, os.fdopen(requests_out, "wb"), os.fdopen(answers_in, "rb"))
 
 
-def _child(
-    main: Callable[[], None], env: dict[str, str], requests: Connection, answers: Connection
-) -> None:
-    """In the child: the environment, stdin and stdout of a `subprocess` child, then main()."""
+def _child(main: str, env: dict[str, str], requests: Connection, answers: Connection) -> None:
+    """In the child: the environment, stdin and stdout of a `subprocess` child, then the
+    function `main` names (its module imported by the fork server already)."""
     _freeze_inherited()
     os.environ.clear()
     os.environ.update(env)
@@ -120,7 +126,8 @@ def _child(
     answers.close()
     sys.stdin = open(0, closefd=False)  # noqa: SIM115 (the process's own stdin)
     sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
-    main()
+    module, _, function = main.partition(":")
+    getattr(importlib.import_module(module), function)()
 
 
 def _freeze_inherited() -> None:

@@ -483,10 +483,11 @@ class Worker:
     so that it imports the statistics and plotting libraries once; it exits when its stdin
     closes (this thread ending, or this process dying).
 
-    With `forked` (a module-level function: `serve` over a store, as `command` would run),
-    the child is instead forked from this process's fork server (`multiprocessing`'s), which
-    imported `forked`'s module once: a new child (after IDLE_S, a crash, or in another app
-    of this process) costs milliseconds instead of a new interpreter's imports."""
+    With `forked` (a module-level function named "module:function": `serve` over a store, as
+    `command` would run), the child is instead forked from this process's fork server
+    (`multiprocessing`'s), which imported the module once: a new child (after IDLE_S, a crash,
+    or in another app of this process) costs milliseconds instead of a new interpreter's
+    imports."""
 
     def __init__(
         self,
@@ -496,7 +497,7 @@ class Worker:
         *,
         timeout: float = TIMEOUT_S,
         idle: float = IDLE_S,
-        forked: Callable[[], None] | None = None,
+        forked: str | None = None,
     ) -> None:
         self.store = store
         self.command = list(command)

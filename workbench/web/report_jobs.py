@@ -30,6 +30,8 @@ from workbench.web.settings import EXTENSION as SETTINGS
 
 EXTENSION = "workbench_report_jobs"
 KEY_ENV = "WORKBENCH_REPORT_JOB_KEY"
+JOB_CHILD = "workbench.web.job_child"
+"""The module the jobs' child runs (`main`), forked or as `python -m`."""
 WAIT_S = 1.0
 DIGEST = hashlib.sha256().digest_size
 
@@ -73,9 +75,9 @@ def page_job(kind: str, build: PageFunction, *, depends: jobs.Depends | None = N
 
 def init_app(app: Flask) -> None:
     """The app's worker: it runs each job in a child forked with `workbench.web.job_child`
-    imported (`services.forked`; `python -m workbench.web.job_child` is the same child)."""
-    from workbench.web import job_child  # it imports the report views, which import this
-
+    imported (`services.forked`; `python -m workbench.web.job_child` is the same child). The
+    app's process does not import that module (scipy, matplotlib: only its job children use
+    them)."""
     store = app.extensions["workbench_store"]
     key = sealing_key(app.config["SECRET_KEY"])
     package_root = str(Path(__file__).resolve().parents[2])
@@ -94,8 +96,8 @@ def init_app(app: Flask) -> None:
         hex_key = querylog_key.hex() if isinstance(querylog_key, bytes) else str(querylog_key)
         env[querylog.KEY_ENV] = hex_key.strip()
     timeout = float(app.config.get("REPORT_JOB_TIMEOUT_SECONDS", jobs.TIMEOUT_S))
-    command = [sys.executable, "-m", "workbench.web.job_child"]
-    worker = jobs.Worker(store, command, env, timeout=timeout, forked=job_child.main)
+    command = [sys.executable, "-m", JOB_CHILD]
+    worker = jobs.Worker(store, command, env, timeout=timeout, forked=f"{JOB_CHILD}:main")
     app.extensions[EXTENSION] = (worker, key)
 
 
