@@ -8,7 +8,14 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from workbench.services import forked
+
+
+def test_a_child_is_named_as_module_and_function():
+    with pytest.raises(ValueError, match="expected 'module:function'"):
+        forked.fork("tests.forked_mains.report_collector", os.environ)
 
 
 def test_a_child_of_the_fork_server_walks_only_its_own_objects():

@@ -211,8 +211,8 @@ def test_the_apps_process_leaves_the_report_libraries_to_its_job_children(
 ) -> None:
     """A server's process imports neither scipy nor matplotlib, at its start or when a report
     is computed: its report jobs' children, forked from a fork server that imported them
-    (`workbench.web.job_child`), use them. Importing them in each app process cost about 2.5 s
-    of CPU at every server's (and server worker's) start."""
+    (`workbench.web.job_child`), use them. Importing them in each app process cost 2-3 s of
+    CPU at every server's (and server worker's) start."""
     import json
     import subprocess
     import sys

@@ -5,7 +5,7 @@ from `multiprocessing`'s fork server (one per process, started at the first fork
 imported the module once. A child costs a fork, not a new interpreter importing numpy, scipy,
 SQLAlchemy and the web modules (about a second of CPU each). The function is named, not passed:
 this process never imports the module (a web app's process imports none of what its report
-jobs use, about 2.5 s of CPU at each server's start).
+jobs use: 2-3 s of CPU at each server's start).
 
 The fork server is a single-threaded process that only imports and forks (the safe way to fork
 after importing libraries that may start threads); it exits with this process, and a child
