@@ -98,7 +98,7 @@ def fork(main: str, env: Mapping[str, str]) -> ForkedChild:
     ends = Connection(requests_in), Connection(answers_out)  # handed to the child
     process = _context.Process(
         target=_child,
-        args=(main, dict(env), *ends),
+        args=(module, function, dict(env), *ends),
         name=f"{module}.{function}",
         daemon=True,  # terminated when this process exits normally; EOF ends it otherwise
     )
@@ -114,9 +114,11 @@ def fork(main: str, env: Mapping[str, str]) -> ForkedChild:
     return ForkedChild(process, os.fdopen(requests_out, "wb"), os.fdopen(answers_in, "rb"))
 
 
-def _child(main: str, env: dict[str, str], requests: Connection, answers: Connection) -> None:
-    """In the child: the environment, stdin and stdout of a `subprocess` child, then the
-    function `main` names (its module imported by the fork server already)."""
+def _child(
+    module: str, function: str, env: dict[str, str], requests: Connection, answers: Connection
+) -> None:
+    """In the child: the environment, stdin and stdout of a `subprocess` child, then
+    `module.function()` (the module imported by the fork server already, or here)."""
     _freeze_inherited()
     os.environ.clear()
     os.environ.update(env)
@@ -126,7 +128,6 @@ def _child(main: str, env: dict[str, str], requests: Connection, answers: Connec
     answers.close()
     sys.stdin = open(0, closefd=False)  # noqa: SIM115 (the process's own stdin)
     sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
-    module, _, function = main.partition(":")
     getattr(importlib.import_module(module), function)()
 
 
