@@ -197,7 +197,10 @@ def _pass_selects(item: pytest.Item) -> bool:
     on PostgreSQL by the pass's other tests. Measured with coverage.py's per-test contexts over
     the whole pass (2026-11-28): of its 33 browser tests, 29 ran no line of `workbench` that the
     other 986 tests did not, and the other four 15 lines between them, none of them SQL
-    (formatting, a flash message, a dict of comments, numpy on a query log's run). Run alone
+    (formatting, a flash message, a dict of comments, numpy on a query log's run; the
+    adaptive form's resume and the adjudication queue's cannot-judge reasons are now also
+    tested through the test client, tests/web/test_adaptive_pools.py and
+    test_page_services.py). Run alone
     on two workers, those 33 took 337 s of CPU in the kernel's process accounting (Chromium
     234 s), an eighth of CI's."""
     return bool(STORE_FIXTURES & set(getattr(item, "fixturenames", ()))) and (

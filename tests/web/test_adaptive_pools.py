@@ -298,6 +298,13 @@ def test_organiser_pages_and_api(app, world, as_user):
     assert form.status_code == 303
     rows = {t["qid"]: t for t in admin.get(api).get_json()["topics"]}
     assert rows["T1"]["budget"] == 7 and rows["T2"]["stopped"] and rows["T2"]["budget"] == 7
+    resumed = admin.post(
+        f"/admin/campaigns/{campaign}/pools/{pool_id}/adaptive/topics/T2/stop",
+        data={"resume": "1"},
+        follow_redirects=True,
+    )
+    assert resumed.status_code == 200 and "Topic T2 resumed." in resumed.text
+    assert not {t["qid"]: t for t in admin.get(api).get_json()["topics"]}["T2"]["stopped"]
     ordinary = f"/admin/campaigns/{campaign}/pools/{world.pool_id}/adaptive"
     assert admin.get(ordinary).status_code == 404
 

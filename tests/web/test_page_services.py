@@ -20,10 +20,11 @@ from workbench.services import (
     campaigns,
     judging,
     judging_figures,
+    pools,
     progress,
 )
 from workbench.services import users as user_service
-from workbench.services.assignments import list_assignments
+from workbench.services.assignments import assign, list_assignments
 from workbench.services.errors import NotFound
 from workbench.store.models import Assignment
 
@@ -201,6 +202,40 @@ def test_the_adjudication_page_shows_topic_document_and_a_refused_rule(
     assert entry.text == "Text 1 about solar panel recycling <script>alert(1)</script>"
     assert refused.entries == () and refused.error
     assert refused_figures.error == refused.error and refused_figures.keys == ()
+
+
+def test_the_adjudication_queue_carries_the_judges_comments_and_cannot_judge_reasons(
+    app: Flask, as_user, world: World
+) -> None:
+    """The queue's notes, anonymised, in the service and on the page (the browser test of the
+    queue runs on SQLite only: tests/conftest.py `_pass_selects`)."""
+    store = get_store_of(app)
+    with store.session() as s:
+        pool = pools.get_pool(s, campaigns.get_campaign(s, world.campaign_id), world.pool_id)
+        carol = assign(s, pool, "T1", user_service.get_user(s, "carol")).id
+    answers = [
+        ("alice", world.assignment["alice", "T1"], {"grade": 2, "comment": "answers the topic"}),
+        ("bob", world.assignment["bob", "T1"], {"grade": 0, "comment": "only <b>mentions</b>"}),
+        ("carol", carol, {"grade": None, "cannot_judge": "garbled scan"}),
+    ]
+    for name, assignment, answer in answers:
+        assert as_user(name).post(
+            f"/api/v1/assignments/{assignment}/judgements",
+            json={"docno": "D1", "client_id": f"notes-{name}"} | answer,
+        ).status_code in (200, 201)
+    with store.read_session() as session:
+        c1 = campaigns.get_campaign(session, world.campaign_id)
+        [item] = adjudication.disagreement_queue(session, c1, adjudication.MergeSpec("majority"))
+    assert (item.qid, item.docno) == ("T1", "D1")
+    assert item.comments == {"Judge 1": "answers the topic", "Judge 2": "only <b>mentions</b>"}
+    assert item.cannot_judge == {"Judge 3": "garbled scan"}
+    page = as_user("admin").get(
+        f"/reports/{world.campaign_id}/adjudication?rule=majority&tie=adjudicate"
+    )
+    assert page.status_code == 200
+    assert "Judge 2 commented: only &lt;b&gt;mentions&lt;/b&gt;" in page.text
+    assert '<li class="cannot-judge">Judge 3 could not judge: garbled scan</li>' in page.text
+    assert "carol" not in page.text
 
 
 def test_an_unknown_merge_rule_is_refused_on_the_page_not_replaced(as_user, world: World) -> None:
