@@ -58,6 +58,23 @@ def test_a_run_lacking_topics_scores_0_there_and_stays_in_every_test(with_short_
     assert tukey is not None and len(tukey.pairs) == 10
 
 
+def test_the_precision_recall_curve_scores_a_lacking_topic_0_at_every_recall(with_short_run):
+    """As the table's scores (trec_eval -c): runE's curve is its q1 curve over 3 topics. The
+    curve once gave runE's lacking topics rankings without documents, which are 0/0 at the
+    low recall points, so the mean showed no value there (a blank cell, a gap in the plot)."""
+    with with_short_run.session() as s:
+        campaign = get_campaign(s, "demo")
+        table = service.evaluate_campaign(s, campaign, measures=["map"])
+        runs = inputs.load_runs(s, campaign)
+        curves = service.precision_recall(runs, inputs.resolve_qrels(s, campaign), table)
+    q1 = pytrec_eval.RelevanceEvaluator(FINAL, {"iprec_at_recall"}).evaluate(
+        {"q1": {"d3": 9.0, "d1": 8.0, "d2": 7.0}}
+    )["q1"]
+    expected = [q1[f"iprec_at_recall_{point / 10:.2f}"] / 3 for point in range(11)]
+    assert curves["runE"] == pytest.approx(expected) and expected[0] > 0
+    assert not any(math.isnan(value) for curve in curves.values() for value in curve)
+
+
 @pytest.mark.skipif(not os.environ.get("WORKBENCH_TREC_EVAL"), reason="WORKBENCH_TREC_EVAL unset")
 def test_the_missing_topic_convention_is_trec_eval_minus_c(with_short_run, tmp_path: Path):
     qrels = tmp_path / "final.qrels"

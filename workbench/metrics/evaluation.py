@@ -450,14 +450,21 @@ def interpolated_precision_recall(
     run: Run | Mapping[str, Mapping[str, float]],
     *,
     relevance_level: int = 1,
+    average_over_all_topics: bool = False,
     compat: int = 10,
 ) -> dict[str, np.ndarray]:
     """The 11-point interpolated precision-recall curve (recall 0.0, 0.1 ... 1.0).
 
-    qid -> 11 precisions, and ``"all"`` -> their mean over topics; data for plots.
+    qid -> 11 precisions, and ``"all"`` -> their mean over topics (``average_over_all_topics``:
+    over every qrels topic, as ``evaluate`` and trec_eval -c); data for plots.
     """
     result = evaluate(
-        qrels, run, ["iprec_at_recall"], relevance_level=relevance_level, compat=compat
+        qrels,
+        run,
+        ["iprec_at_recall"],
+        relevance_level=relevance_level,
+        average_over_all_topics=average_over_all_topics,
+        compat=compat,
     )
     names = [line.name for line in result.lines]
     curves = {

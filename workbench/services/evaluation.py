@@ -317,17 +317,18 @@ def precision_recall(
     runs: Sequence[LoadedRun], qrels: NamedQrels, table: EvaluationTable
 ) -> dict[str, list[float]]:
     """Run tag -> the 11-point interpolated precision (recall 0.0 .. 1.0), mean over the
-    table's topics, a topic the run lacks counting as an empty ranking."""
-    topics = table.topics_evaluated
-    scoped = qrels.of_topics(topics)
+    table's topics as the table's scores are (trec_eval -c: a topic the run lacks is scored 0
+    at every recall; its topics outside the qrels are not evaluated). A topic given as a
+    ranking without documents would be 0/0 at the low recall points, as trec_eval computes
+    it for a topic that retrieves nothing (`metrics.evaluation`), not what -c gives."""
+    scoped = qrels.of_topics(table.topics_evaluated)
     curves = {}
     for run in runs:
-        # a run with every topic is evaluated as it is (its topics outside the qrels are not
-        # evaluated); one lacking some gets them as empty rankings
-        lacks = any(q not in run.trec_run for q in topics)
-        trec_run = run.trec_run.select(topics) if lacks else run.trec_run
         curve = interpolated_precision_recall(
-            scoped, trec_run, relevance_level=table.relevance_level
+            scoped,
+            run.trec_run,
+            relevance_level=table.relevance_level,
+            average_over_all_topics=True,
         )["all"]
         curves[run.tag] = [float(v) for v in curve]
     return curves
