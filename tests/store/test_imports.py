@@ -386,10 +386,14 @@ def test_bad_run_files_are_refused_and_change_nothing(store, campaign_id, tmp_pa
     )
 
 
-def test_qrels_grades_beyond_32_bits_and_bad_bytes_are_refused(store, campaign_id, tmp_path):
+def test_qrels_grades_beyond_32_bits_bad_bytes_and_empty_files_are_refused(
+    store, campaign_id, tmp_path
+):
     for content, match in [
         (b"1 0 a1 1\n1 0 d1 2147483648\n", r"q.txt:2: expected an integer from -2147483648"),
         (b"1 0 a\xe91 1\n", r"q.txt:1: expected UTF-8 text"),
+        (b"", r"q.txt:1: expected qrels lines \(qid iteration docno rel\); got ''"),
+        (b"\n# only a comment\n", r"q.txt:1: expected qrels lines"),
     ]:
         path = tmp_path / "q.txt"
         path.write_bytes(content)

@@ -8,6 +8,7 @@ from functools import cached_property
 import numpy as np
 
 from workbench.limits import NO_LIMITS, IdLimits
+from workbench.trec.errors import TrecFormatError
 from workbench.trec.keys import (
     docno_hash,
     first_duplicate,
@@ -283,8 +284,8 @@ def read_qrels(
     A (qid, docno) judged twice is an error naming its second line (unless
     ``check_duplicates`` is false: trec_eval only fails when it evaluates that topic), and so
     is a qid, iteration or docno longer than ``limits`` (by default any length).  ``strict``
-    (imports): the bytes must be UTF-8 and every grade must fit 32 bits
-    (:data:`GRADE_BOUNDS`).
+    (imports): the bytes must be UTF-8, every grade must fit 32 bits (:data:`GRADE_BOUNDS`)
+    and the file must hold a line.
     """
     path = _source_name(source)
     parts: list[tuple[np.ndarray, ...]] = []
@@ -302,6 +303,8 @@ def read_qrels(
         parts.append((*fields, rels))
         lines_seen.append(lines.line_numbers)
     qids = _concat([p[0] for p in parts])
+    if strict and not len(qids):  # an import never takes an empty file (trec_eval: "Cannot read")
+        raise TrecFormatError(path, 1, "", "qrels lines (qid iteration docno rel)")
     iterations = _concat([p[1] for p in parts])
     docnos = _concat([p[2] for p in parts])
     rels = _concat([p[3] for p in parts], "i8")
