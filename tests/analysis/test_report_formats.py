@@ -49,6 +49,10 @@ def test_one_parser_reads_every_option_and_refuses_with_the_same_words() -> None
         ({"sections": ["nope"]}, "unknown sections 'nope'"),
         ({"pools": ["two"]}, "pools must be pool numbers such as 1,2; got 'two'"),
         ({"num_docs": ["0"]}, "num docs must be at least 1"),
+        # too large, whatever the option's own lower bound: not "at least"
+        ({"level": ["9" * 23]}, r"^level must be at most 1e\+15; got '9{23}'$"),
+        ({"num_docs": ["1e300"]}, r"^num docs must be an integer; got '1e300'$"),
+        ({"num_docs": [str(10**16)]}, r"^num docs must be at most 1e\+15"),
     ):
         with pytest.raises(ServiceError, match=reason):
             parse(given)

@@ -32,6 +32,10 @@ WORDS_OR_COMMAS = re.compile(r"[\s,]+")
 MAX_TEXT = 200  # characters of a text option
 
 
+MAX_MAGNITUDE = 10**15
+"""The largest number any report option takes, whatever its own bounds."""
+
+
 @dataclass(frozen=True)
 class ReportOption:
     """A parameter of the report: `name` (the query parameter; the CLI's --name with dashes,
@@ -102,10 +106,15 @@ class ReportOption:
         low, high = self.minimum, self.maximum
         below = low is not None and (value <= low if self.open_bounds else value < low)
         above = high is not None and (value >= high if self.open_bounds else value > high)
-        if not math.isfinite(value) or below or above or abs(value) > 10**15:
-            bounds = f"between {low:g} and {high:g}" if high is not None else f"at least {low:g}"
-            if self.open_bounds:
-                bounds = bounds.replace("at least", "above")
+        if not math.isfinite(value) or below or above or abs(value) > MAX_MAGNITUDE:
+            if high is not None:
+                bounds = f"between {low:g} and {high:g}"
+            elif value > MAX_MAGNITUDE:  # +inf too
+                bounds = f"at most {MAX_MAGNITUDE:g}"
+            elif low is None:
+                bounds = f"between {-MAX_MAGNITUDE:g} and {MAX_MAGNITUDE:g}"
+            else:
+                bounds = f"{'above' if self.open_bounds else 'at least'} {low:g}"
             raise ServiceError(f"{label} must be {bounds}; got {text[:40]!r}")
         return value
 
