@@ -4,8 +4,10 @@ the Worker's environment, replaced after a crash; a waiting request wakes when i
 from __future__ import annotations
 
 import os
+import signal
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -33,7 +35,17 @@ def _sleep(_session: Any, _campaign: Any, params: dict[str, Any], _progress: Any
     return b"slept"
 
 
+def _exit_once(_session: Any, _campaign: Any, params: dict[str, Any], _progress: Any) -> bytes:
+    """Killed the first time (as by the OOM killer), computed the next."""
+    marker = Path(params["marker"])
+    if not marker.exists():
+        marker.touch()
+        os.kill(os.getpid(), signal.SIGKILL)
+    return b"computed"
+
+
 jobs.register("test-whoami", _whoami)
+jobs.register("test-exit-once", _exit_once)
 jobs.register("test-exit", _exit)
 jobs.register("test-sleep", _sleep)
 
@@ -102,6 +114,26 @@ def test_a_forked_child_that_dies_fails_its_job_and_the_next_job_gets_a_new_one(
         done = session.scalar(select(ReportJob.id).where(ReportJob.kind == "test-whoami"))
     assert done is not None and outcome(store, done)[2] == f"{child.pid} given to the child"
     jobs._close(child)
+
+
+def test_a_report_whose_process_was_killed_is_computed_again_at_the_next_request(
+    store: Store, campaign: int, tmp_path: Path
+) -> None:
+    """A killed process is no answer: its failure is shown once, then the next request
+    queues the report again (a report that fails by itself is not: test_jobs.py)."""
+    worker = worker_of(store)
+    params = {"marker": str(tmp_path / "killed-once")}
+    killed, generation = claim(store, campaign, "test-exit-once", params)
+    assert worker._run(None, killed, generation) is None
+    assert outcome(store, killed)[:2] == ("failed", "the report's process exited with status -9")
+    again = jobs.request_job(store, campaign, "test-exit-once", params, worker=Wakes(), wait=0)
+    assert (again.id, again.status, again.generation) == (killed, "queued", 2)
+    assert jobs._claim_next(store) == (killed, 2)
+    child = worker._run(None, killed, 2)
+    assert child is not None and outcome(store, killed) == ("done", "", "computed")
+    jobs._close(child)
+    done = jobs.request_job(store, campaign, "test-exit-once", params, worker=Wakes(), wait=0)
+    assert (done.status, done.generation, done.fresh) == ("done", 2, True)
 
 
 def test_a_waiting_request_wakes_when_this_processs_worker_finishes_its_job(

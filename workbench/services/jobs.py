@@ -211,6 +211,8 @@ def _orphaned(job: ReportJob, now: dt.datetime) -> bool:
 
 
 def _needs_run(job: ReportJob | None, current: str, now: dt.datetime) -> bool:
+    """Whether a request queues the job: none yet; a report finished for other data than
+    `current` (or whose process died: `wanted` emptied); a queued or running one orphaned."""
     if job is None:
         return True
     if job.status in (DONE, FAILED):
@@ -605,10 +607,16 @@ class Worker:
             answered = False
         if answered:
             return child
+        # a process killed (the kernel's OOM killer, an operator) is no answer of the report's:
+        # the job is not marked as computed for this data (`wanted`), so the next request
+        # queues it again; a report that failed by itself or ran past the time limit (it would
+        # again) fails once per data
+        retry: dict[str, Any] = {}
         if not ready:
             error = f"the report took longer than {self.timeout:.0f} s and was stopped"
         else:
             error = f"the report's process exited with status {child.wait()}"
+            retry["wanted"] = ""
         child.kill()
         child.wait()
         if self._stopping:
@@ -616,7 +624,7 @@ class Worker:
             # why the child failed; the job is left running, and claimed again (`_claim_next`)
             # once its heartbeat is stale, when its store is still there
             return None
-        _finish(self.store, job_id, generation, status=FAILED, error=error)
+        _finish(self.store, job_id, generation, status=FAILED, error=error, **retry)
         self._clean_up(job_id)
         return None
 
