@@ -63,13 +63,19 @@ def test_the_checkpointer_thread_copies_the_wal_after_writes(store, sqlite_file,
     checkpoints: list[float] = []  # when each finished checkpoint began
     real_checkpoint, real_written = Checkpointer.checkpoint, Checkpointer.written
 
+    # only this store's: the class is patched, and another store's checkpointer thread (an
+    # earlier test's, idle for up to CHECKPOINTER_IDLE_S) woken meanwhile ran the patched
+    # method too, and its checkpoint of another file ended the wait early
     def written(self):
-        writes.append(time.monotonic())  # before the thread is woken
+        if self is store.checkpointer:
+            writes.append(time.monotonic())  # before the thread is woken
         real_written(self)
 
     def checkpoint(self):
         began = time.monotonic()
         real_checkpoint(self)
+        if self is not store.checkpointer:
+            return
         with ran:
             checkpoints.append(began)
             ran.notify_all()
