@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import pytrec_eval
+from sqlalchemy import select
 
 from tests.analysis.conftest import add_runs_and_pool
 from tests.analysis.test_evaluation_service import FINAL
@@ -22,6 +23,7 @@ from workbench.services import qrels, run_imports
 from workbench.services.adjudication import MergeSpec, apply_rule
 from workbench.services.campaigns import get_campaign
 from workbench.services.errors import ServiceError
+from workbench.store.models import Judgement, User
 
 SHORT_RUN = "q1 Q0 d3 1 9 runE\nq1 Q0 d1 2 8 runE\nq1 Q0 d2 3 7 runE\n"  # lacks q2 and q3
 
@@ -162,6 +164,28 @@ def test_final_qrels_with_documents_left_to_adjudicate_are_refused(judged, tmp_p
     ]
     assert stability.notes[0] == incomplete[0]
     assert len(stability.comparisons) == 3  # the assessors have no assignments: complete
+
+
+def test_a_document_only_answered_cannot_judge_is_named_with_what_resolves_it(judged, tmp_path):
+    """No rule or adjudicator can label a document whose every answer is 'cannot judge': the
+    refusal names it and says what resolves it (a document with a grade beside a 'cannot
+    judge', q1/d4, is not one of them)."""
+    with judged.session() as s:
+        campaign = get_campaign(s, "demo")
+        add_runs_and_pool(s, campaign, tmp_path)  # pools d11 and d12, which nobody judged
+        carol = s.scalar(select(User.id).where(User.username == "carol"))
+        s.add(Judgement(campaign_id=campaign.id, qid="q1", docno="d11", user_id=carol,
+                        cannot_judge="garbled scan"))  # fmt: skip
+        s.flush()
+        summary = apply_rule(s, campaign, MergeSpec("majority", tie="adjudicate"))
+        with pytest.raises(qrels.IncompleteQrels) as refused:
+            inputs.Scope().qrels(s, campaign, "final")
+    assert refused.value.completeness.unjudgeable == (("q1", "d11"),)
+    assert (
+        f"{summary.queued + 2} of the 14 pooled or judged documents lack a final label (e.g. "
+        "topic q1 document d11); 1 of them has only 'cannot judge' answers (e.g. topic q1 "
+        "document d11): assign another judge to the topic, or have its judge revise the answer"
+    ) in str(refused.value)
 
 
 def test_the_evaluate_command_offers_both_choices(with_short_run, database_url):

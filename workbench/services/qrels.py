@@ -15,7 +15,7 @@ does not make the qrels incomplete, and its unsampled documents are not written 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, aliased
@@ -26,6 +26,7 @@ from workbench.services.assignments import documents_to_judge
 from workbench.services.current_judgements import (
     CurrentGrades,
     counted_grades,
+    counted_notes,
     graded_keys,
     is_current,
     left_out_gold,
@@ -62,17 +63,30 @@ class Completeness:
     labels: str  # what the qrels hold: "final labels", "labels", "alice's grades"
     expected: int  # documents that should carry a label
     missing: tuple[tuple[str, str], ...]  # (qid, docno) without one, in topic order
+    unjudgeable: tuple[tuple[str, str], ...] = ()
+    """Of the `missing`, those whose every counted judgement is 'cannot judge' (final or
+    default labels): no rule or adjudicator can label them from a grade."""
 
     @property
     def complete(self) -> bool:
         return not self.missing
 
     def describe(self) -> str:
-        """'21 of the 35 pooled or judged documents lack a final label (e.g. topic 1 ...)'."""
+        """'21 of the 35 pooled or judged documents lack a final label (e.g. topic 1 ...)',
+        and of them the ones only 'cannot judge' answers, with what resolves them."""
         qid, docno = self.missing[0]
-        return (
+        text = (
             f"{len(self.missing)} of the {self.expected} pooled or judged documents lack "
             f"{self.labels} (e.g. topic {qid} document {docno})"
+        )
+        if not self.unjudgeable:
+            return text
+        qid, docno = self.unjudgeable[0]
+        return (
+            f"{text}; {len(self.unjudgeable)} of them "
+            f"{'has' if len(self.unjudgeable) == 1 else 'have'} only 'cannot judge' answers (e.g. "
+            f"topic {qid} document {docno}): assign another judge to the topic, or have its "
+            "judge revise the answer"
         )
 
 
@@ -223,8 +237,19 @@ def qrels_labels(
         labels, what = _single_judge_labels(session, campaign), "a label"
     sampled = _sampled(session, scope)
     labels.update(_pooled_gold(session, campaign, sampled))
-    expected = sampled | graded_keys(session, campaign, grades) | set(labels)
-    return labels, _completeness(what, expected, labels)
+    graded = graded_keys(session, campaign, grades)
+    expected = sampled | graded | set(labels)
+    completeness = _completeness(what, expected, labels)
+    if completeness.complete:
+        return labels, completeness
+    missing = set(completeness.missing)
+    unjudgeable = {
+        (row.qid, row.docno)
+        for row in counted_notes(session, campaign)
+        if row.cannot_judge is not None and (row.qid, row.docno) in missing
+    } - graded
+    ordered = tuple(key for key in completeness.missing if key in unjudgeable)
+    return labels, replace(completeness, unjudgeable=ordered)
 
 
 def _completeness(what: str, expected: set[Key], labels: dict[Key, int]) -> Completeness:
