@@ -21,7 +21,7 @@ def tables(curves: Curves) -> list[Table]:
         ["Run", *levels],
         [[Cell(tag), *(Cell(v) for v in values)] for tag, values in curves.items()],
         caption="Interpolated precision at recall 0.0, 0.1, ..., 1.0 (mean over the topics; "
-        "a topic a run lacks counts as an empty ranking).",
+        "a topic a run lacks scores 0 at every recall, as trec_eval -c).",
         label="tab:precision-recall",
     )
     for column in range(1, 12):
