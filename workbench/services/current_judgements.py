@@ -277,6 +277,18 @@ def counted_grades(
     return _counted(session, campaign, list(plain_rows(session, query)))
 
 
+def cannot_judge_keys(session: Session, campaign: Campaign) -> set[tuple[str, str]]:
+    """(qid, docno) with a current 'cannot judge' answer that counts (as `counted_grades`
+    counts grades), read as plain columns: only those rows reach Python."""
+    query = select(Judgement.qid, Judgement.docno, Judgement.user_id).where(
+        is_current(campaign.id), Judgement.cannot_judge.is_not(None)
+    )
+    return {
+        (row.qid, row.docno)
+        for row in _counted(session, campaign, list(plain_rows(session, query)))
+    }
+
+
 def graded_keys(
     session: Session, campaign: Campaign, grades: CurrentGrades | None = None
 ) -> set[tuple[str, str]]:

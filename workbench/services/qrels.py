@@ -25,8 +25,8 @@ from workbench.services import adaptive_provenance
 from workbench.services.assignments import documents_to_judge
 from workbench.services.current_judgements import (
     CurrentGrades,
+    cannot_judge_keys,
     counted_grades,
-    counted_notes,
     graded_keys,
     is_current,
     left_out_gold,
@@ -242,12 +242,7 @@ def qrels_labels(
     completeness = _completeness(what, expected, labels)
     if completeness.complete:
         return labels, completeness
-    missing = set(completeness.missing)
-    unjudgeable = {
-        (row.qid, row.docno)
-        for row in counted_notes(session, campaign)
-        if row.cannot_judge is not None and (row.qid, row.docno) in missing
-    } - graded
+    unjudgeable = cannot_judge_keys(session, campaign) - graded
     ordered = tuple(key for key in completeness.missing if key in unjudgeable)
     return labels, replace(completeness, unjudgeable=ordered)
 
