@@ -115,9 +115,9 @@ def test_the_labels_equal_the_one_transaction_rules(
     chosen: set[int] | None,
 ) -> None:
     """Over campaigns of many shapes (topics, documents, missing grades, earlier rule-made and
-    adjudicated labels, a batch of topics), with batches of 1-8 documents: the stepped rule
-    sets the labels the one-transaction rule sets, says the same, and counts one change per
-    write transaction."""
+    adjudicated labels, some on documents nobody grades, a batch of topics), with batches of
+    1-8 documents: the stepped rule sets the labels the one-transaction rule sets, says the
+    same, and counts one change per write transaction."""
     monkeypatch.setattr(adjudication_steps, "BATCH_DOCUMENTS", batch)
     labelled = {key for key in marked if key[0] % 2 == 0}
     decided = marked - labelled
@@ -143,18 +143,17 @@ def test_the_labels_equal_the_one_transaction_rules(
         return
     first, second = outcomes
     assert not isinstance(second, str)
-    assert (first.rule, first.labelled, first.kept, first.queued, first.unlabelled) == (
-        second.rule,
-        second.labelled,
-        second.kept,
-        second.queued,
-        second.unlabelled,
-    )
+    assert (first.rule, first.labelled, first.kept, first.queued, first.unlabelled,
+            first.dropped) == (second.rule, second.labelled, second.kept, second.queued,
+                               second.unlabelled, second.dropped)  # fmt: skip
+    stored = {(t, d) for t, d in labelled if t < len(topics) and d < len(topics[t])}
+    ungraded = {(t, d) for t, d in stored if all(g is None for g in topics[t][d])}
+    assert first.dropped == len({(t, d) for t, d in ungraded if chosen is None or t in chosen})
     wanted = {
         t
         for t, documents in enumerate(topics)
         if any(any(g is not None for g in d) for d in documents)
-    }
+    } | {t for t, _ in stored}  # a topic with a rule-made label: its batch may remove it
     if chosen is not None:
         wanted &= chosen
     sizes = [sum(any(g is not None for g in d) for d in topics[t]) for t in sorted(wanted)]
@@ -271,3 +270,40 @@ def test_a_label_decided_after_its_batch_read_the_labels_is_kept(
     assert labels[("q1", "d1")][:2] == (1, "adjudicated")
     assert labels[("q2", "d1")][:2] == (1, "adjudicated")
     assert ("q2", "d7") not in labels  # a rule-made label of a tie: deleted
+
+
+def test_a_rule_removes_its_label_of_a_document_no_longer_graded_in_the_topics_it_decides(
+    store: Store,
+) -> None:
+    """q1/d4 (alice 0, bob 0, carol 'cannot judge') gets the majority's 0; once alice and bob
+    revise it to 'cannot judge', applying a rule to q2 keeps that label (not its topic), and
+    applying it to every topic removes it, and says so (the one-transaction rule does the
+    same: `test_the_labels_equal_the_one_transaction_rules`); the document is then in the
+    queue for an adjudicator."""
+    from workbench.services.adjudication import disagreement_queue, ungraded_documents
+
+    rule = MergeSpec("majority", tie="higher")
+    with store.session() as s:
+        campaign = build_campaign(s)
+        apply_rule(s, campaign, rule)
+        for user in s.scalars(select(User).where(User.username.in_(["alice", "bob"]))):
+            s.add(Judgement(campaign_id=campaign.id, qid="q1", docno="d4", user_id=user.id,
+                            cannot_judge="wrong language"))  # fmt: skip
+        s.flush()
+        other_topic = apply_rule(s, campaign, rule, topics=["q2"])
+        campaign_id = campaign.id
+    assert other_topic.dropped == 0 and ("q1", "d4") in _labels(store, campaign_id)
+    every = apply_rule_in_steps(store, campaign_id, rule)
+    assert every.dropped == 1
+    assert "; 1 earlier rule-made label(s) removed, as their documents no longer have a grade" in (
+        every.message()
+    )
+    assert ("q1", "d4") not in _labels(store, campaign_id)
+    with store.read_session() as s:
+        campaign = get_campaign(s, campaign_id)
+        assert ungraded_documents(s, campaign) == {("q1", "d4")}
+        [item] = [q for q in disagreement_queue(s, campaign, MergeSpec("majority")) if not q.grades]
+    assert (item.qid, item.docno, item.proposal) == ("q1", "d4", None)
+    assert item.cannot_judge == dict.fromkeys(("Judge 1", "Judge 2"), "wrong language") | {
+        "Judge 3": "foreign language"
+    }

@@ -20,7 +20,8 @@ from workbench.services import evaluation as service
 from workbench.services import evaluation_inputs as inputs
 from workbench.services import evaluation_stability as stable
 from workbench.services import qrels, run_imports
-from workbench.services.adjudication import MergeSpec, apply_rule
+from workbench.services.adjudication import MergeSpec, apply_rule, record_decision
+from workbench.services.adjudication_queue import adjudication_page, queue_figures
 from workbench.services.campaigns import get_campaign
 from workbench.services.errors import ServiceError
 from workbench.store.models import Judgement, User
@@ -166,10 +167,13 @@ def test_final_qrels_with_documents_left_to_adjudicate_are_refused(judged, tmp_p
     assert len(stability.comparisons) == 3  # the assessors have no assignments: complete
 
 
-def test_a_document_only_answered_cannot_judge_is_named_with_what_resolves_it(judged, tmp_path):
-    """No rule or adjudicator can label a document whose every answer is 'cannot judge': the
-    refusal names it and says what resolves it (a document with a grade beside a 'cannot
-    judge', q1/d4, is not one of them)."""
+def test_a_document_only_answered_cannot_judge_is_named_and_an_adjudicator_grades_it(
+    judged, tmp_path
+):
+    """No rule can label a document whose every answer is 'cannot judge': the refusal names
+    it and says what resolves it (a document with a grade beside a 'cannot judge', q1/d4, is
+    not one of them); the adjudication queue offers it, and an adjudicator's grade labels
+    it."""
     with judged.session() as s:
         campaign = get_campaign(s, "demo")
         add_runs_and_pool(s, campaign, tmp_path)  # pools d11 and d12, which nobody judged
@@ -180,12 +184,33 @@ def test_a_document_only_answered_cannot_judge_is_named_with_what_resolves_it(ju
         summary = apply_rule(s, campaign, MergeSpec("majority", tie="adjudicate"))
         with pytest.raises(qrels.IncompleteQrels) as refused:
             inputs.Scope().qrels(s, campaign, "final")
+        majority = MergeSpec("majority", tie="adjudicate")
+        figures = queue_figures(s, campaign.id, majority)
+        page = adjudication_page(s, campaign, majority, figures, view="undecided")
+        boss = s.scalars(select(User).where(User.username == "boss")).one()
+        label = record_decision(s, campaign, qid="q1", docno="d11", grade=0,
+                                reason="legible", adjudicator=boss)  # fmt: skip
+        assert label.judges == {} and label.rule == "adjudicated"
+        after = qrels.qrels_completeness(s, campaign, final=True)
+        with pytest.raises(ServiceError, match="no judgement of document 'd12'"):
+            record_decision(s, campaign, qid="q1", docno="d12", grade=0, reason="r",
+                            adjudicator=boss)  # fmt: skip
     assert refused.value.completeness.unjudgeable == (("q1", "d11"),)
     assert (
         f"{summary.queued + 2} of the 14 pooled or judged documents lack a final label (e.g. "
         "topic q1 document d11); 1 of them has only 'cannot judge' answers (e.g. topic q1 "
-        "document d11): assign another judge to the topic, or have its judge revise the answer"
+        "document d11): grade them on the adjudication page, assign another judge to the "
+        "topic, or have its judge revise the answer"
     ) in str(refused.value)
+    assert ("q1", "d11", "undecided") in figures.keys
+    assert dict(figures.counts)["undecided"] == summary.queued + 1
+    [entry] = [e for e in page.entries if e.item.docno == "d11"]
+    assert entry.item.grades == {} and entry.item.proposal is None
+    assert [(a.judge, a.grade, a.cannot_judge) for a in entry.answers] == [
+        ("Judge 3", None, "garbled scan")
+    ]
+    assert len(after.missing) == len(refused.value.completeness.missing) - 1
+    assert after.unjudgeable == () and ("q1", "d11") not in after.missing
 
 
 def test_the_evaluate_command_offers_both_choices(with_short_run, database_url):

@@ -238,6 +238,42 @@ def test_the_adjudication_queue_carries_the_judges_comments_and_cannot_judge_rea
     assert "carol" not in page.text
 
 
+def test_a_document_no_judge_could_grade_is_decided_on_the_adjudication_page(
+    app: Flask, as_user, world: World
+) -> None:
+    """Only 'cannot judge' answers on T1/D2: no rule can label it, so the queue offers it
+    (no grades, no proposal) and the adjudicator's grade becomes its final label."""
+    assert as_user("alice").post(
+        f"/api/v1/assignments/{world.assignment['alice', 'T1']}/judgements",
+        json={"docno": "D2", "grade": None, "cannot_judge": "pages <missing>",
+              "client_id": "cj-1"},
+    ).status_code in (200, 201)  # fmt: skip
+    admin = as_user("admin")
+    queue = f"/reports/{world.campaign_id}/adjudication?rule=majority&tie=adjudicate"
+    page = admin.get(queue)
+    assert page.status_code == 200
+    assert "1 document left to decide (no final label yet)" in page.text
+    assert "No judge could grade it: the final grade is yours." in page.text
+    assert "Judge 1 could not judge: pages &lt;missing&gt;" in page.text
+    decided = admin.post(
+        f"/reports/{world.campaign_id}/adjudication",
+        data={"qid": "T1", "docno": "D2", "grade": "1", "reason": "read the rest elsewhere",
+              "rule": "majority", "tie": "adjudicate", "show": "undecided"},
+    )  # fmt: skip
+    assert decided.status_code == 303
+    with get_store_of(app).read_session() as session:
+        labels = adjudication.final_labels(
+            session, campaigns.get_campaign(session, world.campaign_id)
+        )
+    assert {key: (label.grade, label.adjudicated) for key, label in labels.items()} == {
+        ("T1", "D2"): (1, True)
+    }
+    after = admin.get(queue + "&show=adjudicated")
+    assert "1 document decided by an adjudicator" in after.text
+    assert "No judge could grade it: the final grade is yours.\n" in after.text
+    assert "· current final label: 1 (adjudicated)" in after.text
+
+
 def test_an_unknown_merge_rule_is_refused_on_the_page_not_replaced(as_user, world: World) -> None:
     admin = as_user("admin")
     page = admin.get(f"/reports/{world.campaign_id}/adjudication?rule=vote&tie=adjudicate")

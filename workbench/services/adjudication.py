@@ -3,7 +3,8 @@
 A merge rule (`workbench.agreement.merge_grades`: majority, mean, any, all, primary) is applied
 to every judged document. Where the rule decides, a FinalLabel row records the grade, the rule
 and the judges' grades keyed by judge id (the user id, never the name). Where it cannot (a
-majority tie sent to adjudication), the document waits in the queue, which shows the judges
+majority tie sent to adjudication), or where no judge could grade the document (only 'cannot
+judge' answers), the document waits in the queue, which shows the judges
 only as "Judge 1", "Judge 2", ... (the campaign's judges in user-id order); an adjudicator's
 decision records the chosen grade, the adjudicator and a reason. A decision by an
 adjudicator is never overwritten by re-applying a rule.
@@ -25,9 +26,11 @@ from workbench import limits
 from workbench.agreement import MERGE_RULES, TIE_RULES, MergeRule, TieRule, binarise, merge_grades
 from workbench.services import changes
 from workbench.services.current_judgements import (
+    cannot_judge_keys,
     counted_grades,
     counted_judges,
     counted_notes,
+    graded_keys,
 )
 from workbench.services.errors import ServiceError
 from workbench.services.qrels import qrels_completeness
@@ -81,7 +84,8 @@ class JudgedDocument:
 
 @dataclass(frozen=True)
 class QueueItem:
-    """A document on which the judges disagree under a rule; proposal is None on a tie."""
+    """A document on which the judges disagree under a rule, or that no judge could grade
+    (`grades` empty); proposal is None where the rule cannot decide (a tie, no grade)."""
 
     qid: str
     docno: str
@@ -103,6 +107,7 @@ class AdjudicationSummary:
     unlabelled: str = ""  # what the final qrels lack now (`qrels.Completeness`), "" if none
     transactions: int = 1  # write transactions it took (each counted by `changes`)
     redecided: int = 0  # topics decided again as their judgements changed while it ran
+    dropped: int = 0  # rule-made labels removed: their documents no longer have a grade
 
     def message(self) -> str:
         """What the CLI and the web say after applying a rule."""
@@ -110,6 +115,11 @@ class AdjudicationSummary:
             f"{self.rule}: {self.labelled} final labels set, {self.kept} kept as adjudicated, "
             f"{self.queued} left to adjudicate"
         )
+        if self.dropped:
+            text += (
+                f"; {self.dropped} earlier rule-made label(s) removed, as their documents no "
+                "longer have a grade that counts (revised to 'cannot judge' or withdrawn)"
+            )
         if self.redecided:
             text += (
                 f"; {self.redecided} topic(s) decided again as their judgements changed "
@@ -212,6 +222,14 @@ def final_labels(
     }
 
 
+def rule_labelled_topics(session: Session, campaign: Campaign) -> set[str]:
+    """The topics with a final label that a rule made (not an adjudicator)."""
+    query = select(FinalLabel.qid).where(
+        FinalLabel.campaign_id == campaign.id, FinalLabel.adjudicator_id.is_(None)
+    )
+    return set(session.scalars(query.distinct()))
+
+
 def _final_label(session: Session, campaign: Campaign, qid: str, docno: str) -> FinalLabel | None:
     return session.scalar(
         select(FinalLabel).where(
@@ -312,10 +330,30 @@ class LabelWrites:
     removed: list[int] = field(default_factory=list)
     kept: int = 0
     queued: int = 0
+    dropped: int = 0  # rule-made labels of documents no longer graded (in `removed`)
 
-    def counts(self) -> tuple[int, int, int]:
-        """(labels set, labels kept as adjudicated, documents left in the queue)."""
-        return len(self.added) + len(self.changed), self.kept, self.queued
+    def counts(self) -> RuleCounts:
+        """What the writes do, as a summary counts it."""
+        return RuleCounts(len(self.added) + len(self.changed), self.kept, self.queued, self.dropped)
+
+
+@dataclass(frozen=True)
+class RuleCounts:
+    """Labels a rule set, labels it kept as adjudicated, documents it left in the queue, and
+    rule-made labels it removed as their documents no longer have a grade that counts."""
+
+    labelled: int = 0
+    kept: int = 0
+    queued: int = 0
+    dropped: int = 0
+
+    def __add__(self, other: RuleCounts) -> RuleCounts:
+        return RuleCounts(
+            self.labelled + other.labelled,
+            self.kept + other.kept,
+            self.queued + other.queued,
+            self.dropped + other.dropped,
+        )
 
 
 def label_writes(
@@ -329,9 +367,13 @@ def label_writes(
 ) -> LabelWrites:
     """The writes that make the labels of the `decided` documents the rule's, given the
     `existing` labels: an adjudicator's label is kept; a document the rule cannot decide loses
-    an earlier rule-made label."""
+    an earlier rule-made label, and so does a document of `existing` that no longer has a
+    grade that counts (revised to 'cannot judge', its assignment withdrawn): `existing` holds
+    the labels of the topics the rule decides, and only those."""
     writes = LabelWrites()
+    proposed: set[Key] = set()
     for proposal in decided:
+        proposed.add((proposal.qid, proposal.docno))
         label = existing.get((proposal.qid, proposal.docno))
         if label is not None and label.adjudicated:
             writes.kept += 1
@@ -353,6 +395,10 @@ def label_writes(
             writes.added.append(key | values)
         else:
             writes.changed.append({"label_id": label.id} | values)
+    for labelled, label in existing.items():
+        if labelled not in proposed and not label.adjudicated:
+            writes.removed.append(label.id)  # its grades were revised away or withdrawn
+            writes.dropped += 1
     return writes
 
 
@@ -425,7 +471,7 @@ def apply_rule(
     writes = label_writes(
         campaign.id,
         proposals(documents, merge, request.primary_judge),
-        final_labels(session, campaign),
+        final_labels(session, campaign, qids=request.chosen),
         rule=request.rule,
         reason=request.reason,
         now=utcnow(),
@@ -438,22 +484,22 @@ def summarise(
     session: Session,
     campaign: Campaign,
     request: RuleRequest,
-    counts: tuple[int, int, int],
+    counts: RuleCounts,
     *,
     transactions: int = 1,
     redecided: int = 0,
 ) -> AdjudicationSummary:
     """What a rule did (`LabelWrites.counts`), with what the final qrels lack now."""
     completeness = qrels_completeness(session, campaign, final=True)
-    labelled, kept, queued = counts
     return AdjudicationSummary(
         rule=request.scope(),
-        labelled=labelled,
-        kept=kept,
-        queued=queued,
+        labelled=counts.labelled,
+        kept=counts.kept,
+        queued=counts.queued,
         unlabelled="" if completeness.complete else completeness.describe(),
         transactions=transactions,
         redecided=redecided,
+        dropped=counts.dropped,
     )
 
 
@@ -466,7 +512,8 @@ def disagreement_queue(
     keys: Collection[Key] | None = None,
     names: dict[int, str] | None = None,
 ) -> list[QueueItem]:
-    """Documents on which the judges disagree under `merge`, not yet decided by an adjudicator;
+    """Documents on which the judges disagree under `merge`, and those no judge could grade
+    (only 'cannot judge' answers: no grades, no proposal), not yet decided by an adjudicator;
     optionally of some (qid, docno) `keys` only (read for them alone: a page of the queue),
     with the judges' `names` (`judge_names`) when the caller has them.
 
@@ -482,18 +529,27 @@ def disagreement_queue(
     notes: dict[Key, list] = defaultdict(list)  # comments, cannot-judge reasons, evidence
     for judgement in counted_notes(session, campaign, docnos=docnos, qids=qids):
         notes[(judgement.qid, judgement.docno)].append(judgement)
-    queue = []
     wanted = None if keys is None else set(keys)
-    for document in judged_documents(session, campaign, docnos=docnos, qids=qids):
-        if wanted is not None and (document.qid, document.docno) not in wanted:
+    documents = judged_documents(session, campaign, docnos=docnos, qids=qids)
+    graded = {(d.qid, d.docno) for d in documents}
+    ungraded = [
+        JudgedDocument(qid, docno, {})
+        for qid, docno in sorted(notes)
+        if (qid, docno) not in graded and any(j.cannot_judge for j in notes[(qid, docno)])
+    ]
+    queue = []
+    for document in sorted(documents + ungraded, key=lambda d: (d.qid, d.docno)):
+        key = (document.qid, document.docno)
+        if wanted is not None and key not in wanted:
             continue
-        if not disagree(document, merge.rule, campaign.relevance_level):
+        if document.grades and not disagree(document, merge.rule, campaign.relevance_level):
             continue
-        label = existing.get((document.qid, document.docno))
+        label = existing.get(key)
         decided = label is not None and label.adjudicated
         if decided and not include_decided:
             continue
-        proposal = _propose(document, merge, primary_judge)
+        proposal = _propose(document, merge, primary_judge) if document.grades else None
+        judges = [j for j in notes[key] if j.user_id in names]
         queue.append(
             QueueItem(
                 qid=document.qid,
@@ -501,25 +557,19 @@ def disagreement_queue(
                 grades={names[uid]: grade for uid, grade in document.grades.items()},
                 proposal=None if proposal is None else int(proposal),
                 final=None if label is None else label.grade,
-                comments={
-                    names[j.user_id]: j.comment
-                    for j in notes[(document.qid, document.docno)]
-                    if j.comment and j.user_id in names
-                },
-                cannot_judge={
-                    names[j.user_id]: j.cannot_judge
-                    for j in notes[(document.qid, document.docno)]
-                    if j.cannot_judge and j.user_id in names
-                },
-                evidence={
-                    names[j.user_id]: j.evidence
-                    for j in notes[(document.qid, document.docno)]
-                    if j.evidence and j.user_id in names
-                },
+                comments={names[j.user_id]: j.comment for j in judges if j.comment},
+                cannot_judge={names[j.user_id]: j.cannot_judge for j in judges if j.cannot_judge},
+                evidence={names[j.user_id]: j.evidence for j in judges if j.evidence},
                 adjudicated=decided,
             )
         )
     return queue
+
+
+def ungraded_documents(session: Session, campaign: Campaign) -> set[Key]:
+    """(qid, docno) whose every answer that counts is 'cannot judge': no rule can label them
+    (`proposals` sees only graded documents); the queue offers them to an adjudicator."""
+    return cannot_judge_keys(session, campaign) - graded_keys(session, campaign)
 
 
 def record_decision(
@@ -532,7 +582,8 @@ def record_decision(
     reason: str,
     adjudicator: User,
 ) -> FinalLabel:
-    """An adjudicator's final grade for a judged document, with the reason (required)."""
+    """An adjudicator's final grade for a judged document (graded, or answered only 'cannot
+    judge': its label then records no judges' grades), with the reason (required)."""
     reason = reason.strip()
     if not reason:
         raise ServiceError("an adjudication needs a reason")
@@ -543,7 +594,10 @@ def record_decision(
         raise ServiceError(f"grade {grade} is not on the scale of {campaign.name!r}: {scale}")
     document = next(iter(judged_documents(session, campaign, qid=qid, docnos=[docno])), None)
     if document is None:
-        raise ServiceError(f"no judgement of document {docno!r} for topic {qid!r}")
+        answers = counted_notes(session, campaign, docnos=[docno], qids=[qid])
+        if not any(j.cannot_judge for j in answers):
+            raise ServiceError(f"no judgement of document {docno!r} for topic {qid!r}")
+        document = JudgedDocument(qid, docno, {})
     label = _final_label(session, campaign, qid, docno)
     if label is None:
         label = FinalLabel(campaign_id=campaign.id, qid=qid, docno=docno)

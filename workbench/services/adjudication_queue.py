@@ -28,6 +28,7 @@ from workbench.services.adjudication import (
     judge_names,
     judged_documents,
     primary_judge_id,
+    ungraded_documents,
 )
 from workbench.services.campaigns import CampaignInfo, campaign_info, get_campaign
 from workbench.services.current_judgements import withdrawn_note
@@ -41,7 +42,8 @@ QUEUE_VIEWS = {
     "adjudicated": "decided by an adjudicator",
     "all": "every disagreement",
 }
-"""Which disagreements the adjudication page lists (its filter)."""
+"""Which documents of the queue (disagreements, and documents no judge could grade) the
+adjudication page lists (its filter)."""
 QUEUE_PAGE = 25  # documents per page of the queue
 
 
@@ -119,18 +121,23 @@ def _state(label: Labelled | None) -> str:
 
 
 def queue_figures(session: Session, campaign_id: int, merge: MergeSpec) -> QueueFigures:
-    """Every disagreement of the campaign under `merge` with its view (`disagreement_queue`'s
-    documents, include_decided, without what the page reads for its window alone)."""
+    """Every disagreement of the campaign under `merge`, and every document no judge could
+    grade, with its view (`disagreement_queue`'s documents, include_decided, without what the
+    page reads for its window alone)."""
     campaign = get_campaign(session, campaign_id)
     mark = judgement_mark(session, campaign_id)
     refused = refusal(session, campaign, merge)
     if refused is not None:
         return QueueFigures(mark, refused, (), tuple((name, 0) for name in QUEUE_VIEWS))
     existing = final_labels(session, campaign)
-    keys = tuple(
-        (d.qid, d.docno, _state(existing.get((d.qid, d.docno))))
+    queued = {
+        (d.qid, d.docno)
         for d in judged_documents(session, campaign)
         if disagree(d, merge.rule, campaign.relevance_level)
+    }
+    keys = tuple(
+        (qid, docno, _state(existing.get((qid, docno))))
+        for qid, docno in sorted(queued | ungraded_documents(session, campaign))
     )
     counts = tuple((name, sum(_in_view(state, name) for *_, state in keys)) for name in QUEUE_VIEWS)
     return QueueFigures(mark, None, keys, counts, tuple(judge_names(session, campaign)))

@@ -40,11 +40,13 @@ from workbench.services.adjudication import (
     LabelWrites,
     MergeSpec,
     Proposal,
+    RuleCounts,
     RuleRequest,
     final_labels,
     judged_documents,
     label_writes,
     proposals,
+    rule_labelled_topics,
     rule_request,
     summarise,
     write_labels,
@@ -159,23 +161,25 @@ def apply_rule_in_steps(
         chosen = [d for d in documents if request.chosen is None or d.qid in request.chosen]
         for proposal in proposals(chosen, merge, request.primary_judge):
             by_topic[proposal.qid].append(proposal)
+        for qid in rule_labelled_topics(session, campaign):  # labels to remove, no document
+            if request.chosen is None or qid in request.chosen:
+                by_topic.setdefault(qid, [])
         snapshot = _Snapshot(request, dict.fromkeys(by_topic, counting), marks, dict(by_topic))
         campaign_id = campaign.id
     del documents, chosen
-    labelled = kept = queued = transactions = 0
+    counts, transactions = RuleCounts(), 0
     redecided: set[str] = set()
     for batch in _batches(snapshot.decided):
         writes = _write_batch(store, campaign_id, snapshot, batch, redecided)
         transactions += 1
-        done = writes.counts()
-        labelled, kept, queued = labelled + done[0], kept + done[1], queued + done[2]
+        counts += writes.counts()
     with store.read_session() as session:
         campaign = get_campaign(session, campaign_id)
         return summarise(
             session,
             campaign,
             snapshot.request,
-            (labelled, kept, queued),
+            counts,
             transactions=transactions,
             redecided=len(redecided),
         )

@@ -65,7 +65,7 @@ class Completeness:
     missing: tuple[tuple[str, str], ...]  # (qid, docno) without one, in topic order
     unjudgeable: tuple[tuple[str, str], ...] = ()
     """Of the `missing`, those whose every counted judgement is 'cannot judge' (final or
-    default labels): no rule or adjudicator can label them from a grade."""
+    default labels): no rule can label them; an adjudicator can (the adjudication queue)."""
 
     @property
     def complete(self) -> bool:
@@ -85,8 +85,8 @@ class Completeness:
         return (
             f"{text}; {len(self.unjudgeable)} of them "
             f"{'has' if len(self.unjudgeable) == 1 else 'have'} only 'cannot judge' answers (e.g. "
-            f"topic {qid} document {docno}): assign another judge to the topic, or have its "
-            "judge revise the answer"
+            f"topic {qid} document {docno}): grade them on the adjudication page, assign "
+            "another judge to the topic, or have its judge revise the answer"
         )
 
 
