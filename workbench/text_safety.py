@@ -18,6 +18,7 @@ _PLAIN_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 def csv_safe(value: Any) -> Any:
     """A CSV cell a spreadsheet shows as text, not a formula (OWASP's CSV injection rule):
     a string starting with =, +, -, @, tab or CR gets a leading apostrophe unless it is a
-    plain number; numbers and everything else are left as they are."""
-    formula = isinstance(value, str) and value.startswith(_FORMULA_START)
+    plain number or the tables' placeholder "-" alone (no formula: a spreadsheet shows it as
+    text); numbers and everything else are left as they are."""
+    formula = isinstance(value, str) and value.startswith(_FORMULA_START) and value != "-"
     return "'" + value if formula and not _PLAIN_NUMBER.fullmatch(value) else value

@@ -341,6 +341,7 @@ def test_downloads_carry_every_section_in_every_format(demo):
         body = client.get(f"/reports/1/evaluation.{fmt}?{query}").get_data(as_text=True)
         for found in document["sections"]:
             assert found["title"] in body, (fmt, found["name"])
+        assert body.count("Accuracy is not used to rank retrieval runs") == 1, fmt  # said once
     bundle = zipfile.ZipFile(io.BytesIO(client.get(f"/reports/1/evaluation.zip?{query}").data))
     files = set(bundle.namelist())
     for name in names:

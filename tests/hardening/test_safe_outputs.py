@@ -29,6 +29,9 @@ from workbench.web.downloads import content_disposition
         ("\tx", "'\tx"),
         ("\rx", "'\rx"),
         ("-1", "-1"),
+        ("-", "-"),  # the tables' placeholder of an empty cell
+        ("--", "'--"),
+        ("- x", "'- x"),
         ("+0.5", "+0.5"),
         ("-1e-3", "-1e-3"),
         ("plain", "plain"),

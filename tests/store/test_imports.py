@@ -222,7 +222,8 @@ def test_documents_only_pooled_and_missing_text_warning(store, files, campaign_i
         )
         assert (report.added, report.skipped) == (2, 1)
         assert report.warnings == [
-            "3 pooled document(s) of pool 1 have no text in the store: c1, x1, x2"
+            "3 pooled document(s) of pool 1 have neither a title nor a text in the store: "
+            "c1, x1, x2"
         ]
 
 

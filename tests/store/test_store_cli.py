@@ -40,7 +40,7 @@ def test_a_campaign_from_files_to_qrels(cli, files, tmp_path):
     built = cli("pool", "build", "--campaign", "trec8", "--depth", "2", "--seed", "7")
     assert built.exit_code == 0, built.output
     assert "seed 7" in built.output and "6 documents" in built.output
-    assert "have no text in the store" in built.stderr
+    assert "have neither a title nor a text in the store" in built.stderr
     extended = cli("pool", "extend", "--campaign", "trec8", "--runs", "C")
     assert extended.exit_code == 0 and "1 document(s) added" in extended.output
     stats = cli("pool", "stats", "--campaign", "trec8", "--format", "json")

@@ -218,8 +218,8 @@ def warn_missing_text(missing: list[str]) -> None:
     """A warning on stderr naming the pooled documents without text, if any."""
     if missing:
         click.echo(
-            f"warning: {len(missing)} pooled document(s) have no text in the store: "
-            f"{listed(missing)}",
+            f"warning: {len(missing)} pooled document(s) have neither a title nor a text in "
+            f"the store: {listed(missing)}",
             err=True,
         )
 

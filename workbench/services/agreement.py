@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 
 from workbench import agreement as coefficients
 from workbench.services.current_judgements import counted_judgements
+from workbench.services.pools import qid_key
 from workbench.store.models import Campaign, User
 
 Key = tuple[str, str]  # (qid, docno)
@@ -45,7 +46,8 @@ class Ratings:
         return coefficients.binarise(self.grades, self.relevance_level)
 
     def topics(self) -> list[str]:
-        return sorted({qid for qid, _ in self.items})
+        """The topics with ratings, numeric ids numerically (`pools.qid_key`)."""
+        return sorted({qid for qid, _ in self.items}, key=qid_key)
 
     def rows_of_topic(self, qid: str) -> np.ndarray:
         return np.array([i for i, (q, _) in enumerate(self.items) if q == qid], dtype=int)

@@ -474,6 +474,6 @@ def missing_text_warnings(session: Session, campaign: Campaign) -> list[str]:
     if not missing:
         return []
     return [
-        f"{len(missing)} pooled document(s) of pool {pool.number} have no text in the store: "
-        + listed(missing)
+        f"{len(missing)} pooled document(s) of pool {pool.number} have neither a title nor a "
+        "text in the store: " + listed(missing)
     ]

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import func, insert, or_, select
 from sqlalchemy.orm import Session
 
 from workbench import adaptive, limits, pooling, routing
@@ -303,7 +303,8 @@ def pool_counts(session: Session, pool: Pool) -> tuple[int, int, int]:
 
 
 def documents_without_text(session: Session, pool: Pool) -> list[str]:
-    """Pooled docnos (sampled ones) with no document text in the campaign, sorted.
+    """Pooled docnos (sampled ones) with neither a title nor a text in the campaign, sorted
+    (a document with a title alone, as many of CACM's, is judged by its title).
 
     A correlated NOT EXISTS, not an outer join: SQLite materialises a view on the right of a
     LEFT JOIN (every document's text copied, about 20 s for 1 GB), while the subquery looks
@@ -311,7 +312,7 @@ def documents_without_text(session: Session, pool: Pool) -> list[str]:
     with_text = select(Document.id).where(
         Document.campaign_id == pool.campaign_id,
         Document.docno == PoolEntry.docno,
-        Document.text != "",
+        or_(Document.text != "", Document.title != ""),
     )
     query = (
         select(PoolEntry.docno)

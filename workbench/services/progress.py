@@ -29,6 +29,7 @@ from workbench.services.current_judgements import (
     judged_keys,
     withdrawn_topics,
 )
+from workbench.services.pools import qid_key
 from workbench.services.scope import pool_scope
 from workbench.store.models import (
     Assignment,
@@ -210,7 +211,7 @@ def campaign_progress(
                 "assessors": sorted(topic_judges[qid]),
                 "progress": topics[qid],
             }
-            for qid in sorted(topics)
+            for qid in sorted(topics, key=qid_key)
         ],
         "assessors": [
             {
@@ -249,7 +250,7 @@ def _withdrawn(
             "username": names.get(a.user_id, str(a.user_id)),
             "progress": done[a.id],
         }
-        for a in sorted(rows, key=lambda a: (a.qid, names.get(a.user_id, "")))
+        for a in sorted(rows, key=lambda a: (qid_key(a.qid), names.get(a.user_id, "")))
     ]
 
 

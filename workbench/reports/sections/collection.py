@@ -36,7 +36,6 @@ SECTION = Section(
     build,
     tables,
     needs=("table",),
-    notes=lambda scale: [scale.note],
     options=(
         ReportOption("num_docs", "int", "The collection size N (default: the campaign's "
                      "documents).", minimum=1),
