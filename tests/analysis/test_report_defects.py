@@ -234,6 +234,33 @@ def test_qrels_topics_outside_the_campaign_are_out_of_scope_by_default(database_
     assert maps["r1"] == pytest.approx(expected["r1"] * 3 / 23)
 
 
+def test_qrels_judging_none_of_the_campaigns_topics_are_refused_not_scored_0(
+    database_url, tmp_path
+):
+    """Qrels of another collection's topics only: every output refuses (as trec_eval, "No
+    queries with both results and relevance info") and says what to do, instead of a table of
+    zeros; asked to, the outside topics are evaluated (every run lacks them: 0)."""
+    built = build(Shape(topics=3), tmp_path, database_url)
+    foreign = tmp_path / "foreign.qrels"
+    foreign.write_text("".join(f"{q} 0 x{q} 1\n" for q in range(901, 913)))
+    built.cli("import", "qrels", "--campaign", "c", str(foreign), "--name", "foreign")
+    why = ("these qrels (qrels set foreign) judge none of the campaign's topics: their 12 "
+           "topic(s) (901, 902, 903, 904, 905, 906, 907, 908, 909, 910, ...) are outside the "
+           "campaign")  # fmt: skip
+    for output in ("json", "trec"):
+        refused = built.cli("evaluate", "--campaign", "c", "--qrels", "foreign", "-m", "map",
+                            "--format", output, ok=False)  # fmt: skip
+        assert refused.exit_code == 1 and why in refused.stderr, output
+    page = built.client().get("/reports/1/evaluation?qrels=foreign&measures=map")
+    assert page.status_code == 200
+    assert why.replace("'", "&#39;") in page.get_data(as_text=True), page.get_data(as_text=True)
+    asked = built.cli("evaluate", "--campaign", "c", "--qrels", "foreign", "-m", "map",
+                      "--format", "trec", "--outside-topics")  # fmt: skip
+    assert asked.stdout.count("map                   \tall\t0.0000\n") == len(
+        list((tmp_path / "files").glob("*.run"))
+    )
+
+
 def trec_eval_maps(folder: Path, qrels: Path) -> dict[str, float]:
     maps = {}
     for run in sorted(folder.glob("*.run")):

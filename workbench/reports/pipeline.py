@@ -152,7 +152,7 @@ def _qrels_label(context: ReportContext) -> str:
 
 def _topics_phrase(scope: Mapping[str, Any]) -> str:
     if "topics" not in scope:
-        return "topics unknown (the qrels could not be read)"
+        return "no topics evaluated (the sections say why)"
     phrase = f"{len(scope['topics'])} topics"
     if scope["outside_topics"]:
         verb = "included" if scope["outside_included"] else "left out"

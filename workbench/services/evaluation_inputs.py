@@ -368,6 +368,23 @@ class TopicScope:
         return notes
 
 
+def _nothing_judged(label: str, outside: Sequence[str], included: bool) -> str:
+    """Why no topic can be evaluated (trec_eval, too, refuses qrels and runs without a common
+    judged topic: "No queries with both results and relevance info")."""
+    if outside and not included:
+        listed = ", ".join(outside[:10]) + (", ..." if len(outside) > 10 else "")
+        return (
+            f"these qrels ({label}) judge none of the campaign's topics: their {len(outside)} "
+            f"topic(s) ({listed}) are outside the campaign. Evaluate them anyway with "
+            "--outside-topics (on the web: 'outside topics'), or "
+            "choose the qrels of this campaign"
+        )
+    return (
+        f"these qrels ({label}) judge no topic (no label of 0 or more): nothing to evaluate; "
+        "judge some documents first, or choose other qrels"
+    )
+
+
 def topic_scope(
     runs: Sequence[LoadedRun],
     qrels: NamedQrels,
@@ -377,7 +394,8 @@ def topic_scope(
     include_outside: bool = False,
 ) -> TopicScope:
     """The judged topics of `qrels` (some label >= 0) of the `topic_set`, within the
-    `campaign`'s topics unless `include_outside` (None: no campaign to compare with)."""
+    `campaign`'s topics unless `include_outside` (None: no campaign to compare with); a
+    ServiceError when there is none (`_nothing_judged`)."""
     if topic_set not in TOPIC_SETS:
         raise ServiceError(
             f"unknown topic set {topic_set!r}; expected one of {', '.join(TOPIC_SETS)}"
@@ -389,6 +407,8 @@ def topic_scope(
     absent = set() if inside is None else inside - set(qrels.qrels)
     unjudged = sorted(negative | absent)
     judged = sorted(set(kept) - negative)
+    if not judged:
+        raise ServiceError(_nothing_judged(qrels.label, outside, include_outside))
     evaluated, dropped = judged, {}
     if topic_set == "common":
         lacking = {q: [r.tag for r in runs if q not in r.trec_run] for q in judged}
