@@ -237,9 +237,10 @@ def test_qrels_topics_outside_the_campaign_are_out_of_scope_by_default(database_
 def test_qrels_judging_none_of_the_campaigns_topics_are_refused_not_scored_0(
     database_url, tmp_path
 ):
-    """Qrels of another collection's topics only: every output refuses (as trec_eval, "No
-    queries with both results and relevance info") and says what to do, instead of a table of
-    zeros; asked to, the outside topics are evaluated (every run lacks them: 0)."""
+    """Qrels of another collection's topics only: every output refuses and says what to do,
+    instead of a table of zeros (trec_eval without -c refuses too: "No queries with both
+    results and relevance info"); asked to, the outside topics are evaluated (every run lacks
+    them: 0)."""
     built = build(Shape(topics=3), tmp_path, database_url)
     foreign = tmp_path / "foreign.qrels"
     foreign.write_text("".join(f"{q} 0 x{q} 1\n" for q in range(901, 913)))
