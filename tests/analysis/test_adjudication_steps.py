@@ -16,9 +16,11 @@ from sqlalchemy import Connection, select
 from tests.analysis.conftest import GRADES, build_campaign
 from workbench.services import adjudication_steps, changes
 from workbench.services.adjudication import MergeSpec, apply_rule, record_decision
+from workbench.services.adjudication_queue import queue_figures
 from workbench.services.adjudication_steps import apply_rule_in_steps
 from workbench.services.campaigns import get_campaign
 from workbench.services.errors import ServiceError
+from workbench.services.qrels import qrels_labels
 from workbench.store import Store
 from workbench.store.models import Campaign, FinalLabel, Grade, Judgement, User
 
@@ -290,11 +292,16 @@ def test_a_rule_removes_its_label_of_a_document_no_longer_graded_in_the_topics_i
             s.add(Judgement(campaign_id=campaign.id, qid="q1", docno="d4", user_id=user.id,
                             cannot_judge="wrong language"))  # fmt: skip
         s.flush()
+        stale = qrels_labels(s, campaign, final=True)[0]  # the stale label labels nothing
+        figures = queue_figures(s, campaign.id, rule)
         other_topic = apply_rule(s, campaign, rule, topics=["q2"])
         campaign_id = campaign.id
+    assert ("q1", "d4") not in stale and ("q1", "d1") in stale
+    assert ("q1", "d4", "undecided") in figures.keys
     assert other_topic.dropped == 0 and ("q1", "d4") in _labels(store, campaign_id)
     every = apply_rule_in_steps(store, campaign_id, rule)
     assert every.dropped == 1
+    assert (every.queued, other_topic.queued) == (1, 0)  # counted as the queue counts it
     assert "; 1 earlier rule-made label(s) removed, as their documents no longer have a grade" in (
         every.message()
     )
@@ -307,3 +314,28 @@ def test_a_rule_removes_its_label_of_a_document_no_longer_graded_in_the_topics_i
     assert item.cannot_judge == dict.fromkeys(("Judge 1", "Judge 2"), "wrong language") | {
         "Judge 3": "foreign language"
     }
+
+
+def test_a_topic_whose_documents_were_all_revised_to_cannot_judge_can_be_decided_again(
+    store: Store,
+) -> None:
+    """q9/d1 gets the majority's 1; both judges revise it to 'cannot judge': the rule applied
+    to q9 alone (no graded document left there) removes the label instead of refusing the
+    topic; an adjudicator's grade then counts as kept."""
+    rule = MergeSpec("majority")
+    with store.session() as s:
+        campaign = build_campaign(s, {("q9", "d1"): (1, 1, None)})
+        apply_rule(s, campaign, rule)
+        users = list(s.scalars(select(User).where(User.username.in_(["alice", "bob"]))))
+        for user in users:
+            s.add(Judgement(campaign_id=campaign.id, qid="q9", docno="d1", user_id=user.id,
+                            cannot_judge="blank page"))  # fmt: skip
+        s.flush()
+        again = apply_rule(s, campaign, rule, topics=["q9"])
+        record_decision(s, campaign, qid="q9", docno="d1", grade=0, reason="read it",
+                        adjudicator=users[0])  # fmt: skip
+        decided = apply_rule(s, campaign, rule, topics=["q9"])
+        with pytest.raises(ServiceError, match="no judged document in topic"):
+            apply_rule(s, campaign, rule, topics=["q8"])
+    assert (again.dropped, again.queued, again.kept) == (1, 1, 0)
+    assert (decided.dropped, decided.queued, decided.kept) == (0, 0, 1)

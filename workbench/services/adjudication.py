@@ -430,8 +430,8 @@ def rule_request(
     reason: str,
 ) -> RuleRequest:
     """Check a rule's request against the campaign's judged `documents` (ServiceError: an
-    unknown rule, too long a reason, a chosen topic with no judged document, an unknown
-    primary assessor)."""
+    unknown rule, too long a reason, a chosen topic with no judged document (graded or
+    answered 'cannot judge') nor rule-made label, an unknown primary assessor)."""
     merge.check()
     reason = reason.strip()
     if len(reason) > limits.COMMENT:
@@ -439,6 +439,12 @@ def rule_request(
     chosen = frozenset(topics) if topics is not None else None
     if chosen is not None:
         unknown = sorted(chosen - {d.qid for d in documents})
+        if unknown:  # a topic with only 'cannot judge' answers or a rule's (stale) labels
+            unknown = sorted(
+                set(unknown)
+                - rule_labelled_topics(session, campaign)
+                - {qid for qid, _ in ungraded_documents(session, campaign)}
+            )
         if unknown:
             raise ServiceError(f"no judged document in topic(s) {', '.join(unknown[:20])}")
     primary_judge = primary_judge_id(session, campaign, merge.primary)
@@ -489,13 +495,22 @@ def summarise(
     transactions: int = 1,
     redecided: int = 0,
 ) -> AdjudicationSummary:
-    """What a rule did (`LabelWrites.counts`), with what the final qrels lack now."""
+    """What a rule did (`LabelWrites.counts`), the documents no judge could grade in its
+    topics counted as the queue counts them (kept when an adjudicator decided them, else left
+    to adjudicate), with what the final qrels lack now."""
     completeness = qrels_completeness(session, campaign, final=True)
+    ungraded = [
+        key
+        for key in ungraded_documents(session, campaign)
+        if request.chosen is None or key[0] in request.chosen
+    ]
+    labels = final_labels(session, campaign, docnos={docno for _, docno in ungraded})
+    decided = sum(key in labels and labels[key].adjudicated for key in ungraded)
     return AdjudicationSummary(
         rule=request.scope(),
         labelled=counts.labelled,
-        kept=counts.kept,
-        queued=counts.queued,
+        kept=counts.kept + decided,
+        queued=counts.queued + len(ungraded) - decided,
         unlabelled="" if completeness.complete else completeness.describe(),
         transactions=transactions,
         redecided=redecided,
@@ -545,6 +560,8 @@ def disagreement_queue(
         if document.grades and not disagree(document, merge.rule, campaign.relevance_level):
             continue
         label = existing.get(key)
+        if label is not None and not label.adjudicated and not document.grades:
+            label = None  # a stale rule's label (`qrels.final_labels`): it labels nothing
         decided = label is not None and label.adjudicated
         if decided and not include_decided:
             continue

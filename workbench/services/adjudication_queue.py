@@ -135,9 +135,12 @@ def queue_figures(session: Session, campaign_id: int, merge: MergeSpec) -> Queue
         for d in judged_documents(session, campaign)
         if disagree(d, merge.rule, campaign.relevance_level)
     }
+    ungraded = ungraded_documents(session, campaign)
+    for key in ungraded:  # a stale rule's label labels nothing (`qrels.final_labels`)
+        if key in existing and not existing[key].adjudicated:
+            del existing[key]
     keys = tuple(
-        (qid, docno, _state(existing.get((qid, docno))))
-        for qid, docno in sorted(queued | ungraded_documents(session, campaign))
+        (qid, docno, _state(existing.get((qid, docno)))) for qid, docno in sorted(queued | ungraded)
     )
     counts = tuple((name, sum(_in_view(state, name) for *_, state in keys)) for name in QUEUE_VIEWS)
     return QueueFigures(mark, None, keys, counts, tuple(judge_names(session, campaign)))

@@ -231,13 +231,13 @@ def qrels_labels(
         raise ServiceError("choose either an assessor or the final labels, not both")
     if assessor is not None:
         return _assessors_labels(session, campaign, [assessor], scope, grades)[assessor]
+    graded = graded_keys(session, campaign, grades)
     if final or has_final_labels(session, campaign):
-        labels, what = final_labels(session, campaign), "a final label"
+        labels, what = final_labels(session, campaign, graded), "a final label"
     else:
         labels, what = _single_judge_labels(session, campaign), "a label"
     sampled = _sampled(session, scope)
     labels.update(_pooled_gold(session, campaign, sampled))
-    graded = graded_keys(session, campaign, grades)
     expected = sampled | graded | set(labels)
     completeness = _completeness(what, expected, labels)
     if completeness.complete:
@@ -321,15 +321,25 @@ def has_final_labels(session: Session, campaign: Campaign) -> bool:
     return session.scalar(query) is not None
 
 
-def final_labels(session: Session, campaign: Campaign) -> dict[Key, int]:
-    """(qid, docno) -> final grade."""
+def final_labels(
+    session: Session, campaign: Campaign, graded: set[Key] | None = None
+) -> dict[Key, int]:
+    """(qid, docno) -> final grade: every adjudicator's label, and a rule's label while its
+    document has a grade that counts (`graded`: `graded_keys`, read when None). A rule labels
+    only graded documents; once their grades are revised to 'cannot judge' or withdrawn, its
+    label is stale (the rule applied again removes it) and labels nothing."""
     rows = plain_rows(
         session,
-        select(FinalLabel.qid, FinalLabel.docno, FinalLabel.grade).where(
+        select(FinalLabel.qid, FinalLabel.docno, FinalLabel.grade, FinalLabel.adjudicator_id).where(
             FinalLabel.campaign_id == campaign.id
         ),
     )
-    return {(qid, docno): grade for qid, docno, grade in rows}
+    graded = graded_keys(session, campaign) if graded is None else graded
+    return {
+        (qid, docno): grade
+        for qid, docno, grade, adjudicator in rows
+        if adjudicator is not None or (qid, docno) in graded
+    }
 
 
 def _single_judge_labels(session: Session, campaign: Campaign) -> dict:
