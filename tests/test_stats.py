@@ -542,7 +542,18 @@ def test_ranking_and_rank_changes():
     assert [(c.run, c.reference_rank, c.other_rank) for c in changes] == [
         ("r1", 1, 2),
         ("r2", 2, 1),
+        ("r3", 2, 3),  # tied second under final (competition ranks), third for the assessor
     ]
     assert changes[1].shift == 1
     assert changes[0].other_score == 0.20
     assert rank_changes(final, final) == []
+
+
+def test_tied_runs_do_not_move_by_their_names():
+    """Every run tied in the other ranking shares its best rank: which runs "move" does not
+    depend on their names (ordered by name, a, b, c kept their places and z, y, x did not)."""
+    for names in ("abc", "zyx"):
+        human = dict(zip(names, (0.9, 0.8, 0.7), strict=True))
+        machine = dict.fromkeys(names, 0.0)
+        moves = [(c.reference_rank, c.other_rank) for c in rank_changes(human, machine)]
+        assert moves == [(2, 1), (3, 1)], names

@@ -307,7 +307,7 @@ def simulate_machine(
                 scores = _scores(_as_qrels(labels, topics), runs, level)
                 with np.errstate(invalid="ignore"):
                     tau = stats.kendall_tau(reference, scores)
-                tau_ap = stats.tau_ap(stats.system_ranking(reference), stats.system_ranking(scores))
+                tau_ap = stats.tau_ap_ties(reference, scores)
                 moved = max((abs(c.shift) for c in stats.rank_changes(reference, scores)),
                             default=0)  # fmt: skip
                 results.setdefault((design, budget), []).append(

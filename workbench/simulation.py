@@ -256,9 +256,7 @@ def _agreement(
         measure,
         reference,
         tau,
-        stats.tau_ap(stats.system_ranking(full), stats.system_ranking(other))
-        if len(full) > 1
-        else math.nan,
+        stats.tau_ap_ties(full, other) if len(full) > 1 else math.nan,
         max((abs(c.shift) for c in changes), default=0),
     )
 

@@ -122,3 +122,17 @@ def test_the_robustness_command(cli, stub, machine_campaign, store):
     assert exposed["forged-marker"]["inflated"] == pytest.approx(1.0)
     text = cli("machine", "robustness", "--campaign", "mc", "--judge", "machine:stub").stdout
     assert "Inflated" in text and "stuffing+instruction" in text
+
+
+def test_the_top_k_tau_ap_is_tie_aware_as_the_whole_rankings_is() -> None:
+    """The machine ties every run (all its labels 0): with k = every run the top-k tau_AP is
+    the whole ranking's (0: a tie is every order equally likely), whatever the runs' names;
+    it was tau_AP of the ties broken by name (1.0 for a, b, c; -1.0 for z, y, x)."""
+    from workbench.services.machine_report import _ranking
+
+    for names in ("abc", "zyx"):
+        human = dict(zip(names, (0.9, 0.8, 0.7), strict=True))
+        ranking = _ranking(human, dict.fromkeys(names, 0.0), "machine", "map", 3)
+        assert ranking.top_k == 3
+        assert ranking.top_tau_ap == pytest.approx(ranking.tau_ap) == pytest.approx(0.0)
+        assert [(m.human_rank, m.other_rank) for m in ranking.moves] == [(3, 1), (2, 1)]

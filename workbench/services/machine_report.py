@@ -221,7 +221,7 @@ def _ranking(
     top = order[:top_k]
     if len(top) >= 2:
         top_tau = stats.kendall_tau({r: human[r] for r in top}, {r: other[r] for r in top})
-        top_ap = stats.tau_ap(top, stats.system_ranking({r: other[r] for r in top}))
+        top_ap = stats.tau_ap_ties({r: human[r] for r in top}, {r: other[r] for r in top})
     else:
         top_tau = top_ap = math.nan
     moves = sorted(comparison.changes, key=lambda c: (-abs(c.shift), c.reference_rank))
