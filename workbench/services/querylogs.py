@@ -422,7 +422,7 @@ def evaluate_preference_lines(
         tuple(clicks_order),
         tuple(assessors_order),
         stats.kendall_tau(assessor_scores, click_scores) if enough else math.nan,
-        stats.tau_ap(assessors_order, clicks_order) if enough else math.nan,
+        stats.tau_ap_ties(assessor_scores, click_scores) if enough else math.nan,
         origin.source,
         tuple(table.qrels_notes),
     )
