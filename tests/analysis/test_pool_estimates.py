@@ -178,3 +178,19 @@ def test_an_adaptive_pool_with_a_reserved_sample_is_estimated(database_url, samp
         assert topic.left is not None and topic.left.low <= topic.left.estimate
         true_left = sum(truth[topic.qid].values())  # relevant in the whole pool, at least
         assert topic.judged_relevant <= true_left
+
+
+def test_map_and_its_interval_are_cut_to_maps_range() -> None:
+    """Two topics' statAP 1.2 and 0.9 (a small sample's Horvitz-Thompson estimates may pass
+    1): MAP-hat 1.05 and its interval 1.05 -/+ 1.96 sqrt(0.05) / 2 are shown within [0, 1];
+    an interval inside the range is left as it is."""
+    from workbench.services.estimates import map_interval
+
+    cut = map_interval([1.2, 0.9], [0.04, 0.01], 1.96)
+    assert (cut.estimate, cut.high) == (1.0, 1.0)
+    assert cut.low == pytest.approx(1.05 - 1.96 * np.sqrt(0.05) / 2)
+    inside = map_interval([0.3, 0.5], [0.0004, 0.0005], 1.96)
+    assert (inside.estimate, inside.low, inside.high) == pytest.approx(
+        (0.4, 0.4 - 1.96 * np.sqrt(0.0009) / 2, 0.4 + 1.96 * np.sqrt(0.0009) / 2)
+    )
+    assert map_interval([0.0, 0.01], [0.01, 0.01], 1.96).low == 0.0

@@ -157,6 +157,16 @@ def _design(
     return pool.strategy, topics
 
 
+def map_interval(values: Sequence[float], variances: Sequence[float], z: float) -> Interval:
+    """MAP-hat = the mean of the T topics' estimates, and MAP-hat -/+ z sqrt(sum var_t) / T
+    (topics sampled independently), each cut to MAP's range [0, 1]: a Horvitz-Thompson
+    estimate may pass 1 on a small sample (our convention; docs/methods.md 10.4)."""
+    value = float(np.mean(values))
+    half = z * float(np.sqrt(np.sum(variances))) / len(values)
+    low, estimate, high = np.clip([value - half, value, value + half], 0.0, 1.0).tolist()
+    return Interval(estimate, low, high)
+
+
 def pool_estimates(
     session: Session,
     campaign: Campaign,
@@ -204,9 +214,10 @@ def pool_estimates(
     n = len(topics)
 
     def interval(tag: str, name: str) -> Interval:
-        value = float(np.mean([t.values[name] for t in per_topic[tag]]))
-        half = z * float(np.sqrt(sum(t.variances[name] for t in per_topic[tag]))) / n
-        return Interval(value, value - half, value + half)
+        topics = per_topic[tag]
+        return map_interval(
+            [t.values[name] for t in topics], [t.variances[name] for t in topics], z
+        )
 
     estimates_rows = tuple(
         RunEstimate(
@@ -220,8 +231,9 @@ def pool_estimates(
         *named.notes,
         f"MAP over the pool's {n} topics (a run without a topic scores 0 on it); documents "
         "outside the pool are non-relevant. Intervals: generalized bootstrap per topic, "
-        f"{replicates} replicates; in simulations their coverage falls short of "
-        f"{100 * confidence:g} % when few sampled documents are relevant (docs/methods.md 10.5).",
+        f"{replicates} replicates; estimates and intervals cut to MAP's range [0, 1]; in "
+        f"simulations their coverage falls short of {100 * confidence:g} % when few sampled "
+        "documents are relevant (docs/methods.md 10.5).",
     ]
     return PoolEstimates(campaign.name, pool.number, design, named.label, confidence,
                          replicates, seed, estimates_rows, tuple(rows), tuple(notes))  # fmt: skip
