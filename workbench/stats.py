@@ -658,25 +658,16 @@ def tied_pairs(scores: Mapping[str, float]) -> int:
     return int((counts * (counts - 1) // 2).sum())
 
 
-def competition_ranks(scores: Mapping[str, float]) -> dict[str, int]:
-    """Run -> 1 + the number of runs with a strictly higher score (standard competition
-    ranking, "1224": tied runs share the best rank of their group, never ordered by name)."""
-    values = np.array([scores[run] for run in scores], dtype=float)
-    better = (values[None, :] > values[:, None]).sum(axis=1)
-    return {run: int(n) + 1 for run, n in zip(scores, better, strict=True)}
-
-
 def rank_changes(reference: Mapping[str, float], other: Mapping[str, float]) -> list[RankChange]:
-    """Runs whose rank differs between the rankings by ``reference`` and ``other`` scores,
-    in reference order (`system_ranking`); ranks are `competition_ranks`, so two tied runs
-    never "move" past each other by their names."""
+    """Runs whose rank (1 + the runs scoring strictly higher: competition ranking, so tied runs
+    never "move" by name) differs between ``reference`` and ``other``, in reference order."""
     if set(reference) != set(other):
         raise ValueError("both score mappings must hold the same runs")
-    ref_rank, other_rank = competition_ranks(reference), competition_ranks(other)
+    ranks = [{r: 1 + sum(s[o] > s[r] for o in s) for r in s} for s in (reference, other)]
     return [
-        RankChange(run, ref_rank[run], other_rank[run], reference[run], other[run])
+        RankChange(run, ranks[0][run], ranks[1][run], reference[run], other[run])
         for run in system_ranking(reference)
-        if ref_rank[run] != other_rank[run]
+        if ranks[0][run] != ranks[1][run]
     ]
 
 
