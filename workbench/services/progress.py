@@ -9,7 +9,9 @@ assessor's current preference of the assignment's pairs;
 time = sum of time_spent_ms over every logged judgement event of that assessor on that topic
 (revisions included, idle excluded by the browser). A campaign's progress is over the active
 assignments of the pools in scope (`services.scope`: by default the pools with assignments,
-never archived ones), so it reaches 100 % exactly when every assigned document is judged.
+never archived ones), so it reaches 100 % exactly when every assigned document is judged; a
+document in two assignments of one judge and topic (two pools in scope) counts once there
+(`unit_progress`).
 """
 
 from __future__ import annotations
@@ -88,39 +90,72 @@ def unfinished(session: Session, assignments: list[Assignment]) -> set[int]:
     }
 
 
+Unit = tuple[str, int]  # (qid, user id): one judge's work on one topic, over their assignments
+
+
+def _units(assignments: Sequence[Assignment]) -> dict[Unit, list[Assignment]]:
+    units: dict[Unit, list[Assignment]] = defaultdict(list)
+    for a in assignments:
+        units[a.qid, a.user_id].append(a)
+    return units
+
+
 def _progress(
     session: Session, assignments: list[Assignment], *, timed: bool
 ) -> dict[int, Progress]:
     """`assignment_progress`; without the time spent (time_ms 0) unless `timed`."""
+    found = _grouped_progress(session, assignments, [[a] for a in assignments], timed=timed)
+    return {group[0].id: done for group, done in found}
+
+
+def unit_progress(session: Session, assignments: list[Assignment]) -> dict[Unit, Progress]:
+    """Progress of each judge on each topic over their assignments together (one campaign):
+    a document (or pair) in two of their assignments (two pools in scope) counts once, as
+    their judgement of it answers both, and their time on the topic once."""
+    units = _units(assignments)
+    found = _grouped_progress(session, assignments, list(units.values()), timed=True)
+    return {(group[0].qid, group[0].user_id): done for group, done in found}
+
+
+def _grouped_progress(
+    session: Session, assignments: list[Assignment], groups: list[list[Assignment]], *,
+    timed: bool,
+) -> list[tuple[list[Assignment], Progress]]:  # fmt: skip
+    """Each group's progress (a group: assignments of one judge and topic): judged = the
+    union of their documents (`documents_to_judge`'s shown) with a current judgement of the
+    judge, total = that union plus what is not revealed yet; the time on the topic."""
     if not assignments:
-        return {}
+        return []
     campaign_id = assignments[0].campaign_id
     # one assessor's own page reads their judgements, not the campaign's (2 million keys at
     # TREC size: 5.6 s of CPU per judging page before)
     users = {a.user_id for a in assignments}
     one_user = next(iter(users)) if len(users) == 1 else None
     if session.get_one(Campaign, campaign_id).judging_mode == "pairwise":
-        return _pairwise_progress(session, assignments, one_user)  # timed: few preferences
+        return _pairwise_progress(session, assignments, groups, one_user)  # timed: few
     qids = None if one_user is None else {a.qid for a in assignments}
     to_judge = documents_to_judge(session, assignments)
-    judged: dict[tuple[str, int], Set[str]]
+    judged: dict[Unit, Set[str]]
     if one_user is not None and qids is not None:  # one assessor's own: kept, checked
         found = judged_documents(session, campaign_id, one_user, qids)
         judged = {(qid, one_user): docnos for qid, docnos in found.items()}
     else:
-        every: dict[tuple[str, int], set[str]] = defaultdict(set)
+        every: dict[Unit, set[str]] = defaultdict(set)
         for qid, docno, user_id in judged_keys(session, campaign_id):
             every[qid, user_id].add(docno)
         judged = dict(every)
     times = _time_spent(session, campaign_id, one_user, qids) if timed else {}
-    result = {}
-    for a in assignments:
-        docs = to_judge[a.id]
-        result[a.id] = Progress(
-            judged=len(docs.shown & judged.get((a.qid, a.user_id), frozenset())),
-            total=docs.total,
-            time_ms=int(times.get((a.qid, a.user_id)) or 0),
+    result = []
+    for group in groups:
+        unit = (group[0].qid, group[0].user_id)
+        shown = frozenset().union(*(to_judge[a.id].shown for a in group))
+        unrevealed = sum(to_judge[a.id].total - len(to_judge[a.id].shown) for a in group)
+        done = Progress(
+            judged=len(shown & judged.get(unit, frozenset())),
+            total=len(shown) + unrevealed,
+            time_ms=int(times.get(unit) or 0),
         )
+        result.append((group, done))
     return result
 
 
@@ -139,13 +174,17 @@ def _time_spent(
 
 
 def _pairwise_progress(
-    session: Session, assignments: list[Assignment], one_user: int | None
-) -> dict[int, Progress]:
-    """Progress of pairwise assignments: pairs with the assessor's current preference / the
-    assignment's pairs; time over every preference event of that assessor and topic (the
-    preferences of `one_user` only, when every assignment is theirs)."""
+    session: Session,
+    assignments: list[Assignment],
+    groups: list[list[Assignment]],
+    one_user: int | None,
+) -> list[tuple[list[Assignment], Progress]]:
+    """`_grouped_progress` of pairwise assignments: the union of the group's pairs with the
+    judge's current preference / that union; time over every preference event of that
+    assessor and topic (the preferences of `one_user` only, when every assignment is
+    theirs)."""
     campaign_id = assignments[0].campaign_id
-    answered: dict[tuple[str, int], set[tuple[str, str]]] = defaultdict(set)
+    answered: dict[Unit, set[tuple[str, str]]] = defaultdict(set)
     for row in preferences.current_preferences(session, campaign_id, user_id=one_user):
         answered[row.qid, row.user_id].add((row.first, row.second))
     spent = select(
@@ -159,14 +198,16 @@ def _pairwise_progress(
         spent.group_by(PreferenceJudgement.qid, PreferenceJudgement.user_id)
     )
     times = {(qid, user_id): total for qid, user_id, total in time_rows}
-    result = {}
-    for a in assignments:
-        shown = {(p.first, p.second) for p in preferences.assignment_pairs(session, a)}
-        result[a.id] = Progress(
-            judged=len(shown & answered[a.qid, a.user_id]),
-            total=len(shown),
-            time_ms=int(times.get((a.qid, a.user_id)) or 0),
+    result = []
+    for group in groups:
+        unit = (group[0].qid, group[0].user_id)
+        shown = {
+            (p.first, p.second) for a in group for p in preferences.assignment_pairs(session, a)
+        }
+        done = Progress(
+            judged=len(shown & answered[unit]), total=len(shown), time_ms=int(times.get(unit) or 0)
         )
+        result.append((group, done))
     return result
 
 
@@ -174,8 +215,9 @@ def campaign_progress(
     session: Session, campaign_id: int, pools: Sequence[int] | None = None
 ) -> dict:
     """{'topics': [...], 'assessors': [...], 'overall': Progress} over the active assignments
-    of the pools numbered `pools` (default: `scope.pool_scope`'s), 'scope' (that PoolScope),
-    and 'withdrawn': the withdrawn assignments with what was judged under them."""
+    of the pools numbered `pools` (default: `scope.pool_scope`'s), each judge's topic counted
+    once (`unit_progress`), 'scope' (that PoolScope), and 'withdrawn': the withdrawn
+    assignments with what was judged under them."""
     scope = pool_scope(session, get_campaign(session, campaign_id), pools)
     assignments = list(
         session.scalars(
@@ -186,7 +228,7 @@ def campaign_progress(
             )
         )
     )
-    per_assignment = assignment_progress(session, assignments)
+    per_unit = unit_progress(session, assignments)
     titles = dict(
         session.execute(
             select(Topic.qid, Topic.title).where(Topic.campaign_id == campaign_id)
@@ -197,11 +239,10 @@ def campaign_progress(
     topic_judges: dict[str, list[str]] = defaultdict(list)
     assessors: dict[int, Progress] = defaultdict(Progress)
     overall = Progress()
-    for a in assignments:
-        progress = per_assignment[a.id]
-        topics[a.qid].add(progress)
-        topic_judges[a.qid].append(names.get(a.user_id, str(a.user_id)))
-        assessors[a.user_id].add(progress)
+    for (qid, user_id), progress in per_unit.items():
+        topics[qid].add(progress)
+        topic_judges[qid].append(names.get(user_id, str(user_id)))
+        assessors[user_id].add(progress)
         overall.add(progress)
     return {
         "topics": [
