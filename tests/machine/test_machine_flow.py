@@ -225,6 +225,12 @@ def test_hybrid_designs_end_to_end(cli, stub, machine_campaign, store):
     assert saved.exit_code == 0 and f"{len(truth)} labels" in saved.output
     evaluated = cli("evaluate", "--campaign", "mc", "--qrels", "hybrid-stub", "-m", "map")
     assert evaluated.exit_code == 0 and "run0" in evaluated.output
+    # the report says what the saved set holds, as the export does
+    machines = len(truth) - len(chosen)
+    assert (
+        f"The qrels set 'hybrid-stub' was made from hybrid qrels: {machines} label(s) by "
+        f"machine:stub and {len(chosen)} human label(s)"
+    ) in " ".join(evaluated.output.split())
     # humans first, machine fills the holes: the hybrid prefers the human labels
     exported = cli(
         "export",

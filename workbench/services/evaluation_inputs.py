@@ -145,7 +145,8 @@ def resolve_qrels(
         imported: QrelsDict = defaultdict(dict)
         for entry in entries:
             imported[entry.qid][entry.docno] = entry.rel
-        return NamedQrels(f"qrels set {spec}", dict(imported))
+        made = (f"The qrels set {spec!r} was made from {qrels_set.source}.",)
+        return NamedQrels(f"qrels set {spec}", dict(imported), made if qrels_set.source else ())
     if allow_files and Path(spec).is_file():
         try:
             return NamedQrels(spec, read_qrels(spec).to_dict())

@@ -336,7 +336,9 @@ def save_qrels_set(
     session: Session, campaign: Campaign, combined: CombinedQrels, name: str
 ) -> QrelsSet:
     """Store combined qrels as a qrels set of the campaign (a snapshot: `workbench evaluate
-    --qrels NAME` and every report read it); its source names the judge and the sources."""
+    --qrels NAME` and every report read it); its source says what it holds (`describe`: the
+    judge, and how many labels are the machine's and the humans'), and so does every report
+    on it (`evaluation_inputs.resolve_qrels`)."""
     refuse_if_archived(campaign)
     name = name.strip()
     if not name or len(name) > limits.QRELS_SET_NAME:
@@ -346,11 +348,7 @@ def save_qrels_set(
     )
     if exists is not None:
         raise ServiceError(f"campaign {campaign.name!r} already has a qrels set {name!r}")
-    humans = sum(1 for s in combined.sources.values() if s == "human")
-    source = (
-        f"{combined.combination} of {combined.judge} ({len(combined.labels) - humans} machine"
-        f" label(s)) and {humans} human label(s)"
-    )[: limits.FILE_NAME]
+    source = combined.describe()[: limits.FILE_NAME]
     qrels_set = QrelsSet(campaign_id=campaign.id, name=name, source=source)
     session.add(qrels_set)
     session.flush()
