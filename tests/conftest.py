@@ -208,9 +208,25 @@ def _pass_selects(item: pytest.Item) -> bool:
     )
 
 
+SLOW_TESTS = REPO / "tests" / "slow_tests.txt"
+
+
+def listed_slow() -> frozenset[str]:
+    """The node ids tests/slow_tests.txt lists: the fast loop's costliest tests, measured by
+    scripts/slow_tests.py."""
+    lines = SLOW_TESTS.read_text(encoding="utf-8").splitlines()
+    return frozenset(line for line in lines if line and not line.startswith("#"))
+
+
+def measured_slow() -> frozenset[str]:
+    """`listed_slow`, or none when $WORKBENCH_SLOW_TESTS is 'ignore' (the script measuring)."""
+    return frozenset() if os.environ.get("WORKBENCH_SLOW_TESTS") == "ignore" else listed_slow()
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Browser tests are `slow`, as are the tests marked so (servers and killed processes,
-    reference libraries on large inputs): `pytest -m "not slow"` is the fast loop, the pure
+    reference libraries on large inputs) and those tests/slow_tests.txt lists (measured over
+    0.5 s each in the fast loop): `pytest -m "not slow"` is the fast loop, the pure
     core and the service and web tests on temporary SQLite. The PostgreSQL pass
     ($WORKBENCH_TEST_STORE_ONLY=1) runs the tests that use the store, browser tests apart
     (`_pass_selects`).
@@ -218,8 +234,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     The `long` tests run first, then the other slow ones (the order is otherwise kept): on
     every core (pytest-xdist) a long browser test collected last kept one worker busy for
     minutes after the other ran out of tests; run first, the short tests fill in around it."""
+    measured = measured_slow()
     for item in items:
-        if item.get_closest_marker("browser"):
+        if item.get_closest_marker("browser") or item.nodeid in measured:
             item.add_marker(pytest.mark.slow)
     if os.environ.get("WORKBENCH_TEST_STORE_ONLY") == "1":
         selected = [item for item in items if _pass_selects(item)]
