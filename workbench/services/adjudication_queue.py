@@ -28,10 +28,9 @@ from workbench.services.adjudication import (
     judge_names,
     judged_documents,
     primary_judge_id,
-    ungraded_documents,
 )
 from workbench.services.campaigns import CampaignInfo, campaign_info, get_campaign
-from workbench.services.current_judgements import withdrawn_note
+from workbench.services.current_judgements import cannot_judge_keys, withdrawn_note
 from workbench.services.errors import ServiceError
 from workbench.services.judging_figures import Figures, judgement_mark
 from workbench.store.models import Campaign, Document, Judgement, Topic
@@ -130,12 +129,11 @@ def queue_figures(session: Session, campaign_id: int, merge: MergeSpec) -> Queue
     if refused is not None:
         return QueueFigures(mark, refused, (), tuple((name, 0) for name in QUEUE_VIEWS))
     existing = final_labels(session, campaign)
+    documents = judged_documents(session, campaign)
     queued = {
-        (d.qid, d.docno)
-        for d in judged_documents(session, campaign)
-        if disagree(d, merge.rule, campaign.relevance_level)
-    }
-    ungraded = ungraded_documents(session, campaign)
+        (d.qid, d.docno) for d in documents if disagree(d, merge.rule, campaign.relevance_level)
+    }  # and `ungraded_documents`, from the grades read here
+    ungraded = cannot_judge_keys(session, campaign) - {(d.qid, d.docno) for d in documents}
     for key in ungraded:  # a stale rule's label labels nothing (`qrels.final_labels`)
         if key in existing and not existing[key].adjudicated:
             del existing[key]
