@@ -598,9 +598,8 @@ def tau_ap(reference_order: Sequence[str], other_order: Sequence[str]) -> float:
     """AP rank correlation (Yilmaz, Aslam & Robertson 2008), reference = ground truth.
 
     tau_AP = 2/(N-1) sum_{i=2..N} C(i)/(i-1) - 1, where C(i) counts the items above rank i
-    in ``other_order`` that the reference also ranks above ``other_order[i]``.
-    Top-weighted and asymmetric; see :func:`tau_ap_symmetric`.
-    """
+    in ``other_order`` that the reference also ranks above ``other_order[i]``. Top-weighted
+    and asymmetric (`tau_ap_symmetric`)."""
     reference, other = list(reference_order), list(other_order)
     if len(set(reference)) != len(reference) or sorted(reference) != sorted(other):
         raise ValueError("tau_AP needs two orders of the same distinct items")
@@ -628,8 +627,7 @@ def tau_ap_ties(reference: Mapping[str, float], other: Mapping[str, float]) -> f
     adds q(j, i) / (p + k) (q = 1 when the reference ranks j above i, 1/2 when they tie,
     0 otherwise), and a run j tied with it is above it with probability k / (t - 1). Without
     ties this is `tau_ap`; with ties only in ``other`` it is Urbano & Marrero's tau_AP_a
-    ("The treatment of ties in AP correlation", ICTIR 2017). `system_ranking`'s name order
-    is not used, so two runs with equal scores no longer score as if one were better.
+    ("The treatment of ties in AP correlation", ICTIR 2017): no tie is broken by name.
     """
     runs = sorted(reference)
     if set(reference) != set(other):
@@ -663,9 +661,12 @@ def rank_changes(reference: Mapping[str, float], other: Mapping[str, float]) -> 
     never "move" by name) differs between ``reference`` and ``other``, in reference order."""
     if set(reference) != set(other):
         raise ValueError("both score mappings must hold the same runs")
-    ranks = [{r: 1 + sum(s[o] > s[r] for o in s) for r in s} for s in (reference, other)]
+    ranks = []
+    for s in (reference, other):  # the runs above: all but those at or below, by bisection
+        v = np.fromiter(s.values(), float, len(s))
+        ranks.append(dict(zip(s, len(v) + 1 - np.sort(v).searchsorted(v, "right"), strict=True)))
     return [
-        RankChange(run, ranks[0][run], ranks[1][run], reference[run], other[run])
+        RankChange(run, int(ranks[0][run]), int(ranks[1][run]), reference[run], other[run])
         for run in system_ranking(reference)
         if ranks[0][run] != ranks[1][run]
     ]

@@ -282,7 +282,8 @@ def test_a_rule_removes_its_label_of_a_document_no_longer_graded_in_the_topics_i
     applying it to every topic removes it, and says so (the one-transaction rule does the
     same: `test_the_labels_equal_the_one_transaction_rules`); the document is then in the
     queue for an adjudicator."""
-    from workbench.services.adjudication import disagreement_queue, ungraded_documents
+    from workbench.services.adjudication import disagreement_queue
+    from workbench.services.current_judgements import ungraded_keys
 
     rule = MergeSpec("majority", tie="higher")
     with store.session() as s:
@@ -308,7 +309,7 @@ def test_a_rule_removes_its_label_of_a_document_no_longer_graded_in_the_topics_i
     assert ("q1", "d4") not in _labels(store, campaign_id)
     with store.read_session() as s:
         campaign = get_campaign(s, campaign_id)
-        assert ungraded_documents(s, campaign) == {("q1", "d4")}
+        assert ungraded_keys(s, campaign) == {("q1", "d4")}
         [item] = [q for q in disagreement_queue(s, campaign, MergeSpec("majority")) if not q.grades]
     assert (item.qid, item.docno, item.proposal) == ("q1", "d4", None)
     assert item.cannot_judge == dict.fromkeys(("Judge 1", "Judge 2"), "wrong language") | {

@@ -26,11 +26,10 @@ from workbench import limits
 from workbench.agreement import MERGE_RULES, TIE_RULES, MergeRule, TieRule, binarise, merge_grades
 from workbench.services import changes
 from workbench.services.current_judgements import (
-    cannot_judge_keys,
     counted_grades,
     counted_judges,
     counted_notes,
-    graded_keys,
+    ungraded_keys,
 )
 from workbench.services.errors import ServiceError
 from workbench.services.qrels import qrels_completeness
@@ -443,7 +442,7 @@ def rule_request(
             unknown = sorted(
                 set(unknown)
                 - rule_labelled_topics(session, campaign)
-                - {qid for qid, _ in ungraded_documents(session, campaign)}
+                - {qid for qid, _ in ungraded_keys(session, campaign)}
             )
         if unknown:
             raise ServiceError(f"no judged document in topic(s) {', '.join(unknown[:20])}")
@@ -501,10 +500,10 @@ def summarise(
     completeness = qrels_completeness(session, campaign, final=True)
     ungraded = [
         key
-        for key in ungraded_documents(session, campaign)
+        for key in ungraded_keys(session, campaign)
         if request.chosen is None or key[0] in request.chosen
     ]
-    labels = final_labels(session, campaign, docnos={docno for _, docno in ungraded})
+    labels = final_labels(session, campaign, qids={qid for qid, _ in ungraded}) if ungraded else {}
     decided = sum(key in labels and labels[key].adjudicated for key in ungraded)
     return AdjudicationSummary(
         rule=request.scope(),
@@ -581,12 +580,6 @@ def disagreement_queue(
             )
         )
     return queue
-
-
-def ungraded_documents(session: Session, campaign: Campaign) -> set[Key]:
-    """(qid, docno) whose every answer that counts is 'cannot judge': no rule can label them
-    (`proposals` sees only graded documents); the queue offers them to an adjudicator."""
-    return cannot_judge_keys(session, campaign) - graded_keys(session, campaign)
 
 
 def record_decision(

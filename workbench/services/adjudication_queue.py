@@ -30,7 +30,7 @@ from workbench.services.adjudication import (
     primary_judge_id,
 )
 from workbench.services.campaigns import CampaignInfo, campaign_info, get_campaign
-from workbench.services.current_judgements import cannot_judge_keys, withdrawn_note
+from workbench.services.current_judgements import ungraded_keys, withdrawn_note
 from workbench.services.errors import ServiceError
 from workbench.services.judging_figures import Figures, judgement_mark
 from workbench.store.models import Campaign, Document, Judgement, Topic
@@ -132,8 +132,8 @@ def queue_figures(session: Session, campaign_id: int, merge: MergeSpec) -> Queue
     documents = judged_documents(session, campaign)
     queued = {
         (d.qid, d.docno) for d in documents if disagree(d, merge.rule, campaign.relevance_level)
-    }  # and `ungraded_documents`, from the grades read here
-    ungraded = cannot_judge_keys(session, campaign) - {(d.qid, d.docno) for d in documents}
+    }
+    ungraded = ungraded_keys(session, campaign, {(d.qid, d.docno) for d in documents})
     for key in ungraded:  # a stale rule's label labels nothing (`qrels.final_labels`)
         if key in existing and not existing[key].adjudicated:
             del existing[key]

@@ -289,6 +289,18 @@ def cannot_judge_keys(session: Session, campaign: Campaign) -> set[tuple[str, st
     }
 
 
+def ungraded_keys(
+    session: Session, campaign: Campaign, graded: set[tuple[str, str]] | None = None
+) -> set[tuple[str, str]]:
+    """(qid, docno) whose every answer that counts is 'cannot judge' (`cannot_judge_keys`
+    less `graded`: `graded_keys`, read only when the caller lacks them and some such answer
+    exists). No rule can label them; an adjudicator can (the adjudication queue)."""
+    cannot = cannot_judge_keys(session, campaign)
+    if not cannot:
+        return cannot
+    return cannot - (graded_keys(session, campaign) if graded is None else graded)
+
+
 def graded_keys(
     session: Session, campaign: Campaign, grades: CurrentGrades | None = None
 ) -> set[tuple[str, str]]:

@@ -104,7 +104,7 @@ def _progress(
     session: Session, assignments: list[Assignment], *, timed: bool
 ) -> dict[int, Progress]:
     """`assignment_progress`; without the time spent (time_ms 0) unless `timed`."""
-    found = _grouped_progress(session, assignments, [[a] for a in assignments], timed=timed)
+    found = _grouped_progress(session, [[a] for a in assignments], timed=timed)
     return {group[0].id: done for group, done in found}
 
 
@@ -112,18 +112,18 @@ def unit_progress(session: Session, assignments: list[Assignment]) -> dict[Unit,
     """Progress of each judge on each topic over their assignments together (one campaign):
     a document (or pair) in two of their assignments (two pools in scope) counts once, as
     their judgement of it answers both, and their time on the topic once."""
-    units = _units(assignments)
-    found = _grouped_progress(session, assignments, list(units.values()), timed=True)
+    found = _grouped_progress(session, list(_units(assignments).values()), timed=True)
     return {(group[0].qid, group[0].user_id): done for group, done in found}
 
 
 def _grouped_progress(
-    session: Session, assignments: list[Assignment], groups: list[list[Assignment]], *,
-    timed: bool,
-) -> list[tuple[list[Assignment], Progress]]:  # fmt: skip
-    """Each group's progress (a group: assignments of one judge and topic): judged = the
-    union of their documents (`documents_to_judge`'s shown) with a current judgement of the
-    judge, total = that union plus what is not revealed yet; the time on the topic."""
+    session: Session, groups: list[list[Assignment]], *, timed: bool
+) -> list[tuple[list[Assignment], Progress]]:
+    """Each group's progress (a group: assignments of one judge and topic, one campaign):
+    judged = the union of their documents (`documents_to_judge`'s shown) with a current
+    judgement of the judge, total = that union plus what is not revealed yet; the time on
+    the topic."""
+    assignments = [a for group in groups for a in group]
     if not assignments:
         return []
     campaign_id = assignments[0].campaign_id
@@ -132,7 +132,7 @@ def _grouped_progress(
     users = {a.user_id for a in assignments}
     one_user = next(iter(users)) if len(users) == 1 else None
     if session.get_one(Campaign, campaign_id).judging_mode == "pairwise":
-        return _pairwise_progress(session, assignments, groups, one_user)  # timed: few
+        return _pairwise_progress(session, groups, one_user)  # timed: few preferences
     qids = None if one_user is None else {a.qid for a in assignments}
     to_judge = documents_to_judge(session, assignments)
     judged: dict[Unit, Set[str]]
@@ -174,16 +174,13 @@ def _time_spent(
 
 
 def _pairwise_progress(
-    session: Session,
-    assignments: list[Assignment],
-    groups: list[list[Assignment]],
-    one_user: int | None,
+    session: Session, groups: list[list[Assignment]], one_user: int | None
 ) -> list[tuple[list[Assignment], Progress]]:
     """`_grouped_progress` of pairwise assignments: the union of the group's pairs with the
     judge's current preference / that union; time over every preference event of that
     assessor and topic (the preferences of `one_user` only, when every assignment is
     theirs)."""
-    campaign_id = assignments[0].campaign_id
+    campaign_id = groups[0][0].campaign_id
     answered: dict[Unit, set[tuple[str, str]]] = defaultdict(set)
     for row in preferences.current_preferences(session, campaign_id, user_id=one_user):
         answered[row.qid, row.user_id].add((row.first, row.second))

@@ -25,12 +25,12 @@ from workbench.services import adaptive_provenance
 from workbench.services.assignments import documents_to_judge
 from workbench.services.current_judgements import (
     CurrentGrades,
-    cannot_judge_keys,
     counted_grades,
     graded_keys,
     is_current,
     left_out_gold,
     plain_rows,
+    ungraded_keys,
 )
 from workbench.services.errors import NotFound, ServiceError
 from workbench.services.pools import qid_key
@@ -242,7 +242,7 @@ def qrels_labels(
     completeness = _completeness(what, expected, labels)
     if completeness.complete:
         return labels, completeness
-    unjudgeable = cannot_judge_keys(session, campaign) - graded
+    unjudgeable = ungraded_keys(session, campaign, graded)
     ordered = tuple(key for key in completeness.missing if key in unjudgeable)
     return labels, replace(completeness, unjudgeable=ordered)
 
